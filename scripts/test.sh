@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The test command: set up .venv if needed, then run the whole suite against PyTorch.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup_env.sh
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  .venv/bin/python -m pip install -q torch==2.13.0
+fi
+.venv/bin/python -m ruff check src tests bench examples scripts
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,76 @@
+"""ember: a deep-learning framework with PyTorch's API, on NumPy (CPU) and CuPy (GPU).
+
+Example::
+
+    >>> import ember as torch
+    >>> x = torch.tensor([1., 2., 3.], requires_grad=True)
+    >>> (x ** 2).sum().backward()
+    >>> x.grad
+    tensor([2., 4., 6.])
+"""
+
+from __future__ import annotations
+
+from . import _dtype
+from ._device import device
+from ._dtype import (
+    bfloat16,
+    bool,
+    can_cast,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    finfo,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    iinfo,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._printing import set_printoptions
+from ._tensor import (
+    Size,
+    Tensor,
+    as_tensor,
+    from_numpy,
+    is_complex,
+    is_floating_point,
+    is_tensor,
+    numel,
+    tensor,
+)
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .ops._operands import broadcast_shapes
+from .ops.creation import *  # noqa: F403
+from .ops.pointwise import *  # noqa: F403
+from .ops.reduce import *  # noqa: F403
+from .ops.shape import *  # noqa: F403
+
+from . import autograd, cuda  # noqa: E402  (need the ops above)
+
+__version__ = "0.1.0"
+
+del _dtype

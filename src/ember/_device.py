@@ -1,0 +1,140 @@
+"""Devices and the array module (``xp``) each one computes with.
+
+``cpu`` tensors hold NumPy arrays, ``cuda`` tensors CuPy arrays, and ``meta`` tensors hold a
+zero-stride NumPy stand-in that carries only a shape and a dtype (no memory).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["device"]
+
+_cupy = None
+_cupy_checked = False
+
+
+def cupy_module():
+    """CuPy if it is installed and sees a GPU, else None (checked once)."""
+    global _cupy, _cupy_checked
+    if not _cupy_checked:
+        _cupy_checked = True
+        try:
+            import cupy
+
+            if cupy.cuda.runtime.getDeviceCount() > 0:
+                _cupy = cupy
+        except Exception:  # no CuPy, no driver or no GPU: CUDA is simply unavailable
+            _cupy = None
+    return _cupy
+
+
+def require_cupy():
+    cp = cupy_module()
+    if cp is None:
+        raise RuntimeError(
+            "Found no NVIDIA driver or no CuPy on your system: ember's cuda device needs a GPU "
+            "and CuPy (pip install 'ember[cuda]').")
+    return cp
+
+
+class device:
+    """A place where a tensor lives: ``device('cpu')``, ``device('cuda', 0)``, ``'cuda:1'``.
+
+    Example::
+
+        >>> ember.device("cuda:1")
+        device(type='cuda', index=1)
+    """
+
+    __slots__ = ("type", "index")
+    _cache: dict = {}
+
+    def __new__(cls, type, index=None):
+        if isinstance(type, device):
+            return type
+        if isinstance(type, int) and index is None:
+            type, index = "cuda", type
+        key = (type, index)
+        cached = cls._cache.get(key)
+        if cached is not None:
+            return cached
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments: {type!r}")
+        kind, _, idx = type.partition(":")
+        if idx:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was "
+                                   f"passed explicitly: {type}")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            index = int(idx)
+        if kind not in ("cpu", "cuda", "meta"):
+            raise RuntimeError(
+                f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative, got {index}")
+        self = object.__new__(cls)
+        object.__setattr__(self, "type", kind)
+        object.__setattr__(self, "index", index)
+        cls._cache[key] = self
+        return self
+
+    def __setattr__(self, name, value):
+        raise AttributeError("device objects are immutable")
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+    @property
+    def xp(self):
+        """The array module that computes on this device (numpy or cupy)."""
+        return require_cupy() if self.type == "cuda" else np
+
+
+CPU = device("cpu")
+META = device("meta")
+
+
+def to_device(d):
+    """Accept a device, a string or a CUDA ordinal; None means cpu."""
+    if d is None:
+        return CPU
+    if isinstance(d, device):
+        return d
+    return device(d)
+
+
+def canonical(d):
+    """The device a tensor actually lands on: ``cuda`` becomes ``cuda:<current>``."""
+    d = to_device(d)
+    if d.type == "cuda":
+        cp = require_cupy()
+        index = cp.cuda.Device().id if d.index is None else d.index
+        if index >= cp.cuda.runtime.getDeviceCount():
+            raise RuntimeError(f"CUDA error: invalid device ordinal {index}")
+        return device("cuda", index)
+    return d
+
+
+def device_of_array(array):
+    """The device an ndarray lives on."""
+    if isinstance(array, np.ndarray):
+        return CPU
+    return device("cuda", array.device.id)

@@ -1,0 +1,879 @@
+"""The Tensor: an ndarray view on a device, plus the fields autograd needs.
+
+A tensor's data is a NumPy (cpu), CuPy (cuda) or zero-stride stand-in (meta) array. Views share
+the array's memory and the *version counter* of their base, which in-place operations bump so
+that autograd can detect a tensor modified after it was saved for backward.
+
+Operators are not defined here: each lives in ``ember/ops/<family>.py`` and is attached to this
+class as a method there, so that every operator has exactly one definition.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import _dtype as dt
+from ._device import CPU, META, canonical, device_of_array
+
+__all__ = ["Tensor", "tensor", "as_tensor", "from_numpy", "is_tensor", "is_floating_point",
+           "is_complex", "numel"]
+
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's semantics.
+
+    ``ember.Tensor(2, 3)`` makes an uninitialised float tensor of that size and
+    ``ember.Tensor([1, 2])`` a float tensor from data, as the legacy ``torch.Tensor`` constructor.
+
+    Example::
+
+        >>> x = ember.tensor([[1., 2.], [3., 4.]])
+        >>> x.shape, x.dtype
+        (ember.Size([2, 2]), ember.float32)
+    """
+
+    __slots__ = ("_data", "_device", "_rg", "grad_fn", "_output_nr", "_vc", "_base",
+                 "_grad", "_hooks", "_retains_grad", "_acc", "_post_acc_hooks", "_fw_grad",
+                 "__dict__", "__weakref__")
+    __array_priority__ = 1000  # make NumPy defer to our reflected operators
+
+    def __new__(cls, *args, device=None):
+        if len(args) == 1 and not isinstance(args[0], builtins.int):
+            data = args[0]
+            if isinstance(data, Tensor):
+                return data
+            return tensor(data, dtype=dt.float32, device=device)
+        size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        from .ops.creation import empty
+
+        return empty(*size, dtype=dt.float32, device=device)
+
+    @staticmethod
+    def _make(array, device, base=None):
+        """Wrap ``array`` without copying. ``base`` makes the result a view that shares it."""
+        t = object.__new__(Tensor)
+        t._data = array
+        t._device = device
+        t._rg = False
+        t.grad_fn = None
+        t._output_nr = 0
+        if base is None:
+            t._vc = [0]
+            t._base = None
+        else:
+            t._vc = base._vc
+            t._base = base
+        return t
+
+    # ------------------------------------------------------------ metadata
+
+    @property
+    def dtype(self):
+        """The element type."""
+        return dt.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        """The device the tensor lives on."""
+        return self._device
+
+    @property
+    def shape(self):
+        """The size of each dimension, as an :class:`ember.Size`."""
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        """The shape, or the size of one dimension.
+
+        Example::
+
+            >>> ember.zeros(2, 3).size(-1)
+            3
+        """
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def ndim(self):
+        """The number of dimensions."""
+        return self._data.ndim
+
+    def dim(self):
+        """The number of dimensions."""
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        """The number of elements.
+
+        Example::
+
+            >>> ember.zeros(2, 3).numel()
+            6
+        """
+        return builtins.int(np.prod(self._data.shape, dtype=np.int64))
+
+    nelement = numel
+
+    def element_size(self):
+        """The size of one element in bytes."""
+        return self._data.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self._data.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self._data.dtype.itemsize
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self._device.type == "cpu"
+
+    @property
+    def is_meta(self):
+        return self._device.type == "meta"
+
+    @property
+    def is_sparse(self):
+        return False
+
+    @property
+    def is_quantized(self):
+        return False
+
+    @property
+    def layout(self):
+        return "torch.strided"
+
+    def is_floating_point(self):
+        """True for float16, bfloat16, float32 and float64 tensors."""
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        """True for complex tensors."""
+        return self.dtype.is_complex
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def get_device(self):
+        """The CUDA ordinal, or -1 for a CPU tensor."""
+        return self._device.index if self._device.type == "cuda" else -1
+
+    # ------------------------------------------------------------ storage and strides
+
+    def stride(self, dim=None):
+        """Strides in elements (not bytes), as torch counts them.
+
+        Example::
+
+            >>> ember.zeros(2, 3).stride()
+            (3, 1)
+        """
+        if self._device is META:
+            strides = _contiguous_strides(self._data.shape)
+        else:
+            item = self._data.dtype.itemsize
+            strides = tuple(s // item for s in self._data.strides)
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, self._data.ndim)]
+
+    def _storage_root(self):
+        """The array that owns this tensor's memory."""
+        root = self._data
+        while isinstance(getattr(root, "base", None), type(self._data)):
+            root = root.base
+        return root
+
+    def data_ptr(self):
+        """The address of the first element."""
+        if self._device is META:
+            return 0
+        if self._device.type == "cuda":
+            return self._data.data.ptr
+        return self._data.__array_interface__["data"][0]
+
+    def storage_offset(self):
+        """The offset of the first element from the start of the storage, in elements.
+
+        Example::
+
+            >>> ember.arange(6)[2:].storage_offset()
+            2
+        """
+        if self._device is META:
+            return 0
+        root = self._storage_root()
+        start = _array_address(root)
+        return (self.data_ptr() - start) // self._data.dtype.itemsize
+
+    def untyped_storage(self):
+        """The storage behind this tensor (its size in bytes and data_ptr)."""
+        return UntypedStorage(self._storage_root(), self._device)
+
+    def is_contiguous(self, memory_format=None):
+        """Whether the elements lie in row-major order without gaps.
+
+        Example::
+
+            >>> ember.zeros(2, 3).t().is_contiguous()
+            False
+        """
+        if self._device is META:
+            return True
+        expected = 1
+        for size, stride in zip(reversed(self._data.shape), reversed(self.stride())):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+    @property
+    def is_view_(self):
+        return self._base is not None
+
+    def _is_view(self):
+        """Whether this tensor is a view of another (see ``_base``)."""
+        return self._base is not None
+
+    def is_set_to(self, other):
+        return (self.data_ptr() == other.data_ptr() and self.shape == other.shape
+                and self.stride() == other.stride())
+
+    @property
+    def _version(self):
+        """How many in-place changes this tensor's memory has seen."""
+        return self._vc[0]
+
+    def _bump_version(self):
+        self._vc[0] += 1
+
+    # ------------------------------------------------------------ autograd fields
+
+    @property
+    def requires_grad(self):
+        """Whether operations on this tensor are recorded for autograd."""
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` on a leaf in place and return the tensor.
+
+        Example::
+
+            >>> w = ember.zeros(3).requires_grad_()
+            >>> w.requires_grad
+            True
+        """
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use "
+                    "a computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach().")
+            return self
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._rg = builtins.bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        """True for tensors not produced by a recorded operation."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        """The gradient accumulated by ``backward`` (None until then)."""
+        return getattr(self, "_grad", None)
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: {value.shape} "
+                                   f"vs {self.shape}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._device != self._device:
+                raise RuntimeError("assigned grad has data located on a different device")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return getattr(self, "_retains_grad", False)
+
+    @property
+    def data(self):
+        """A tensor that shares this one's memory but is detached from autograd."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+        self._device = value._device
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    def detach(self):
+        """A new tensor sharing memory and version counter, cut from the graph.
+
+        Example::
+
+            >>> x = ember.ones(2, requires_grad=True)
+            >>> (x * 2).detach().requires_grad
+            False
+        """
+        out = Tensor._make(self._data, self._device, self)
+        return out
+
+    def detach_(self):
+        """Cut this tensor from the graph in place, making it a leaf."""
+        if self._base is not None and self._base._rg:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._rg = False
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves.
+
+        Example::
+
+            >>> x = ember.tensor([1., 2.], requires_grad=True)
+            >>> (x * x).sum().backward()
+            >>> x.grad
+            tensor([2., 4.])
+        """
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` whenever the gradient of this tensor is computed.
+
+        The hook may return a new gradient to use instead. Returns a handle with ``remove()``.
+        """
+        from .autograd.graph import register_tensor_hook
+
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` on a leaf after its ``.grad`` has been accumulated."""
+        from .autograd.graph import register_post_accumulate_hook
+
+        return register_post_accumulate_hook(self, hook)
+
+    def retain_grad(self):
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        from .autograd.graph import retain_grad
+
+        retain_grad(self)
+
+    # ------------------------------------------------------------ conversion
+
+    def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        Example::
+
+            >>> ember.tensor([2.5]).item()
+            2.5
+        """
+        if self._device is META:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        value = self._data.reshape(()).item() if self._device is CPU else self._data.item()
+        if self._data.dtype == dt.bfloat16.np:
+            value = builtins.float(value)
+        return value
+
+    def tolist(self):
+        """The data as (nested) Python lists of numbers.
+
+        Example::
+
+            >>> ember.tensor([[1, 2]]).tolist()
+            [[1, 2]]
+        """
+        if self._device is META:
+            raise RuntimeError("Tensor.tolist() cannot be called on meta tensors")
+        array = self._host_array()
+        if array.dtype == dt.bfloat16.np:
+            array = array.astype(np.float32)
+        return array.tolist()
+
+    def _host_array(self):
+        if self._device.type == "cuda":
+            return self._data.get()
+        return self._data
+
+    def numpy(self, *, force=False):
+        """A NumPy array sharing this CPU tensor's memory.
+
+        Example::
+
+            >>> ember.tensor([1, 2]).numpy()
+            array([1, 2])
+        """
+        if self._device.type != "cpu":
+            if force:
+                return self._host_array().copy()
+            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data.copy() if force else self._data
+
+    def __array__(self, dtype=None, copy=None):
+        array = self._host_array()
+        if dtype is not None:
+            array = array.astype(dtype)
+        return array
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self._data.__dlpack__() if stream is None else self._data.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def to(self, *args, **kwargs):
+        """Convert dtype and/or device: ``to(dtype)``, ``to(device)``, ``to(other)``.
+
+        Example::
+
+            >>> ember.tensor([1, 2]).to(ember.float64)
+            tensor([1., 2.], dtype=ember.float64)
+        """
+        device, dtype_, copy = _parse_to(self, *args, **kwargs)
+        from .ops.creation import to_copy
+
+        if (device is None or device == self._device) and (dtype_ is None or dtype_ is self.dtype):
+            return self.clone() if copy else self
+        return to_copy(self, dtype_, device)
+
+    def cpu(self):
+        """This tensor on the CPU (itself if already there)."""
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        """This tensor on a CUDA device (raises a clear error without a GPU)."""
+        return self.to(canonical("cuda" if device is None else
+                                 (f"cuda:{device}" if isinstance(device, builtins.int) else device)))
+
+    def type(self, dtype=None, non_blocking=False):
+        """The type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``."""
+        if dtype is None:
+            return _TYPE_NAMES[self.dtype.name]
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            reverse = {v: k for k, v in _TYPE_NAMES.items()}
+            dtype = reverse[dtype.replace("ember.", "torch.")]
+        return self.to(dt.to_dtype(dtype))
+
+    def float(self):
+        """Convert to float32."""
+        return self.to(dt.float32)
+
+    def double(self):
+        """Convert to float64."""
+        return self.to(dt.float64)
+
+    def half(self):
+        """Convert to float16."""
+        return self.to(dt.float16)
+
+    def bfloat16(self):
+        """Convert to bfloat16."""
+        return self.to(dt.bfloat16)
+
+    def long(self):
+        """Convert to int64."""
+        return self.to(dt.int64)
+
+    def int(self):
+        """Convert to int32."""
+        return self.to(dt.int32)
+
+    def short(self):
+        """Convert to int16."""
+        return self.to(dt.int16)
+
+    def char(self):
+        """Convert to int8."""
+        return self.to(dt.int8)
+
+    def byte(self):
+        """Convert to uint8."""
+        return self.to(dt.uint8)
+
+    def bool(self):
+        """Convert to bool."""
+        return self.to(dt.bool)
+
+    def cfloat(self):
+        return self.to(dt.complex64)
+
+    def cdouble(self):
+        return self.to(dt.complex128)
+
+    def type_as(self, other):
+        """Convert to ``other``'s dtype."""
+        return self.to(other.dtype)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        """A tensor from ``data`` with this tensor's dtype and device by default."""
+        return tensor(data, dtype=dtype or self.dtype, device=device or self._device,
+                      requires_grad=requires_grad)
+
+    # ------------------------------------------------------------ Python protocol
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self.item())
+
+    def __float__(self):
+        return builtins.float(self.item())
+
+    def __int__(self):
+        return builtins.int(self.item())
+
+    def __complex__(self):
+        return builtins.complex(self.item())
+
+    def __index__(self):
+        if self.dtype.category != dt._INT and self.dtype is not dt.bool or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return builtins.int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    def __str__(self):
+        return self.__repr__()
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and self._device is not META:
+            return self.item().__format__(spec)
+        return object.__format__(self.__repr__(), spec)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_tensor, (self._host_array().copy(), str(self._device), self._rg))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        new = self.detach().clone()
+        new._rg = self._rg
+        if type(self) is not Tensor:
+            new = type(self).__new__(type(self), new, self._rg) if _takes_data(type(self)) \
+                else new
+        if self.grad is not None:
+            new._grad = self.grad.detach().clone()
+        memo[id(self)] = new
+        return new
+
+
+def _takes_data(cls):
+    return getattr(cls, "_ember_wraps_data", False)
+
+
+def _rebuild_tensor(array, device, requires_grad):
+    t = tensor(array, device=device)
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def _array_address(array):
+    if isinstance(array, np.ndarray):
+        return array.__array_interface__["data"][0]
+    return array.data.ptr
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def _wrap_dim(dim, ndim):
+    """Turn a possibly negative ``dim`` into an index, with torch's IndexError if out of range."""
+    rank = max(ndim, 1)
+    if not -rank <= dim < rank:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, "
+                         f"{rank - 1}], but got {dim})")
+    return dim % rank
+
+
+_TYPE_NAMES = {
+    "float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
+    "float16": "torch.HalfTensor", "bfloat16": "torch.BFloat16Tensor",
+    "uint8": "torch.ByteTensor", "int8": "torch.CharTensor", "int16": "torch.ShortTensor",
+    "int32": "torch.IntTensor", "int64": "torch.LongTensor", "bool": "torch.BoolTensor",
+    "complex64": "torch.ComplexFloatTensor", "complex128": "torch.ComplexDoubleTensor",
+}
+
+
+def _parse_to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
+              memory_format=None):
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype, device = arg.dtype, arg._device
+        elif isinstance(arg, dt.dtype):
+            dtype = arg
+        elif isinstance(arg, (str, builtins.int)) or type(arg).__name__ == "device":
+            device = arg
+        elif arg in (builtins.float, builtins.int, builtins.bool, builtins.complex):
+            dtype = dt.to_dtype(arg)
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {arg!r}")
+    if device is not None:
+        device = canonical(device)
+    if dtype is not None:
+        dtype = dt.to_dtype(dtype)
+    return device, dtype, copy
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints that prints as ``ember.Size([2, 3])``.
+
+    Example::
+
+        >>> ember.Size([2, 3]).numel()
+        6
+    """
+
+    def __repr__(self):
+        return f"ember.Size({list(self)})"
+
+    def numel(self):
+        """The number of elements a tensor of this shape holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, key):
+        result = tuple.__getitem__(self, key)
+        return Size(result) if isinstance(key, slice) else result
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+
+class UntypedStorage:
+    """The memory behind a tensor: its size in bytes and address."""
+
+    def __init__(self, array, device):
+        self._array = array
+        self.device = device
+
+    def nbytes(self):
+        """Size of the storage in bytes."""
+        return self._array.nbytes
+
+    size = nbytes
+
+    def data_ptr(self):
+        """Address of the storage's first byte."""
+        return 0 if self.device is META else _array_address(self._array)
+
+
+# ---------------------------------------------------------------- construction
+
+
+def _infer_array(data, dtype):
+    """Turn Python data into a NumPy array with torch's dtype inference."""
+    if isinstance(data, Tensor):
+        return data._host_array(), dtype or data.dtype
+    if isinstance(data, np.ndarray):
+        return data, dtype or dt.from_numpy_dtype(data.dtype)
+    if isinstance(data, np.generic):
+        return np.asarray(data), dtype or dt.from_numpy_dtype(data.dtype)
+    if hasattr(data, "__cuda_array_interface__"):
+        return data, dtype or dt.from_numpy_dtype(data.dtype)
+    if isinstance(data, (list, tuple)) and _contains_tensor(data):
+        data = _unwrap_tensors(data)
+    try:
+        array = np.array(data)
+    except ValueError as error:
+        raise ValueError(f"expected sequence of equal lengths: {error}") from None
+    if array.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(_first_leaf(data)).__name__}")
+    if dtype is None:
+        kind = array.dtype.kind
+        if kind == "f":
+            is_numpy_scalar = isinstance(_first_leaf(data), np.floating)
+            dtype = dt.from_numpy_dtype(array.dtype) if is_numpy_scalar else dt.get_default_dtype()
+        elif kind == "c":
+            dtype = dt.get_default_dtype().to_complex()
+        elif kind in "iu":
+            dtype = dt.int64 if not isinstance(_first_leaf(data), np.integer) \
+                else dt.from_numpy_dtype(array.dtype)
+        elif kind == "b":
+            dtype = dt.bool
+        elif kind in "US":
+            raise TypeError(f"new(): invalid data type '{type(_first_leaf(data)).__name__}'")
+        else:
+            dtype = dt.from_numpy_dtype(array.dtype)
+    return array, dtype
+
+
+def _first_leaf(data):
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return data
+
+
+def _contains_tensor(data):
+    leaf = _first_leaf(data)
+    return isinstance(leaf, Tensor)
+
+
+def _unwrap_tensors(data):
+    if isinstance(data, Tensor):
+        return data._host_array()
+    return [_unwrap_tensors(d) for d in data]
+
+
+def _place(array, dtype, device, copy):
+    """Put a host or device array on ``device`` with ``dtype``."""
+    if device is META:
+        return np.broadcast_to(np.zeros((), dtype.np), np.shape(array))
+    xp = device.xp
+    if device.type == "cuda":
+        with xp.cuda.Device(device.index):
+            return xp.array(array, dtype=dtype.np, copy=True) if copy else \
+                xp.asarray(array, dtype=dtype.np)
+    if isinstance(array, np.ndarray):
+        return array.astype(dtype.np, copy=copy)
+    return np.asarray(array.get() if hasattr(array, "get") else array, dtype=dtype.np)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors).
+
+    The dtype is inferred as torch does: Python floats give the default dtype, ints int64,
+    bools bool, complex numbers the default complex dtype.
+
+    Example::
+
+        >>> ember.tensor([[1, 2], [3, 4]]).dtype
+        ember.int64
+    """
+    dtype = dt.to_dtype(dtype) if dtype is not None else None
+    array, dtype = _infer_array(data, dtype)
+    target = canonical(device) if device is not None else (
+        data._device if isinstance(data, Tensor) else
+        (device_of_array(array) if hasattr(array, "__cuda_array_interface__") else CPU))
+    out = Tensor._make(_place(array, dtype, target, copy=True), target)
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def as_tensor(data, dtype=None, device=None):
+    """A tensor from ``data`` sharing its memory when dtype and device already match.
+
+    Example::
+
+        >>> a = np.array([1., 2.])
+        >>> ember.as_tensor(a)[0] = 5.; a[0]
+        5.0
+    """
+    dtype = dt.to_dtype(dtype) if dtype is not None else None
+    device = canonical(device) if device is not None else None
+    if isinstance(data, Tensor):
+        return data.to(device=device or data._device, dtype=dtype or data.dtype)
+    array, dtype = _infer_array(data, dtype)
+    target = device or (device_of_array(array) if hasattr(array, "__cuda_array_interface__")
+                        else CPU)
+    return Tensor._make(_place(array, dtype, target, copy=False), target)
+
+
+def from_numpy(ndarray):
+    """A CPU tensor that shares memory with a NumPy array.
+
+    Example::
+
+        >>> a = np.zeros(3, dtype=np.float32)
+        >>> t = ember.from_numpy(a); t += 1; a
+        array([1., 1., 1.], dtype=float32)
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    dt.from_numpy_dtype(ndarray.dtype)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    return Tensor._make(ndarray, CPU)
+
+
+def is_tensor(obj):
+    """True if ``obj`` is an ember Tensor (or a subclass such as Parameter)."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    """True if ``input`` has a floating dtype."""
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    """True if ``input`` has a complex dtype."""
+    return input.dtype.is_complex
+
+
+def numel(input):
+    """The number of elements of ``input``."""
+    return input.numel()
+

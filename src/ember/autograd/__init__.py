@@ -1,0 +1,116 @@
+"""Tape-based reverse-mode automatic differentiation (``ember.autograd``).
+
+Example::
+
+    >>> x = ember.tensor([1., 2., 3.], requires_grad=True)
+    >>> (gx,) = ember.autograd.grad((x ** 2).sum(), x)
+    >>> gx
+    tensor([2., 4., 6.])
+"""
+
+from __future__ import annotations
+
+from . import graph
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
+           "set_detect_anomaly", "is_anomaly_enabled", "graph"]
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    from .._tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grad_outputs):
+    from ..ops.creation import ones_like
+
+    grads = []
+    for i, out in enumerate(outputs):
+        g = grad_outputs[i] if grad_outputs is not None else None
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not (out.dtype.is_floating_point or out.dtype.is_complex):
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {out.dtype}")
+            g = ones_like(out)
+        elif g.shape != out.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
+                               f"and output[{i}] has a shape of {out.shape}.")
+        grads.append(g)
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's leaves.
+
+    Example::
+
+        >>> x = ember.ones(3, requires_grad=True)
+        >>> ember.autograd.backward((x * 3).sum())
+        >>> x.grad
+        tensor([3., 3., 3.])
+    """
+    outputs = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors)
+    inputs = _as_tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    grads = _make_grads(outputs, grad_tensors)
+    graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` untouched).
+
+    Example::
+
+        >>> x = ember.tensor(3., requires_grad=True)
+        >>> (g,) = ember.autograd.grad(x ** 3, x, create_graph=True)
+        >>> ember.autograd.grad(g, x)[0]      # second derivative: 6x
+        tensor(18.)
+    """
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported yet")
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and not allow_unused:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads"
+                         "=True, but got: allow_unused=False.")
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _make_grads(outputs, _as_tuple(grad_outputs))
+    result = graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
+                                accumulate=False)
+    final = []
+    for t, g in zip(inputs, result):
+        if g is None:
+            if materialize_grads:
+                from ..ops.creation import zeros_like
+
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        final.append(g)
+    return tuple(final)

@@ -1,0 +1,143 @@
+"""Grad modes: whether operations are recorded, per thread, as in torch.
+
+Example::
+
+    >>> with ember.no_grad():
+    ...     y = x * 2          # not recorded
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.enabled = True
+        self.inference = False
+
+
+state = _State()
+
+
+class _Mode:
+    """Base of the grad-mode context managers; each also works as a decorator."""
+
+    def __call__(self, fn):
+        if isinstance(fn, type):
+            raise TypeError("grad mode decorators apply to functions, not classes")
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+    def __enter__(self):
+        self._prev = (state.enabled, state.inference)
+        self._apply()
+        return None
+
+    def __exit__(self, *exc):
+        state.enabled, state.inference = self._prev
+        return False
+
+
+class no_grad(_Mode):
+    """Context manager and decorator that turns off gradient recording.
+
+    Example::
+
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> with ember.no_grad():
+        ...     (x * 2).requires_grad
+        False
+    """
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)  # used bare, as ``@no_grad``
+
+    def _apply(self):
+        state.enabled = False
+
+
+class enable_grad(_Mode):
+    """Context manager and decorator that turns gradient recording back on.
+
+    Example::
+
+        >>> with ember.no_grad():
+        ...     with ember.enable_grad():
+        ...         ember.is_grad_enabled()
+        True
+    """
+
+    def _apply(self):
+        state.enabled = True
+
+
+class set_grad_enabled(_Mode):
+    """Turn recording on or off; works as a function, a context manager and a decorator.
+
+    Example::
+
+        >>> ember.set_grad_enabled(False); ember.is_grad_enabled()
+        False
+    """
+
+    def __init__(self, mode):
+        self._prev = (state.enabled, state.inference)
+        self.mode = bool(mode)
+        state.enabled = self.mode
+
+    def clone(self):
+        return set_grad_enabled(self.mode)
+
+    def __enter__(self):
+        return None
+
+    def _apply(self):
+        state.enabled = self.mode
+
+
+class inference_mode(_Mode):
+    """Like :class:`no_grad`, and marks the tensors made inside as inference tensors.
+
+    Example::
+
+        >>> with ember.inference_mode():
+        ...     ember.is_inference_mode_enabled()
+        True
+    """
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def clone(self):
+        return inference_mode(self.mode)
+
+    def _apply(self):
+        if self.mode:
+            state.enabled = False
+            state.inference = True
+        else:
+            state.inference = False
+
+
+def is_grad_enabled():
+    """Whether operations are being recorded for autograd on this thread."""
+    return state.enabled
+
+
+def is_inference_mode_enabled():
+    """Whether this thread is inside ``inference_mode``."""
+    return state.inference

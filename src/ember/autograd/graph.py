@@ -1,0 +1,535 @@
+"""The autograd graph: nodes recorded as operations run, and the engine that walks them back.
+
+Every differentiable operation run on a tensor that requires grad records a :class:`Node`. The
+node remembers its op, the op's parameters, what the op's derivative needs (inputs and/or the
+output, with their version numbers) and an edge to the node that produced each input
+(``next_functions``). Leaves get an :class:`AccumulateGrad` node that adds into ``.grad``.
+
+The engine (:func:`run_backward`) counts how many gradients each node waits for, then runs the
+nodes whose gradients are complete, most recently recorded first, with an explicit heap and no
+recursion, so that a chain of 100,000 operations backpropagates.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import weakref
+
+from . import grad_mode
+
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "record", "run_backward"]
+
+_sequence = itertools.count()
+
+_MODIFIED_INPLACE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: [{kind} {shape}], which is {role} of {node}, is at version {now}; expected "
+    "version {then} instead. Hint: enable anomaly detection to find the operation that failed "
+    "to compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+
+_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward.")
+
+
+class RemovableHandle:
+    """Returned by ``register_*hook``; ``remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks_dict):
+        self.id = next(RemovableHandle._ids)
+        self._hooks = weakref.ref(hooks_dict) if hasattr(hooks_dict, "__weakref__") else \
+            (lambda d=hooks_dict: d)
+
+    def remove(self):
+        """Unregister the hook (a second call does nothing)."""
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict that RemovableHandle may reference weakly."""
+
+
+class Node:
+    """One recorded operation in the graph (what torch shows as ``grad_fn``).
+
+    Example::
+
+        >>> y = ember.ones(2, requires_grad=True).exp()
+        >>> y.grad_fn.name(), y.grad_fn.next_functions[0][0].name()
+        ('ExpBackward0', 'torch::autograd::AccumulateGrad')
+    """
+
+    __slots__ = ("op", "params", "next_functions", "_saved", "_saved_versions", "_saved_out",
+                 "_input_meta", "_out_meta", "_seq", "_pre_hooks", "_hooks",
+                 "_tensor_hooks", "_retain_hooks", "_released", "metadata", "needs_input_grad",
+                 "_saved_versions_out", "__weakref__", "_trace")
+
+    def __init__(self, op=None, params=None):
+        self.op = op
+        self.params = params
+        self.next_functions = ()
+        self._saved = None
+        self._saved_versions = None
+        self._saved_out = None
+        self._saved_versions_out = ()
+        self._input_meta = ()
+        self._out_meta = ()
+        self._seq = next(_sequence)
+        self._pre_hooks = None
+        self._hooks = None
+        self._tensor_hooks = None
+        self._retain_hooks = None
+        self._released = False
+        self.metadata = {}
+        self.needs_input_grad = ()
+        self._trace = None
+
+    def name(self):
+        """The node's type name, as torch spells it (``'MulBackward0'``)."""
+        return self.op.grad_name
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    # --------------------------------------------------------- what derivatives read
+
+    @property
+    def inputs(self):
+        """The inputs saved for the derivative, checked against later in-place changes."""
+        if self._saved is None:
+            raise RuntimeError(_BACKWARD_TWICE)
+        for i, (t, version) in enumerate(zip(self._saved, self._saved_versions)):
+            if t._vc[0] != version:
+                raise RuntimeError(_MODIFIED_INPLACE.format(
+                    kind=_type_name(t), shape=list(t.shape), role=f"input {i}",
+                    node=self.name(), now=t._vc[0], then=version))
+        return self._saved
+
+    @property
+    def output(self):
+        """The op's result (a tuple for ops with several), saved for the derivative."""
+        if self._saved_out is None:
+            raise RuntimeError(_BACKWARD_TWICE)
+        outs = tuple(self._unpack_output(i, alias) for i, alias in enumerate(self._saved_out))
+        return outs if self.op.multi_output else outs[0]
+
+    def _unpack_output(self, index, alias):
+        version = self._saved_versions_out[index]
+        if alias._vc[0] != version:
+            raise RuntimeError(_MODIFIED_INPLACE.format(
+                kind=_type_name(alias), shape=list(alias.shape), role=f"output {index}",
+                node=self.name(), now=alias._vc[0], then=version))
+        if not grad_mode.state.enabled:
+            return alias
+        # Under create_graph the output must stay connected to this node (for double backward).
+        from .._tensor import Tensor
+
+        connected = Tensor._make(alias._data, alias._device, alias)
+        connected.grad_fn, connected._output_nr, connected._rg = self, index, True
+        return connected
+
+    @property
+    def input_shapes(self):
+        return tuple(meta[0] for meta in self._input_meta)
+
+    # --------------------------------------------------------- hooks
+
+    def register_hook(self, fn):
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node runs; it may return new
+        grad_inputs."""
+        if self._hooks is None:
+            self._hooks = _HookDict()
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn):
+        """Call ``fn(grad_outputs)`` before this node runs; it may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = _HookDict()
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle.id] = fn
+        return handle
+
+    def __call__(self, *grads):
+        return self._apply(list(grads))
+
+    # --------------------------------------------------------- running
+
+    def _apply(self, grads):
+        """Turn gradients w.r.t. the outputs into gradients w.r.t. the inputs."""
+        grads = [g if g is not None else _zeros(meta) for g, meta in zip(grads, self._out_meta)]
+        result = self.op.derivative(self, *grads, **self.params)
+        if not isinstance(result, (tuple, list)):
+            result = (result,)
+        return [None if g is None else _fit_to_input(g, meta)
+                for g, meta in zip(result, self._input_meta)]
+
+    def _release(self):
+        self._saved = None
+        self._saved_out = None
+        self._released = True
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf: adds the incoming gradient into the leaf's ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+        self._seq = float("inf")  # run as soon as ready, as torch does
+        self._out_meta = ((variable._data.shape, variable._data.dtype, variable._device),)
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def _release(self):
+        pass
+
+
+def _type_name(t):
+    from .._tensor import _TYPE_NAMES
+
+    return _TYPE_NAMES.get(t.dtype.name, str(t.dtype))
+
+
+def _zeros(meta):
+    from ..ops.creation import zeros
+
+    shape, np_dtype, device = meta
+    from .. import _dtype as dt
+
+    return zeros(shape, dtype=dt.from_numpy_dtype(np_dtype), device=device)
+
+
+def _fit_to_input(grad, meta):
+    """Reduce a broadcast gradient to the input's shape and dtype."""
+    shape, np_dtype, _ = meta
+    if grad._data.shape != shape:
+        from ..ops.reduce import sum_to_size
+
+        grad = sum_to_size(grad, shape)
+    if grad._data.dtype != np_dtype:
+        if grad._data.dtype.kind == "c" and np_dtype.kind != "c":
+            grad = grad.real
+        from .. import _dtype as dt
+
+        grad = grad.to(dt.from_numpy_dtype(np_dtype))
+    return grad
+
+
+# ---------------------------------------------------------------- recording
+
+
+def grad_accumulator(tensor):
+    """The AccumulateGrad node of a leaf that requires grad (one per leaf, made on demand)."""
+    acc = getattr(tensor, "_acc", None)
+    node = acc() if acc is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._acc = weakref.ref(node)
+    return node
+
+
+def edge_of(tensor):
+    """The (node, output number) pair through which gradient flows to ``tensor``."""
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    if tensor._rg:
+        return (grad_accumulator(tensor), 0)
+    return (None, 0)
+
+
+def record(op, inputs, params, results):
+    """Attach a new node for ``op`` to ``results`` (called by the dispatcher)."""
+    node = Node(op, params)
+    node.next_functions = tuple(edge_of(t) for t in inputs)
+    node.needs_input_grad = tuple(t._rg for t in inputs)
+    node._input_meta = tuple((t._data.shape, t._data.dtype, t._device) for t in inputs)
+    if op.save_inputs:
+        node._saved = inputs
+        node._saved_versions = tuple(t._vc[0] for t in inputs)
+    else:
+        node._saved = ()
+        node._saved_versions = ()
+    outputs = results if op.multi_output else (results,)
+    differentiable = op.differentiable_outputs
+    node._out_meta = tuple((r._data.shape, r._data.dtype, r._device) for r in outputs)
+    for i, r in enumerate(outputs):
+        if differentiable is None or i in differentiable:
+            r.grad_fn, r._output_nr, r._rg = node, i, True
+    if op.save_output:
+        from .._tensor import Tensor
+
+        node._saved_out = tuple(Tensor._make(r._data, r._device, r) for r in outputs)
+        node._saved_versions_out = tuple(r._vc[0] for r in outputs)
+    from . import anomaly_mode
+
+    if anomaly_mode.state.enabled:
+        node._trace = anomaly_mode.forward_trace()
+    return node
+
+
+# ---------------------------------------------------------------- hooks on tensors
+
+
+def register_tensor_hook(tensor, hook):
+    if not tensor._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if tensor.grad_fn is None:
+        hooks = getattr(tensor, "_hooks", None)
+        if hooks is None:
+            hooks = tensor._hooks = _HookDict()
+    else:
+        node = tensor.grad_fn
+        if node._tensor_hooks is None:
+            node._tensor_hooks = {}
+        hooks = node._tensor_hooks.setdefault(tensor._output_nr, _HookDict())
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_post_accumulate_hook(tensor, hook):
+    if tensor.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = getattr(tensor, "_post_acc_hooks", None)
+    if hooks is None:
+        hooks = tensor._post_acc_hooks = _HookDict()
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def retain_grad(tensor):
+    if not tensor._rg:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if tensor.grad_fn is None or getattr(tensor, "_retains_grad", False):
+        return
+    tensor._retains_grad = True
+    node = tensor.grad_fn
+    if node._retain_hooks is None:
+        node._retain_hooks = {}
+    node._retain_hooks[tensor._output_nr] = weakref.ref(tensor)
+
+
+def _run_tensor_hooks(hooks, grad):
+    for hook in list(hooks.values()):
+        new = hook(grad)
+        if new is not None:
+            grad = new
+    return grad
+
+
+# ---------------------------------------------------------------- the engine
+
+
+def _discover(roots):
+    """Every node reachable from ``roots``, and how many edges point at each."""
+    dependencies = {}
+    order = []
+    stack = list(roots)
+    seen = set(roots)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            dependencies[child] = dependencies.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return order, dependencies
+
+
+def _needed_nodes(order, targets):
+    """Nodes from which some target is reachable (the rest need not run)."""
+    needed = {node: node in targets for node in order}
+    # A node is recorded after the nodes of its inputs, so ascending sequence numbers visit
+    # every child before its parents.
+    for node in sorted(order, key=lambda n: n._seq):
+        if not needed[node]:
+            needed[node] = any(child is not None and needed.get(child, False)
+                               for child, _ in node.next_functions)
+    return needed
+
+
+def _accumulate(tensor, grad, create_graph):
+    hooks = getattr(tensor, "_hooks", None)
+    if hooks:
+        grad = _run_tensor_hooks(hooks, grad)
+    old = tensor.grad
+    if old is None:
+        tensor._grad = grad if create_graph else grad.detach().clone()
+    elif create_graph:
+        tensor._grad = old + grad
+    else:
+        tensor._grad = (old + grad.detach()).detach()
+    post = getattr(tensor, "_post_acc_hooks", None)
+    if post:
+        for hook in list(post.values()):
+            hook(tensor)
+
+
+def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
+                 accumulate=True, allow_unused=True):
+    """Backpropagate from ``outputs``; return the gradients of ``inputs`` when capturing.
+
+    With ``accumulate=True`` (``Tensor.backward``) the gradients are added into ``.grad`` of the
+    leaves (or only of ``inputs`` when given); with ``accumulate=False`` (``autograd.grad``) they
+    are returned, one per input, and nothing's ``.grad`` changes.
+    """
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots, root_grads = [], []
+    for out, grad in zip(outputs, grad_outputs):
+        node, nr = edge_of(out)
+        if node is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                               "grad_fn")
+        roots.append((node, nr))
+        root_grads.append(grad)
+    order, dependencies = _discover(list({n for n, _ in roots}))
+
+    targets = {}  # (node, output_nr) -> index in inputs
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            targets[edge_of(t)] = i
+        target_nodes = {node for node, _ in targets}
+        needed = _needed_nodes(order, target_nodes)
+    else:
+        needed = None
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    buffers = {}
+    for (node, nr), grad in zip(roots, root_grads):
+        buf = buffers.setdefault(node, [None] * max(len(node._out_meta), 1))
+        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+    ready = []
+    for node in list(buffers):
+        if dependencies.get(node, 0) == 0:
+            heapq.heappush(ready, (-node._seq, id(node), node))
+
+    with grad_mode.set_grad_enabled(create_graph):
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grads = buffers.pop(node, None)
+            if grads is None:  # no gradient reached this node: only release its children
+                _pass_nothing(node, dependencies, buffers, ready)
+                continue
+            _execute(node, grads, inputs, targets, captured, needed, accumulate, create_graph,
+                     retain_graph, buffers, dependencies, ready)
+    return captured
+
+
+def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_graph,
+             retain_graph, buffers, dependencies, ready):
+    """Run one node: hooks, capture, derivative, then hand gradients to its children."""
+    if node._tensor_hooks:
+        for nr, hooks in node._tensor_hooks.items():
+            if grads[nr] is not None:
+                grads[nr] = _run_tensor_hooks(hooks, grads[nr])
+    if node._retain_hooks:
+        for nr, ref in node._retain_hooks.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                g = grads[nr] if create_graph else grads[nr].detach()
+                t._grad = g.clone() if t.grad is None else t.grad + g
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            new = hook(tuple(grads))
+            if new is not None:
+                grads = list(new)
+
+    if isinstance(node, AccumulateGrad):
+        key = (node, 0)
+        if key in targets:
+            index = targets[key]
+            grad = grads[0]
+            hooks = getattr(node.variable, "_hooks", None)
+            if hooks:
+                grad = _run_tensor_hooks(hooks, grad)
+            if accumulate:
+                _accumulate_plain(node.variable, grad, create_graph)
+            else:
+                captured[index] = grad
+        elif accumulate and needed is None and grads[0] is not None:
+            _accumulate(node.variable, grads[0], create_graph)
+        return
+
+    for nr, g in enumerate(grads):
+        key = (node, nr)
+        if key in targets and g is not None:
+            if accumulate:
+                _accumulate_plain(inputs[targets[key]], g, create_graph)
+            else:
+                captured[targets[key]] = g
+
+    if needed is not None and not any(
+            child is not None and needed.get(child, False) for child, _ in node.next_functions):
+        _finish(node, retain_graph)
+        return
+    if node._trace is not None:
+        from . import anomaly_mode
+
+        input_grads = anomaly_mode.run_checked(node, grads)
+    else:
+        input_grads = node._apply(grads)
+    if node._hooks:
+        for hook in list(node._hooks.values()):
+            new = hook(tuple(input_grads), tuple(grads))
+            if new is not None:
+                input_grads = list(new)
+    _finish(node, retain_graph)
+
+    for (child, nr), grad in zip(node.next_functions, input_grads):
+        if child is None:
+            continue
+        if grad is not None and (needed is None or needed.get(child, False)):
+            buf = buffers.get(child)
+            if buf is None:
+                buf = buffers[child] = [None] * max(len(child._out_meta), 1)
+            buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+        dependencies[child] -= 1
+        if dependencies[child] == 0:
+            heapq.heappush(ready, (-child._seq, id(child), child))
+
+
+def _pass_nothing(node, dependencies, buffers, ready):
+    for child, _ in node.next_functions:
+        if child is not None:
+            dependencies[child] -= 1
+            if dependencies[child] == 0:
+                heapq.heappush(ready, (-child._seq, id(child), child))
+
+
+def _finish(node, retain_graph):
+    if not retain_graph:
+        node._release()
+
+
+def _accumulate_plain(tensor, grad, create_graph):
+    """Accumulate into ``tensor.grad`` for ``backward(inputs=...)`` (hooks already ran)."""
+    old = tensor.grad
+    g = grad if create_graph else grad.detach()
+    if old is None:
+        tensor._grad = g if create_graph else g.clone()
+    else:
+        tensor._grad = old + g

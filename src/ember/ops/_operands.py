@@ -1,0 +1,144 @@
+"""Turning user arguments into operands: scalars into tensors, torch's promotion and broadcasting.
+
+Every pointwise family calls these, so the promotion and broadcasting rules live here once.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._device import META
+from .._tensor import Tensor
+
+__all__ = ["broadcast_shapes", "scalar_tensor", "promote_operands", "float_operand",
+           "wrap_dim", "wrap_dims"]
+
+
+def broadcast_shapes(*shapes):
+    """The broadcast of ``shapes``, with torch's RuntimeError when they don't match.
+
+    Example::
+
+        >>> ember.broadcast_shapes((2, 1), (3,))
+        ember.Size([2, 3])
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    result = [1] * ndim
+    for shape in shapes:
+        offset = ndim - len(shape)
+        for i, size in enumerate(shape):
+            j = offset + i
+            if size == result[j] or size == 1:
+                continue
+            if result[j] == 1:
+                result[j] = size
+                continue
+            raise RuntimeError(f"The size of tensor a ({result[j]}) must match the size of tensor "
+                               f"b ({size}) at non-singleton dimension {j}")
+    return tuple(result)
+
+
+def scalar_tensor(value, dtype, device):
+    """A 0-dim tensor holding a Python scalar, in ``dtype`` on ``device``."""
+    if device is META:
+        return Tensor._make(np.broadcast_to(np.zeros((), dtype.np), ()), device)
+    xp = device.xp
+    return Tensor._make(xp.asarray(value, dtype=dtype.np), device)
+
+
+def _is_scalar(x):
+    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, Tensor)
+
+
+def _device_of(operands):
+    """The device of the computation: the first non-scalar, non-0-dim-CPU tensor's device."""
+    device = None
+    for x in operands:
+        if isinstance(x, Tensor):
+            if device is None or (device.type == "cpu" and x._data.ndim > 0):
+                device = x._device
+            if x._data.ndim > 0 and x._device.type != "cpu":
+                return x._device
+    return device
+
+
+def promote_operands(*operands, dtype=None):
+    """Turn ``operands`` (tensors and Python scalars) into tensors of one dtype on one device.
+
+    The dtype is torch's :func:`result_type` unless ``dtype`` is given. Returns the tensors
+    and the dtype. 0-dim CPU tensors may join a CUDA computation, as in torch.
+    """
+    if dtype is None:
+        dtype = dt.result_type(*operands)
+    device = _device_of(operands)
+    tensors = []
+    for x in operands:
+        if isinstance(x, Tensor):
+            if x._device is not device and x._data.ndim == 0 and x._device.type == "cpu":
+                x = x.to(device)
+            if x._data.dtype != dtype.np:
+                x = x.to(dtype)
+        elif _is_scalar(x):
+            x = scalar_tensor(x, dtype, device)
+        else:
+            raise TypeError(f"expected Tensor or number as operand, but got "
+                            f"{type(x).__name__}")
+        tensors.append(x)
+    return tensors, dtype
+
+
+def binary_operands(a, b, dtype=None):
+    """Two operands ready for a pointwise kernel (fast path when both match already)."""
+    if (dtype is None and type(a) is Tensor and type(b) is Tensor
+            and a._data.dtype is b._data.dtype and a._device is b._device):
+        if a._data.shape != b._data.shape:
+            broadcast_shapes(a._data.shape, b._data.shape)
+        return a, b
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError("expected at least one Tensor operand")
+    (a, b), _ = promote_operands(a, b, dtype=dtype)
+    if a._data.shape != b._data.shape:
+        broadcast_shapes(a._data.shape, b._data.shape)
+    return a, b
+
+
+def float_operand(x):
+    """Integer and bool tensors become the default float dtype (for exp, log, sin, ...)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"expected Tensor as element 0 in argument 0, but got {type(x).__name__}")
+    kind = x._data.dtype.kind
+    if kind in "biu":
+        return x.to(dt.get_default_dtype())
+    return x
+
+
+def wrap_dim(dim, ndim):
+    """A dim in ``[0, ndim)`` from a possibly negative one, with torch's IndexError."""
+    rank = max(ndim, 1)
+    if not -rank <= dim < rank:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, "
+                         f"{rank - 1}], but got {dim})")
+    return dim % rank
+
+
+def wrap_dims(dims, ndim):
+    """A sorted tuple of distinct dims from an int, a sequence or None (all dims)."""
+    if dims is None:
+        return tuple(range(ndim))
+    if isinstance(dims, (int, np.integer)):
+        dims = (dims,)
+    result = tuple(wrap_dim(int(d), ndim) for d in dims)
+    if len(set(result)) != len(result):
+        raise RuntimeError(f"dim {result[0]} appears multiple times in the list of dims")
+    return tuple(sorted(result)) if ndim else ()
+
+
+def broadcast_meta(out_dtype=None):
+    """Meta rule for pointwise ops: broadcast shape, the inputs' dtype (or ``out_dtype``)."""
+    def meta(*arrays, **params):
+        shape = broadcast_shapes(*(a.shape for a in arrays))
+        return shape, out_dtype or arrays[0].dtype
+    return meta

@@ -1,0 +1,235 @@
+"""The operator registry: one :class:`Op` per primitive, and the dispatcher that runs it.
+
+An operator is defined once, with everything the system needs from it:
+
+* ``kernel(xp, *arrays, **params)`` computes the result on an array module ``xp`` (NumPy for
+  ``cpu``, CuPy for ``cuda``), so one kernel serves every device;
+* ``meta(*arrays, **params)`` (optional) returns the result's shape and dtype without computing it,
+  for the ``meta`` device. Without one, the kernel runs on zero-stride stand-ins, which costs
+  nothing for views and a temporary output for everything else;
+* ``derivative(ctx, *grads)`` (optional) returns the gradient for each input, written with ember
+  operators so that gradients are themselves differentiable (higher-order autograd).
+
+:func:`dispatch` checks devices, runs the right rule and records the autograd node.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._device import META
+from .._tensor import Tensor
+from ..autograd import grad_mode
+
+__all__ = ["Op", "defop", "dispatch", "wrap"]
+
+
+class Op:
+    """A primitive operator: its kernel, optional meta rule and optional derivative."""
+
+    __slots__ = ("name", "kernel", "meta", "derivative", "save_inputs", "save_output",
+                 "grad_name", "view", "multi_output", "differentiable_outputs")
+
+    def __init__(self, name, kernel, *, meta=None, save_inputs=True, save_output=False,
+                 view=False, multi_output=False, differentiable_outputs=None, grad_name=None):
+        self.name = name
+        self.kernel = kernel
+        self.meta = meta
+        self.derivative = None
+        self.save_inputs = save_inputs
+        self.save_output = save_output
+        self.view = view
+        self.multi_output = multi_output
+        self.differentiable_outputs = differentiable_outputs
+        camel = "".join(part.capitalize() for part in name.strip("_").split("_"))
+        self.grad_name = grad_name or f"{camel}Backward0"
+
+    def defderivative(self, fn):
+        """Decorator: attach ``fn(ctx, *grads) -> grads per input`` as this op's derivative."""
+        self.derivative = fn
+        return fn
+
+    def __call__(self, *inputs, **params):
+        return dispatch(self, inputs, params)
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def defop(name, **options):
+    """Decorator turning a kernel ``fn(xp, *arrays, **params)`` into an :class:`Op`.
+
+    Example::
+
+        @defop("exp", save_output=True)
+        def exp_op(xp, a):
+            return xp.exp(a)
+
+        @exp_op.defderivative
+        def _(ctx, grad):
+            return (grad * ctx.output,)
+    """
+    def decorate(kernel):
+        return Op(name, kernel, **options)
+    return decorate
+
+
+def wrap(array, device, base=None):
+    """A tensor around a kernel's result (NumPy returns scalars for 0-dim results)."""
+    if type(array) is not np.ndarray and not hasattr(array, "__cuda_array_interface__"):
+        array = np.asarray(array)
+    return Tensor._make(array, device, base)
+
+
+def _meta_standin(spec):
+    shape, dtype = spec
+    return np.broadcast_to(np.zeros((), dtype.np if isinstance(dtype, dt.dtype) else dtype),
+                           shape)
+
+
+def _check_same_device(op, inputs):
+    device = inputs[0]._device
+    for t in inputs[1:]:
+        if t._device is not device:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{device} and {t._device}! (when checking argument for {op.name})")
+    return device
+
+
+def _run(op, inputs, params, device):
+    arrays = [t._data for t in inputs]
+    if device is META:
+        if op.meta is not None:
+            spec = op.meta(*arrays, **params)
+            if op.multi_output:
+                return tuple(_meta_standin(s) for s in spec)
+            return _meta_standin(spec)
+        return op.kernel(np, *arrays, **params)
+    return op.kernel(device.xp, *arrays, **params)
+
+
+def dispatch(op, inputs, params):
+    """Run ``op`` on tensors ``inputs`` and record the autograd node when grad is needed."""
+    device = inputs[0]._device if len(inputs) == 1 else _check_same_device(op, inputs)
+    out = _run(op, inputs, params, device)
+    view_base = None
+    if op.view:
+        view_base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
+    if op.multi_output:
+        results = tuple(wrap(o, device, view_base) for o in out)
+    else:
+        results = wrap(out, device, view_base)
+    if op.derivative is not None and grad_mode.state.enabled:
+        for t in inputs:
+            if t._rg:
+                from ..autograd.graph import record
+                record(op, inputs, params, results)
+                break
+    return results
+
+
+# ---------------------------------------------------------------- in-place writes and out=
+
+
+def _check_castable(result_dtype, target_dtype):
+    if result_dtype.category > target_dtype.category:
+        raise RuntimeError(f"result type {_short_name(result_dtype)} can't be cast to the "
+                           f"desired output type {_short_name(target_dtype)}")
+
+
+def _short_name(d):
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+             "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+             "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    return names[d.name]
+
+
+def check_inplace_target(target):
+    """Refuse in-place writes that autograd cannot follow (a leaf that requires grad)."""
+    if target._rg and target.grad_fn is None and grad_mode.state.enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if target._base is not None and target._base._rg and target._base.grad_fn is None \
+            and grad_mode.state.enabled:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def assign_inplace(target, result, check_dtype=True):
+    """Write ``result`` into ``target``'s memory, bump its version, and take over its graph.
+
+    In-place operators compute their result out of place, then call this. When autograd
+    records, ``target`` becomes the output of ``result``'s node; the caller makes sure the
+    node saved a copy of the old value, not ``target`` itself.
+    """
+    if check_dtype:
+        _check_castable(result.dtype, target.dtype)
+    if result._data.shape != target._data.shape:
+        try:
+            broadcast = np.broadcast_shapes(result._data.shape, target._data.shape)
+        except ValueError:
+            broadcast = None
+        if broadcast != target._data.shape:
+            raise RuntimeError(f"output with shape {list(target._data.shape)} doesn't match the "
+                               f"broadcast shape {list(broadcast or result._data.shape)}")
+    if target._device is not result._device:
+        raise RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            f"{target._device} and {result._device}!")
+    if target._device is not META:
+        target._device.xp.copyto(target._data, result._data, casting="unsafe")
+    target._vc[0] += 1
+    if result._rg and grad_mode.state.enabled:
+        if target._base is not None:
+            from ..autograd.views import rebase_view
+
+            rebase_view(target, result)
+        else:
+            target.grad_fn, target._output_nr, target._rg = result.grad_fn, result._output_nr, True
+    return target
+
+
+def inplace(op_fn, target, *args, **kwargs):
+    """Run the out-of-place ``op_fn(target, ...)`` and write the result back into ``target``.
+
+    When autograd records, the op sees a copy of ``target``'s old value, so that its node's
+    saved inputs are not clobbered by the write.
+    """
+    check_inplace_target(target)
+    source = target
+    if grad_mode.state.enabled and (target._rg or _any_requires_grad(args)):
+        source = target.clone()
+    return assign_inplace(target, op_fn(source, *args, **kwargs))
+
+
+def _any_requires_grad(args):
+    return any(isinstance(a, Tensor) and a._rg for a in args)
+
+
+def write_out(result, out, name="op"):
+    """Copy ``result`` into the ``out=`` tensor (resizing an empty or mismatched one)."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if grad_mode.state.enabled and (result._rg or out._rg):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    _check_castable(result.dtype, out.dtype)
+    if out._data.shape != result._data.shape:
+        if out._data.size != 0:
+            import warnings
+
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"{list(out._data.shape)}, which does not match the required output "
+                          f"shape {list(result._data.shape)}. This behavior is deprecated.",
+                          UserWarning, stacklevel=3)
+        out._data = out._device.xp.empty(result._data.shape, out._data.dtype) \
+            if out._device is not META else np.broadcast_to(np.zeros((), out._data.dtype),
+                                                             result._data.shape)
+    if out._device is not META:
+        out._device.xp.copyto(out._data, result._data, casting="unsafe")
+    out._vc[0] += 1
+    return out
