@@ -65,3 +65,67 @@ def assert_same(actual, expected, rtol=None, atol=None, check_dtype=True):
 def device(request):
     """Every device test runs on cpu, and on cuda when a GPU is present."""
     return request.param
+
+
+def make_pair(array, requires_grad=False):
+    """The same data as an ember tensor and a torch tensor (NumPy array or nested lists in)."""
+    array = np.asarray(array)
+    e = ember.tensor(array)
+    t = torch.from_numpy(array.copy())
+    if requires_grad:
+        e.requires_grad_()
+        t.requires_grad_()
+    return e, t
+
+
+def assert_grads_match(ember_fn, torch_fn, *arrays, seed=0, rtol=None, atol=None,
+                       double_backward=False):
+    """Compare ``ember_fn``'s gradients with ``torch_fn``'s on the same inputs and cotangent.
+
+    ``arrays`` are NumPy arrays: float/complex ones require grad, others are passed as they are.
+    With ``double_backward``, the gradient of (grads . random vectors) is compared as well,
+    which checks that ember's derivative is itself differentiable like torch's.
+    """
+    rng = np.random.default_rng(seed)
+    pairs = [make_pair(a, requires_grad=np.asarray(a).dtype.kind in "fc") for a in arrays]
+    e_inputs = [e for e, _ in pairs]
+    t_inputs = [t for _, t in pairs]
+    e_out = ember_fn(*e_inputs)
+    t_out = torch_fn(*t_inputs)
+    assert_same(e_out, t_out, rtol=rtol, atol=atol)
+    e_outs = e_out if isinstance(e_out, (tuple, list)) else (e_out,)
+    t_outs = t_out if isinstance(t_out, (tuple, list)) else (t_out,)
+    e_diff = [(e, t) for e, t in zip(e_outs, t_outs) if t.requires_grad]
+    cotangents = [rng.standard_normal(tuple(t.shape)).astype(
+        torch.empty((), dtype=t.dtype).numpy().dtype if not t.dtype.is_complex else np.complex128)
+        for _, t in e_diff]
+    wrt = [i for i, t in enumerate(t_inputs) if t.requires_grad]
+    t_grads = torch.autograd.grad([t for _, t in e_diff],
+                                  [t_inputs[i] for i in wrt],
+                                  [torch.from_numpy(c.copy()).to(t.dtype)
+                                   for c, (_, t) in zip(cotangents, e_diff)],
+                                  allow_unused=True, create_graph=double_backward)
+    e_grads = ember.autograd.grad([e for e, _ in e_diff], [e_inputs[i] for i in wrt],
+                                  [ember.tensor(c).to(e.dtype) for c, (e, _) in
+                                   zip(cotangents, e_diff)],
+                                  allow_unused=True, create_graph=double_backward)
+    for e_g, t_g in zip(e_grads, t_grads):
+        if t_g is None:
+            assert e_g is None or float(e_g.abs().sum()) == 0
+        else:
+            assert_same(e_g, t_g, rtol=rtol, atol=atol)
+    if not double_backward:
+        return
+    pairs2 = [(e, t) for e, t in zip(e_grads, t_grads) if t is not None and t.requires_grad]
+    if not pairs2:
+        return
+    vs = [rng.standard_normal(tuple(t.shape)) for _, t in pairs2]
+    t_total = sum((t * torch.from_numpy(v).to(t.dtype)).sum() for (_, t), v in zip(pairs2, vs))
+    e_total = sum((e * ember.tensor(v).to(e.dtype)).sum() for (e, _), v in zip(pairs2, vs))
+    t_gg = torch.autograd.grad(t_total, [t_inputs[i] for i in wrt], allow_unused=True)
+    e_gg = ember.autograd.grad(e_total, [e_inputs[i] for i in wrt], allow_unused=True)
+    for e_g, t_g in zip(e_gg, t_gg):
+        if t_g is None:
+            assert e_g is None or float(e_g.abs().sum()) == 0
+        else:
+            assert_same(e_g, t_g, rtol=rtol, atol=atol)

@@ -65,11 +65,14 @@ from .autograd.grad_mode import (
 )
 from .ops._operands import broadcast_shapes
 from .ops.creation import *  # noqa: F403
+from .ops.index import *  # noqa: F403
+from .ops.linalg import *  # noqa: F403
 from .ops.pointwise import *  # noqa: F403
+from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 
-from . import autograd, cuda  # noqa: E402  (need the ops above)
+from . import autograd, cuda, linalg, special  # noqa: E402  (need the ops above)
 
 __version__ = "0.1.0"
 

@@ -305,7 +305,8 @@ class iinfo:
             self.bits, self.min, self.max = 8, 0, 1
         elif d.category == _INT:
             info = np.iinfo(d.np)
-            self.bits, self.min, self.max = info.bits, builtins.int(info.min), builtins.int(info.max)
+            self.bits = info.bits
+            self.min, self.max = builtins.int(info.min), builtins.int(info.max)
         else:
             raise TypeError(f"torch.iinfo() requires an integer input type, got {d}")
         self.dtype = d.name

@@ -485,8 +485,9 @@ class Tensor:
 
     def cuda(self, device=None, non_blocking=False):
         """This tensor on a CUDA device (raises a clear error without a GPU)."""
-        return self.to(canonical("cuda" if device is None else
-                                 (f"cuda:{device}" if isinstance(device, builtins.int) else device)))
+        if isinstance(device, builtins.int):
+            device = f"cuda:{device}"
+        return self.to(canonical("cuda" if device is None else device))
 
     def type(self, dtype=None, non_blocking=False):
         """The type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``."""
@@ -566,7 +567,7 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return builtins.bool(self.item())
 
     def __float__(self):

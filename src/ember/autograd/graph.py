@@ -144,7 +144,15 @@ class Node:
 
     @property
     def input_shapes(self):
+        """The shapes of the op's inputs (always recorded, even when nothing is saved)."""
         return tuple(meta[0] for meta in self._input_meta)
+
+    @property
+    def input_dtypes(self):
+        """The ember dtypes of the op's inputs."""
+        from .. import _dtype as dt
+
+        return tuple(dt.from_numpy_dtype(meta[1]) for meta in self._input_meta)
 
     # --------------------------------------------------------- hooks
 

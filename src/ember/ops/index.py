@@ -1,0 +1,5 @@
+"""index operators (being written)."""
+
+from __future__ import annotations
+
+__all__ = []

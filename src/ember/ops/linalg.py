@@ -1,0 +1,5 @@
+"""linalg operators (being written)."""
+
+from __future__ import annotations
+
+__all__ = []

@@ -1,0 +1,5 @@
+"""random operators (being written)."""
+
+from __future__ import annotations
+
+__all__ = []

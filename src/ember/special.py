@@ -1,0 +1,5 @@
+"""ember.special: special functions as torch.special (being written)."""
+
+from __future__ import annotations
+
+__all__ = []
