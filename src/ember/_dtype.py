@@ -282,7 +282,7 @@ class finfo:
         self.max = builtins.float(info.max)
         self.min = builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.tiny)
-        self.resolution = builtins.float(info.resolution)
+        self.resolution = 10.0 ** -builtins.int(info.precision)
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
