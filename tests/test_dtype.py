@@ -5,9 +5,9 @@ import itertools
 import numpy as np
 import pytest
 import torch
-from conftest import DTYPE_PAIRS, torch_dtype
 
 import ember
+from conftest import DTYPE_PAIRS, torch_dtype
 
 NAMES = list(DTYPE_PAIRS)
 
