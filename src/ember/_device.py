@@ -47,7 +47,7 @@ class device:
         device(type='cuda', index=1)
     """
 
-    __slots__ = ("type", "index")
+    __slots__ = ("type", "index", "_xp")
     _cache: dict = {}
 
     def __new__(cls, type, index=None):
@@ -77,6 +77,7 @@ class device:
         self = object.__new__(cls)
         object.__setattr__(self, "type", kind)
         object.__setattr__(self, "index", index)
+        object.__setattr__(self, "_xp", np if kind == "cpu" else None)  # cuda: resolved lazily
         cls._cache[key] = self
         return self
 

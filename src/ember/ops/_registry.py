@@ -21,6 +21,7 @@ from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..autograd.graph import record
 
 __all__ = ["Op", "defop", "dispatch", "wrap"]
 
@@ -50,8 +51,6 @@ class Op:
         self.derivative = fn
         return fn
 
-    def __call__(self, *inputs, **params):
-        return dispatch(self, inputs, params)
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -88,46 +87,91 @@ def _meta_standin(spec):
                            shape)
 
 
-def _check_same_device(op, inputs):
-    device = inputs[0]._device
-    for t in inputs[1:]:
-        if t._device is not device:
-            raise RuntimeError(
-                "Expected all tensors to be on the same device, but found at least two devices, "
-                f"{device} and {t._device}! (when checking argument for {op.name})")
-    return device
+def _device_mismatch(op, first, other):
+    raise RuntimeError(
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        f"{first} and {other}! (when checking argument for {op.name})")
 
 
-def _run(op, inputs, params, device):
-    arrays = [t._data for t in inputs]
-    if device is META:
-        if op.meta is not None:
-            spec = op.meta(*arrays, **params)
-            if op.multi_output:
-                return tuple(_meta_standin(s) for s in spec)
-            return _meta_standin(spec)
+def _run_meta(op, arrays, params):
+    if op.meta is None:
         return op.kernel(np, *arrays, **params)
-    return op.kernel(device.xp, *arrays, **params)
+    spec = op.meta(*arrays, **params)
+    if op.multi_output:
+        return tuple(_meta_standin(s) for s in spec)
+    return _meta_standin(spec)
+
+
+_grad_state = grad_mode.state
+_new = object.__new__
 
 
 def dispatch(op, inputs, params):
     """Run ``op`` on tensors ``inputs`` and record the autograd node when grad is needed."""
-    device = inputs[0]._device if len(inputs) == 1 else _check_same_device(op, inputs)
-    out = _run(op, inputs, params, device)
-    view_base = None
-    if op.view:
-        view_base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
-    if op.multi_output:
-        results = tuple(wrap(o, device, view_base) for o in out)
+    return run_op(op, *inputs, **params)
+
+
+def run_op(op, *inputs, **params):
+    """The body of :func:`dispatch`, which is also ``Op.__call__``: ``op(a, b, k=v)``.
+
+    This is the hot path of every operator: keep it short.
+    """
+    device = inputs[0]._device
+    if len(inputs) == 1:
+        arrays = (inputs[0]._data,)
+    elif len(inputs) == 2:
+        if inputs[1]._device is not device:
+            _device_mismatch(op, device, inputs[1]._device)
+        arrays = (inputs[0]._data, inputs[1]._data)
     else:
-        results = wrap(out, device, view_base)
-    if op.derivative is not None and grad_mode.state.enabled:
+        for t in inputs:
+            if t._device is not device:
+                _device_mismatch(op, device, t._device)
+        arrays = tuple(t._data for t in inputs)
+    xp = device._xp
+    if xp is not None:
+        out = op.kernel(xp, *arrays, **params)
+    elif device is META:
+        out = _run_meta(op, arrays, params)
+    else:
+        out = op.kernel(device.xp, *arrays, **params)
+
+    base = None
+    if op.view:
+        base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
+    if op.multi_output:
+        results = tuple(wrap(o, device, base) for o in out)
+    else:
+        if type(out) is not np.ndarray:
+            out = _as_array(out, device)
+        results = _new(Tensor)
+        results._data = out
+        results._device = device
+        results._rg = False
+        results.grad_fn = None
+        results._output_nr = 0
+        if base is None:
+            results._vc = [0]
+            results._base = None
+        else:
+            results._vc = base._vc
+            results._base = base
+    if op.derivative is not None and _grad_state.enabled:
         for t in inputs:
             if t._rg:
-                from ..autograd.graph import record
                 record(op, inputs, params, results)
                 break
     return results
+
+
+Op.__call__ = run_op
+
+
+def _as_array(out, device):
+    """NumPy returns scalars for 0-dim results; make them arrays again."""
+    if hasattr(out, "__cuda_array_interface__"):
+        return out
+    return np.asarray(out)
 
 
 # ---------------------------------------------------------------- in-place writes and out=
