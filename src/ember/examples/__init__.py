@@ -1,0 +1,1 @@
+"""Runnable examples that ship with ember (``python -m ember.examples.digits``)."""
