@@ -106,7 +106,9 @@ class device:
     @property
     def xp(self):
         """The array module that computes on this device (numpy or cupy)."""
-        return require_cupy() if self.type == "cuda" else np
+        if self._xp is None and self.type == "cuda":
+            object.__setattr__(self, "_xp", require_cupy())  # cached for the dispatcher
+        return self._xp if self._xp is not None else np
 
 
 CPU = device("cpu")
