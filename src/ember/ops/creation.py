@@ -17,7 +17,9 @@ from .._tensor import Tensor
 from ._registry import defop, write_out
 
 __all__ = ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
-           "full_like", "arange", "clone", "to_copy", "empty_strided"]
+           "full_like", "arange", "clone", "to_copy", "empty_strided", "linspace", "logspace",
+           "eye", "tril_indices", "triu_indices", "complex", "polar", "scalar_tensor", "asarray",
+           "fill"]
 
 
 def parse_size(size):
@@ -60,15 +62,61 @@ def _fill(xp, fill, shape, dtype):
         return xp.empty(shape, dtype.np)
     if fill == 0:
         return xp.zeros(shape, dtype.np)
+    if dtype.category == dt._BOOL:
+        fill = builtins.bool(fill)
+    elif dtype.category == dt._INT:
+        _check_int_value(fill, dtype)
+        fill = int(fill.real) if isinstance(fill, builtins.complex) else int(fill)
+    elif not dtype.is_complex and isinstance(fill, builtins.complex):
+        fill = _real_value(fill, dtype)
     return xp.full(shape, fill, dtype.np)
 
 
-def _factory(fill, shape, dtype, device, requires_grad, out, name):
-    dtype, device = _target(dtype, device)
-    result = Tensor._make(_allocate(fill, shape, dtype, device), device)
+_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "float32": "float", "float64": "double", "bool": "bool"}
+
+
+def _check_int_value(value, dtype):
+    """torch refuses to store a number that does not fit an integer dtype."""
+    if isinstance(value, builtins.complex):
+        value = _real_value(value, dtype)
+    info = np.iinfo(dtype.np)
+    if value != value or not info.min <= value <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} without "
+                           "overflow")
+
+
+def _real_value(value, dtype):
+    if value.imag != 0:
+        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} without "
+                           "overflow")
+    return value.real
+
+
+def _finish(result, requires_grad, out, name):
     if requires_grad:
         result.requires_grad_()
-    return write_out(result, out, name) if out is not None else result
+    if out is None:
+        return result
+    return _write_factory_out(result, out, name)
+
+
+def _write_factory_out(result, out, name):
+    """Factories resize ``out=`` silently (no deprecation warning, unlike pointwise ops)."""
+    if isinstance(out, Tensor) and out._data.shape != result._data.shape:
+        shape = result._data.shape
+        out._data = _allocate(None, shape, out.dtype, out._device)
+    return write_out(result, out, name)
+
+
+def _factory(fill, shape, dtype, device, requires_grad, out, name):
+    if out is not None and isinstance(out, Tensor):
+        dtype = out.dtype if dtype is None else dtype
+        device = out._device if device is None else device
+    dtype, device = _target(dtype, device)
+    result = Tensor._make(_allocate(fill, shape, dtype, device), device)
+    return _finish(result, requires_grad, out, name)
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -119,6 +167,13 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     """
     dtype, device = _target(dtype, device)
     size = parse_size((size,))
+    stride = tuple(int(s) for s in stride)
+    if len(stride) != len(size):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} vs "
+                           f"{len(size)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
     extent = 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
     flat = _allocate(None, (extent,), dtype, device)
     if device is META:
@@ -127,31 +182,59 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
         array = device.xp.lib.stride_tricks.as_strided(
             flat, size, tuple(s * dtype.itemsize for s in stride))
         result = Tensor._make(array, device)
-    if requires_grad:
-        result.requires_grad_()
-    return result
+    return _finish(result, requires_grad, None, "empty_strided")
 
 
 def _fill_dtype(fill_value):
     if isinstance(fill_value, Tensor):
         return fill_value.dtype
+    if isinstance(fill_value, np.generic):
+        fill_value = fill_value.item()
     return dt.scalar_dtype(fill_value)
+
+
+def _scalar_value(value):
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise RuntimeError(f"a Tensor with {value.numel()} elements cannot be converted to "
+                               "Scalar")
+        return value.item()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """A tensor filled with ``fill_value`` (its dtype inferred from the value, as torch does).
 
+    A bool value gives a bool tensor, an int int64, a float the default dtype.
+
     Example::
 
         >>> ember.full((2,), 7)
         tensor([7, 7])
     """
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    if dtype is None:
+    if dtype is None and out is None:
         dtype = _fill_dtype(fill_value)
+    fill_value = _scalar_value(fill_value)
     return _factory(fill_value, parse_size((size,)), dtype, device, requires_grad, out, "full")
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """A 0-dim tensor holding the number ``s``, in the default float dtype unless told.
+
+    Example::
+
+        >>> ember.scalar_tensor(3)
+        tensor(3.)
+    """
+    s = _scalar_value(s)
+    dtype, device = _target(dtype, device)
+    if not dtype.is_complex and isinstance(s, builtins.complex):
+        _real_value(s, dtype)
+    return _factory(s, (), dtype, device, requires_grad, None, "scalar_tensor")
 
 
 def _like(input, fill, dtype, device, requires_grad):
@@ -205,36 +288,91 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
         >>> ember.full_like(ember.zeros(2), 3.5)
         tensor([3.5000, 3.5000])
     """
-    return _like(input, fill_value, dtype, device, requires_grad)
+    return _like(input, _scalar_value(fill_value), dtype, device, requires_grad)
 
 
-def _new_factory(fill):
+def _new_factory(fill, name):
     def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
             pin_memory=False):
         shape = parse_size(size)
         return _factory(fill, shape, dtype or self.dtype, device or self._device, requires_grad,
-                        None, "new")
+                        None, name)
+    new.__name__ = name
+    new.__doc__ = f"""A tensor of the given size like :func:`{name[4:]}`, with this tensor's
+    dtype and device unless given.
+
+    Example::
+
+        >>> ember.zeros(2, dtype=ember.int32).{name}(3).dtype
+        ember.int32
+    """
     return new
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
               layout=None, pin_memory=False):
-    return _factory(fill_value, parse_size((size,)), dtype or self.dtype,
+    """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device.
+
+    Example::
+
+        >>> ember.zeros(1, dtype=ember.int64).new_full((2,), 3)
+        tensor([3, 3])
+    """
+    return _factory(_scalar_value(fill_value), parse_size((size,)), dtype or self.dtype,
                     device or self._device, requires_grad, None, "new_full")
 
 
-Tensor.new_zeros = _new_factory(0)
-Tensor.new_ones = _new_factory(1)
-Tensor.new_empty = _new_factory(None)
+def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                       layout=None, pin_memory=False):
+    """:func:`empty_strided` with this tensor's dtype and device by default.
+
+    Example::
+
+        >>> ember.zeros(1).new_empty_strided((2, 2), (1, 2)).stride()
+        (1, 2)
+    """
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self._device,
+                         requires_grad=requires_grad)
+
+
+Tensor.new_zeros = _new_factory(0, "new_zeros")
+Tensor.new_ones = _new_factory(1, "new_ones")
+Tensor.new_empty = _new_factory(None, "new_empty")
 Tensor.new_full = _new_full
+Tensor.new_empty_strided = _new_empty_strided
 
 
 # ---------------------------------------------------------------- ranges
 
 
+def _number(x):
+    if isinstance(x, Tensor):
+        return x.item()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _is_int(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, builtins.bool)
+
+
+def _range_array(device, dtype, count, values):
+    """Place the float64/int64 host or device ``values(xp)`` array as ``dtype`` on ``device``."""
+    if device is META:
+        return np.broadcast_to(np.zeros((), dtype.np), (count,))
+    xp = device.xp
+    if device.type == "cuda":
+        with xp.cuda.Device(device.index):
+            return values(xp).astype(dtype.np)
+    return values(xp).astype(dtype.np)
+
+
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 if all are ints.
+
+    The length is ``ceil((end - start) / step)`` computed in double, as in torch.
 
     Example::
 
@@ -243,26 +381,476 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     """
     if end is None:
         start, end = 0, start
-    start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0 and end != start:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    start, end, step = (_number(x) for x in (start, end, step))
+    if dtype is None and out is not None and isinstance(out, Tensor):
+        dtype = out.dtype
     if dtype is None:
-        all_int = all(isinstance(x, (int, np.integer)) for x in (start, end, step))
+        all_int = all(_is_int(x) or isinstance(x, builtins.bool) for x in (start, end, step))
         dtype = dt.int64 if all_int else dt.get_default_dtype()
-    dtype, device = _target(dtype, device)
-    count = builtins.max(0, math.ceil((end - start) / step))
-    if device is META:
-        array = np.broadcast_to(np.zeros((), dtype.np), (count,))
+    dtype, device = _target(dtype if device is not None or out is None else dtype,
+                            device if device is not None or out is None else out._device)
+    if dtype.category == dt._BOOL or dtype.is_complex:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_torch_name(dtype)}'")
+    fstart, fend, fstep = builtins.float(start), builtins.float(end), builtins.float(step)
+    if not (math.isfinite(fstart) and math.isfinite(fend)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if fstep == 0:
+        raise RuntimeError("step must be nonzero")
+    if not ((fstep > 0 and fend >= fstart) or (fstep < 0 and fend <= fstart)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dtype.is_floating_point:
+        count = math.ceil((fend - fstart) / fstep)
+
+        def values(xp):
+            return xp.arange(count, dtype=np.float64) * fstep + fstart
     else:
-        xp = device.xp
-        compute = np.float64 if dtype.is_floating_point else np.int64
-        array = (xp.arange(count, dtype=compute) * step + start).astype(dtype.np)
-    result = Tensor._make(array, device)
+        istart, iend, istep = int(start), int(end), int(step)
+        if dtype is dt.int64:
+            if istep == 0:
+                raise ValueError("step must be nonzero")
+            sign = (istep > 0) - (istep < 0)
+            count = _trunc_div(iend - istart + istep - sign, istep)
+        else:
+            count = math.ceil((fend - fstart) / fstep)
+
+        def values(xp):
+            return xp.arange(count, dtype=np.int64) * istep + istart
+    count = builtins.max(0, count)
+    result = Tensor._make(_range_array(device, dtype, count, values), device)
+    return _finish(result, requires_grad, out, "arange")
+
+
+def _trunc_div(a, b):
+    """C++ integer division (rounds toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _torch_name(dtype):
+    from ._registry import _short_name
+
+    return _short_name(dtype)
+
+
+def _steps_and_bounds(start, end, steps, name):
+    for label, value in (("start", start), ("end", end)):
+        if isinstance(value, Tensor) and value._data.ndim != 0:
+            raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but "
+                               f"got {label} with {value._data.ndim} dimension(s).")
+    if isinstance(steps, Tensor):
+        steps = steps.item()
+    if not _is_int(steps):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(start).__name__}, {type(end).__name__}, "
+                        f"{type(steps).__name__}), but expected (Tensor start, Tensor end, int "
+                        "steps, *, Tensor out, torch.dtype dtype, torch.layout layout, "
+                        "torch.device device, bool pin_memory, bool requires_grad)")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return _number(start), _number(end), int(steps)
+
+
+def _linspace_values(xp, start, end, steps, compute):
+    """torch's symmetric formula: the first half counts up from start, the rest down from end."""
+    index = xp.arange(steps, dtype=np.float64 if compute.kind != "c" else compute)
+    if steps == 1:
+        return xp.full((1,), start, dtype=compute)
+    step = (end - start) / (steps - 1)
+    halfway = steps // 2
+    up = start + step * index
+    down = end - step * (steps - 1 - index)
+    return xp.where(index < halfway, up, down).astype(compute, copy=False)
+
+
+def _space_dtype(start, end, dtype):
+    if dtype is not None:
+        return dt.to_dtype(dtype)
+    if any(isinstance(v, Tensor) and v.dtype.is_complex for v in (start, end)) or \
+            any(isinstance(v, builtins.complex) for v in (start, end)):
+        return dt.get_default_dtype().to_complex()
+    return dt.get_default_dtype()
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    Example::
+
+        >>> ember.linspace(0, 1, 5)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
+    dtype = _space_dtype(start, end, dtype if dtype is not None or out is None else out.dtype)
+    start, end, steps = _steps_and_bounds(start, end, steps, "linspace")
+    if dtype.category == dt._BOOL:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    device = canonical(device) if device is not None else (
+        out._device if isinstance(out, Tensor) else canonical("cpu"))
+    compute = np.dtype(np.complex128) if dtype.is_complex else np.dtype(np.float64)
+
+    def values(xp):
+        result = _linspace_values(xp, start, end, steps, compute)
+        return xp.trunc(result) if dtype.category == dt._INT else result
+    result = Tensor._make(_range_array(device, dtype, steps, values), device)
+    return _finish(result, requires_grad, out, "linspace")
+
+
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    """``steps`` values ``base ** x`` for ``x`` evenly spaced from ``start`` to ``end``.
+
+    Example::
+
+        >>> ember.logspace(0, 2, 3)
+        tensor([  1.,  10., 100.])
+    """
+    dtype = _space_dtype(start, end, dtype if dtype is not None or out is None else out.dtype)
+    start, end, steps = _steps_and_bounds(start, end, steps, "logspace")
+    if dtype.category == dt._BOOL:
+        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    device = canonical(device) if device is not None else (
+        out._device if isinstance(out, Tensor) else canonical("cpu"))
+    compute = np.dtype(np.complex128) if dtype.is_complex else np.dtype(np.float64)
+
+    def values(xp):
+        exponents = _linspace_values(xp, start, end, steps, compute)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            result = xp.power(xp.asarray(base, dtype=compute), exponents)
+        return xp.trunc(result) if dtype.category == dt._INT else result
+    result = Tensor._make(_range_array(device, dtype, steps, values), device)
+    return _finish(result, requires_grad, out, "logspace")
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False):
+    """A 2-D tensor with ones on the diagonal and zeros elsewhere (``n`` rows, ``m`` columns).
+
+    Example::
+
+        >>> ember.eye(2)
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    if m is None:
+        m = n
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    if out is not None and isinstance(out, Tensor):
+        dtype = out.dtype if dtype is None else dtype
+        device = out._device if device is None else device
+    dtype, device = _target(dtype, device)
+    if device is META:
+        array = np.broadcast_to(np.zeros((), dtype.np), (n, m))
+    elif device.type == "cuda":
+        with device.xp.cuda.Device(device.index):
+            array = device.xp.eye(n, m, dtype=dtype.np)
+    else:
+        array = np.eye(n, m, dtype=dtype.np)
+    return _finish(Tensor._make(array, device), requires_grad, out, "eye")
+
+
+def _tri_indices(row, col, offset, dtype, device, lower, name):
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dtype = dt.to_dtype(dtype) if dtype is not None else dt.int64
+    if dtype.category != dt._INT:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_torch_name(dtype)}'")
+    device = canonical(device) if device is not None else canonical("cpu")
+    rows = np.arange(row, dtype=np.int64)[:, None]
+    cols = np.arange(col, dtype=np.int64)[None, :]
+    mask = (cols - rows <= offset) if lower else (cols - rows >= offset)
+    r, c = np.nonzero(mask)
+    host = np.stack([r, c]).astype(dtype.np) if r.size else np.zeros((2, 0), dtype.np)
+    if device is META:
+        return Tensor._make(np.broadcast_to(np.zeros((), dtype.np), host.shape), device)
+    if device.type == "cuda":
+        with device.xp.cuda.Device(device.index):
+            return Tensor._make(device.xp.asarray(host), device)
+    return Tensor._make(host, device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The coordinates (2 x N) of the lower triangle of a ``row`` x ``col`` matrix.
+
+    ``offset`` moves the diagonal up (positive) or down (negative).
+
+    Example::
+
+        >>> ember.tril_indices(3, 3)
+        tensor([[0, 1, 1, 2, 2, 2],
+                [0, 0, 1, 0, 1, 2]])
+    """
+    return _tri_indices(row, col, offset, dtype, device, True, "tril_indices")
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The coordinates (2 x N) of the upper triangle of a ``row`` x ``col`` matrix.
+
+    Example::
+
+        >>> ember.triu_indices(3, 3)
+        tensor([[0, 0, 0, 1, 1, 2],
+                [0, 1, 2, 1, 2, 2]])
+    """
+    return _tri_indices(row, col, offset, dtype, device, False, "triu_indices")
+
+
+# ---------------------------------------------------------------- complex and polar
+
+
+def _complex_meta(re, im):
+    return np.broadcast_shapes(re.shape, im.shape), dt.from_numpy_dtype(re.dtype).to_complex()
+
+
+@defop("complex", meta=_complex_meta, save_inputs=False)
+def complex_op(xp, re, im):
+    shape = xp.broadcast_shapes(re.shape, im.shape) if hasattr(xp, "broadcast_shapes") else \
+        np.broadcast_shapes(re.shape, im.shape)
+    result = xp.empty(shape, np.complex128 if re.dtype == np.float64 else np.complex64)
+    result.real = re
+    result.imag = im
+    return result
+
+
+@complex_op.defderivative
+def _complex_derivative(ctx, grad):
+    need_re, need_im = ctx.needs_input_grad
+    return (grad.real if need_re else None), (grad.imag if need_im else None)
+
+
+def _check_complex_parts(a, b, name_a, name_b):
+    for x, label in ((a, name_a), (b, name_b)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"complex(): argument '{label}' must be Tensor, not "
+                            f"{type(x).__name__}")
+    ok = (dt.float16, dt.float32, dt.float64)
+    if a.dtype not in ok or b.dtype not in ok:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_torch_name(a.dtype)} and {_torch_name(b.dtype)}")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_torch_name(a.dtype)} but got "
+                           f"scalar type {_torch_name(b.dtype)} for second argument")
+    if a.dtype is dt.float16:
+        raise TypeError("ember has no complex32 (ComplexHalf) dtype: complex() of float16 parts "
+                        "is not supported")
+    from ._operands import broadcast_shapes
+
+    broadcast_shapes(a._data.shape, b._data.shape)
+
+
+def complex(real, imag, *, out=None):
+    """The complex tensor ``real + imag * 1j`` from two float tensors of the same dtype.
+
+    Example::
+
+        >>> ember.complex(ember.tensor([1., 2.]), ember.tensor([3., 4.]))
+        tensor([1.+3.j, 2.+4.j])
+    """
+    _check_complex_parts(real, imag, "real", "imag")
+    return write_out(complex_op(real, imag), out, "complex")
+
+
+def polar(abs, angle, *, out=None):
+    """The complex tensor with magnitude ``abs`` and phase ``angle``: ``abs * e^(i angle)``.
+
+    Example::
+
+        >>> ember.polar(ember.tensor([2.]), ember.tensor([0.]))
+        tensor([2.+0.j])
+    """
+    _check_complex_parts(abs, angle, "abs", "angle")
+    return write_out(complex_op(abs * angle.cos(), abs * angle.sin()), out, "polar")
+
+
+# ---------------------------------------------------------------- asarray
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """A tensor from ``obj``, sharing its memory when it can (``copy=None``), always copying
+    (``copy=True``) or refusing to copy (``copy=False``, ValueError when a copy is needed).
+
+    Example::
+
+        >>> a = np.array([1., 2.])
+        >>> ember.asarray(a)[0] = 5.; a[0]
+        5.0
+    """
+    from .._tensor import as_tensor, tensor
+
+    want = dt.to_dtype(dtype) if dtype is not None else None
+    target = canonical(device) if device is not None else None
+    if isinstance(obj, Tensor):
+        same = (want is None or want is obj.dtype) and (target is None or target == obj._device)
+        if same and not copy:
+            result = obj
+        elif copy is False:
+            if want is not None and want is not obj.dtype:
+                raise ValueError(f"can't alias tensor with dtype '{_torch_name(obj.dtype)}' into "
+                                 f"dtype '{_torch_name(want)}'.")
+            raise ValueError(f"can't alias tensor from device '{obj._device}' to '{target}'.")
+        else:
+            result = obj.detach().to(dtype=want or obj.dtype, device=target or obj._device,
+                                     copy=True)
+    elif isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__") or \
+            hasattr(obj, "__array_interface__"):
+        array = obj if isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__") \
+            else np.asarray(obj)
+        source = dt.from_numpy_dtype(array.dtype)
+        if copy is False and want is not None and want is not source:
+            raise ValueError(f"can't alias NumPy array with dtype '{_torch_name(source)}' into "
+                             f"dtype '{_torch_name(want)}'.")
+        result = tensor(array, dtype=want, device=target) if copy else \
+            as_tensor(array, dtype=want, device=target)
+    else:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        result = tensor(obj, dtype=want, device=target)
     if requires_grad:
+        if result is obj:
+            result = obj.detach()
         result.requires_grad_()
-    return write_out(result, out, "arange") if out is not None else result
+    return result
+
+
+# ---------------------------------------------------------------- in-place fill and copy
+
+
+def _copy_meta(dst, src):
+    return dst.shape, dst.dtype
+
+
+@defop("copy_", meta=_copy_meta, save_inputs=False, grad_name="CopyBackwards")
+def copy_op(xp, dst, src):
+    if src.dtype.kind == "c" and dst.dtype.kind != "c":
+        src = src.real
+    result = xp.empty(dst.shape, dst.dtype)
+    xp.copyto(result, src, casting="unsafe")
+    return result
+
+
+@copy_op.defderivative
+def _copy_derivative(ctx, grad):
+    return None, (grad if ctx.needs_input_grad[1] else None)
+
+
+@defop("fill_", meta=lambda dst, *, value: (dst.shape, dst.dtype), save_inputs=False,
+       grad_name="FillBackward0")
+def fill_op(xp, dst, *, value):
+    return xp.full(dst.shape, value, dst.dtype)
+
+
+@fill_op.defderivative
+def _fill_derivative(ctx, grad, *, value):
+    return (None,)
+
+
+def _copy_(self, src, non_blocking=False):
+    """Copy ``src`` into this tensor in place (broadcast, cast, moved across devices).
+
+    Autograd follows it: the gradient flows to ``src``, none to the overwritten values.
+
+    Example::
+
+        >>> x = ember.zeros(2, 3); x.copy_(ember.tensor([1, 2, 3])); x[1]
+        tensor([1., 2., 3.])
+    """
+    from ..autograd import grad_mode
+    from ._operands import broadcast_shapes
+    from ._registry import assign_inplace, check_inplace_target
+
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
+                        f"{type(src).__name__}")
+    shape = self._data.shape
+    if src._data.shape != shape:
+        broadcast = broadcast_shapes(shape, src._data.shape)
+        if broadcast != shape:
+            raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
+                               f"shape {list(broadcast)}")
+    if src._device is not self._device:
+        if src._device is META and self._device is not META:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        src = src.to(self._device)
+    check_inplace_target(self)
+    if grad_mode.state.enabled and (self._rg or src._rg):
+        return assign_inplace(self, copy_op(self, src), check_dtype=False)
+    if self._device is not META:
+        data = src._data
+        if data.dtype.kind == "c" and self._data.dtype.kind != "c":
+            data = data.real
+        self._device.xp.copyto(self._data, data, casting="unsafe")
+    self._vc[0] += 1
+    return self
+
+
+def _fill_(self, value):
+    """Fill this tensor with ``value`` (a number or a 0-dim tensor) in place.
+
+    Example::
+
+        >>> ember.zeros(3).fill_(2)
+        tensor([2., 2., 2.])
+    """
+    from ..autograd import grad_mode
+    from ._registry import assign_inplace, check_inplace_target
+
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value._data.ndim} dimensions.")
+        if value._rg or value._device is not self._device:
+            return _copy_(self, value)
+        value = value.item() if value._device is not META else 0
+    value = _checked_fill_value(_scalar_value(value), self.dtype)
+    check_inplace_target(self)
+    if grad_mode.state.enabled and self._rg:
+        return assign_inplace(self, fill_op(self, value=value), check_dtype=False)
+    if self._device is not META:
+        self._data.fill(value)
+    self._vc[0] += 1
+    return self
+
+
+def _checked_fill_value(value, dtype):
+    if dtype.category == dt._BOOL:
+        return builtins.bool(value)
+    if dtype.category == dt._INT:
+        _check_int_value(value, dtype)
+        return int(value.real) if isinstance(value, builtins.complex) else int(value)
+    if not dtype.is_complex and isinstance(value, builtins.complex):
+        return _real_value(value, dtype)
+    return value
+
+
+def _zero_(self):
+    """Fill this tensor with zeros in place.
+
+    Example::
+
+        >>> ember.ones(2).zero_()
+        tensor([0., 0.])
+    """
+    return _fill_(self, 0)
+
+
+def fill(input, value):
+    """A copy of ``input`` filled with ``value``.
+
+    Example::
+
+        >>> ember.fill(ember.zeros(2), 3.)
+        tensor([3., 3.])
+    """
+    return _fill_(input.clone(), value)
+
+
+Tensor.copy_ = _copy_
+Tensor.fill_ = _fill_
+Tensor.zero_ = _zero_
 
 
 # ---------------------------------------------------------------- copies and casts
