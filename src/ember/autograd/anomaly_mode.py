@@ -79,8 +79,17 @@ def run_checked(node, grads):
         raise
     if state.check_nan:
         for i, g in enumerate(input_grads):
-            if g is not None and bool(g.isnan().any()):
+            if g is not None and _has_nan(g):
+                warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that "
+                              f"caused the error:\n{node._trace}", stacklevel=2)
                 raise RuntimeError(
                     f"Function '{node.name()}' returned nan values in its {i}th output.\n"
                     f"Traceback of forward call that caused the error:\n{node._trace}")
     return input_grads
+
+
+def _has_nan(t):
+    data = t._data
+    if t._device.type == "meta" or data.dtype.kind not in "fcV":
+        return False
+    return bool(t._device.xp.isnan(data).any())

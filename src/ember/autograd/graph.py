@@ -14,19 +14,21 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import threading
 import weakref
 
 from . import grad_mode
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "record", "run_backward"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "record", "run_backward",
+           "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
 _sequence = itertools.count()
 
 _MODIFIED_INPLACE = (
     "one of the variables needed for gradient computation has been modified by an inplace "
-    "operation: [{kind} {shape}], which is {role} of {node}, is at version {now}; expected "
-    "version {then} instead. Hint: enable anomaly detection to find the operation that failed "
-    "to compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+    "operation: [{kind} {shape}]{which} is at version {now}; expected version {then} instead. "
+    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+    "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 _BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -76,7 +78,7 @@ class Node:
     __slots__ = ("op", "params", "next_functions", "_saved", "_saved_versions", "_saved_out",
                  "_input_meta", "_out_meta", "_seq", "_pre_hooks", "_hooks",
                  "_tensor_hooks", "_retain_hooks", "_released", "metadata", "needs_input_grad",
-                 "_saved_versions_out", "__weakref__", "_trace")
+                 "_saved_versions_out", "__weakref__", "_trace", "_unpack", "_saved_vcs")
 
     def __init__(self, op=None, params=None):
         self.op = op
@@ -97,6 +99,8 @@ class Node:
         self.metadata = {}
         self.needs_input_grad = ()
         self._trace = None
+        self._unpack = None
+        self._saved_vcs = None
 
     def name(self):
         """The node's type name, as torch spells it (``'MulBackward0'``)."""
@@ -112,12 +116,16 @@ class Node:
         """The inputs saved for the derivative, checked against later in-place changes."""
         if self._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
-        for i, (t, version) in enumerate(zip(self._saved, self._saved_versions)):
-            if t._vc[0] != version:
-                raise RuntimeError(_MODIFIED_INPLACE.format(
-                    kind=_type_name(t), shape=list(t.shape), role=f"input {i}",
-                    node=self.name(), now=t._vc[0], then=version))
-        return self._saved
+        if self._unpack is None:
+            for t, version in zip(self._saved, self._saved_versions):
+                if t._vc[0] != version:
+                    _raise_modified(t, version, t._vc[0])
+            return self._saved
+        tensors = tuple(self._unpack(p) for p in self._saved)
+        for t, vc, version in zip(tensors, self._saved_vcs, self._saved_versions):
+            if vc[0] != version and t._vc is vc:
+                _raise_modified(t, version, vc[0])
+        return tensors
 
     @property
     def output(self):
@@ -129,10 +137,13 @@ class Node:
 
     def _unpack_output(self, index, alias):
         version = self._saved_versions_out[index]
-        if alias._vc[0] != version:
-            raise RuntimeError(_MODIFIED_INPLACE.format(
-                kind=_type_name(alias), shape=list(alias.shape), role=f"output {index}",
-                node=self.name(), now=alias._vc[0], then=version))
+        if self._unpack is not None:
+            vc = self._saved_vcs[len(self._saved) + index]
+            alias = self._unpack(alias)
+            if vc[0] != version and alias._vc is vc:
+                _raise_modified(alias, version, vc[0], (index, self))
+        elif alias._vc[0] != version:
+            _raise_modified(alias, version, alias._vc[0], (index, self))
         if not grad_mode.state.enabled:
             return alias
         # Under create_graph the output must stay connected to this node (for double backward).
@@ -211,6 +222,23 @@ class AccumulateGrad(Node):
         pass
 
 
+def _short_node_name(node):
+    """``'MulBackward0'`` -> ``'Mul'``, as torch names a node in the in-place error."""
+    name = node.name()
+    head, sep, tail = name.rpartition("Backward")
+    return head if sep and (tail == "" or tail.isdigit()) else name
+
+
+def _raise_modified(t, then, now, producer=None):
+    """torch's error for a saved tensor changed in place since it was saved."""
+    if producer is None and t.grad_fn is not None:
+        producer = (t._output_nr, t.grad_fn)
+    which = "" if producer is None else \
+        f", which is output {producer[0]} of {_short_node_name(producer[1])},"
+    raise RuntimeError(_MODIFIED_INPLACE.format(kind=_type_name(t), shape=list(t.shape),
+                                                which=which, now=now, then=then))
+
+
 def _type_name(t):
     from .._tensor import _TYPE_NAMES
 
@@ -287,11 +315,104 @@ def record(op, inputs, params, results):
 
         node._saved_out = tuple(Tensor._make(r._data, r._device, r) for r in outputs)
         node._saved_versions_out = tuple(r._vc[0] for r in outputs)
+    if _hook_state.stack:
+        _pack_saved(node)
     from . import anomaly_mode
 
     if anomaly_mode.state.enabled:
         node._trace = anomaly_mode.forward_trace()
     return node
+
+
+# ---------------------------------------------------------------- saved-tensor hooks
+
+
+class _HookState(threading.local):
+    def __init__(self):
+        self.stack = []
+        self.disabled = None
+
+
+_hook_state = _HookState()
+
+
+def _pack_saved(node):
+    """Run the innermost pack hook on everything ``node`` saved (inputs, then outputs)."""
+    pack, unpack = _hook_state.stack[-1]
+    saved_out = node._saved_out or ()
+    node._saved_vcs = tuple(t._vc for t in node._saved) + tuple(t._vc for t in saved_out)
+    # Packing runs with the hooks off, as torch does (a hook may itself compute with tensors).
+    stack, _hook_state.stack = _hook_state.stack, []
+    try:
+        node._saved = tuple(pack(t) for t in node._saved)
+        if node._saved_out is not None:
+            node._saved_out = tuple(pack(t) for t in saved_out)
+    finally:
+        _hook_state.stack = stack
+    node._unpack = unpack
+
+
+class saved_tensors_hooks:
+    """Context manager: pack every tensor the graph saves with ``pack_hook`` and get it back with
+    ``unpack_hook`` when backward needs it.
+
+    Example::
+
+        >>> with ember.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t):
+        ...     y = x.exp()          # the output saved for backward goes through the hooks
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _hook_state.disabled is not None:
+            raise RuntimeError(_hook_state.disabled)
+        _hook_state.stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _hook_state.stack.pop()
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Keep the tensors saved for backward on the CPU and move them back when they are needed.
+
+    Example::
+
+        >>> with ember.autograd.graph.save_on_cpu():
+        ...     loss = model(x).sum()
+    """
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(tensor):
+            return tensor._device, tensor.detach().to("cpu", copy=True) \
+                if tensor._device.type != "meta" else tensor.detach()
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager under which saving a tensor with hooks raises ``error_message``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._prev = _hook_state.disabled
+        if _hook_state.stack:
+            raise RuntimeError(self.error_message)
+        _hook_state.disabled = self.error_message
+
+    def __exit__(self, *exc):
+        _hook_state.disabled = self._prev
+        return False
 
 
 # ---------------------------------------------------------------- hooks on tensors
@@ -315,6 +436,8 @@ def register_tensor_hook(tensor, hook):
 
 
 def register_post_accumulate_hook(tensor, hook):
+    if not tensor._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if tensor.grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     hooks = getattr(tensor, "_post_acc_hooks", None)

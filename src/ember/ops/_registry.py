@@ -225,8 +225,8 @@ def assign_inplace(target, result, check_dtype=True):
     if target._device is not META:
         target._device.xp.copyto(target._data, result._data, casting="unsafe")
     target._vc[0] += 1
-    if result._rg and grad_mode.state.enabled:
-        if target._base is not None:
+    if (result._rg or target._rg) and grad_mode.state.enabled:
+        if target._base is not None or not result._rg:
             from ..autograd.views import rebase_view
 
             rebase_view(target, result)
