@@ -44,6 +44,7 @@ from ._dtype import (
     uint8,
 )
 from ._printing import set_printoptions
+from ._threads import *  # noqa: F403
 from ._tensor import (
     Size,
     Tensor,
