@@ -190,11 +190,20 @@ class Tensor:
         return strides[_wrap_dim(dim, self._data.ndim)]
 
     def _storage_root(self):
-        """The array that owns this tensor's memory."""
+        """The array that owns this tensor's memory (the end of the ``.base`` chain).
+
+        ``as_strided`` puts a small non-array object between a view and its base; step over it.
+        """
+        kind = type(self._data)
         root = self._data
-        while isinstance(getattr(root, "base", None), type(self._data)):
-            root = root.base
-        return root
+        while True:
+            base = getattr(root, "base", None)
+            if isinstance(base, kind):
+                root = base
+            elif base is not None and isinstance(getattr(base, "base", None), kind):
+                root = base.base
+            else:
+                return root
 
     def data_ptr(self):
         """The address of the first element."""

@@ -1,0 +1,708 @@
+"""``ember.save`` and ``ember.load`` in PyTorch's own file format.
+
+A checkpoint is a zip archive (stored, not compressed) that holds:
+
+* ``<name>/data.pkl``: a protocol-2 pickle of the object, in which every tensor is written as
+  a call to ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad,
+  hooks)`` and every storage as a *persistent id* ``('storage', torch.<Type>Storage, key,
+  location, numel)``;
+* ``<name>/data/<key>``: the raw little-endian bytes of each storage, aligned to 64 bytes;
+* ``<name>/byteorder``, ``<name>/version`` and a few small records torch writes too.
+
+So ``torch.load`` reads what ember writes and ember reads what torch writes, with no torch
+installed. Views that share a storage are saved once and load still sharing it. The older
+(pre-1.6) non-zip format is read as well.
+
+Loading uses an allow-list unpickler by default (``weights_only=True``): a pickle that names any
+global outside tensors, storages, dtypes, devices, sizes and plain containers is refused with an
+``UnpicklingError`` that names the global, before anything in it runs.
+"""
+
+from __future__ import annotations
+
+import _compat_pickle
+import collections
+import io
+import os
+import pickle
+import secrets
+import struct
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from . import _dtype as dt
+from ._device import META, canonical, device
+from ._tensor import Size, Tensor
+
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
+           "safe_globals"]
+
+_ALIGNMENT = 64
+_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+_LEGACY_PROTOCOL = 1001
+
+_STORAGE_NAMES = {
+    "float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
+    "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
+    "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage",
+    "bool": "BoolStorage", "complex64": "ComplexFloatStorage",
+    "complex128": "ComplexDoubleStorage",
+}
+_DTYPE_OF_STORAGE = {name: getattr(dt, dtype) for dtype, name in _STORAGE_NAMES.items()}
+
+
+# ---------------------------------------------------------------- writing
+
+
+class _Global:
+    """Stands for a torch global (``torch._utils._rebuild_tensor_v2``) in the pickle we write.
+
+    ember never imports torch, so the pickler writes these as GLOBAL opcodes by name.
+    """
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __call__(self, *args):  # pickle requires reduce functions to be callable
+        raise TypeError(f"{self.module}.{self.name} is a name in a checkpoint, not a function")
+
+
+class _StorageRef:
+    """A storage to be written as a persistent id and a ``data/<key>`` record."""
+
+    __slots__ = ("key", "array", "dtype", "location")
+
+    def __init__(self, key, array, dtype, location):
+        self.key, self.array, self.dtype, self.location = key, array, dtype, location
+
+
+class _TorchPickler(pickle._Pickler):
+    """A pickler that writes tensors, sizes, dtypes and devices the way torch does."""
+
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, file, protocol):
+        super().__init__(file, protocol)
+        self.storages = {}  # id(root array) -> _StorageRef
+
+    def _save_global_name(self, obj):
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
+        self.memoize(obj)
+
+    dispatch[_Global] = _save_global_name
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _StorageRef):
+            storage_type = _global("torch", _STORAGE_NAMES[obj.dtype.name])
+            return ("storage", storage_type, obj.key, obj.location, obj.array.size)
+        return None
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor):
+            return self._reduce_tensor(obj)
+        if isinstance(obj, Size):
+            return _global("torch", "Size"), (tuple(obj),)
+        if isinstance(obj, device):
+            return _global("torch", "device"), (str(obj),)
+        return NotImplemented
+
+    def save(self, obj, save_persistent_id=True):
+        if isinstance(obj, dt.dtype):  # a dtype is pickled as the global torch.<name>
+            x = self.memo.get(id(obj))
+            if x is not None:
+                self.write(self.get(x[0]))
+                return
+            self.write(pickle.GLOBAL + f"torch\n{obj.name}\n".encode())
+            self.memoize(obj)
+            return
+        super().save(obj, save_persistent_id)
+
+    def _reduce_tensor(self, t):
+        if t._device is META:
+            raise RuntimeError("Cannot save a tensor on the meta device: it holds no data")
+        root = t._storage_root()
+        ref = self.storages.get(id(root))
+        if ref is None:
+            ref = _StorageRef(str(len(self.storages)), root, t.dtype, _location(t._device))
+            self.storages[id(root)] = ref
+        if type(t) is not Tensor and type(t).__name__ == "Parameter":
+            plain = Tensor._make(t._data, t._device)
+            return (_global("torch._utils", "_rebuild_parameter"),
+                    (plain, t.requires_grad, collections.OrderedDict()))
+        args = (ref, t.storage_offset(), tuple(t.shape), t.stride(), t.requires_grad,
+                collections.OrderedDict())
+        return _global("torch._utils", "_rebuild_tensor_v2"), args
+
+
+_GLOBALS = {}
+
+
+def _global(module, name):
+    key = (module, name)
+    if key not in _GLOBALS:
+        _GLOBALS[key] = _Global(module, name)
+    return _GLOBALS[key]
+
+
+def _location(dev):
+    return "cpu" if dev.type == "cpu" else f"cuda:{dev.index or 0}"
+
+
+def _storage_bytes(ref):
+    """The storage's memory, in memory order, as a host buffer."""
+    array = ref.array
+    if hasattr(array, "get"):
+        array = array.get()
+    if array.dtype == dt.bfloat16.np:
+        array = array.view(np.uint16)
+    if array.flags.c_contiguous:
+        flat = array.reshape(-1)
+    else:
+        flat = array.ravel(order="K")
+    return memoryview(np.ascontiguousarray(flat).view(np.uint8))
+
+
+def _aligned_info(zf, name, size):
+    """A ZipInfo whose data starts on a 64-byte boundary (padding in an 'FB' extra field)."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    zip64 = size > 0x7FFFFFFF
+    header = 30 + len(name.encode()) + 4 + (20 if zip64 else 0)
+    padding = (-(zf.start_dir + header)) % _ALIGNMENT
+    info.extra = b"FB" + struct.pack("<H", padding) + b"Z" * padding
+    return info, zip64
+
+
+def _write_record(zf, name, data):
+    data = memoryview(data) if not isinstance(data, memoryview) else data
+    info, zip64 = _aligned_info(zf, name, data.nbytes)
+    info.file_size = data.nbytes
+    with zf.open(info, "w", force_zip64=zip64) as out:
+        out.write(data)
+
+
+def _write_archive(obj, fileobj, archive_name, protocol):
+    buffer = io.BytesIO()
+    pickler = _TorchPickler(buffer, protocol)
+    pickler.dump(obj)
+    with zipfile.ZipFile(fileobj, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        prefix = f"{archive_name}/"
+        _write_record(zf, prefix + "data.pkl", buffer.getbuffer())
+        _write_record(zf, prefix + ".format_version", b"1")
+        _write_record(zf, prefix + ".storage_alignment", str(_ALIGNMENT).encode())
+        _write_record(zf, prefix + "byteorder", b"little")
+        for ref in pickler.storages.values():
+            _write_record(zf, prefix + f"data/{ref.key}", _storage_bytes(ref))
+        _write_record(zf, prefix + "version", b"3\n")
+        serial = str(secrets.randbits(128)).zfill(40).encode()
+        _write_record(zf, prefix + ".data/serialization_id", serial)
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """Save ``obj`` (tensors, modules' state dicts, nested containers) in torch's format.
+
+    ``f`` is a path or a binary file-like object. Saving to a path is atomic: the archive is
+    written to a temporary file beside it and renamed into place, so a failure part-way never
+    leaves a half-written checkpoint where the old one was.
+
+    Example::
+
+        >>> ember.save({"w": ember.ones(2)}, "ckpt.pt")
+        >>> ember.load("ckpt.pt")["w"]
+        tensor([1., 1.])
+    """
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("ember writes only the zip format (torch's default since 1.6)")
+    if isinstance(f, (str, os.PathLike)):
+        path = Path(f)
+        archive_name = path.stem or "archive"
+        directory = path.parent if str(path.parent) else Path(".")
+        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                _write_archive(obj, out, archive_name, pickle_protocol)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return
+    if not hasattr(f, "write"):
+        raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a "
+                             f"'write' attribute, got {type(f).__name__}")
+    _write_archive(obj, f, "archive", pickle_protocol)
+
+
+# ---------------------------------------------------------------- safe globals
+
+
+_user_safe_globals = {}
+
+
+def _global_name(obj):
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def add_safe_globals(safe_globals):
+    """Allow ``weights_only`` loading to use these classes or functions too.
+
+    Example::
+
+        >>> ember.serialization.add_safe_globals([MyConfig])
+    """
+    for entry in safe_globals:
+        if isinstance(entry, tuple):
+            obj, name = entry
+            _user_safe_globals[name] = obj
+        else:
+            _user_safe_globals[_global_name(entry)] = entry
+
+
+def get_safe_globals():
+    """The globals added with :func:`add_safe_globals`."""
+    return list(_user_safe_globals.values())
+
+
+def clear_safe_globals():
+    """Forget every global added with :func:`add_safe_globals`."""
+    _user_safe_globals.clear()
+
+
+class safe_globals:
+    """Context manager that allows some globals during the ``with`` block only.
+
+    Example::
+
+        >>> with ember.serialization.safe_globals([MyConfig]):
+        ...     ember.load("ckpt.pt")
+    """
+
+    def __init__(self, globals_list):
+        self.globals_list = globals_list
+
+    def __enter__(self):
+        self._saved = dict(_user_safe_globals)
+        add_safe_globals(self.globals_list)
+
+    def __exit__(self, *exc):
+        _user_safe_globals.clear()
+        _user_safe_globals.update(self._saved)
+
+
+# ---------------------------------------------------------------- reading
+
+
+class _StorageType:
+    """What a ``torch.<Type>Storage`` global means to us: its dtype."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+class _LoadedStorage:
+    """One storage read from the file: a 1-D array on its target device."""
+
+    __slots__ = ("array", "device")
+
+    def __init__(self, array, dev):
+        self.array, self.device = array, dev
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
+                       backward_hooks=None, metadata=None):
+    array = storage.array
+    size, stride = tuple(size), tuple(stride)
+    if storage.device is META:
+        data = np.broadcast_to(np.zeros((), array.dtype), size)
+    else:
+        needed = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
+        if storage_offset + needed > array.size:
+            raise RuntimeError(f"corrupt checkpoint: a tensor of size {list(size)} at offset "
+                               f"{storage_offset} does not fit in its storage of "
+                               f"{array.size} elements")
+        xp = storage.device.xp
+        itemsize = array.dtype.itemsize
+        data = xp.lib.stride_tricks.as_strided(array[storage_offset:], size,
+                                               tuple(s * itemsize for s in stride))
+    t = Tensor._make(data, storage.device)
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride):
+    return _rebuild_tensor_v2(storage, storage_offset, size, stride)
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks=None, *state):
+    try:
+        from .nn import Parameter
+    except ImportError:  # nn not available: a tensor that requires grad is the next best
+        return data.requires_grad_(requires_grad) if data.dtype.is_floating_point else data
+    return Parameter(data, requires_grad)
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    return func(*args)
+
+
+def _make_device(spec, index=None):
+    return device(spec, index) if index is not None else device(spec)
+
+
+def _make_size(values=()):
+    return Size(values)
+
+
+def _codecs_encode(text, encoding="latin1"):
+    import codecs
+
+    return codecs.encode(text, encoding)
+
+
+def _base_globals():
+    names = {
+        "collections.OrderedDict": collections.OrderedDict,
+        "collections.Counter": collections.Counter,
+        "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
+        "torch._utils._rebuild_tensor": _rebuild_tensor,
+        "torch._utils._rebuild_parameter": _rebuild_parameter,
+        "torch._utils._rebuild_parameter_with_state": _rebuild_parameter,
+        "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch.Size": _make_size,
+        "torch.device": _make_device,
+        "torch.Tensor": Tensor,
+        "torch.nn.parameter.Parameter": _rebuild_parameter,
+        "_codecs.encode": _codecs_encode,
+        "builtins.bytearray": bytearray,
+        "builtins.set": set,
+        "builtins.frozenset": frozenset,
+        "builtins.complex": complex,
+        "builtins.slice": slice,
+        "builtins.range": range,
+    }
+    for d in dt.ALL_DTYPES:
+        names[f"torch.{d.name}"] = d
+    for storage_name, d in _DTYPE_OF_STORAGE.items():
+        names[f"torch.{storage_name}"] = _StorageType(d)
+    names["torch.float"], names["torch.double"], names["torch.long"] = (
+        dt.float32, dt.float64, dt.int64)
+    return names
+
+
+_SAFE_GLOBALS = _base_globals()
+
+_UNSAFE_MESSAGE = (
+    "Weights only load failed. This file can still be loaded, to do so you have two options, "
+    "do those steps only if you trust the source of the checkpoint.\n"
+    "\t(1) Re-running `ember.load` with `weights_only` set to `False` will likely succeed, but "
+    "it can result in arbitrary code execution.\n"
+    "\t(2) Alternatively, to load with `weights_only=True` please check the recommended steps "
+    "in the following error message.\n"
+    "\tWeightsUnpickler error: Unsupported global: GLOBAL {name} was not an allowed global by "
+    "default. Please use `ember.serialization.add_safe_globals([{short}])` to allowlist this "
+    "global if you trust it.")
+
+
+class _Unpickler(pickle.Unpickler):
+    """Maps torch's globals to ember's and, with ``weights_only``, refuses everything else."""
+
+    def __init__(self, file, weights_only, load_storage, source):
+        super().__init__(file, encoding="utf-8")
+        self.weights_only = weights_only
+        self.load_storage = load_storage
+        self.source = source
+
+    def find_class(self, module, name):
+        if (module, name) in _compat_pickle.NAME_MAPPING:  # protocol-2 pickles use Python 2 names
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
+        full = f"{module}.{name}"
+        if full in _SAFE_GLOBALS:
+            return _SAFE_GLOBALS[full]
+        if full in _user_safe_globals:
+            return _user_safe_globals[full]
+        if self.weights_only:
+            raise pickle.UnpicklingError(
+                f"{self.source}: " + _UNSAFE_MESSAGE.format(name=full, short=name))
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        if (not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage"
+                or not isinstance(pid[1], _StorageType)):
+            raise pickle.UnpicklingError(f"{self.source}: unsupported persistent id {pid!r}")
+        _, storage_type, key, location, numel = pid[:5]
+        return self.load_storage(storage_type.dtype, str(key), str(location), int(numel))
+
+
+def _target_device(location, map_location):
+    if map_location is None:
+        target = location
+    elif isinstance(map_location, dict):
+        target = map_location.get(location, location)
+    elif callable(map_location):
+        return None
+    else:
+        target = map_location
+    target = target if isinstance(target, device) else device(str(target))
+    if target.type == "cuda":
+        from . import cuda
+
+        if not cuda.is_available():
+            raise RuntimeError(
+                "Attempting to deserialize object on a CUDA device but ember.cuda.is_available()"
+                " is False. If you are running on a CPU-only machine, please use ember.load "
+                "with map_location=ember.device('cpu') to map your storages to the CPU.")
+        return canonical(target)
+    return target
+
+
+def _place_storage(array, location, map_location):
+    """Move a host storage array to the device ``map_location`` asks for."""
+    target = _target_device(location, map_location)
+    if target is None:  # a callable decides
+        host = Tensor._make(array, device("cpu"))
+        moved = map_location(host, location)
+        if isinstance(moved, Tensor):
+            return _LoadedStorage(moved._data, moved._device)
+        return _LoadedStorage(array, device("cpu"))
+    if target is META:
+        return _LoadedStorage(np.broadcast_to(np.zeros((), array.dtype), array.shape), META)
+    if target.type == "cuda":
+        cupy = target.xp
+        with cupy.cuda.Device(target.index):
+            return _LoadedStorage(cupy.asarray(array), target)
+    return _LoadedStorage(array, target)
+
+
+def _source_name(f):
+    if isinstance(f, (str, os.PathLike)):
+        return str(f)
+    return getattr(f, "name", None) or f"<{type(f).__name__}>"
+
+
+def _np_dtype(dtype):
+    return dtype.np
+
+
+class _ZipReader:
+    """Reads the records of a torch zip checkpoint, optionally memory-mapping the storages."""
+
+    def __init__(self, fileobj, source, path=None, mmap=False):
+        self.source = source
+        try:
+            self.zip = zipfile.ZipFile(fileobj)
+            names = self.zip.namelist()
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+            raise RuntimeError(f"{source}: not a valid checkpoint (corrupt or truncated zip "
+                               f"archive: {error})") from None
+        pickles = [n for n in names if n.endswith("data.pkl") and n.count("/") == 1]
+        if not pickles:
+            raise RuntimeError(f"{source}: not a torch checkpoint (no data.pkl record in the "
+                               "zip archive)")
+        self.prefix = pickles[0][: -len("data.pkl")]
+        self.path = path
+        self.mmap = mmap
+        byteorder = self.prefix + "byteorder"
+        if byteorder in names and self.read(byteorder).decode().strip() != "little":
+            raise RuntimeError(f"{source}: big-endian checkpoints are not supported")
+
+    def read(self, name):
+        try:
+            return self.zip.read(name)
+        except KeyError:
+            raise RuntimeError(f"{self.source}: record '{name}' is missing from the "
+                               "checkpoint") from None
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+            raise RuntimeError(f"{self.source}: record '{name}' is corrupt or truncated "
+                               f"({error})") from None
+
+    def storage_array(self, dtype, key, numel, skip_data):
+        name = f"{self.prefix}data/{key}"
+        np_dtype = _np_dtype(dtype)
+        if skip_data:
+            return np.broadcast_to(np.zeros((), np_dtype), (numel,))
+        if self.mmap and self.path is not None:
+            info = self.zip.getinfo(name)
+            offset = self._data_offset(info)
+            if info.compress_type != zipfile.ZIP_STORED:
+                raise RuntimeError(f"{self.source}: mmap needs uncompressed records")
+            return np.memmap(self.path, dtype=np_dtype, mode="c", offset=offset, shape=(numel,))
+        raw = self.read(name)
+        if len(raw) < numel * np_dtype.itemsize:
+            raise RuntimeError(f"{self.source}: storage '{key}' holds {len(raw)} bytes, "
+                               f"expected {numel * np_dtype.itemsize}")
+        return np.frombuffer(bytearray(raw), dtype=np_dtype, count=numel)
+
+    def _data_offset(self, info):
+        with open(self.path, "rb") as f:
+            f.seek(info.header_offset)
+            header = f.read(30)
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        return info.header_offset + 30 + name_len + extra_len
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+         **pickle_load_args):
+    """Load an object saved by :func:`save` or by ``torch.save``.
+
+    ``map_location`` (a device, a string, a dict from saved to new locations, or a callable)
+    moves storages; ``mmap=True`` maps the file instead of reading it; loading onto ``'meta'``
+    reads no data. ``weights_only=True`` (the default) refuses pickles that name anything but
+    tensors and plain containers.
+
+    Example::
+
+        >>> state = ember.load("ckpt.pt", map_location="cpu")
+    """
+    source = _source_name(f)
+    if weights_only is None:
+        weights_only = True
+    opened = None
+    if isinstance(f, (str, os.PathLike)):
+        try:
+            opened = open(f, "rb")  # noqa: SIM115 (closed below)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"[Errno 2] No such file or directory: '{f}'") from None
+        fileobj, path = opened, os.fspath(f)
+    else:
+        fileobj, path = f, None
+        if mmap:
+            raise ValueError("f must be a file path in order to use the mmap argument")
+    try:
+        return _load_from(fileobj, source, path, map_location, weights_only, bool(mmap))
+    finally:
+        if opened is not None:
+            opened.close()
+
+
+def _load_from(fileobj, source, path, map_location, weights_only, mmap):
+    start = fileobj.tell() if hasattr(fileobj, "tell") else 0
+    head = fileobj.read(4)
+    fileobj.seek(start)
+    if len(head) == 0:
+        raise RuntimeError(f"{source}: the file is empty")
+    if head[:2] == b"PK":
+        return _load_zip(fileobj, source, path, map_location, weights_only, mmap)
+    return _load_legacy(fileobj, source, map_location, weights_only)
+
+
+def _skip_data(map_location):
+    return (isinstance(map_location, (str, device)) and
+            (map_location if isinstance(map_location, device) else device(map_location)) is META)
+
+
+def _load_zip(fileobj, source, path, map_location, weights_only, mmap):
+    reader = _ZipReader(fileobj, source, path, mmap)
+    skip = _skip_data(map_location)
+    cache = {}
+
+    def load_storage(dtype, key, location, numel):
+        if key not in cache:
+            array = reader.storage_array(dtype, key, numel, skip)
+            cache[key] = _place_storage(array, location, map_location)
+        return cache[key]
+
+    data = reader.read(reader.prefix + "data.pkl")
+    unpickler = _Unpickler(io.BytesIO(data), weights_only, load_storage, source)
+    try:
+        return unpickler.load()
+    except pickle.UnpicklingError:
+        raise
+    except (EOFError, ValueError, struct.error, IndexError, KeyError) as error:
+        raise RuntimeError(f"{source}: corrupt checkpoint pickle ({error})") from None
+
+
+def _load_legacy(fileobj, source, map_location, weights_only):
+    """Read the pre-1.6 format: pickled header, the object, storage keys, raw storages."""
+    def header():
+        try:
+            return _Unpickler(fileobj, True, None, source).load()
+        except (EOFError, pickle.UnpicklingError, ValueError, IndexError) as error:
+            raise RuntimeError(f"{source}: not a torch checkpoint (invalid header: "
+                               f"{error})") from None
+
+    if header() != _LEGACY_MAGIC:
+        raise RuntimeError(f"{source}: not a torch checkpoint (invalid magic number; corrupt "
+                           "file?)")
+    if header() != _LEGACY_PROTOCOL:
+        raise RuntimeError(f"{source}: unsupported legacy protocol version")
+    sys_info = header()
+    if not isinstance(sys_info, dict) or not sys_info.get("little_endian", True):
+        raise RuntimeError(f"{source}: big-endian checkpoints are not supported")
+    storages = {}  # key -> (dtype, location, numel)
+
+    def load_storage(dtype, key, location, numel):
+        storages.setdefault(key, (dtype, location, numel))
+        return key
+
+    unpickler = _LegacyUnpickler(fileobj, weights_only, load_storage, source)
+    try:
+        result = unpickler.load()
+        keys = _Unpickler(fileobj, True, None, source).load()
+    except (EOFError, ValueError, struct.error) as error:
+        raise RuntimeError(f"{source}: corrupt legacy checkpoint ({error})") from None
+    placed = {}
+    for key in keys:
+        dtype, location, numel = storages[key]
+        np_dtype = _np_dtype(dtype)
+        count_bytes = fileobj.read(8)
+        count = struct.unpack("<q", count_bytes)[0] if len(count_bytes) == 8 else -1
+        raw = fileobj.read(max(count, 0) * np_dtype.itemsize)
+        if count != numel or len(raw) != numel * np_dtype.itemsize:
+            raise RuntimeError(f"{source}: storage '{key}' is truncated")
+        array = np.frombuffer(bytearray(raw), dtype=np_dtype)
+        placed[key] = _place_storage(array, location, map_location)
+    return _resolve_deferred(result, placed)
+
+
+class _Deferred:
+    """A legacy tensor or parameter, rebuilt once the storages (after the pickle) are read."""
+
+    def __init__(self, kind, args):
+        self.kind, self.args = kind, args
+
+
+class _LegacyUnpickler(_Unpickler):
+    def find_class(self, module, name):
+        full = f"{module}.{name}"
+        if full in ("torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor"):
+            return lambda *args: _Deferred("tensor", args)
+        if full == "torch._utils._rebuild_parameter":
+            return lambda *args: _Deferred("parameter", args)
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        if (not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage"
+                or not isinstance(pid[1], _StorageType)):
+            raise pickle.UnpicklingError(f"{self.source}: unsupported persistent id {pid!r}")
+        if len(pid) > 5 and pid[5] is not None:
+            raise RuntimeError(f"{self.source}: legacy storage views are not supported")
+        return self.load_storage(pid[1].dtype, str(pid[2]), str(pid[3]), int(pid[4]))
+
+
+def _resolve_deferred(obj, placed):
+    """Replace deferred tensors (inside containers) by real ones now that storages are read."""
+    if isinstance(obj, _Deferred):
+        if obj.kind == "tensor":
+            key, *rest = obj.args
+            return _rebuild_tensor_v2(placed[key], *rest)
+        data, *rest = obj.args
+        return _rebuild_parameter(_resolve_deferred(data, placed), *rest)
+    if isinstance(obj, dict):
+        for k in list(obj):
+            obj[k] = _resolve_deferred(obj[k], placed)
+        return obj
+    if isinstance(obj, list):
+        return [_resolve_deferred(v, placed) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(_resolve_deferred(v, placed) for v in obj)
+    return obj

@@ -1,0 +1,265 @@
+"""ember.save / ember.load against torch.save / torch.load, safe loading, atomic writes."""
+
+import collections
+import io
+import os
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from conftest import DTYPE_PAIRS, assert_same, to_ember, to_torch
+from ember import serialization
+
+
+def _sample(name, rng):
+    e_dtype, t_dtype = DTYPE_PAIRS[name]
+    values = rng.standard_normal((3, 4)) * 10
+    t = torch.from_numpy(values).to(t_dtype)
+    return t
+
+
+@pytest.mark.parametrize("name", list(DTYPE_PAIRS))
+def test_every_dtype_round_trips_both_ways(name, tmp_path):
+    rng = np.random.default_rng(0)
+    t = _sample(name, rng)
+    torch.save({"t": t, "v": t[1:, ::2]}, tmp_path / "torch.pt")
+    loaded = ember.load(tmp_path / "torch.pt")
+    assert_same(loaded["t"], t)
+    assert_same(loaded["v"], t[1:, ::2])
+    e = to_ember(t)
+    ember.save({"e": e, "v": e.t()}, tmp_path / "ember.pt")
+    back = torch.load(tmp_path / "ember.pt", weights_only=True)
+    torch.testing.assert_close(back["e"], t, equal_nan=True)
+    torch.testing.assert_close(back["v"], t.t(), equal_nan=True)
+
+
+def test_views_share_one_storage_both_ways(tmp_path):
+    base = ember.arange(12).float().view(3, 4)
+    ember.save([base, base.t(), base[1]], tmp_path / "e.pt")
+    t_base, t_view, t_row = torch.load(tmp_path / "e.pt")
+    assert t_view.untyped_storage().data_ptr() == t_base.untyped_storage().data_ptr()
+    assert t_row.storage_offset() == 4 and t_view.stride() == (1, 4)
+    t_row[0] = 100
+    assert t_base[1, 0] == 100
+
+    tb = torch.arange(12.0).view(3, 4)
+    torch.save({"a": tb, "b": tb[:, 1:].t()}, tmp_path / "t.pt")
+    loaded = ember.load(tmp_path / "t.pt")
+    assert loaded["b"].stride() == tb[:, 1:].t().stride()
+    assert loaded["b"].storage_offset() == 1
+    assert loaded["b"].untyped_storage().data_ptr() == loaded["a"].untyped_storage().data_ptr()
+    loaded["a"].mul_(2)
+    assert loaded["b"].tolist() == (tb[:, 1:].t() * 2).tolist()
+
+
+def test_nested_containers_and_metadata(tmp_path):
+    obj = {"list": [1, 2.5, "s", None, True], "tuple": (ember.zeros(0, 3), 3),
+           "od": collections.OrderedDict(a=ember.ones(2)), "size": ember.Size([2, 3]),
+           "dtype": ember.bfloat16, "device": ember.device("cpu"), "set": {1, 2},
+           "bytes": b"raw", "complex": 1 + 2j}
+    ember.save(obj, tmp_path / "e.pt")
+    t = torch.load(tmp_path / "e.pt", weights_only=True)
+    assert t["size"] == torch.Size([2, 3]) and t["dtype"] == torch.bfloat16
+    assert t["device"] == torch.device("cpu") and t["set"] == {1, 2} and t["bytes"] == b"raw"
+    assert isinstance(t["od"], collections.OrderedDict) and t["tuple"][0].shape == (0, 3)
+    again = ember.load(tmp_path / "e.pt")
+    assert again["size"] == (2, 3) and again["dtype"] is ember.bfloat16
+    assert again["list"] == obj["list"] and again["complex"] == 1 + 2j
+    torch.save(t, tmp_path / "t.pt")
+    from_torch = ember.load(tmp_path / "t.pt")
+    assert from_torch["dtype"] is ember.bfloat16 and from_torch["device"] == ember.device("cpu")
+
+
+def test_requires_grad_and_parameters_from_torch(tmp_path):
+    torch.save({"p": torch.nn.Parameter(torch.ones(2)), "g": torch.ones(2, requires_grad=True)},
+               tmp_path / "t.pt")
+    loaded = ember.load(tmp_path / "t.pt")
+    assert loaded["p"].requires_grad and loaded["g"].requires_grad
+
+
+def test_file_objects_and_legacy_format(tmp_path):
+    buffer = io.BytesIO()
+    ember.save({"x": ember.arange(3)}, buffer)
+    buffer.seek(0)
+    assert torch.load(buffer)["x"].tolist() == [0, 1, 2]
+    buffer.seek(0)
+    assert ember.load(buffer)["x"].tolist() == [0, 1, 2]
+    t = torch.arange(6.0).view(2, 3)
+    torch.save({"t": t, "p": torch.nn.Parameter(torch.ones(2))}, tmp_path / "old.pt",
+               _use_new_zipfile_serialization=False)
+    loaded = ember.load(tmp_path / "old.pt")
+    assert_same(loaded["t"], t)
+    assert loaded["p"].requires_grad
+
+
+def test_map_location_mmap_and_meta(tmp_path):
+    t = torch.arange(10.0)
+    torch.save({"t": t}, tmp_path / "t.pt")
+    assert ember.load(tmp_path / "t.pt", map_location="cpu")["t"].device.type == "cpu"
+    assert ember.load(tmp_path / "t.pt", map_location={"cpu": "cpu"})["t"].tolist() == t.tolist()
+    seen = []
+    ember.load(tmp_path / "t.pt", map_location=lambda storage, loc: seen.append(loc))
+    assert seen == ["cpu"]
+    mapped = ember.load(tmp_path / "t.pt", mmap=True)["t"]
+    assert isinstance(mapped._storage_root(), np.memmap) and mapped.tolist() == t.tolist()
+    meta = ember.load(tmp_path / "t.pt", map_location="meta")["t"]
+    assert meta.device.type == "meta" and meta.shape == (10,)
+    if not ember.cuda.is_available():
+        with pytest.raises(RuntimeError, match="CUDA"):
+            ember.load(tmp_path / "t.pt", map_location="cuda")
+
+
+# ---------------------------------------------------------------- safe loading
+
+
+class _Exploit:
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return self.fn, self.args
+
+
+class _Smuggler:
+    """Hides the exploit inside a nested container."""
+
+    def __reduce__(self):
+        return dict, ([("inner", [_Exploit(os.system, ("true",))])],)
+
+
+def _write_checkpoint(path, payload_pickle):
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("archive/data.pkl", payload_pickle)
+        zf.writestr("archive/byteorder", "little")
+        zf.writestr("archive/version", "3\n")
+
+
+def _marker_payloads(marker):
+    import builtins
+    import subprocess
+
+    command = f"touch {marker}"
+    return {
+        "os.system": pickle.dumps(_Exploit(os.system, (command,)), protocol=2),
+        "builtins.exec": pickle.dumps(
+            _Exploit(builtins.exec, (f"open({str(marker)!r}, 'w').close()",)), protocol=2),
+        "subprocess.Popen": pickle.dumps(_Exploit(subprocess.Popen, (["touch", str(marker)],)),
+                                         protocol=2),
+        "nested": pickle.dumps({"ok": [1, 2, _Exploit(os.system, (command,))]}, protocol=2),
+        "import": pickle.dumps(_Exploit(__import__, ("antigravity",)), protocol=2),
+    }
+
+
+@pytest.mark.parametrize("kind", ["os.system", "builtins.exec", "subprocess.Popen", "nested",
+                                  "import"])
+def test_malicious_pickles_are_refused_and_do_nothing(kind, tmp_path):
+    marker = tmp_path / "pwned"
+    payload = _marker_payloads(marker)[kind]
+    path = tmp_path / "evil.pt"
+    _write_checkpoint(path, payload)
+    with pytest.raises(pickle.UnpicklingError) as error:
+        ember.load(path)
+    message = str(error.value)
+    assert "Unsupported global" in message and str(path) in message
+    assert not marker.exists()
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(path, weights_only=True)
+
+
+def test_weights_only_false_loads_any_pickle_and_safe_globals_extend(tmp_path):
+    path = tmp_path / "obj.pt"
+    _write_checkpoint(path, pickle.dumps(collections.Counter("aab"), protocol=2))
+    assert ember.load(path) == {"a": 2, "b": 1}
+    _write_checkpoint(path, pickle.dumps(np.dtype, protocol=2))
+    with pytest.raises(pickle.UnpicklingError, match="numpy"):
+        ember.load(path)
+    assert ember.load(path, weights_only=False) is np.dtype
+    serialization.add_safe_globals([np.dtype])
+    try:
+        assert ember.load(path) is np.dtype
+    finally:
+        serialization.clear_safe_globals()
+    with serialization.safe_globals([np.dtype]):
+        assert ember.load(path) is np.dtype
+    with pytest.raises(pickle.UnpicklingError):
+        ember.load(path)
+
+
+# ---------------------------------------------------------------- failures
+
+
+def test_failed_save_leaves_the_old_checkpoint(tmp_path, monkeypatch):
+    path = tmp_path / "ckpt.pt"
+    ember.save({"w": ember.ones(3)}, path)
+    calls = {"n": 0}
+    original = serialization._write_record
+
+    def failing(zf, name, data):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError("No space left on device")
+        return original(zf, name, data)
+
+    monkeypatch.setattr(serialization, "_write_record", failing)
+    with pytest.raises(OSError, match="No space"):
+        ember.save({"w": ember.zeros(3)}, path)
+    monkeypatch.undo()
+    assert ember.load(path)["w"].tolist() == [1.0, 1.0, 1.0]
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt.pt"]
+
+
+class _FailingFile(io.BytesIO):
+    def write(self, data):
+        if self.tell() > 100:
+            raise OSError("disk full")
+        return super().write(data)
+
+
+def test_failing_file_object_raises(tmp_path):
+    with pytest.raises(OSError, match="disk full"):
+        ember.save({"w": ember.ones(1000)}, _FailingFile())
+
+
+@pytest.mark.parametrize("cut", [10, 200, -40])
+def test_truncated_files_give_clear_errors(cut, tmp_path):
+    path = tmp_path / "full.pt"
+    torch.save({"w": torch.ones(1000)}, path)
+    data = path.read_bytes()
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(data[:cut])
+    with pytest.raises(RuntimeError, match="bad.pt"):
+        ember.load(bad)
+
+
+def test_wrong_format_and_missing_files(tmp_path):
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"hello world, not a checkpoint")
+    with pytest.raises(RuntimeError, match="garbage.pt"):
+        ember.load(garbage)
+    empty = tmp_path / "empty.pt"
+    empty.write_bytes(b"")
+    with pytest.raises(RuntimeError, match="empty"):
+        ember.load(empty)
+    with pytest.raises(FileNotFoundError):
+        ember.load(tmp_path / "missing.pt")
+    with pytest.raises(RuntimeError, match="meta"):
+        ember.save(ember.zeros(2, device="meta"), tmp_path / "m.pt")
+
+
+def test_saved_records_are_aligned_like_torch(tmp_path):
+    ember.save({"a": ember.ones(5), "b": ember.ones(7, dtype=ember.float64)}, tmp_path / "e.pt")
+    with zipfile.ZipFile(tmp_path / "e.pt") as zf, open(tmp_path / "e.pt", "rb") as f:
+        for info in zf.infolist():
+            if "/data/" in info.filename:
+                f.seek(info.header_offset + 26)
+                name_len, extra_len = np.frombuffer(f.read(4), dtype="<u2")
+                assert (info.header_offset + 30 + name_len + extra_len) % 64 == 0
+
+
+def test_to_torch_helper_round_trip():
+    e = ember.tensor([[1.5, 2.0]])
+    assert_same(to_ember(to_torch(e)), to_torch(e))
