@@ -13,7 +13,7 @@ def to_torch(t):
     """An ember tensor as a torch tensor with the same values and dtype."""
     if t.dtype is ember.bfloat16:
         return torch.from_numpy(t.detach().float().numpy().copy()).to(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(t.detach().cpu().numpy()).copy())
+    return torch.from_numpy(np.array(t.detach().cpu().numpy(), copy=True, order="C"))
 
 
 def to_ember(t):

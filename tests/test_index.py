@@ -1,0 +1,332 @@
+"""Indexing operators against torch: values, dtypes, errors, gradients, meta shapes."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from conftest import DTYPE_PAIRS, assert_grads_match, assert_same, make_pair
+
+RNG = np.random.default_rng(0)
+pytestmark = pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+
+
+def _pair_index(array):
+    return ember.tensor(np.asarray(array)), torch.from_numpy(np.asarray(array).copy())
+
+
+def _raises_like(e_fn, t_fn, words=()):
+    with pytest.raises(Exception) as t_err:
+        t_fn()
+    with pytest.raises(type(t_err.value)) as e_err:
+        e_fn()
+    for w in words:
+        assert w in str(e_err.value), (str(e_err.value), str(t_err.value))
+    return e_err.value, t_err.value
+
+
+def _values(dtype_name, shape, rng=RNG):
+    if dtype_name == "bool":
+        return rng.random(shape) > 0.5
+    np_dtype = {"bfloat16": np.float32}.get(dtype_name, dtype_name)
+    if dtype_name.startswith("complex"):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np_dtype)
+    if dtype_name.startswith(("int", "uint")):
+        return rng.integers(0, 50, shape).astype(np_dtype)
+    return rng.standard_normal(shape).astype(np_dtype)
+
+
+def _cast_pair(array, dtype_name):
+    e_dtype, t_dtype = DTYPE_PAIRS[dtype_name]
+    e, t = make_pair(array)
+    return e.to(e_dtype), t.to(t_dtype)
+
+
+# ---------------------------------------------------------------- gather / scatter
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "bfloat16",
+                                   "complex64", "uint8"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_gather_values(dtype, dim):
+    x, tx = _cast_pair(_values(dtype, (4, 5)), dtype)
+    idx = RNG.integers(0, x.shape[dim], (3, 2))
+    ei, ti = _pair_index(idx)
+    assert_same(ember.gather(x, dim, ei), torch.gather(tx, dim, ti))
+    assert_same(x.gather(dim, ei), tx.gather(dim, ti))
+    assert_same(x.gather(dim, ei.int()), tx.gather(dim, ti.int()))
+
+
+def test_gather_zero_dim_and_empty_and_transposed():
+    x, tx = make_pair(np.array(5.0))
+    i, ti = _pair_index(np.array(0))
+    assert_same(x.gather(0, i), tx.gather(0, ti))
+    y, ty = make_pair(RNG.standard_normal((3, 4)))
+    e0, t0 = _pair_index(np.zeros((0, 4), np.int64))
+    assert_same(y.gather(0, e0), ty.gather(0, t0))
+    yt, tyt = y.t(), ty.t()
+    idx = RNG.integers(0, 3, (4, 3))
+    ei, ti = _pair_index(idx)
+    assert_same(yt.gather(1, ei), tyt.gather(1, ti))
+    out, tout = ember.empty(0, dtype=ember.float64), torch.empty(0, dtype=torch.float64)
+    ei, ti = _pair_index(idx[:3, :2])
+    assert_same(ember.gather(y, 1, ei, out=out), torch.gather(ty, 1, ti, out=tout))
+    assert_same(out, tout)
+
+
+def test_gather_errors():
+    x, tx = make_pair(np.arange(12.0).reshape(3, 4))
+    cases = [
+        (np.array([[0]], np.int16), 0, ["gather(): Expected dtype int32/int64 for index"]),
+        (np.array([[0.0]]), 0, ["gather(): Expected dtype int32/int64 for index"]),
+        (np.array([0]), 0, ["same number of dimensions"]),
+        (np.array([[5]]), 0, ["index 5 is out of bounds for dimension 0 with size 3"]),
+        (np.array([[-1]]), 0, ["index -1 is out of bounds"]),
+        (np.zeros((2, 5), np.int64), 0, ["Size does not match at dimension 1"]),
+        (np.zeros((2, 2), np.int64), 2, ["Dimension out of range"]),
+    ]
+    for idx, dim, words in cases:
+        ei, ti = _pair_index(idx)
+        _raises_like(lambda: x.gather(dim, ei), lambda: tx.gather(dim, ti), words)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -2])
+def test_gather_grad(dim):
+    x = RNG.standard_normal((4, 3))
+    shape = (5, 3) if dim % 2 == 0 else (4, 5)
+    idx = torch.from_numpy(RNG.integers(0, x.shape[dim], shape))
+    ei = ember.tensor(idx.numpy())
+    assert_grads_match(lambda a: a.gather(dim, ei), lambda a: a.gather(dim, idx), x,
+                       double_backward=True)
+
+
+def _perm_index(shape, size, dim, rng=RNG):
+    """An index with no repeats along ``dim`` (scatter without reduce is then deterministic)."""
+    idx = np.empty(shape, np.int64)
+    moved = np.moveaxis(idx, dim, -1)
+    for pos in np.ndindex(moved.shape[:-1]):
+        moved[pos] = rng.permutation(size)[:moved.shape[-1]]
+    return idx
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool", "complex128",
+                                   "float16"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_scatter_values(dtype, dim):
+    x, tx = _cast_pair(_values(dtype, (4, 5)), dtype)
+    src, tsrc = _cast_pair(_values(dtype, (4, 6)), dtype)
+    shape = (3, 4) if dim == 0 else (4, 3)
+    ei, ti = _pair_index(_perm_index(shape, x.shape[dim], dim % 2))
+    assert_same(x.scatter(dim, ei, src), tx.scatter(dim, ti, tsrc))
+    assert_same(ember.scatter(x, dim, ei, src), torch.scatter(tx, dim, ti, tsrc))
+    value = True if dtype == "bool" else 3
+    assert_same(x.scatter(dim, ei, value), tx.scatter(dim, ti, value))
+    if dtype != "bool":
+        assert_same(x.scatter_add(dim, ei, src), tx.scatter_add(dim, ti, tsrc))
+        dup, tdup = _pair_index(RNG.integers(0, x.shape[dim], shape))
+        assert_same(x.scatter_add(dim, dup, src), tx.scatter_add(dim, tdup, tsrc))
+        assert_same(x.scatter(dim, dup, src, reduce="add"),
+                    tx.scatter(dim, tdup, tsrc, reduce="add"))
+        assert_same(x.scatter(dim, dup, src, reduce="multiply"),
+                    tx.scatter(dim, tdup, tsrc, reduce="multiply"))
+        assert_same(x.scatter(dim, dup, 2, reduce="multiply"),
+                    tx.scatter(dim, tdup, 2, reduce="multiply"))
+
+
+def test_scatter_inplace_and_zero_dim():
+    x, tx = make_pair(np.zeros((3, 4)))
+    ei, ti = _pair_index(np.array([[2, 0, 1, 0]]))
+    src, tsrc = make_pair(np.ones((1, 4)))
+    version = x._version
+    assert x.scatter_(0, ei, src) is x
+    tx.scatter_(0, ti, tsrc)
+    assert_same(x, tx)
+    assert x._version > version
+    x.scatter_add_(1, ei, src)
+    tx.scatter_add_(1, ti, tsrc)
+    assert_same(x, tx)
+    s, ts = make_pair(np.array(5.0))
+    i0, t0 = _pair_index(np.array(0))
+    assert_same(s.scatter(0, i0, 2.0), ts.scatter(0, t0, 2.0))
+
+
+def test_scatter_errors():
+    x, tx = make_pair(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+    cases = [
+        (lambda m, t, i: m.scatter(0, i(np.array([[0]], np.int16)), 1.0), ["int32/int64"]),
+        (lambda m, t, i: m.scatter_add(0, i(np.array([[0.0]])), m), ["int32/int64"]),
+        (lambda m, t, i: m.scatter(0, i(np.array([[5]])), 1.0), ["index 5 is out of bounds"]),
+        (lambda m, t, i: m.scatter(0, i(np.array([[0]])), t(np.ones((1, 1)))), ["dtype"]),
+        (lambda m, t, i: m.scatter(0, i(np.zeros((2, 5), np.int64)),
+                                   t(np.ones((2, 2), np.float32))), ["to be no larger than self"]),
+        (lambda m, t, i: m.scatter_add(0, i(np.zeros((2, 2), np.int64)),
+                                       t(np.ones((1, 1), np.float32))), ["no larger size than src"]),
+        (lambda m, t, i: m.scatter(0, i(np.array([[0]])), t(np.ones((1, 1), np.float32)),
+                                   reduce="foo"), ["reduce argument must be"]),
+        (lambda m, t, i: m.scatter_reduce(0, i(np.array([[0]])), t(np.ones((1, 1), np.float32)),
+                                          "foo"), ["sum, prod, mean, amax or amin"]),
+    ]
+    for fn, words in cases:
+        _raises_like(lambda: fn(x, ember.tensor, ember.tensor),
+                     lambda: fn(tx, torch.tensor, torch.tensor), words)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "float32"])
+def test_scatter_reduce_values(reduce, include_self, dtype):
+    x, tx = _cast_pair(_values(dtype, (5, 3)), dtype)
+    src, tsrc = _cast_pair(_values(dtype, (6, 3)), dtype)
+    ei, ti = _pair_index(RNG.integers(0, 4, (6, 3)))
+    assert_same(x.scatter_reduce(0, ei, src, reduce, include_self=include_self),
+                tx.scatter_reduce(0, ti, tsrc, reduce, include_self=include_self))
+    y, ty = x.clone(), tx.clone()
+    y.scatter_reduce_(0, ei, src, reduce, include_self=include_self)
+    ty.scatter_reduce_(0, ti, tsrc, reduce, include_self=include_self)
+    assert_same(y, ty)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_grad(reduce, include_self):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 3))
+    src = rng.standard_normal((6, 3))
+    if reduce == "prod":
+        src[1, 0] = 0.0  # a single zero factor: the exact branch of the gradient
+    idx = torch.from_numpy(rng.integers(0, 4, (6, 3)))
+    ei = ember.tensor(idx.numpy())
+    assert_grads_match(
+        lambda a, s: a.scatter_reduce(0, ei, s, reduce, include_self=include_self),
+        lambda a, s: a.scatter_reduce(0, idx, s, reduce, include_self=include_self),
+        x, src, double_backward=reduce in ("sum", "mean"))
+
+
+def test_scatter_grads():
+    x, src = RNG.standard_normal((4, 5)), RNG.standard_normal((3, 5))
+    idx = torch.from_numpy(_perm_index((3, 5), 4, 0))
+    ei = ember.tensor(idx.numpy())
+    assert_grads_match(lambda a, s: a.scatter(0, ei, s), lambda a, s: a.scatter(0, idx, s),
+                       x, src, double_backward=True)
+    assert_grads_match(lambda a: a.scatter(0, ei, 2.5), lambda a: a.scatter(0, idx, 2.5), x,
+                       double_backward=True)
+    dup = torch.from_numpy(RNG.integers(0, 4, (3, 5)))
+    edup = ember.tensor(dup.numpy())
+    assert_grads_match(lambda a, s: a.scatter_add(0, edup, s),
+                       lambda a, s: a.scatter_add(0, dup, s), x, src, double_backward=True)
+
+
+def test_scatter_reduce_legacy_is_not_differentiable():
+    x = ember.zeros(3, requires_grad=True)
+    y = x.scatter(0, ember.tensor([0]), ember.ones(1, requires_grad=True), reduce="add")
+    with pytest.raises(RuntimeError, match="not implemented"):
+        y.sum().backward()
+
+
+# ---------------------------------------------------------------- index_select / index_add
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "bfloat16", "complex64"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32])
+def test_index_select_values(dtype, dim, index_dtype):
+    x, tx = _cast_pair(_values(dtype, (4, 3, 2)), dtype)
+    idx = RNG.integers(-0, x.shape[dim], 5).astype(index_dtype)
+    ei, ti = _pair_index(idx)
+    assert_same(x.index_select(dim, ei), tx.index_select(dim, ti))
+    ei, ti = _pair_index(np.array([1, 0, 1], index_dtype))
+    assert_same(ember.index_select(x.transpose(0, 2), dim, ei),
+                torch.index_select(tx.transpose(0, 2), dim, ti))
+
+
+def test_index_select_edge_cases():
+    s, ts = make_pair(np.array(5.0))
+    for idx in (np.array([0]), np.array(0)):
+        ei, ti = _pair_index(idx)
+        assert_same(s.index_select(0, ei), ts.index_select(0, ti))
+    x, tx = make_pair(RNG.standard_normal((3, 4)))
+    ei, ti = _pair_index(np.zeros(0, np.int64))
+    assert_same(x.index_select(1, ei), tx.index_select(1, ti))
+    e1, t1 = _pair_index(np.array(2))
+    assert_same(x.index_select(0, e1), tx.index_select(0, t1))
+    out, tout = ember.empty(2, 4, dtype=ember.float64), torch.empty(2, 4, dtype=torch.float64)
+    ei, ti = _pair_index(np.array([2, 0]))
+    assert_same(ember.index_select(x, 0, ei, out=out), torch.index_select(tx, 0, ti, out=tout))
+    assert_same(out, tout)
+
+
+def test_index_select_errors():
+    x, tx = make_pair(np.arange(12.0).reshape(3, 4))
+    for idx, words in [(np.array([0.0]), ["int32 or int64"]), (np.array([[0]]), ["vector"]),
+                       (np.array([5]), ["index out of range in self"]),
+                       (np.array([-1]), ["index out of range in self"])]:
+        ei, ti = _pair_index(idx)
+        _raises_like(lambda: x.index_select(0, ei), lambda: tx.index_select(0, ti), words)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_index_select_grad(dim):
+    x = RNG.standard_normal((4, 3))
+    idx = torch.from_numpy(RNG.integers(0, x.shape[dim], 6))
+    ei = ember.tensor(idx.numpy())
+    assert_grads_match(lambda a: a.index_select(dim, ei), lambda a: a.index_select(dim, idx), x,
+                       double_backward=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex64", "float16"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_index_add_values(dtype, dim):
+    x, tx = _cast_pair(_values(dtype, (4, 5)), dtype)
+    n = 6
+    src_shape = (n, 5) if dim == 0 else (4, n)
+    src, tsrc = _cast_pair(_values(dtype, src_shape), dtype)
+    ei, ti = _pair_index(RNG.integers(0, x.shape[dim], n))
+    assert_same(x.index_add(dim, ei, src), tx.index_add(dim, ti, tsrc))
+    assert_same(ember.index_add(x, dim, ei, src, alpha=2), torch.index_add(tx, dim, ti, tsrc,
+                                                                          alpha=2))
+    y, ty = x.clone(), tx.clone()
+    y.index_add_(dim, ei.int(), src)
+    ty.index_add_(dim, ti.int(), tsrc)
+    assert_same(y, ty)
+
+
+def test_index_add_errors():
+    x, tx = make_pair(np.arange(12.0).reshape(3, 4).astype(np.float32))
+    cases = [
+        (np.array([0.0]), np.ones((1, 4), np.float32), ["int32/int64 for index"]),
+        (np.array([0]), np.ones((2, 4), np.float32), ["Number of indices (1)"]),
+        (np.array([0]), np.ones((1, 3), np.float32), ["source tensor shape must match"]),
+        (np.array([7]), np.ones((1, 4), np.float32), ["index 7 is out of bounds"]),
+        (np.array([0]), np.ones((1, 4)), ["must have the same scalar type"]),
+    ]
+    for idx, src, words in cases:
+        ei, ti = _pair_index(idx)
+        es, ts = make_pair(src)
+        _raises_like(lambda: x.index_add(0, ei, es), lambda: tx.index_add(0, ti, ts), words)
+    ei, ti = _pair_index(np.array([0, 0]))
+    ei_, ti_ = make_pair(np.array([1, 3]))
+    xi, txi = make_pair(np.arange(3))
+    assert_same(xi.index_add(0, ei, ei_, alpha=2.5), txi.index_add(0, ti, ti_, alpha=2.5))
+
+
+def test_index_add_grad():
+    x, src = RNG.standard_normal((4, 3)), RNG.standard_normal((5, 3))
+    idx = torch.from_numpy(RNG.integers(0, 4, 5))
+    ei = ember.tensor(idx.numpy())
+    assert_grads_match(lambda a, s: a.index_add(0, ei, s, alpha=1.5),
+                       lambda a, s: a.index_add(0, idx, s, alpha=1.5), x, src,
+                       double_backward=True)
+
+
+def test_gather_scatter_meta():
+    x = ember.zeros(4, 5, device="meta")
+    idx = ember.zeros(3, 5, dtype=ember.int64, device="meta")
+    src = ember.zeros(3, 5, device="meta")
+    assert x.gather(0, idx).shape == (3, 5) and x.gather(0, idx).device.type == "meta"
+    for result in (x.scatter(0, idx, src), x.scatter(0, idx, 1.0), x.scatter_add(0, idx, src),
+                   x.scatter_reduce(0, idx, src, "amax")):
+        assert result.shape == (4, 5) and result.dtype is ember.float32
+        assert result.device.type == "meta"
+    assert x.index_add(0, ember.zeros(3, dtype=ember.int64, device="meta"), src).shape == (4, 5)
+    r = x.index_select(1, ember.zeros(7, dtype=ember.int64, device="meta"))
+    assert r.shape == (4, 7) and r.device.type == "meta"
