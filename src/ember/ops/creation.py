@@ -775,6 +775,11 @@ def _copy_(self, src, non_blocking=False):
         if src._device is META and self._device is not META:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         src = src.to(self._device)
+    if self._device.type == "cpu" and src._data is not self._data and \
+            _partial_overlap(self._data, src._data):
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                           "written-to tensor refer to a single memory location. Please clone() "
+                           "the tensor before performing the operation.")
     check_inplace_target(self)
     if grad_mode.state.enabled and (self._rg or src._rg):
         return assign_inplace(self, copy_op(self, src), check_dtype=False)
@@ -785,6 +790,19 @@ def _copy_(self, src, non_blocking=False):
         self._device.xp.copyto(self._data, data, casting="unsafe")
     self._vc[0] += 1
     return self
+
+
+def _partial_overlap(a, b):
+    """Whether ``a`` and ``b`` share memory other than as the very same elements."""
+    if not np.may_share_memory(a, b):
+        return False
+    if (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.strides == b.strides and a.shape == b.shape):
+        return False
+    try:
+        return np.shares_memory(a, b, max_work=100_000)
+    except np.exceptions.TooHardError:
+        return True
 
 
 def _fill_(self, value):
