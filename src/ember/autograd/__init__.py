@@ -10,8 +10,9 @@ Example::
 
 from __future__ import annotations
 
-from . import graph
+from . import forward_ad, functional, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -20,10 +21,13 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
-           "set_detect_anomaly", "is_anomaly_enabled", "graph"]
+           "set_detect_anomaly", "is_anomaly_enabled", "graph", "Function", "FunctionCtx",
+           "InplaceFunction", "NestedIOFunction", "once_differentiable", "gradcheck",
+           "gradgradcheck", "GradcheckError", "functional", "forward_ad"]
 
 
 def _as_tuple(x):

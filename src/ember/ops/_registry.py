@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor
+from ..autograd import forward_ad as _forward_ad
 from ..autograd import grad_mode
 from ..autograd.graph import record
 
@@ -30,7 +31,7 @@ class Op:
     """A primitive operator: its kernel, optional meta rule and optional derivative."""
 
     __slots__ = ("name", "kernel", "meta", "derivative", "save_inputs", "save_output",
-                 "grad_name", "view", "multi_output", "differentiable_outputs")
+                 "grad_name", "view", "multi_output", "differentiable_outputs", "jvp")
 
     def __init__(self, name, kernel, *, meta=None, save_inputs=True, save_output=False,
                  view=False, multi_output=False, differentiable_outputs=None, grad_name=None):
@@ -38,6 +39,7 @@ class Op:
         self.kernel = kernel
         self.meta = meta
         self.derivative = None
+        self.jvp = None  # forward-mode rule, set by ember.autograd.forward_ad
         self.save_inputs = save_inputs
         self.save_output = save_output
         self.view = view
@@ -103,6 +105,7 @@ def _run_meta(op, arrays, params):
 
 
 _grad_state = grad_mode.state
+_fw_state = _forward_ad._state
 _new = object.__new__
 
 
@@ -161,6 +164,8 @@ def run_op(op, *inputs, **params):
             if t._rg:
                 record(op, inputs, params, results)
                 break
+    if _fw_state.level is not None:
+        _forward_ad.propagate(op, inputs, params, results)
     return results
 
 
@@ -232,6 +237,8 @@ def assign_inplace(target, result, check_dtype=True):
             rebase_view(target, result)
         else:
             target.grad_fn, target._output_nr, target._rg = result.grad_fn, result._output_nr, True
+    if _fw_state.level is not None and getattr(result, "_fw_grad", None) is not None:
+        target._fw_grad = result._fw_grad
     return target
 
 

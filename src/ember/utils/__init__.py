@@ -1,0 +1,13 @@
+"""Utilities (``ember.utils``): activation checkpointing; data loading lives in ``utils.data``.
+
+Example::
+
+    >>> from ember.utils.checkpoint import checkpoint
+    >>> y = checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False)
+"""
+
+from __future__ import annotations
+
+from . import checkpoint
+
+__all__ = ["checkpoint"]

@@ -1,0 +1,154 @@
+"""Activation checkpointing: trade compute for memory by recomputing a segment in backward.
+
+``checkpoint(fn, *args, use_reentrant=False)`` runs ``fn`` keeping none of the tensors its
+graph saves for backward (a saved-tensor pack hook keeps only their position); the first time
+backward needs one, ``fn`` runs again on the same inputs and the recomputed tensors are used.
+With ``use_reentrant=True`` the segment is one :class:`~ember.autograd.Function` whose backward
+recomputes the segment and backpropagates through it (torch's older variant).
+
+Example::
+
+    >>> x = ember.randn(4, requires_grad=True)
+    >>> y = checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False)
+    >>> y.sum().backward()      # sin and exp are recomputed here
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..autograd.function import Function
+from ..autograd.graph import saved_tensors_hooks
+
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
+
+
+class CheckpointError(RuntimeError):
+    """Raised when recomputation does not reproduce the forward pass."""
+
+
+class _Frame:
+    """One checkpointed call: recomputes it on first unpack and hands out its saved tensors."""
+
+    def __init__(self, function, args, kwargs):
+        self.function, self.args, self.kwargs = function, args, kwargs
+        self.count = 0
+        self.recomputed = None
+
+    def pack(self, tensor):
+        index = self.count
+        self.count += 1
+        return index
+
+    def unpack(self, index):
+        if self.recomputed is None:
+            self._recompute()
+        if index >= len(self.recomputed):
+            raise CheckpointError("torch.utils.checkpoint: trying to use a tensor saved during "
+                                  "the forward pass that was not saved during recomputation: the "
+                                  "checkpointed function is not deterministic.")
+        return self.recomputed[index]
+
+    def _recompute(self):
+        saved = []
+
+        def keep(tensor):
+            saved.append(tensor)
+            return tensor
+
+        args = tuple(a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
+                     for a in self.args)
+        with grad_mode.enable_grad(), saved_tensors_hooks(keep, lambda t: t):
+            self.function(*args, **self.kwargs)
+        if len(saved) != self.count:
+            raise CheckpointError(f"torch.utils.checkpoint: A different number of tensors was "
+                                  f"saved during the original forward and recomputation.\n"
+                                  f"Number of tensors saved during forward: {self.count}\n"
+                                  f"Number of tensors saved during recomputation: {len(saved)}")
+        self.recomputed = saved
+
+
+class _ReentrantCheckpoint(Function):
+    @staticmethod
+    def forward(ctx, function, n_args, *args):
+        ctx.function = function
+        ctx.tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        ctx.plain_args = args
+        ctx.save_for_backward(*[args[i] for i in ctx.tensor_positions])
+        return function(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        from .. import autograd
+
+        tensors = ctx.saved_tensors
+        args = list(ctx.plain_args)
+        detached = []
+        for i, t in zip(ctx.tensor_positions, tensors):
+            d = t.detach().requires_grad_(t.requires_grad)
+            args[i] = d
+            detached.append(d)
+        with grad_mode.enable_grad():
+            outputs = ctx.function(*args)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        pairs = [(o, g) for o, g in zip(outputs, grads)
+                 if isinstance(o, Tensor) and o.requires_grad and g is not None]
+        if not pairs:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
+                               "necessary")
+        autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+        result = [None] * len(args)
+        for i, d in zip(ctx.tensor_positions, detached):
+            result[i] = d.grad
+        return (None, None, *result)
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
+               debug=False, preserve_rng_state=True, **kwargs):
+    """Run ``function(*args, **kwargs)`` without keeping its activations; recompute in backward.
+
+    Example::
+
+        >>> y = checkpoint(layer, x, use_reentrant=False)
+    """
+    if use_reentrant is None:
+        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
+                      "explicitly. Starting in PyTorch 2.9, calling checkpoint without "
+                      "use_reentrant will raise an exception. use_reentrant=False is "
+                      "recommended, but if you need to preserve the current default behavior, "
+                      "you can pass use_reentrant=True. Refer to docs for more details on the "
+                      "differences between the two variants.", stacklevel=2)
+        use_reentrant = True
+    if use_reentrant:
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        return _ReentrantCheckpoint.apply(function, len(args), *args)
+    frame = _Frame(function, args, kwargs)
+    with saved_tensors_hooks(frame.pack, frame.unpack):
+        return function(*args, **kwargs)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """Run a sequence of functions (or an ``nn.Sequential``) in ``segments`` checkpointed parts.
+
+    Example::
+
+        >>> y = checkpoint_sequential([f, g, h], 2, x, use_reentrant=False)
+    """
+    functions = list(functions.children()) if hasattr(functions, "children") else list(functions)
+    size = (len(functions) + segments - 1) // max(segments, 1)
+
+    def run(start, end):
+        def forward(x):
+            for fn in functions[start:end]:
+                x = fn(x)
+            return x
+        return forward
+
+    end = -1
+    for start in range(0, len(functions) - size, size):
+        end = start + size
+        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
+    return run(max(end, 0), len(functions))(input)
