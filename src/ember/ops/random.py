@@ -795,7 +795,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         # has fewer positive categories than samples, zero-probability ones follow in order.
         keys = draws.exponential((rows, categories), np.float64)
         keys = xp.where(probs > 0, keys / xp.where(probs > 0, probs, 1.0), xp.inf)
-        index = xp.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+        index = (np.argsort(keys, axis=1, kind="stable") if xp is np else
+                 xp.argsort(keys, axis=1))[:, :num_samples]
     result = _new_tensor(index.astype(np.int64).reshape(out_shape), device)
     return write_out(result, out, "multinomial")
 
