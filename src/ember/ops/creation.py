@@ -781,6 +781,11 @@ def _copy_(self, src, non_blocking=False):
                            "written-to tensor refer to a single memory location. Please clone() "
                            "the tensor before performing the operation.")
     check_inplace_target(self)
+    if src._data.dtype.kind == "c" and self._data.dtype.kind != "c":
+        import warnings
+
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                      stacklevel=2)
     if grad_mode.state.enabled and (self._rg or src._rg):
         return assign_inplace(self, copy_op(self, src), check_dtype=False)
     if self._device is not META:
