@@ -73,7 +73,7 @@ from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 
-from . import autograd, cuda, linalg, serialization, special  # noqa: E402  (need the ops)
+from . import autograd, cuda, linalg, nn, serialization, special  # noqa: E402  (need the ops)
 from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Implementation files of ``ember.nn.functional``, one per family."""

@@ -1,0 +1,5 @@
+"""nn.functional: distance (being written)."""
+
+from __future__ import annotations
+
+__all__ = []

@@ -1,0 +1,5 @@
+"""nn.functional: loss (being written)."""
+
+from __future__ import annotations
+
+__all__ = []

@@ -1,0 +1,5 @@
+"""nn.functional: vision (being written)."""
+
+from __future__ import annotations
+
+__all__ = []

@@ -1,0 +1,20 @@
+"""Every nn layer, one module per family; re-exported from ``ember.nn``."""
+
+from .activation import *  # noqa: F403
+from .container import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .distance import *  # noqa: F403
+from .dropout import *  # noqa: F403
+from .fold import *  # noqa: F403
+from .lazy import *  # noqa: F403
+from .linear import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .module import Module  # noqa: F401
+from .normalization import *  # noqa: F403
+from .padding import *  # noqa: F403
+from .pixelshuffle import *  # noqa: F403
+from .pooling import *  # noqa: F403
+from .rnn import *  # noqa: F403
+from .sparse import *  # noqa: F403
+from .transformer import *  # noqa: F403
+from .upsampling import *  # noqa: F403

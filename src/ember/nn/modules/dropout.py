@@ -1,0 +1,5 @@
+"""nn modules: dropout (being written)."""
+
+from __future__ import annotations
+
+__all__ = []

@@ -1,0 +1,67 @@
+"""Linear layers: Identity, Linear, Bilinear, LazyLinear."""
+
+from __future__ import annotations
+
+import math
+
+from ...ops.creation import empty
+from .. import init
+from .._functional.linear import linear
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Identity", "Linear"]
+
+
+class Identity(Module):
+    """Returns its input unchanged (any constructor arguments are ignored).
+
+    Example::
+
+        >>> ember.nn.Identity(54)(ember.ones(2)).shape
+        ember.Size([2])
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """``y = x @ W.T + b`` with ``W`` of shape (out_features, in_features).
+
+    Weights and bias start uniform in ``+-1/sqrt(in_features)``, as in torch.
+
+    Example::
+
+        >>> ember.nn.Linear(20, 30)(ember.randn(128, 20)).shape
+        ember.Size([128, 30])
+    """
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Re-draw weight and bias from torch's default distributions."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.in_features
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")

@@ -1,0 +1,5 @@
+"""nn modules: rnn (being written)."""
+
+from __future__ import annotations
+
+__all__ = []

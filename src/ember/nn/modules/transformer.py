@@ -1,0 +1,5 @@
+"""nn modules: transformer (being written)."""
+
+from __future__ import annotations
+
+__all__ = []

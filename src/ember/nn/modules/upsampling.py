@@ -1,0 +1,5 @@
+"""nn modules: upsampling (being written)."""
+
+from __future__ import annotations
+
+__all__ = []

@@ -1,0 +1,130 @@
+"""``nn.Parameter`` and ``nn.Buffer``: tensors that modules register automatically."""
+
+from __future__ import annotations
+
+from .._tensor import Tensor
+
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
+           "is_lazy"]
+
+
+def _share(cls, data):
+    """A new ``cls`` instance that shares ``data``'s memory and version counter."""
+    obj = object.__new__(cls)
+    obj._data = data._data
+    obj._device = data._device
+    obj._rg = False
+    obj.grad_fn = None
+    obj._output_nr = 0
+    obj._vc = data._vc
+    obj._base = None
+    return obj
+
+
+class Parameter(Tensor):
+    """A tensor that is a module's learnable parameter (requires grad by default).
+
+    Assigning one as a module attribute registers it in ``module.parameters()``.
+
+    Example::
+
+        >>> w = ember.nn.Parameter(ember.zeros(2))
+        >>> w.requires_grad
+        True
+    """
+
+    _ember_wraps_data = True
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            from ..ops.creation import empty
+
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter data must be a Tensor, got {type(data).__name__}")
+        obj = _share(cls, data.detach())
+        if requires_grad:
+            obj.requires_grad_(True)
+        return obj
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (Tensor._make(self._data, self._device), self._rg))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.detach().clone(), self._rg)
+        if self.grad is not None:
+            result._grad = self.grad.detach().clone()
+        memo[id(self)] = result
+        return result
+
+
+def _rebuild_parameter(data, requires_grad):
+    return Parameter(data, requires_grad)
+
+
+class Buffer(Tensor):
+    """Marks a tensor to be registered as a module buffer when assigned as an attribute.
+
+    Example::
+
+        >>> m.running = ember.nn.Buffer(ember.zeros(3))   # same as register_buffer
+    """
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            from ..ops.creation import empty
+
+            data = empty(0)
+        obj = _share(cls, data.detach())
+        obj.persistent = persistent
+        return obj
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (used by lazy modules)."""
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from ..ops.creation import empty
+
+        obj = super().__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+        obj._lazy_device, obj._lazy_dtype = device, dtype
+        return obj
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give the parameter its shape (fresh, uninitialised memory) and make it a Parameter."""
+        from ..ops.creation import empty
+
+        data = empty(shape, device=device or self._lazy_device, dtype=dtype or self._lazy_dtype)
+        self._data, self._device = data._data, data._device
+        self.__class__ = Parameter
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+
+class UninitializedBuffer(Tensor):
+    """A buffer whose shape is not known yet (used by lazy modules)."""
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        from ..ops.creation import empty
+
+        obj = _share(cls, empty(0, device=device, dtype=dtype))
+        obj._lazy_device, obj._lazy_dtype = device, dtype
+        return obj
+
+    def materialize(self, shape, device=None, dtype=None):
+        from ..ops.creation import empty
+
+        data = empty(shape, device=device or self._lazy_device, dtype=dtype or self._lazy_dtype)
+        self._data, self._device = data._data, data._device
+        self.__class__ = Tensor
+
+
+def is_lazy(param):
+    """Whether ``param`` is an uninitialized (lazy) parameter or buffer."""
+    return isinstance(param, (UninitializedParameter, UninitializedBuffer))
