@@ -195,8 +195,7 @@ def _body(t, indent):
     """The data part of the repr (``[...]`` or a scalar) of a non-empty, non-meta tensor."""
     array = t._data
     if array.ndim == 0:
-        strings, _ = _format_elements(_host(array).reshape(1))
-        return strings[0].lstrip() if array.dtype.kind == "c" else strings[0]
+        return _format_elements(_host(array).reshape(1))[0][0]
     if array.size > PRINT_OPTS.threshold:
         if not PRINT_OPTS.edgeitems:
             return "[...]"
