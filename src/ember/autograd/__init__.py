@@ -106,15 +106,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
                                 accumulate=False)
     final = []
-    for t, g in zip(inputs, result):
+    for index, (t, g) in enumerate(zip(inputs, result)):
         if g is None:
             if materialize_grads:
                 from ..ops.creation import zeros_like
 
                 g = zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not "
+                                   "have been used in the graph. Set allow_unused=True if this "
+                                   "is the desired behavior.")
         final.append(g)
     return tuple(final)

@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import inspect
 
 from .._tensor import Tensor
 from . import grad_mode
@@ -242,14 +243,34 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         return _apply(cls, args, kwargs)
 
 
+def _bind(cls, custom_setup, args, kwargs):
+    """Bind ``apply``'s arguments to ``forward``'s signature (defaults filled in), as torch
+    does, so that ``needs_input_grad`` and ``backward``'s results count every parameter."""
+    sig = cls.__dict__.get("_forward_signature")
+    if sig is None:
+        try:
+            sig = inspect.signature(cls.forward)
+        except (TypeError, ValueError):
+            return args, kwargs
+        cls._forward_signature = sig
+    try:
+        bound = sig.bind(*args, **kwargs) if custom_setup else sig.bind(None, *args, **kwargs)
+    except TypeError:
+        return args, kwargs
+    bound.apply_defaults()
+    positional = bound.args if custom_setup else bound.args[1:]
+    return tuple(positional), bound.kwargs
+
+
 def _apply(cls, args, kwargs):
     ctx = cls._backward_cls()
+    custom_setup = cls.setup_context is not Function.setup_context
+    args, kwargs = _bind(cls, custom_setup, args, kwargs)
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     tensor_args = tuple(a for a in args if isinstance(a, Tensor))
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
     ctx._arg_is_tensor = is_tensor
     recording = grad_mode.state.enabled and any(t._rg for t in tensor_args)
-    custom_setup = cls.setup_context is not Function.setup_context
     with grad_mode.no_grad():
         if custom_setup:
             outputs = cls.forward(*args, **kwargs)
@@ -279,6 +300,7 @@ def _apply(cls, args, kwargs):
             continue
         if id(o) in dirty:
             _check_dirty(o)
+            o._vc[0] += 1  # torch counts the declared in-place change once more
             result = o
         elif id(o) in input_ids:
             result = Tensor._make(o._data, o._device, o._base if o._base is not None else o)
@@ -303,6 +325,9 @@ def _apply(cls, args, kwargs):
 
 
 def _plain_output(o, dirty, input_ids):
+    if isinstance(o, Tensor) and id(o) in dirty:
+        o._vc[0] += 1
+        return o
     if isinstance(o, Tensor) and id(o) in input_ids and id(o) not in dirty:
         return Tensor._make(o._data, o._device, o._base if o._base is not None else o)
     return o
@@ -424,9 +449,7 @@ def once_differentiable(fn):
         node = _DelayedErrorNode()
         node.message = "trying to differentiate twice a function that was marked with " \
                        "@once_differentiable"
-        node.next_functions = tuple(edge_of(a) for a in requiring)
-        node.needs_input_grad = tuple(True for _ in requiring)
-        node._input_meta = tuple((a._data.shape, a._data.dtype, a._device) for a in requiring)
+        # As in torch, the node hangs off the (graph-less) outputs: reaching it raises.
         wrapped = []
         for i, o in enumerate(outs):
             if isinstance(o, Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex):

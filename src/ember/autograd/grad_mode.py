@@ -99,6 +99,10 @@ class set_grad_enabled(_Mode):
         self.mode = bool(mode)
         state.enabled = self.mode
 
+    def __call__(self, fn):
+        state.enabled = self._prev[0]  # used as a decorator: the mode applies only inside fn
+        return super().__call__(fn)
+
     def clone(self):
         return set_grad_enabled(self.mode)
 

@@ -107,7 +107,7 @@ class Node:
         return self.op.grad_name
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{self.name().rpartition('::')[2]} object at {hex(id(self))}>"
 
     # --------------------------------------------------------- what derivatives read
 

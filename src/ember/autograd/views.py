@@ -97,7 +97,8 @@ def _never_run(xp, *arrays, **params):
     raise RuntimeError("recorded directly by rebase_view; never dispatched")
 
 
-copy_slices_op = Op("copy_slices", _never_run, save_inputs=False, grad_name="CopySlices")
+copy_slices_op = Op("copy_slices", _never_run, save_inputs=False,
+                    grad_name="torch::autograd::CopySlices")
 as_strided_view_op = Op("as_strided", _never_run, save_inputs=False)
 
 
