@@ -83,7 +83,8 @@ def train(epochs=30, batch_size=64, lr=0.1, hidden=64, seed=0, progress=True):
                     v.mul_(0.9).add_(p.grad)
                     p.sub_(lr * v)
                     p.grad = None
-        bar.set_postfix(loss=f"{loss.item():.3f}", test_acc=f"{accuracy(params, x_test, y_test):.3f}")
+        test_acc = accuracy(params, x_test, y_test)
+        bar.set_postfix(loss=f"{loss.item():.3f}", test_acc=f"{test_acc:.3f}")
         bar.update(1)
     bar.close()
     return accuracy(params, x_test, y_test)
