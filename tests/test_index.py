@@ -330,3 +330,248 @@ def test_gather_scatter_meta():
     assert x.index_add(0, ember.zeros(3, dtype=ember.int64, device="meta"), src).shape == (4, 5)
     r = x.index_select(1, ember.zeros(7, dtype=ember.int64, device="meta"))
     assert r.shape == (4, 7) and r.device.type == "meta"
+
+
+# ---------------------------------------------------------------- __getitem__
+
+
+def _keys(lib):
+    """Index forms; ``lib`` makes index tensors (ember.tensor or torch.tensor)."""
+    return [
+        0, -1, (1, 2), (slice(None), 1), slice(1, None), slice(None, None, 2), (..., 1),
+        (None, 0), (0, None, slice(1, 3)), (slice(0, 100),), (slice(-100, 2),), (..., None),
+        ..., (1, ..., slice(None, None, 3)), True, False, (None, True, 1), (0, 1, 2),
+        [0, 2], [[0, 1], [2, 2]], ([0, 1], [1, 2]), (slice(None), [0, 2]),
+        ([0, 1], slice(None), [1, 2]), (0, slice(None), [1, 2]), ([1], 0, [2]),
+        (slice(None), [0], [[1], [2]]), ([0, 1], None, [1, 2]), (..., [0, -1]),
+        lib([1, 0]), lib([[True, False, True, True], [False, False, True, False],
+                          [True, True, True, False]]),
+        lib([True, False, True]), (lib([True, False, True]), slice(None), 1), lib(1), lib(True),
+        (slice(None), lib([False, True, True, False])), (1, lib([[True] * 5] * 4)),
+        (lib([0, 1], dtype=lib.int32 if hasattr(lib, "int32") else None), 0),
+        (slice(None), lib([[0, 1]]), lib([[2], [0]])), np.array([1, 0]), (0, np.int64(2)),
+        [], (slice(None), slice(2, 1)), (lib(-1), lib([-3])), (..., ...), (0, ..., 1, ...),
+    ]
+
+
+def test_getitem_matches_torch():
+    base = RNG.standard_normal((3, 4, 5))
+    x, tx = make_pair(base)
+    ekeys, tkeys = _keys(_EmberLib), _keys(_TorchLib)
+    for ek, tk in zip(ekeys, tkeys):
+        expected = tx[tk]
+        actual = x[ek]
+        assert_same(actual, expected)
+        assert (actual._base is not None) == (expected._base is not None), ek
+
+
+class _EmberLib:
+    int32 = ember.int32
+
+    def __new__(cls, data, dtype=None):
+        return ember.tensor(data, dtype=dtype)
+
+
+class _TorchLib:
+    int32 = torch.int32
+
+    def __new__(cls, data, dtype=None):
+        return torch.tensor(data, dtype=dtype)
+
+
+def test_basic_index_is_a_view():
+    x, tx = make_pair(np.arange(24.0).reshape(2, 3, 4))
+    for key in [(0,), (slice(None), 1), (1, slice(1, None), slice(None, None, 2)), (None, ...)]:
+        v, tv = x[key], tx[key]
+        assert_same(v, tv)
+        assert v._base is x and v.stride() == tv.stride()
+        assert v.storage_offset() == tv.storage_offset()
+    v = x[1, :, ::2]
+    version = x._version
+    v[0, 0] = 100.0
+    assert x[1, 0, 0].item() == 100.0 and x._version == version + 1 == v._version
+    x[1, 2, 2] = -5.0
+    assert v[2, 1].item() == -5.0
+    a = x[[0, 1]]
+    a[0, 0, 0] = 7.0
+    assert x[0, 0, 0].item() != 7.0
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "bfloat16", "complex64"])
+def test_getitem_dtypes_and_non_contiguous(dtype):
+    x, tx = _cast_pair(_values(dtype, (4, 5)), dtype)
+    x, tx = x.t(), tx.t()
+    for key in [(1, slice(None, None, 2)), ([0, 4], [1, 3]), (slice(None), [2, 0])]:
+        assert_same(x[key], tx[key])
+    mask = (tx.to(torch.float32).real > 0) if dtype != "bool" else tx
+    assert_same(x[ember.tensor(mask.numpy())], tx[mask])
+
+
+def test_getitem_zero_dim_and_empty():
+    s, ts = make_pair(np.array(3.5))
+    for key in [None, ..., (), True, False]:
+        assert_same(s[key], ts[key])
+    e, te = make_pair(np.zeros((0, 3)))
+    for key in [(slice(None), 1), ([],), (slice(None), [0, 2])]:
+        assert_same(e[key], te[key])
+
+
+def test_getitem_errors():
+    x, tx = make_pair(np.arange(12.0).reshape(3, 4))
+    s, ts = make_pair(np.array(1.0))
+    cases = [
+        (5, ["index 5 is out of bounds for dimension 0 with size 3"]),
+        ((slice(None), 5), ["index 5 is out of bounds for dimension 1 with size 4"]),
+        ("t5", ["index 5 is out of bounds for dimension 0 with size 3"]),
+        ("t-5col", ["index -5 is out of bounds for dimension 0 with size 4"]),
+        (slice(None, None, -1), ["step must be greater than zero"]),
+        (slice(None, None, 0), ["slice step cannot be zero"]),
+        ((0, 0, 0), ["too many indices for tensor of dimension 2"]),
+        (1.0, ["only integers, slices"]),
+        ("tfloat", ["tensors used as indices must be long, int, byte or bool tensors"]),
+        ("tint16", ["tensors used as indices must be long"]),
+        ("mask14", ["The shape of the mask [1, 4] at index 0 does not match"]),
+        (([0, 1], [0, 1, 2]), ["shape mismatch: indexing tensors could not be broadcast"]),
+    ]
+
+    def make(key, lib):
+        special = {"t5": lambda: lib.tensor([5]), "t-5col": lambda: (slice(None), lib.tensor([-5])),
+                   "tfloat": lambda: lib.tensor([1.0]),
+                   "tint16": lambda: lib.tensor([0], dtype=lib.int16),
+                   "mask14": lambda: lib.ones(1, 4, dtype=lib.bool)}
+        return special[key]() if isinstance(key, str) else key
+
+    for key, words in cases:
+        _raises_like(lambda: x[make(key, ember)], lambda: tx[make(key, torch)], words)
+    _raises_like(lambda: s[0], lambda: ts[0], ["invalid index of a 0-dim tensor"])
+
+
+@pytest.mark.parametrize("key", [
+    (1,), (slice(None), slice(1, 3)), (..., 0), (None, 1, slice(None, None, 2)),
+    ([0, 2, 2],), (slice(None), [1, 1, 0]), ([0, 1], [2, 2]), (0, slice(None), [1, 0]),
+    ([1, 0], None, [0, 2]), "mask",
+])
+def test_getitem_grad(key):
+    x = RNG.standard_normal((3, 4, 2))
+    mask = RNG.random((3, 4)) > 0.4
+
+    def pick(lib):
+        return lib.tensor(mask) if key == "mask" else key
+
+    assert_grads_match(lambda a: a[pick(ember)], lambda a: a[pick(torch)], x,
+                       double_backward=True)
+
+
+# ---------------------------------------------------------------- __setitem__
+
+
+def _set(t, key, value):
+    t[key] = value
+    return t
+
+
+@pytest.mark.parametrize("key", [
+    0, (1, slice(1, None)), (..., 1), (None, 0), ([0, 2],), (slice(None), [3, 0]),
+    ([0, 1], [1, 2]), (0, slice(None), [1, 0]), ([2, 0], None, [0, 1]), True, "mask",
+    (slice(None, None, 2), slice(1, None, 2)),
+])
+@pytest.mark.parametrize("value", ["scalar", "tensor", "double", "bcast"])
+def test_setitem_matches_torch(key, value):
+    base = RNG.standard_normal((3, 4, 2))
+    mask = base[..., 0] > 0
+    x, tx = make_pair(base.astype(np.float32))
+    ek = ember.tensor(mask) if key == "mask" else key
+    tk = torch.tensor(mask) if key == "mask" else key
+    target_shape = tuple(tx[tk].shape)
+    if value == "scalar":
+        ev = tv = 2.5
+    else:
+        shape = target_shape[-1:] if value == "bcast" else target_shape
+        arr = RNG.standard_normal(shape)
+        if value != "double":
+            arr = arr.astype(np.float32)
+        ev, tv = make_pair(arr)
+    version = x._version
+    try:
+        _set(tx, tk, tv)
+    except RuntimeError:  # torch refuses a value of another dtype for advanced indices
+        with pytest.raises(RuntimeError, match="dtypes match"):
+            _set(x, ek, ev)
+        return
+    _set(x, ek, ev)
+    assert_same(x, tx)
+    assert x._version == version + 1
+
+
+def test_setitem_other_dtypes_and_views():
+    x, tx = make_pair(np.arange(6))
+    _set(x, 0, 2.7)
+    _set(tx, 0, 2.7)
+    assert_same(x, tx)
+    b, tb = make_pair(np.zeros((2, 3), bool))
+    _set(b, (0, [0, 2]), True)
+    _set(tb, (0, [0, 2]), True)
+    assert_same(b, tb)
+    y, ty = make_pair(np.zeros((3, 4)))
+    view, tview = y[1:, ::2], ty[1:, ::2]
+    _set(view, [0, 1], ember.ones(1, 2, 2, dtype=ember.float64))
+    _set(tview, [0, 1], torch.ones(1, 2, 2, dtype=torch.float64))
+    assert_same(y, ty)
+    _set(y, 0, ember.ones(1, 1, 4))
+    _set(ty, 0, torch.ones(1, 1, 4))
+    assert_same(y, ty)
+
+
+def test_setitem_errors():
+    x, tx = make_pair(np.arange(12.0).reshape(3, 4))
+    _raises_like(lambda: _set(x, 0, ember.ones(3)), lambda: _set(tx, 0, torch.ones(3)),
+                 ["The expanded size of the tensor (4) must match the existing size (3)"])
+    _raises_like(lambda: _set(x, [0, 1], ember.ones(3, 4)),
+                 lambda: _set(tx, [0, 1], torch.ones(3, 4)),
+                 ["shape mismatch: value tensor of shape [3, 4] cannot be broadcast to indexing "
+                  "result of shape [2, 4]"])
+    _raises_like(lambda: _set(x, 5, 1.0), lambda: _set(tx, 5, 1.0), ["out of bounds"])
+    _raises_like(lambda: _set(x, ember.tensor([7]), 1.0), lambda: _set(tx, torch.tensor([7]), 1.0),
+                 ["index 7 is out of bounds"])
+    w, tw = make_pair(np.zeros(3), requires_grad=True)
+    _raises_like(lambda: _set(w, 0, 1.0), lambda: _set(tw, 0, 1.0), ["leaf Variable"])
+    with ember.no_grad():
+        w[0] = 1.0
+    assert w[0].item() == 1.0
+
+
+@pytest.mark.parametrize("key", [1, (slice(None), slice(0, 2)), ([0, 2],), ([0, 1], [1, 0]),
+                                 (0, [1, 2]), "mask"])
+def test_setitem_grad(key):
+    x, v = RNG.standard_normal((3, 4)), RNG.standard_normal(2)
+    mask = np.zeros((3, 4), bool)
+    mask[0, 1] = mask[2, 3] = True
+
+    def fn(lib):
+        k = lib.tensor(mask) if key == "mask" else key
+
+        def f(a, value):
+            y = a * 1.5
+            y[k] = value if lib is not ember else value
+            return y * a
+        return f
+
+    if key == 1:
+        v = RNG.standard_normal(4)
+    elif key == (slice(None), slice(0, 2)):
+        v = RNG.standard_normal((1, 2))
+    elif key == ([0, 2],):
+        v = RNG.standard_normal(4)
+    assert_grads_match(fn(ember), fn(torch), x, v, double_backward=True)
+
+
+def test_setitem_grad_scalar_and_value_only():
+    def f(lib):
+        def g(value):
+            y = lib.zeros(3, 2, dtype=lib.float64)
+            y[1] = value
+            y[[0, 0], [1, 1]] = value[0] * 2
+            return y
+        return g
+
+    assert_grads_match(f(ember), f(torch), RNG.standard_normal(2), double_backward=True)

@@ -20,17 +20,20 @@ value out of place (differentiable w.r.t. ``x`` and ``v``) and writes it back wi
 from __future__ import annotations
 
 import builtins
+import numbers
 
 import numpy as np
 
 from .. import _dtype as dt
+from .._device import META
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ._operands import scalar_tensor, wrap_dim
 from ._registry import defop, inplace, write_out
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
-           "index_copy", "index_fill", "masked_fill"]
+           "index_copy", "index_fill", "index_put", "masked_fill", "masked_scatter",
+           "masked_select", "take", "take_along_dim", "put", "nonzero", "argwhere"]
 
 _INDEX_INT = (np.dtype(np.int64), np.dtype(np.int32))
 _SHORT = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -715,6 +718,635 @@ def masked_fill(input, mask, value):
     return where(_to_device(mask, input._device), value, input)
 
 
+# ---------------------------------------------------------------- basic indexing (views)
+
+
+@defop("_slice", save_inputs=False, view=True, grad_name="SliceBackward0")
+def slice_op(xp, a, *, key):
+    result = a[key]
+    if None in key:
+        # numpy gives inserted dims stride 0; torch (and numpy's reshape) size * next stride
+        result = a[tuple(k for k in key if k is not None)].reshape(result.shape)
+    return result
+
+
+@slice_op.defderivative
+def _slice_derivative(ctx, grad, *, key):
+    return (slice_backward_op(grad, shape=ctx.input_shapes[0], key=key),)
+
+
+@defop("_slice_backward", meta=lambda g, *, shape, key: (shape, g.dtype), save_inputs=False)
+def slice_backward_op(xp, grad, *, shape, key):
+    out = xp.zeros(shape, grad.dtype)
+    out[key] = grad
+    return out
+
+
+@slice_backward_op.defderivative
+def _slice_backward_derivative(ctx, grad, *, shape, key):
+    return (slice_op(grad, key=key),)
+
+
+@defop("_basic_put", meta=_same_shape_meta, save_inputs=False, grad_name="CopySlices")
+def basic_put_op(xp, a, v, *, key):
+    out = a.copy()
+    out[key] = v
+    return out
+
+
+@basic_put_op.defderivative
+def _basic_put_derivative(ctx, grad, *, key):
+    need_a, need_v = ctx.needs_input_grad
+    grad_a = grad_v = None
+    if need_a:
+        grad_a = basic_put_op(grad, scalar_tensor(0, grad.dtype, grad._device), key=key)
+    if need_v:
+        grad_v = slice_op(grad, key=key)
+    return grad_a, grad_v
+
+
+# ---------------------------------------------------------------- advanced indexing
+
+
+def _index_shape(shape, index_shapes, positions):
+    """The shape of ``a[key]`` when index arrays of ``index_shapes`` sit at ``positions``."""
+    broadcast = tuple(np.broadcast_shapes(*index_shapes))
+    first, last = positions[0], positions[-1]
+    if last - first + 1 == len(positions):
+        return tuple(shape[:first]) + broadcast + tuple(shape[last + 1:])
+    return broadcast + tuple(s for d, s in enumerate(shape) if d not in positions)
+
+
+def _adv_key(ndim, idx, positions):
+    key = [slice(None)] * ndim
+    for p, i in zip(positions, idx):
+        key[p] = i
+    return tuple(key)
+
+
+def _check_adv(xp, shape, idx, positions):
+    for k, (p, i) in enumerate(zip(positions, idx)):
+        _check_range(xp, i, shape[p], k, _OOB, IndexError, negative=True)
+
+
+def _index_meta(a, *idx, positions):
+    return _index_shape(a.shape, [i.shape for i in idx], positions), a.dtype
+
+
+@defop("index", meta=_index_meta, grad_name="IndexBackward0")
+def index_op(xp, a, *idx, positions):
+    _check_adv(xp, a.shape, idx, positions)
+    return a[_adv_key(a.ndim, idx, positions)]
+
+
+@index_op.defderivative
+def _index_derivative(ctx, grad, *, positions):
+    a, *idx = ctx.inputs
+    grad_a = index_put_op(_zeros(a.shape, grad), grad, *idx, positions=positions,
+                          accumulate=True)
+    return (grad_a,) + (None,) * len(idx)
+
+
+@defop("index_put", meta=_same_shape_meta, grad_name="IndexPutBackward0")
+def index_put_op(xp, a, v, *idx, positions, accumulate):
+    out = a.copy()
+    _check_adv(xp, out.shape, idx, positions)
+    key = _adv_key(out.ndim, idx, positions)
+    if accumulate:
+        _ufunc_at(xp, "add", out, key, v)
+    else:
+        out[key] = v
+    return out
+
+
+@index_put_op.defderivative
+def _index_put_derivative(ctx, grad, *, positions, accumulate):
+    _, _, *idx = ctx.inputs
+    need_a, need_v = ctx.needs_input_grad[:2]
+    grad_a = grad_v = None
+    if need_a:
+        grad_a = grad if accumulate else index_put_op(
+            grad, scalar_tensor(0, grad.dtype, grad._device), *idx, positions=positions,
+            accumulate=False)
+    if need_v:
+        grad_v = index_op(grad, *idx, positions=positions)
+    return (grad_a, grad_v) + (None,) * len(idx)
+
+
+# ---------------------------------------------------------------- parsing an index
+
+
+_BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+              "are valid indices (got {})")
+_BAD_TENSOR = "tensors used as indices must be long, int, byte or bool tensors"
+_ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+
+
+def _as_tuple(key):
+    if type(key) is tuple:
+        return key
+    if isinstance(key, list) and len(key) < 32 and any(
+            k is None or k is Ellipsis or isinstance(k, (list, tuple, slice, Tensor, np.ndarray))
+            for k in key):
+        return tuple(key)
+    return (key,)
+
+
+def _slice_bound(v):
+    if v is None or type(v) is int:
+        return v
+    if isinstance(v, Tensor):
+        return v.__index__()
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    raise TypeError("slice indices must be integers or None or have an __index__ method")
+
+
+def _norm_slice(s):
+    step = _slice_bound(s.step)
+    if step is not None:
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        if step < 0:
+            raise ValueError("step must be greater than zero")
+    return slice(_slice_bound(s.start), _slice_bound(s.stop), step)
+
+
+def _classify(item, device, tensor_scalars_as_int):
+    """(kind, payload) for one element of an index."""
+    if item is None:
+        return "none", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, (bool, np.bool_)):
+        return "bool", bool(item)
+    if isinstance(item, (int, np.integer)):
+        return "int", int(item)
+    if isinstance(item, slice):
+        return "slice", _norm_slice(item)
+    if isinstance(item, (list, tuple, np.ndarray)):
+        from .._tensor import tensor
+
+        if isinstance(item, (list, tuple)) and len(item) == 0:
+            item = tensor([], dtype=dt.int64, device=device)
+        else:
+            try:
+                item = tensor(item, device=device)
+            except TypeError:
+                raise IndexError(_BAD_INDEX.format(type(item).__name__)) from None
+    if isinstance(item, Tensor):
+        kind = item._data.dtype
+        if kind == np.uint8:
+            import warnings
+
+            warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                          "torch.bool instead.", UserWarning, stacklevel=4)
+            item = item.to(dt.bool)
+            kind = item._data.dtype
+        if kind == np.bool_:
+            if item._data.ndim == 0:
+                return "bool", bool(item.item())
+            return "mask", _to_device(item, device)
+        if kind not in _INDEX_INT:
+            raise IndexError(_BAD_TENSOR)
+        if item._data.ndim == 0 and tensor_scalars_as_int and item._device is not META:
+            return "int", int(item.item())
+        return "index", _to_device(item, device)
+    if isinstance(item, str):
+        raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
+    raise IndexError(_BAD_INDEX.format(type(item).__name__))
+
+
+def _parse(self, key, tensor_scalars_as_int=True):
+    """Split an index into a basic key (ints, slices, None, Ellipsis-terminated) applied as a
+    view, and advanced index tensors with their dims in that view."""
+    device = self._device
+    items = [_classify(k, device, tensor_scalars_as_int) for k in _as_tuple(key)]
+    shape = self._data.shape
+    ndim = len(shape)
+    consumed = 0
+    ellipses = 0
+    for kind, payload in items:
+        if kind in ("int", "slice", "index"):
+            consumed += 1
+        elif kind == "mask":
+            consumed += payload._data.ndim
+        elif kind == "ellipsis":
+            ellipses += 1
+    if consumed > ndim:
+        if ndim == 0:
+            raise IndexError(_ZERO_DIM)
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    basic, idx, positions = [], [], []
+    d = v = 0
+    for kind, payload in items:
+        if kind == "int":
+            size = shape[d]
+            if not -size <= payload < size:
+                raise IndexError(f"index {payload} is out of bounds for dimension {d} with size "
+                                 f"{size}")
+            basic.append(payload)
+            d += 1
+        elif kind == "slice":
+            basic.append(payload)
+            d += 1
+            v += 1
+        elif kind == "none":
+            basic.append(None)
+            v += 1
+        elif kind == "ellipsis":
+            n = ndim - consumed if ellipses else 0  # torch: only the first one expands
+            ellipses = 0
+            basic.extend([slice(None)] * n)
+            d += n
+            v += n
+        elif kind == "bool":
+            from .creation import zeros
+
+            basic.append(None)
+            idx.append(zeros(1 if payload else 0, dtype=dt.int64, device=device))
+            positions.append(v)
+            v += 1
+        elif kind == "index":
+            basic.append(slice(None))
+            idx.append(payload)
+            positions.append(v)
+            d += 1
+            v += 1
+        else:
+            mask = payload
+            k = mask._data.ndim
+            for j in range(k):
+                if mask._data.shape[j] != shape[d + j]:
+                    raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does "
+                                     f"not match the shape of the indexed tensor {list(shape)} at "
+                                     f"index {d + j}")
+            basic.extend([slice(None)] * k)
+            idx.extend(nonzero(mask, as_tuple=True))
+            positions.extend(range(v, v + k))
+            d += k
+            v += k
+    if len(idx) > 1:
+        shapes = [i._data.shape for i in idx]
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                             "with shapes " + ", ".join(str(list(s)) for s in shapes)) from None
+    trivial = all(type(b) is slice and b == _FULL for b in basic)
+    return tuple(basic) + (Ellipsis,), trivial, idx, tuple(positions)
+
+
+def _has_tensor_index(key):
+    """Whether an index holds index tensors or masks (not just Python bools): torch then
+    requires a value of the same dtype."""
+    return any(isinstance(k, (Tensor, list, np.ndarray)) for k in _as_tuple(key))
+
+
+_FULL = slice(None)
+
+
+def _getitem(self, key):
+    """``self[key]``: a view for ints, slices, None and Ellipsis; a copy with index tensors,
+    lists or bool masks (torch's rules and errors)."""
+    if type(key) is int:
+        shape = self._data.shape
+        if not shape:
+            raise IndexError(_ZERO_DIM)
+        if not -shape[0] <= key < shape[0]:
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size "
+                             f"{shape[0]}")
+        return slice_op(self, key=(key, Ellipsis))
+    if type(key) is slice and self._data.ndim:
+        return slice_op(self, key=(_norm_slice(key), Ellipsis))
+    basic, trivial, idx, positions = _parse(self, key)
+    if not idx:
+        return slice_op(self, key=basic)
+    source = self if trivial else slice_op(self, key=basic)
+    return index_op(source, *idx, positions=positions)
+
+
+def _value_for(self, value, target_shape, advanced, strict=True):
+    """``value`` as a tensor (or scalar) of ``self``'s dtype that broadcasts to the target."""
+    if not isinstance(value, Tensor):
+        if isinstance(value, (numbers.Number, np.generic)):
+            return value
+        from .._tensor import tensor
+
+        value = tensor(value, dtype=self.dtype, device=self._device)
+    elif value._data.ndim == 0 and value._data.dtype != self._data.dtype and \
+            not (value._rg and grad_mode.state.enabled) and value._device is not META:
+        return value.item()  # a 0-dim tensor acts as a scalar (cast to self's dtype)
+    vshape = value._data.shape
+    while len(vshape) > len(target_shape) and vshape[0] == 1:
+        vshape = vshape[1:]
+    if vshape != value._data.shape:
+        value = value.reshape(vshape)
+    try:
+        ok = np.broadcast_shapes(vshape, target_shape) == tuple(target_shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        if advanced:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot "
+                               f"be broadcast to indexing result of shape {list(target_shape)}")
+        from .shape import expand
+
+        expand(value, target_shape)  # raises torch's expand error
+        raise RuntimeError(f"expand: cannot broadcast {list(vshape)} to {list(target_shape)}")
+    if value._data.dtype != self._data.dtype:
+        if advanced and strict:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{_short(self)} for the destination and {_short(value)} for the "
+                               f"source.")
+        value = value.to(self.dtype)
+    if value._device is not self._device:
+        value = value.to(self._device)
+    return value
+
+
+def _functional_put(x, value, basic, trivial, idx, positions, accumulate=False):
+    """The value of ``x`` after ``x[key] = value`` (or ``+=`` with ``accumulate``), out of
+    place and differentiable w.r.t. ``x`` and ``value``."""
+    if not idx:
+        return basic_put_op(x, value, key=basic)
+    if trivial:
+        return index_put_op(x, value, *idx, positions=positions, accumulate=accumulate)
+    part = index_put_op(slice_op(x, key=basic), value, *idx, positions=positions,
+                        accumulate=accumulate)
+    return basic_put_op(x, part, key=basic)
+
+
+def _setitem(self, key, value):
+    """``self[key] = value``: writes in place (bumping the version); recorded by autograd as an
+    out-of-place put written back, so gradients reach both ``self`` and ``value``."""
+    basic, trivial, idx, positions = _parse(self, key)
+    view_shape = self._data[basic].shape
+    target_shape = _index_shape(view_shape, [i._data.shape for i in idx], positions) if idx \
+        else view_shape
+    value = _value_for(self, value, target_shape, builtins.bool(idx),
+                       strict=builtins.bool(idx) and _has_tensor_index(key))
+    recording = grad_mode.state.enabled and (
+        self._rg or (isinstance(value, Tensor) and value._rg))
+    if not recording:
+        if self._device is not META:
+            xp = self._device.xp
+            data = value._data if isinstance(value, Tensor) else value
+            if xp is not np and isinstance(value, Tensor):
+                data = data.copy()
+            view = self._data[basic]
+            if idx:
+                arrays = [i._data for i in idx]
+                _check_adv(xp, view.shape, arrays, positions)
+                view[_adv_key(view.ndim, arrays, positions)] = data
+            else:
+                view[...] = data
+        self._vc[0] += 1
+        return
+    if not isinstance(value, Tensor):
+        value = scalar_tensor(value, self.dtype, self._device)
+    inplace(_functional_put, self, value, basic, trivial, idx, positions)
+
+
+# ---------------------------------------------------------------- index_put
+
+
+def index_put(input, indices, values, accumulate=False):
+    """``input`` with ``values`` put at ``indices`` (a tuple of index tensors, one per leading
+    dim); ``accumulate=True`` adds instead, summing repeated indices.
+
+    Example::
+
+        >>> ember.zeros(3).index_put((ember.tensor([0, 0]),), ember.tensor(1.), accumulate=True)
+        tensor([2., 0., 0.])
+    """
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' must be Tensor, not "
+                        f"{type(values).__name__}")
+    if values._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_short(input)} for the destination and {_short(values)} for the "
+                           f"source.")
+    for i in indices:
+        if i is not None and not isinstance(i, Tensor):
+            raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
+                            f"{type(i).__name__}")
+    key = tuple(_FULL if i is None else i for i in indices)
+    basic, trivial, idx, positions = _parse(input, key, tensor_scalars_as_int=False)
+    if not idx:
+        values = _value_for(input, values, input._data.shape, True)
+        return input + values if accumulate else basic_put_op(input, values, key=basic)
+    target = _index_shape(input._data.shape, [i._data.shape for i in idx], positions)
+    values = _value_for(input, values, target, True)
+    return index_put_op(input, values, *idx, positions=positions,
+                        accumulate=builtins.bool(accumulate))
+
+
+# ---------------------------------------------------------------- masked_select / scatter
+
+
+def _broadcast_with_mask(input, mask):
+    from ._operands import broadcast_shapes
+
+    shape = broadcast_shapes(input._data.shape, mask._data.shape)
+    if input._data.shape != shape:
+        input = input.expand(shape)
+    if mask._data.shape != shape:
+        mask = mask.expand(shape)
+    if not shape:
+        input, mask = input.reshape(1), mask.reshape(1)
+    return input, _to_device(mask, input._device), shape
+
+
+def masked_select(input, mask, *, out=None):
+    """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast).
+
+    Example::
+
+        >>> ember.masked_select(ember.tensor([1, 2, 3]), ember.tensor([True, False, True]))
+        tensor([1, 3])
+    """
+    if not isinstance(mask, Tensor) or mask._data.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    a, m, _ = _broadcast_with_mask(input, mask)
+    idx = nonzero(m, as_tuple=True)
+    return write_out(index_op(a, *idx, positions=tuple(range(a._data.ndim))), out,
+                     "masked_select")
+
+
+def masked_scatter(input, mask, source):
+    """``input`` with the elements where ``mask`` is True replaced, in order, by the first
+    elements of ``source``.
+
+    Example::
+
+        >>> ember.zeros(3).masked_scatter(ember.tensor([True, False, True]),
+        ...                               ember.tensor([5., 6., 7.]))
+        tensor([5., 0., 6.])
+    """
+    if not isinstance(mask, Tensor) or mask._data.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_short(mask) if isinstance(mask, Tensor) else mask}")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{_short(input)} and {_short(source)}")
+    a, m, shape = _broadcast_with_mask(input, mask)
+    idx = nonzero(m, as_tuple=True)
+    count = idx[0]._data.shape[0]
+    if source._data.size < count:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    values = _getitem(source.reshape(-1), slice(0, count))
+    result = index_put_op(a, _to_device(values, a._device), *idx,
+                          positions=tuple(range(a._data.ndim)), accumulate=False)
+    return result.reshape(shape) if not shape else result
+
+
+# ---------------------------------------------------------------- take / put
+
+
+def _check_flat_range(input, index, name=None):
+    if input._device is META:
+        return
+    n = input._data.size
+    _check_range(input._device.xp, index._data, n, 0, "out of range: tried to access index "
+                 "{index} on a tensor of " + f"{n} elements.", IndexError, negative=True)
+
+
+def take(input, index):
+    """The elements of ``input`` (read as 1-D) at ``index``; the result has index's shape.
+
+    Example::
+
+        >>> ember.take(ember.tensor([[1, 2], [3, 4]]), ember.tensor([0, 3]))
+        tensor([1, 4])
+    """
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_short(index)}")
+    index = _to_device(index, input._device)
+    _check_flat_range(input, index)
+    return index_op(input.reshape(-1), index, positions=(0,))
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """Gather ``indices`` along ``dim`` with broadcasting (of the flattened input if ``dim`` is
+    None); negative indices count from the end.
+
+    Example::
+
+        >>> ember.take_along_dim(ember.tensor([[10, 30], [20, 5]]), ember.tensor([[1], [0]]), 1)
+        tensor([[30],
+                [20]])
+    """
+    from .pointwise import where
+
+    if indices._data.dtype != np.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_short(indices)}")
+    indices = _to_device(indices, input._device)
+    if dim is None:
+        flat = input.reshape(-1)
+        idx = indices.reshape(-1)
+        idx = where(idx < 0, idx + flat._data.shape[0], idx)
+        return write_out(gather_op(flat, idx, dim=0), out, "take_along_dim")
+    if input._data.ndim != indices._data.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input._data.ndim} dimensions for "
+                           f"input, and {indices._data.ndim} dimensions for indices")
+    dim = wrap_dim(dim, input._data.ndim)
+    from ._operands import broadcast_shapes
+
+    sizes = list(input._data.shape)
+    if sizes:
+        sizes[dim] = indices._data.shape[dim]
+    shape = list(broadcast_shapes(tuple(sizes), indices._data.shape))
+    if tuple(shape) != indices._data.shape:
+        indices = indices.expand(shape)
+    if shape:
+        shape[dim] = input._data.shape[dim]
+    if tuple(shape) != input._data.shape:
+        input = input.expand(shape)
+    size = input._data.shape[dim] if input._data.ndim else 1
+    indices = where(indices < 0, indices + size, indices)
+    return write_out(gather_op(input, indices, dim=dim), out, "take_along_dim")
+
+
+def put(input, index, source, accumulate=False):
+    """``input`` (read as 1-D) with ``source`` written at ``index``; ``accumulate`` adds.
+
+    Example::
+
+        >>> ember.zeros(2, 2).put(ember.tensor([3, 0]), ember.tensor([1., 2.]))
+        tensor([[2., 0.],
+                [0., 1.]])
+    """
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_short(index)}")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_short(input)} and source.dtype = {_short(source)}")
+    if index._data.size != source._data.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source._data.size}, "
+                         f"index.numel() = {index._data.size}")
+    index = _to_device(index, input._device)
+    _check_flat_range(input, index)
+    result = index_put_op(input.reshape(-1), _to_device(source, input._device).reshape(-1),
+                          index.reshape(-1), positions=(0,), accumulate=builtins.bool(accumulate))
+    return result.reshape(input._data.shape)
+
+
+# ---------------------------------------------------------------- nonzero / argwhere
+
+
+def _nonzero_meta(a):
+    raise NotImplementedError("The register_meta function for torch.nonzero() raises "
+                              "unimplemented by default, as a correct data-independent "
+                              "implementation does not exist.")
+
+
+@defop("nonzero", meta=_nonzero_meta)
+def nonzero_op(xp, a):
+    return xp.argwhere(a).astype(np.int64, copy=False)
+
+
+@defop("nonzero_tuple", meta=_nonzero_meta, multi_output=True)
+def nonzero_tuple_op(xp, a):
+    if a.ndim == 0:
+        a = a.reshape(1)
+    return tuple(i.astype(np.int64, copy=False) for i in xp.nonzero(a))
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    """The indices of the non-zero elements: an ``(n, ndim)`` tensor, or with ``as_tuple``
+    one 1-D tensor per dim.
+
+    Example::
+
+        >>> ember.nonzero(ember.tensor([0, 3, 0, 5]))
+        tensor([[1],
+                [3]])
+    """
+    if as_tuple:
+        return nonzero_tuple_op(input)
+    return write_out(nonzero_op(input), out, "nonzero")
+
+
+def argwhere(input):
+    """The indices of the non-zero elements as an ``(n, ndim)`` tensor.
+
+    Example::
+
+        >>> ember.argwhere(ember.tensor([[0, 1], [1, 0]]))
+        tensor([[0, 1],
+                [1, 0]])
+    """
+    return nonzero_op(input)
+
+
 # ---------------------------------------------------------------- methods
 
 
@@ -730,7 +1362,11 @@ Tensor.gather = _gather_method
 Tensor.scatter = _scatter_method
 Tensor.scatter_ = _inplace_method(_scatter_method, "scatter")
 for _fn in (scatter_add, scatter_reduce, index_select, index_add, index_copy, index_fill,
-            masked_fill):
+            masked_fill, index_put, masked_scatter, masked_select, take, take_along_dim, put,
+            nonzero, argwhere):
     setattr(Tensor, _fn.__name__, _fn)
-for _fn in (scatter_add, scatter_reduce, index_add, index_copy, index_fill, masked_fill):
+for _fn in (scatter_add, scatter_reduce, index_add, index_copy, index_fill, masked_fill,
+            index_put, masked_scatter, put):
     setattr(Tensor, _fn.__name__ + "_", _inplace_method(_fn, _fn.__name__))
+Tensor.__getitem__ = _getitem
+Tensor.__setitem__ = _setitem
