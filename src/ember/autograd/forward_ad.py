@@ -230,12 +230,15 @@ def _linear(op):
     return rule
 
 
+_ORDER_KEEPING_VIEWS = {"view", "squeeze", "unsqueeze", "alias", "reshape"}
+
+
 def _view_rule(op):
     """A view is linear in its input: the same view of the tangent. Views given by explicit
     strides (view, squeeze, unsqueeze, alias) keep the element order, so the tangent, whose
     strides may differ from the primal's, is reshaped instead."""
     def rule(p, t, y, **params):
-        if "strides" in params and "shape" in params:
+        if op.name in _ORDER_KEEPING_VIEWS:
             return t[0].reshape(params["shape"])
         return op(t[0], *p[1:], **params)
     return rule
