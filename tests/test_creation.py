@@ -479,3 +479,11 @@ def test_copy_into_int_from_float_requiring_grad():
     with torch.no_grad():
         t.copy_(tx)
     assert_same(e, t)
+
+
+@pytest.mark.parametrize("fn", ["zeros", "ones", "empty"])
+def test_factories_need_a_size(fn):
+    _raises_like(lambda: getattr(ember, fn)(), lambda: getattr(torch, fn)(), "size")
+    _raises_like(lambda: getattr(ember.zeros(1), f"new_{fn}")(),
+                 lambda: getattr(torch.zeros(1), f"new_{fn}")(), "size")
+    assert tuple(ember.Tensor().shape) == tuple(torch.Tensor().shape)

@@ -458,3 +458,21 @@ def test_threads():
                  "positive integer")
     _raises_like(lambda: ember.set_num_interop_threads(0),
                  lambda: torch.set_num_interop_threads(0), "positive integer")
+
+
+def test_rand_randn_need_a_size():
+    _raises_like(lambda: ember.rand(), lambda: torch.rand(), "invalid combination")
+    _raises_like(lambda: ember.randn(), lambda: torch.randn(), "invalid combination")
+    _same_meta(ember.rand(()), torch.rand(()))
+
+
+def test_fork_rng_restores_the_default_generator():
+    from ember.ops.random import fork_rng
+
+    ember.manual_seed(21)
+    with fork_rng():
+        inside = ember.rand(4).tolist()
+    assert ember.rand(4).tolist() == inside
+    with fork_rng(enabled=False):
+        ember.rand(1)
+    assert ember.rand(4).tolist() != inside

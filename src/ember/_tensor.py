@@ -48,6 +48,9 @@ class Tensor:
         size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
         from .ops.creation import empty
 
+        if not args:
+            size = (0,)  # torch.Tensor() is an empty 1-D tensor
+
         return empty(*size, dtype=dt.float32, device=device)
 
     @staticmethod

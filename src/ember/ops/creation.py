@@ -42,6 +42,13 @@ def parse_size(size):
     return tuple(result)
 
 
+def _require_size(size, name):
+    """torch refuses ``zeros()`` with no size at all (``zeros(())`` is a 0-dim tensor)."""
+    if not size:
+        raise TypeError(f"{name}() missing 1 required positional arguments: \"size\"")
+    return parse_size(size)
+
+
 def _target(dtype, device):
     return (dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype(),
             canonical(device) if device is not None else canonical("cpu"))
@@ -129,7 +136,8 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
         tensor([[0., 0., 0.],
                 [0., 0., 0.]])
     """
-    return _factory(0, parse_size(size), dtype, device, requires_grad, out, "zeros")
+    return _factory(0, _require_size(size, "zeros"), dtype, device,
+                    requires_grad, out, "zeros")
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -141,7 +149,8 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
         >>> ember.ones(2, dtype=ember.int64)
         tensor([1, 1])
     """
-    return _factory(1, parse_size(size), dtype, device, requires_grad, out, "ones")
+    return _factory(1, _require_size(size, "ones"), dtype, device,
+                    requires_grad, out, "ones")
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -153,7 +162,8 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
         >>> ember.empty(2, 3).shape
         ember.Size([2, 3])
     """
-    return _factory(None, parse_size(size), dtype, device, requires_grad, out, "empty")
+    return _factory(None, _require_size(size, "empty"), dtype, device,
+                    requires_grad, out, "empty")
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -294,7 +304,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 def _new_factory(fill, name):
     def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
             pin_memory=False):
-        shape = parse_size(size)
+        shape = _require_size(size, name)
         return _factory(fill, shape, dtype or self.dtype, device or self._device, requires_grad,
                         None, name)
     new.__name__ = name

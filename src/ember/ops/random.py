@@ -10,6 +10,7 @@ advances the offset, which makes its state 16 bytes that save and restore exactl
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
 import secrets
 
@@ -282,6 +283,34 @@ def set_rng_state(new_state):
     default_generator.set_state(new_state)
 
 
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
+             device_type="cuda"):
+    """Context manager that restores the default CPU generator (and the given GPUs'
+    generators; all seen GPUs by default) when it exits, as ``torch.random.fork_rng``.
+
+    Example::
+
+        >>> with ember.ops.random.fork_rng():
+        ...     _ = ember.rand(3)
+    """
+    if not enabled:
+        yield
+        return
+    from .. import cuda
+
+    if devices is None:
+        devices = range(cuda.device_count()) if cuda.is_available() else ()
+    gens = [default_generator] + [cuda_generator(int(getattr(d, "index", d) or 0))
+                                  for d in devices]
+    states = [g.get_state() for g in gens]
+    try:
+        yield
+    finally:
+        for g, state in zip(gens, states):
+            g.set_state(state)
+
+
 # ---------------------------------------------------------------- drawing helpers
 
 _MANTISSA = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
@@ -381,6 +410,11 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
         >>> ember.manual_seed(0); ember.rand(2, 3).shape
         ember.Size([2, 3])
     """
+    if not size:
+        raise TypeError("rand() received an invalid combination of arguments - got (), but "
+                        "expected (tuple of ints size, *, Generator generator, Tensor out, "
+                        "dtype dtype, layout layout, device device, bool pin_memory, "
+                        "bool requires_grad)")
     shape = _parse_size(size)
     dtype, device = _factory_target(dtype, device, out, dt.get_default_dtype())
     _check_float(dtype, "check_uniform_bounds")
@@ -397,6 +431,11 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
         >>> ember.randn(4, dtype=ember.float64).dtype
         ember.float64
     """
+    if not size:
+        raise TypeError("randn() received an invalid combination of arguments - got (), but "
+                        "expected (tuple of ints size, *, Generator generator, Tensor out, "
+                        "dtype dtype, layout layout, device device, bool pin_memory, "
+                        "bool requires_grad)")
     shape = _parse_size(size)
     dtype, device = _factory_target(dtype, device, out, dt.get_default_dtype())
     _check_float(dtype, "normal_kernel_cpu")
