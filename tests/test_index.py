@@ -8,7 +8,9 @@ import ember
 from conftest import DTYPE_PAIRS, assert_grads_match, assert_same, make_pair
 
 RNG = np.random.default_rng(0)
-pytestmark = pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+pytestmark = [pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter"),
+              pytest.mark.filterwarnings("ignore:Using a non-tuple sequence"),
+              pytest.mark.filterwarnings("ignore:indexing with dtype torch.uint8")]
 
 
 def _pair_index(array):
@@ -575,3 +577,323 @@ def test_setitem_grad_scalar_and_value_only():
         return g
 
     assert_grads_match(f(ember), f(torch), RNG.standard_normal(2), double_backward=True)
+
+
+# ---------------------------------------------------------------- index_put, masks, take, put
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_values_and_grad(accumulate):
+    x, tx = make_pair(RNG.standard_normal((4, 3)))
+    i0, t0 = _pair_index(np.array([0, 2, 2] if accumulate else [0, 2, 3]))
+    i1, t1 = _pair_index(np.array([1, 0, 0] if accumulate else [1, 0, 2]))
+    v, tv = make_pair(RNG.standard_normal(3))
+    assert_same(x.index_put((i0, i1), v, accumulate), tx.index_put((t0, t1), tv, accumulate))
+    assert_same(ember.index_put(x, (i0,), v, accumulate=accumulate),
+                torch.index_put(tx, (t0,), tv, accumulate=accumulate))
+    _raises_like(lambda: x.index_put((i0, None), v, accumulate),
+                 lambda: tx.index_put((t0, None), tv, accumulate), ["expected Tensor as element 1"])
+    y, ty = x.clone(), tx.clone()
+    assert y.index_put_((i0, i1), v, accumulate=accumulate) is y
+    ty.index_put_((t0, t1), tv, accumulate=accumulate)
+    assert_same(y, ty)
+    mask = RNG.random((4, 3)) > 0.5
+    assert_same(x.index_put((ember.tensor(mask),), ember.tensor(2.0, dtype=ember.float64),
+                            accumulate),
+                tx.index_put((torch.tensor(mask),), torch.tensor(2.0, dtype=torch.float64),
+                             accumulate))
+    assert_grads_match(lambda a, b: a.index_put((i0, i1), b, accumulate),
+                       lambda a, b: a.index_put((t0, t1), b, accumulate),
+                       RNG.standard_normal((4, 3)), RNG.standard_normal(3), double_backward=True)
+
+
+def test_index_put_errors():
+    x, tx = make_pair(np.zeros((3, 4), np.float32))
+    cases = [
+        (lambda m, lib: m.index_put((lib.tensor([0]),), lib.ones(3)), ["shape mismatch"]),
+        (lambda m, lib: m.index_put((lib.tensor([0.0]),), lib.ones(1)),
+         ["tensors used as indices must be long"]),
+        (lambda m, lib: m.index_put((lib.tensor([0]),), lib.ones(1, dtype=lib.float64)),
+         ["Index put requires the source and destination dtypes match"]),
+        (lambda m, lib: m.index_put((lib.tensor([3]),), lib.ones(1)),
+         ["index 3 is out of bounds"]),
+    ]
+    for fn, words in cases:
+        _raises_like(lambda: fn(x, ember), lambda: fn(tx, torch), words)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
+def test_masked_ops_values(dtype):
+    x, tx = _cast_pair(_values(dtype, (3, 4)), dtype)
+    m = RNG.random((3, 4)) > 0.5
+    em, tm = make_pair(m)
+    mb, tmb = make_pair(m[0])  # broadcast along rows
+    value = True if dtype == "bool" else 2
+    assert_same(x.masked_fill(em, value), tx.masked_fill(tm, value))
+    assert_same(x.masked_fill(mb, value), tx.masked_fill(tmb, value))
+    assert_same(ember.masked_fill(x, em, ember.tensor(value)),
+                torch.masked_fill(tx, tm, torch.tensor(value)))
+    assert_same(x.masked_select(em), tx.masked_select(tm))
+    assert_same(ember.masked_select(x, mb), torch.masked_select(tx, tmb))
+    src, tsrc = _cast_pair(_values(dtype, (20,)), dtype)
+    assert_same(x.masked_scatter(em, src), tx.masked_scatter(tm, tsrc))
+    assert_same(x.masked_scatter(mb, src), tx.masked_scatter(tmb, tsrc))
+    y, ty = x.clone(), tx.clone()
+    y.masked_fill_(em, value).masked_scatter_(mb, src)
+    ty.masked_fill_(tm, value).masked_scatter_(tmb, tsrc)
+    assert_same(y, ty)
+    bigger, tbigger = make_pair(np.ones((2, 3, 4), bool))
+    assert_same(x.masked_fill(bigger, value), tx.masked_fill(tbigger, value))
+    assert_same(x.masked_select(bigger), tx.masked_select(tbigger))
+    s, ts = _cast_pair(_values(dtype, ()), dtype)
+    assert_same(s.masked_select(ember.tensor(True)), ts.masked_select(torch.tensor(True)))
+
+
+def test_masked_ops_errors():
+    x, tx = make_pair(np.zeros((3, 4), np.float32))
+    cases = [
+        (lambda m, lib: m.masked_fill(lib.ones(3, 4), 1.0), ["only supports boolean masks"]),
+        (lambda m, lib: m.masked_fill(lib.ones(3, 4, dtype=lib.bool), lib.tensor([1.0])),
+         ["0-dimensional value tensor"]),
+        (lambda m, lib: m.masked_fill_(lib.ones(2, 3, 4, dtype=lib.bool), 1.0),
+         ["doesn't match the broadcast shape"]),
+        (lambda m, lib: m.masked_select(lib.ones(3, 4)), ["expected BoolTensor for mask"]),
+        (lambda m, lib: m.masked_scatter(lib.ones(3, 4, dtype=lib.bool), lib.ones(3)),
+         ["Number of elements of source < number of ones in mask"]),
+        (lambda m, lib: m.masked_scatter(lib.ones(3, 4), lib.ones(30)),
+         ["only supports boolean masks"]),
+        (lambda m, lib: m.masked_scatter(lib.ones(3, 4, dtype=lib.bool),
+                                         lib.ones(12, dtype=lib.float64)), ["same dtypes"]),
+    ]
+    for fn, words in cases:
+        _raises_like(lambda: fn(x, ember), lambda: fn(tx, torch), words)
+
+
+def test_masked_ops_grad():
+    m = RNG.random((3, 4)) > 0.5
+    em, tm = ember.tensor(m), torch.tensor(m)
+    x = RNG.standard_normal((3, 4))
+    assert_grads_match(lambda a: a.masked_fill(em, 1.5), lambda a: a.masked_fill(tm, 1.5), x,
+                       double_backward=True)
+    assert_grads_match(lambda a, v: a.masked_fill(em, v), lambda a, v: a.masked_fill(tm, v), x,
+                       np.array(0.5), double_backward=True)
+    assert_grads_match(lambda a: a.masked_select(em[0]), lambda a: a.masked_select(tm[0]), x,
+                       double_backward=True)
+    assert_grads_match(lambda a, s: a.masked_scatter(em, s), lambda a, s: a.masked_scatter(tm, s),
+                       x, RNG.standard_normal(15), double_backward=True)
+
+
+def test_take_put_take_along_dim():
+    x, tx = make_pair(RNG.standard_normal((3, 4)))
+    idx = np.array([[0, -1], [11, 5]])
+    ei, ti = _pair_index(idx)
+    assert_same(x.take(ei), tx.take(ti))
+    assert_same(ember.take(x.t(), ei), torch.take(tx.t(), ti))
+    src, tsrc = make_pair(RNG.standard_normal((2, 2)))
+    assert_same(x.put(ei, src), tx.put(ti, tsrc))
+    assert_same(ember.put(x.t(), ei, src, accumulate=True),
+                torch.put(tx.t(), ti, tsrc, accumulate=True))
+    y, ty = x.clone(), tx.clone()
+    y.put_(ei, src, accumulate=True)
+    ty.put_(ti, tsrc, accumulate=True)
+    assert_same(y, ty)
+    for dim in (0, 1, -1):
+        shape = (2, 4) if dim == 0 else (3, 2)
+        size = x.shape[dim]
+        ej, tj = _pair_index(RNG.integers(-size, size, shape))
+        assert_same(x.take_along_dim(ej, dim), tx.take_along_dim(tj, dim))
+    ej, tj = _pair_index(RNG.integers(0, 3, (5, 1)))
+    assert_same(ember.take_along_dim(x, ej, 0), torch.take_along_dim(tx, tj, 0))
+    _raises_like(lambda: ember.take_along_dim(x, ei), lambda: torch.take_along_dim(tx, ti),
+                 ["out of bounds"])
+    assert_same(ember.take_along_dim(x, ei.abs()), torch.take_along_dim(tx, ti.abs()))
+    assert_grads_match(lambda a: a.take(ei), lambda a: a.take(ti), RNG.standard_normal((3, 4)),
+                       double_backward=True)
+    assert_grads_match(lambda a, s: a.put(ei, s, accumulate=True),
+                       lambda a, s: a.put(ti, s, accumulate=True), RNG.standard_normal((3, 4)),
+                       RNG.standard_normal((2, 2)), double_backward=True)
+    ek, tk = _pair_index(RNG.integers(0, 4, (3, 2)))
+    assert_grads_match(lambda a: a.take_along_dim(ek, 1), lambda a: a.take_along_dim(tk, 1),
+                       RNG.standard_normal((3, 4)), double_backward=True)
+
+
+def test_take_put_errors():
+    x, tx = make_pair(np.zeros((3, 4), np.float32))
+    cases = [
+        (lambda m, lib: m.take(lib.tensor([12])), ["out of range: tried to access index 12"]),
+        (lambda m, lib: m.take(lib.tensor([-13])), ["tried to access index -13"]),
+        (lambda m, lib: m.take(lib.tensor([0], dtype=lib.int32)), ["Expected a long tensor"]),
+        (lambda m, lib: m.put(lib.tensor([12]), lib.ones(1)), ["out of range"]),
+        (lambda m, lib: m.put(lib.tensor([0, 1]), lib.ones(1)),
+         ["same number of elements"]),
+        (lambda m, lib: m.put(lib.tensor([0], dtype=lib.int32), lib.ones(1)),
+         ["Expected a long tensor"]),
+        (lambda m, lib: m.take_along_dim(lib.tensor([[0.0]]), 1), ["dtype of indices"]),
+        (lambda m, lib: m.take_along_dim(lib.tensor([0]), 1), ["same number of dimensions"]),
+        (lambda m, lib: m.take_along_dim(lib.tensor([[0]] * 5), 1), ["must match the size"]),
+    ]
+    for fn, words in cases:
+        _raises_like(lambda: fn(x, ember), lambda: fn(tx, torch), words)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64", "bfloat16"])
+def test_nonzero_argwhere(dtype):
+    arr = _values(dtype, (3, 4))
+    if dtype != "bool":
+        arr[RNG.random((3, 4)) > 0.5] = 0
+    x, tx = _cast_pair(arr, dtype)
+    assert_same(x.nonzero(), tx.nonzero())
+    assert_same(ember.nonzero(x, as_tuple=True), torch.nonzero(tx, as_tuple=True))
+    assert_same(ember.argwhere(x), torch.argwhere(tx))
+    assert_same(ember.where(x), torch.where(tx))
+    for s in (np.array(5), np.array(0), np.zeros((0, 2))):
+        e, t = make_pair(s)
+        assert_same(e.nonzero(), t.nonzero())
+        assert_same(e.nonzero(as_tuple=True), t.nonzero(as_tuple=True))
+
+
+def test_index_copy_fill():
+    x, tx = make_pair(RNG.standard_normal((4, 3)))
+    ei, ti = _pair_index(np.array([3, 0]))
+    src, tsrc = make_pair(RNG.standard_normal((2, 3)))
+    assert_same(x.index_copy(0, ei, src), tx.index_copy(0, ti, tsrc))
+    assert_same(x.index_fill(1, ember.tensor([-1, 0]), 7.0),
+                tx.index_fill(1, torch.tensor([-1, 0]), 7.0))
+    assert_same(x.index_fill(0, ei, ember.tensor(2.0, dtype=ember.float64)),
+                tx.index_fill(0, ti, torch.tensor(2.0, dtype=torch.float64)))
+    y, ty = x.clone(), tx.clone()
+    y.index_copy_(0, ei, src).index_fill_(1, ei[1:], -1.0)
+    ty.index_copy_(0, ti, tsrc).index_fill_(1, ti[1:], -1.0)
+    assert_same(y, ty)
+    _raises_like(lambda: x.index_copy(0, ember.tensor([-5, 0]), src),
+                 lambda: tx.index_copy(0, torch.tensor([-5, 0]), tsrc), ["out of bounds"])
+    _raises_like(lambda: x.index_copy(0, ei.int(), src), lambda: tx.index_copy(0, ti.int(), tsrc),
+                 ["Expected a long tensor"])
+    _raises_like(lambda: x.index_fill(0, ei.int(), 1.0), lambda: tx.index_fill(0, ti.int(), 1.0),
+                 ["Expected dtype int64"])
+    _raises_like(lambda: x.index_fill(0, ei, ember.ones(1)), lambda: tx.index_fill(0, ti, torch.ones(1)),
+                 ["0-dimensional value tensor"])
+    assert_grads_match(lambda a, s: a.index_copy(0, ei, s), lambda a, s: a.index_copy(0, ti, s),
+                       RNG.standard_normal((4, 3)), RNG.standard_normal((2, 3)),
+                       double_backward=True)
+    assert_grads_match(lambda a, v: a.index_fill(1, ei[1:], v),
+                       lambda a, v: a.index_fill(1, ti[1:], v),
+                       RNG.standard_normal((4, 3)), np.array(0.3), double_backward=True)
+
+
+def test_meta_device():
+    x = ember.zeros(4, 5, device="meta")
+    idx = ember.tensor([0, 2])
+    cases = [
+        (x[1], (5,)), (x[:, 1:4:2], (4, 2)), (x[None, ..., 0], (1, 4)), (x[idx], (2, 5)),
+        (x[idx, 1:][:, idx], (2, 2)), (x.take(idx), (2,)), (x.index_put((idx,), ember.zeros(
+            5, device="meta")), (4, 5)), (x.index_copy(0, idx, ember.zeros(2, 5, device="meta")),
+                                          (4, 5)),
+        (x.index_fill(0, idx, 1.0), (4, 5)), (x.put(idx, ember.zeros(2, device="meta")), (4, 5)),
+        (x.take_along_dim(ember.zeros(4, 1, dtype=ember.int64), 1), (4, 1)),
+    ]
+    for result, shape in cases:
+        assert result.device.type == "meta" and tuple(result.shape) == shape
+        assert result.dtype is ember.float32
+    y = ember.zeros(3, device="meta")
+    y[1] = 2.0
+    y[ember.tensor([0])] = 1.0
+    assert y._version == 2
+    with pytest.raises(NotImplementedError):
+        ember.zeros(3, device="meta").nonzero()
+    with pytest.raises(NotImplementedError):
+        torch.zeros(3, device="meta").nonzero()
+
+
+# ---------------------------------------------------------------- property test
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _index_case(draw):
+    ndim = draw(st.integers(1, 4))
+    shape = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
+    parts, dim = [], 0
+    used_ellipsis = False
+    while dim < ndim and len(parts) < 6:
+        kind = draw(st.sampled_from(["int", "slice", "none", "list", "tensor", "mask", "ellipsis",
+                                     "stop"]))
+        size = shape[dim]
+        if kind == "stop":
+            break
+        if kind == "int":
+            parts.append(("int", draw(st.integers(-size, size - 1))))
+            dim += 1
+        elif kind == "slice":
+            start = draw(st.none() | st.integers(-size - 1, size + 1))
+            stop = draw(st.none() | st.integers(-size - 1, size + 1))
+            step = draw(st.none() | st.integers(1, 3))
+            parts.append(("slice", slice(start, stop, step)))
+            dim += 1
+        elif kind == "none":
+            parts.append(("none", None))
+        elif kind in ("list", "tensor"):
+            n = draw(st.integers(1, 3))
+            parts.append((kind, [draw(st.integers(-size, size - 1)) for _ in range(n)]))
+            dim += 1
+        elif kind == "mask":
+            parts.append(("mask", [draw(st.booleans()) for _ in range(size)]))
+            dim += 1
+        elif not used_ellipsis:
+            used_ellipsis = True
+            remaining = ndim - dim - sum(1 for k, _ in parts if k not in ("none",))
+            parts.append(("ellipsis", None))
+            dim = ndim if remaining <= 0 else dim
+    return shape, parts
+
+
+def _build(parts, lib):
+    key = []
+    for kind, payload in parts:
+        if kind in ("int", "slice", "none"):
+            key.append(payload)
+        elif kind == "ellipsis":
+            key.append(...)
+        elif kind == "list":
+            key.append(list(payload))
+        elif kind == "tensor":
+            key.append(lib.tensor(payload))
+        else:
+            key.append(lib.tensor(payload, dtype=lib.bool))
+    return tuple(key)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_index_case())
+def test_random_index_combinations_match_torch(case):
+    shape, parts = case
+    base = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    x, tx = make_pair(base)
+    ekey, tkey = _build(parts, ember), _build(parts, torch)
+    try:
+        expected = tx[tkey]
+    except (IndexError, RuntimeError, ValueError) as error:
+        with pytest.raises(type(error)):
+            x[ekey]
+        return
+    actual = x[ekey]
+    assert_same(actual, expected)
+    is_view = expected._base is not None
+    assert (actual._base is not None) == is_view
+    if is_view and expected.numel():
+        # strides of size-1 dims carry no layout; torch's depend on where a None stood
+        assert [st for st, n in zip(actual.stride(), actual.shape) if n > 1] == \
+            [st for st, n in zip(expected.stride(), expected.shape) if n > 1]
+        assert actual.storage_offset() == expected.storage_offset()
+        actual[...] = -1.0
+        expected[...] = -1.0
+        assert_same(x, tx)  # the write through the view is visible in the base
+    value = np.arange(expected.numel(), dtype=np.float64).reshape(tuple(expected.shape))
+    value = np.asarray(value + 100)
+    x[ekey] = ember.tensor(value)
+    tx[tkey] = torch.from_numpy(value)
+    assert_same(x, tx)

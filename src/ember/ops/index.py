@@ -1131,11 +1131,11 @@ def index_put(input, indices, values, accumulate=False):
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_short(input)} for the destination and {_short(values)} for the "
                            f"source.")
-    for i in indices:
-        if i is not None and not isinstance(i, Tensor):
-            raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
+    for k, i in enumerate(indices):
+        if not isinstance(i, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got "
                             f"{type(i).__name__}")
-    key = tuple(_FULL if i is None else i for i in indices)
+    key = tuple(indices)
     basic, trivial, idx, positions = _parse(input, key, tensor_scalars_as_int=False)
     if not idx:
         values = _value_for(input, values, input._data.shape, True)
@@ -1233,7 +1233,7 @@ def take(input, index):
 
 def take_along_dim(input, indices, dim=None, *, out=None):
     """Gather ``indices`` along ``dim`` with broadcasting (of the flattened input if ``dim`` is
-    None); negative indices count from the end.
+    None); with a ``dim``, negative indices count from the end.
 
     Example::
 
@@ -1249,9 +1249,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     indices = _to_device(indices, input._device)
     if dim is None:
         flat = input.reshape(-1)
-        idx = indices.reshape(-1)
-        idx = where(idx < 0, idx + flat._data.shape[0], idx)
-        return write_out(gather_op(flat, idx, dim=0), out, "take_along_dim")
+        return write_out(gather_op(flat, indices.reshape(-1), dim=0), out, "take_along_dim")
     if input._data.ndim != indices._data.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {input._data.ndim} dimensions for "
