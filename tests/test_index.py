@@ -897,3 +897,16 @@ def test_random_index_combinations_match_torch(case):
     x[ekey] = ember.tensor(value)
     tx[tkey] = torch.from_numpy(value)
     assert_same(x, tx)
+
+
+def test_setitem_through_a_view_of_a_graph_tensor():
+    def f(lib):
+        def g(a):
+            y = a * 1.0
+            row = y[0]
+            row[1] = 10.0
+            y[1:, ::2] = a[0, 0] * 3
+            return y * y
+        return g
+
+    assert_grads_match(f(ember), f(torch), RNG.standard_normal((3, 2)))
