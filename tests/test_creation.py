@@ -31,12 +31,13 @@ def _raises_like(ember_fn, torch_fn, match=None):
 
 @pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("size", [(), (0,), (3,), (2, 3), (1, 0, 2)])
-def test_zeros_ones_full_dtypes_and_shapes(name, size):
+def test_zeros_ones_full_dtypes_and_shapes(name, size, device):
     ed, td = _pair(name)
-    assert_same(ember.zeros(size, dtype=ed), torch.zeros(size, dtype=td))
-    assert_same(ember.ones(size, dtype=ed), torch.ones(size, dtype=td))
-    assert_same(ember.full(size, 1, dtype=ed), torch.full(size, 1, dtype=td))
-    assert tuple(ember.empty(size, dtype=ed).shape) == size
+    assert_same(ember.zeros(size, dtype=ed, device=device), torch.zeros(size, dtype=td))
+    assert_same(ember.ones(size, dtype=ed, device=device), torch.ones(size, dtype=td))
+    assert_same(ember.full(size, 1, dtype=ed, device=device), torch.full(size, 1, dtype=td))
+    e = ember.empty(size, dtype=ed, device=device)
+    assert tuple(e.shape) == size and e.device.type == device
 
 
 @pytest.mark.parametrize("value", [True, 3, -2.5, 1 + 2j, np.float64(1.5), np.int32(4)])
@@ -156,10 +157,10 @@ def _to_ember_kwargs(kwargs):
 
 
 @pytest.mark.parametrize("args,kwargs", ARANGE_CASES)
-def test_arange_matches_torch(args, kwargs):
+def test_arange_matches_torch(args, kwargs, device):
     expected = torch.arange(*args, **kwargs)
     exact = not expected.dtype.is_floating_point  # floats: torch's SIMD sums differ in last ulp
-    assert_same(ember.arange(*args, **_to_ember_kwargs(kwargs)), expected,
+    assert_same(ember.arange(*args, **_to_ember_kwargs(kwargs), device=device), expected,
                 rtol=0 if exact else None, atol=0 if exact else None)
 
 
@@ -190,8 +191,8 @@ SPACE_CASES = [
 
 
 @pytest.mark.parametrize("args,kwargs", SPACE_CASES)
-def test_linspace_matches_torch(args, kwargs):
-    assert_same(ember.linspace(*args, **_to_ember_kwargs(kwargs)),
+def test_linspace_matches_torch(args, kwargs, device):
+    assert_same(ember.linspace(*args, **_to_ember_kwargs(kwargs), device=device),
                 torch.linspace(*args, **kwargs))
 
 
@@ -225,9 +226,10 @@ def test_linspace_tensor_bounds_and_errors():
 
 @pytest.mark.parametrize("n,m", [(3, None), (3, 2), (2, 5), (0, 3), (1, None), (0, None)])
 @pytest.mark.parametrize("name", ["float32", "int64", "bool", "complex128"])
-def test_eye(n, m, name):
+def test_eye(n, m, name, device):
     ed, td = _pair(name)
-    e = ember.eye(n, m, dtype=ed) if m is not None else ember.eye(n, dtype=ed)
+    e = ember.eye(n, m, dtype=ed, device=device) if m is not None else \
+        ember.eye(n, dtype=ed, device=device)
     t = torch.eye(n, m, dtype=td) if m is not None else torch.eye(n, dtype=td)
     assert_same(e, t)
 
@@ -241,8 +243,9 @@ def test_eye_errors():
                                             (0, 3, 0), (3, 0, 0), (5, 5, 10), (5, 5, -10),
                                             (1, 1, 0)])
 @pytest.mark.parametrize("fn", ["tril_indices", "triu_indices"])
-def test_tri_indices(row, col, offset, fn):
-    assert_same(getattr(ember, fn)(row, col, offset), getattr(torch, fn)(row, col, offset))
+def test_tri_indices(row, col, offset, fn, device):
+    assert_same(getattr(ember, fn)(row, col, offset, device=device),
+                getattr(torch, fn)(row, col, offset))
     assert_same(getattr(ember, fn)(row, col, offset, dtype=ember.int32),
                 getattr(torch, fn)(row, col, offset, dtype=torch.int32))
 
@@ -340,11 +343,11 @@ def test_asarray_errors():
 
 @pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("value", [0, 1, 2.7, -3, True])
-def test_fill_(name, value):
+def test_fill_(name, value, device):
     ed, td = _pair(name)
     if name in ("uint8",) and value == -3:
         value = 3
-    e, t = ember.zeros(2, 3, dtype=ed), torch.zeros(2, 3, dtype=td)
+    e, t = ember.zeros(2, 3, dtype=ed, device=device), torch.zeros(2, 3, dtype=td)
     assert e.fill_(value) is e
     t.fill_(value)
     assert_same(e, t)
@@ -415,11 +418,11 @@ def test_copy_casts_like_torch(src_name, dst_name):
 
 @pytest.mark.parametrize("dst_shape,src_shape", [((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3), ()),
                                                  ((0, 3), (3,)), ((4,), (4,))])
-def test_copy_broadcasts(dst_shape, src_shape):
+def test_copy_broadcasts(dst_shape, src_shape, device):
     rng = np.random.default_rng(4)
     data = rng.standard_normal(src_shape).astype(np.float32)
-    e, t = ember.zeros(dst_shape), torch.zeros(dst_shape)
-    e.copy_(ember.tensor(data))
+    e, t = ember.zeros(dst_shape, device=device), torch.zeros(dst_shape)
+    e.copy_(ember.tensor(data))  # from the CPU, onto ``device``
     t.copy_(torch.tensor(data))
     assert_same(e, t)
 

@@ -46,6 +46,21 @@ SAMPLERS = {
 }
 
 
+@pytest.mark.parametrize("sampler", [
+    lambda d, g: ember.rand(3, 4, device=d, generator=g),
+    lambda d, g: ember.randn(5, device=d, generator=g),
+    lambda d, g: ember.randint(0, 50, (7,), device=d, generator=g),
+    lambda d, g: ember.randperm(9, device=d, generator=g),
+    lambda d, g: ember.empty(6, device=d).normal_(generator=g),
+    lambda d, g: ember.multinomial(ember.ones(6, device=d), 3, generator=g)])
+def test_same_seed_same_numbers_on_device(sampler, device):
+    g = ember.Generator(device=device).manual_seed(99)
+    first = sampler(device, g)
+    assert first.device.type == device
+    g.manual_seed(99)
+    assert sampler(device, g).tolist() == first.tolist()
+
+
 @pytest.mark.parametrize("name", list(SAMPLERS))
 def test_same_seed_same_numbers_with_generator(name):
     sample = SAMPLERS[name]
