@@ -1,5 +1,52 @@
-"""ember.linalg: linear algebra as torch.linalg (being written)."""
+"""ember.linalg: linear algebra as torch.linalg.
+
+The operators are defined in :mod:`ember.ops.linalg`; this module is their ``torch.linalg``
+namespace.
+
+Example::
+
+    >>> A = ember.tensor([[4., 2.], [2., 5.]])
+    >>> ember.linalg.solve(A, ember.tensor([2., 1.]))
+    tensor([0.5000, 0.0000])
+"""
 
 from __future__ import annotations
 
-__all__ = []
+from .ops import linalg as _ops
+
+LinAlgError = _ops.LinAlgError
+matmul = _ops.matmul
+diagonal = _ops.diagonal_
+cholesky = _ops.linalg_cholesky
+cholesky_ex = _ops.linalg_cholesky_ex
+cross = _ops.linalg_cross
+det = _ops.linalg_det
+eig = _ops.linalg_eig
+eigh = _ops.linalg_eigh
+eigvals = _ops.linalg_eigvals
+eigvalsh = _ops.linalg_eigvalsh
+householder_product = _ops.linalg_householder_product
+inv = _ops.linalg_inv
+inv_ex = _ops.linalg_inv_ex
+lstsq = _ops.linalg_lstsq
+matrix_exp = _ops.linalg_matrix_exp
+matrix_norm = _ops.linalg_matrix_norm
+matrix_power = _ops.linalg_matrix_power
+matrix_rank = _ops.linalg_matrix_rank
+multi_dot = _ops.linalg_multi_dot
+norm = _ops.linalg_norm
+pinv = _ops.linalg_pinv
+qr = _ops.linalg_qr
+slogdet = _ops.linalg_slogdet
+solve = _ops.linalg_solve
+solve_ex = _ops.linalg_solve_ex
+svd = _ops.linalg_svd
+svdvals = _ops.linalg_svdvals
+vecdot = _ops.linalg_vecdot
+vector_norm = _ops.linalg_vector_norm
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eig", "eigh",
+           "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "matmul",
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "svd", "svdvals", "vecdot",
+           "vector_norm"]

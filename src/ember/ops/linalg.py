@@ -1,5 +1,2384 @@
-"""linalg operators (being written)."""
+"""Linear algebra: the matmul family, products and contractions, and matrix decompositions.
+
+Products (``matmul``, ``mm``, ``bmm``, ``mv``, ``dot``) are one kernel, ``xp.matmul`` (BLAS on
+the CPU, cuBLAS through CuPy), registered under torch's names so that ``grad_fn`` reads as in
+torch. Decompositions run ``xp.linalg`` batched; their derivatives are written with ember
+operators (matmul, solve, ...) so that higher-order gradients work. The ``ember.linalg``
+namespace (``ember/linalg.py``) re-exports the ``linalg_*`` functions defined here.
+"""
 
 from __future__ import annotations
 
-__all__ = []
+import collections
+import itertools
+import math
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._device import META
+from .._tensor import Tensor
+from ._operands import wrap_dim
+from ._registry import Op, defop, inplace, write_out
+
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
+           "addmv", "addr", "addbmm", "baddbmm", "einsum", "tensordot", "kron", "cross",
+           "trace", "diag", "diag_embed", "cdist", "cholesky", "chain_matmul", "det", "logdet",
+           "slogdet", "inverse", "pinverse", "matrix_power", "matrix_exp", "cholesky_inverse",
+           "cholesky_solve", "svd"]
+
+
+class LinAlgError(RuntimeError):
+    """Raised when a matrix is singular or not positive-definite (``torch.linalg.LinAlgError``).
+
+    Example::
+
+        >>> try:
+        ...     ember.linalg.inv(ember.zeros(2, 2))
+        ... except ember.linalg.LinAlgError as e:
+        ...     print("singular")
+        singular
+    """
+
+
+LinAlgError.__module__ = "ember.linalg"
+
+
+def _named_tuple(name, fields):
+    cls = collections.namedtuple(name, fields)
+    cls.__module__ = "ember.return_types"
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"ember.return_types.{name}(\n{body})"
+
+    cls.__repr__ = __repr__
+    return cls
+
+
+SlogdetResult = _named_tuple("linalg_slogdet", ["sign", "logabsdet"])
+InvExResult = _named_tuple("linalg_inv_ex", ["inverse", "info"])
+SolveExResult = _named_tuple("linalg_solve_ex", ["result", "info"])
+CholeskyExResult = _named_tuple("linalg_cholesky_ex", ["L", "info"])
+QRResult = _named_tuple("linalg_qr", ["Q", "R"])
+SVDResult = _named_tuple("linalg_svd", ["U", "S", "Vh"])
+EigResult = _named_tuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+EighResult = _named_tuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+LstsqResult = _named_tuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+PlainSlogdet = _named_tuple("slogdet", ["sign", "logabsdet"])
+
+
+# ================================================================ helpers
+
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+_SHORT = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+          "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+          "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+
+
+def _short(t):
+    return _SHORT[t.dtype.name]
+
+
+def _check_tensor(x, name, arg="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _shape_str(shape):
+    return "x".join(str(s) for s in shape)
+
+
+def _method(name, fn):
+    setattr(Tensor, name, fn)
+
+
+def _np(x):
+    """The NumPy dtype an ember dtype stands for (accepts either)."""
+    return x.np if isinstance(x, dt.dtype) else np.dtype(x)
+
+
+def _real_np(d):
+    return dt.from_numpy_dtype(np.dtype(d)).to_real().np
+
+
+def _is_cpu(xp):
+    return xp is np
+
+
+# ================================================================ matmul family
+
+
+def _matmul_shape(sa, sb):
+    """The shape of ``matmul`` of operands shaped ``sa`` and ``sb`` (already checked)."""
+    if len(sa) == 1 and len(sb) == 1:
+        return ()
+    if len(sb) == 1:
+        return tuple(sa[:-1])
+    if len(sa) == 1:
+        return tuple(sb[:-2]) + (sb[-1],)
+    batch = np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2]))
+    return tuple(batch) + (sa[-2], sb[-1])
+
+
+def _matmul_meta(a, b):
+    return _matmul_shape(a.shape, b.shape), a.dtype
+
+
+def _matmul_kernel(xp, a, b):
+    if a.dtype in _LOW:
+        return xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    return xp.matmul(a, b)
+
+
+def _matmul_derivative(ctx, grad):
+    a, b = ctx.inputs
+    need_a, need_b = ctx.needs_input_grad
+    if a._data.ndim == 1 and b._data.ndim == 1:
+        return (grad * b.conj() if need_a else None), (grad * a.conj() if need_b else None)
+    a2 = a.unsqueeze(0) if a._data.ndim == 1 else a
+    b2 = b.unsqueeze(-1) if b._data.ndim == 1 else b
+    g2 = grad
+    if a._data.ndim == 1:
+        g2 = g2.unsqueeze(-2)
+    if b._data.ndim == 1:
+        g2 = g2.unsqueeze(-1)
+    grad_a = grad_b = None
+    if need_a:
+        grad_a = matmul_op(g2, b2.mH)
+        if a._data.ndim == 1:
+            grad_a = grad_a.squeeze(-2)
+    if need_b:
+        grad_b = matmul_op(a2.mH, g2)
+        if b._data.ndim == 1:
+            grad_b = grad_b.squeeze(-1)
+    return grad_a, grad_b
+
+
+def _product_op(name):
+    op = Op(name, _matmul_kernel, meta=_matmul_meta)
+    op.defderivative(_matmul_derivative)
+    return op
+
+
+matmul_op = _product_op("matmul")
+mm_op = _product_op("mm")
+bmm_op = _product_op("bmm")
+mv_op = _product_op("mv")
+dot_op = _product_op("dot")
+_OP_BY_RANK = {(1, 1): dot_op, (2, 1): mv_op, (2, 2): mm_op}
+
+
+def _not_implemented(a, kernel):
+    if a._data.dtype == np.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _check_mm(a, b, name="mm"):
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_CPP_NAMES[a.dtype.name]} != {_CPP_NAMES[b.dtype.name]}")
+    if a._data.shape[1] != b._data.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"({_shape_str(a._data.shape)} and {_shape_str(b._data.shape)})")
+    _not_implemented(a, "addmm_impl_cpu_")
+
+
+def _check_dot(a, b, name="dot"):
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D "
+                           "tensors")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
+                           f"{_short(a)} and {_short(b)}")
+    if a._data.shape[0] != b._data.shape[0]:
+        n, m = a._data.shape[0], b._data.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
+                           f"have the same number of elements, but got {n} and {m} elements "
+                           "respectively")
+    _not_implemented(a, name)
+
+
+def _check_mv(a, b):
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_short(b)}, {_short(a)}, and {_short(b)}")
+    if a._data.shape[-1] != b._data.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({a._data.shape[0]}), mat "
+                           f"({_shape_str(a._data.shape)}), vec ({b._data.shape[0]})")
+    _not_implemented(a, "addmv_impl_cpu")
+
+
+def _check_bmm_shapes(sa, sb):
+    if sa[0] != sb[0] or sa[2] != sb[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}].")
+
+
+def _check_same_scalar(a, b):
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"expected scalar type {_short(a)} but found {_short(b)}")
+
+
+def matmul(input, other, *, out=None):
+    """Matrix product with torch's rules for 1-D operands and broadcast batch dims.
+
+    1-D x 1-D is a dot product, 2-D x 1-D a matrix-vector product, a 1-D first operand is a
+    row vector (its dim is removed from the result), and N-D operands multiply batches of
+    matrices with their batch dims broadcast.
+
+    Example::
+
+        >>> ember.matmul(ember.ones(2, 3), ember.ones(3)).shape
+        ember.Size([2])
+    """
+    _check_tensor(input, "matmul")
+    _check_tensor(other, "matmul", "other")
+    na, nb = input._data.ndim, other._data.ndim
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{na}D and {nb}D")
+    op = _OP_BY_RANK.get((na, nb))
+    if op is mm_op:
+        _check_mm(input, other)
+    elif op is dot_op:
+        _check_dot(input, other)
+    elif op is mv_op:
+        _check_mv(input, other)
+    else:
+        _check_matmul_nd(input, other)
+        op = matmul_op
+    return write_out(op(input, other), out, "matmul")
+
+
+def _check_matmul_nd(a, b):
+    sa, sb = a._data.shape, b._data.shape
+    na, nb = len(sa), len(sb)
+    if nb == 1:  # N-D x 1-D: a stacked matrix-vector product
+        if a._data.dtype != b._data.dtype:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{_CPP_NAMES[a.dtype.name]} != {_CPP_NAMES[b.dtype.name]}")
+        if sa[-1] != sb[0]:
+            rows = int(np.prod(sa[:-1]))
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), "
+                               f"vec ({sb[0]})")
+        _not_implemented(a, "addmv_impl_cpu")
+        return
+    if na == 1 and nb == 2:
+        if a._data.dtype != b._data.dtype:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{_CPP_NAMES[a.dtype.name]} != {_CPP_NAMES[b.dtype.name]}")
+        if sa[0] != sb[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied (1x{sa[0]} and "
+                               f"{_shape_str(sb)})")
+        _not_implemented(a, "addmm_impl_cpu_")
+        return
+    if nb == 2 and na > 2:  # folded into one mm by torch
+        if a._data.dtype != b._data.dtype:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{_CPP_NAMES[a.dtype.name]} != {_CPP_NAMES[b.dtype.name]}")
+        if sa[-1] != sb[0]:
+            rows = int(np.prod(sa[:-1]))
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{sa[-1]} and "
+                               f"{_shape_str(sb)})")
+        _not_implemented(a, "addmm_impl_cpu_")
+        return
+    batch_a = sa[:-2] if na > 2 else ()
+    batch_b = sb[:-2]
+    from ._operands import broadcast_shapes
+
+    batch = broadcast_shapes(tuple(batch_a), tuple(batch_b))
+    _check_same_scalar(a, b)
+    k = sa[-1]
+    n = sa[-2] if na >= 2 else 1
+    bsize = int(np.prod(batch))
+    if k != sb[-2]:
+        _check_bmm_shapes((bsize, n, k), (bsize, sb[-2], sb[-1]))
+    _not_implemented(a, "baddbmm_with_gemm")
+
+
+def mm(input, mat2, *, out=None):
+    """The product of two matrices (no broadcasting; see :func:`matmul`).
+
+    Example::
+
+        >>> ember.mm(ember.ones(2, 3), ember.ones(3, 4)).shape
+        ember.Size([2, 4])
+    """
+    _check_tensor(input, "mm")
+    _check_tensor(mat2, "mm", "mat2")
+    if input._data.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2._data.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    _check_mm(input, mat2)
+    return write_out(mm_op(input, mat2), out, "mm")
+
+
+def bmm(input, mat2, *, out=None):
+    """Batched matrix product of two 3-D tensors with the same batch size.
+
+    Example::
+
+        >>> ember.bmm(ember.ones(5, 2, 3), ember.ones(5, 3, 4)).shape
+        ember.Size([5, 2, 4])
+    """
+    _check_tensor(input, "bmm")
+    _check_tensor(mat2, "bmm", "mat2")
+    if input._data.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2._data.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    _check_bmm_shapes(input._data.shape, mat2._data.shape)
+    _check_same_scalar(input, mat2)
+    _not_implemented(input, "bmm")
+    return write_out(bmm_op(input, mat2), out, "bmm")
+
+
+def mv(input, vec, *, out=None):
+    """Matrix-vector product.
+
+    Example::
+
+        >>> ember.mv(ember.ones(2, 3), ember.ones(3))
+        tensor([3., 3.])
+    """
+    _check_tensor(input, "mv")
+    _check_tensor(vec, "mv", "vec")
+    if input._data.ndim != 2 or vec._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._data.ndim}, "
+                           f"{vec._data.ndim}")
+    _check_mv(input, vec)
+    return write_out(mv_op(input, vec), out, "mv")
+
+
+def dot(input, tensor, *, out=None):
+    """The dot product of two 1-D tensors (no conjugation; see :func:`vdot`).
+
+    Example::
+
+        >>> ember.dot(ember.tensor([2., 3.]), ember.tensor([2., 1.]))
+        tensor(7.)
+    """
+    _check_tensor(input, "dot")
+    _check_tensor(tensor, "dot", "tensor")
+    _check_dot(input, tensor)
+    return write_out(dot_op(input, tensor), out, "dot")
+
+
+def vdot(input, other, *, out=None):
+    """The dot product of two 1-D tensors, conjugating the first.
+
+    Example::
+
+        >>> ember.vdot(ember.tensor([2., 3.]), ember.tensor([2., 1.]))
+        tensor(7.)
+    """
+    _check_tensor(input, "vdot")
+    _check_tensor(other, "vdot", "other")
+    _check_dot(input, other, "vdot")
+    a = input.conj() if input.dtype.is_complex else input
+    return write_out(dot_op(a, other), out, "vdot")
+
+
+def inner(input, other, *, out=None):
+    """Inner product over the last dim of each operand (a product with a scalar for 0-D).
+
+    Example::
+
+        >>> ember.inner(ember.ones(2, 3), ember.ones(4, 3)).shape
+        ember.Size([2, 4])
+    """
+    _check_tensor(input, "inner")
+    _check_tensor(other, "inner", "other")
+    if input._data.ndim == 0 or other._data.ndim == 0:
+        return write_out(input * other, out, "inner")
+    if input._data.shape[-1] != other._data.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input._data.shape)} and {list(other._data.shape)}")
+    if input._data.dtype != other._data.dtype:
+        _check_same_scalar(input, other)
+    return write_out(tensordot(input, other, dims=([-1], [-1])), out, "inner")
+
+
+def outer(input, vec2, *, out=None):
+    """The outer product of two 1-D tensors.
+
+    Example::
+
+        >>> ember.outer(ember.tensor([1., 2.]), ember.tensor([1., 10.]))
+        tensor([[ 1., 10.],
+                [ 2., 20.]])
+    """
+    _check_tensor(input, "outer")
+    _check_tensor(vec2, "outer", "vec2")
+    if input._data.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input._data.ndim}-D")
+    if vec2._data.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2._data.ndim}-D")
+    return write_out(input.unsqueeze(1) * vec2, out, "outer")
+
+
+ger = outer
+
+
+def _scaled_sum(input, product, beta, alpha, name):
+    """``beta * input + alpha * product`` with torch's rules (``beta == 0`` ignores input)."""
+    if input._data.dtype != product._data.dtype:
+        raise RuntimeError(f"{name}: expected self and mat2 to have the same dtype, but got: "
+                           f"{_CPP_NAMES[input.dtype.name]} != "
+                           f"{_CPP_NAMES[product.dtype.name]}")
+    if not (product.dtype.is_floating_point or product.dtype.is_complex):
+        if isinstance(beta, float) or isinstance(alpha, float):
+            raise RuntimeError("Boolean alpha only supported for Boolean results." if False else
+                               f"{name}: for integral dtypes, alpha and beta must be integers")
+    expanded = input.expand(product._data.shape)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return product
+    if beta != 1:
+        expanded = expanded * beta
+    return expanded + product
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the result.
+
+    Example::
+
+        >>> ember.addmm(ember.zeros(2), ember.ones(2, 3), ember.ones(3, 2), alpha=2)
+        tensor([[6., 6.],
+                [6., 6.]])
+    """
+    return write_out(_scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm"), out, "addmm")
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat @ vec)``.
+
+    Example::
+
+        >>> ember.addmv(ember.ones(2), ember.ones(2, 3), ember.ones(3))
+        tensor([4., 4.])
+    """
+    return write_out(_scaled_sum(input, mv(mat, vec), beta, alpha, "addmv"), out, "addmv")
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)``.
+
+    Example::
+
+        >>> ember.addr(ember.zeros(2, 2), ember.ones(2), ember.ones(2))
+        tensor([[1., 1.],
+                [1., 1.]])
+    """
+    if vec1._data.ndim != 1 or vec2._data.ndim != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1._data.ndim}-D"
+                           if vec1._data.ndim != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2._data.ndim}-D")
+    return write_out(_scaled_sum(input, outer(vec1, vec2), beta, alpha, "addr"), out, "addr")
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``.
+
+    Example::
+
+        >>> ember.addbmm(ember.zeros(2, 2), ember.ones(3, 2, 4), ember.ones(3, 4, 2))
+        tensor([[12., 12.],
+                [12., 12.]])
+    """
+    product = bmm(batch1, batch2).sum(0)
+    return write_out(_scaled_sum(input, product, beta, alpha, "addbmm"), out, "addbmm")
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * bmm(batch1, batch2)``.
+
+    Example::
+
+        >>> ember.baddbmm(ember.zeros(3, 2, 2), ember.ones(3, 2, 4), ember.ones(3, 4, 2)).shape
+        ember.Size([3, 2, 2])
+    """
+    return write_out(_scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm"), out,
+                     "baddbmm")
+
+
+def chain_matmul(*matrices, out=None):
+    """The product of 2-D matrices, in the cheapest order (see ``linalg.multi_dot``).
+
+    Example::
+
+        >>> ember.chain_matmul(ember.ones(2, 3), ember.ones(3, 4), ember.ones(4, 1)).shape
+        ember.Size([2, 1])
+    """
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if len(matrices) == 0:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m._data.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m._data.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return write_out(matrices[0].clone(), out, "chain_matmul")
+    return write_out(_chain(list(matrices)), out, "chain_matmul")
+
+
+def _chain(mats):
+    """Multiply 2-D ``mats`` in the order that minimises the flop count."""
+    n = len(mats)
+    if n == 1:
+        return mats[0]
+    if n == 2:
+        return mm(mats[0], mats[1])
+    dims = [m._data.shape[0] for m in mats] + [mats[-1]._data.shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def build(i, j):
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return mm(build(i, k), build(k + 1, j))
+
+    return build(0, n - 1)
+
+
+def _rmatmul(self, other):
+    return matmul(other, self)
+
+
+def _imatmul(self, other):
+    return inplace(matmul, self, other)
+
+
+# ================================================================ einsum
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@defop("einsum", meta=lambda *arrays, equation, shape: (shape, arrays[0].dtype))
+def einsum_op(xp, *arrays, equation, shape):
+    if arrays[0].dtype in _LOW:
+        result = xp.einsum(equation, *(a.astype(np.float32) for a in arrays),
+                           optimize=len(arrays) > 1)
+        return xp.asarray(result).astype(arrays[0].dtype)
+    return xp.asarray(xp.einsum(equation, *arrays, optimize=len(arrays) > 1))
+
+
+@einsum_op.defderivative
+def _einsum_derivative(ctx, grad, *, equation, shape):
+    inputs = ctx.inputs
+    lhs, out = equation.split("->")
+    subs = lhs.split(",")
+    sizes = {}
+    for s, t in zip(subs, inputs):
+        sizes.update(zip(s, t._data.shape))
+    grads = []
+    for i, need in enumerate(ctx.needs_input_grad):
+        if not need:
+            grads.append(None)
+            continue
+        others = [t.conj() for j, t in enumerate(inputs) if j != i]
+        other_subs = [s for j, s in enumerate(subs) if j != i]
+        eq = ",".join([out] + other_subs) + "->" + subs[i]
+        grads.append(einsum_op(grad, *others, equation=eq,
+                               shape=tuple(sizes[c] for c in subs[i])))
+    return tuple(grads)
+
+
+def _parse_einsum(equation, operands):
+    """Split ``equation`` into per-operand subscripts (ellipses expanded) and the output."""
+    equation = equation.replace(" ", "")
+    if "->" in equation:
+        lhs, out = equation.split("->")
+    else:
+        lhs, out = equation, None
+    subs = lhs.split(",")
+    if len(subs) != len(operands):
+        raise ValueError("einsum(): more operands were provided than specified in the equation"
+                         if len(operands) > len(subs) else
+                         "einsum(): fewer operands were provided than specified in the equation")
+    used = set(c for c in equation if c.isalpha())
+    spare = iter(c for c in _LETTERS if c not in used)
+    ell_rank = 0
+    for s, t in zip(subs, operands):
+        for c in s.replace("...", ""):
+            if not c.isalpha():
+                raise RuntimeError(f"einsum(): invalid subscript given at index "
+                                   f"{equation.index(c)} in the equation string, subscripts "
+                                   "must be in [a-zA-Z]")
+        n_explicit = len(s.replace("...", ""))
+        if "..." in s:
+            ell_rank = max(ell_rank, t._data.ndim - n_explicit)
+        elif n_explicit != t._data.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                               f"({n_explicit}) does not match the number of dimensions "
+                               f"({t._data.ndim}) for operand {operands.index(t)} and no "
+                               "ellipsis was given")
+    ell = "".join(next(spare) for _ in range(ell_rank))
+    expanded = []
+    for s, t in zip(subs, operands):
+        if "..." in s:
+            k = t._data.ndim - len(s.replace("...", ""))
+            s = s.replace("...", ell[ell_rank - k:] if k else "")
+        expanded.append(s)
+    if out is None:
+        counts = collections.Counter("".join(expanded))
+        named = sorted(c for c in counts if counts[c] == 1 and c not in ell)
+        out = ell + "".join(named)
+    else:
+        out = out.replace("...", ell)
+    return expanded, out
+
+
+def einsum(*args):
+    """Sum of products over the indices of an Einstein-summation ``equation``.
+
+    Accepts ``einsum("ij,jk->ik", a, b)`` and the operands as one list. Ellipses broadcast.
+
+    Example::
+
+        >>> ember.einsum("ij,jk->ik", ember.ones(2, 3), ember.ones(3, 4)).shape
+        ember.Size([2, 4])
+    """
+    if len(args) < 2:
+        raise RuntimeError("einsum(): must specify the equation string and at least one "
+                           "operand, or at least one operand and its subscripts list")
+    equation, operands = args[0], args[1:]
+    if not isinstance(equation, str):
+        return _einsum_sublist(args)
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    operands = list(operands)
+    subs, out = _parse_einsum(equation, operands)
+    dtype = operands[0]._data.dtype
+    for t in operands[1:]:
+        if t._data.dtype != dtype:
+            raise RuntimeError(f"expected scalar type {_short(operands[0])} but found "
+                               f"{_short(t)}")
+    # Check sizes: a subscript's sizes must agree or be 1 (broadcast).
+    sizes = {}
+    for i, (s, t) in enumerate(zip(subs, operands)):
+        for c, n in zip(s, t._data.shape):
+            seen = sizes.get(c)
+            if seen is None or seen == 1:
+                sizes[c] = n
+            elif n != seen and n != 1:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which "
+                                   f"does not broadcast with previously seen size {seen}")
+    for c in out:
+        if c not in sizes:
+            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation "
+                               "for any input operand")
+    # Normalise: no repeated subscript within an operand, no broadcast size-1 dims, and every
+    # subscript in the output or in two operands, so the derivative is again such an einsum.
+    counts = collections.Counter()
+    for i, (s, t) in enumerate(zip(subs, operands)):
+        s, t = _einsum_diagonals(s, t)
+        keep = [j for j, c in enumerate(s) if not (t._data.shape[j] == 1 and sizes[c] != 1)]
+        if len(keep) != len(s):
+            drop = [j for j in range(len(s)) if j not in keep]
+            for j in reversed(drop):
+                t = t.squeeze(j)
+            s = "".join(s[j] for j in keep)
+        subs[i], operands[i] = s, t
+        counts.update(set(s))
+    for i, (s, t) in enumerate(zip(subs, operands)):
+        lonely = [j for j, c in enumerate(s) if counts[c] == 1 and c not in out]
+        if lonely:
+            t = t.sum(tuple(lonely))
+            s = "".join(c for j, c in enumerate(s) if j not in lonely)
+        subs[i], operands[i] = s, t
+    present = set("".join(subs))
+    missing = [c for c in out if c not in present]  # broadcast size-1 output dims
+    core_out = "".join(c for c in out if c in present)
+    shape = tuple(sizes[c] for c in core_out)
+    if len(operands) == 1 and subs[0] == core_out:
+        result = operands[0]
+    else:
+        result = einsum_op(*operands, equation=",".join(subs) + "->" + core_out, shape=shape)
+    if missing:
+        for j, c in enumerate(out):
+            if c in missing:
+                result = result.unsqueeze(j)
+    return result
+
+
+def _einsum_diagonals(s, t):
+    """Take diagonals for subscripts repeated within one operand (``'ii'``)."""
+    while len(set(s)) != len(s):
+        for j, c in enumerate(s):
+            k = s.find(c, j + 1)
+            if k != -1:
+                t = t.diagonal(0, j, k)
+                s = s[:j] + s[j + 1:k] + s[k + 1:] + c
+                break
+    return s, t
+
+
+def _einsum_sublist(args):
+    """``einsum(a, [0, 1], b, [1, 2], [0, 2])``: the sublist form."""
+    args = list(args)
+    out = None
+    if len(args) % 2 == 1:
+        out = args.pop()
+    operands, subs = args[0::2], args[1::2]
+
+    def letters(sub):
+        return "".join("..." if x is Ellipsis else _LETTERS[x] for x in sub)
+
+    equation = ",".join(letters(s) for s in subs)
+    if out is not None:
+        equation += "->" + letters(out)
+    return einsum(equation, *operands)
+
+
+# ================================================================ tensordot, kron, cross
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``a``'s dims with ``b``'s: the last ``dims`` of ``a`` with the first of ``b``,
+    or the two lists given as ``dims=([...], [...])``.
+
+    Example::
+
+        >>> ember.tensordot(ember.ones(2, 3, 4), ember.ones(3, 4, 5)).shape
+        ember.Size([2, 5])
+    """
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a._data.ndim or dims > b._data.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
+                               f"dims={dims}")
+        dims_a = list(range(-int(dims), 0))
+        dims_b = list(range(int(dims)))
+    else:
+        dims_a, dims_b = dims
+        dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
+        dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
+        if len(dims_a) != len(dims_b):
+            raise RuntimeError("both dimension lists should have same length")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"expected scalar type {_short(a)} but found {_short(b)}")
+    sa, sb = a._data.shape, b._data.shape
+    for da, db in zip(dims_a, dims_b):
+        if sa[wrap_dim(da, len(sa))] != sb[wrap_dim(db, len(sb))]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{sa[wrap_dim(da, len(sa))]} in dim {da} and second has size "
+                               f"{sb[wrap_dim(db, len(sb))]} in dim {db}")
+    ca = [wrap_dim(d, len(sa)) for d in dims_a]
+    cb = [wrap_dim(d, len(sb)) for d in dims_b]
+    free_a = [d for d in range(len(sa)) if d not in ca]
+    free_b = [d for d in range(len(sb)) if d not in cb]
+    k = int(np.prod([sa[d] for d in ca], dtype=np.int64))
+    left = a.permute(free_a + ca).reshape(-1, k)
+    right = b.permute(cb + free_b).reshape(k, -1)
+    result = mm(left, right).reshape([sa[d] for d in free_a] + [sb[d] for d in free_b])
+    return write_out(result, out, "tensordot")
+
+
+def kron(input, other, *, out=None):
+    """The Kronecker product (dims aligned at the right, the shorter operand padded with 1s).
+
+    Example::
+
+        >>> ember.kron(ember.eye(2), ember.ones(2, 2)).shape
+        ember.Size([4, 4])
+    """
+    na, nb = input._data.ndim, other._data.ndim
+    n = max(na, nb)
+    a = input.reshape((1,) * (n - na) + tuple(input._data.shape))
+    b = other.reshape((1,) * (n - nb) + tuple(other._data.shape))
+    sa, sb = a._data.shape, b._data.shape
+    a_shape, b_shape = [], []
+    for x, y in zip(sa, sb):
+        a_shape += [x, 1]
+        b_shape += [1, y]
+    result = (a.reshape(a_shape) * b.reshape(b_shape)).reshape(
+        [x * y for x, y in zip(sa, sb)])
+    return write_out(result, out, "kron")
+
+
+@defop("cross", meta=lambda a, b, *, dim: (np.broadcast_shapes(a.shape, b.shape), a.dtype),
+       grad_name="LinalgCrossBackward0")
+def cross_op(xp, a, b, *, dim):
+    a, b = xp.broadcast_arrays(a, b)
+    a0, a1, a2 = (xp.take(a, i, axis=dim) for i in range(3))
+    b0, b1, b2 = (xp.take(b, i, axis=dim) for i in range(3))
+    return xp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=dim)
+
+
+@cross_op.defderivative
+def _cross_derivative(ctx, grad, *, dim):
+    a, b = ctx.inputs
+    need_a, need_b = ctx.needs_input_grad
+    return (cross_op(b.conj(), grad, dim=dim) if need_a else None,
+            cross_op(grad, a.conj(), dim=dim) if need_b else None)
+
+
+def _cross_impl(input, other, dim, name):
+    from ._operands import broadcast_shapes
+
+    if input._data.ndim != other._data.ndim:
+        raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
+    shape = broadcast_shapes(input._data.shape, other._data.shape)
+    d = wrap_dim(dim, len(shape))
+    if input._data.shape[d] != 3 or other._data.shape[d] != 3:
+        raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got "
+                           f"{input._data.shape[d]} and {other._data.shape[d]}")
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{name}: expected both inputs to have same dtype, but input has "
+                           f"dtype {input.dtype} and other has dtype {other.dtype}".replace(
+                               "ember.", "torch."))
+    return cross_op(input, other, dim=d)
+
+
+def cross(input, other, dim=None, *, out=None):
+    """The 3-D cross product along ``dim`` (the first dim of size 3 when omitted).
+
+    Example::
+
+        >>> ember.cross(ember.tensor([1., 0., 0.]), ember.tensor([0., 1., 0.]), dim=0)
+        tensor([0., 0., 1.])
+    """
+    if dim is None:
+        from ._operands import broadcast_shapes
+
+        shape = broadcast_shapes(input._data.shape, other._data.shape)
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return write_out(_cross_impl(input, other, dim, "linalg.cross"), out, "cross")
+
+
+def linalg_cross(input, other, *, dim=-1, out=None):
+    """The 3-D cross product along ``dim`` (default -1), inputs broadcast.
+
+    Example::
+
+        >>> ember.linalg.cross(ember.tensor([1., 0., 0.]), ember.tensor([0., 1., 0.]))
+        tensor([0., 0., 1.])
+    """
+    return write_out(_cross_impl(input, other, dim, "linalg.cross"), out, "linalg.cross")
+
+
+# ================================================================ trace, diag, diag_embed
+
+
+def trace(input):
+    """The sum of the main diagonal of a 2-D tensor (integers sum as int64).
+
+    Example::
+
+        >>> ember.trace(ember.eye(3))
+        tensor(3.)
+    """
+    if input._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
+                           f"{input._data.ndim}")
+    _not_implemented(input, "trace")
+    return input.diagonal().sum()
+
+
+def _diag_embed_shape(shape, offset, dim1, dim2):
+    n = shape[-1] + abs(offset)
+    out = list(shape[:-1])
+    lo, hi = sorted((dim1, dim2))
+    out.insert(lo, n)
+    out.insert(hi, n)
+    return tuple(out)
+
+
+@defop("diag_embed", meta=lambda a, *, offset, dim1, dim2: (
+    _diag_embed_shape(a.shape, offset, dim1, dim2), a.dtype), save_inputs=False)
+def diag_embed_op(xp, a, *, offset, dim1, dim2):
+    shape = _diag_embed_shape(a.shape, offset, dim1, dim2)
+    out = xp.zeros(shape, a.dtype)
+    # Put the diagonal dims last to write into them through a strided diagonal view.
+    rest = [d for d in range(len(shape)) if d not in (dim1, dim2)]
+    view = out.transpose(rest + [dim1, dim2])
+    n = a.shape[-1]
+    rows = xp.arange(n) + max(-offset, 0)
+    cols = xp.arange(n) + max(offset, 0)
+    view[..., rows, cols] = a
+    return out
+
+
+@diag_embed_op.defderivative
+def _diag_embed_derivative(ctx, grad, *, offset, dim1, dim2):
+    return (grad.diagonal(offset, dim1, dim2),)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Batches of matrices whose ``offset`` diagonal (in dims ``dim1``, ``dim2``) holds the
+    last dim of ``input``.
+
+    Example::
+
+        >>> ember.diag_embed(ember.tensor([1, 2]))
+        tensor([[1, 0],
+                [0, 2]])
+    """
+    ndim = input._data.ndim + 1
+    d1, d2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return diag_embed_op(input, offset=int(offset), dim1=d1, dim2=d2)
+
+
+def diag(input, diagonal=0, *, out=None):
+    """A square matrix with a 1-D ``input`` on its ``diagonal``, or the ``diagonal`` of a 2-D
+    ``input`` as a new 1-D tensor.
+
+    Example::
+
+        >>> ember.diag(ember.tensor([1, 2]))
+        tensor([[1, 0],
+                [0, 2]])
+    """
+    if input._data.ndim == 1:
+        result = diag_embed(input, diagonal, 0, 1)
+    elif input._data.ndim == 2:
+        result = input.diagonal(diagonal).clone()
+    else:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input._data.ndim}D")
+    return write_out(result, out, "diag")
+
+
+# ================================================================ cdist
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Pairwise ``p``-norm distances between the rows of ``x1`` and of ``x2`` (batched).
+
+    Example::
+
+        >>> ember.cdist(ember.zeros(2, 3), ember.ones(4, 3)).shape
+        ember.Size([2, 4])
+    """
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist", None):
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    if x1._data.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: "
+                           f"{x1._data.ndim}D")
+    if x2._data.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: "
+                           f"{x2._data.ndim}D")
+    if x1._data.shape[-1] != x2._data.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1._data.shape[-1]} X2: {x2._data.shape[-1]}")
+    if not x1.dtype.is_floating_point:
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
+                           f"{x1.dtype}".replace("ember.", "torch."))
+    if not x2.dtype.is_floating_point:
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: "
+                           f"{x2.dtype}".replace("ember.", "torch."))
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return _vector_norm(diff, float(p), (diff._data.ndim - 1,), False)
+
+
+# ================================================================ norms
+
+
+def _vector_norm(x, ord, dims, keepdim):
+    from .reduce import norm_op
+
+    return norm_op(x, p=float(ord), dims=tuple(dims), keepdim=keepdim)
+
+
+def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The vector ``ord``-norm of ``x`` over ``dim`` (all elements when None).
+
+    Example::
+
+        >>> ember.linalg.vector_norm(ember.tensor([3., 4.]))
+        tensor(5.)
+    """
+    _check_tensor(x, "linalg.vector_norm", "x")
+    if dtype is not None:
+        x = x.to(dt.to_dtype(dtype))
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_short(x)}")
+    if isinstance(ord, str) or isinstance(ord, complex):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
+                        f"{type(ord).__name__}")
+    ndim = x._data.ndim
+    if dim is None:
+        dims = tuple(range(ndim))
+    else:
+        dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+        dims = tuple(sorted(wrap_dim(int(d), ndim) for d in dims)) if ndim else ()
+    ord = float(ord)
+    if ord < 0 or ord == math.inf:
+        reduced = [x._data.shape[d] for d in dims] if dims else list(x._data.shape)
+        if any(s == 0 for s in reduced) or (x._data.size == 0 and not dims):
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty "
+                               "tensor because the operation does not have an identity")
+    return write_out(_vector_norm(x, ord, dims, keepdim), out, "linalg.vector_norm")
+
+
+def _matrix_dims(A, dim, name):
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if len(dim) != 2:
+        raise RuntimeError(f"{name}: dim must be a 2-tuple. Got {list(dim)}")
+    d0, d1 = wrap_dim(dim[0], A._data.ndim), wrap_dim(dim[1], A._data.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"{name}: dims must be different. Got ({d0}, {d1})")
+    return d0, d1
+
+
+def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """A matrix norm over the two dims ``dim``: ``'fro'``, ``'nuc'``, ``inf``, ``-inf``, ``1``,
+    ``-1``, ``2`` or ``-2``.
+
+    Example::
+
+        >>> ember.linalg.matrix_norm(ember.eye(3))
+        tensor(1.7321)
+    """
+    _check_tensor(A, "linalg.matrix_norm", "A")
+    if dtype is not None:
+        A = A.to(dt.to_dtype(dtype))
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_short(A)}")
+    d0, d1 = _matrix_dims(A, tuple(dim), "linalg.matrix_norm")
+    if isinstance(ord, str):
+        if ord == "fro":
+            return write_out(_vector_norm(A, 2, tuple(sorted((d0, d1))), keepdim), out,
+                             "linalg.matrix_norm")
+        if ord == "nuc":
+            from .reduce import nuclear_norm_op
+
+            return write_out(nuclear_norm_op(A, dims=(d0, d1), keepdim=keepdim), out,
+                             "linalg.matrix_norm")
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if ord not in (1, -1, 2, -2, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord:g} not supported.")
+    if ord in (2, -2):
+        moved = A.movedim((d0, d1), (-2, -1))
+        s = linalg_svdvals(moved)
+        result = s.amax(-1) if ord == 2 else s.amin(-1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                result = result.unsqueeze(d)
+        return write_out(result, out, "linalg.matrix_norm")
+    if abs(ord) == math.inf:
+        d0, d1 = d1, d0
+    if A._device is not META and (A._data.shape[d0] == 0 or A._data.shape[d1] == 0):
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 1 "
+                           "element." if True else "")
+    inner = A.abs().sum(d0, keepdim=True)
+    result = inner.amax(d1, keepdim=True) if ord > 0 else inner.amin(d1, keepdim=True)
+    if not keepdim:
+        result = result.squeeze((d0, d1)) if False else result.squeeze(max(d0, d1)).squeeze(
+            min(d0, d1))
+    return write_out(result, out, "linalg.matrix_norm")
+
+
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+    """A vector or matrix norm: matrix norms for 2 dims (or 2-D input with ``ord`` set),
+    vector norms otherwise.
+
+    Example::
+
+        >>> ember.linalg.norm(ember.tensor([3., 4.]))
+        tensor(5.)
+    """
+    _check_tensor(A, "linalg.norm", "A")
+    if isinstance(dim, (int, np.integer)):
+        dim = (int(dim),)
+    if dim is not None and len(dim) == 2 or (dim is None and ord is not None
+                                              and A._data.ndim == 2):
+        return linalg_matrix_norm(A, "fro" if ord is None else ord, dim if dim else (-2, -1),
+                                  keepdim, dtype=dtype, out=out)
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {A._data.ndim}D." if dim is None else
+                           f"linalg.vector_norm: ord must be a number, got {ord}")
+    if dim is None and ord is not None and A._data.ndim != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {A._data.ndim}D.")
+    return linalg_vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+
+
+# ================================================================ square-matrix checks
+
+
+def _check_float(A, name):
+    if not (A.dtype.is_floating_point or A.dtype.is_complex) or A._data.dtype in _LOW:
+        if A._data.dtype in _LOW:
+            raise RuntimeError(f'"{name}" not implemented for \'{_short(A)}\'')
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{_short(A)}")
+
+
+def _check_square(A, name, arg="A"):
+    _check_tensor(A, name, arg)
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+    if A._data.shape[-1] != A._data.shape[-2]:
+        raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are "
+                           f"{A._data.shape[-2]} by {A._data.shape[-1]} matrices")
+    _check_float(A, name)
+
+
+def _check_matrix(A, name, arg="A"):
+    _check_tensor(A, name, arg)
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+    _check_float(A, name)
+
+
+def _batch_prefix(index, batched):
+    return f"(Batch element {index}): " if batched else ""
+
+
+def _singular_error(xp, a, name):
+    """torch's LinAlgError for an exactly singular matrix: which batch and which pivot."""
+    host = a if xp is np else xp.asnumpy(a)
+    flat = host.reshape((-1,) + host.shape[-2:])
+    import warnings
+
+    import scipy.linalg
+
+    for index, matrix in enumerate(flat):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lu, _ = scipy.linalg.lu_factor(matrix, check_finite=False)
+        zeros = np.nonzero(np.diagonal(lu) == 0)[0]
+        if zeros.size:
+            raise LinAlgError(f"{name}: {_batch_prefix(index, host.ndim > 2)}The diagonal "
+                              f"element {zeros[0] + 1} is zero, the inversion could not be "
+                              "completed because the input matrix is singular.")
+    raise LinAlgError(f"{name}: The inversion could not be completed because the input matrix "
+                      "is singular.")
+
+
+def _compute(xp, a):
+    """Half-precision inputs compute in float32 (LAPACK has no half)."""
+    return a.astype(np.float32) if a.dtype in _LOW else a
+
+
+# ================================================================ inverse
+
+
+@defop("linalg_inv", meta=lambda a: (a.shape, a.dtype), save_inputs=False, save_output=True,
+       grad_name="LinalgInvExBackward0")
+def inv_op(xp, a):
+    if a.size == 0:
+        return xp.empty(a.shape, a.dtype)
+    try:
+        result = xp.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        _singular_error(xp, a, "linalg.inv")
+    return result.astype(a.dtype, copy=False)
+
+
+@inv_op.defderivative
+def _inv_derivative(ctx, grad):
+    inv = ctx.output.mH
+    return (-matmul_op(inv, matmul_op(grad, inv)),)
+
+
+def linalg_inv(A, *, out=None):
+    """The inverse of a square matrix (or a batch); raises :class:`LinAlgError` if singular.
+
+    Example::
+
+        >>> ember.linalg.inv(ember.tensor([[2., 0.], [0., 4.]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.2500]])
+    """
+    _check_square(A, "linalg.inv")
+    return write_out(inv_op(A), out, "linalg.inv")
+
+
+def inverse(input, *, out=None):
+    """Same as :func:`ember.linalg.inv`.
+
+    Example::
+
+        >>> ember.inverse(ember.eye(2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    return linalg_inv(input, out=out)
+
+
+def linalg_inv_ex(A, *, check_errors=False, out=None):
+    """The inverse and an ``info`` tensor (0 where the inversion succeeded).
+
+    Example::
+
+        >>> ember.linalg.inv_ex(ember.eye(2)).info
+        tensor(0, dtype=ember.int32)
+    """
+    _check_square(A, "linalg.inv_ex")
+    batch = A._data.shape[:-2]
+    from .creation import zeros
+
+    try:
+        inverse_ = inv_op(A)
+        info = zeros(batch, dtype=dt.int32, device=A._device)
+    except LinAlgError:
+        if check_errors:
+            raise
+        inverse_, info = _inverse_with_info(A)
+    result = InvExResult(inverse_, info)
+    if out is not None:
+        write_out(result[0], out[0], "linalg.inv_ex")
+        write_out(result[1], out[1], "linalg.inv_ex")
+        return InvExResult(*out)
+    return result
+
+
+def _inverse_with_info(A):
+    """The inverse where it exists, and LAPACK's info (first zero pivot, 1-based) elsewhere."""
+    import scipy.linalg
+
+    host = A.detach().cpu()._data
+    flat = host.reshape((-1,) + host.shape[-2:])
+    info = np.zeros(flat.shape[0], np.int32)
+    result = np.empty_like(flat)
+    import warnings
+
+    for index, matrix in enumerate(flat):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lu, _ = scipy.linalg.lu_factor(matrix, check_finite=False)
+        zeros = np.nonzero(np.diagonal(lu) == 0)[0]
+        if zeros.size:
+            info[index] = zeros[0] + 1
+            result[index] = np.nan
+        else:
+            result[index] = np.linalg.inv(matrix)
+    from .._tensor import tensor
+
+    out = tensor(result.reshape(host.shape), device=A._device)
+    return out, tensor(info.reshape(host.shape[:-2]), device=A._device)
+
+
+# ================================================================ determinants
+
+
+@defop("linalg_det", meta=lambda a: (a.shape[:-2], a.dtype), grad_name="LinalgDetBackward0",
+       save_output=True)
+def det_op(xp, a):
+    return xp.asarray(xp.linalg.det(a)).astype(a.dtype, copy=False)
+
+
+@det_op.defderivative
+def _det_derivative(ctx, grad):
+    (a,) = ctx.inputs
+    d = ctx.output
+    # d det(A) = det(A) tr(A^{-1} dA): grad_A = conj(grad * det) A^{-H}
+    scale = (grad * d.conj()).unsqueeze(-1).unsqueeze(-1)
+    return (scale * linalg_inv(a).mH,)
+
+
+def linalg_det(A, *, out=None):
+    """The determinant of a square matrix (or a batch).
+
+    Example::
+
+        >>> ember.linalg.det(ember.tensor([[2., 1.], [1., 3.]]))
+        tensor(5.)
+    """
+    _check_square(A, "linalg.det")
+    return write_out(det_op(A), out, "linalg.det")
+
+
+def det(input):
+    """Same as :func:`ember.linalg.det`.
+
+    Example::
+
+        >>> ember.det(ember.eye(3))
+        tensor(1.)
+    """
+    return linalg_det(input)
+
+
+def _slogdet_meta(a):
+    return ((a.shape[:-2], a.dtype), (a.shape[:-2], _real_np(a.dtype)))
+
+
+@defop("linalg_slogdet", meta=_slogdet_meta, multi_output=True, differentiable_outputs=(1,),
+       grad_name="LinalgSlogdetBackward0")
+def slogdet_op(xp, a):
+    sign, logabs = xp.linalg.slogdet(a)
+    return (xp.asarray(sign).astype(a.dtype, copy=False),
+            xp.asarray(logabs).astype(_real_np(a.dtype), copy=False))
+
+
+@slogdet_op.defderivative
+def _slogdet_derivative(ctx, grad_sign, grad_logabs):
+    (a,) = ctx.inputs
+    # d log|det A| = Re tr(A^{-1} dA): grad_A = grad * A^{-H}
+    g = grad_logabs.unsqueeze(-1).unsqueeze(-1)
+    if a.dtype.is_complex:
+        g = g.to(a.dtype)
+    return (g * linalg_inv(a).mH,)
+
+
+def linalg_slogdet(A, *, out=None):
+    """The sign (or phase) and the log of the absolute value of the determinant.
+
+    Example::
+
+        >>> ember.linalg.slogdet(ember.tensor([[-2., 0.], [0., 1.]]))
+        ember.return_types.linalg_slogdet(
+        sign=tensor(-1.),
+        logabsdet=tensor(0.6931))
+    """
+    _check_square(A, "linalg.slogdet")
+    sign, logabs = slogdet_op(A)
+    if out is not None:
+        write_out(sign, out[0], "linalg.slogdet")
+        write_out(logabs, out[1], "linalg.slogdet")
+        return SlogdetResult(*out)
+    return SlogdetResult(sign, logabs)
+
+
+def slogdet(input):
+    """Same as :func:`ember.linalg.slogdet`, as a ``slogdet`` named tuple.
+
+    Example::
+
+        >>> ember.slogdet(ember.eye(2)).logabsdet
+        tensor(0.)
+    """
+    return PlainSlogdet(*linalg_slogdet(input))
+
+
+def logdet(input):
+    """The log of the determinant (NaN where it is negative, -inf where zero).
+
+    Example::
+
+        >>> ember.logdet(ember.tensor([[2., 0.], [0., 3.]]))
+        tensor(1.7918)
+    """
+    _check_square(input, "logdet")
+    sign, logabs = slogdet_op(input)
+    if input.dtype.is_complex:
+        return logabs + sign.log()
+    from .pointwise import where
+
+    return where(sign < 0, float("nan"), logabs)
+
+
+# ================================================================ solve
+
+
+def _solve_is_vector(A, B):
+    """Whether ``B`` is a (batch of) vector(s) for ``A``: torch's rule for linalg.solve."""
+    return B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1
+                                 and B._data.shape == A._data.shape[:-1])
+
+
+def _solve_meta(a, b):
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return tuple(batch) + b.shape[-2:], a.dtype
+
+
+@defop("linalg_solve", meta=_solve_meta, save_output=True, grad_name="LinalgSolveExBackward0")
+def solve_op(xp, a, b):
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = xp.broadcast_to(a, tuple(batch) + a.shape[-2:])
+    b = xp.broadcast_to(b, tuple(batch) + b.shape[-2:])
+    if a.size == 0 or b.size == 0:
+        return xp.zeros(tuple(batch) + b.shape[-2:], a.dtype)
+    try:
+        return xp.linalg.solve(a, b).astype(a.dtype, copy=False)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
+                          "singular.") from None
+
+
+@solve_op.defderivative
+def _solve_derivative(ctx, grad):
+    a, _ = ctx.inputs
+    x = ctx.output
+    grad_b = solve_op(a.mH, grad)
+    grad_a = -matmul_op(grad_b, x.mH) if ctx.needs_input_grad[0] else None
+    return grad_a, grad_b if ctx.needs_input_grad[1] else None
+
+
+def linalg_solve(A, B, *, left=True, out=None):
+    """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``); ``B`` may be a
+    (batch of) vector(s). Batch dims broadcast.
+
+    Example::
+
+        >>> ember.linalg.solve(ember.tensor([[2., 0.], [0., 4.]]), ember.tensor([2., 4.]))
+        tensor([1., 1.])
+    """
+    _check_square(A, "linalg.solve")
+    _check_tensor(B, "linalg.solve", "B")
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {_short(A)} and B of type {_short(B)} instead")
+    if not left:
+        result = linalg_solve(A.mT, B.mT if B._data.ndim >= 2 else B).mT \
+            if B._data.ndim >= 2 else linalg_solve(A.mT, B)
+        return write_out(result, out, "linalg.solve")
+    vector = _solve_is_vector(A, B)
+    b = B.unsqueeze(-1) if vector else B
+    if b._data.ndim < 2:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+    n = A._data.shape[-1]
+    if b._data.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"AX = B ({_shape_str(A._data.shape)} and "
+                           f"{_shape_str(b._data.shape)})")
+    from ._operands import broadcast_shapes
+
+    broadcast_shapes(A._data.shape[:-2], b._data.shape[:-2])
+    result = solve_op(A, b)
+    if vector:
+        result = result.squeeze(-1)
+    return write_out(result, out, "linalg.solve")
+
+
+def linalg_solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """:func:`linalg_solve` with an ``info`` tensor (0 on success).
+
+    Example::
+
+        >>> ember.linalg.solve_ex(ember.eye(2), ember.ones(2)).info
+        tensor(0, dtype=ember.int32)
+    """
+    from .creation import zeros
+
+    result = linalg_solve(A, B, left=left)
+    info = zeros(A._data.shape[:-2], dtype=dt.int32, device=A._device)
+    return SolveExResult(result, info)
+
+
+# ================================================================ cholesky
+
+
+@defop("linalg_cholesky", meta=lambda a: (a.shape, a.dtype), save_inputs=False,
+       save_output=True, grad_name="LinalgCholeskyExBackward0")
+def cholesky_op(xp, a):
+    if a.size == 0:
+        return xp.empty(a.shape, a.dtype)
+    try:
+        return xp.linalg.cholesky(a).astype(a.dtype, copy=False)
+    except np.linalg.LinAlgError:
+        _not_pd_error(xp, a, "linalg.cholesky")
+
+
+def _not_pd_error(xp, a, name):
+    host = a if xp is np else xp.asnumpy(a)
+    flat = host.reshape((-1,) + host.shape[-2:])
+    for index, matrix in enumerate(flat):
+        order = _first_bad_minor(matrix)
+        if order:
+            raise LinAlgError(f"{name}: {_batch_prefix(index, host.ndim > 2)}The factorization "
+                              f"could not be completed because the input is not "
+                              f"positive-definite (the leading minor of order {order} is not "
+                              "positive-definite).")
+    raise LinAlgError(f"{name}: The factorization could not be completed because the input is "
+                      "not positive-definite.")
+
+
+def _first_bad_minor(matrix):
+    """The order of the first leading minor that is not positive-definite (0 if none)."""
+    import scipy.linalg
+
+    try:
+        scipy.linalg.cholesky(matrix, lower=True, check_finite=False)
+    except np.linalg.LinAlgError as e:
+        digits = "".join(itertools.takewhile(str.isdigit, str(e).strip()))
+        return int(digits) if digits else 1
+    return 0
+
+
+@cholesky_op.defderivative
+def _cholesky_derivative(ctx, grad):
+    L = ctx.output
+    phi = matmul_op(L.mH, grad).tril()
+    phi = 0.5 * (phi + phi.tril(-1).mH)
+    inv_l = linalg_inv(L)
+    return (matmul_op(inv_l.mH, matmul_op(phi, inv_l)),)
+
+
+def linalg_cholesky(A, *, upper=False, out=None):
+    """The Cholesky factor ``L`` (``A = L L^H``) of a Hermitian positive-definite matrix, or
+    ``U = L^H`` with ``upper=True``; raises :class:`LinAlgError` otherwise.
+
+    Example::
+
+        >>> ember.linalg.cholesky(ember.tensor([[4., 2.], [2., 5.]]))
+        tensor([[2., 0.],
+                [1., 2.]])
+    """
+    _check_square(A, "linalg.cholesky")
+    result = cholesky_op(A.mH).mH if upper else cholesky_op(A)
+    return write_out(result, out, "linalg.cholesky")
+
+
+def cholesky(input, upper=False, *, out=None):
+    """Same as :func:`ember.linalg.cholesky` (``upper`` positional, as torch.cholesky).
+
+    Example::
+
+        >>> ember.cholesky(ember.eye(2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    _check_square(input, "cholesky")
+    result = cholesky_op(input.mH).mH if upper else cholesky_op(input)
+    return write_out(result, out, "cholesky")
+
+
+def linalg_cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """The Cholesky factor and an ``info`` tensor (the order of the first failing minor, or
+    0).
+
+    Example::
+
+        >>> ember.linalg.cholesky_ex(ember.eye(2)).info
+        tensor(0, dtype=ember.int32)
+    """
+    from .creation import zeros
+
+    try:
+        L = linalg_cholesky(A, upper=upper)
+        info = zeros(A._data.shape[:-2], dtype=dt.int32, device=A._device)
+    except LinAlgError:
+        if check_errors:
+            raise
+        host = A.detach().cpu()._data
+        flat = host.reshape((-1,) + host.shape[-2:])
+        codes = np.array([_first_bad_minor(m if not upper else m.conj().T) for m in flat],
+                         np.int32)
+        factors = np.zeros_like(flat)
+        for i, m in enumerate(flat):
+            src = m.conj().T if upper else m
+            if codes[i] == 0:
+                factors[i] = np.linalg.cholesky(src)
+            else:
+                factors[i] = np.nan
+            if upper:
+                factors[i] = factors[i].conj().T
+        from .._tensor import tensor
+
+        L = tensor(factors.reshape(host.shape), device=A._device)
+        info = tensor(codes.reshape(host.shape[:-2]), device=A._device)
+    return CholeskyExResult(L, info)
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    """The inverse of ``A`` from its Cholesky factor (``input`` = L, or U with ``upper``).
+
+    Example::
+
+        >>> ember.cholesky_inverse(ember.tensor([[2., 0.], [0., 1.]]))
+        tensor([[0.2500, 0.0000],
+                [0.0000, 1.0000]])
+    """
+    a = matmul(input.mH, input) if upper else matmul(input, input.mH)
+    return write_out(linalg_inv(a), out, "cholesky_inverse")
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """The solution of ``A X = B`` given the Cholesky factor of ``A``.
+
+    Example::
+
+        >>> ember.cholesky_solve(ember.ones(2, 1), ember.eye(2))
+        tensor([[1.],
+                [1.]])
+    """
+    a = matmul(L.mH, L) if upper else matmul(L, L.mH)
+    return write_out(linalg_solve(a, B), out, "cholesky_solve")
+
+
+# ================================================================ QR
+
+
+def _qr_meta(a, *, mode):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = tuple(a.shape[:-2])
+    if mode == "complete":
+        return (batch + (m, m), a.dtype), (batch + (m, n), a.dtype)
+    if mode == "r":
+        return ((0,), a.dtype), (batch + (k, n), a.dtype)
+    return (batch + (m, k), a.dtype), (batch + (k, n), a.dtype)
+
+
+@defop("linalg_qr", meta=_qr_meta, multi_output=True, save_inputs=False, save_output=True,
+       grad_name="LinalgQrBackward0")
+def qr_op(xp, a, *, mode):
+    if mode == "r":
+        m, n = a.shape[-2:]
+        r = xp.linalg.qr(a, mode="r") if a.size else xp.zeros(
+            a.shape[:-2] + (min(m, n), n), a.dtype)
+        return xp.zeros((0,), a.dtype), r.astype(a.dtype, copy=False)
+    if a.size == 0:
+        m, n = a.shape[-2:]
+        k = m if mode == "complete" else min(m, n)
+        q = xp.zeros(a.shape[:-2] + (m, k), a.dtype)
+        if m and k:
+            q[...] = xp.eye(m, k, dtype=a.dtype)
+        return q, xp.zeros(a.shape[:-2] + (k, n), a.dtype)
+    q, r = xp.linalg.qr(a, mode=mode)
+    return q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)
+
+
+@qr_op.defderivative
+def _qr_derivative(ctx, grad_q, grad_r, *, mode):
+    q, r = ctx.output
+    m, n = q._data.shape[-2], r._data.shape[-1]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                           "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+                           "going to differentiate through linalg.qr.")
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
+                           "and nrows > ncols.")
+    if m < n:
+        # A = [A1 A2] with A1 = Q R1 square and R2 = Q^H A2: A2 adds A2 gR2^H to Q's gradient
+        # and gets Q gR2 itself.
+        from .shape import cat
+
+        r1, r2 = r[..., :m], r[..., m:]
+        a2 = matmul_op(q, r2)
+        grad_q1 = grad_q + matmul_op(a2, grad_r[..., m:].mH)
+        grad_a1 = _qr_square_grad(q, r1, grad_q1, grad_r[..., :m])
+        return (cat([grad_a1, matmul_op(q, grad_r[..., m:])], -1),)
+    return (_qr_square_grad(q, r, grad_q, grad_r),)
+
+
+def _qr_square_grad(q, r, grad_q, grad_r):
+    """gA = (gQ + Q copyltu(M)) R^{-H} with M = R gR^H - gQ^H Q (for m >= n)."""
+    m_ = matmul_op(r, grad_r.mH) - matmul_op(grad_q.mH, q)
+    lower = m_.tril(-1)
+    copyltu = lower + lower.mH + _real_diag(m_)
+    b = grad_q + matmul_op(q, copyltu)
+    # X R^H = B  <=>  R X^H = B^H
+    return solve_op(r, b.mH).mH
+
+
+def _real_diag(x):
+    d = x.diagonal(0, -2, -1)
+    if x.dtype.is_complex:
+        d = d.real.to(x.dtype)
+    return diag_embed(d)
+
+
+def linalg_qr(A, mode="reduced", *, out=None):
+    """The QR decomposition ``A = QR``: ``mode`` is ``'reduced'``, ``'complete'`` or ``'r'``
+    (R only, Q empty).
+
+    Example::
+
+        >>> Q, R = ember.linalg.qr(ember.tensor([[3., 0.], [4., 5.]]))
+        >>> R.shape
+        ember.Size([2, 2])
+    """
+    _check_matrix(A, "linalg.qr")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    q, r = qr_op(A, mode=mode)
+    if out is not None:
+        write_out(q, out[0], "linalg.qr")
+        write_out(r, out[1], "linalg.qr")
+        return QRResult(*out)
+    return QRResult(q, r)
+
+
+# ================================================================ eigh / eig
+
+
+def _eigh_meta(a, *, UPLO):
+    return (a.shape[:-1], _real_np(a.dtype)), (a.shape, a.dtype)
+
+
+@defop("linalg_eigh", meta=_eigh_meta, multi_output=True, save_inputs=False, save_output=True,
+       grad_name="LinalgEighBackward0")
+def eigh_op(xp, a, *, UPLO):
+    if a.size == 0:
+        return xp.zeros(a.shape[:-1], _real_np(a.dtype)), xp.zeros(a.shape, a.dtype)
+    w, v = xp.linalg.eigh(a, UPLO=UPLO)
+    return w.astype(_real_np(a.dtype), copy=False), v.astype(a.dtype, copy=False)
+
+
+def _is_zero(t):
+    return t._device is META or not bool(t._device.xp.any(t._data))
+
+
+@eigh_op.defderivative
+def _eigh_derivative(ctx, grad_l, grad_v, *, UPLO):
+    lam, v = ctx.output
+    if _is_zero(grad_v):
+        inner = diag_embed(grad_l.to(v.dtype))
+    else:
+        vhgv = matmul_op(v.mH, grad_v)
+        skew = 0.5 * (vhgv - vhgv.mH)
+        e = lam.unsqueeze(-2) - lam.unsqueeze(-1)
+        from .creation import eye
+        n = lam._data.shape[-1]
+        e = e + eye(n, dtype=e.dtype, device=e._device)
+        off = skew / e.to(v.dtype)
+        off = off - diag_embed(off.diagonal(0, -2, -1))
+        inner = off + diag_embed(grad_l.to(v.dtype))
+    return (matmul_op(v, matmul_op(inner, v.mH)),)
+
+
+def _check_uplo(UPLO):
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+
+
+def linalg_eigh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix, read from the
+    ``UPLO`` triangle.
+
+    Example::
+
+        >>> ember.linalg.eigh(ember.tensor([[2., 0.], [0., 1.]])).eigenvalues
+        tensor([1., 2.])
+    """
+    _check_square(A, "linalg.eigh")
+    _check_uplo(UPLO)
+    w, v = eigh_op(A, UPLO=UPLO)
+    if out is not None:
+        write_out(w, out[0], "linalg.eigh")
+        write_out(v, out[1], "linalg.eigh")
+        return EighResult(*out)
+    return EighResult(w, v)
+
+
+def linalg_eigvalsh(A, UPLO="L", *, out=None):
+    """The eigenvalues (ascending) of a Hermitian matrix.
+
+    Example::
+
+        >>> ember.linalg.eigvalsh(ember.tensor([[2., 0.], [0., 1.]]))
+        tensor([1., 2.])
+    """
+    _check_square(A, "linalg.eigvalsh")
+    _check_uplo(UPLO)
+    return write_out(eigh_op(A, UPLO=UPLO)[0], out, "linalg.eigvalsh")
+
+
+def _eig_meta(a):
+    c = dt.from_numpy_dtype(a.dtype).to_complex().np
+    return (a.shape[:-1], c), (a.shape, c)
+
+
+def _host_linalg(xp, fn_name, a):
+    """Run ``numpy.linalg.<fn_name>`` (for functions CuPy lacks) on a host copy."""
+    if xp is np:
+        return getattr(np.linalg, fn_name)(a)
+    results = getattr(np.linalg, fn_name)(xp.asnumpy(a))
+    if isinstance(results, tuple):
+        return tuple(xp.asarray(r) for r in results)
+    return xp.asarray(results)
+
+
+@defop("linalg_eig", meta=_eig_meta, multi_output=True, save_inputs=False, save_output=True,
+       grad_name="LinalgEigBackward0")
+def eig_op(xp, a):
+    c = dt.from_numpy_dtype(a.dtype).to_complex().np
+    if a.size == 0:
+        return xp.zeros(a.shape[:-1], c), xp.zeros(a.shape, c)
+    w, v = _host_linalg(xp, "eig", a)
+    # LAPACK normalises each eigenvector to norm 1 with a real largest component; torch does
+    # the same, so values agree up to LAPACK's own choices.
+    return w.astype(c, copy=False), v.astype(c, copy=False)
+
+
+@eig_op.defderivative
+def _eig_derivative(ctx, grad_l, grad_v):
+    lam, v = ctx.output
+    vhgv = matmul_op(v.mH, grad_v)
+    diag_re = vhgv.diagonal(0, -2, -1).real.to(v.dtype)
+    vhgv = vhgv - matmul_op(v.mH, v * diag_re.unsqueeze(-2))
+    e = (lam.unsqueeze(-2) - lam.unsqueeze(-1)).conj()
+    from .creation import eye
+    n = lam._data.shape[-1]
+    e = e + eye(n, dtype=e.dtype, device=e._device)
+    inner = vhgv / e
+    inner = inner - diag_embed(inner.diagonal(0, -2, -1)) + diag_embed(grad_l)
+    return (solve_op(v.mH, matmul_op(inner, v.mH)),)
+
+
+def linalg_eig(A, *, out=None):
+    """Eigenvalues and eigenvectors of a square matrix (always complex).
+
+    Example::
+
+        >>> ember.linalg.eig(ember.tensor([[2., 0.], [0., 1.]])).eigenvalues
+        tensor([2.+0.j, 1.+0.j])
+    """
+    _check_square(A, "linalg.eig")
+    w, v = eig_op(A)
+    if out is not None:
+        write_out(w, out[0], "linalg.eig")
+        write_out(v, out[1], "linalg.eig")
+        return EigResult(*out)
+    return EigResult(w, v)
+
+
+def linalg_eigvals(A, *, out=None):
+    """The eigenvalues of a square matrix (complex).
+
+    Example::
+
+        >>> ember.linalg.eigvals(ember.tensor([[2., 0.], [0., 1.]]))
+        tensor([2.+0.j, 1.+0.j])
+    """
+    _check_square(A, "linalg.eigvals")
+    return write_out(eig_op(A)[0], out, "linalg.eigvals")
+
+
+# ================================================================ SVD
+
+
+def _svd_meta(a, *, full_matrices):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = tuple(a.shape[:-2])
+    r = _real_np(a.dtype)
+    if full_matrices:
+        return (batch + (m, m), a.dtype), (batch + (k,), r), (batch + (n, n), a.dtype)
+    return (batch + (m, k), a.dtype), (batch + (k,), r), (batch + (k, n), a.dtype)
+
+
+@defop("linalg_svd", meta=_svd_meta, multi_output=True, save_inputs=False, save_output=True,
+       grad_name="LinalgSvdBackward0")
+def svd_op(xp, a, *, full_matrices):
+    if a.size == 0:
+        (su, _), (ss, sd), (sv, _) = _svd_meta(a, full_matrices=full_matrices)
+        u = xp.zeros(su, a.dtype)
+        vh = xp.zeros(sv, a.dtype)
+        if full_matrices:
+            u[...] = xp.eye(su[-1], dtype=a.dtype)
+            vh[...] = xp.eye(sv[-1], dtype=a.dtype)
+        return u, xp.zeros(ss, sd), vh
+    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    return (u.astype(a.dtype, copy=False), s.astype(_real_np(a.dtype), copy=False),
+            vh.astype(a.dtype, copy=False))
+
+
+@svd_op.defderivative
+def _svd_derivative(ctx, grad_u, grad_s, grad_vh, *, full_matrices):
+    u, s, vh = ctx.output
+    m, n = u._data.shape[-2], vh._data.shape[-1]
+    k = s._data.shape[-1]
+    if full_matrices and m != n:
+        u = u[..., :k]
+        vh = vh[..., :k, :]
+        grad_u = grad_u[..., :k]
+        grad_vh = grad_vh[..., :k, :]
+    use_u, use_v = not _is_zero(grad_u), not _is_zero(grad_vh)
+    if full_matrices and abs(m - n) > 0 and (use_u or use_v):
+        if (m > n and use_u) or (n > m and use_v):
+            raise RuntimeError("svd_backward: The singular vectors in the complete SVD are not "
+                               "well-defined. Please use full_matrices=False.")
+    sc = s.to(u.dtype)
+    if not use_u and not use_v:
+        return (matmul_op(u * sc.unsqueeze(-2) * 0 + u * grad_s.to(u.dtype).unsqueeze(-2),
+                          vh),)
+    v = vh.mH
+    grad_v = grad_vh.mH
+    s2 = s * s
+    e = s2.unsqueeze(-2) - s2.unsqueeze(-1)
+    from .creation import eye
+
+    e = (e + eye(k, dtype=e.dtype, device=e._device)).to(u.dtype)
+    ret = None
+    if use_u:
+        uhgu = matmul_op(u.mH, grad_u)
+        uhgu = uhgu - uhgu.mH
+        ret = uhgu * sc.unsqueeze(-2)
+    if use_v:
+        vhgv = matmul_op(v.mH, grad_v)
+        vhgv = vhgv - vhgv.mH
+        term = sc.unsqueeze(-1) * vhgv
+        ret = term if ret is None else ret + term
+    ret = ret / e
+    ret = ret - diag_embed(ret.diagonal(0, -2, -1)) + diag_embed(grad_s.to(u.dtype))
+    if u.dtype.is_complex and use_u:
+        imag_diag = uhgu.diagonal(0, -2, -1) / (2 * sc)
+        ret = ret + diag_embed(imag_diag)
+    if m > k and use_u:
+        ga = matmul_op(u, ret)
+        gus = grad_u / sc.unsqueeze(-2)
+        ga = ga + gus - matmul_op(u, matmul_op(u.mH, gus))
+        return (matmul_op(ga, vh),)
+    if n > k and use_v:
+        ga = matmul_op(ret, vh)
+        sgv = grad_vh / sc.unsqueeze(-1)
+        ga = ga + sgv - matmul_op(matmul_op(sgv, v), vh)
+        return (matmul_op(u, ga),)
+    return (matmul_op(u, matmul_op(ret, vh)),)
+
+
+def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
+    """The singular value decomposition ``A = U diag(S) Vh`` (singular values descending).
+
+    Example::
+
+        >>> ember.linalg.svd(ember.tensor([[3., 0.], [0., 4.]])).S
+        tensor([4., 3.])
+    """
+    _check_matrix(A, "linalg.svd")
+    u, s, vh = svd_op(A, full_matrices=bool(full_matrices))
+    if out is not None:
+        for value, target in zip((u, s, vh), out):
+            write_out(value, target, "linalg.svd")
+        return SVDResult(*out)
+    return SVDResult(u, s, vh)
+
+
+def linalg_svdvals(A, *, driver=None, out=None):
+    """The singular values, descending.
+
+    Example::
+
+        >>> ember.linalg.svdvals(ember.tensor([[3., 0.], [0., 4.]]))
+        tensor([4., 3.])
+    """
+    _check_matrix(A, "linalg.svdvals")
+    return write_out(svd_op(A, full_matrices=False)[1], out, "linalg.svdvals")
+
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """The SVD as torch.svd: ``(U, S, V)`` with V (not Vh), reduced when ``some``.
+
+    Example::
+
+        >>> ember.svd(ember.eye(2)).S
+        tensor([1., 1.])
+    """
+    u, s, vh = linalg_svd(input, full_matrices=not some)
+    result = _named_tuple_svd(u, s, vh.mH)
+    if not compute_uv:
+        from .creation import zeros_like
+
+        result = _named_tuple_svd(zeros_like(u), s, zeros_like(vh.mH))
+    return result
+
+
+_TorchSVD = _named_tuple("svd", ["U", "S", "V"])
+
+
+def _named_tuple_svd(u, s, v):
+    return _TorchSVD(u, s, v)
+
+
+# ================================================================ pinv, rank, lstsq
+
+
+def _tolerance(s, atol, rtol, A, hermitian=False):
+    """torch's cutoff: max(atol, rtol * largest singular value)."""
+    smax = s.amax(-1, keepdim=True) if s._data.shape[-1] else s.sum(-1, keepdim=True)
+    if rtol is None:
+        eps = np.finfo(_real_np(A._data.dtype)).eps
+        rtol = 0.0 if (atol is not None and atol > 0) else eps * max(A._data.shape[-2:])
+    tol = smax * rtol
+    if atol is not None:
+        from .pointwise import maximum
+
+        tol = maximum(tol, tol * 0 + atol) if not isinstance(atol, Tensor) else maximum(
+            tol, atol.unsqueeze(-1))
+    return tol
+
+
+def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """The Moore-Penrose pseudo-inverse, from the SVD (singular values below
+    ``max(atol, rtol * s_max)`` count as zero).
+
+    Example::
+
+        >>> ember.linalg.pinv(ember.tensor([[2., 0.], [0., 0.]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.0000]])
+    """
+    _check_matrix(A, "linalg.pinv")
+    from .pointwise import where
+
+    u, s, vh = linalg_svd(A, full_matrices=False)
+    tol = _tolerance(s, atol, rtol, A)
+    s_inv = where(s > tol, 1 / where(s > tol, s, s * 0 + 1), s * 0)
+    result = matmul(vh.mH * s_inv.to(A.dtype).unsqueeze(-2), u.mH)
+    return write_out(result, out, "linalg.pinv")
+
+
+def pinverse(input, rcond=1e-15):
+    """The pseudo-inverse (``rcond`` relative cutoff), as torch.pinverse.
+
+    Example::
+
+        >>> ember.pinverse(ember.eye(2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    return linalg_pinv(input, rtol=rcond)
+
+
+def linalg_matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None, tol=None):
+    """The number of singular values above ``max(atol, rtol * s_max)``.
+
+    Example::
+
+        >>> ember.linalg.matrix_rank(ember.tensor([[1., 2.], [2., 4.]]))
+        tensor(1)
+    """
+    _check_matrix(A, "linalg.matrix_rank")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    from ..autograd.grad_mode import no_grad
+
+    with no_grad():
+        s = linalg_svdvals(A) if not hermitian else linalg_eigvalsh(A).abs()
+        t = _tolerance(s, atol, rtol, A)
+        result = (s > t).sum(-1)
+    return write_out(result, out, "linalg.matrix_rank")
+
+
+def linalg_lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution of ``A X = B``: ``(solution, residuals, rank,
+    singular_values)``; the solution is differentiable.
+
+    Example::
+
+        >>> ember.linalg.lstsq(ember.tensor([[1.], [1.]]), ember.tensor([[1.], [3.]])).solution
+        tensor([[2.]])
+    """
+    _check_matrix(A, "linalg.lstsq")
+    _check_tensor(B, "linalg.lstsq", "B")
+    if driver is not None and driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {A.dtype} and other's dtype "
+                           f"{B.dtype}".replace("ember.", "torch."))
+    vector = B._data.ndim == A._data.ndim - 1
+    b = B.unsqueeze(-1) if vector else B
+    if b._data.shape[-2] != A._data.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    driver = driver or "gelsy"
+    rtol = rcond if rcond is not None and rcond > 0 else None
+    solution = matmul(linalg_pinv(A, rtol=rtol), b)
+    from .creation import zeros
+
+    m, n = A._data.shape[-2:]
+    real = dt.from_numpy_dtype(_real_np(A._data.dtype))
+    empty = zeros(0, dtype=real, device=A._device)
+    from ..autograd.grad_mode import no_grad
+
+    with no_grad():
+        rank = linalg_matrix_rank(A, rtol=rtol) if driver != "gels" else \
+            zeros(0, dtype=dt.int64, device=A._device)
+        svals = linalg_svdvals(A) if driver in ("gelsd", "gelss") else empty
+    residuals = empty
+    if m > n and driver != "gelsy":
+        full = bool((rank == n).all()) if driver != "gels" else True
+        if full:
+            diff = matmul(A, solution) - b
+            residuals = (diff.abs() ** 2).sum(-2)
+            if vector:
+                residuals = residuals.squeeze(-1)
+    if vector:
+        solution = solution.squeeze(-1)
+    return LstsqResult(solution, residuals, rank, svals)
+
+
+# ================================================================ powers and exponentials
+
+
+def linalg_matrix_power(A, n, *, out=None):
+    """``A`` to the integer power ``n`` (negative powers invert first) by repeated squaring.
+
+    Example::
+
+        >>> ember.linalg.matrix_power(ember.tensor([[1., 1.], [0., 1.]]), 3)
+        tensor([[1., 3.],
+                [0., 1.]])
+    """
+    _check_tensor(A, "linalg.matrix_power", "A")
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A._data.shape[-1] != A._data.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
+                           f"they are {A._data.shape[-2]} by {A._data.shape[-1]} matrices")
+    if not isinstance(n, (int, np.integer)):
+        raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    n = int(n)
+    if n == 0:
+        from .creation import eye
+
+        size = A._data.shape[-1]
+        # A * 0 keeps the result connected to A (a zero gradient), as in torch.
+        result = A * 0 + eye(size, dtype=A.dtype, device=A._device)
+        return write_out(result, out, "linalg.matrix_power")
+    if n < 0:
+        _check_square(A, "linalg.inv")
+        A = linalg_inv(A)
+        n = -n
+    result = None
+    base = A
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    if result is A:
+        result = A.clone()
+    return write_out(result, out, "linalg.matrix_power")
+
+
+def matrix_power(input, n):
+    """Same as :func:`ember.linalg.matrix_power`.
+
+    Example::
+
+        >>> ember.matrix_power(ember.eye(2) * 2, 2)
+        tensor([[4., 0.],
+                [0., 4.]])
+    """
+    return linalg_matrix_power(input, n)
+
+
+# Padé approximant of degree 13 for exp (Higham 2005), with scaling and squaring.
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+           40840800., 960960., 16380., 182., 1.)
+_THETA13 = 5.371920351148152
+
+
+def _expm_kernel(xp, a):
+    if a.size == 0:
+        return a.copy()
+    work = a.astype(np.float32) if a.dtype in _LOW else a
+    n = work.shape[-1]
+    norm = float(xp.max(xp.sum(xp.abs(work), axis=-2))) if work.size else 0.0
+    squarings = max(0, int(math.ceil(math.log2(norm / _THETA13)))) if norm > _THETA13 else 0
+    x = work / (2.0 ** squarings)
+    ident = xp.broadcast_to(xp.eye(n, dtype=work.dtype), work.shape)
+    b = _PADE13
+    x2 = x @ x
+    x4 = x2 @ x2
+    x6 = x4 @ x2
+    u = x @ (x6 @ (b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 + b[3] * x2
+             + b[1] * ident)
+    v = x6 @ (b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 \
+        + b[0] * ident
+    result = xp.linalg.solve(v - u, v + u)
+    for _ in range(squarings):
+        result = result @ result
+    return result.astype(a.dtype, copy=False)
+
+
+@defop("linalg_matrix_exp", meta=lambda a: (a.shape, a.dtype), grad_name="LinalgMatrixExpBackward0")
+def matrix_exp_op(xp, a):
+    if xp is np:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _expm_kernel(xp, a)
+    return _expm_kernel(xp, a)
+
+
+@matrix_exp_op.defderivative
+def _matrix_exp_derivative(ctx, grad):
+    # The Fréchet derivative of exp at A^H applied to grad is the top-right block of
+    # exp([[A^H, G], [0, A^H]]).
+    (a,) = ctx.inputs
+    from .creation import zeros_like
+    from .shape import cat
+
+    ah = a.mH
+    top = cat([ah, grad], -1)
+    bottom = cat([zeros_like(ah), ah], -1)
+    big = matrix_exp_op(cat([top, bottom], -2))
+    n = a._data.shape[-1]
+    return (big[..., :n, n:],)
+
+
+def linalg_matrix_exp(A):
+    """The matrix exponential of a square matrix (or a batch).
+
+    Example::
+
+        >>> ember.linalg.matrix_exp(ember.zeros(2, 2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    _check_tensor(A, "linalg.matrix_exp", "A")
+    if A._data.ndim < 2 or A._data.shape[-1] != A._data.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
+                           f"are {A._data.shape[-2] if A._data.ndim >= 2 else 1} by "
+                           f"{A._data.shape[-1] if A._data.ndim else 1} matrices")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f'"linalg_matrix_exp" not implemented for \'{_short(A)}\'')
+    return matrix_exp_op(A)
+
+
+def matrix_exp(A):
+    """Same as :func:`ember.linalg.matrix_exp`.
+
+    Example::
+
+        >>> ember.matrix_exp(ember.zeros(1, 1))
+        tensor([[1.]])
+    """
+    return linalg_matrix_exp(A)
+
+
+# ================================================================ vecdot, multi_dot, householder
+
+
+def linalg_vecdot(x, y, *, dim=-1, out=None):
+    """``sum(conj(x) * y, dim)``, broadcast.
+
+    Example::
+
+        >>> ember.linalg.vecdot(ember.tensor([1., 2.]), ember.tensor([3., 4.]))
+        tensor(11.)
+    """
+    if x._data.dtype != y._data.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {_short(x)} and y of type {_short(y)} instead")
+    a = x.conj() if x.dtype.is_complex else x
+    return write_out((a * y).sum(dim), out, "linalg.vecdot")
+
+
+def linalg_multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices in the cheapest order; the first and last may be
+    1-D.
+
+    Example::
+
+        >>> ember.linalg.multi_dot([ember.ones(3), ember.ones(3, 4), ember.ones(4)])
+        tensor(12.)
+    """
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first_1d = tensors[0]._data.ndim == 1
+    last_1d = tensors[-1]._data.ndim == 1
+    mats = list(tensors)
+    if first_1d:
+        mats[0] = mats[0].unsqueeze(0)
+    if last_1d:
+        mats[-1] = mats[-1].unsqueeze(-1)
+    for i, m in enumerate(mats):
+        if m._data.ndim != 2:
+            where_ = "first" if i == 0 else "last" if i == len(mats) - 1 else None
+            if where_:
+                raise RuntimeError(f"multi_dot(): the {where_} tensor must be 1D or 2D but got "
+                                   f"{tensors[i]._data.ndim}D")
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got "
+                               f"{tensors[i]._data.ndim}D")
+        if m._data.dtype != mats[0]._data.dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {mats[0].dtype} and tensor {i} "
+                               f"{m.dtype}".replace("ember.", "torch."))
+    for i in range(len(mats) - 1):
+        if mats[i]._data.shape[1] != mats[i + 1]._data.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(mats[i]._data.shape)} and "
+                               f"{list(mats[i + 1]._data.shape)} cannot be multiplied")
+    result = _chain(mats)
+    if first_1d:
+        result = result.squeeze(0)
+    if last_1d:
+        result = result.squeeze(-1)
+    return write_out(result, out, "linalg.multi_dot")
+
+
+def linalg_householder_product(A, tau, *, out=None):
+    """The first ``n`` columns of the product of Householder reflectors
+    ``H_i = I - tau_i v_i v_i^H`` stored below the diagonal of ``A`` (as LAPACK's orgqr).
+
+    Example::
+
+        >>> ember.linalg.householder_product(ember.zeros(3, 2), ember.zeros(2)).shape
+        ember.Size([3, 2])
+    """
+    _check_matrix(A, "torch.linalg.householder_product")
+    m, n = A._data.shape[-2:]
+    k = tau._data.shape[-1]
+    if m < n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater "
+                           "than or equal to input.shape[-1]")
+    if k > n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
+                           "than or equal to tau.shape[-1]")
+    from .creation import eye
+
+    ident = eye(m, dtype=A.dtype, device=A._device)
+    strict = A.tril(-1) + ident[:, :n]  # columns v_i: 1 on the diagonal, zero above
+    q = ident[:, :n].expand(A._data.shape[:-2] + (m, n))
+    for i in reversed(range(k)):
+        v = strict[..., :, i:i + 1]
+        t = tau[..., i:i + 1].unsqueeze(-1)
+        q = q - matmul(v * t, matmul(v.mH, q))
+    return write_out(q, out, "linalg.householder_product")
+
+
+# ================================================================ methods and dunders
+
+
+for _name in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
+              "addmv", "addr", "addbmm", "baddbmm", "kron", "cross", "trace", "diag",
+              "diag_embed", "cholesky", "det", "logdet", "slogdet", "inverse", "pinverse",
+              "matrix_power", "matrix_exp", "cholesky_inverse", "cholesky_solve"):
+    _method(_name, globals()[_name])
+for _name in ("addmm", "addmv", "addr", "addbmm", "baddbmm"):
+    _method(_name + "_", (lambda fn: lambda self, *a, **k: inplace(fn, self, *a, **k))(
+        globals()[_name]))
+Tensor.tensordot = lambda self, other, dims=2: tensordot(self, other, dims)
+Tensor.svd = svd
+Tensor.__matmul__ = matmul
+Tensor.__rmatmul__ = _rmatmul
+Tensor.__imatmul__ = _imatmul
+del _name
+
+
+def diagonal_(A, *, offset=0, dim1=-2, dim2=-1):
+    """``torch.linalg.diagonal``: the diagonal of the last two dims by default (a view).
+
+    Example::
+
+        >>> ember.linalg.diagonal(ember.eye(2))
+        tensor([1., 1.])
+    """
+    return A.diagonal(offset, dim1, dim2)
