@@ -12,9 +12,11 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import META, canonical
+from .._device import CPU, META, canonical
 from .._tensor import Tensor
-from ._registry import defop, write_out
+from ..autograd import grad_mode
+from ._operands import broadcast_shapes
+from ._registry import assign_inplace, check_inplace_target, defop, write_out
 
 __all__ = ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
            "full_like", "arange", "clone", "to_copy", "empty_strided", "linspace", "logspace",
@@ -51,7 +53,7 @@ def _require_size(size, name):
 
 def _target(dtype, device):
     return (dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype(),
-            canonical(device) if device is not None else canonical("cpu"))
+            canonical(device) if device is not None else CPU)
 
 
 def _allocate(fill, shape, dtype, device):
@@ -84,12 +86,16 @@ _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "
             "float32": "float", "float64": "double", "bool": "bool"}
 
 
+_INT_RANGES = {d.name: (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max))
+               for d in dt.ALL_DTYPES if d.category == dt._INT}
+
+
 def _check_int_value(value, dtype):
     """torch refuses to store a number that does not fit an integer dtype."""
     if isinstance(value, builtins.complex):
         value = _real_value(value, dtype)
-    info = np.iinfo(dtype.np)
-    if value != value or not info.min <= value <= info.max:
+    low, high = _INT_RANGES[dtype.name]
+    if value != value or not low <= value <= high:
         raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} without "
                            "overflow")
 
@@ -647,8 +653,6 @@ def _check_complex_parts(a, b, name_a, name_b):
     if a.dtype is dt.float16:
         raise TypeError("ember has no complex32 (ComplexHalf) dtype: complex() of float16 parts "
                         "is not supported")
-    from ._operands import broadcast_shapes
-
     broadcast_shapes(a._data.shape, b._data.shape)
 
 
@@ -768,10 +772,6 @@ def _copy_(self, src, non_blocking=False):
         >>> x = ember.zeros(2, 3); x.copy_(ember.tensor([1, 2, 3])); x[1]
         tensor([1., 2., 3.])
     """
-    from ..autograd import grad_mode
-    from ._operands import broadcast_shapes
-    from ._registry import assign_inplace, check_inplace_target
-
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
@@ -828,9 +828,6 @@ def _fill_(self, value):
         >>> ember.zeros(3).fill_(2)
         tensor([2., 2., 2.])
     """
-    from ..autograd import grad_mode
-    from ._registry import assign_inplace, check_inplace_target
-
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "

@@ -17,10 +17,12 @@ import secrets
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import META, canonical
+from .._device import CPU, META, canonical
 from .._device import device as _device_type
 from .._tensor import Tensor
-from ._registry import _short_name, defop, write_out
+from ..autograd import grad_mode
+from ._registry import _short_name, check_inplace_target, defop, write_out
+from .creation import _write_factory_out, parse_size
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "rand_like", "randn", "randn_like",
@@ -64,6 +66,7 @@ class Generator:
     def _reseed(self):
         if self._device.type == "cpu":
             self._np = np.random.Generator(np.random.PCG64(self._seed))
+            self._draws = _NumpyDraws(self._np)
         else:
             self._offset = 0
 
@@ -98,7 +101,7 @@ class Generator:
         else:
             words, sizes = [self._seed, self._offset], (8, 8)
         raw = b"".join(int(w).to_bytes(n, "little") for w, n in zip(words, sizes))
-        return Tensor._make(np.frombuffer(raw, np.uint8).copy(), canonical("cpu"))
+        return Tensor._make(np.frombuffer(raw, np.uint8).copy(), CPU)
 
     def set_state(self, new_state):
         """Restore a state returned by :meth:`get_state`; returns the generator."""
@@ -121,17 +124,18 @@ class Generator:
             self._np.bit_generator.state = {
                 "bit_generator": "PCG64", "state": {"state": words[1], "inc": words[2]},
                 "has_uint32": words[3], "uinteger": words[4]}
+            self._draws = _NumpyDraws(self._np)
         else:
             self._seed, self._offset = words
         return self
 
     def _backend(self, device):
         """The object that draws for ``device`` (advancing the state of a CUDA generator)."""
+        if device is CPU and self._device is CPU:
+            return self._draws
         if device.type != self._device.type:
             raise RuntimeError(f"Expected a '{device.type}' device type for generator but found "
                                f"'{self._device.type}'")
-        if device.type == "cpu":
-            return _NumpyDraws(self._np)
         cupy = device.xp
         mixed = (self._seed * 0x9E3779B97F4A7C15 + self._offset) % _U64
         self._offset += 1
@@ -352,7 +356,7 @@ def _factory_target(dtype, device, out, default):
         dtype = out.dtype if dtype is None else dtype
         device = out._device if device is None else device
     dtype = dt.to_dtype(dtype) if dtype is not None else default
-    device = canonical(device) if device is not None else canonical("cpu")
+    device = canonical(device) if device is not None else CPU
     return dtype, device
 
 
@@ -361,15 +365,10 @@ def _finish(result, requires_grad, out, name):
         result.requires_grad_()
     if out is None:
         return result
-    from .creation import _write_factory_out
-
     return _write_factory_out(result, out, name)
 
 
-def _parse_size(size):
-    from .creation import parse_size
-
-    return parse_size(size)
+_parse_size = parse_size
 
 
 # ---------------------------------------------------------------- rand / randn
@@ -845,9 +844,6 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 def _overwrite(self, array):
     """Write a freshly drawn ``array`` into ``self`` (autograd sees a zero gradient)."""
-    from ..autograd import grad_mode
-    from ._registry import check_inplace_target
-
     check_inplace_target(self)
     if self._device is META:
         self._vc[0] += 1
