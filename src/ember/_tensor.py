@@ -188,6 +188,9 @@ class Tensor:
         else:
             item = self._data.dtype.itemsize
             strides = tuple(s // item for s in self._data.strides)
+            if self._data.size == 0 and not any(strides):
+                # NumPy gives fresh empty arrays zero strides; torch gives contiguous ones
+                strides = _contiguous_strides(self._data.shape)
         if dim is None:
             return strides
         return strides[_wrap_dim(dim, self._data.ndim)]

@@ -49,7 +49,10 @@ def _contiguous_strides(shape):
 
 def _array_strides(a):
     item = a.dtype.itemsize
-    return tuple(s // item for s in a.strides)
+    strides = tuple(s // item for s in a.strides)
+    if a.size == 0 and not any(strides):  # as Tensor.stride(): torch's strides for fresh empties
+        return _contiguous_strides(a.shape)
+    return strides
 
 
 def _strided(xp, a, shape, strides, offset=0):
@@ -483,7 +486,10 @@ def unsqueeze(input, dim):
 @defop("permute", meta=lambda a, *, dims: (tuple(a.shape[d] for d in dims), a.dtype),
        save_inputs=False, view=True)
 def permute_op(xp, a, *, dims):
-    return xp.transpose(a, dims)
+    if a.size:
+        return xp.transpose(a, dims)
+    strides = _array_strides(a)  # keep torch's strides on empty tensors too
+    return _strided(xp, a, tuple(a.shape[d] for d in dims), tuple(strides[d] for d in dims))
 
 
 @permute_op.defderivative
