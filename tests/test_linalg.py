@@ -121,6 +121,14 @@ def test_products():
     assert_same(ember.ger(ev, ew), torch.ger(tv, tw))
     i1, i2 = pair(rand(3, dtype=np.int64)), pair(rand(4, dtype=np.int64))
     assert_same(ember.outer(i1[0], i2[0]), torch.outer(i1[1], i2[1]))
+    f1 = pair(rand(3, dtype=np.float32))
+    assert_same(ember.outer(f1[0], ev), torch.outer(f1[1], tv))  # promotes, as torch
+    assert_same(ember.kron(f1[0], ev), torch.kron(f1[1], tv))
+    ia, ta_ = pair(rand(2, 3, dtype=np.int64))
+    ib, tb_ = pair(rand(3, 2, dtype=np.int64))
+    ic, tc_ = pair(rand(2, 2, dtype=np.int64))
+    assert_same(ember.addmm(ic, ia, ib, beta=0.5, alpha=1.5),
+                torch.addmm(tc_, ta_, tb_, beta=0.5, alpha=1.5))
 
 
 @pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2.0), (0, 1), (2, 0)])
@@ -273,6 +281,45 @@ def _errors():
         ("matrix_power", lambda m: m.linalg.matrix_power(m.ones(2, 3), 2)),
         ("uplo", lambda m: m.linalg.eigh(m.eye(2), UPLO="X")),
         ("qr mode", lambda m: m.linalg.qr(m.eye(2), mode="bad")),
+        ("addmm dtype", lambda m: m.addmm(m.ones(2, 2, dtype=_d(m, f64)), m.ones(2, 3),
+                                          m.ones(3, 2))),
+        ("addmv dtype", lambda m: m.addmv(m.ones(2, dtype=_d(m, f64)), m.ones(2, 3), m.ones(3))),
+        ("baddbmm dtype", lambda m: m.baddbmm(m.ones(2, 2, dtype=_d(m, f64)), m.ones(1, 2, 3),
+                                              m.ones(1, 3, 2))),
+        ("addbmm dtype", lambda m: m.addbmm(m.ones(2, 2, dtype=_d(m, f64)), m.ones(1, 2, 3),
+                                            m.ones(1, 3, 2))),
+        ("inv half", lambda m: m.linalg.inv(m.ones(2, 2, dtype=_d(m, torch.float16)))),
+        ("det half", lambda m: m.linalg.det(m.ones(2, 2, dtype=_d(m, torch.float16)))),
+        ("qr half", lambda m: m.linalg.qr(m.ones(2, 2, dtype=_d(m, torch.float16)))),
+        ("svd half", lambda m: m.linalg.svd(m.ones(2, 2, dtype=_d(m, torch.float16)))),
+        ("eigh int", lambda m: m.linalg.eigh(m.ones(2, 2, dtype=_d(m, i64)))),
+        ("eig int", lambda m: m.linalg.eig(m.ones(2, 2, dtype=_d(m, i64)))),
+        ("svdvals int", lambda m: m.linalg.svdvals(m.ones(2, 2, dtype=_d(m, i64)))),
+        ("solve int", lambda m: m.linalg.solve(m.ones(2, 2, dtype=_d(m, i64)),
+                                               m.ones(2, dtype=_d(m, i64)))),
+        ("solve shape", lambda m: m.linalg.solve(m.eye(3), m.ones(2, 2))),
+        ("matrix_exp int", lambda m: m.linalg.matrix_exp(m.ones(2, 2, dtype=_d(m, i64)))),
+        ("matrix_exp nonsq", lambda m: m.linalg.matrix_exp(m.ones(2, 3))),
+        ("cdist int", lambda m: m.cdist(m.ones(2, 3, dtype=_d(m, i64)), m.ones(2, 3))),
+        ("cdist cols", lambda m: m.cdist(m.ones(2, 3), m.ones(2, 4))),
+        ("cdist 1d", lambda m: m.cdist(m.ones(3), m.ones(2, 3))),
+        ("einsum dtype", lambda m: m.einsum("i,i->", m.ones(2), m.ones(2, dtype=_d(m, f64)))),
+        ("einsum nops", lambda m: m.einsum("i,i->", m.ones(2))),
+        ("einsum ndim", lambda m: m.einsum("ij->", m.ones(2))),
+        ("einsum out", lambda m: m.einsum("ij->k", m.ones(2, 2))),
+        ("tensordot dtype", lambda m: m.tensordot(m.ones(2, 2), m.ones(2, 2, dtype=_d(m, f64)))),
+        ("inner dtype", lambda m: m.inner(m.ones(2), m.ones(2, dtype=_d(m, f64)))),
+        ("vecdot dtype", lambda m: m.linalg.vecdot(m.ones(2), m.ones(2, dtype=_d(m, f64)))),
+        ("lstsq", lambda m: m.linalg.lstsq(m.ones(3, 2), m.ones(4, 2))),
+        ("multi_dot", lambda m: m.linalg.multi_dot([m.ones(2, 3), m.ones(4, 2)])),
+        ("multi_dot 1", lambda m: m.linalg.multi_dot([m.ones(2, 3)])),
+        ("pinv int", lambda m: m.linalg.pinv(m.ones(2, 2, dtype=_d(m, i64)))),
+        ("rank int", lambda m: m.linalg.matrix_rank(m.ones(2, 2, dtype=_d(m, i64)))),
+        ("cross dtype", lambda m: m.linalg.cross(m.ones(3), m.ones(3, dtype=_d(m, f64)))),
+        ("power int neg", lambda m: m.linalg.matrix_power(m.ones(2, 2, dtype=_d(m, i64)), -1)),
+        ("norm str", lambda m: m.linalg.vector_norm(m.ones(3), "fro")),
+        ("matrix_norm 3", lambda m: m.linalg.matrix_norm(m.ones(3, 3), 3)),
+        ("norm 3d", lambda m: m.linalg.norm(m.ones(3, 3, 3), "fro")),
     ]
 
 

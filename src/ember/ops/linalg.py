@@ -238,6 +238,11 @@ def matmul(input, other, *, out=None):
         >>> ember.matmul(ember.ones(2, 3), ember.ones(3)).shape
         ember.Size([2])
     """
+    if out is None and type(input) is Tensor and type(other) is Tensor:
+        a, b = input._data, other._data
+        if (a.ndim == 2 and b.ndim == 2 and a.dtype is b.dtype and a.shape[1] == b.shape[0]
+                and a.dtype.kind in "fc"):
+            return mm_op(input, other)  # the hot path: checks done inline
     _check_tensor(input, "matmul")
     _check_tensor(other, "matmul", "other")
     na, nb = input._data.ndim, other._data.ndim
@@ -402,8 +407,6 @@ def inner(input, other, *, out=None):
     if input._data.shape[-1] != other._data.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
                            f"got shapes {list(input._data.shape)} and {list(other._data.shape)}")
-    if input._data.dtype != other._data.dtype:
-        _check_same_scalar(input, other)
     return write_out(tensordot(input, other, dims=([-1], [-1])), out, "inner")
 
 
@@ -428,16 +431,11 @@ def outer(input, vec2, *, out=None):
 ger = outer
 
 
-def _scaled_sum(input, product, beta, alpha, name):
-    """``beta * input + alpha * product`` with torch's rules (``beta == 0`` ignores input)."""
-    if input._data.dtype != product._data.dtype:
-        raise RuntimeError(f"{name}: expected self and mat2 to have the same dtype, but got: "
-                           f"{_CPP_NAMES[input.dtype.name]} != "
-                           f"{_CPP_NAMES[product.dtype.name]}")
+def _scaled_sum(input, product, beta, alpha):
+    """``beta * input + alpha * product`` with torch's rules (``beta == 0`` ignores input;
+    integer results take integer ``alpha``/``beta``)."""
     if not (product.dtype.is_floating_point or product.dtype.is_complex):
-        if isinstance(beta, float) or isinstance(alpha, float):
-            raise RuntimeError("Boolean alpha only supported for Boolean results." if False else
-                               f"{name}: for integral dtypes, alpha and beta must be integers")
+        alpha, beta = int(alpha), int(beta)
     expanded = input.expand(product._data.shape)
     if alpha != 1:
         product = product * alpha
@@ -446,6 +444,20 @@ def _scaled_sum(input, product, beta, alpha, name):
     if beta != 1:
         expanded = expanded * beta
     return expanded + product
+
+
+def _same_dtype(input, *others, style):
+    if all(o._data.dtype == input._data.dtype for o in others):
+        return
+    names = [_CPP_NAMES[t.dtype.name] for t in (input, *others)]
+    if style == "mm":
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_short(input)} and "
+                           f"{_short(others[-1])}")
+    if style == "mv":
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_short(input)}, {_short(others[0])}, and {_short(others[1])}")
+    raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: "
+                       f"{names[1]}, batch2: {names[2]}")
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
@@ -457,7 +469,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         tensor([[6., 6.],
                 [6., 6.]])
     """
-    return write_out(_scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm"), out, "addmm")
+    _same_dtype(input, mat1, mat2, style="mm")
+    return write_out(_scaled_sum(input, mm(mat1, mat2), beta, alpha), out, "addmm")
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
@@ -468,7 +481,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
         >>> ember.addmv(ember.ones(2), ember.ones(2, 3), ember.ones(3))
         tensor([4., 4.])
     """
-    return write_out(_scaled_sum(input, mv(mat, vec), beta, alpha, "addmv"), out, "addmv")
+    _same_dtype(input, mat, vec, style="mv")
+    return write_out(_scaled_sum(input, mv(mat, vec), beta, alpha), out, "addmv")
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
@@ -484,7 +498,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1._data.ndim}-D"
                            if vec1._data.ndim != 1 else
                            f"addr: Expected 1-D argument vec2, but got {vec2._data.ndim}-D")
-    return write_out(_scaled_sum(input, outer(vec1, vec2), beta, alpha, "addr"), out, "addr")
+    return write_out(_scaled_sum(input, outer(vec1, vec2), beta, alpha), out, "addr")
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -496,8 +510,9 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         tensor([[12., 12.],
                 [12., 12.]])
     """
+    _same_dtype(input, batch1, batch2, style="mm")
     product = bmm(batch1, batch2).sum(0)
-    return write_out(_scaled_sum(input, product, beta, alpha, "addbmm"), out, "addbmm")
+    return write_out(_scaled_sum(input, product, beta, alpha), out, "addbmm")
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -508,8 +523,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         >>> ember.baddbmm(ember.zeros(3, 2, 2), ember.ones(3, 2, 4), ember.ones(3, 4, 2)).shape
         ember.Size([3, 2, 2])
     """
-    return write_out(_scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm"), out,
-                     "baddbmm")
+    _same_dtype(input, batch1, batch2, style="bmm")
+    return write_out(_scaled_sum(input, bmm(batch1, batch2), beta, alpha), out, "baddbmm")
 
 
 def chain_matmul(*matrices, out=None):
@@ -780,7 +795,7 @@ def tensordot(a, b, dims=2, out=None):
         if len(dims_a) != len(dims_b):
             raise RuntimeError("both dimension lists should have same length")
     if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"expected scalar type {_short(a)} but found {_short(b)}")
+        raise RuntimeError("both inputs should have same dtype")
     sa, sb = a._data.shape, b._data.shape
     for da, db in zip(dims_a, dims_b):
         if sa[wrap_dim(da, len(sa))] != sb[wrap_dim(db, len(sb))]:
@@ -847,10 +862,7 @@ def _cross_impl(input, other, dim, name):
     if input._data.shape[d] != 3 or other._data.shape[d] != 3:
         raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got "
                            f"{input._data.shape[d]} and {other._data.shape[d]}")
-    if input._data.dtype != other._data.dtype:
-        raise RuntimeError(f"{name}: expected both inputs to have same dtype, but input has "
-                           f"dtype {input.dtype} and other has dtype {other.dtype}".replace(
-                               "ember.", "torch."))
+    _check_same_scalar(input, other)
     return cross_op(input, other, dim=d)
 
 
@@ -989,12 +1001,10 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1._data.shape[-1] != x2._data.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1._data.shape[-1]} X2: {x2._data.shape[-1]}")
-    if not x1.dtype.is_floating_point:
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
-                           f"{x1.dtype}".replace("ember.", "torch."))
-    if not x2.dtype.is_floating_point:
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: "
-                           f"{x2.dtype}".replace("ember.", "torch."))
+    for label, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {label} got: "
+                               f"{_short(x)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
@@ -1025,7 +1035,7 @@ def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=Non
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_short(x)}")
     if isinstance(ord, str) or isinstance(ord, complex):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
     ndim = x._data.ndim
     if dim is None:
@@ -1097,8 +1107,7 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None,
     inner = A.abs().sum(d0, keepdim=True)
     result = inner.amax(d1, keepdim=True) if ord > 0 else inner.amin(d1, keepdim=True)
     if not keepdim:
-        result = result.squeeze((d0, d1)) if False else result.squeeze(max(d0, d1)).squeeze(
-            min(d0, d1))
+        result = result.squeeze(max(d0, d1)).squeeze(min(d0, d1))
     return write_out(result, out, "linalg.matrix_norm")
 
 
@@ -1131,10 +1140,24 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
 # ================================================================ square-matrix checks
 
 
+_LOW_KERNELS = {"linalg.det": "lu_cpu", "linalg.slogdet": "lu_cpu", "linalg.solve": "lu_cpu",
+                "logdet": "lu_cpu", "linalg.qr": "geqrf_cpu", "linalg.cholesky": "cholesky_cpu",
+                "cholesky": "cholesky_cpu", "linalg.svd": "linalg_svd_cpu",
+                "linalg.eigh": "linalg_eigh_cpu", "linalg.eigvalsh": "linalg_eigh_cpu",
+                "linalg.eig": "linalg_eig_cpu", "linalg.eigvals": "linalg_eig_cpu"}
+
+
 def _check_float(A, name):
-    if not (A.dtype.is_floating_point or A.dtype.is_complex) or A._data.dtype in _LOW:
-        if A._data.dtype in _LOW:
-            raise RuntimeError(f'"{name}" not implemented for \'{_short(A)}\'')
+    if A._data.dtype in _LOW:
+        if name in ("linalg.inv", "linalg.inv_ex"):
+            raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_short(A)}")
+        raise NotImplementedError(f'"{_LOW_KERNELS.get(name, name)}" not implemented for '
+                                  f"'{_short(A)}'")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        if name in ("linalg.eigh", "linalg.eigvalsh"):
+            raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_short(A)}'")
+        if name in ("linalg.eig", "linalg.eigvals"):
+            raise RuntimeError(f"Unknown Complex ScalarType for {_short(A)}")
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_short(A)}")
 
@@ -1974,7 +1997,7 @@ def linalg_svdvals(A, *, driver=None, out=None):
         >>> ember.linalg.svdvals(ember.tensor([[3., 0.], [0., 4.]]))
         tensor([4., 3.])
     """
-    _check_matrix(A, "linalg.svdvals")
+    _check_matrix(A, "linalg.svd")
     return write_out(svd_op(A, full_matrices=False)[1], out, "linalg.svdvals")
 
 
@@ -2030,6 +2053,11 @@ def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
         tensor([[0.5000, 0.0000],
                 [0.0000, 0.0000]])
     """
+    _check_tensor(A, "linalg.pinv", "A")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex) or A._data.ndim < 2:
+        raise RuntimeError(f"linalg.pinv({_short(A)}{{{list(A._data.shape)}}}): expected a "
+                           "tensor with 2 or more dimensions of float, double, cfloat or "
+                           "cdouble types")
     _check_matrix(A, "linalg.pinv")
     from .pointwise import where
 
@@ -2060,6 +2088,9 @@ def linalg_matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None, to
         >>> ember.linalg.matrix_rank(ember.tensor([[1., 2.], [2., 4.]]))
         tensor(1)
     """
+    _check_tensor(A, "linalg.matrix_rank", "A")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError("This function doesn't handle types other than float and double")
     _check_matrix(A, "linalg.matrix_rank")
     if tol is not None:
         atol, rtol = tol, 0.0
@@ -2242,12 +2273,15 @@ def linalg_matrix_exp(A):
                 [0., 1.]])
     """
     _check_tensor(A, "linalg.matrix_exp", "A")
-    if A._data.ndim < 2 or A._data.shape[-1] != A._data.shape[-2]:
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A._data.shape[-1] != A._data.shape[-2]:
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
-                           f"are {A._data.shape[-2] if A._data.ndim >= 2 else 1} by "
-                           f"{A._data.shape[-1] if A._data.ndim else 1} matrices")
+                           f"are {A._data.shape[-2]} by {A._data.shape[-1]} matrices")
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise RuntimeError(f'"linalg_matrix_exp" not implemented for \'{_short(A)}\'')
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
+                           f"input. Got {_short(A)}")
     return matrix_exp_op(A)
 
 
