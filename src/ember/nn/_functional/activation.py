@@ -1,5 +1,826 @@
-"""nn.functional: activation (being written)."""
+"""nn.functional: activation functions (elementwise nonlinearities, softmax family, GLU, PReLU).
+
+Activations whose composition would be slow or unstable are :class:`~ember.ops._registry.Op`
+primitives declared with :func:`~ember.ops.pointwise.unary_op` (kernel on ``xp`` in float32 for
+float16/bfloat16, a meta rule, a derivative written with ember ops so double backward works);
+the rest are composites of ember ops. Gradients at kinks follow torch's backward formulas
+(e.g. ``relu'(0) = 0``, ``leaky_relu'(0) = negative_slope``, ``hardtanh'(min_val) = 0``).
+Every ``inplace=True`` form and ``F.name_`` writes through :func:`~ember.ops._registry.inplace`.
+"""
 
 from __future__ import annotations
 
-__all__ = []
+import math
+import warnings
+
+import numpy as np
+
+from ... import _dtype as dt
+from ..._tensor import Tensor
+from ...ops._operands import wrap_dim
+from ...ops._registry import Op, _short_name, inplace
+from ...ops.pointwise import _check_dtype, _special, unary_op, where
+
+__all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
+           "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_", "elu", "elu_", "selu",
+           "selu_", "celu", "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardsigmoid",
+           "hardswish", "hardshrink", "softshrink", "tanhshrink", "softplus", "softsign",
+           "logsigmoid", "softmax", "softmin", "log_softmax", "gumbel_softmax", "glu"]
+
+_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_F32 = np.dtype(np.float32)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _check_input(input, name, position=1):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position {position}) must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
+def _floating(input, kernel_name, name):
+    """Check ``input`` is a tensor of a real floating dtype, with torch's errors."""
+    _check_input(input, name)
+    _check_dtype(kernel_name, input.dtype, "bic")
+    return input
+
+
+def _zero(g):
+    return g.new_zeros(())
+
+
+# ---------------------------------------------------------------- threshold / relu / hardtanh
+
+
+def _threshold_kernel(xp, a, *, threshold, value):
+    return xp.where(a > threshold, a, xp.asarray(value, dtype=a.dtype))
+
+
+_threshold_op = unary_op("threshold", _threshold_kernel,
+                         lambda x, y, g, *, threshold, value: where(x <= threshold, _zero(g), g))
+
+
+def _threshold(input, threshold, value):
+    _check_input(input, "threshold")
+    _check_dtype("threshold_cpu", input.dtype, "bc")
+    return _threshold_op(input, threshold=float(threshold), value=float(value))
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``input`` where ``input > threshold``, else ``value``.
+
+    Example::
+
+        >>> F.threshold(ember.tensor([-1., 0.5, 2.]), 1.0, 0.0)
+        tensor([0., 0., 2.])
+    """
+    if inplace:
+        return threshold_(input, threshold, value)
+    return _threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold`."""
+    _check_input(input, "threshold_")
+    return inplace(_threshold, input, threshold, value)
+
+
+def relu(input, inplace=False):
+    """``max(input, 0)``, elementwise.
+
+    Example::
+
+        >>> F.relu(ember.tensor([-1., 2.]))
+        tensor([0., 2.])
+    """
+    _check_input(input, "relu")
+    return input.relu_() if inplace else input.relu()
+
+
+def relu_(input):
+    """In-place :func:`relu`."""
+    _check_input(input, "relu_")
+    return input.relu_()
+
+
+def _hardtanh_kernel(xp, a, *, min_val, max_val):
+    lo, hi = a.dtype.type(min_val), a.dtype.type(max_val)
+    return xp.minimum(xp.maximum(a, lo), hi)
+
+
+def _hardtanh_derivative(x, y, g, *, min_val, max_val):
+    return where((x <= min_val) | (x >= max_val), _zero(g), g)
+
+
+_hardtanh_op = unary_op("hardtanh", _hardtanh_kernel, _hardtanh_derivative)
+
+
+def _hardtanh(input, min_val, max_val):
+    _check_input(input, "hardtanh")
+    dtype = input.dtype
+    if dtype is dt.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
+    if dtype is dt.uint8 and min_val < 0:
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative lower bound.")
+    return _hardtanh_op(input, min_val=min_val, max_val=max_val)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """Clamp ``input`` to ``[min_val, max_val]`` (gradient zero outside the open interval).
+
+    Example::
+
+        >>> F.hardtanh(ember.tensor([-2., 0.5, 2.]))
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
+    if inplace:
+        return hardtanh_(input, min_val, max_val)
+    return _hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place :func:`hardtanh`."""
+    _check_input(input, "hardtanh_")
+    return inplace(_hardtanh, input, min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    """``min(max(input, 0), 6)``, elementwise.
+
+    Example::
+
+        >>> F.relu6(ember.tensor([-1., 3., 7.]))
+        tensor([0., 3., 6.])
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+# ---------------------------------------------------------------- leaky / parametric / randomized
+
+
+def _leaky_kernel(xp, a, *, negative_slope):
+    return xp.where(a > 0, a, a * negative_slope)
+
+
+_leaky_relu_op = unary_op(
+    "leaky_relu", _leaky_kernel,
+    lambda x, y, g, *, negative_slope: where(x > 0, g, g * negative_slope))
+
+
+def _leaky_relu(input, negative_slope):
+    _floating(input, "leaky_relu_cpu", "leaky_relu")
+    return _leaky_relu_op(input, negative_slope=float(negative_slope))
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``input`` where positive, else ``negative_slope * input``.
+
+    Example::
+
+        >>> F.leaky_relu(ember.tensor([-1., 2.]), 0.1)
+        tensor([-0.1000,  2.0000])
+    """
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    return _leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place :func:`leaky_relu`."""
+    _check_input(input, "leaky_relu_")
+    return inplace(_leaky_relu, input, negative_slope)
+
+
+def prelu(input, weight):
+    """``input`` where positive, else ``weight * input``; ``weight`` has one value or one per
+    channel (dim 1).
+
+    Example::
+
+        >>> F.prelu(ember.tensor([[-1., 2.]]), ember.tensor([0.25]))
+        tensor([[-0.2500,  2.0000]])
+    """
+    _floating(input, "prelu_cpu", "prelu")
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not "
+                        f"{type(weight).__name__}")
+    count = weight.numel()
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    if input.dim() == 0 and count != 1:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if count != channels and count != 1:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {count} and channel size = {channels}.")
+    if count == 1:
+        weight = weight.reshape(())
+    elif input.dim() > 2:
+        weight = weight.reshape((count,) + (1,) * (input.dim() - 2))
+    return where(input > 0, input, weight * input)
+
+
+def _rrelu(input, lower, upper, training):
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return _leaky_relu(input, (lower + upper) / 2)
+    _check_input(input, "rrelu")
+    _check_dtype("rrelu_with_noise_out_cpu", input.dtype, "bich" if input.dtype is dt.float16
+                 else "bic")
+    noise = input.detach().new_empty(input.shape).uniform_(lower, upper)
+    return input * where(input.detach() > 0, 1.0, noise)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: slopes drawn from ``U(lower, upper)`` in training, their mean in
+    evaluation.
+
+    Example::
+
+        >>> F.rrelu(ember.tensor([-1., 2.]), 0.1, 0.3)
+        tensor([-0.2000,  2.0000])
+    """
+    if inplace:
+        return rrelu_(input, lower, upper, training)
+    return _rrelu(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place :func:`rrelu`."""
+    _check_input(input, "rrelu_")
+    return inplace(_rrelu, input, lower, upper, training)
+
+
+# ---------------------------------------------------------------- ELU family
+
+
+def _elu_kernel(xp, a, *, alpha, scale, input_scale):
+    with np.errstate(over="ignore"):
+        negative = xp.expm1(a * input_scale) * (alpha * scale)
+    return xp.where(a > 0, a * scale if scale != 1 else a, negative)
+
+
+def _elu_derivative(x, y, g, *, alpha, scale, input_scale):
+    return where(x <= 0, g * (x * input_scale).exp() * (alpha * scale * input_scale),
+                 g * scale if scale != 1 else g)
+
+
+_elu_op = unary_op("elu", _elu_kernel, _elu_derivative)
+
+
+def _elu(input, alpha, scale=1.0, input_scale=1.0):
+    _floating(input, "elu_cpu", "elu")
+    return _elu_op(input, alpha=float(alpha), scale=float(scale), input_scale=float(input_scale))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``input`` where positive, else ``alpha * (exp(input) - 1)``.
+
+    Example::
+
+        >>> F.elu(ember.tensor([-1., 2.]))
+        tensor([-0.6321,  2.0000])
+    """
+    if inplace:
+        return elu_(input, alpha)
+    return _elu(input, alpha)
+
+
+def elu_(input, alpha=1.0):
+    """In-place :func:`elu`."""
+    _check_input(input, "elu_")
+    return inplace(_elu, input, alpha)
+
+
+def selu(input, inplace=False):
+    """Scaled ELU with torch's fixed ``alpha`` and ``scale`` (self-normalising).
+
+    Example::
+
+        >>> F.selu(ember.tensor([-1., 2.]))
+        tensor([-1.1113,  2.1014])
+    """
+    if inplace:
+        return selu_(input)
+    return _elu(input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def selu_(input):
+    """In-place :func:`selu`."""
+    _check_input(input, "selu_")
+    return inplace(_elu, input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def _celu(input, alpha):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _elu(input, alpha, 1.0, 1.0 / alpha)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Example::
+
+        >>> F.celu(ember.tensor([-1., 2.]), alpha=2.0)
+        tensor([-0.7869,  2.0000])
+    """
+    if inplace:
+        return celu_(input, alpha)
+    return _celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    """In-place :func:`celu`."""
+    _check_input(input, "celu_")
+    return inplace(_celu, input, alpha)
+
+
+# ---------------------------------------------------------------- smooth activations
+
+
+def _gelu_kernel(xp, a, *, approximate):
+    if approximate == "tanh":
+        inner = (a + 0.044715 * a * a * a) * _SQRT_2_OVER_PI
+        return 0.5 * a * (1 + xp.tanh(inner))
+    return 0.5 * a * (1 + _special(xp).erf(a * _INV_SQRT_2))
+
+
+def _gelu_derivative(x, y, g, *, approximate):
+    if approximate == "tanh":
+        x2 = x * x
+        t = ((x + 0.044715 * x2 * x) * _SQRT_2_OVER_PI).tanh()
+        inner_grad = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x2)
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner_grad)
+    cdf = 0.5 * (1 + (x * _INV_SQRT_2).erf())
+    pdf = (-0.5 * x * x).exp() * _INV_SQRT_2PI
+    return g * (cdf + x * pdf)
+
+
+_gelu_op = unary_op("gelu", _gelu_kernel, _gelu_derivative)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit ``x * Phi(x)``; ``approximate='tanh'`` uses the tanh
+    approximation.
+
+    Example::
+
+        >>> F.gelu(ember.tensor([-1., 1.]))
+        tensor([-0.1587,  0.8413])
+    """
+    _floating(input, "GeluKernelImpl", "gelu")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _gelu_op(input, approximate=approximate)
+
+
+def _sigmoid_array(xp, a):
+    if a.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-a))
+    return _special(xp).expit(a)
+
+
+def _silu_derivative(x, y, g):
+    s = x.sigmoid()
+    return g * (s * (1 + x * (1 - s))).conj()
+
+
+_silu_op = unary_op("silu", lambda xp, a: a * _sigmoid_array(xp, a), _silu_derivative)
+
+
+def _silu(input):
+    _check_input(input, "silu")
+    _check_dtype("silu_cpu", input.dtype, "bi")
+    return _silu_op(input)
+
+
+def silu(input, inplace=False):
+    """``input * sigmoid(input)`` (swish).
+
+    Example::
+
+        >>> F.silu(ember.tensor([-1., 1.]))
+        tensor([-0.2689,  0.7311])
+    """
+    if inplace:
+        _check_input(input, "silu")
+        return inplace(_silu, input)
+    return _silu(input)
+
+
+def _softplus_array(xp, a):
+    return xp.logaddexp(a.dtype.type(0), a)
+
+
+def _mish_derivative(x, y, g):
+    t = _softplus_op(x, beta=1.0, threshold=20.0).tanh()
+    return g * (t + x * x.sigmoid() * (1 - t * t))
+
+
+_mish_op = unary_op("mish", lambda xp, a: a * xp.tanh(_softplus_array(xp, a)), _mish_derivative)
+
+
+def _mish(input):
+    _floating(input, "mish_cpu", "mish")
+    return _mish_op(input)
+
+
+def mish(input, inplace=False):
+    """``input * tanh(softplus(input))``.
+
+    Example::
+
+        >>> F.mish(ember.tensor([-1., 1.]))
+        tensor([-0.3034,  0.8651])
+    """
+    if inplace:
+        _check_input(input, "mish")
+        return inplace(_mish, input)
+    return _mish(input)
+
+
+def sigmoid(input):
+    """The logistic function ``1 / (1 + exp(-input))`` (as :func:`ember.sigmoid`).
+
+    Example::
+
+        >>> F.sigmoid(ember.tensor([0.]))
+        tensor([0.5000])
+    """
+    _check_input(input, "sigmoid")
+    return input.sigmoid()
+
+
+def tanh(input):
+    """The hyperbolic tangent (as :func:`ember.tanh`).
+
+    Example::
+
+        >>> F.tanh(ember.tensor([0.]))
+        tensor([0.])
+    """
+    _check_input(input, "tanh")
+    return input.tanh()
+
+
+def _softplus_kernel(xp, a, *, beta, threshold):
+    z = a * beta if beta != 1 else a
+    soft = _softplus_array(xp, z)
+    if beta != 1:
+        soft = soft / beta
+    return xp.where(z > threshold, a, soft)
+
+
+def _softplus_derivative(x, y, g, *, beta, threshold):
+    z = x * beta if beta != 1 else x
+    return where(z > threshold, g, g * z.sigmoid())
+
+
+_softplus_op = unary_op("softplus", _softplus_kernel, _softplus_derivative)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
+
+    Example::
+
+        >>> F.softplus(ember.tensor([0., 30.]))
+        tensor([ 0.6931, 30.0000])
+    """
+    _floating(input, "softplus_cpu", "softplus")
+    return _softplus_op(input, beta=float(beta), threshold=float(threshold))
+
+
+def _log_sigmoid_kernel(xp, a):
+    return xp.minimum(a, a.dtype.type(0)) - xp.log1p(xp.exp(-xp.abs(a)))
+
+
+_log_sigmoid_op = unary_op("log_sigmoid", _log_sigmoid_kernel,
+                           lambda x, y, g: g * (-x).sigmoid())
+
+
+def logsigmoid(input):
+    """``log(sigmoid(input))``, computed stably.
+
+    Example::
+
+        >>> F.logsigmoid(ember.tensor([0.]))
+        tensor([-0.6931])
+    """
+    _floating(input, "log_sigmoid_cpu", "logsigmoid")
+    return _log_sigmoid_op(input)
+
+
+def _hardsigmoid_kernel(xp, a):
+    return xp.minimum(xp.maximum(a + 3, a.dtype.type(0)), a.dtype.type(6)) / 6
+
+
+_hardsigmoid_op = unary_op("hardsigmoid", _hardsigmoid_kernel,
+                           lambda x, y, g: where((x > -3) & (x < 3), g / 6, _zero(g)))
+
+
+def _hardsigmoid(input):
+    _floating(input, "hardsigmoid_cpu", "hardsigmoid")
+    return _hardsigmoid_op(input)
+
+
+def hardsigmoid(input, inplace=False):
+    """``relu6(input + 3) / 6``.
+
+    Example::
+
+        >>> F.hardsigmoid(ember.tensor([-4., 0., 4.]))
+        tensor([0.0000, 0.5000, 1.0000])
+    """
+    if inplace:
+        _check_input(input, "hardsigmoid")
+        return inplace(_hardsigmoid, input)
+    return _hardsigmoid(input)
+
+
+def _hardswish_derivative(x, y, g):
+    return where(x < -3, _zero(g), where(x <= 3, g * (x / 3 + 0.5), g))
+
+
+_hardswish_op = unary_op("hardswish",
+                         lambda xp, a: a * _hardsigmoid_kernel(xp, a), _hardswish_derivative)
+
+
+def _hardswish(input):
+    _floating(input, "hardswish_cpu", "hardswish")
+    return _hardswish_op(input)
+
+
+def hardswish(input, inplace=False):
+    """``input * relu6(input + 3) / 6``.
+
+    Example::
+
+        >>> F.hardswish(ember.tensor([-4., 1., 4.]))
+        tensor([-0.0000,  0.6667,  4.0000])
+    """
+    if inplace:
+        _check_input(input, "hardswish")
+        return inplace(_hardswish, input)
+    return _hardswish(input)
+
+
+def _inside(x, lambd):
+    return (x >= -lambd) & (x <= lambd)
+
+
+_hardshrink_op = unary_op(
+    "hardshrink", lambda xp, a, *, lambd: xp.where((a >= -lambd) & (a <= lambd),
+                                                   a.dtype.type(0), a),
+    lambda x, y, g, *, lambd: where(_inside(x, lambd), _zero(g), g))
+
+
+def hardshrink(input, lambd=0.5):
+    """``input`` where ``|input| > lambd``, else 0.
+
+    Example::
+
+        >>> F.hardshrink(ember.tensor([-1., 0.2, 1.]))
+        tensor([-1.,  0.,  1.])
+    """
+    _floating(input, "hardshrink_cpu", "hardshrink")
+    return _hardshrink_op(input, lambd=float(lambd))
+
+
+def _softshrink_kernel(xp, a, *, lambd):
+    shrunk = a - xp.clip(a, -lambd, lambd).astype(a.dtype, copy=False)
+    return shrunk
+
+
+_softshrink_op = unary_op(
+    "softshrink", _softshrink_kernel,
+    lambda x, y, g, *, lambd: where(_inside(x, lambd), _zero(g), g))
+
+
+def softshrink(input, lambd=0.5):
+    """``input -+ lambd`` where ``|input| > lambd``, else 0.
+
+    Example::
+
+        >>> F.softshrink(ember.tensor([-1., 0.2, 1.]))
+        tensor([-0.5000,  0.0000,  0.5000])
+    """
+    _floating(input, "softshrink_check", "softshrink")
+    if lambd < 0:
+        limit = "3.40282e+38" if input.dtype is dt.float32 else "1.79769e+308"
+        raise RuntimeError(f"lambda must be in range [0, {limit}] for input dtype "
+                           f"{_short_name(input.dtype)}, but found {lambd:g}")
+    return _softshrink_op(input, lambd=float(lambd))
+
+
+def tanhshrink(input):
+    """``input - tanh(input)``.
+
+    Example::
+
+        >>> F.tanhshrink(ember.tensor([1.]))
+        tensor([0.2384])
+    """
+    _check_input(input, "tanhshrink")
+    if input.dtype is dt.bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return input - input.tanh()
+
+
+def softsign(input):
+    """``input / (1 + |input|)``.
+
+    Example::
+
+        >>> F.softsign(ember.tensor([-1., 3.]))
+        tensor([-0.5000,  0.7500])
+    """
+    _check_input(input, "softsign")
+    return input / (input.abs() + 1)
+
+
+def glu(input, dim=-1):
+    """Gated linear unit: split ``input`` in halves ``a, b`` along ``dim``; ``a * sigmoid(b)``.
+
+    Example::
+
+        >>> F.glu(ember.tensor([1., 2., 0., 0.])).tolist()
+        [0.5, 1.0]
+    """
+    _floating(input, "glu_cpu", "glu")
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = wrap_dim(dim, input.dim())
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {size}")
+    first, second = input.chunk(2, dim)
+    return first * second.sigmoid()
+
+
+# ---------------------------------------------------------------- softmax family
+
+
+def _softmax_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_meta(a, *, dim):
+    return a.shape, a.dtype
+
+
+def _shifted(xp, a, dim):
+    """``a - max(a, dim)`` (in float32 for low precision), 0-dim as 1-element."""
+    return a - a.max(axis=dim, keepdims=True)
+
+
+def _softmax_kernel(xp, a, *, dim):
+    dtype = a.dtype
+    if dtype in _LOW:
+        a = a.astype(_F32)
+    if a.size == 0:
+        return xp.empty(a.shape, dtype)
+    shape = a.shape
+    if a.ndim == 0:
+        a = a.reshape(1)
+    with np.errstate(invalid="ignore"):
+        e = xp.exp(_shifted(xp, a, dim))
+        e /= e.sum(axis=dim, keepdims=True)
+    return e.reshape(shape).astype(dtype, copy=False)
+
+
+def _log_softmax_kernel(xp, a, *, dim):
+    dtype = a.dtype
+    if dtype in _LOW:
+        a = a.astype(_F32)
+    if a.size == 0:
+        return xp.empty(a.shape, dtype)
+    shape = a.shape
+    if a.ndim == 0:
+        a = a.reshape(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = _shifted(xp, a, dim)
+        s -= xp.log(xp.exp(s).sum(axis=dim, keepdims=True))
+    return s.reshape(shape).astype(dtype, copy=False)
+
+
+softmax_op = Op("softmax", _softmax_kernel, meta=_softmax_meta, save_inputs=False,
+                save_output=True)
+log_softmax_op = Op("log_softmax", _log_softmax_kernel, meta=_softmax_meta, save_inputs=False,
+                    save_output=True)
+
+
+@softmax_op.defderivative
+def _softmax_derivative(ctx, grad, *, dim):
+    y = ctx.output
+    gy = grad * y
+    return (gy - y * gy.sum(dim, keepdim=True),)
+
+
+@log_softmax_op.defderivative
+def _log_softmax_derivative(ctx, grad, *, dim):
+    y = ctx.output
+    return (grad - y.exp() * grad.sum(dim, keepdim=True),)
+
+
+def _softmax_input(input, name, dim, dtype, stacklevel):
+    _check_input(input, name)
+    if dim is None:
+        dim = _softmax_dim(name, input.dim(), stacklevel + 1)
+    dim = wrap_dim(dim, input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    _check_dtype(f"{name}_lastdim_kernel_impl", input.dtype, "bic")
+    return input, dim
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x) / sum(exp(x), dim)``, computed stably; ``dtype`` casts the input first.
+
+    Example::
+
+        >>> F.softmax(ember.tensor([0., 0.]), dim=0)
+        tensor([0.5000, 0.5000])
+    """
+    input, dim = _softmax_input(input, "softmax", dim, dtype, _stacklevel)
+    return softmax_op(input, dim=dim)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-input)``.
+
+    Example::
+
+        >>> F.softmin(ember.tensor([0., 0.]), dim=0)
+        tensor([0.5000, 0.5000])
+    """
+    _check_input(input, "softmin")
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel + 1)
+    if dtype is not None:
+        input = input.to(dtype)
+    return softmax(-input, dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``log(softmax(input))``, computed stably (finite for logits like +-1e4).
+
+    Example::
+
+        >>> F.log_softmax(ember.tensor([0., 0.]), dim=0)
+        tensor([-0.6931, -0.6931])
+    """
+    input, dim = _softmax_input(input, "log_softmax", dim, dtype, _stacklevel)
+    return log_softmax_op(input, dim=dim)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """Sample from the Gumbel-softmax distribution; ``hard=True`` returns one-hot samples
+    with the soft sample's gradient (straight-through).
+
+    Example::
+
+        >>> F.gumbel_softmax(ember.randn(2, 5), tau=0.5, hard=True).sum(-1)
+        tensor([1., 1.])
+    """
+    _check_input(logits, "gumbel_softmax")
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -logits.detach().new_empty(logits.shape).exponential_().log()
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.detach().argmax(dim, keepdim=True)
+    y_hard = y_soft.detach().new_zeros(y_soft.shape).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+def _tensor_softmax(self, dim, dtype=None):
+    """Softmax along ``dim`` (see :func:`ember.nn.functional.softmax`)."""
+    return softmax(self, dim, dtype=dtype)
+
+
+def _tensor_log_softmax(self, dim, dtype=None):
+    """Log-softmax along ``dim`` (see :func:`ember.nn.functional.log_softmax`)."""
+    return log_softmax(self, dim, dtype=dtype)
+
+
+if not hasattr(Tensor, "softmax"):
+    Tensor.softmax = _tensor_softmax
+if not hasattr(Tensor, "log_softmax"):
+    Tensor.log_softmax = _tensor_log_softmax
+if not hasattr(Tensor, "hardshrink"):
+    Tensor.hardshrink = hardshrink

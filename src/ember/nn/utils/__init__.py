@@ -6,3 +6,26 @@ Example::
     >>> net(ember.randn(4, 3)).sum().backward()
     >>> total = ember.nn.utils.clip_grad_norm_(net.parameters(), max_norm=1.0)
 """
+
+import importlib as _importlib
+
+from . import clip_grad, convert_parameters  # noqa: F401
+from .clip_grad import (  # noqa: F401
+    clip_grad_norm,
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
+)
+from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm", "parameters_to_vector", "vector_to_parameters"]
+
+
+def __getattr__(name):
+    """Import submodules written elsewhere (``rnn``, ...) on first attribute access."""
+    try:
+        return _importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
