@@ -628,9 +628,10 @@ def _parse_einsum(equation, operands):
         lhs, out = equation, None
     subs = lhs.split(",")
     if len(subs) != len(operands):
-        raise ValueError("einsum(): more operands were provided than specified in the equation"
-                         if len(operands) > len(subs) else
-                         "einsum(): fewer operands were provided than specified in the equation")
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation" if len(operands) > len(subs) else
+                           "einsum(): fewer operands were provided than specified in the "
+                           "equation")
     used = set(c for c in equation if c.isalpha())
     spare = iter(c for c in _LETTERS if c not in used)
     ell_rank = 0
