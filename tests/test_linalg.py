@@ -865,3 +865,41 @@ def test_device_matmul_and_solve(device):
     assert_same((ea @ eb).cpu(), ta @ tb)
     assert_same(ember.linalg.solve(ea, eb).cpu(), torch.linalg.solve(ta, tb))
     assert_same(ember.linalg.eigvalsh(ea + ea.mT).cpu(), torch.linalg.eigvalsh(ta + ta.mT))
+
+
+def test_complex_decomposition_grads():
+    rng = np.random.default_rng(3)
+    c = rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3))
+    square = c[:3] + 3 * np.eye(3)
+    herm = c[:3] + c[:3].conj().T
+
+    def qr(lib):
+        return lambda x: tuple(lib.linalg.qr(x))
+
+    def svd(lib):
+        def fn(x):
+            u, s, vh = lib.linalg.svd(x, full_matrices=False)
+            return s, u.abs() ** 2, vh.abs() ** 2
+        return fn
+
+    def eigh(lib):
+        def fn(x):
+            w, v = lib.linalg.eigh(x)
+            return w, v.abs() ** 2
+        return fn
+
+    assert_grads_match(qr(ember), qr(torch), c)
+    assert_grads_match(svd(ember), svd(torch), c)
+    assert_grads_match(eigh(ember), eigh(torch), herm)
+    assert_grads_match(lambda x: ember.linalg.solve(x, x.sum(-1)),
+                       lambda x: torch.linalg.solve(x, x.sum(-1)), square)
+    assert_grads_match(lambda x: ember.linalg.cholesky(x @ x.mH),
+                       lambda x: torch.linalg.cholesky(x @ x.mH), square)
+    assert_grads_match(lambda x: ember.linalg.slogdet(x).logabsdet,
+                       lambda x: torch.linalg.slogdet(x).logabsdet, square)
+    assert_grads_match(ember.linalg.matrix_exp, torch.linalg.matrix_exp, square * 0.3)
+
+
+def test_solve_left_false_vector_error():
+    same_error(lambda: ember.linalg.solve(ember.eye(3), ember.ones(3), left=False),
+               lambda: torch.linalg.solve(torch.eye(3), torch.ones(3), left=False))

@@ -1471,9 +1471,12 @@ def linalg_solve(A, B, *, left=True, out=None):
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {_short(A)} and B of type {_short(B)} instead")
     if not left:
-        result = linalg_solve(A.mT, B.mT if B._data.ndim >= 2 else B).mT \
-            if B._data.ndim >= 2 else linalg_solve(A.mT, B)
-        return write_out(result, out, "linalg.solve")
+        if _solve_is_vector(A, B):
+            raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                               f"XA = B ({_shape_str(A._data.shape)} and "
+                               f"{_shape_str(B.unsqueeze(-1)._data.shape)})")
+        # X A = B  <=>  A^T X^T = B^T
+        return write_out(linalg_solve(A.mT, B.mT).mT, out, "linalg.solve")
     vector = _solve_is_vector(A, B)
     b = B.unsqueeze(-1) if vector else B
     if b._data.ndim < 2:
