@@ -55,13 +55,14 @@ def _array_strides(a):
     return strides
 
 
-def _strided(xp, a, shape, strides, offset=0):
+def _strided(xp, a, shape, strides, offset=0, check_overlap=False):
     """A view of ``a``'s memory with ``shape``, ``strides`` and ``offset`` (in elements; the
     offset counts from ``a``'s first element and may be negative while it stays in storage).
 
     On NumPy the view is built over the storage root, so that ``.base`` chains back to it and
     ``storage_offset()`` keeps working; views in which several indices share one element are
-    made read-only, so that writing through them fails instead of racing.
+    made read-only (when ``check_overlap``, for the ops that can create them; read-only inputs
+    give read-only views), so that writing through them fails instead of racing.
     """
     item = a.dtype.itemsize
     byte_strides = tuple(s * item for s in strides)
@@ -69,14 +70,16 @@ def _strided(xp, a, shape, strides, offset=0):
         root = a
         while isinstance(root.base, np.ndarray):
             root = root.base
-        start = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-                 + offset * item)
+        start = offset * item
+        if root is not a:
+            start += a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
         try:
             result = np.ndarray(shape, a.dtype, buffer=root, offset=start, strides=byte_strides)
         except (TypeError, ValueError):  # the root does not export a contiguous buffer
             flat = np.lib.stride_tricks.as_strided(a, (offset + 1,), (item,))[offset:]
             result = np.lib.stride_tricks.as_strided(flat, shape, byte_strides)
-        if result.flags.writeable and _overlapping(shape, strides):
+        if result.flags.writeable and (not a.flags.writeable or (
+                check_overlap and _overlapping(shape, strides))):
             result.flags.writeable = False
         return result
     return xp.ndarray(shape, a.dtype, memptr=a.data + offset * item, strides=byte_strides)
@@ -249,6 +252,12 @@ def _strided_gather_derivative(ctx, grad, *, size, stride, offset):
 def _alias_op(name, grad_name):
     """A view with new shape and strides holding the same elements in the same order."""
     def kernel(xp, a, *, shape, strides):
+        if a.size:  # fast path: NumPy's own view when it has torch's strides
+            result = a.reshape(shape)
+            item = a.dtype.itemsize
+            if result.strides == tuple(s * item for s in strides) and (
+                    xp.may_share_memory(result, a)):
+                return result
         return _strided(xp, a, shape, strides)
 
     op = Op(name, kernel, meta=_shape_meta, save_inputs=False, view=True, grad_name=grad_name)
@@ -656,7 +665,7 @@ moveaxis = movedim
 
 @defop("expand", meta=_shape_meta, save_inputs=False, view=True)
 def expand_op(xp, a, *, shape, strides):
-    return _strided(xp, a, shape, strides)
+    return _strided(xp, a, shape, strides, check_overlap=True)
 
 
 @expand_op.defderivative
@@ -772,6 +781,9 @@ def _key_geometry(shape, strides, key):
 
 
 def _key_kernel(xp, a, *, key):
+    result = a[tuple(slice(*k) if isinstance(k, tuple) else k for k in key) + (Ellipsis,)]
+    if result.size:  # NumPy's slicing has torch's strides and offset when not empty
+        return result
     size, stride, offset = _key_geometry(a.shape, _array_strides(a), key)
     return _strided(xp, a, size, stride, offset)
 
@@ -1144,7 +1156,7 @@ def _unfold_geometry(shape, strides, dim, size, step):
     save_inputs=False, view=True)
 def unfold_op(xp, a, *, dimension, size, step):
     shape, strides = _unfold_geometry(a.shape, _array_strides(a), dimension, size, step)
-    return _strided(xp, a, shape, strides)
+    return _strided(xp, a, shape, strides, check_overlap=True)
 
 
 @unfold_op.defderivative
@@ -1182,7 +1194,7 @@ def _unfold(self, dimension, size, step):
 @defop("as_strided", meta=lambda a, *, size, **_: (size, a.dtype), save_inputs=False,
        view=True)
 def as_strided_op(xp, a, *, size, stride, offset, in_geometry):
-    return _strided(xp, a, size, stride, offset - in_geometry[2])
+    return _strided(xp, a, size, stride, offset - in_geometry[2], check_overlap=True)
 
 
 @as_strided_op.defderivative
