@@ -910,6 +910,9 @@ def clone(input, *, memory_format=None):
 def _copy_kernel(xp, a, *, dtype, device):
     target = dtype.np if dtype is not None else a.dtype
     if device is None:
+        if xp is np and target.kind in "iub" and a.dtype.kind in "fc":
+            with np.errstate(over="ignore", invalid="ignore"):  # torch casts silently
+                return a.astype(target, copy=True)
         return a.astype(target, copy=True)
     if device.type == "cuda":
         cupy = device.xp
