@@ -121,12 +121,10 @@ def torch_or_ember(x):
     return torch if isinstance(x, torch.Tensor) else ember
 
 
-@pytest.mark.parametrize("base", ALL)
-@pytest.mark.parametrize("name", sorted(VIEW_CASES))
+@pytest.mark.parametrize("name,base", [(n, b) for n in sorted(VIEW_CASES)
+                                       for b in VIEW_CASES[n][1]])
 def test_view_values_strides_and_shared_memory(name, base):
-    fn, bases, writable = VIEW_CASES[name]
-    if base not in bases:
-        pytest.skip("torch refuses this view on this base (checked in test_view_errors)")
+    fn, _, writable = VIEW_CASES[name]
     e_base, t_base = _pair(base)
     e_out, t_out = fn(e_base), fn(t_base)
     _check_geometry(e_out, t_out)
