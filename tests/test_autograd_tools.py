@@ -222,7 +222,9 @@ def test_forward_ad_matmul_if_available():
         fwAD = lib.autograd.forward_ad
         with fwAD.dual_level():
             d = fwAD.make_dual(lib.tensor(a), lib.tensor(ta))
-            return fwAD.unpack_dual(lib.matmul(d, lib.tensor(b))).tangent
+            v = fwAD.make_dual(lib.tensor(b[:, 0]), lib.tensor(b[:, 1]))
+            return [fwAD.unpack_dual(out).tangent for out in (
+                lib.matmul(d, lib.tensor(b)), d @ v, lib.matmul(v, v), lib.matmul(v, d.t()))]
 
     both(program)
 
@@ -386,3 +388,30 @@ def test_deep_chain_backward_and_delete_without_recursion():
     gc.collect()
     assert sys.getrecursionlimit() == limit
     assert _count_nodes() < 10
+
+
+def test_function_jvp_in_forward_ad():
+    a, ta = data(4), data(4, seed=1)
+
+    def program(lib):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_forward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                raise AssertionError("not used")
+
+            @staticmethod
+            def jvp(ctx, t):
+                (x,) = ctx.saved_tensors
+                return 2 * x * t
+
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            d = fwAD.make_dual(lib.tensor(a), lib.tensor(ta))
+            return fwAD.unpack_dual(Square.apply(d).sin())
+
+    both(program)

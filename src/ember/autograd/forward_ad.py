@@ -293,7 +293,7 @@ def _install_rules():
         fn = getattr(pointwise, name, None)
         if fn is not None and hasattr(fn, "op"):
             rules.append((fn.op, _unary(derivative)))
-    for name in ("matmul_op", "mm_op", "bmm_op"):
+    for name in ("matmul_op", "mm_op", "bmm_op", "mv_op", "dot_op"):
         op = getattr(linalg, name, None)
         if op is not None:
             rules.append((op, _matmul_rule))

@@ -82,7 +82,10 @@ class BackwardCFunction(FunctionCtx, Node):
 
     @property
     def saved_tensors(self):
-        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        """The tensors given to ``save_for_backward``, checked against in-place changes (in
+        ``jvp``: those given to ``save_for_forward``)."""
+        if self.__dict__.get("_in_jvp"):
+            return tuple(self.saved_for_forward)
         if self._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
         result = []
@@ -387,8 +390,12 @@ def _forward_ad(cls, ctx, args, outputs):
     tangents = [forward_ad._tangent(a) if isinstance(a, Tensor) else None for a in args]
     if all(t is None for t in tangents):
         return
-    with grad_mode.no_grad():
-        result = cls.jvp(ctx, *tangents)
+    ctx._in_jvp = True
+    try:
+        with grad_mode.no_grad():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
     if not isinstance(result, tuple):
         result = (result,)
     for o, t in zip(outputs, result):
