@@ -18,7 +18,8 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...ops._operands import wrap_dim
-from ...ops._registry import Op, _short_name, inplace
+from ...ops._registry import Op, _short_name
+from ...ops._registry import inplace as _inplace
 from ...ops.pointwise import _check_dtype, _special, unary_op, where
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
@@ -53,20 +54,39 @@ def _zero(g):
     return g.new_zeros(())
 
 
+def _quiet(kernel):
+    """``kernel`` without NumPy's floating-point warnings (inf/nan inputs are legitimate)."""
+    def run(xp, a, **params):
+        if xp is np:
+            with np.errstate(all="ignore"):
+                return kernel(xp, a, **params)
+        return kernel(xp, a, **params)
+    return run
+
+
+def _op(name, kernel, derivative, **options):
+    return unary_op(name, _quiet(kernel), derivative, **options)
+
+
 # ---------------------------------------------------------------- threshold / relu / hardtanh
 
 
 def _threshold_kernel(xp, a, *, threshold, value):
-    return xp.where(a > threshold, a, xp.asarray(value, dtype=a.dtype))
+    return xp.where(a <= threshold, xp.asarray(value, dtype=a.dtype), a)
 
 
-_threshold_op = unary_op("threshold", _threshold_kernel,
+_threshold_op = _op("threshold", _threshold_kernel,
                          lambda x, y, g, *, threshold, value: where(x <= threshold, _zero(g), g))
 
 
 def _threshold(input, threshold, value):
     _check_input(input, "threshold")
     _check_dtype("threshold_cpu", input.dtype, "bc")
+    if input.dtype.category == dt._INT:
+        info = np.iinfo(input.dtype.np)
+        if not info.min <= value <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {input.dtype.np}_t without "
+                               "overflow")
     return _threshold_op(input, threshold=float(threshold), value=float(value))
 
 
@@ -86,7 +106,7 @@ def threshold(input, threshold, value, inplace=False):
 def threshold_(input, threshold, value):
     """In-place :func:`threshold`."""
     _check_input(input, "threshold_")
-    return inplace(_threshold, input, threshold, value)
+    return _inplace(_threshold, input, threshold, value)
 
 
 def relu(input, inplace=False):
@@ -108,6 +128,8 @@ def relu_(input):
 
 
 def _hardtanh_kernel(xp, a, *, min_val, max_val):
+    if a.dtype.kind in "iu":
+        min_val, max_val = int(min_val), int(max_val)
     lo, hi = a.dtype.type(min_val), a.dtype.type(max_val)
     return xp.minimum(xp.maximum(a, lo), hi)
 
@@ -116,7 +138,7 @@ def _hardtanh_derivative(x, y, g, *, min_val, max_val):
     return where((x <= min_val) | (x >= max_val), _zero(g), g)
 
 
-_hardtanh_op = unary_op("hardtanh", _hardtanh_kernel, _hardtanh_derivative)
+_hardtanh_op = _op("hardtanh", _hardtanh_kernel, _hardtanh_derivative)
 
 
 def _hardtanh(input, min_val, max_val):
@@ -126,7 +148,7 @@ def _hardtanh(input, min_val, max_val):
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if dtype.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
-    if dtype is dt.uint8 and min_val < 0:
+    if dtype is dt.uint8 and int(min_val) < 0:
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative lower bound.")
     return _hardtanh_op(input, min_val=min_val, max_val=max_val)
 
@@ -147,7 +169,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
     """In-place :func:`hardtanh`."""
     _check_input(input, "hardtanh_")
-    return inplace(_hardtanh, input, min_val, max_val)
+    return _inplace(_hardtanh, input, min_val, max_val)
 
 
 def relu6(input, inplace=False):
@@ -168,7 +190,7 @@ def _leaky_kernel(xp, a, *, negative_slope):
     return xp.where(a > 0, a, a * negative_slope)
 
 
-_leaky_relu_op = unary_op(
+_leaky_relu_op = _op(
     "leaky_relu", _leaky_kernel,
     lambda x, y, g, *, negative_slope: where(x > 0, g, g * negative_slope))
 
@@ -194,7 +216,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 def leaky_relu_(input, negative_slope=0.01):
     """In-place :func:`leaky_relu`."""
     _check_input(input, "leaky_relu_")
-    return inplace(_leaky_relu, input, negative_slope)
+    return _inplace(_leaky_relu, input, negative_slope)
 
 
 def prelu(input, weight):
@@ -210,6 +232,9 @@ def prelu(input, weight):
     if not isinstance(weight, Tensor):
         raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not "
                         f"{type(weight).__name__}")
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_short_name(input.dtype)} "
+                           f"and {_short_name(weight.dtype)}")
     count = weight.numel()
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
@@ -256,15 +281,14 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     """In-place :func:`rrelu`."""
     _check_input(input, "rrelu_")
-    return inplace(_rrelu, input, lower, upper, training)
+    return _inplace(_rrelu, input, lower, upper, training)
 
 
 # ---------------------------------------------------------------- ELU family
 
 
 def _elu_kernel(xp, a, *, alpha, scale, input_scale):
-    with np.errstate(over="ignore"):
-        negative = xp.expm1(a * input_scale) * (alpha * scale)
+    negative = xp.expm1(a * input_scale) * (alpha * scale)
     return xp.where(a > 0, a * scale if scale != 1 else a, negative)
 
 
@@ -273,7 +297,7 @@ def _elu_derivative(x, y, g, *, alpha, scale, input_scale):
                  g * scale if scale != 1 else g)
 
 
-_elu_op = unary_op("elu", _elu_kernel, _elu_derivative)
+_elu_op = _op("elu", _elu_kernel, _elu_derivative)
 
 
 def _elu(input, alpha, scale=1.0, input_scale=1.0):
@@ -297,7 +321,7 @@ def elu(input, alpha=1.0, inplace=False):
 def elu_(input, alpha=1.0):
     """In-place :func:`elu`."""
     _check_input(input, "elu_")
-    return inplace(_elu, input, alpha)
+    return _inplace(_elu, input, alpha)
 
 
 def selu(input, inplace=False):
@@ -316,7 +340,7 @@ def selu(input, inplace=False):
 def selu_(input):
     """In-place :func:`selu`."""
     _check_input(input, "selu_")
-    return inplace(_elu, input, _SELU_ALPHA, _SELU_SCALE)
+    return _inplace(_elu, input, _SELU_ALPHA, _SELU_SCALE)
 
 
 def _celu(input, alpha):
@@ -341,7 +365,7 @@ def celu(input, alpha=1.0, inplace=False):
 def celu_(input, alpha=1.0):
     """In-place :func:`celu`."""
     _check_input(input, "celu_")
-    return inplace(_celu, input, alpha)
+    return _inplace(_celu, input, alpha)
 
 
 # ---------------------------------------------------------------- smooth activations
@@ -365,7 +389,7 @@ def _gelu_derivative(x, y, g, *, approximate):
     return g * (cdf + x * pdf)
 
 
-_gelu_op = unary_op("gelu", _gelu_kernel, _gelu_derivative)
+_gelu_op = _op("gelu", _gelu_kernel, _gelu_derivative)
 
 
 def gelu(input, approximate="none"):
@@ -394,7 +418,7 @@ def _silu_derivative(x, y, g):
     return g * (s * (1 + x * (1 - s))).conj()
 
 
-_silu_op = unary_op("silu", lambda xp, a: a * _sigmoid_array(xp, a), _silu_derivative)
+_silu_op = _op("silu", lambda xp, a: a * _sigmoid_array(xp, a), _silu_derivative)
 
 
 def _silu(input):
@@ -413,7 +437,7 @@ def silu(input, inplace=False):
     """
     if inplace:
         _check_input(input, "silu")
-        return inplace(_silu, input)
+        return _inplace(_silu, input)
     return _silu(input)
 
 
@@ -426,7 +450,7 @@ def _mish_derivative(x, y, g):
     return g * (t + x * x.sigmoid() * (1 - t * t))
 
 
-_mish_op = unary_op("mish", lambda xp, a: a * xp.tanh(_softplus_array(xp, a)), _mish_derivative)
+_mish_op = _op("mish", lambda xp, a: a * xp.tanh(_softplus_array(xp, a)), _mish_derivative)
 
 
 def _mish(input):
@@ -444,7 +468,7 @@ def mish(input, inplace=False):
     """
     if inplace:
         _check_input(input, "mish")
-        return inplace(_mish, input)
+        return _inplace(_mish, input)
     return _mish(input)
 
 
@@ -485,7 +509,7 @@ def _softplus_derivative(x, y, g, *, beta, threshold):
     return where(z > threshold, g, g * z.sigmoid())
 
 
-_softplus_op = unary_op("softplus", _softplus_kernel, _softplus_derivative)
+_softplus_op = _op("softplus", _softplus_kernel, _softplus_derivative)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -504,7 +528,7 @@ def _log_sigmoid_kernel(xp, a):
     return xp.minimum(a, a.dtype.type(0)) - xp.log1p(xp.exp(-xp.abs(a)))
 
 
-_log_sigmoid_op = unary_op("log_sigmoid", _log_sigmoid_kernel,
+_log_sigmoid_op = _op("log_sigmoid", _log_sigmoid_kernel,
                            lambda x, y, g: g * (-x).sigmoid())
 
 
@@ -524,7 +548,7 @@ def _hardsigmoid_kernel(xp, a):
     return xp.minimum(xp.maximum(a + 3, a.dtype.type(0)), a.dtype.type(6)) / 6
 
 
-_hardsigmoid_op = unary_op("hardsigmoid", _hardsigmoid_kernel,
+_hardsigmoid_op = _op("hardsigmoid", _hardsigmoid_kernel,
                            lambda x, y, g: where((x > -3) & (x < 3), g / 6, _zero(g)))
 
 
@@ -543,15 +567,15 @@ def hardsigmoid(input, inplace=False):
     """
     if inplace:
         _check_input(input, "hardsigmoid")
-        return inplace(_hardsigmoid, input)
+        return _inplace(_hardsigmoid, input)
     return _hardsigmoid(input)
 
 
 def _hardswish_derivative(x, y, g):
-    return where(x < -3, _zero(g), where(x <= 3, g * (x / 3 + 0.5), g))
+    return where(x <= -3, _zero(g), where(x < 3, g * (x / 3 + 0.5), g))
 
 
-_hardswish_op = unary_op("hardswish",
+_hardswish_op = _op("hardswish",
                          lambda xp, a: a * _hardsigmoid_kernel(xp, a), _hardswish_derivative)
 
 
@@ -570,7 +594,7 @@ def hardswish(input, inplace=False):
     """
     if inplace:
         _check_input(input, "hardswish")
-        return inplace(_hardswish, input)
+        return _inplace(_hardswish, input)
     return _hardswish(input)
 
 
@@ -578,7 +602,7 @@ def _inside(x, lambd):
     return (x >= -lambd) & (x <= lambd)
 
 
-_hardshrink_op = unary_op(
+_hardshrink_op = _op(
     "hardshrink", lambda xp, a, *, lambd: xp.where((a >= -lambd) & (a <= lambd),
                                                    a.dtype.type(0), a),
     lambda x, y, g, *, lambd: where(_inside(x, lambd), _zero(g), g))
@@ -601,7 +625,7 @@ def _softshrink_kernel(xp, a, *, lambd):
     return shrunk
 
 
-_softshrink_op = unary_op(
+_softshrink_op = _op(
     "softshrink", _softshrink_kernel,
     lambda x, y, g, *, lambd: where(_inside(x, lambd), _zero(g), g))
 
