@@ -75,6 +75,8 @@ from .ops.shape import *  # noqa: F403
 
 from . import autograd, cuda, linalg, nn, serialization, special  # noqa: E402  (need the ops)
 from .serialization import load, save  # noqa: E402
+from . import multiprocessing, utils  # noqa: E402  (registers the tensor reducers)
+from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torch.utils.data)
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,544 @@
+"""``DataLoader``: batches from a dataset, in this process or in worker processes.
+
+With ``num_workers > 0`` each worker process runs :func:`_worker_loop`: it takes lists of
+indices from its own index queue, fetches and collates them, and puts the batch on the shared
+result queue. Tensors cross the process boundary through shared memory
+(``ember.multiprocessing``), not as pickled copies. The main process keeps
+``prefetch_factor * num_workers`` batches in flight, hands them out in sampler order (or as they
+come with ``in_order=False``), watches for dead workers, re-raises worker exceptions with the
+worker's traceback, and shuts the workers down when the iterator ends or is dropped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import queue
+import random
+import signal
+import sys
+import threading
+import traceback
+import weakref
+
+import numpy as np
+
+from ... import _dtype as dt
+from ... import multiprocessing as _multiprocessing  # noqa: F401  (tensors go through shm)
+from ._collate import default_collate, default_convert
+from .dataset import IterableDataset
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+__all__ = ["DataLoader", "get_worker_info", "WorkerInfo"]
+
+_STATUS_CHECK_INTERVAL = 1.0  # seconds between checks that workers are alive
+_worker_info = None
+
+
+class WorkerInfo:
+    """What a worker process knows about itself: ``id``, ``num_workers``, ``seed``,
+    ``dataset`` (its own copy)."""
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+        self._frozen = True
+
+    def __setattr__(self, key, value):
+        if getattr(self, "_frozen", False):
+            raise RuntimeError(f"Cannot assign attributes to {type(self).__name__} objects")
+        super().__setattr__(key, value)
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={getattr(self, k)}" for k in ("id", "num_workers", "seed"))
+        return f"WorkerInfo({fields}, dataset={self.dataset!r})"
+
+
+def get_worker_info():
+    """In a DataLoader worker, its :class:`WorkerInfo`; in the main process, None.
+
+    Example::
+
+        >>> class Stream(ember.utils.data.IterableDataset):
+        ...     def __iter__(self):
+        ...         info = ember.utils.data.get_worker_info()
+        ...         start = 0 if info is None else info.id
+        ...         step = 1 if info is None else info.num_workers
+        ...         return iter(range(start, 100, step))
+    """
+    return _worker_info
+
+
+class _ExceptionWrapper:
+    """An exception raised in a worker, carried to the main process with its traceback."""
+
+    def __init__(self, exc_info, where):
+        self.exc_type = exc_info[0]
+        self.message = "".join(traceback.format_exception(*exc_info))
+        self.where = where
+
+    def reraise(self):
+        message = (f"Caught {self.exc_type.__name__} {self.where}.\nOriginal "
+                   f"{self.message}")
+        try:
+            error = self.exc_type(message)
+        except Exception:  # an exception type whose constructor wants other arguments
+            raise RuntimeError(message) from None
+        raise error
+
+
+class _IterableStop:
+    def __init__(self, worker_id):
+        self.worker_id = worker_id
+
+
+class _Fetcher:
+    """Turns a list of indices (or a count, for iterable datasets) into one collated batch."""
+
+    def __init__(self, dataset, auto_collation, collate_fn, drop_last):
+        self.dataset = dataset
+        self.auto_collation = auto_collation
+        self.collate_fn = collate_fn
+        self.drop_last = drop_last
+        self.iterator = iter(dataset) if isinstance(dataset, IterableDataset) else None
+        self.ended = False
+
+    def fetch(self, indices):
+        if self.iterator is not None:
+            return self._fetch_iterable(indices)
+        if self.auto_collation:
+            getitems = getattr(self.dataset, "__getitems__", None)
+            data = getitems(indices) if getitems else [self.dataset[i] for i in indices]
+        else:
+            data = self.dataset[indices]
+        return self.collate_fn(data)
+
+    def _fetch_iterable(self, indices):
+        if self.ended:
+            raise StopIteration
+        if not self.auto_collation:
+            return self.collate_fn(next(self.iterator))
+        data = []
+        for _ in indices:
+            try:
+                data.append(next(self.iterator))
+            except StopIteration:
+                self.ended = True
+                break
+        if not data or (self.drop_last and len(data) < len(indices)):
+            raise StopIteration
+        return self.collate_fn(data)
+
+
+def _seed_worker(seed, worker_id):
+    from ...ops.random import manual_seed
+
+    random.seed(seed)
+    manual_seed(seed)
+    np.random.seed(np.random.SeedSequence([worker_id, seed]).generate_state(4))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _worker_loop(dataset, index_queue, result_queue, done_event, auto_collation, collate_fn,
+                 drop_last, base_seed, init_fn, worker_id, num_workers, parent_pid):
+    """The body of a worker process."""
+    global _worker_info
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    try:
+        seed = base_seed + worker_id
+        _seed_worker(seed, worker_id)
+        _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
+                                  dataset=dataset)
+        init_error = None
+        try:
+            if init_fn is not None:
+                init_fn(worker_id)
+            fetcher = _Fetcher(dataset, auto_collation, collate_fn, drop_last)
+        except Exception:
+            init_error = _ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process "
+                                                          f"{worker_id}")
+        iterable_done = False
+        while True:
+            if not _alive(parent_pid):  # the main process died: nothing left to serve
+                break
+            try:
+                task = index_queue.get(timeout=_STATUS_CHECK_INTERVAL)
+            except queue.Empty:
+                continue
+            if task is None or done_event.is_set():
+                break
+            send_idx, indices = task
+            if init_error is not None:
+                data, init_error = init_error, None
+            elif iterable_done:
+                data = _IterableStop(worker_id)
+            else:
+                try:
+                    data = fetcher.fetch(indices)
+                except StopIteration:
+                    iterable_done = True
+                    data = _IterableStop(worker_id)
+                except Exception:
+                    data = _ExceptionWrapper(sys.exc_info(),
+                                             f"in DataLoader worker process {worker_id}")
+            result_queue.put((send_idx, data))
+            del data
+    except KeyboardInterrupt:
+        pass
+    if done_event.is_set():
+        result_queue.cancel_join_thread()
+        result_queue.close()
+
+
+class DataLoader:
+    """Iterate over ``dataset`` in batches, optionally with worker processes.
+
+    Arguments and defaults are torch's: ``batch_size=1``, ``shuffle``, ``sampler``,
+    ``batch_sampler``, ``num_workers``, ``collate_fn``, ``pin_memory``, ``drop_last``,
+    ``timeout``, ``worker_init_fn``, ``multiprocessing_context``, ``generator``,
+    ``prefetch_factor``, ``persistent_workers``, ``in_order``.
+
+    Example::
+
+        >>> ds = ember.utils.data.TensorDataset(ember.arange(10.), ember.arange(10))
+        >>> x, y = next(iter(ember.utils.data.DataLoader(ds, batch_size=4)))
+        >>> y
+        tensor([0, 1, 2, 3])
+    """
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
+                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
+                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+                 in_order=True):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                             "disable multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                             "let num_workers > 0 to enable multiprocessing, otherwise set "
+                             "prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        if prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        self.dataset = dataset
+        self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
+        self.pin_memory = pin_memory
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.persistent_workers = persistent_workers
+        self.in_order = in_order
+        self.generator = generator
+        self._iterator = None
+        if isinstance(dataset, IterableDataset):
+            if shuffle not in (None, False):
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                 f"shuffle option, but got shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler "
+                                 f"option, but got sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
+        else:
+            shuffle = bool(shuffle)
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                                 "shuffle, sampler, and drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
+        if sampler is None:
+            if isinstance(dataset, IterableDataset):
+                sampler = _InfiniteConstantSampler()
+            elif shuffle:
+                sampler = RandomSampler(dataset, generator=generator)
+            else:
+                sampler = SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn = collate_fn
+
+    @property
+    def _auto_collation(self):
+        return self.batch_sampler is not None
+
+    @property
+    def _index_sampler(self):
+        return self.batch_sampler if self._auto_collation else self.sampler
+
+    def __iter__(self):
+        if self.num_workers == 0:
+            return _SingleProcessIter(self)
+        if self.persistent_workers:
+            if self._iterator is None:
+                self._iterator = _MultiProcessIter(self)
+            else:
+                self._iterator._reset(self)
+            return self._iterator
+        return _MultiProcessIter(self)
+
+    def __len__(self):
+        if isinstance(self.dataset, IterableDataset):
+            length = len(self.dataset)
+            if self.batch_size is not None:
+                if self.drop_last:
+                    return length // self.batch_size
+                return -(-length // self.batch_size)
+            return length
+        return len(self._index_sampler)
+
+    def _base_seed(self):
+        from ...ops import random as ember_random
+
+        return int(ember_random.randint(0, 2 ** 62, (), dtype=dt.int64,
+                                        generator=self.generator).item())
+
+
+class _InfiniteConstantSampler:
+    def __iter__(self):
+        while True:
+            yield None
+
+
+class _SingleProcessIter:
+    def __init__(self, loader):
+        self._loader = loader
+        self._sampler_iter = iter(loader._index_sampler)
+        self._fetcher = _Fetcher(loader.dataset, loader._auto_collation, loader.collate_fn,
+                                 loader.drop_last)
+        self._yielded = 0
+        # drawn as the multi-worker iterator draws it, so any worker count sees the same order
+        self._base_seed = loader._base_seed()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        indices = next(self._sampler_iter)
+        batch = self._fetcher.fetch(indices)
+        self._yielded += 1
+        return batch
+
+    def __len__(self):
+        return len(self._loader)
+
+
+class _MultiProcessIter:
+    """The main-process side of a multi-worker DataLoader."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        self._num_workers = loader.num_workers
+        self._timeout = loader.timeout
+        self._in_order = loader.in_order
+        self._persistent = loader.persistent_workers
+        context = loader.multiprocessing_context
+        if context is None:
+            context = multiprocessing.get_context()
+        elif isinstance(context, str):
+            context = multiprocessing.get_context(context)
+        self._context = context
+        self._shutdown = False
+        self._workers = []
+        self._index_queues = []
+        self._result_queue = context.Queue()
+        self._done_event = context.Event()
+        base_seed = loader._base_seed()
+        for worker_id in range(self._num_workers):
+            index_queue = context.Queue()
+            index_queue.cancel_join_thread()
+            worker = context.Process(
+                target=_worker_loop,
+                args=(loader.dataset, index_queue, self._result_queue, self._done_event,
+                      loader._auto_collation, loader.collate_fn, loader.drop_last, base_seed,
+                      loader.worker_init_fn, worker_id, self._num_workers, os.getpid()),
+                daemon=True)
+            worker.start()
+            self._index_queues.append(index_queue)
+            self._workers.append(worker)
+        _live_iterators.add(self)
+        self._reset(loader, first=True)
+
+    def _reset(self, loader, first=False):
+        self._sampler_iter = iter(loader._index_sampler)
+        self._send_idx = 0
+        self._rcvd_idx = 0
+        self._task_info = {}  # send_idx -> (worker_id,) while pending, + (data,) once received
+        self._tasks_outstanding = 0
+        self._workers_active = [True] * self._num_workers
+        self._worker_cycle = itertools.cycle(range(self._num_workers))
+        for _ in range(loader.prefetch_factor * self._num_workers):
+            self._try_put_index()
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._loader)
+
+    def _try_put_index(self):
+        try:
+            indices = next(self._sampler_iter)
+        except StopIteration:
+            return
+        for _ in range(self._num_workers):
+            worker_id = next(self._worker_cycle)
+            if self._workers_active[worker_id]:
+                break
+        else:
+            return
+        self._index_queues[worker_id].put((self._send_idx, indices))
+        self._task_info[self._send_idx] = (worker_id,)
+        self._tasks_outstanding += 1
+        self._send_idx += 1
+
+    def _get_data(self):
+        """One (idx, data) from the result queue, with timeouts and dead-worker checks."""
+        waited = 0.0
+        while True:
+            interval = _STATUS_CHECK_INTERVAL
+            if self._timeout > 0:
+                interval = min(interval, self._timeout - waited)
+            try:
+                return self._result_queue.get(timeout=max(interval, 0.01))
+            except queue.Empty:
+                waited += interval
+                dead = [w for w in self._workers if not w.is_alive()]
+                if dead:
+                    pids = ", ".join(str(w.pid) for w in dead)
+                    codes = {w.exitcode for w in dead}
+                    self._shutdown_workers()
+                    detail = ""
+                    if any(code is not None and code < 0 for code in codes):
+                        detail = " (killed by signal: " + ", ".join(
+                            signal.Signals(-c).name for c in codes if c is not None and c < 0) + ")"
+                    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited "
+                                       f"unexpectedly{detail}") from None
+                if self._timeout > 0 and waited >= self._timeout:
+                    self._shutdown_workers()
+                    raise RuntimeError(f"DataLoader timed out after {self._timeout} "
+                                       "seconds") from None
+
+    def __next__(self):
+        while True:
+            while self._rcvd_idx < self._send_idx:
+                info = self._task_info.get(self._rcvd_idx)
+                if info is None:  # already handed out, out of order
+                    self._rcvd_idx += 1
+                    continue
+                worker_id = info[0]
+                if len(info) == 2 or self._workers_active[worker_id]:
+                    break
+                del self._task_info[self._rcvd_idx]
+                self._rcvd_idx += 1
+            else:
+                if not self._persistent:
+                    self._shutdown_workers()
+                raise StopIteration
+            if len(self._task_info[self._rcvd_idx]) == 2:
+                data = self._task_info.pop(self._rcvd_idx)[1]
+                return self._process(data)
+            if self._shutdown:
+                raise StopIteration
+            idx, data = self._get_data()
+            self._tasks_outstanding -= 1
+            if isinstance(data, _IterableStop):
+                self._workers_active[data.worker_id] = False
+                self._index_queues[data.worker_id].put(None) if not self._persistent else None
+                self._try_put_index()
+                continue
+            if idx != self._rcvd_idx and self._in_order:
+                self._task_info[idx] += (data,)
+                continue
+            if idx != self._rcvd_idx:
+                del self._task_info[idx]
+                return self._process(data, advance=False)
+            del self._task_info[idx]
+            return self._process(data)
+
+    def _process(self, data, advance=True):
+        if advance:
+            self._rcvd_idx += 1
+        self._try_put_index()
+        if isinstance(data, _ExceptionWrapper):
+            data.reraise()
+        return data
+
+    def _shutdown_workers(self):
+        if self._shutdown:
+            return
+        self._shutdown = True
+        _live_iterators.discard(self)
+        self._done_event.set()
+        for q in self._index_queues:
+            try:
+                q.put(None)
+            except (OSError, ValueError):
+                pass
+        for worker in self._workers:
+            worker.join(timeout=5)
+            if worker.is_alive():
+                worker.terminate()
+                worker.join(timeout=5)
+        for q in self._index_queues:
+            q.cancel_join_thread()
+            q.close()
+        self._drain_results()
+        self._result_queue.cancel_join_thread()
+        self._result_queue.close()
+
+    def _drain_results(self):
+        """Receive what the workers left on the queue so its shared memory is released."""
+        while True:
+            try:
+                self._result_queue.get(timeout=0.05)
+            except (queue.Empty, OSError, ValueError, EOFError):
+                return
+
+    def __del__(self):
+        try:
+            self._shutdown_workers()
+        except Exception:  # interpreter shutdown: queues may already be gone
+            pass
+
+
+_live_iterators = weakref.WeakSet()  # iterators with running workers, shut down at exit
+_exit_lock = threading.Lock()
+
+
+def _shutdown_all():
+    with _exit_lock:
+        for it in list(_live_iterators):
+            it._shutdown_workers()
+
+
+import atexit  # noqa: E402  (registered after the definitions it uses)
+
+atexit.register(_shutdown_all)

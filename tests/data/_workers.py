@@ -1,0 +1,119 @@
+"""Datasets and functions that worker processes import (must live in a module, for spawn)."""
+
+import os
+import random
+import signal
+import time
+
+import numpy as np
+
+import ember
+from ember.utils.data import Dataset, IterableDataset, get_worker_info
+
+
+class Squares(Dataset):
+    def __init__(self, n=20):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return ember.tensor([float(i), float(i * i)]), i
+
+
+class Failing(Dataset):
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        if i == 5:
+            raise ValueError("bad sample 5")
+        return i
+
+
+class Slow(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        time.sleep(3)
+        return i
+
+
+class Suicidal(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        if i == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return i
+
+
+class RandomDraws(Dataset):
+    """Each sample records the worker's random streams (ember, random, numpy)."""
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        info = get_worker_info()
+        return (info.id if info else -1, ember.rand(1).item(), random.random(),
+                float(np.random.rand()))
+
+
+class Stream(IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        info = get_worker_info()
+        start, step = (0, 1) if info is None else (info.id, info.num_workers)
+        return iter(range(start, self.n, step))
+
+    def __len__(self):
+        return self.n
+
+
+def record_init(worker_id):
+    info = get_worker_info()
+    assert info.id == worker_id
+    if worker_id == 1:
+        raise RuntimeError("init failed in worker 1")
+
+
+def hogwild_step(shared, steps):
+    for _ in range(steps):
+        shared.add_(1)
+
+
+def add_one_and_report(queue_in, queue_out):
+    tensor = queue_in.get()
+    tensor.add_(1)
+    queue_out.put(tensor.data_ptr() != 0)
+
+
+def hogwild_train(rank, model, steps):
+    """Each process runs SGD steps directly on the shared parameters (no locks)."""
+    import ember
+
+    ember.manual_seed(rank)
+    for _ in range(steps):
+        x = ember.randn(16, 4)
+        target = x.sum(1, keepdim=True)
+        loss = ((model(x) - target) ** 2).mean()
+        model.zero_grad()
+        loss.backward()
+        with ember.no_grad():
+            for p in model.parameters():
+                p.sub_(0.05 * p.grad)
+
+
+def spawn_target(rank, shared):
+    shared[rank] = rank + 10
+
+
+def spawn_fail(rank):
+    if rank == 1:
+        raise ValueError("rank 1 failed")
