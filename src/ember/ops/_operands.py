@@ -46,7 +46,10 @@ def scalar_tensor(value, dtype, device):
     if device is META:
         return Tensor._make(np.broadcast_to(np.zeros((), dtype.np), ()), device)
     xp = device.xp
-    return Tensor._make(xp.asarray(value, dtype=dtype.np), device)
+    try:
+        return Tensor._make(xp.asarray(value, dtype=dtype.np), device)
+    except OverflowError:  # an int out of the dtype's range wraps, as in torch
+        return Tensor._make(xp.asarray(np.asarray(value).astype(dtype.np)), device)
 
 
 def _is_scalar(x):

@@ -120,7 +120,9 @@ def _check_integer_divisor(xp, b):
 
 @defop("add", meta=_same_shape_meta, save_inputs=False)
 def add_op(xp, a, b, *, alpha=1):
-    return xp.add(a, b) if alpha == 1 else xp.add(a, b * alpha)
+    if alpha == 1 and type(alpha) is int:
+        return xp.add(a, b)
+    return xp.add(a, b * np.asarray(alpha).astype(b.dtype))
 
 
 @add_op.defderivative
@@ -132,10 +134,16 @@ def _conj_scalar(value):
     return value.conjugate() if isinstance(value, complex) else value
 
 
+def _is_bool(x):
+    return isinstance(x, builtins.bool) or (isinstance(x, Tensor) and x._data.dtype == np.bool_)
+
+
 def _check_alpha(input, other, alpha):
-    if isinstance(alpha, builtins.bool) or alpha == 1:
-        return
     dtype = dt.result_type(input, other)
+    if isinstance(alpha, builtins.bool):
+        if dtype is not dt.bool:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+        return
     if isinstance(alpha, complex) and not dtype.is_complex:
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
                            "number.")
@@ -152,7 +160,7 @@ def add(input, other, *, alpha=1, out=None):
         >>> ember.add(ember.tensor([1, 2]), ember.tensor([10, 20]), alpha=2)
         tensor([21, 42])
     """
-    if alpha != 1:
+    if type(alpha) is not int or alpha != 1:
         _check_alpha(input, other, alpha)
     a, b = binary_operands(input, other)
     return write_out(add_op(a, b, alpha=alpha), out, "add")
@@ -166,16 +174,17 @@ def sub(input, other, *, alpha=1, out=None):
         >>> ember.sub(ember.tensor([5., 6.]), 1.5)
         tensor([3.5000, 4.5000])
     """
-    if alpha != 1:
-        _check_alpha(input, other, alpha)
-    a, b = binary_operands(input, other)
-    if a._data.dtype == np.bool_:
-        if isinstance(input, Tensor) and isinstance(other, Tensor):
+    if _is_bool(input) or _is_bool(other):
+        if isinstance(input, Tensor) and isinstance(other, Tensor) and _is_bool(input) \
+                and _is_bool(other):
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.")
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
+    if type(alpha) is not int or alpha != 1:
+        _check_alpha(input, other, alpha)
+    a, b = binary_operands(input, other)
     return write_out(add_op(a, neg_op(b), alpha=alpha), out, "sub")
 
 
@@ -239,7 +248,7 @@ def _trunc_divide_kernel(xp, a, b):
         _check_integer_divisor(xp, b)
         quotient = xp.floor_divide(a, b)
         remainder = a - quotient * b
-        fix = (remainder != 0) & ((remainder < 0) != (b < 0))
+        fix = (remainder != 0) & ((a < 0) != (b < 0))
         return quotient + fix.astype(a.dtype)
     return xp.trunc(xp.true_divide(a, b))
 
@@ -434,8 +443,15 @@ def imag(input):
 
 @defop("pow", meta=_same_shape_meta, grad_name="PowBackward1")
 def pow_op(xp, a, b):
-    if a.dtype.kind in "iu" and xp is np and b.size and (b < 0).any():
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if a.dtype.kind == "i":
+        negative = b < 0
+        result = xp.power(a, xp.where(negative, 0, b).astype(b.dtype))
+        # integer powers with a negative exponent: 1 for 1, +-1 for -1, else 0 (as torch)
+        odd = (b % 2).astype(np.bool_)
+        special = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0))
+        return xp.where(negative, special.astype(a.dtype), result)
+    if a.dtype == np.bool_:
+        return xp.logical_or(a, xp.logical_not(b))
     if a.dtype in _LOW:
         return xp.power(a.astype(_F32), b.astype(_F32)).astype(a.dtype)
     return xp.power(a, b)
@@ -451,7 +467,8 @@ def _pow_derivative(ctx, grad):
         grad_a = where(b == 0, 0.0, grad_a)
     if need_b:
         result = a ** b
-        grad_b = grad * (result * where((a == 0) & (b >= 0), 0.0, a.log())).conj()
+        nonnegative = (b.imag == 0) & (b.real >= 0) if b.is_complex() else b >= 0
+        grad_b = grad * (result * where((a == 0) & nonnegative, 0.0, a.log())).conj()
     return grad_a, grad_b
 
 
@@ -467,7 +484,11 @@ def pow(input, exponent, *, out=None):
         raise TypeError("pow(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     dtype = dt.result_type(input, exponent)
-    _check_dtype("pow", dtype, "b")
+    if isinstance(exponent, Tensor) or not isinstance(input, Tensor):
+        _check_dtype("pow", dtype, "b")
+    if (isinstance(exponent, (int, np.integer)) and exponent < 0
+            and dtype.category <= dt._INT):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     a, b = binary_operands(input, exponent, dtype=dtype)
     return write_out(pow_op(a, b), out, "pow")
 
@@ -501,6 +522,7 @@ def _comparison(name, ufunc):
     ordered = name in ("lt", "le", "gt", "ge")
 
     def compare(input, other, *, out=None):
+        _check_tensor(input, name)
         a, b = binary_operands(input, other)
         if ordered and a._data.dtype.kind == "c":
             _check_dtype(f"{name}_cpu", a.dtype, "c")
@@ -717,8 +739,9 @@ def clamp(input, min=None, max=None, *, out=None):
     dtype = dt.result_type(input, *bounds)
     if dtype.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
-    _check_dtype("clamp_min_scalar_cpu" if min is not None else "clamp_max_scalar_cpu", dtype,
-                 "b")
+    if not all(isinstance(b, Tensor) for b in bounds):
+        _check_dtype("clamp_min_scalar_cpu" if min is not None else "clamp_max_scalar_cpu",
+                     dtype, "b")
     tensors, _ = promote_operands(input, *bounds, dtype=dtype)
     result = clamp_op(*tensors, has_min=min is not None, has_max=max is not None)
     return write_out(result, out, "clamp")
@@ -769,6 +792,12 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
     the output ``y`` (whichever ``save`` names; the other is None) and the output's gradient.
     """
     run = _low_precision(kernel) if low else kernel
+    if out_dtype is None:
+        inner = run
+
+        def run(xp, a, **params):  # NumPy/SciPy may widen (float32 -> float64): cast back
+            result = inner(xp, a, **params)
+            return result if result.dtype == a.dtype else result.astype(a.dtype)
     op = Op(name, run, meta=_unary_meta(out_dtype), save_inputs=save in ("input", "both"),
             save_output=save in ("output", "both"), grad_name=grad_name)
     if derivative == "none":
@@ -945,7 +974,12 @@ unary("erfinv", lambda xp, a: _special(xp).erfinv(a),
       lambda x, y, g: g * (math.sqrt(math.pi) / 2) * (y * y).exp(), save="output",
       deny="c", cpu_name="erfinv_vml_cpu", doc="The inverse error function, elementwise.",
       example="ember.erfinv(ember.tensor([0.]))\n        tensor([0.])")
-unary("lgamma", lambda xp, a: _special(xp).gammaln(a), lambda x, y, g: g * x.digamma(),
+def _lgamma_kernel(xp, a):
+    result = _special(xp).gammaln(a)
+    return xp.where(a == -np.inf, a.dtype.type(np.inf), result)
+
+
+unary("lgamma", _lgamma_kernel, lambda x, y, g: g * x.digamma(),
       deny="c", cpu_name="lgamma_vml_cpu",
       doc="The log of the absolute value of the gamma function.",
       example="ember.lgamma(ember.tensor([1., 3.]))\n        tensor([0.0000, 0.6931])")
@@ -975,7 +1009,8 @@ def _polygamma_kernel(xp, a, *, n):
             sin = xp.sin(math.pi * a)
             reflected = (math.pi ** 2) / (sin * sin) - special.polygamma(1, 1 - a)
             return xp.where(a < 0.5, reflected, special.polygamma(1, a)).astype(a.dtype)
-    return special.polygamma(n, a).astype(a.dtype)
+    result = special.polygamma(n, a).astype(a.dtype)
+    return xp.where(a == np.inf, a.dtype.type(np.nan), result)  # torch: NaN at +inf
 
 
 polygamma_op = unary_op("polygamma", _polygamma_kernel,
@@ -1308,14 +1343,26 @@ unary("relu", lambda xp, a: xp.maximum(a, a.dtype.type(0)), _relu_derivative, pr
 unary("abs", lambda xp, a: xp.abs(a), lambda x, y, g: g * x.sgn(), promote="keep", deny="b",
       out_dtype="real", low=False, doc="The absolute value, elementwise.",
       example="ember.abs(ember.tensor([-1, 2]))\n        tensor([1, 2])")
+
+
+def _abs_(self):
+    if self._data.dtype.kind == "c":
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return inplace(abs, self)
+
+
+_method("abs_", _abs_)
 _alias("absolute", "abs")
 
 
 def _logit_kernel(xp, a, *, eps=None):
     if eps is not None:
-        a = xp.clip(a, a.dtype.type(eps), a.dtype.type(1 - eps))
+        a = xp.clip(a, a.dtype.type(eps), a.dtype.type(1 - eps)).astype(a.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return xp.log(a / (1 - a))
+        ratio = a / (1 - a)  # in the input's precision, as torch's reduced-float kernel
+        if a.dtype in _LOW:
+            return xp.log(ratio.astype(_F32)).astype(a.dtype)
+        return xp.log(ratio)
 
 
 def _logit_derivative(x, y, g, *, eps=None):
@@ -1325,7 +1372,7 @@ def _logit_derivative(x, y, g, *, eps=None):
     return where((x < eps) | (x > 1 - eps), 0.0, result)
 
 
-logit_op = unary_op("logit", _logit_kernel, _logit_derivative)
+logit_op = unary_op("logit", _logit_kernel, _logit_derivative, low=False)
 
 
 def logit(input, eps=None, *, out=None):
@@ -1481,8 +1528,8 @@ def _logaddexp_kernel(xp, a, b):
 def _logaddexp_derivative(ctx, grad):
     a, b = ctx.inputs
     need_a, need_b = ctx.needs_input_grad
-    return (grad / ((b - a).exp() + 1) if need_a else None,
-            grad / ((a - b).exp() + 1) if need_b else None)
+    return (grad / ((b - a).exp() + 1).conj() if need_a else None,
+            grad / ((a - b).exp() + 1).conj() if need_b else None)
 
 
 def _logaddexp2_derivative(ctx, grad):
@@ -1691,6 +1738,13 @@ def _dtype_word(d):
     return words[d.name]
 
 
+def _opmath(dtype, *tensors):
+    """float16/bfloat16 operands of a composite, in float32 (torch computes them so)."""
+    if dtype not in (dt.float16, dt.bfloat16):
+        return tensors
+    return tuple(t.to(dt.float32) for t in tensors)
+
+
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``, broadcast.
 
@@ -1704,6 +1758,7 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
         _check_tensor(t, "addcmul", arg, position)
     dtype = dt.result_type(input, tensor1, tensor2)
     _check_dtype("addcmul_cpu_out", dtype, "b")
+    input, tensor1, tensor2 = _opmath(dtype, input, tensor1, tensor2)
     product = mul(tensor1, tensor2)
     if value != 1:
         product = mul(product, value) if dtype.category > dt._INT else mul(product, int(value))
@@ -1733,6 +1788,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
                            "inputs. The future addcdiv behavior is just the latter "
                            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
     dtype = dt.result_type(input, tensor1, tensor2)
+    input, tensor1, tensor2 = _opmath(dtype, input, tensor1, tensor2)
     quotient = div(tensor1, tensor2)
     if value != 1:
         quotient = mul(quotient, value)
@@ -1853,6 +1909,18 @@ for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "tru
               "greater_equal", "less", "less_equal", "not_equal"):
     _method(_name + "_", _inplace_method(globals()[_name]))
 
+
+def _float_power_(self, exponent):
+    complex_ = self.dtype.is_complex or (exponent.dtype.is_complex if isinstance(
+        exponent, Tensor) else isinstance(exponent, complex))
+    dtype = dt.complex128 if complex_ else dt.float64
+    if self.dtype is not dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_short_name(self.dtype)} "
+                           f"but the operation's result requires dtype {_short_name(dtype)}")
+    return inplace(float_power, self, exponent)
+
+
+Tensor.float_power_ = _float_power_
 Tensor.polygamma = lambda self, n: polygamma(n, self)
 Tensor.polygamma_ = lambda self, n: inplace(lambda s: polygamma(n, s), self)
 Tensor.real = property(real)
