@@ -1,5 +1,663 @@
-"""nn.functional: conv (being written)."""
+"""nn.functional: convolutions (conv1d/2d/3d, conv_transpose1d/2d/3d) and fold/unfold.
+
+Convolution is im2col + one GEMM: the (zero-padded) input is viewed through ``as_strided`` as
+its sliding windows, the windows are copied once into a ``(C * K, N * O)`` matrix per group and
+multiplied by the weight in a single (group-batched) ``matmul``. Three primitive ops share that
+machinery and differentiate into one another, so that gradients of any order are convolutions:
+
+* ``convolution(x, w)``: the forward convolution, ``y = x * w``;
+* ``convolution_input_grad(gy, w)``: its adjoint in ``x`` (the transposed convolution, through
+  col2im: one GEMM, then one strided add per kernel tap);
+* ``convolution_weight_grad(x, gy)``: its adjoint in ``w`` (windows of ``x`` times ``gy``).
+
+With ``T(x, w, y) = <conv(x, w), y>`` trilinear, each op's derivative is one of the others.
+``unfold``/``fold`` are the im2col/col2im pair on their own, adjoint to each other.
+"""
 
 from __future__ import annotations
 
-__all__ = []
+import numbers
+
+import numpy as np
+
+from ... import _dtype as dt
+from ..._tensor import Tensor
+from ...ops._registry import defop
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "unfold", "fold"]
+
+_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_F32 = np.dtype(np.float32)
+
+
+# ================================================================ kernels on xp
+
+
+def _strided(xp):
+    if xp is np:
+        return np.lib.stride_tricks.as_strided
+    import cupy  # pragma: no cover - GPU only
+
+    return cupy.lib.stride_tricks.as_strided  # pragma: no cover
+
+
+def _pad_zeros(xp, x, padding):
+    """``x`` (N, C, *S) with ``padding`` ((lo, hi) per spatial dim) zeros around it."""
+    if not any(lo or hi for lo, hi in padding):
+        return x
+    shape = x.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], padding))
+    out = xp.zeros(shape, x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                           zip(x.shape[2:], padding))] = x
+    return out
+
+
+def _windows(xp, x, ksize, osize, stride, dilation):
+    """The sliding windows of ``x`` (N, C, *P) as a view of shape (N, C, *K, *O)."""
+    sn, sc = x.strides[:2]
+    spatial = x.strides[2:]
+    strides = (sn, sc) + tuple(s * d for s, d in zip(spatial, dilation)) \
+        + tuple(s * st for s, st in zip(spatial, stride))
+    return _strided(xp)(x, x.shape[:2] + tuple(ksize) + tuple(osize), strides)
+
+
+def _columns(xp, x, ksize, osize, stride, padding, dilation, groups):
+    """im2col: ``x`` (N, C, *S) as the matrix (G, C/G * K, N * O), one copy."""
+    n, c = x.shape[:2]
+    k = len(ksize)
+    win = _windows(xp, _pad_zeros(xp, x, padding), ksize, osize, stride, dilation)
+    # (C, *K, N, *O): windows of one channel-tap are rows, (sample, position) columns
+    order = (1,) + tuple(range(2, 2 + k)) + (0,) + tuple(range(2 + k, 2 + 2 * k))
+    cols = xp.ascontiguousarray(win.transpose(order))
+    return cols.reshape(groups, (c // groups) * _prod(ksize), n * _prod(osize))
+
+
+def _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation):
+    """col2im: ``cols`` (C, *K, N, *O) summed into an (N, C, *S) array, one add per tap."""
+    k = len(ksize)
+    c, n = shape[1], shape[0]
+    padded = (c, n) + tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], padding))
+    buf = xp.zeros(padded, cols.dtype)
+    for tap in np.ndindex(*ksize):
+        target = (slice(None), slice(None)) + tuple(
+            slice(t * d, t * d + st * (o - 1) + 1, st)
+            for t, d, st, o in zip(tap, dilation, stride, osize))
+        buf[target] += cols[(slice(None),) + tap]
+    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                              zip(shape[2:], padding))
+    order = (1, 0) + tuple(range(2, 2 + k))
+    return xp.ascontiguousarray(buf[crop].transpose(order))
+
+
+def _prod(values):
+    result = 1
+    for v in values:
+        result *= v
+    return result
+
+
+def _compute(kernel):
+    """Run ``kernel`` in float32 for float16/bfloat16 arrays and round back, as torch's CPU."""
+    def run(xp, a, b, **params):
+        low = a.dtype if a.dtype in _LOW else None
+        if low is not None:
+            a, b = a.astype(_F32), b.astype(_F32)
+        out = kernel(xp, a, b, **params)
+        return out.astype(low) if low is not None else out
+    run.__name__ = kernel.__name__
+    return run
+
+
+def _out_size(size, k, stride, padding, dilation):
+    return (size + padding[0] + padding[1] - dilation * (k - 1) - 1) // stride + 1
+
+
+def _conv_meta(x, w, *, stride, padding, dilation, groups):
+    osize = tuple(_out_size(s, k, st, p, d) for s, k, st, p, d in
+                  zip(x.shape[2:], w.shape[2:], stride, padding, dilation))
+    return (x.shape[0], w.shape[0]) + osize, x.dtype
+
+
+@defop("convolution", meta=_conv_meta)
+@_compute
+def convolution_op(xp, x, w, *, stride, padding, dilation, groups):
+    n = x.shape[0]
+    cout = w.shape[0]
+    ksize = w.shape[2:]
+    osize = _conv_meta(x, w, stride=stride, padding=padding, dilation=dilation,
+                       groups=groups)[0][2:]
+    cols = _columns(xp, x, ksize, osize, stride, padding, dilation, groups)
+    out = xp.matmul(w.reshape(groups, cout // groups, -1), cols)   # (G, Cout/G, N * O)
+    out = out.reshape((cout, n) + tuple(osize))
+    return xp.ascontiguousarray(xp.swapaxes(out, 0, 1))
+
+
+@defop("convolution_input_grad", grad_name="ConvolutionBackward0",
+       meta=lambda gy, w, *, shape, stride, padding, dilation, groups: (shape, gy.dtype))
+@_compute
+def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, groups):
+    n, cout = gy.shape[:2]
+    osize = gy.shape[2:]
+    ksize = w.shape[2:]
+    g = gy.reshape(n, groups, cout // groups, -1).transpose(1, 2, 0, 3)
+    g = g.reshape(groups, cout // groups, -1)                         # (G, Cout/G, N * O)
+    wt = xp.swapaxes(w.reshape(groups, cout // groups, -1), 1, 2)      # (G, C/G * K, Cout/G)
+    cols = xp.matmul(wt, g).reshape((shape[1],) + tuple(ksize) + (n,) + tuple(osize))
+    return _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation)
+
+
+@defop("convolution_weight_grad", grad_name="ConvolutionBackward0",
+       meta=lambda x, gy, *, ksize, stride, padding, dilation, groups:
+       ((gy.shape[1], x.shape[1] // groups) + tuple(ksize), x.dtype))
+@_compute
+def convolution_weight_grad_op(xp, x, gy, *, ksize, stride, padding, dilation, groups):
+    n, cout = gy.shape[:2]
+    osize = gy.shape[2:]
+    cols = _columns(xp, x, ksize, osize, stride, padding, dilation, groups)
+    g = gy.reshape(n, groups, cout // groups, -1).transpose(1, 2, 0, 3)
+    g = g.reshape(groups, cout // groups, -1)                         # (G, Cout/G, N * O)
+    dw = xp.matmul(g, xp.swapaxes(cols, 1, 2))                         # (G, Cout/G, C/G * K)
+    return dw.reshape((cout, x.shape[1] // groups) + tuple(ksize))
+
+
+def _conj(t):
+    return t.conj() if t.dtype.is_complex else t
+
+
+def _fit(y, shape):
+    """Trim a convolution result to ``shape`` (a transposed conv with output_padding >= stride
+    has positions no window reaches)."""
+    for d in range(2, len(shape)):
+        if y.shape[d] != shape[d]:
+            y = y.narrow(d, 0, shape[d])
+    return y
+
+
+@convolution_op.defderivative
+def _conv_derivative(ctx, grad, **geom):
+    x, w = ctx.inputs
+    gx = gw = None
+    if ctx.needs_input_grad[0]:
+        gx = convolution_input_grad_op(grad, _conj(w), shape=tuple(x.shape), **geom)
+    if ctx.needs_input_grad[1]:
+        gw = convolution_weight_grad_op(_conj(x), grad, ksize=tuple(w.shape[2:]), **geom)
+    return gx, gw
+
+
+@convolution_input_grad_op.defderivative
+def _conv_input_grad_derivative(ctx, grad, *, shape, **geom):
+    gy, w = ctx.inputs
+    dgy = dw = None
+    if ctx.needs_input_grad[0]:
+        dgy = _fit(convolution_op(grad, _conj(w), **geom), tuple(gy.shape))
+    if ctx.needs_input_grad[1]:
+        dw = convolution_weight_grad_op(grad, _conj(gy), ksize=tuple(w.shape[2:]), **geom)
+    return dgy, dw
+
+
+@convolution_weight_grad_op.defderivative
+def _conv_weight_grad_derivative(ctx, grad, *, ksize, **geom):
+    x, gy = ctx.inputs
+    dx = dgy = None
+    if ctx.needs_input_grad[0]:
+        dx = convolution_input_grad_op(_conj(gy), grad, shape=tuple(x.shape), **geom)
+    if ctx.needs_input_grad[1]:
+        dgy = _fit(convolution_op(_conj(x), grad, **geom), tuple(gy.shape))
+    return dx, dgy
+
+
+# ---------------------------------------------------------------- im2col / col2im (unfold/fold)
+
+
+def _im2col_meta(x, *, ksize, osize, stride, padding, dilation):
+    return (x.shape[0], x.shape[1] * _prod(ksize), _prod(osize)), x.dtype
+
+
+@defop("im2col", meta=_im2col_meta, save_inputs=False, grad_name="Im2ColBackward0")
+def im2col_op(xp, x, *, ksize, osize, stride, padding, dilation):
+    win = _windows(xp, _pad_zeros(xp, x, padding), ksize, osize, stride, dilation)
+    return win.reshape(_im2col_meta(x, ksize=ksize, osize=osize, stride=stride,
+                                    padding=padding, dilation=dilation)[0])
+
+
+@defop("col2im", save_inputs=False, grad_name="Col2ImBackward0",
+       meta=lambda cols, *, shape, ksize, osize, stride, padding, dilation: (shape, cols.dtype))
+def col2im_op(xp, cols, *, shape, ksize, osize, stride, padding, dilation):
+    n, c = shape[:2]
+    k = len(ksize)
+    cols = cols.reshape((n, c) + tuple(ksize) + tuple(osize))
+    order = (1,) + tuple(range(2, 2 + k)) + (0,) + tuple(range(2 + k, 2 + 2 * k))
+    return _col2im(xp, cols.transpose(order), shape, ksize, osize, stride, padding, dilation)
+
+
+@im2col_op.defderivative
+def _im2col_derivative(ctx, grad, **geom):
+    return (col2im_op(grad, shape=ctx.input_shapes[0], **geom),)
+
+
+@col2im_op.defderivative
+def _col2im_derivative(ctx, grad, *, shape, **geom):
+    return (im2col_op(grad, **geom),)
+
+
+# ================================================================ argument checking
+
+
+def _check_tensor(value, name, arg, position):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                        f"{type(value).__name__}")
+
+
+def _ints(value, k, arg, name):
+    """An int or sequence of ints as a k-tuple, with torch's errors."""
+    if isinstance(value, (numbers.Integral,)) and not isinstance(value, bool):
+        return (int(value),) * k
+    if isinstance(value, (tuple, list)) and all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in value):
+        value = tuple(int(v) for v in value)
+        if len(value) == 1:
+            return value * k
+        if len(value) != k:
+            raise RuntimeError(f"expected {arg} to be a single integer value or a list of {k} "
+                               f"values to match the convolution dimensions, but got "
+                               f"{arg}={list(value)}")
+        return value
+    if isinstance(value, Tensor) and value.ndim <= 1 and not value.dtype.is_floating_point:
+        return _ints(value.tolist(), k, arg, name)
+    raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not "
+                    f"{type(value).__name__}")
+
+
+def _dim_message(name, k):
+    return f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to {name}, but got input " \
+        "of size: "
+
+
+def _check_dtypes(input, weight, bias, name):
+    if input.dtype is not weight.dtype:
+        if input.dtype.is_floating_point and weight.dtype.is_floating_point:
+            raise RuntimeError(f"Input type ({_legacy(input)}) and weight type "
+                               f"({_legacy(weight)}) should be the same or input should be a "
+                               "MKLDNN tensor and weight is a dense tensor")
+        raise RuntimeError(f"expected scalar type {_scalar_name(weight)} but found "
+                           f"{_scalar_name(input)}")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({input.dtype.name.replace('float64', 'double')}) and "
+                           f"bias type ({bias.dtype.name.replace('float64', 'double')}) should "
+                           "be the same".replace("float32", "float"))
+    if input.dtype is dt.bool:
+        raise NotImplementedError(f"\"slow_conv{'2d' if name[-2:] != '3d' else '3d'}_cpu\" "
+                                  "not implemented for 'Bool'")
+
+
+_SCALAR_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half",
+                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                 "complex128": "ComplexDouble"}
+
+
+def _scalar_name(t):
+    return _SCALAR_NAMES[t.dtype.name]
+
+
+def _legacy(t):
+    return f"torch.{_SCALAR_NAMES[t.dtype.name]}Tensor"
+
+
+def _batched(input, k, name):
+    if input.ndim == k + 2:
+        return input, False
+    if input.ndim == k + 1:
+        return input.unsqueeze(0), True
+    raise RuntimeError(_dim_message(name, k) + f"{list(input.shape)}")
+
+
+def _check_geometry(stride, padding, dilation, groups):
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for pair in padding for p in pair):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+
+
+def _check_weight(input, weight, bias, k, groups, transposed):
+    if weight.ndim != k + 2:
+        raise RuntimeError(f"Expected {k + 2}-dimensional weight for {k + 2}-dimensional input "
+                           f"{list(input.shape)}, but got {weight.ndim}-dimensional weight of "
+                           f"size {list(weight.shape)} instead")
+    wshape = list(weight.shape)
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{wshape}] instead")
+    prefix = "Given transposed=1, " if transposed else f"Given groups={groups}, "
+    channels = weight.shape[0] if transposed else weight.shape[1] * groups
+    if input.shape[1] != channels:
+        raise RuntimeError(f"{prefix}weight of size {wshape}, expected input"
+                           f"{list(input.shape)} to have {channels} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    if bias is not None:
+        out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+        if bias.ndim != 1 or bias.shape[0] != out_channels:
+            prefix = "Given transposed=1, " if transposed else "Given "
+            raise RuntimeError(f"{prefix}weight of size {wshape}, expected bias to be "
+                               f"1-dimensional with {out_channels} elements, but got bias of "
+                               f"size {list(bias.shape)} instead")
+
+
+def _add_bias(out, bias, k):
+    if bias is None:
+        return out
+    return out + bias.reshape((-1,) + (1,) * k)
+
+
+def _same_padding(ksize, dilation):
+    pads = []
+    for kk, d in zip(ksize, dilation):
+        total = d * (kk - 1)
+        pads.append((total // 2, total - total // 2))
+    return tuple(pads)
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, k, name):
+    _check_tensor(input, name, "input", 1)
+    _check_tensor(weight, name, "weight", 2)
+    if bias is not None:
+        _check_tensor(bias, name, "bias", 3)
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral):
+        raise TypeError(f"{name}(): argument 'groups' must be int, not {type(groups).__name__}")
+    groups = int(groups)
+    stride = _ints(stride, k, "stride", name)
+    dilation = _ints(dilation, k, "dilation", name)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = ((0, 0),) * k
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            padding = None
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        padding = tuple((p, p) for p in _ints(padding, k, "padding", name))
+    input, unbatched = _batched(input, k, name)
+    _check_dtypes(input, weight, bias, name)
+    if padding is None:
+        padding = _same_padding(weight.shape[2:], dilation) if weight.ndim == k + 2 else \
+            ((0, 0),) * k
+    _check_geometry(stride, padding, dilation, groups)
+    _check_weight(input, weight, bias, k, groups, transposed=False)
+    padded = [s + lo + hi for s, (lo, hi) in zip(input.shape[2:], padding)]
+    kernel = [d * (kk - 1) + 1 for kk, d in zip(weight.shape[2:], dilation)]
+    if any(p < kk for p, kk in zip(padded, kernel)):
+        raise RuntimeError(f"Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, kernel))}). Kernel size can't be greater "
+                           "than actual input size")
+    out = convolution_op(input, weight, stride=stride, padding=padding, dilation=dilation,
+                         groups=groups)
+    out = _add_bias(out, bias, k)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, k,
+                    name):
+    _check_tensor(input, name, "input", 1)
+    _check_tensor(weight, name, "weight", 2)
+    if bias is not None:
+        _check_tensor(bias, name, "bias", 3)
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral):
+        raise TypeError(f"{name}(): argument 'groups' must be int, not {type(groups).__name__}")
+    groups = int(groups)
+    stride = _ints(stride, k, "stride", name)
+    padding = _ints(padding, k, "padding", name)
+    output_padding = _ints(output_padding, k, "output_padding", name)
+    dilation = _ints(dilation, k, "dilation", name)
+    input, unbatched = _batched(input, k, name)
+    _check_dtypes(input, weight, bias, name)
+    _check_geometry(stride, tuple((p, p) for p in padding), dilation, groups)
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        names = ("depth", "height", "width")[3 - k:] if k > 1 else ("width",)
+        if k == 1:
+            raise RuntimeError(f"output padding must be smaller than either stride or dilation, "
+                               f"but got output_padding={output_padding[0]}, stride="
+                               f"{stride[0]}, dilation={dilation[0]}")
+        parts = [f"output_padding_{n}: {v}" for n, v in zip(names, output_padding)] \
+            + [f"stride_{n}: {v}" for n, v in zip(names, stride)] \
+            + [f"dilation_{n}: {v}" for n, v in zip(names, dilation)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           f"got {' '.join(parts)}")
+    _check_weight(input, weight, bias, k, groups, transposed=True)
+    size = tuple((i - 1) * s - 2 * p + d * (kk - 1) + op + 1 for i, s, p, d, kk, op in
+                 zip(input.shape[2:], stride, padding, dilation, weight.shape[2:],
+                     output_padding))
+    if any(s <= 0 for s in size):
+        raise RuntimeError(f"Given input size per channel: "
+                           f"({' x '.join(map(str, input.shape[2:]))}). Calculated output size "
+                           f"per channel: ({' x '.join(map(str, size))}). Output size is too "
+                           "small")
+    shape = (input.shape[0], weight.shape[1] * groups) + size
+    out = convolution_input_grad_op(input, weight, shape=shape, stride=stride,
+                                    padding=tuple((p, p) for p in padding), dilation=dilation,
+                                    groups=groups)
+    out = _add_bias(out, bias, k)
+    return out.squeeze(0) if unbatched else out
+
+
+# ================================================================ public functions
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation) of ``input`` (N, C_in, L) or (C_in, L) with
+    ``weight`` (C_out, C_in / groups, kL).
+
+    ``padding`` is an int, a tuple, ``'valid'`` (none) or ``'same'`` (output as long as the
+    input; stride 1 only).
+
+    Example::
+
+        >>> F.conv1d(ember.ones(1, 2, 5), ember.ones(3, 2, 3)).shape
+        ember.Size([1, 3, 3])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation) of ``input`` (N, C_in, H, W) or (C_in, H, W) with
+    ``weight`` (C_out, C_in / groups, kH, kW).
+
+    ``padding`` is an int, a tuple, ``'valid'`` (none) or ``'same'`` (output as large as the
+    input; stride 1 only).
+
+    Example::
+
+        >>> F.conv2d(ember.ones(1, 1, 28, 28), ember.ones(6, 1, 5, 5)).shape
+        ember.Size([1, 6, 24, 24])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation) of ``input`` (N, C_in, D, H, W) or (C_in, D, H, W)
+    with ``weight`` (C_out, C_in / groups, kD, kH, kW).
+
+    Example::
+
+        >>> F.conv3d(ember.ones(1, 2, 4, 4, 4), ember.ones(3, 2, 3, 3, 3)).shape
+        ember.Size([1, 3, 2, 2, 2])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """1-D transposed convolution ("deconvolution") of ``input`` (N, C_in, L) with ``weight``
+    (C_in, C_out / groups, kL): the gradient of :func:`conv1d` with respect to its input.
+
+    Output length: ``(L - 1) * stride - 2 * padding + dilation * (kL - 1) + output_padding + 1``.
+
+    Example::
+
+        >>> F.conv_transpose1d(ember.ones(1, 2, 4), ember.ones(2, 3, 3), stride=2).shape
+        ember.Size([1, 3, 9])
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """2-D transposed convolution of ``input`` (N, C_in, H, W) with ``weight``
+    (C_in, C_out / groups, kH, kW): the gradient of :func:`conv2d` with respect to its input.
+
+    Example::
+
+        >>> F.conv_transpose2d(ember.ones(1, 4, 5, 5), ember.ones(4, 2, 3, 3), stride=2).shape
+        ember.Size([1, 2, 11, 11])
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """3-D transposed convolution of ``input`` (N, C_in, D, H, W) with ``weight``
+    (C_in, C_out / groups, kD, kH, kW).
+
+    Example::
+
+        >>> F.conv_transpose3d(ember.ones(1, 2, 3, 3, 3), ember.ones(2, 1, 2, 2, 2)).shape
+        ember.Size([1, 1, 4, 4, 4])
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3, "conv_transpose3d")
+
+
+# ---------------------------------------------------------------- unfold / fold
+
+
+def _fold_ints(value, arg, name):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return (int(value),) * 2
+    if isinstance(value, (tuple, list)):
+        value = tuple(int(v) for v in value)
+        if len(value) != 2:
+            raise RuntimeError(f"It is expected {arg} equals to 2, but got size {len(value)}")
+        return value
+    raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not "
+                    f"{type(value).__name__}")
+
+
+def _fold_geometry(kernel_size, dilation, padding, stride, name):
+    ksize = _fold_ints(kernel_size, "kernel_size", name)
+    dilation = _fold_ints(dilation, "dilation", name)
+    padding = _fold_ints(padding, "padding", name)
+    stride = _fold_ints(stride, "stride", name)
+    if any(k <= 0 for k in ksize):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
+                           f"{ksize[0]} kernel_width: {ksize[1]}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: "
+                           f"{stride[0]} stride_width: {stride[1]}")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: "
+                           f"{dilation[0]} dilation_width: {dilation[1]}")
+    if any(p < 0 for p in padding):
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {padding[0]} "
+                           f"pad_width: {padding[1]}")
+    return ksize, dilation, padding, stride
+
+
+def _check_fold_dtype(input, what):
+    if input.dtype.category == dt._INT:
+        raise NotImplementedError(f"\"{what}_out_cpu\" not implemented for "
+                                  f"'{_scalar_name(input)}'")
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extract sliding local blocks (im2col): (N, C, H, W) -> (N, C * kH * kW, L), where ``L``
+    is the number of block positions.
+
+    Example::
+
+        >>> F.unfold(ember.ones(1, 2, 4, 4), kernel_size=2).shape
+        ember.Size([1, 8, 9])
+    """
+    _check_tensor(input, "unfold", "input", 1)
+    ksize, dilation, padding, stride = _fold_geometry(kernel_size, dilation, padding, stride,
+                                                      "unfold")
+    if input.ndim not in (3, 4) or any(s == 0 for s in input.shape[1:]):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    _check_fold_dtype(input, "im2col")
+    unbatched = input.ndim == 3
+    if unbatched:
+        input = input.unsqueeze(0)
+    osize = tuple((s + 2 * p - d * (k - 1) - 1) // st + 1 for s, p, d, k, st in
+                  zip(input.shape[2:], padding, dilation, ksize, stride))
+    if any(o < 1 for o in osize):
+        raise RuntimeError(f"Given input with spatial size ({input.shape[2]}, {input.shape[3]}), "
+                           f"kernel_size=({ksize[0]}, {ksize[1]}), dilation=({dilation[0]}, "
+                           f"{dilation[1]}), padding=({padding[0]}, {padding[1]}), calculated "
+                           f"shape of the array of sliding blocks as ({osize[0]}, {osize[1]}), "
+                           "but its components must be at least one.")
+    out = im2col_op(input, ksize=ksize, osize=osize, stride=stride,
+                    padding=tuple((p, p) for p in padding), dilation=dilation)
+    return out.squeeze(0) if unbatched else out
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Combine sliding local blocks into a tensor, summing overlaps (col2im):
+    (N, C * kH * kW, L) -> (N, C, H, W) with ``(H, W) = output_size``.
+
+    Example::
+
+        >>> F.fold(ember.ones(1, 8, 9), output_size=(4, 4), kernel_size=2).shape
+        ember.Size([1, 2, 4, 4])
+    """
+    _check_tensor(input, "fold", "input", 1)
+    output_size = _fold_ints(output_size, "output_size", "fold")
+    ksize, dilation, padding, stride = _fold_geometry(kernel_size, dilation, padding, stride,
+                                                      "fold")
+    if input.ndim not in (2, 3) or any(s == 0 for s in input.shape[1:]):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    _check_fold_dtype(input, "col2im")
+    unbatched = input.ndim == 2
+    if unbatched:
+        input = input.unsqueeze(0)
+    n, ck, length = input.shape
+    kprod = ksize[0] * ksize[1]
+    if ck % kprod:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={ck} and "
+                           f"kernel_size=({ksize[0]}, {ksize[1]}).")
+    osize = tuple((s + 2 * p - d * (k - 1) - 1) // st + 1 for s, p, d, k, st in
+                  zip(output_size, padding, dilation, ksize, stride))
+    if any(o < 1 for o in osize):
+        raise RuntimeError(f"Given output_size=({output_size[0]}, {output_size[1]}), "
+                           f"kernel_size=({ksize[0]}, {ksize[1]}), dilation=({dilation[0]}, "
+                           f"{dilation[1]}), padding=({padding[0]}, {padding[1]}), calculated "
+                           f"shape of the array of sliding blocks as ({osize[0]}, {osize[1]}), "
+                           "but its components must be at least one.")
+    if osize[0] * osize[1] != length:
+        raise RuntimeError(f"Given output_size=({output_size[0]}, {output_size[1]}), "
+                           f"kernel_size=({ksize[0]}, {ksize[1]}), dilation=({dilation[0]}, "
+                           f"{dilation[1]}), padding=({padding[0]}, {padding[1]}), "
+                           f"stride=({stride[0]}, {stride[1]}), expected size of input's "
+                           f"dimension 2 to match the calculated number of sliding blocks "
+                           f"{osize[0]} * {osize[1]} = {osize[0] * osize[1]}, but got "
+                           f"input.size(2)={length}.")
+    shape = (n, ck // kprod) + output_size
+    out = col2im_op(input, shape=shape, ksize=ksize, osize=osize, stride=stride,
+                    padding=tuple((p, p) for p in padding), dilation=dilation)
+    return out.squeeze(0) if unbatched else out
+
