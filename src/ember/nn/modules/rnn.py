@@ -1,5 +1,705 @@
-"""nn modules: rnn (being written)."""
+"""Recurrent layers: RNN (tanh/relu), LSTM (with projections), GRU and their single-step cells.
+
+Every layer and direction runs the same loop. The input projection of the whole sequence is
+one matmul up front (``X @ W_ih^T + b_ih`` for all time steps at once), split into per-step
+views; the recurrence then does one ``h @ W_hh^T`` per step plus the gate arithmetic. All of it
+is composed of ember ops, so gradients (and double backward) come from the ops' derivatives.
+
+Inputs are handled in packed layout: a padded (T, B, *) batch is reshaped to (T*B, *) with
+every step of batch size B, a ``PackedSequence`` is used as it is. At a step where the batch
+shrinks (sequences that ended), the rows that left are the final hidden states of those
+sequences; the reverse direction starts each sequence from its h0 row when it enters.
+"""
 
 from __future__ import annotations
 
-__all__ = []
+import math
+import numbers
+import warnings
+
+from ...ops.creation import empty, zeros
+from ...ops.shape import cat, stack
+from .. import init
+from .._functional.dropout import dropout as _dropout
+from .._functional.linear import linear
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+# ------------------------------------------------------------------ one step of each cell
+#
+# ``xw`` is the step's input projection (x @ W_ih^T + b_ih), ``w_hh_t`` is W_hh^T (a view).
+
+
+def _step_tanh(xw, h, c, w_hh_t, b_hh, w_hr_t):
+    pre = xw + h.matmul(w_hh_t)
+    if b_hh is not None:
+        pre = pre + b_hh
+    return pre.tanh(), None
+
+
+def _step_relu(xw, h, c, w_hh_t, b_hh, w_hr_t):
+    pre = xw + h.matmul(w_hh_t)
+    if b_hh is not None:
+        pre = pre + b_hh
+    return pre.relu(), None
+
+
+def _step_lstm(xw, h, c, w_hh_t, b_hh, w_hr_t):
+    gates = xw + h.matmul(w_hh_t)
+    if b_hh is not None:
+        gates = gates + b_hh
+    i, f, g, o = gates.chunk(4, 1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    h = o.sigmoid() * c.tanh()
+    if w_hr_t is not None:
+        h = h.matmul(w_hr_t)
+    return h, c
+
+
+def _step_gru(xw, h, c, w_hh_t, b_hh, w_hr_t):
+    hw = h.matmul(w_hh_t)
+    if b_hh is not None:
+        hw = hw + b_hh
+    x_r, x_z, x_n = xw.chunk(3, 1)
+    h_r, h_z, h_n = hw.chunk(3, 1)
+    r = (x_r + h_r).sigmoid()
+    z = (x_z + h_z).sigmoid()
+    n = (x_n + r * h_n).tanh()
+    return n + z * (h - n), None
+
+
+_STEPS = {"RNN_TANH": _step_tanh, "RNN_RELU": _step_relu, "LSTM": _step_lstm, "GRU": _step_gru}
+
+
+def _run_direction(step, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
+    """One layer in one direction over packed steps.
+
+    ``xw`` is the (N, G) input projection of all steps; ``sizes`` the batch size of each step
+    (non-increasing). Returns the (N, H_out) outputs and the final (h, c) of every sequence.
+    """
+    w_hh_t = w_hh.t()
+    w_hr_t = None if w_hr is None else w_hr.t()
+    chunks = xw.split(list(sizes)) if len(sizes) > 1 else (xw,)
+    outs = []
+    if not reverse:
+        h, c = h0, c0
+        done_h, done_c = [], []
+        for t, size in enumerate(sizes):
+            rows = h.shape[0]
+            if size < rows:
+                h, h_end = h.split([size, rows - size])
+                done_h.append(h_end)
+                if c is not None:
+                    c, c_end = c.split([size, rows - size])
+                    done_c.append(c_end)
+            h, c = step(chunks[t], h, c, w_hh_t, b_hh, w_hr_t)
+            outs.append(h)
+        if done_h:
+            h = cat([h] + done_h[::-1])
+            if c is not None:
+                c = cat([c] + done_c[::-1])
+        out = cat(outs) if len(outs) > 1 else outs[0]
+        return out, h, c
+    full = h0.shape[0]
+    last = sizes[-1]
+    h = h0 if last == full else h0.narrow(0, 0, last)
+    c = c0 if c0 is None or last == full else c0.narrow(0, 0, last)
+    for t in range(len(sizes) - 1, -1, -1):
+        size = sizes[t]
+        rows = h.shape[0]
+        if size > rows:
+            h = cat([h, h0.narrow(0, rows, size - rows)])
+            if c is not None:
+                c = cat([c, c0.narrow(0, rows, size - rows)])
+        h, c = step(chunks[t], h, c, w_hh_t, b_hh, w_hr_t)
+        outs.append(h)
+    out = cat(outs[::-1]) if len(outs) > 1 else outs[0]
+    return out, h, c
+
+
+def _rnn(mode, data, sizes, hx, cx, weights, has_bias, has_proj, num_layers, dropout, training,
+         bidirectional):
+    """All layers and directions on packed ``data`` (N, input_size); ``hx``/``cx`` are
+    (layers * directions, B, *) tensors. Returns (output (N, H_out * dirs), h_n, c_n)."""
+    step = _STEPS[mode]
+    dirs = 2 if bidirectional else 1
+    per = 2 + (2 if has_bias else 0) + (1 if has_proj else 0)
+    h0s = hx.unbind(0)
+    c0s = cx.unbind(0) if cx is not None else None
+    layer_input = data
+    h_n, c_n = [], []
+    for layer in range(num_layers):
+        outs = []
+        for direction in range(dirs):
+            k = layer * dirs + direction
+            w = weights[k * per:(k + 1) * per]
+            w_ih, w_hh = w[0], w[1]
+            b_ih, b_hh = (w[2], w[3]) if has_bias else (None, None)
+            w_hr = w[-1] if has_proj else None
+            xw = linear(layer_input, w_ih, b_ih)
+            out, h, c = _run_direction(step, xw, sizes, h0s[k], None if c0s is None else c0s[k],
+                                       w_hh, b_hh, w_hr, direction == 1)
+            outs.append(out)
+            h_n.append(h)
+            c_n.append(c)
+        layer_input = outs[0] if dirs == 1 else cat(outs, 1)
+        if dropout > 0 and training and layer < num_layers - 1:
+            layer_input = _dropout(layer_input, dropout, True)
+    return layer_input, stack(h_n), (stack(c_n) if cx is not None else None)
+
+
+# ------------------------------------------------------------------ modules
+
+
+class RNNBase(Module):
+    """Base class of RNN, LSTM and GRU: parameters, checks and the shared forward.
+
+    ``mode`` is one of 'RNN_TANH', 'RNN_RELU', 'LSTM', 'GRU'. Parameters are named as in
+    torch (``weight_ih_l{k}``, ``weight_hh_l{k}``, ``bias_ih_l{k}``, ``bias_hh_l{k}``,
+    ``weight_hr_l{k}``, with ``_reverse`` for the backward direction) and start uniform in
+    ``+-1/sqrt(hidden_size)``.
+
+    Example::
+
+        >>> ember.nn.RNNBase("GRU", 3, 4).weight_ih_l0.shape
+        ember.Size([12, 3])
+    """
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None,
+                 dtype=None):
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
+                or not 0 <= dropout <= 1):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=3)
+        for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                                  ("input_size", input_size, int)):
+            if not isinstance(value, kind):
+                raise TypeError(f"{name} should be of type {kind.__name__}, got: "
+                                f"{type(value).__name__}")
+            if name == "input_size" and value <= 0:
+                raise ValueError("input_size must be greater than zero")
+        if not isinstance(hidden_size, int):
+            raise TypeError(f"hidden_size should be of type int, got: "
+                            f"{type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        gates = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+        if mode not in gates:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gate_size = gates[mode] * hidden_size
+        dirs = 2 if bidirectional else 1
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        factory = {"device": device, "dtype": dtype}
+        self._flat_weights_names = []
+        self._all_weights = []
+        for layer in range(num_layers):
+            for direction in range(dirs):
+                layer_input = input_size if layer == 0 else real_hidden * dirs
+                shapes = [("weight_ih", (gate_size, layer_input)),
+                          ("weight_hh", (gate_size, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size > 0:
+                    shapes += [("weight_hr", (proj_size, hidden_size))]
+                suffix = "_reverse" if direction == 1 else ""
+                names = []
+                for stem, shape in shapes:
+                    name = f"{stem}_l{layer}{suffix}"
+                    setattr(self, name, Parameter(empty(shape, **factory)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, name, None) for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        """The parameters of each layer and direction, as lists."""
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def flatten_parameters(self):
+        """No-op (cuDNN's flat weight buffer does not exist in ember)."""
+
+    def reset_parameters(self):
+        """Re-draw every parameter uniformly from ``+-1/sqrt(hidden_size)``."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    # ---------------------------------------------------------------- checks (torch's)
+
+    def check_input(self, input, batch_sizes):
+        weight_dtype = self._flat_weights[0].dtype
+        if input.dtype != weight_dtype:
+            raise ValueError(f"RNN input dtype ({_name(input.dtype)}) does not match weight "
+                             f"dtype ({_name(weight_dtype)}). Convert input: "
+                             f"input.to({_name(weight_dtype)}), or convert model: "
+                             f"model.to({_name(input.dtype)})")
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.size(-1)}")
+
+    def get_expected_hidden_size(self, input, batch_sizes):
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.size(0) if self.batch_first else input.size(1)
+        dirs = 2 if self.bidirectional else 1
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * dirs, batch, size)
+
+    def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
+        if tuple(hx.size()) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(tuple(expected_hidden_size), list(hx.size())))
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return hx.index_select(1, permutation)
+
+    # ---------------------------------------------------------------- forward
+
+    def _zeros_state(self, input, batch, size):
+        dirs = 2 if self.bidirectional else 1
+        return zeros(self.num_layers * dirs, batch, size, dtype=input.dtype,
+                     device=input.device)
+
+    def _prepare(self, input, hx, name):
+        """Unpack/unsqueeze the input; return (data, batch_sizes, perms, hx, unbatched...)."""
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            return data, batch_sizes, sorted_indices, unsorted_indices, None
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D "
+                             f"{'tensor ' if name == 'RNN' else ''}instead")
+        batch_dim = None if input.dim() == 3 else (0 if self.batch_first else 1)
+        if batch_dim is not None:
+            input = input.unsqueeze(batch_dim)
+        return input, None, None, None, batch_dim
+
+    def _run(self, input, batch_sizes, hx, cx):
+        """The recurrence on a checked (T, B, *)/(B, T, *) input or packed data."""
+        if batch_sizes is not None:
+            data = input
+            sizes = [int(s) for s in batch_sizes.tolist()]
+        else:
+            if input.size(0 if not self.batch_first else 1) == 0:
+                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+            x = input.transpose(0, 1) if self.batch_first else input
+            steps, batch = x.shape[0], x.shape[1]
+            data = x.reshape(steps * batch, x.shape[2])
+            sizes = [batch] * steps
+        out, h, c = _rnn(self.mode, data, sizes, hx, cx, self._flat_weights, self.bias,
+                         self.proj_size > 0, self.num_layers, self.dropout, self.training,
+                         self.bidirectional)
+        if batch_sizes is None:
+            out = out.reshape(steps, batch, out.shape[-1])
+            if self.batch_first:
+                out = out.transpose(0, 1)
+        return out, h, c
+
+    def _finish(self, orig, out, hidden, batch_sizes, sorted_indices, unsorted_indices,
+                batch_dim):
+        if isinstance(orig, PackedSequence):
+            return PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices), hidden
+        if batch_dim is not None:
+            out = out.squeeze(batch_dim)
+        return out, hidden
+
+    def _forward_single_state(self, input, hx, name):
+        orig = input
+        input, batch_sizes, sorted_indices, unsorted_indices, batch_dim = self._prepare(
+            input, hx, name)
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            if hx is not None:
+                if batch_dim is not None:
+                    if hx.dim() != 2:
+                        raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but "
+                                           f"got {hx.dim()}-D tensor")
+                    hx = hx.unsqueeze(1)
+                elif hx.dim() != 3:
+                    raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got "
+                                       f"{hx.dim()}-D tensor")
+            batch = input.size(0) if self.batch_first else input.size(1)
+        if hx is None:
+            hx = self._zeros_state(input, batch, self.hidden_size)
+        else:
+            hx = self.permute_hidden(hx, sorted_indices)
+        self.check_forward_args(input, hx, batch_sizes)
+        out, h, _ = self._run(input, batch_sizes, hx, None)
+        h = self.permute_hidden(h, unsorted_indices)
+        if batch_dim is not None:
+            h = h.squeeze(1)
+        return self._finish(orig, out, h, batch_sizes, sorted_indices, unsorted_indices,
+                            batch_dim)
+
+
+def _name(dtype):
+    return f"torch.{dtype.name}"
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` with act tanh or relu.
+
+    Signature as torch: ``RNN(input_size, hidden_size, num_layers=1, nonlinearity='tanh',
+    bias=True, batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None)``.
+    ``forward(input, hx=None)`` returns ``(output, h_n)``; input may be a PackedSequence.
+
+    Example::
+
+        >>> rnn = ember.nn.RNN(10, 20, 2)
+        >>> out, h_n = rnn(ember.randn(5, 3, 10), ember.randn(2, 3, 20))
+        >>> out.shape, h_n.shape
+        (ember.Size([5, 3, 20]), ember.Size([2, 3, 20]))
+    """
+
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self.nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if self.nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
+                             "or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        return self._forward_single_state(input, hx, "RNN")
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit (gates r, z, n in that order in the weights)::
+
+        r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)
+        z = sigmoid(W_iz x + b_iz + W_hz h + b_hz)
+        n = tanh(W_in x + b_in + r * (W_hn h + b_hn))
+        h' = (1 - z) * n + z * h
+
+    ``forward(input, hx=None)`` returns ``(output, h_n)``.
+
+    Example::
+
+        >>> gru = ember.nn.GRU(10, 20, batch_first=True)
+        >>> gru(ember.randn(3, 5, 10))[0].shape
+        ember.Size([3, 5, 20])
+    """
+
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        return self._forward_single_state(input, hx, "GRU")
+
+
+class LSTM(RNNBase):
+    """Long short-term memory (gates i, f, g, o in that order in the weights)::
+
+        c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
+        h' = sigmoid(o) * tanh(c')          (then h' @ W_hr^T when proj_size > 0)
+
+    ``forward(input, hx=None)`` with ``hx = (h_0, c_0)`` returns ``(output, (h_n, c_n))``.
+
+    Example::
+
+        >>> lstm = ember.nn.LSTM(10, 20, 2, proj_size=5)
+        >>> out, (h, c) = lstm(ember.randn(5, 3, 10))
+        >>> out.shape, h.shape, c.shape
+        (ember.Size([5, 3, 5]), ember.Size([2, 3, 5]), ember.Size([2, 3, 20]))
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input, batch_sizes):
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.size(0) if self.batch_first else input.size(1)
+        dirs = 2 if self.bidirectional else 1
+        return (self.num_layers * dirs, batch, self.hidden_size)
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
+
+    def forward(self, input, hx=None):
+        orig = input
+        input, batch_sizes, sorted_indices, unsorted_indices, batch_dim = self._prepare(
+            input, hx, "LSTM")
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.size(0) if self.batch_first else input.size(1)
+        if hx is None:
+            hx = (self._zeros_state(input, batch, real_hidden),
+                  self._zeros_state(input, batch, self.hidden_size))
+        else:
+            if batch_sizes is None:
+                if batch_dim is None:
+                    if hx[0].dim() != 3 or hx[1].dim() != 3:
+                        raise RuntimeError(f"For batched 3-D input, hx and cx should also be "
+                                           f"3-D but got ({hx[0].dim()}-D, {hx[1].dim()}-D) "
+                                           "tensors")
+                else:
+                    if hx[0].dim() != 2 or hx[1].dim() != 2:
+                        raise RuntimeError(f"For unbatched 2-D input, hx and cx should also be "
+                                           f"2-D but got ({hx[0].dim()}-D, {hx[1].dim()}-D) "
+                                           "tensors")
+                    hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+            hx = self.permute_hidden(tuple(hx), sorted_indices)
+        self.check_forward_args(input, hx, batch_sizes)
+        out, h, c = self._run(input, batch_sizes, hx[0], hx[1])
+        hidden = self.permute_hidden((h, c), unsorted_indices)
+        if batch_dim is not None:
+            hidden = (hidden[0].squeeze(1), hidden[1].squeeze(1))
+        return self._finish(orig, out, hidden, batch_sizes, sorted_indices, unsorted_indices,
+                            batch_dim)
+
+
+# ------------------------------------------------------------------ cells
+
+
+class RNNCellBase(Module):
+    """Base class of the single-step cells: ``weight_ih``, ``weight_hh``, ``bias_ih``,
+    ``bias_hh``, uniform in ``+-1/sqrt(hidden_size)``.
+
+    Example::
+
+        >>> ember.nn.RNNCellBase(3, 4, True, 2).weight_hh.shape
+        ember.Size([8, 4])
+    """
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), **factory))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), **factory))
+        if bias:
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, **factory))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, **factory))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += f", bias={self.bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def reset_parameters(self):
+        """Re-draw every parameter uniformly from ``+-1/sqrt(hidden_size)``."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _check_dims(self, input, states, name, label):
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D "
+                             "instead")
+        for i, s in enumerate(states):
+            if s is not None and s.dim() not in (1, 2):
+                what = label if len(states) == 1 else f"hx[{i}]"
+                raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {s.dim()}D "
+                                 "instead")
+
+    def _step(self, step, input, states):
+        """Check sizes as torch's cells do, then one step of ``step``."""
+        if input.size(1) != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} "
+                               f"expected {self.input_size}")
+        for i, s in enumerate(states):
+            if s is None:
+                continue
+            if input.size(0) != s.size(0):
+                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{i} "
+                                   f"batch size {s.size(0)}")
+            if s.size(1) != self.hidden_size:
+                raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {s.size(1)}, "
+                                   f"expected {self.hidden_size}")
+        _check_same_dtype(input, self.weight_ih)
+        xw = linear(input, self.weight_ih, self.bias_ih)
+        c = states[1] if len(states) > 1 else None
+        return step(xw, states[0], c, self.weight_hh.t(), self.bias_hh, None)
+
+
+def _check_same_dtype(input, weight):
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_short(input.dtype)} and {_short(weight.dtype)}")
+
+
+def _short(dtype):
+    from ...ops._registry import _short_name
+
+    return _short_name(dtype)
+
+
+class RNNCell(RNNCellBase):
+    """One step of an Elman RNN: ``h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
+
+    Example::
+
+        >>> cell = ember.nn.RNNCell(10, 20)
+        >>> cell(ember.randn(3, 10), ember.randn(3, 20)).shape
+        ember.Size([3, 20])
+    """
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device,
+                         dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        self._check_dims(input, (hx,), "RNNCell", "hidden")
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
+        elif not batched:
+            hx = hx.unsqueeze(0)
+        if self.nonlinearity == "tanh":
+            step = _step_tanh
+        elif self.nonlinearity == "relu":
+            step = _step_relu
+        else:
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        h, _ = self._step(step, input, (hx,))
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step: returns ``(h', c')`` from ``input`` and ``hx = (h, c)``.
+
+    Example::
+
+        >>> cell = ember.nn.LSTMCell(10, 20)
+        >>> h, c = cell(ember.randn(3, 10))
+        >>> h.shape, c.shape
+        (ember.Size([3, 20]), ember.Size([3, 20]))
+    """
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device,
+                         dtype=dtype)
+
+    def forward(self, input, hx=None):
+        self._check_dims(input, tuple(hx) if hx is not None else (), "LSTMCell", "hx")
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            z = zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
+            hx = (z, z)
+        elif not batched:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        h, c = self._step(_step_lstm, input, tuple(hx))
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step: returns ``h'`` from ``input`` and ``hx``.
+
+    Example::
+
+        >>> cell = ember.nn.GRUCell(10, 20)
+        >>> cell(ember.randn(10)).shape
+        ember.Size([20])
+    """
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device,
+                         dtype=dtype)
+
+    def forward(self, input, hx=None):
+        self._check_dims(input, (hx,), "GRUCell", "hidden")
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
+        elif not batched:
+            hx = hx.unsqueeze(0)
+        h, _ = self._step(_step_gru, input, (hx,))
+        return h if batched else h.squeeze(0)
+
