@@ -1,5 +1,964 @@
-"""nn.functional: pooling (being written)."""
+"""nn.functional: pooling (max, average, adaptive, power-average, max-unpooling).
+
+Max and average pooling are :class:`~ember.ops._registry.Op` primitives whose kernels loop
+over the *kernel offsets* (a handful) and do whole-tensor strided-slice work per offset, never
+over pixels. Max pooling returns torch's flat indices into each input plane (the first maximum
+in scan order, the last NaN); its gradient scatters through those indices with a dedicated
+backward op whose own derivative is a gather, so double backward works. Average pooling is
+the linear map ``window_sum / divisor``; its backward op is the adjoint map and each is the
+other's derivative. Adaptive average pooling is separable: one small averaging matrix per
+spatial dim applied with ``matmul`` (a reshape-and-mean when the size divides evenly).
+Adaptive max pooling gathers every (clamped) window and takes one argmax over it.
+"""
 
 from __future__ import annotations
 
-__all__ = []
+import builtins
+import itertools
+import math
+
+import numpy as np
+
+from ... import _dtype as dt
+from ..._device import META
+from ..._tensor import Tensor, tensor
+from ...ops._registry import Op, _short_name
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
+           "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+
+_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_F32 = np.dtype(np.float32)
+_WORDS = {1: "one int", 2: "two ints", 3: "three ints"}
+
+
+# ---------------------------------------------------------------- argument helpers
+
+
+def _check_tensor(input, name, arg="input"):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
+def _ints(value, n, name, arg, none_ok=False, rule="must either be a single int, or a tuple "
+          "of {n}"):
+    """``value`` (an int or a sequence of 1 or ``n`` ints) as an ``n``-tuple of ints."""
+    if value is None or (none_ok and isinstance(value, (tuple, list)) and len(value) == 0):
+        return None
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1:
+            value = tuple(value) * n
+        if len(value) != n:
+            raise RuntimeError(f"{name}: {arg} {rule.format(n=_WORDS[n])}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def _check_dtype(input, name, allow_int=True):
+    d = input.dtype
+    if d is dt.bool or d.is_complex or (not allow_int and not d.is_floating_point):
+        raise NotImplementedError(f'"{name}" not implemented for \'{_short_name(d)}\'')
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    """torch's pooling output length (floor division, the ceil_mode rule on the last window)."""
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _check_pool_input(input, nd, name):
+    """torch's checks for a (C, *spatial) or (N, C, *spatial) pooling input."""
+    shape = tuple(input.shape)
+    if nd == 1:
+        if len(shape) not in (2, 3) or any(n == 0 for n in shape[-2:]):
+            raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional "
+                               f"0 dim batch size for input, but got:{list(shape)}")
+        return
+    low = "3D or 4D" if nd == 2 else "4D or 5D"
+    if len(shape) not in (nd + 1, nd + 2):
+        raise RuntimeError(f"non-empty {low} (batch mode) tensor expected for input")
+    if any(n == 0 for n in shape[-nd - 1:]):
+        raise RuntimeError(f"Expected {low} (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got:{list(shape)}")
+
+
+def _letters(nd):
+    return ("W",) if nd == 1 else ("H", "W") if nd == 2 else ("T", "H", "W")
+
+
+def _check_geometry(input, nd, name, kernel, stride, padding, dilation, ceil_mode,
+                    max_pool=True):
+    """Validate the pooling geometry as torch does; return the output spatial sizes."""
+    letters = _letters(nd)
+    if nd == 1 and max_pool:
+        checks = (("kernel_size", kernel, "must be greater than zero", lambda v: v > 0),
+                  ("stride", stride, "must be greater than zero", lambda v: v > 0),
+                  ("padding", padding, "must be non-negative", lambda v: v >= 0),
+                  ("dilation", dilation, "must be greater than zero", lambda v: v > 0))
+        for arg, values, what, ok in checks:
+            if not ok(values[0]):
+                raise RuntimeError(f"max_pool1d() {arg} {what}, but got {values[0]}")
+        if padding[0] > kernel[0] // 2:
+            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, "
+                               f"but got padding={padding[0]} and kernel_size={kernel[0]}")
+        _check_pool_input(input, 1, name)
+        out = _pool_out(input.shape[-1], kernel[0], stride[0], padding[0], dilation[0],
+                        ceil_mode)
+        if out < 1:
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+        return (out,)
+    if any(s == 0 for s in stride):
+        raise RuntimeError("stride should not be zero")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError("kernel size should be greater than zero, but got " + " ".join(
+            f"k{c}: {k}" for c, k in zip(letters, kernel)))
+    if any(s < 0 for s in stride):
+        raise RuntimeError("stride should be greater than zero, but got " + " ".join(
+            f"d{c}: {s}" for c, s in zip(letters, stride)))
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero, but got " + " ".join(
+            f"dilation{c}: {d}" for c, d in zip(letters, dilation)))
+    if max_pool:
+        _check_pool_input(input, nd, name)
+    else:
+        _check_avg_input(input, nd, name)
+    if any(p < 0 for p in padding):
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(padding)}")
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    if any(p > k // 2 for k, p in zip(kernel, padding)):
+        raise RuntimeError("pad should be smaller than or equal to half of kernel size, but "
+                           "got " + ", ".join(f"pad{c} = {p}" for c, p in
+                                              zip(reversed(letters), reversed(padding)))
+                           + ", " + ", ".join(f"k{c} = {k}" for c, k in
+                                              zip(reversed(letters), reversed(kernel))))
+    spatial = tuple(input.shape[-nd:])
+    out = tuple(_pool_out(n, k, s, p, d, ceil_mode)
+                for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation))
+    if any(o < 1 for o in out):
+        planes = input.shape[-nd - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (planes,) + spatial))}). "
+                           f"Calculated output size: ({'x'.join(map(str, (planes,) + out))}). "
+                           "Output size is too small")
+    return out
+
+
+def _check_avg_input(input, nd, name):
+    shape = tuple(input.shape)
+    if nd == 2:
+        if len(shape) not in (3, 4) or any(n == 0 for n in shape[-3:]):
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    elif len(shape) not in (4, 5) or any(n == 0 for n in shape[-4:]):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+
+
+# ---------------------------------------------------------------- window geometry
+
+
+def _window_slices(offsets, stride, dilation, out):
+    """The strided slice of the padded input seen by kernel position ``offsets``."""
+    return (slice(None),) + tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
+                                  for o, s, d, n in zip(offsets, stride, dilation, out))
+
+
+def _pad_extent(spatial, kernel, stride, padding, dilation, out):
+    """Right padding that makes every (ceil_mode) window fit inside the padded input."""
+    return tuple(builtins.max(0, (o - 1) * s + d * (k - 1) + 1 - (n + p))
+                 for n, k, s, p, d, o in zip(spatial, kernel, stride, padding, dilation, out))
+
+
+def _padded(xp, x, padding, extra, fill):
+    """``x`` (B, *spatial) padded by ``padding`` left and ``padding + extra`` right."""
+    if not any(padding) and not any(extra):
+        return x
+    shape = (x.shape[0],) + tuple(n + 2 * p + e for n, p, e in zip(x.shape[1:], padding, extra))
+    out = xp.full(shape, fill, dtype=x.dtype)
+    out[(slice(None),) + tuple(slice(p, p + n) for n, p in zip(x.shape[1:], padding))] = x
+    return out
+
+
+def _plane_strides(spatial):
+    strides, acc = [], 1
+    for n in reversed(spatial):
+        strides.append(acc)
+        acc *= n
+    return tuple(reversed(strides))
+
+
+def _grid_sum(xp, parts):
+    """``sum_i parts[i]`` with part ``i`` a 1-D array laid along spatial dim ``i``."""
+    nd = len(parts)
+    total = 0
+    for i, part in enumerate(parts):
+        shape = [1] * nd
+        shape[i] = -1
+        total = total + part.reshape(shape)
+    return total
+
+
+# ---------------------------------------------------------------- max pooling
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" or dtype == dt.bfloat16.np else np.iinfo(dtype).min
+
+
+def _max_pool_kernel(xp, a, *, nd, kernel, stride, padding, dilation, out):
+    lead, spatial = a.shape[:-nd], a.shape[-nd:]
+    dtype = a.dtype
+    x = a.reshape((-1,) + spatial)
+    if dtype == dt.bfloat16.np:
+        x = x.astype(_F32)
+    fill = _lowest(x.dtype)
+    x = _padded(xp, x, padding, _pad_extent(spatial, kernel, stride, padding, dilation, out),
+                fill)
+    strides = _plane_strides(spatial)
+    starts = [np.arange(o) * s - p for o, s, p in zip(out, stride, padding)]
+    base = _grid_sum(np, [st * w for st, w in zip(starts, strides)])
+    first = _grid_sum(np, [np.where(st < 0, st + (-st + d - 1) // d * d, st) * w
+                           for st, d, w in zip(starts, dilation, strides)])
+    best = xp.full((x.shape[0],) + out, fill, dtype=x.dtype)
+    index = xp.empty((x.shape[0],) + out, dtype=np.int64)
+    index[...] = xp.asarray(first.astype(np.int64))
+    base = xp.asarray(base.astype(np.int64))
+    floating = x.dtype.kind == "f"
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        v = x[_window_slices(offsets, stride, dilation, out)]
+        mask = v > best
+        if floating:
+            mask |= xp.isnan(v)
+        xp.copyto(best, v, where=mask)
+        shift = builtins.sum(o * d * w for o, d, w in zip(offsets, dilation, strides))
+        xp.copyto(index, base + shift, where=mask)
+    return best.astype(dtype, copy=False).reshape(lead + out), index.reshape(lead + out)
+
+
+def _max_pool_meta(a, *, nd, out, **_):
+    shape = a.shape[:-nd] + out
+    return (shape, a.dtype), (shape, np.dtype(np.int64))
+
+
+_max_pool_op = Op("max_pool", _max_pool_kernel, meta=_max_pool_meta, save_inputs=False,
+                  save_output=True, multi_output=True, differentiable_outputs=(0,),
+                  grad_name="MaxPool2DWithIndicesBackward0")
+
+
+def _scatter_kernel(xp, g, index, *, nd, shape):
+    """Sum ``g`` into zeros of ``shape`` at the flat per-plane positions ``index``."""
+    spatial = shape[-nd:]
+    plane = int(np.prod(spatial))
+    planes = int(np.prod(shape[:-nd]))
+    dtype = g.dtype
+    flat_index = (index.reshape(planes, -1)
+                  + xp.arange(planes, dtype=np.int64)[:, None] * plane).reshape(-1)
+    values = g.reshape(-1)
+    if xp is np:
+        work = np.float64 if dtype.kind == "f" or dtype in _LOW else dtype
+        if values.dtype.kind == "c":
+            real = np.bincount(flat_index, values.real, minlength=planes * plane)
+            imag = np.bincount(flat_index, values.imag, minlength=planes * plane)
+            return (real + 1j * imag).astype(dtype).reshape(shape)
+        out = np.bincount(flat_index, values.astype(work, copy=False),
+                          minlength=planes * plane)
+        return out.astype(dtype, copy=False).reshape(shape)
+    import cupyx  # pragma: no cover - GPU only
+
+    work = _F32 if dtype in _LOW else dtype
+    out = xp.zeros(planes * plane, dtype=work)
+    cupyx.scatter_add(out, flat_index, values.astype(work, copy=False))
+    return out.astype(dtype, copy=False).reshape(shape)
+
+
+_pool_scatter_op = Op("max_pool_backward", _scatter_kernel,
+                      meta=lambda g, index, *, nd, shape: (shape, g.dtype),
+                      grad_name="MaxPool2DWithIndicesBackwardBackward0")
+
+
+def _pool_gather(x, index, nd):
+    """``x`` (B..., *spatial) read at the flat per-plane positions ``index`` (B..., *out)."""
+    lead = tuple(x.shape[:-nd])
+    flat = x.reshape(lead + (-1,))
+    return flat.gather(-1, index.reshape(lead + (-1,))).reshape(tuple(index.shape))
+
+
+@_max_pool_op.defderivative
+def _max_pool_derivative(ctx, grad, grad_index, *, nd, **_):
+    return (_pool_scatter_op(grad, ctx.output[1], nd=nd, shape=ctx._input_meta[0][0]),)
+
+
+@_pool_scatter_op.defderivative
+def _pool_scatter_derivative(ctx, grad, *, nd, shape):
+    return _pool_gather(grad, ctx.inputs[1], nd), None
+
+
+def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name):
+    _check_tensor(input, name)
+    kernel = _ints(kernel_size, nd, name, "kernel_size")
+    if nd == 1 and isinstance(kernel_size, (tuple, list)) and len(kernel_size) != 1:
+        raise RuntimeError(f"max_pool1d() kernel_size must be an int, list of ints or tuple of "
+                           f"ints of size 1 but got size {len(kernel_size)}")
+    stride = _ints(stride, nd, name, "stride", none_ok=True,
+                   rule="must either be omitted, a single int, or a tuple of {n}") or kernel
+    padding = _ints(padding, nd, name, "padding")
+    dilation = _ints(dilation, nd, name, "dilation")
+    _check_dtype(input, name if nd > 1 else "max_pool1d_impl")
+    out = _check_geometry(input, nd, name, kernel, stride, padding, dilation, ceil_mode)
+    return _max_pool_op(input, nd=nd, kernel=kernel, stride=stride, padding=padding,
+                        dilation=dilation, out=out)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """1-D max pooling returning ``(values, indices)``.
+
+    Example::
+
+        >>> F.max_pool1d_with_indices(ember.tensor([[1., 3., 2., 0.]]), 2)[1]
+        tensor([[1, 2]])
+    """
+    return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, "max_pool1d")
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """2-D max pooling returning ``(values, indices)``.
+
+    Example::
+
+        >>> F.max_pool2d_with_indices(ember.ones(1, 2, 2), 2)[1]
+        tensor([[[0]]])
+    """
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """3-D max pooling returning ``(values, indices)``.
+
+    Example::
+
+        >>> F.max_pool3d_with_indices(ember.ones(1, 2, 2, 2), 2)[0].shape
+        ember.Size([1, 1, 1, 1])
+    """
+    return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, "max_pool3d")
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """1-D max pooling over (C, L) or (N, C, L); ``stride`` defaults to ``kernel_size``.
+
+    With ``return_indices`` also returns each maximum's position in its input row.
+
+    Example::
+
+        >>> F.max_pool1d(ember.tensor([[1., 3., 2., 0.]]), 2)
+        tensor([[3., 2.]])
+    """
+    values, indices = _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode,
+                                "max_pool1d")
+    return (values, indices) if return_indices else values
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2-D max pooling over (C, H, W) or (N, C, H, W) (padding counts as -inf).
+
+    With ``return_indices`` also returns each maximum's flat position in its input plane.
+
+    Example::
+
+        >>> F.max_pool2d(ember.arange(16.).reshape(1, 4, 4), 2)
+        tensor([[[ 5.,  7.],
+                 [13., 15.]]])
+    """
+    values, indices = _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode,
+                                "max_pool2d")
+    return (values, indices) if return_indices else values
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """3-D max pooling over (C, D, H, W) or (N, C, D, H, W).
+
+    Example::
+
+        >>> F.max_pool3d(ember.arange(8.).reshape(1, 2, 2, 2), 2)
+        tensor([[[[7.]]]])
+    """
+    values, indices = _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode,
+                                "max_pool3d")
+    return (values, indices) if return_indices else values
+
+
+# ---------------------------------------------------------------- average pooling
+
+
+def _counts(n, k, s, p, o, count_include_pad):
+    """Per-output window sizes along one dim (torch's divisor rule)."""
+    start = np.arange(o) * s - p
+    end = np.minimum(start + k, n + p)
+    size = end - start
+    if count_include_pad:
+        return size
+    return np.minimum(end, n) - np.maximum(start, 0)
+
+
+def _divisor(spatial, kernel, stride, padding, out, count_include_pad, divisor_override):
+    if divisor_override is not None:
+        return None
+    parts = [_counts(n, k, s, p, o, count_include_pad)
+             for n, k, s, p, o in zip(spatial, kernel, stride, padding, out)]
+    total = 1
+    for i, part in enumerate(parts):
+        shape = [1] * len(parts)
+        shape[i] = -1
+        total = total * part.reshape(shape)
+    return total
+
+
+def _avg_pool_kernel(xp, a, *, nd, kernel, stride, padding, out, count_include_pad,
+                     divisor_override):
+    lead, spatial = a.shape[:-nd], a.shape[-nd:]
+    dtype = a.dtype
+    x = a.reshape((-1,) + spatial)
+    work = _F32 if dtype in _LOW else (np.int64 if dtype.kind in "iu" else dtype)
+    x = x.astype(work, copy=False)
+    ones = (1,) * nd
+    x = _padded(xp, x, padding, _pad_extent(spatial, kernel, stride, padding, ones, out), 0)
+    total = xp.zeros((x.shape[0],) + out, dtype=work)
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        total += x[_window_slices(offsets, stride, ones, out)]
+    divisor = _divisor(spatial, kernel, stride, padding, out, count_include_pad,
+                       divisor_override)
+    divisor = divisor_override if divisor is None else xp.asarray(divisor.astype(work))
+    if dtype.kind in "iu":
+        quotient = xp.abs(total) // xp.abs(divisor)
+        total = xp.where((total < 0) != (xp.asarray(divisor) < 0), -quotient, quotient)
+    else:
+        total = total / divisor
+    return total.astype(dtype, copy=False).reshape(lead + out)
+
+
+def _avg_pool_backward_kernel(xp, g, *, nd, kernel, stride, padding, out, count_include_pad,
+                              divisor_override, shape):
+    spatial = shape[-nd:]
+    dtype = g.dtype
+    work = _F32 if dtype in _LOW else dtype
+    g = g.reshape((-1,) + out).astype(work, copy=False)
+    divisor = _divisor(spatial, kernel, stride, padding, out, count_include_pad,
+                       divisor_override)
+    g = g / (divisor_override if divisor is None else xp.asarray(divisor.astype(work)))
+    ones = (1,) * nd
+    extra = _pad_extent(spatial, kernel, stride, padding, ones, out)
+    padded = xp.zeros((g.shape[0],) + tuple(n + 2 * p + e for n, p, e in
+                                            zip(spatial, padding, extra)), dtype=work)
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        padded[_window_slices(offsets, stride, ones, out)] += g
+    crop = padded[(slice(None),) + tuple(slice(p, p + n) for n, p in zip(spatial, padding))]
+    return xp.ascontiguousarray(crop).astype(dtype, copy=False).reshape(shape)
+
+
+_avg_pool_op = Op("avg_pool", _avg_pool_kernel, save_inputs=False,
+                  meta=lambda a, *, nd, out, **_: (a.shape[:-nd] + out, a.dtype),
+                  grad_name="AvgPool2DBackward0")
+_avg_pool_backward_op = Op("avg_pool_backward", _avg_pool_backward_kernel, save_inputs=False,
+                           meta=lambda g, *, shape, **_: (shape, g.dtype),
+                           grad_name="AvgPool2DBackwardBackward0")
+
+
+@_avg_pool_op.defderivative
+def _avg_pool_derivative(ctx, grad, **params):
+    return (_avg_pool_backward_op(grad, shape=ctx._input_meta[0][0], **params),)
+
+
+@_avg_pool_backward_op.defderivative
+def _avg_pool_backward_derivative(ctx, grad, *, shape, **params):
+    return (_avg_pool_op(grad, **params),)
+
+
+def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, name):
+    _check_tensor(input, name)
+    if nd == 1:
+        if input.dim() not in (2, 3):
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                               "tensor for argument #1 'self' (while checking arguments for "
+                               "avg_pool1d)")
+        for arg, value in (("kernel_size", kernel_size), ("stride", stride),
+                           ("padding", padding)):
+            if isinstance(value, (tuple, list)) and len(value) != 1 and not (
+                    arg == "stride" and len(value) == 0):
+                raise RuntimeError(f"avg_pool1d() argument '{arg}' should contain one int "
+                                   f"(got {len(value)})")
+        values = _avg_pool(input.unsqueeze(-2), 2, (1, _ints(kernel_size, 1, name, "")[0]),
+                           None if stride is None or stride == () or stride == [] else
+                           (1, _ints(stride, 1, name, "")[0]),
+                           (0, _ints(padding, 1, name, "")[0]), ceil_mode, count_include_pad,
+                           divisor_override, "avg_pool2d")
+        return values.squeeze(-2)
+    rule = ("must either be a single int, or a tuple of {n}" if nd == 2 else
+            "must be a single int, or a tuple of {n}")
+    kernel = _ints(kernel_size, nd, name, "kernel_size", rule=rule)
+    stride = _ints(stride, nd, name, "stride", none_ok=True,
+                   rule="must either be omitted, a single int, or a tuple of {n}") or kernel
+    padding = _ints(padding, nd, name, "padding", rule=rule)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    _check_dtype(input, name)
+    if input.dtype is dt.uint8 or input.dtype is dt.int8 or input.dtype is dt.int16:
+        raise NotImplementedError(f'"{name}" not implemented for \'{_short_name(input.dtype)}\'')
+    out = _check_geometry(input, nd, name, kernel, stride, padding, (1,) * nd, ceil_mode,
+                          max_pool=False)
+    return _avg_pool_op(input, nd=nd, kernel=kernel, stride=stride, padding=padding, out=out,
+                        count_include_pad=bool(count_include_pad),
+                        divisor_override=divisor_override)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """1-D average pooling over (C, L) or (N, C, L); ``stride`` defaults to ``kernel_size``.
+
+    Example::
+
+        >>> F.avg_pool1d(ember.tensor([[1., 3., 2., 0.]]), 2)
+        tensor([[2., 1.]])
+    """
+    return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     None, "avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """2-D average pooling over (C, H, W) or (N, C, H, W).
+
+    ``count_include_pad`` counts zero padding in the divisor; ``divisor_override`` replaces it.
+
+    Example::
+
+        >>> F.avg_pool2d(ember.arange(16.).reshape(1, 4, 4), 2)
+        tensor([[[ 2.5000,  4.5000],
+                 [10.5000, 12.5000]]])
+    """
+    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, "avg_pool2d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """3-D average pooling over (C, D, H, W) or (N, C, D, H, W).
+
+    Example::
+
+        >>> F.avg_pool3d(ember.arange(8.).reshape(1, 2, 2, 2), 2)
+        tensor([[[[3.5000]]]])
+    """
+    return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, "avg_pool3d")
+
+
+# ---------------------------------------------------------------- adaptive pooling
+
+
+def _adaptive_bounds(n, o):
+    i = np.arange(o)
+    return (i * n) // o, -((-(i + 1) * n) // o)
+
+
+def _adaptive_sizes(input, nd, output_size, name):
+    spatial = tuple(input.shape[-nd:])
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != nd:
+            if nd == 1:
+                raise RuntimeError(f"{name}() argument 'output_size' should contain one int "
+                                   f"(got {len(output_size)})")
+            raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
+        sizes = tuple(spatial[i] if o is None else int(o) for i, o in enumerate(output_size))
+    else:
+        sizes = (int(output_size),) * nd
+    if any(o < 0 for o in sizes):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{', '.join(map(str, sizes))}}}")
+    return sizes
+
+
+def _check_adaptive_input(input, nd, name, max_pool):
+    shape = list(input.shape)
+    if len(shape) not in (nd + 1, nd + 2):
+        if nd == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {len(shape)}-dimensional "
+                               f"tensor for argument #1 'self' (while checking arguments for "
+                               f"{name})")
+        sep = ": " if max_pool and nd == 3 else " "
+        low = "3D or 4D" if nd == 2 else "4D or 5D"
+        raise RuntimeError(f"{name}(): Expected {low} tensor, but got{sep}{shape}")
+    for d in range(1, len(shape)):
+        if shape[d] == 0:
+            inner = "adaptive_max_pool2d" if nd == 1 and max_pool else \
+                "adaptive_avg_pool2d" if nd == 1 else name
+            raise RuntimeError(f"{inner}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {shape} with dimension {d} "
+                               "being empty")
+
+
+def _averaging_matrix(n, o, dtype, device):
+    start, end = _adaptive_bounds(n, o)
+    cols = np.arange(n)
+    inside = (cols[None, :] >= start[:, None]) & (cols[None, :] < end[:, None])
+    matrix = inside / (end - start)[:, None]
+    return tensor(matrix.T.astype(np.float64), dtype=dtype, device=device)
+
+
+def _adaptive_avg(input, nd, output_size, name):
+    _check_tensor(input, name)
+    _check_adaptive_input(input, nd, name, False)
+    sizes = _adaptive_sizes(input, nd, output_size, name)
+    if not input.dtype.is_floating_point:
+        inner = "adaptive_avg_pool2d" if nd == 1 else name
+        raise NotImplementedError(f'"{inner}" not implemented for '
+                                  f"'{_short_name(input.dtype)}'")
+    x = input
+    ndim = input.dim()
+    if all(o == 1 for o in sizes) and input._device is not META:
+        return x.mean(dim=tuple(range(ndim - nd, ndim)), keepdim=True)
+    for i, o in enumerate(sizes):
+        d = ndim - nd + i
+        n = x.shape[d]
+        if o == n:
+            continue
+        if o and n % o == 0:
+            shape = tuple(x.shape[:d]) + (o, n // o) + tuple(x.shape[d + 1:])
+            x = x.reshape(shape).mean(d + 1)
+            continue
+        moved = x.movedim(d, -1)
+        x = moved.matmul(_averaging_matrix(n, o, x.dtype, x.device)).movedim(-1, d)
+    return x
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to a fixed output length (windows ``[floor(iL/o), ceil((i+1)L/o))``).
+
+    Example::
+
+        >>> F.adaptive_avg_pool1d(ember.tensor([[1., 2., 3.]]), 2)
+        tensor([[1.5000, 2.5000]])
+    """
+    return _adaptive_avg(input, 1, output_size, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed (H, W) output (``None`` keeps that input size).
+
+    Example::
+
+        >>> F.adaptive_avg_pool2d(ember.ones(3, 5, 7), (2, None)).shape
+        ember.Size([3, 2, 7])
+    """
+    return _adaptive_avg(input, 2, output_size, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling to a fixed (D, H, W) output.
+
+    Example::
+
+        >>> F.adaptive_avg_pool3d(ember.ones(1, 4, 4, 4), 1).shape
+        ember.Size([1, 1, 1, 1])
+    """
+    return _adaptive_avg(input, 3, output_size, "adaptive_avg_pool3d")
+
+
+def _adaptive_max_kernel(xp, a, *, nd, out):
+    lead, spatial = a.shape[:-nd], a.shape[-nd:]
+    dtype = a.dtype
+    x = a.reshape((-1,) + spatial)
+    if dtype == dt.bfloat16.np:
+        x = x.astype(_F32)
+    tables, widths = [], []
+    for n, o in zip(spatial, out):
+        start, end = _adaptive_bounds(n, o)
+        width = int((end - start).max()) if o else 1
+        table = np.minimum(start[:, None] + np.arange(width)[None, :], end[:, None] - 1)
+        tables.append(table)
+        widths.append(width)
+    windows = x
+    for i, table in enumerate(tables):  # axis 1 + 2i becomes (o_i, width_i)
+        windows = xp.take(windows, xp.asarray(table.reshape(-1)), axis=1 + 2 * i)
+        shape = windows.shape
+        windows = windows.reshape(shape[:1 + 2 * i] + table.shape + shape[2 + 2 * i:])
+    order = (0,) + tuple(1 + 2 * i for i in range(nd)) + tuple(2 + 2 * i for i in range(nd))
+    windows = windows.transpose(order).reshape((x.shape[0],) + out + (-1,))
+    k = windows.shape[-1]
+    if windows.size == 0:
+        pick = xp.zeros(windows.shape[:-1], dtype=np.int64)
+    else:
+        pick = xp.argmax(windows, axis=-1)
+        if windows.dtype.kind == "f":
+            nan = xp.isnan(windows)
+            if bool(nan.any()):
+                last_nan = k - 1 - xp.argmax(nan[..., ::-1], axis=-1)
+                pick = xp.where(nan.any(axis=-1), last_nan, pick)
+    values = xp.take_along_axis(windows, pick[..., None], axis=-1)[..., 0]
+    # kernel position -> input coordinate per dim -> flat index in the plane
+    strides = _plane_strides(spatial)
+    index = 0
+    rest = pick
+    for i in reversed(range(nd)):
+        kpos = rest % widths[i]
+        rest = rest // widths[i]
+        coords = _table_lookup(xp, tables[i], i, nd, kpos)
+        index = index + coords * strides[i]
+    index = xp.asarray(index, dtype=np.int64)
+    return values.astype(dtype, copy=False).reshape(lead + out), index.reshape(lead + out)
+
+
+def _table_lookup(xp, table, i, nd, kpos):
+    """``table[o_i, kpos]`` with ``o_i`` the output position along spatial dim ``i``."""
+    shape = [1] * (nd + 1)
+    shape[1 + i] = -1
+    rows = xp.arange(table.shape[0]).reshape(shape)
+    return xp.asarray(table)[rows, kpos]
+
+
+_adaptive_max_op = Op("adaptive_max_pool", _adaptive_max_kernel, save_inputs=False,
+                      save_output=True, multi_output=True, differentiable_outputs=(0,),
+                      meta=lambda a, *, nd, out: ((a.shape[:-nd] + out, a.dtype),
+                                                  (a.shape[:-nd] + out, np.dtype(np.int64))),
+                      grad_name="AdaptiveMaxPool2DBackward0")
+
+
+@_adaptive_max_op.defderivative
+def _adaptive_max_derivative(ctx, grad, grad_index, *, nd, out):
+    return (_pool_scatter_op(grad, ctx.output[1], nd=nd, shape=ctx._input_meta[0][0]),)
+
+
+def _adaptive_max(input, nd, output_size, name):
+    _check_tensor(input, name)
+    _check_adaptive_input(input, nd, name, True)
+    sizes = _adaptive_sizes(input, nd, output_size, name)
+    if not input.dtype.is_floating_point:
+        inner = "adaptive_max_pool2d" if nd == 1 else name
+        raise NotImplementedError(f'"{inner}" not implemented for '
+                                  f"'{_short_name(input.dtype)}'")
+    return _adaptive_max_op(input, nd=nd, out=sizes)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """Adaptive 1-D max pooling returning ``(values, indices)``.
+
+    Example::
+
+        >>> F.adaptive_max_pool1d_with_indices(ember.tensor([[1., 3., 2.]]), 1)[1]
+        tensor([[1]])
+    """
+    return _adaptive_max(input, 1, output_size, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """Adaptive 2-D max pooling returning ``(values, indices)``.
+
+    Example::
+
+        >>> F.adaptive_max_pool2d_with_indices(ember.ones(1, 2, 2), 1)[1]
+        tensor([[[0]]])
+    """
+    return _adaptive_max(input, 2, output_size, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """Adaptive 3-D max pooling returning ``(values, indices)``.
+
+    Example::
+
+        >>> F.adaptive_max_pool3d_with_indices(ember.ones(1, 2, 2, 2), 1)[0].shape
+        ember.Size([1, 1, 1, 1])
+    """
+    return _adaptive_max(input, 3, output_size, "adaptive_max_pool3d")
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling to a fixed output length.
+
+    Example::
+
+        >>> F.adaptive_max_pool1d(ember.tensor([[1., 3., 2.]]), 2)
+        tensor([[3., 3.]])
+    """
+    values, indices = _adaptive_max(input, 1, output_size, "adaptive_max_pool1d")
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (H, W) output (``None`` keeps that input size).
+
+    Example::
+
+        >>> F.adaptive_max_pool2d(ember.ones(3, 5, 7), 2).shape
+        ember.Size([3, 2, 2])
+    """
+    values, indices = _adaptive_max(input, 2, output_size, "adaptive_max_pool2d")
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (D, H, W) output.
+
+    Example::
+
+        >>> F.adaptive_max_pool3d(ember.ones(1, 4, 4, 4), 2).shape
+        ember.Size([1, 2, 2, 2])
+    """
+    values, indices = _adaptive_max(input, 3, output_size, "adaptive_max_pool3d")
+    return (values, indices) if return_indices else values
+
+
+# ---------------------------------------------------------------- power-average pooling
+
+
+def _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode, name):
+    _check_tensor(input, name)
+    kernel = _ints(kernel_size, nd, name, "kernel_size")
+    pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
+    if stride is not None:
+        out = pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling: ``(sum over the window of x^p)^(1/p)``.
+
+    Example::
+
+        >>> F.lp_pool1d(ember.tensor([[3., 4.]]), 2, 2)
+        tensor([[5.]])
+    """
+    return _lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode, "lp_pool1d")
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-D power-average pooling.
+
+    Example::
+
+        >>> F.lp_pool2d(ember.ones(1, 2, 2), 1, 2)
+        tensor([[[4.]]])
+    """
+    return _lp_pool(input, 2, norm_type, kernel_size, stride, ceil_mode, "lp_pool2d")
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-D power-average pooling.
+
+    Example::
+
+        >>> F.lp_pool3d(ember.ones(1, 2, 2, 2), 1, 2)
+        tensor([[[[8.]]]])
+    """
+    return _lp_pool(input, 3, norm_type, kernel_size, stride, ceil_mode, "lp_pool3d")
+
+
+# ---------------------------------------------------------------- max unpooling
+
+
+def _unpool_output_size(input, kernel, stride, padding, output_size):
+    nd = len(kernel)
+    spatial = tuple(input.shape[-nd:])
+    default = [(spatial[d] - 1) * stride[d] + kernel[d] - 2 * padding[d] for d in range(nd)]
+    if output_size is None:
+        return tuple(default)
+    given = output_size
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(nd):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{given}" (dim {d} must be between {low} '
+                             f"and {high})")
+    return tuple(int(o) for o in output_size)
+
+
+def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size, name):
+    _check_tensor(input, name)
+    kernel = _ints(kernel_size, nd, name, "kernel_size")
+    stride = _ints(stride, nd, name, "stride", none_ok=True) or kernel
+    padding = _ints(padding, nd, name, "padding")
+    if nd == 1 and output_size is not None:
+        output_size = tuple(output_size)
+        if len(output_size) == 1 or len(output_size) == 3:
+            output_size = output_size[-1:]
+    out = _unpool_output_size(input, kernel, stride, padding, output_size)
+    if indices.dtype is not dt.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{_short_name(indices.dtype)}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d "
+                           f"Tensor, but got a tensor with {input.dim()} dimensions.")
+    lead = tuple(input.shape[:-nd])
+    plane = math.prod(out)
+    if input._device is not META and indices.numel():
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= plane:
+            bad = low if low < 0 else high
+            raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                               f"{'x'.join(map(str, out))}")
+    from ...ops.creation import zeros
+
+    flat = zeros(lead + (plane,), dtype=input.dtype, device=input.device)
+    flat = flat.scatter(-1, indices.reshape(lead + (-1,)), input.reshape(lead + (-1,)))
+    return flat.reshape(lead + out)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of :func:`max_pool1d`: values placed at ``indices``, zeros elsewhere.
+
+    Example::
+
+        >>> F.max_unpool1d(ember.tensor([[3.]]), ember.tensor([[1]]), 2)
+        tensor([[0., 3.]])
+    """
+    return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size,
+                       "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of :func:`max_pool2d`.
+
+    Example::
+
+        >>> F.max_unpool2d(ember.tensor([[[3.]]]), ember.tensor([[[3]]]), 2)
+        tensor([[[0., 0.],
+                 [0., 3.]]])
+    """
+    return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size,
+                       "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of :func:`max_pool3d`.
+
+    Example::
+
+        >>> F.max_unpool3d(ember.ones(1, 1, 1, 1), ember.tensor([[[[7]]]]), 2).shape
+        ember.Size([1, 2, 2, 2])
+    """
+    return _max_unpool(input, indices, 3, kernel_size, stride, padding, output_size,
+                       "max_unpool3d")
