@@ -1,5 +1,340 @@
-"""nn.functional: normalization (being written)."""
+"""nn.functional: normalization (batch, instance, layer, group, RMS, local response).
+
+Every form is a composite of ember ops (two-pass statistics: the mean first, then the mean of
+squared deviations, which stays accurate when the mean is large), so gradients and double
+backward come from the primitives. Per-channel factors are combined into one scale and one
+shift before touching the full-size input, so the forward makes two passes over it after the
+statistics. float16/bfloat16 inputs are normalised in float32 and rounded back, as torch's CPU
+kernels accumulate in float32. Running statistics are updated in place without grad, with
+torch's rule: ``running = (1 - momentum) * running + momentum * batch_stat``, the variance
+being the unbiased one.
+"""
 
 from __future__ import annotations
 
-__all__ = []
+import math
+import numbers
+
+import numpy as np
+
+from ... import _dtype as dt
+from ..._tensor import Tensor
+from ...autograd import grad_mode
+from ...ops.pointwise import _check_dtype
+from ...ops.shape import pad
+
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
+           "local_response_norm"]
+
+_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+
+
+def _check_input(input, name):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
+def _compute(input, kernel):
+    """``input`` in the dtype the statistics are computed in (float32 for half types)."""
+    _check_dtype(kernel, input.dtype, "bic")
+    if input._data.dtype in _LOW:
+        return input.float()
+    return input
+
+
+def _check_mixed(input, *params):
+    """torch's CPU rule: parameters share the input's dtype, or are float32 for a half input."""
+    params = [p for p in params if p is not None]
+    if all(p._data.dtype == input._data.dtype for p in params):
+        return
+    if input._data.dtype in _LOW:
+        if all(p._data.dtype == np.float32 for p in params):
+            return
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _finish(y, input):
+    return y.to(input.dtype) if y.dtype is not input.dtype else y
+
+
+def _moments(x, dims):
+    """``x - mean`` and the biased variance over ``dims`` (kept as size-1 dims), two-pass."""
+    mean = x.mean(dims, keepdim=True)
+    xc = x - mean
+    var = (xc * xc).mean(dims, keepdim=True)
+    return xc, mean, var
+
+
+def _size_str(shape):
+    return f"ember.Size({list(shape)})"
+
+
+def _verify_batch_size(size):
+    n = size[0]
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         f"{_size_str(size)}")
+
+
+def _verify_spatial_size(size):
+    n = 1
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{_size_str(size)}")
+
+
+def _check_channel_vector(t, name, channels):
+    if t is not None and t.numel() != channels:
+        raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+
+
+def _update_running(running, stat, momentum):
+    """``running <- (1 - momentum) * running + momentum * stat``, in place, without grad."""
+    with grad_mode.no_grad():
+        stat = stat.detach().reshape(running.shape).to(running.dtype)
+        running.copy_(running * (1.0 - momentum) + stat * momentum)
+
+
+def _affine(xc, rstd, weight, bias, shape):
+    """``xc * rstd * weight + bias`` with per-channel factors folded before the big multiply."""
+    scale = rstd if weight is None else rstd * weight.reshape(shape)
+    y = xc * scale
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def _normalize_channels(x, running_mean, running_var, weight, bias, use_input_stats, momentum,
+                        eps, stat_dims, channels):
+    """Shared body of batch_norm and instance_norm on ``x`` (N, C, *)."""
+    shape = (1, channels) + (1,) * (x.ndim - 2)
+    if use_input_stats:
+        xc, mean, var = _moments(x, stat_dims)
+        rstd = (var + eps).rsqrt()
+        if running_mean is not None or running_var is not None:
+            n = 1
+            for d in stat_dims:
+                n *= x.shape[d]
+            unbiased = var * (n / (n - 1)) if n > 1 else var * math.nan
+            if 0 in stat_dims:  # batch norm: one statistic per channel
+                mean_c, var_c = mean, unbiased
+            else:  # instance norm: per (sample, channel), averaged over the batch
+                mean_c, var_c = mean.mean(0), unbiased.mean(0)
+            if running_mean is not None:
+                _update_running(running_mean, mean_c, momentum)
+            if running_var is not None:
+                _update_running(running_var, var_c, momentum)
+        return _affine(xc, rstd, weight, bias, shape)
+    rm = running_mean.to(x.dtype).reshape(shape)
+    rstd = (running_var.to(x.dtype).reshape(shape) + eps).rsqrt()
+    scale = rstd if weight is None else rstd * weight.reshape(shape)
+    shift = -rm * scale
+    if bias is not None:
+        shift = shift + bias.reshape(shape)
+    return x * scale + shift
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    """Batch normalization over every dim but the channel dim 1.
+
+    In training the batch statistics normalise the input and update ``running_mean`` /
+    ``running_var`` in place (unbiased variance); otherwise the running statistics are used.
+
+    Example::
+
+        >>> x = ember.randn(8, 3)
+        >>> F.batch_norm(x, None, None, training=True).mean(0).abs().max() < 1e-6
+        tensor(True)
+    """
+    _check_input(input, "batch_norm")
+    if training:
+        _verify_batch_size(input.shape)
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{input.ndim}, "
+                         f"{input.ndim - 1}], but got 1)")
+    channels = input.shape[1]
+    _check_channel_vector(weight, "weight", channels)
+    _check_channel_vector(bias, "bias", channels)
+    _check_channel_vector(running_mean, "running_mean", channels)
+    _check_channel_vector(running_var, "running_var", channels)
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
+                           "defined in evaluation mode")
+    _check_mixed(input, weight, bias, running_mean, running_var)
+    x = _compute(input, "batch_norm")
+    dims = (0,) + tuple(range(2, input.ndim))
+    y = _normalize_channels(x, running_mean, running_var, weight, bias, training, momentum, eps,
+                            dims, channels)
+    return _finish(y, input)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-05):
+    """Instance normalization: each (sample, channel) slice normalised over its spatial dims.
+
+    With running statistics, their update averages the per-instance statistics over the batch.
+
+    Example::
+
+        >>> F.instance_norm(ember.randn(2, 3, 5)).shape
+        ember.Size([2, 3, 5])
+    """
+    _check_input(input, "instance_norm")
+    if use_input_stats:
+        _verify_spatial_size(input.shape)
+    if input.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{input.ndim}, "
+                         f"{input.ndim - 1}], but got 1)")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
+    channels = input.shape[1]
+    _check_channel_vector(weight, "weight", channels)
+    _check_channel_vector(bias, "bias", channels)
+    _check_channel_vector(running_mean, "running_mean", channels)
+    _check_channel_vector(running_var, "running_var", channels)
+    _check_mixed(input, weight, bias, running_mean, running_var)
+    x = _compute(input, "batch_norm")
+    dims = tuple(range(2, input.ndim))
+    y = _normalize_channels(x, running_mean, running_var, weight, bias, use_input_stats,
+                            momentum, eps, dims, channels)
+    return _finish(y, input)
+
+
+def _normalized_dims(input, normalized_shape, star="*, "):
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (int(normalized_shape),)
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != normalized_shape:
+        shape = list(normalized_shape)
+        inner = ", ".join(str(s) for s in shape)
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
+                           f"[{star}{inner}], but got input of size{list(input.shape)}")
+    return normalized_shape, tuple(range(input.ndim - k, input.ndim))
+
+
+def _check_affine_shape(t, name, normalized_shape):
+    if t is not None and tuple(t.shape) != normalized_shape:
+        raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                           f"{name} of shape {list(t.shape)} and normalized_shape = "
+                           f"{list(normalized_shape)}")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Layer normalization over the last ``len(normalized_shape)`` dims.
+
+    Example::
+
+        >>> F.layer_norm(ember.tensor([[1., 2., 3.]]), [3])
+        tensor([[-1.2247,  0.0000,  1.2247]])
+    """
+    _check_input(input, "layer_norm")
+    normalized_shape, dims = _normalized_dims(input, normalized_shape)
+    _check_affine_shape(weight, "weight", normalized_shape)
+    _check_affine_shape(bias, "bias", normalized_shape)
+    _check_mixed(input, weight, bias)
+    x = _compute(input, "LayerNormKernelImpl")
+    xc, _, var = _moments(x, dims)
+    y = xc * (var + eps).rsqrt()
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return _finish(y, input)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """Group normalization: channels split into ``num_groups`` groups normalised together.
+
+    Example::
+
+        >>> F.group_norm(ember.randn(2, 4, 3), 2).shape
+        ember.Size([2, 4, 3])
+    """
+    _check_input(input, "group_norm")
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    n, channels = input.shape[0], input.shape[1]
+    if num_groups <= 0 or channels % num_groups:
+        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    _verify_batch_size([n * channels // num_groups, num_groups] + list(input.shape[2:]))
+    for t, name in ((weight, "weight"), (bias, "bias")):
+        if t is not None and (t.ndim != 1 or t.numel() != channels):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {list(t.shape)} and "
+                               f"input of shape {list(input.shape)}")
+    _check_mixed(input, weight, bias)
+    x = _compute(input, "GroupNormKernelImpl")
+    group_size = input.numel() // max(n * num_groups, 1) if n * num_groups else 0
+    grouped = x.reshape(n, num_groups, group_size)
+    xc, _, var = _moments(grouped, (2,))
+    y = (xc * (var + eps).rsqrt()).reshape(input.shape)
+    shape = (1, channels) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return _finish(y, input)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Root-mean-square normalization over the last dims: ``x / sqrt(mean(x**2) + eps)``.
+
+    ``eps=None`` means the machine epsilon of the computation dtype (float32 for half types).
+
+    Example::
+
+        >>> F.rms_norm(ember.tensor([[3., 4.]]), [2], eps=0.0)
+        tensor([[0.8485, 1.1314]])
+    """
+    _check_input(input, "rms_norm")
+    normalized_shape, dims = _normalized_dims(input, normalized_shape, star="*")
+    _check_affine_shape(weight, "weight", normalized_shape)
+    x = _compute(input, "rms_norm")
+    if eps is None:
+        eps = float(np.finfo(x._data.dtype).eps)
+    y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    y = _finish(y, input)
+    if weight is not None:  # torch multiplies in place: the result keeps the input's dtype
+        y = _finish(y * weight, input)
+    return y
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Local response normalization across channels (dim 1).
+
+    ``input / (k + alpha * mean of input**2 over a window of size channels) ** beta``, the
+    window zero-padded at the edges (the mean always divides by ``size``).
+
+    Example::
+
+        >>> F.local_response_norm(ember.ones(1, 4, 2), 2).shape
+        ember.Size([1, 4, 2])
+    """
+    _check_input(input, "local_response_norm")
+    ndim = input.ndim
+    if ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    widths = [0, 0] * (ndim - 2) + [size // 2, (size - 1) // 2]
+    windows = pad(sq, tuple(widths)).unfold(1, size, 1)
+    div = (windows.mean(-1) * alpha + k).pow(beta)
+    return input / div
