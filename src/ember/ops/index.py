@@ -793,8 +793,15 @@ def _index_meta(a, *idx, positions):
     return _index_shape(a.shape, [i.shape for i in idx], positions), a.dtype
 
 
+def _reads_nothing(a, idx):
+    """Torch checks bounds per element read: when nothing is read, nothing is out of range."""
+    return a.size == 0 or 0 in np.broadcast_shapes(*(i.shape for i in idx))
+
+
 @defop("index", meta=_index_meta, grad_name="IndexBackward0")
 def index_op(xp, a, *idx, positions):
+    if _reads_nothing(a, idx):
+        return xp.empty(_index_shape(a.shape, [i.shape for i in idx], positions), a.dtype)
     _check_adv(xp, a.shape, idx, positions)
     return a[_adv_key(a.ndim, idx, positions)]
 
@@ -810,6 +817,8 @@ def _index_derivative(ctx, grad, *, positions):
 @defop("index_put", meta=_same_shape_meta, grad_name="IndexPutBackward0")
 def index_put_op(xp, a, v, *idx, positions, accumulate):
     out = a.copy()
+    if _reads_nothing(out, idx):
+        return out
     _check_adv(xp, out.shape, idx, positions)
     key = _adv_key(out.ndim, idx, positions)
     if accumulate:
@@ -1096,11 +1105,11 @@ def _setitem(self, key, value):
             if xp is not np and isinstance(value, Tensor):
                 data = data.copy()
             view = self._data[basic]
-            if idx:
+            if idx and not _reads_nothing(view, [i._data for i in idx]):
                 arrays = [i._data for i in idx]
                 _check_adv(xp, view.shape, arrays, positions)
                 view[_adv_key(view.ndim, arrays, positions)] = data
-            else:
+            elif not idx:
                 view[...] = data
         self._vc[0] += 1
         return
