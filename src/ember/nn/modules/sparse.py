@@ -1,5 +1,200 @@
-"""nn modules: sparse (being written)."""
+"""nn modules: Embedding and EmbeddingBag (lookup tables of learnable vectors).
+
+Only dense gradients are supported (``sparse=False``).
+"""
 
 from __future__ import annotations
 
-__all__ = []
+from ...autograd import grad_mode
+from ...ops.creation import empty
+from .. import init
+from .._functional.embedding import embedding, embedding_bag
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Embedding", "EmbeddingBag"]
+
+
+def _padding_idx(padding_idx, num_embeddings, message):
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= num_embeddings:
+                raise AssertionError(message)
+        elif padding_idx < 0:
+            if padding_idx < -num_embeddings:
+                raise AssertionError(message)
+            padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
+def _check_sparse(sparse):
+    if sparse:
+        raise NotImplementedError("ember does not implement sparse gradients: use sparse=False")
+
+
+class Embedding(Module):
+    """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``.
+
+    The weight starts standard normal, with the ``padding_idx`` row zeroed.
+
+    Example::
+
+        >>> emb = ember.nn.Embedding(10, 3)
+        >>> emb(ember.tensor([[1, 2], [4, 9]])).shape
+        ember.Size([2, 2, 3])
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 _freeze=False, device=None, dtype=None):
+        super().__init__()
+        _check_sparse(sparse)
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = _padding_idx(padding_idx, num_embeddings,
+                                        "Padding_idx must be within num_embeddings")
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if _weight is None:
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device,
+                                          dtype=dtype), requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        self.sparse = sparse
+
+    def reset_parameters(self):
+        """Weight from N(0, 1), the padding row zeroed."""
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self):
+        if self.padding_idx is not None:
+            with grad_mode.no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input):
+        return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                         self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
+                        norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+        """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``).
+
+        Example::
+
+            >>> emb = ember.nn.Embedding.from_pretrained(ember.eye(3))
+            >>> emb(ember.tensor([1])), emb.weight.requires_grad
+            (tensor([[0., 1., 0.]]), False)
+        """
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
+                   padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings (see :func:`F.embedding_bag`).
+
+    Example::
+
+        >>> bag = ember.nn.EmbeddingBag(10, 3, mode="sum")
+        >>> bag(ember.tensor([1, 2, 4, 5]), ember.tensor([0, 2])).shape
+        ember.Size([2, 3])
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
+                 include_last_offset=False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        _check_sparse(sparse)
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.padding_idx = _padding_idx(padding_idx, num_embeddings,
+                                        "padding_idx must be within num_embeddings")
+        if _weight is None:
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device,
+                                          dtype=dtype))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    def reset_parameters(self):
+        """Weight from N(0, 1), the padding row zeroed."""
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self):
+        if self.padding_idx is not None:
+            with grad_mode.no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                             self.scale_grad_by_freq, self.mode, self.sparse,
+                             per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings!r}, {self.embedding_dim!r}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx!r}"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode="mean", sparse=False,
+                        include_last_offset=False, padding_idx=None):
+        """An EmbeddingBag whose weight is ``embeddings`` (frozen unless ``freeze=False``).
+
+        Example::
+
+            >>> bag = ember.nn.EmbeddingBag.from_pretrained(ember.eye(3), mode="sum")
+            >>> bag(ember.tensor([[0, 1]]))
+            tensor([[1., 1., 0.]])
+        """
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings,
+                  max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq,
+                  mode=mode, sparse=sparse, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
