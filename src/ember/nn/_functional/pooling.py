@@ -23,6 +23,7 @@ from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor, tensor
 from ...ops._registry import Op, _short_name
+from ...ops.pointwise import where
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
@@ -155,12 +156,22 @@ def _check_geometry(input, nd, name, kernel, stride, padding, dilation, ceil_mod
 
 
 def _check_avg_input(input, nd, name):
-    shape = tuple(input.shape)
-    if nd == 2:
-        if len(shape) not in (3, 4) or any(n == 0 for n in shape[-3:]):
-            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    elif len(shape) not in (4, 5) or any(n == 0 for n in shape[-4:]):
-        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    shape = list(input.shape)
+    low = "3D or 4D" if nd == 2 else "4D or 5D"
+    if nd == 2 and len(shape) < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{-nd - 1})")
+    if len(shape) not in (nd + 1, nd + 2):
+        raise RuntimeError(f"non-empty {low} (batch mode) tensor expected for input")
+    inner = shape[-nd - 1:]
+    for i, n in enumerate(inner):
+        if n == 0:
+            if nd == 2:
+                raise RuntimeError(f"Expected {low} (batch mode) tensor with optional 0 dim "
+                                   f"batch size for input, but got:{shape}")
+            raise RuntimeError(f"avg_pool3d(): Expected input's non-batch dimensions to have "
+                               f"positive length, but input has a shape of {shape} and "
+                               f"non-batch dimension {i} has length zero!")
 
 
 # ---------------------------------------------------------------- window geometry
@@ -304,10 +315,10 @@ def _pool_scatter_derivative(ctx, grad, *, nd, shape):
 
 def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name):
     _check_tensor(input, name)
-    kernel = _ints(kernel_size, nd, name, "kernel_size")
     if nd == 1 and isinstance(kernel_size, (tuple, list)) and len(kernel_size) != 1:
         raise RuntimeError(f"max_pool1d() kernel_size must be an int, list of ints or tuple of "
                            f"ints of size 1 but got size {len(kernel_size)}")
+    kernel = _ints(kernel_size, nd, name, "kernel_size")
     stride = _ints(stride, nd, name, "stride", none_ok=True,
                    rule="must either be omitted, a single int, or a tuple of {n}") or kernel
     padding = _ints(padding, nd, name, "padding")
@@ -515,9 +526,11 @@ def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_
     padding = _ints(padding, nd, name, "padding", rule=rule)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    _check_dtype(input, name)
-    if input.dtype is dt.uint8 or input.dtype is dt.int8 or input.dtype is dt.int16:
-        raise NotImplementedError(f'"{name}" not implemented for \'{_short_name(input.dtype)}\'')
+    d = input.dtype
+    if not (d in (dt.float32, dt.float64, dt.int64) or (nd == 2 and d in (dt.float16,
+                                                                             dt.bfloat16))):
+        kernel_name = "avg_pool2d" if nd == 2 else "avg_pool3d_out_frame"
+        raise NotImplementedError(f'"{kernel_name}" not implemented for \'{_short_name(d)}\'')
     out = _check_geometry(input, nd, name, kernel, stride, padding, (1,) * nd, ceil_mode,
                           max_pool=False)
     return _avg_pool_op(input, nd=nd, kernel=kernel, stride=stride, padding=padding, out=out,
@@ -602,21 +615,23 @@ def _check_adaptive_input(input, nd, name, max_pool):
         sep = ": " if max_pool and nd == 3 else " "
         low = "3D or 4D" if nd == 2 else "4D or 5D"
         raise RuntimeError(f"{name}(): Expected {low} tensor, but got{sep}{shape}")
-    for d in range(1, len(shape)):
+    if nd == 1 and not max_pool:  # torch runs the 2-D kernel on (..., 1, L)
+        name, nd, shape = "adaptive_avg_pool2d", 2, shape[:-1] + [1] + shape[-1:]
+    first = len(shape) - nd if (nd == 2 and not max_pool) else 1
+    for d in range(first, len(shape)):
         if shape[d] == 0:
-            inner = "adaptive_max_pool2d" if nd == 1 and max_pool else \
-                "adaptive_avg_pool2d" if nd == 1 else name
-            raise RuntimeError(f"{inner}(): Expected input to have non-zero size for non-batch "
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
                                f"dimensions, but input has sizes {shape} with dimension {d} "
                                "being empty")
 
 
-def _averaging_matrix(n, o, dtype, device):
+def _window_table(n, o):
+    """Clamped input positions (o, width) of each adaptive window along one dim, and a mask
+    of the real (unclamped) ones."""
     start, end = _adaptive_bounds(n, o)
-    cols = np.arange(n)
-    inside = (cols[None, :] >= start[:, None]) & (cols[None, :] < end[:, None])
-    matrix = inside / (end - start)[:, None]
-    return tensor(matrix.T.astype(np.float64), dtype=dtype, device=device)
+    width = int((end - start).max()) if o else 1
+    raw = start[:, None] + np.arange(width)[None, :]
+    return np.minimum(raw, end[:, None] - 1), raw < end[:, None], end - start
 
 
 def _adaptive_avg(input, nd, output_size, name):
@@ -640,8 +655,15 @@ def _adaptive_avg(input, nd, output_size, name):
             shape = tuple(x.shape[:d]) + (o, n // o) + tuple(x.shape[d + 1:])
             x = x.reshape(shape).mean(d + 1)
             continue
-        moved = x.movedim(d, -1)
-        x = moved.matmul(_averaging_matrix(n, o, x.dtype, x.device)).movedim(-1, d)
+        table, mask, counts = _window_table(n, o)
+        trailing = (1,) * (ndim - d - 1)
+        windows = x.index_select(d, tensor(table.reshape(-1), device=x.device))
+        windows = windows.reshape(tuple(x.shape[:d]) + table.shape + tuple(x.shape[d + 1:]))
+        if not mask.all():
+            keep = tensor(mask.reshape(table.shape + trailing), device=x.device)
+            windows = where(keep, windows, windows.new_zeros(()))
+        x = windows.sum(d + 1) / tensor(counts.reshape((o,) + trailing), dtype=x.dtype,
+                                        device=x.device)
     return x
 
 
@@ -697,7 +719,7 @@ def _adaptive_max_kernel(xp, a, *, nd, out):
         shape = windows.shape
         windows = windows.reshape(shape[:1 + 2 * i] + table.shape + shape[2 + 2 * i:])
     order = (0,) + tuple(1 + 2 * i for i in range(nd)) + tuple(2 + 2 * i for i in range(nd))
-    windows = windows.transpose(order).reshape((x.shape[0],) + out + (-1,))
+    windows = windows.transpose(order).reshape((x.shape[0],) + out + (math.prod(widths),))
     k = windows.shape[-1]
     if windows.size == 0:
         pick = xp.zeros(windows.shape[:-1], dtype=np.int64)
@@ -878,7 +900,6 @@ def _unpool_output_size(input, kernel, stride, padding, output_size):
     default = [(spatial[d] - 1) * stride[d] + kernel[d] - 2 * padding[d] for d in range(nd)]
     if output_size is None:
         return tuple(default)
-    given = output_size
     if len(output_size) == nd + 2:
         output_size = output_size[2:]
     if len(output_size) != nd:
@@ -887,8 +908,8 @@ def _unpool_output_size(input, kernel, stride, padding, output_size):
     for d in range(nd):
         low, high = default[d] - stride[d], default[d] + stride[d]
         if not low < output_size[d] < high:
-            raise ValueError(f'invalid output_size "{given}" (dim {d} must be between {low} '
-                             f"and {high})")
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                             f"{low} and {high})")
     return tuple(int(o) for o in output_size)
 
 
@@ -915,11 +936,11 @@ def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size, n
     lead = tuple(input.shape[:-nd])
     plane = math.prod(out)
     if input._device is not META and indices.numel():
-        low, high = int(indices.min()), int(indices.max())
-        if low < 0 or high >= plane:
-            bad = low if low < 0 else high
-            raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
-                               f"{'x'.join(map(str, out))}")
+        bad = (indices < 0).logical_or(indices >= plane)
+        if bool(bad.any()):
+            first = int(indices.reshape(-1)[bad.reshape(-1)][0])
+            raise RuntimeError(f"Found an invalid max index: {first} (output volumes are of "
+                               f"size {'x'.join(map(str, out))})")
     from ...ops.creation import zeros
 
     flat = zeros(lead + (plane,), dtype=input.dtype, device=input.device)
