@@ -198,6 +198,11 @@ def _add_rule(p, t, y, alpha=1):
     return _total(ta, None if tb is None else (tb if alpha == 1 else tb * alpha))
 
 
+def _sub_rule(p, t, y, alpha=1):
+    ta, tb = t
+    return _total(ta, None if tb is None else (-tb if alpha == 1 else tb * -alpha))
+
+
 def _mul_rule(p, t, y):
     (a, b), (ta, tb) = p, t
     return _total(None if ta is None else ta * b, None if tb is None else a * tb)
@@ -272,7 +277,8 @@ def _install_rules():
 
     rules = []
     for module, name, rule in [
-            (pointwise, "add_op", _add_rule), (pointwise, "mul_op", _mul_rule),
+            (pointwise, "add_op", _add_rule), (pointwise, "sub_op", _sub_rule),
+            (pointwise, "mul_op", _mul_rule),
             (pointwise, "div_op", _div_rule), (pointwise, "neg_op", None),
             (pointwise, "pow_op", _pow_rule), (pointwise, "where_op", _where_rule),
             (pointwise, "conj_op", None), (reduce, "sum_op", None), (reduce, "mean_op", None),

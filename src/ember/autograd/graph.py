@@ -17,7 +17,7 @@ import itertools
 import threading
 import weakref
 
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "record", "run_backward",
            "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
@@ -195,8 +195,8 @@ class Node:
         result = self.op.derivative(self, *grads, **self.params)
         if not isinstance(result, (tuple, list)):
             result = (result,)
-        return [None if g is None else _fit_to_input(g, meta)
-                for g, meta in zip(result, self._input_meta)]
+        return [None if g is None or not needed else _fit_to_input(g, meta)
+                for g, meta, needed in zip(result, self._input_meta, self.needs_input_grad)]
 
     def _release(self):
         self._saved = None
@@ -293,35 +293,56 @@ def edge_of(tensor):
 
 
 def record(op, inputs, params, results):
-    """Attach a new node for ``op`` to ``results`` (called by the dispatcher)."""
+    """Attach a new node for ``op`` to ``results`` (called by the dispatcher; keep it lean)."""
     node = Node(op, params)
-    node.next_functions = tuple(edge_of(t) for t in inputs)
-    node.needs_input_grad = tuple(t._rg for t in inputs)
-    node._input_meta = tuple((t._data.shape, t._data.dtype, t._device) for t in inputs)
+    edges, needs, meta = [], [], []
+    for t in inputs:
+        if t.grad_fn is not None:
+            edges.append((t.grad_fn, t._output_nr))
+        elif t._rg:
+            edges.append((grad_accumulator(t), 0))
+        else:
+            edges.append(_NO_EDGE)
+        needs.append(t._rg)
+        meta.append((t._data.shape, t._data.dtype, t._device))
+    node.next_functions = tuple(edges)
+    node.needs_input_grad = tuple(needs)
+    node._input_meta = tuple(meta)
     if op.save_inputs:
         node._saved = inputs
-        node._saved_versions = tuple(t._vc[0] for t in inputs)
+        node._saved_versions = tuple([t._vc[0] for t in inputs])
     else:
         node._saved = ()
         node._saved_versions = ()
-    outputs = results if op.multi_output else (results,)
-    differentiable = op.differentiable_outputs
-    node._out_meta = tuple((r._data.shape, r._data.dtype, r._device) for r in outputs)
-    for i, r in enumerate(outputs):
-        if differentiable is None or i in differentiable:
-            r.grad_fn, r._output_nr, r._rg = node, i, True
+    if op.multi_output:
+        differentiable = op.differentiable_outputs
+        node._out_meta = tuple([(r._data.shape, r._data.dtype, r._device) for r in results])
+        for i, r in enumerate(results):
+            if differentiable is None or i in differentiable:
+                r.grad_fn, r._output_nr, r._rg = node, i, True
+        outputs = results
+    else:
+        node._out_meta = ((results._data.shape, results._data.dtype, results._device),)
+        results.grad_fn, results._rg = node, True
+        outputs = (results,)
     if op.save_output:
-        from .._tensor import Tensor
-
-        node._saved_out = tuple(Tensor._make(r._data, r._device, r) for r in outputs)
-        node._saved_versions_out = tuple(r._vc[0] for r in outputs)
+        node._saved_out = tuple([_alias(r) for r in outputs])
+        node._saved_versions_out = tuple([r._vc[0] for r in outputs])
     if _hook_state.stack:
         _pack_saved(node)
-    from . import anomaly_mode
-
     if anomaly_mode.state.enabled:
         node._trace = anomaly_mode.forward_trace()
     return node
+
+
+_NO_EDGE = (None, 0)
+
+
+def _alias(t):
+    """A tensor sharing ``t``'s memory and version counter but not its graph (no cycle)."""
+    from .._tensor import Tensor
+
+    return Tensor._make(t._data, t._device, t)
 
 
 # ---------------------------------------------------------------- saved-tensor hooks

@@ -93,13 +93,48 @@ def promote_operands(*operands, dtype=None):
     return tensors, dtype
 
 
+_FLOAT_KINDS = frozenset("fV")  # NumPy kinds of float16/32/64 and bfloat16 (ml_dtypes: 'V')
+
+
+def _weak_scalar_fast(t, value):
+    """``value`` as a 0-dim tensor of ``t``'s dtype when torch's promotion keeps that dtype.
+
+    Covers the common cases (float tensor with int/float, int tensor with int); None otherwise.
+    """
+    kind = t._data.dtype.kind
+    vtype = type(value)
+    if (vtype is float or vtype is int) and kind in _FLOAT_KINDS or vtype is int and kind in "iu":
+        if kind in "iu" and not _fits(value, t._data.dtype):
+            return None
+        device = t._device
+        if device._xp is np:
+            return Tensor._make(np.asarray(value, dtype=t._data.dtype), device)
+        return scalar_tensor(value, dt.from_numpy_dtype(t._data.dtype), device)
+    return None
+
+
+def _fits(value, np_dtype):
+    info = np.iinfo(np_dtype)
+    return info.min <= value <= info.max
+
+
 def binary_operands(a, b, dtype=None):
-    """Two operands ready for a pointwise kernel (fast path when both match already)."""
-    if (dtype is None and type(a) is Tensor and type(b) is Tensor
-            and a._data.dtype is b._data.dtype and a._device is b._device):
-        if a._data.shape != b._data.shape:
-            broadcast_shapes(a._data.shape, b._data.shape)
-        return a, b
+    """Two operands ready for a pointwise kernel (fast paths when they already match)."""
+    if dtype is None:
+        ta, tb = type(a), type(b)
+        if ta is Tensor and tb is Tensor:
+            if a._data.dtype is b._data.dtype and a._device is b._device:
+                if a._data.shape != b._data.shape:
+                    broadcast_shapes(a._data.shape, b._data.shape)
+                return a, b
+        elif ta is Tensor and (tb is float or tb is int):
+            scalar = _weak_scalar_fast(a, b)
+            if scalar is not None:
+                return a, scalar
+        elif tb is Tensor and (ta is float or ta is int):
+            scalar = _weak_scalar_fast(b, a)
+            if scalar is not None:
+                return scalar, b
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError("expected at least one Tensor operand")
     (a, b), _ = promote_operands(a, b, dtype=dtype)

@@ -185,10 +185,21 @@ def sub(input, other, *, alpha=1, out=None):
     if type(alpha) is not int or alpha != 1:
         _check_alpha(input, other, alpha)
     a, b = binary_operands(input, other)
-    return write_out(add_op(a, neg_op(b), alpha=alpha), out, "sub")
+    result = sub_op(a, b) if alpha == 1 else sub_op(a, b, alpha=alpha)
+    return result if out is None else write_out(result, out, "sub")
 
 
 subtract = sub
+
+
+@defop("sub", meta=_same_shape_meta, save_inputs=False)
+def sub_op(xp, a, b, *, alpha=1):
+    return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, b * alpha)
+
+
+@sub_op.defderivative
+def _sub_derivative(ctx, grad, *, alpha=1):
+    return grad, (-grad if alpha == 1 else grad * -_conj_scalar(alpha))
 
 
 # ---------------------------------------------------------------- mul / div
