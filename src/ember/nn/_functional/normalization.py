@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 import numbers
+from contextlib import nullcontext as _nullcontext
 
 import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...ops._registry import defop
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import pad
 
@@ -59,11 +61,36 @@ def _finish(y, input):
     return y.to(input.dtype) if y.dtype is not input.dtype else y
 
 
+def _stat_meta(a, *, dims):
+    return tuple(1 if i in dims else s for i, s in enumerate(a.shape)), a.dtype
+
+
+@defop("_norm_mean", meta=_stat_meta, save_inputs=False)
+def _mean_op(xp, a, *, dims):
+    """Mean over ``dims`` (kept), accumulated in float64 as torch's CPU kernels do."""
+    acc = np.float64 if a.dtype == np.float32 else None
+    with np.errstate(all="ignore") if xp is np else _nullcontext():
+        return xp.mean(a, axis=dims, keepdims=True, dtype=acc).astype(a.dtype, copy=False)
+
+
+@_mean_op.defderivative
+def _mean_derivative(ctx, grad, *, dims):
+    shape = ctx.input_shapes[0]
+    count = 1
+    for d in dims:
+        count *= shape[d]
+    return (grad.expand(shape) / count,)
+
+
+def _mean(x, dims):
+    return _mean_op(x, dims=tuple(dims))
+
+
 def _moments(x, dims):
     """``x - mean`` and the biased variance over ``dims`` (kept as size-1 dims), two-pass."""
-    mean = x.mean(dims, keepdim=True)
+    mean = _mean(x, dims)
     xc = x - mean
-    var = (xc * xc).mean(dims, keepdim=True)
+    var = _mean(xc * xc, dims)
     return xc, mean, var
 
 
@@ -308,7 +335,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     x = _compute(input, "rms_norm")
     if eps is None:
         eps = float(np.finfo(x._data.dtype).eps)
-    y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    y = x * (_mean(x * x, dims) + eps).rsqrt()
     y = _finish(y, input)
     if weight is not None:  # torch multiplies in place: the result keeps the input's dtype
         y = _finish(y * weight, input)

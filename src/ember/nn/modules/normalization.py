@@ -86,7 +86,7 @@ class _NormBase(Module):
                 f"track_running_stats={self.track_running_stats}")
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+                              unexpected_keys, error_msgs, *args):
         version = local_metadata.get("version", None)
         if (version is None or version < 2) and self.track_running_stats:
             key = prefix + "num_batches_tracked"
@@ -96,7 +96,7 @@ class _NormBase(Module):
                                    and self.num_batches_tracked.device.type != "meta"
                                    else tensor(0, dtype=dt.int64))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+                                      unexpected_keys, error_msgs, *args)
 
 
 class _BatchNorm(_NormBase):
@@ -179,7 +179,7 @@ class _InstanceNorm(_NormBase):
                              self.momentum if self.momentum is not None else 0.0, self.eps)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+                              unexpected_keys, error_msgs, *args):
         version = local_metadata.get("version", None)
         if version is None and not self.track_running_stats:
             keys = [prefix + n for n in ("running_mean", "running_var")
@@ -197,7 +197,7 @@ class _InstanceNorm(_NormBase):
                 for key in keys:
                     state_dict.pop(key)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+                                      unexpected_keys, error_msgs, *args)
 
     def forward(self, input):
         self._check_input_dim(input)
