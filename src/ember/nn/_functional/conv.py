@@ -16,6 +16,7 @@ With ``T(x, w, y) = <conv(x, w), y>`` trilinear, each op's derivative is one of 
 
 from __future__ import annotations
 
+import builtins
 import numbers
 
 import numpy as np
@@ -97,6 +98,31 @@ def _prod(values):
     return result
 
 
+def _bmm(xp, a, b):
+    """``a @ b`` batched over the groups (leading dim). NumPy's stacked matmul can miss BLAS
+    (float32), so on the CPU each group is one 2-D GEMM."""
+    if a.shape[0] == 1:
+        return xp.matmul(a[0], b[0])[None]
+    if xp is not np:
+        return xp.matmul(a, b)  # pragma: no cover - GPU only (batched cuBLAS)
+    out = np.empty((a.shape[0], a.shape[1], b.shape[2]), np.result_type(a, b))
+    for g in range(a.shape[0]):
+        np.matmul(a[g], b[g], out=out[g])
+    return out
+
+
+def _grouped_weight(w, groups):
+    """(Cout, C/G, *K) as (G, Cout/G, C/G * K)."""
+    return w.reshape(groups, w.shape[0] // groups, _prod(w.shape[1:]))
+
+
+def _grouped_grad(xp, gy, groups):
+    """(N, Cout, *O) as (G, Cout/G, N * O), one copy."""
+    n, cout = gy.shape[:2]
+    g = gy.reshape(n, groups, cout // groups, _prod(gy.shape[2:])).transpose(1, 2, 0, 3)
+    return xp.ascontiguousarray(g).reshape(groups, cout // groups, n * _prod(gy.shape[2:]))
+
+
 def _compute(kernel):
     """Run ``kernel`` in float32 for float16/bfloat16 arrays and round back, as torch's CPU."""
     def run(xp, a, b, **params):
@@ -128,7 +154,7 @@ def convolution_op(xp, x, w, *, stride, padding, dilation, groups):
     osize = _conv_meta(x, w, stride=stride, padding=padding, dilation=dilation,
                        groups=groups)[0][2:]
     cols = _columns(xp, x, ksize, osize, stride, padding, dilation, groups)
-    out = xp.matmul(w.reshape(groups, cout // groups, -1), cols)   # (G, Cout/G, N * O)
+    out = _bmm(xp, _grouped_weight(w, groups), cols)                  # (G, Cout/G, N * O)
     out = out.reshape((cout, n) + tuple(osize))
     return xp.ascontiguousarray(xp.swapaxes(out, 0, 1))
 
@@ -140,10 +166,9 @@ def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, gr
     n, cout = gy.shape[:2]
     osize = gy.shape[2:]
     ksize = w.shape[2:]
-    g = gy.reshape(n, groups, cout // groups, -1).transpose(1, 2, 0, 3)
-    g = g.reshape(groups, cout // groups, -1)                         # (G, Cout/G, N * O)
-    wt = xp.swapaxes(w.reshape(groups, cout // groups, -1), 1, 2)      # (G, C/G * K, Cout/G)
-    cols = xp.matmul(wt, g).reshape((shape[1],) + tuple(ksize) + (n,) + tuple(osize))
+    g = _grouped_grad(xp, gy, groups)                                  # (G, Cout/G, N * O)
+    wt = xp.swapaxes(_grouped_weight(w, groups), 1, 2)                # (G, C/G * K, Cout/G)
+    cols = _bmm(xp, wt, g).reshape((shape[1],) + tuple(ksize) + (n,) + tuple(osize))
     return _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation)
 
 
@@ -155,9 +180,8 @@ def convolution_weight_grad_op(xp, x, gy, *, ksize, stride, padding, dilation, g
     n, cout = gy.shape[:2]
     osize = gy.shape[2:]
     cols = _columns(xp, x, ksize, osize, stride, padding, dilation, groups)
-    g = gy.reshape(n, groups, cout // groups, -1).transpose(1, 2, 0, 3)
-    g = g.reshape(groups, cout // groups, -1)                         # (G, Cout/G, N * O)
-    dw = xp.matmul(g, xp.swapaxes(cols, 1, 2))                         # (G, Cout/G, C/G * K)
+    g = _grouped_grad(xp, gy, groups)                                  # (G, Cout/G, N * O)
+    dw = _bmm(xp, g, xp.swapaxes(cols, 1, 2))                         # (G, Cout/G, C/G * K)
     return dw.reshape((cout, x.shape[1] // groups) + tuple(ksize))
 
 
@@ -592,6 +616,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     _check_tensor(input, "unfold", "input", 1)
     ksize, dilation, padding, stride = _fold_geometry(kernel_size, dilation, padding, stride,
                                                       "unfold")
+    if input.ndim < 3:
+        rank = builtins.max(input.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, "
+                         f"{rank - 1}], but got 2)")
     if input.ndim not in (3, 4) or any(s == 0 for s in input.shape[1:]):
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: "
