@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from contextlib import nullcontext as _nullcontext
 
 import numpy as np
 
@@ -68,9 +67,10 @@ def _stat_meta(a, *, dims):
 @defop("_norm_mean", meta=_stat_meta, save_inputs=False)
 def _mean_op(xp, a, *, dims):
     """Mean over ``dims`` (kept), accumulated in float64 as torch's CPU kernels do."""
+    if a.size == 0:  # NaN like torch, without NumPy's empty-slice warning
+        return xp.full(_stat_meta(a, dims=dims)[0], np.nan, dtype=a.dtype)
     acc = np.float64 if a.dtype == np.float32 else None
-    with np.errstate(all="ignore") if xp is np else _nullcontext():
-        return xp.mean(a, axis=dims, keepdims=True, dtype=acc).astype(a.dtype, copy=False)
+    return xp.mean(a, axis=dims, keepdims=True, dtype=acc).astype(a.dtype, copy=False)
 
 
 @_mean_op.defderivative
