@@ -31,28 +31,20 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 
 # ------------------------------------------------------------------ one step of each cell
 #
-# ``xw`` is the step's input projection (x @ W_ih^T + b_ih), ``w_hh_t`` is W_hh^T (a view).
+# ``xw`` is the step's input projection from ``_project``, ``w_hh_t`` is W_hh^T (a view).
+# Except for GRU (whose b_hn sits inside ``r * (...)``), b_hh is folded into ``xw`` up front.
 
 
 def _step_tanh(xw, h, c, w_hh_t, b_hh, w_hr_t):
-    pre = xw + h.matmul(w_hh_t)
-    if b_hh is not None:
-        pre = pre + b_hh
-    return pre.tanh(), None
+    return (xw + h.matmul(w_hh_t)).tanh(), None
 
 
 def _step_relu(xw, h, c, w_hh_t, b_hh, w_hr_t):
-    pre = xw + h.matmul(w_hh_t)
-    if b_hh is not None:
-        pre = pre + b_hh
-    return pre.relu(), None
+    return (xw + h.matmul(w_hh_t)).relu(), None
 
 
 def _step_lstm(xw, h, c, w_hh_t, b_hh, w_hr_t):
-    gates = xw + h.matmul(w_hh_t)
-    if b_hh is not None:
-        gates = gates + b_hh
-    i, f, g, o = gates.chunk(4, 1)
+    i, f, g, o = (xw + h.matmul(w_hh_t)).chunk(4, 1)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
     h = o.sigmoid() * c.tanh()
     if w_hr_t is not None:
@@ -73,6 +65,13 @@ def _step_gru(xw, h, c, w_hh_t, b_hh, w_hr_t):
 
 
 _STEPS = {"RNN_TANH": _step_tanh, "RNN_RELU": _step_relu, "LSTM": _step_lstm, "GRU": _step_gru}
+
+
+def _project(mode, x, w_ih, b_ih, b_hh):
+    """``x @ W_ih^T + b_ih`` (+ ``b_hh`` where the cell adds it straight to the gates)."""
+    if b_ih is not None and mode != "GRU":
+        b_ih = b_ih + b_hh
+    return linear(x, w_ih, b_ih)
 
 
 def _run_direction(step, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
@@ -140,7 +139,7 @@ def _rnn(mode, data, sizes, hx, cx, weights, has_bias, has_proj, num_layers, dro
             w_ih, w_hh = w[0], w[1]
             b_ih, b_hh = (w[2], w[3]) if has_bias else (None, None)
             w_hr = w[-1] if has_proj else None
-            xw = linear(layer_input, w_ih, b_ih)
+            xw = _project(mode, layer_input, w_ih, b_ih, b_hh)
             out, h, c = _run_direction(step, xw, sizes, h0s[k], None if c0s is None else c0s[k],
                                        w_hh, b_hh, w_hr, direction == 1)
             outs.append(out)
@@ -596,7 +595,8 @@ class RNNCellBase(Module):
                 raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {s.size(1)}, "
                                    f"expected {self.hidden_size}")
         _check_same_dtype(input, self.weight_ih)
-        xw = linear(input, self.weight_ih, self.bias_ih)
+        xw = _project("GRU" if step is _step_gru else "", input, self.weight_ih, self.bias_ih,
+                      self.bias_hh)
         c = states[1] if len(states) > 1 else None
         return step(xw, states[0], c, self.weight_hh.t(), self.bias_hh, None)
 
