@@ -77,6 +77,7 @@ from . import autograd, cuda, linalg, nn, serialization, special  # noqa: E402  
 from .serialization import load, save  # noqa: E402
 from . import multiprocessing, utils  # noqa: E402  (registers the tensor reducers)
 from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torch.utils.data)
+from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,76 @@
+"""Adadelta: step sizes from running averages of squared gradients and squared updates."""
+
+from __future__ import annotations
+
+from ..ops.creation import zeros_like
+from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    """Adadelta: ``v = rho v + (1 - rho) g^2``, ``delta = sqrt(u + eps) / sqrt(v + eps) * g``,
+    ``u = rho u + (1 - rho) delta^2``, step ``-lr * delta``.
+
+    Example::
+
+        >>> opt = ember.optim.Adadelta(model.parameters(), lr=1.0, rho=0.9)
+    """
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+                 capturable=False, maximize=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
+                    "maximize": maximize, "capturable": capturable, "foreach": foreach,
+                    "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+        self._steps_as_tensors("step")
+
+    def step(self, closure=None):
+        """Perform one Adadelta step; ``closure`` (optional) re-evaluates and returns the loss."""
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            lr = _value(group["lr"])
+            rho, eps, weight_decay = group["rho"], group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar(0.0)
+                    state["square_avg"] = zeros_like(p)
+                    state["acc_delta"] = zeros_like(p)
+                state["step"]._data += 1
+                arrays = _prepare(p, group["maximize"])
+                if arrays is None:
+                    continue
+                param, grad = arrays
+                if weight_decay != 0:
+                    grad = grad + weight_decay * param
+                xp = p._device.xp
+                square_avg, acc_delta = _data(state["square_avg"]), _data(state["acc_delta"])
+                square_avg *= rho
+                square_avg += (1 - rho) * grad * grad
+                std = xp.sqrt(square_avg + eps)
+                delta = xp.sqrt(acc_delta + eps)
+                delta /= std
+                delta *= grad
+                acc_delta *= rho
+                acc_delta += (1 - rho) * delta * delta
+                param += -lr * delta
+                _bump(p, state["square_avg"], state["acc_delta"])
+        return loss

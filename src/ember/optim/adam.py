@@ -1,0 +1,138 @@
+"""Adam (and, with ``decoupled_weight_decay=True``, AdamW), with AMSGrad and maximize."""
+
+from __future__ import annotations
+
+from .._tensor import Tensor
+from ..ops.creation import zeros_like
+from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+
+__all__ = ["Adam"]
+
+
+def _check_betas(betas, eps, weight_decay):
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def lerp_(target, end, weight):
+    """``target += weight * (end - target)`` in place (torch's lerp for a weight below 0.5)."""
+    if abs(weight) < 0.5:
+        diff = end - target
+        diff *= weight
+        target += diff
+    else:
+        diff = end - target
+        diff *= 1 - weight
+        target[...] = end - diff
+
+
+def ema_sq_(target, grad, beta):
+    """``target = beta * target + (1 - beta) * grad * grad`` in place."""
+    target *= beta
+    target += (1 - beta) * grad * grad
+
+
+class Adam(Optimizer):
+    """Adam: adaptive moment estimation, with torch's bias-corrected update.
+
+    ``m = lerp(m, g, 1 - beta1)``, ``v = beta2 v + (1 - beta2) g^2`` and the step is
+    ``-lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)``. ``amsgrad`` uses the
+    running maximum of ``v``; ``decoupled_weight_decay`` shrinks the weights by
+    ``1 - lr * weight_decay`` instead of adding ``weight_decay * p`` to the gradient (AdamW).
+
+    Example::
+
+        >>> opt = ember.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999))
+        >>> opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _check_lr(lr)
+        _check_betas(betas, eps, weight_decay)
+        if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
+                or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
+            raise ValueError("betas must be either both floats or both Tensors")
+        for i in (0, 1):
+            if isinstance(betas[i], Tensor) and betas[i].numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        betas = tuple(_value(b) for b in betas)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("fused", None)
+        self._steps_as_tensors("step")
+
+    def step(self, closure=None):
+        """Perform one Adam step; ``closure`` (optional) re-evaluates and returns the loss."""
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            lr = _value(group["lr"])
+            beta1, beta2 = (_value(b) for b in group["betas"])
+            eps, weight_decay = group["eps"], group["weight_decay"]
+            amsgrad = group["amsgrad"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar(0.0)
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_avg_sq"] = zeros_like(p)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = zeros_like(p)
+                state["step"]._data += 1
+                arrays = _prepare(p, group["maximize"])
+                if arrays is None:
+                    continue
+                param, grad = arrays
+                step = state["step"].item()
+                if weight_decay != 0:
+                    if group["decoupled_weight_decay"]:
+                        param *= 1 - lr * weight_decay
+                    else:
+                        grad = grad + weight_decay * param
+                exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
+                lerp_(exp_avg, grad, 1 - beta1)
+                ema_sq_(exp_avg_sq, grad, beta2)
+                step_size = lr / (1 - beta1 ** step)
+                bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+                if amsgrad:
+                    max_sq = _data(state["max_exp_avg_sq"])
+                    xp = p._device.xp
+                    xp.maximum(max_sq, exp_avg_sq, out=max_sq)
+                    _bump(state["max_exp_avg_sq"])
+                    denom = xp.sqrt(max_sq)
+                else:
+                    denom = p._device.xp.sqrt(exp_avg_sq)
+                denom /= bias_correction2_sqrt
+                denom += eps
+                update = exp_avg * -step_size
+                update /= denom
+                param += update
+                _bump(p, state["exp_avg"], state["exp_avg_sq"])
+        return loss

@@ -1,0 +1,71 @@
+"""Adamax: Adam with the infinity norm in place of the second moment."""
+
+from __future__ import annotations
+
+from ..ops.creation import zeros_like
+from .adam import _check_betas, lerp_
+from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+
+__all__ = ["Adamax"]
+
+
+class Adamax(Optimizer):
+    """Adamax: ``u = max(beta2 * u, |g| + eps)``, step ``-lr / (1 - beta1^t) * m / u``.
+
+    Example::
+
+        >>> opt = ember.optim.Adamax(model.parameters(), lr=2e-3)
+    """
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+        _check_lr(lr)
+        _check_betas(betas, eps, weight_decay)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
+                    "capturable": capturable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+        self._steps_as_tensors("step")
+
+    def step(self, closure=None):
+        """Perform one Adamax step; ``closure`` (optional) re-evaluates and returns the loss."""
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            lr = _value(group["lr"])
+            beta1, beta2 = group["betas"]
+            eps, weight_decay = group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar(0.0)
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_inf"] = zeros_like(p)
+                state["step"]._data += 1
+                arrays = _prepare(p, group["maximize"])
+                if arrays is None:
+                    continue
+                param, grad = arrays
+                if weight_decay != 0:
+                    grad = grad + weight_decay * param
+                exp_avg, exp_inf = _data(state["exp_avg"]), _data(state["exp_inf"])
+                lerp_(exp_avg, grad, 1 - beta1)
+                exp_inf *= beta2
+                norm = abs(grad)
+                norm += eps
+                p._device.xp.maximum(exp_inf, norm, out=exp_inf)
+                clr = lr / (1 - beta1 ** state["step"].item())
+                update = exp_avg * -clr
+                update /= exp_inf
+                param += update
+                _bump(p, state["exp_avg"], state["exp_inf"])
+        return loss

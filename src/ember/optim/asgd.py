@@ -1,0 +1,74 @@
+"""ASGD: averaged stochastic gradient descent (Polyak-Ruppert averaging)."""
+
+from __future__ import annotations
+
+from ..ops.creation import zeros_like
+from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+
+__all__ = ["ASGD"]
+
+
+class ASGD(Optimizer):
+    """Averaged SGD: SGD with step ``eta_t = lr / (1 + lambd * lr * t)^alpha`` and a running
+    average ``ax`` of the iterates, started after ``t0`` steps.
+
+    Example::
+
+        >>> opt = ember.optim.ASGD(model.parameters(), lr=1e-2, t0=100)
+    """
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
+                 foreach=None, maximize=False, differentiable=False, capturable=False):
+        _check_lr(lr)
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0,
+                    "weight_decay": weight_decay, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable, "capturable": capturable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+        self._steps_as_tensors("step", "eta", "mu")
+
+    def step(self, closure=None):
+        """Perform one ASGD step; ``closure`` (optional) re-evaluates and returns the loss."""
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            lr = _value(group["lr"])
+            lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]
+            weight_decay = group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar(0.0)
+                    state["eta"] = _scalar(lr)
+                    state["mu"] = _scalar(1.0)
+                    state["ax"] = zeros_like(p)
+                state["step"]._data += 1
+                arrays = _prepare(p, group["maximize"])
+                if arrays is not None:
+                    param, grad = arrays
+                    if weight_decay != 0:
+                        grad = grad + weight_decay * param
+                    eta = state["eta"].item()
+                    param *= 1 - lambd * eta
+                    param += -eta * grad
+                    ax = _data(state["ax"])
+                    mu = state["mu"].item()
+                    if mu != 1:
+                        ax += (param - ax) * mu
+                    else:
+                        ax[...] = param
+                    _bump(p, state["ax"])
+                step = state["step"].item()
+                state["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
+                state["mu"]._data[...] = 1 / max(1, step - t0)
+        return loss

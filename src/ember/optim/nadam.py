@@ -1,0 +1,97 @@
+"""NAdam: Adam with Nesterov momentum (Dozat), with momentum decay and decoupled weight decay."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops.creation import zeros_like
+from .adam import _check_betas, ema_sq_, lerp_
+from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+
+__all__ = ["NAdam"]
+
+
+class NAdam(Optimizer):
+    """NAdam, with torch's momentum schedule ``mu_t = beta1 (1 - 0.5 * 0.96^(t psi))``.
+
+    ``momentum_decay`` is ``psi``; ``decoupled_weight_decay`` gives NAdamW.
+
+    Example::
+
+        >>> opt = ember.optim.NAdam(model.parameters(), lr=2e-3)
+    """
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False):
+        _check_lr(lr)
+        _check_betas(betas, eps, weight_decay)
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "momentum_decay": momentum_decay,
+                    "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
+                    "foreach": foreach, "capturable": capturable,
+                    "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+        self._steps_as_tensors("step", "mu_product")
+
+    def step(self, closure=None):
+        """Perform one NAdam step; ``closure`` (optional) re-evaluates and returns the loss."""
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            lr = _value(group["lr"])
+            beta1, beta2 = group["betas"]
+            eps, weight_decay = group["eps"], group["weight_decay"]
+            psi = group["momentum_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar(0.0)
+                    state["mu_product"] = _scalar(1.0)
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_avg_sq"] = zeros_like(p)
+                state["step"]._data += 1
+                step = state["step"].item()
+                mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+                mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+                # the running product is a float32 tensor in torch: round as it does
+                mu_product = state["mu_product"]
+                mu_product._data[...] = mu_product._data * np.float32(mu)
+                arrays = _prepare(p, group["maximize"])
+                if arrays is None:
+                    continue
+                param, grad = arrays
+                bias_correction2 = 1 - beta2 ** step
+                if weight_decay != 0:
+                    if group["decoupled_weight_decay"]:
+                        param *= 1 - lr * weight_decay
+                    else:
+                        grad = grad + weight_decay * param
+                exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
+                lerp_(exp_avg, grad, 1 - beta1)
+                ema_sq_(exp_avg_sq, grad, beta2)
+                xp = p._device.xp
+                denom = xp.sqrt(exp_avg_sq / bias_correction2)
+                denom += eps
+                prod = mu_product.item()
+                prod_next = prod * mu_next
+                update = grad * (-lr * (1.0 - mu) / (1.0 - prod))
+                update /= denom
+                param += update
+                update = exp_avg * ((-lr * mu_next) / (1.0 - prod_next))
+                update /= denom
+                param += update
+                _bump(p, state["exp_avg"], state["exp_avg_sq"])
+        return loss

@@ -1,0 +1,457 @@
+"""The :class:`Optimizer` base class: parameter groups, per-parameter state, state dicts, hooks.
+
+Optimisers update parameters in place, on the arrays behind the tensors (NumPy or CuPy), with
+vectorised in-place array operations: no autograd graph is built and no Python loop runs over
+elements. Each update bumps the parameter's version counter, as an in-place tensor op would.
+
+The state dict has torch's layout (``{'state': {id: {...}}, 'param_groups': [{..., 'params':
+[ids]}]}``, step counters as float32 0-dim tensors), so ``torch.load`` reads what ``ember.save``
+writes of it and the other way round.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import warnings
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable
+from copy import deepcopy
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._device import META
+from .._tensor import Tensor, tensor
+from ..autograd.grad_mode import enable_grad
+from ..nn.modules.module import RemovableHandle, _HookDict
+
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+
+class _RequiredParameter:
+    """Singleton marking a default that every parameter group must set."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+_global_step_pre_hooks: OrderedDict = _HookDict()
+_global_step_post_hooks: OrderedDict = _HookDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Register ``hook(optimizer, args, kwargs)`` to run before every optimiser's ``step``.
+
+    It may return ``(new_args, new_kwargs)``. Returns a handle with ``remove()``.
+    """
+    handle = RemovableHandle(_global_step_pre_hooks)
+    _global_step_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """Register ``hook(optimizer, args, kwargs)`` to run after every optimiser's ``step``."""
+    handle = RemovableHandle(_global_step_post_hooks)
+    _global_step_post_hooks[handle.id] = hook
+    return handle
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return "ember." + type(obj).__name__
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", None) else f"{module}.{name}"
+
+
+def _hooked_step(step):
+    """Wrap a subclass's ``step``: step pre-hooks, the step itself, then post-hooks."""
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        for hook in itertools.chain(_global_step_pre_hooks.values(),
+                                    self._optimizer_step_pre_hooks.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {result}.")
+        out = step(self, *args, **kwargs)
+        for hook in itertools.chain(self._optimizer_step_post_hooks.values(),
+                                    _global_step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+
+    wrapper._ember_hooked = True
+    return wrapper
+
+
+class Optimizer:
+    """Base class of all optimisers.
+
+    ``params`` is an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts (parameter
+    groups, each with a ``'params'`` entry and options that override ``defaults``).
+
+    Example::
+
+        >>> w = ember.nn.Parameter(ember.ones(3))
+        >>> opt = ember.optim.SGD([w], lr=0.1)
+        >>> (w * w).sum().backward(); opt.step(); opt.zero_grad()
+        >>> w
+        Parameter containing:
+        tensor([0.8000, 0.8000, 0.8000], requires_grad=True)
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_ember_hooked", False):
+            cls.step = _hooked_step(step)
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks = _HookDict()
+        self._optimizer_step_post_hooks = _HookDict()
+        self._optimizer_state_dict_pre_hooks = _HookDict()
+        self._optimizer_state_dict_post_hooks = _HookDict()
+        self._optimizer_load_state_dict_pre_hooks = _HookDict()
+        self._optimizer_load_state_dict_post_hooks = _HookDict()
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + _typename(params))
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    # ------------------------------------------------------------ pickling and printing
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks"):
+            if name not in self.__dict__:
+                setattr(self, name, _HookDict())
+        self.defaults.setdefault("differentiable", False)
+
+    def __repr__(self):
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+    # ------------------------------------------------------------ parameter groups
+
+    def add_param_group(self, param_group):
+        """Add a group of parameters (a dict with ``'params'`` and options) to optimise.
+
+        Options the group does not set take the optimiser's defaults.
+
+        Example::
+
+            >>> opt.add_param_group({'params': [head.weight], 'lr': 1e-2})
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        tensors, names = [], []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            param_group["param_names"] = names
+        for param in tensors:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (
+                    param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        if len(tensors) != len({id(p) for p in tensors}):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
+        if any(id(p) in seen for p in tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # ------------------------------------------------------------ gradients and steps
+
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of all optimised tensors (to None by default, else to zeros).
+
+        Example::
+
+            >>> opt.zero_grad()
+            >>> w.grad is None
+            True
+        """
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                    continue
+                if grad.grad_fn is not None:
+                    grad.detach_()
+                else:
+                    grad.requires_grad_(False)
+                if grad._device is not META:
+                    grad._data[...] = 0
+                grad._vc[0] += 1
+
+    def step(self, closure=None):
+        """Perform one optimisation step (``closure`` re-evaluates the model, returns the loss)."""
+        raise NotImplementedError
+
+    def _eval_closure(self, closure):
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    # ------------------------------------------------------------ hooks
+
+    def _register(self, hooks, hook, prepend=False):
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook):
+        """Register ``hook(optimizer, args, kwargs)`` to run before this optimiser's ``step``."""
+        return self._register(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """Register ``hook(optimizer, args, kwargs)`` to run after this optimiser's ``step``."""
+        return self._register(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer)`` to run before ``state_dict``."""
+        return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer, state_dict)`` to run after ``state_dict``."""
+        return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer, state_dict)`` to run before ``load_state_dict``."""
+        return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """Register ``hook(optimizer)`` to run after ``load_state_dict``."""
+        return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    # ------------------------------------------------------------ state dicts
+
+    def state_dict(self):
+        """The optimiser's state: ``{'state': {param id: {...}}, 'param_groups': [...]}``.
+
+        Parameters are replaced by integer ids (their position over all groups), as in torch.
+
+        Example::
+
+            >>> sorted(ember.optim.SGD([w], lr=0.1).state_dict())
+            ['param_groups', 'state']
+        """
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
+        mapping = {}
+        start = 0
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            groups.append(packed)
+        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+                        for k, v in self.state.items()}
+        state_dict = {"state": packed_state, "param_groups": groups}
+        for hook in self._optimizer_state_dict_post_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    @staticmethod
+    def _cast_state_value(param, value, param_id, saved_groups, key):
+        fused = capturable = False
+        for group in saved_groups:
+            if param_id in group["params"]:
+                fused = group.get("fused", False)
+                capturable = group.get("capturable", False)
+                break
+        if key == "step":
+            if capturable or fused:
+                return value.to(dtype=dt.float32, device=param.device)
+            return value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
+
+    def load_state_dict(self, state_dict):
+        """Load a state dict from :meth:`state_dict` (ember's or torch's, via ``ember.load``).
+
+        State tensors are cast to their parameter's dtype and device (the ``step`` counters
+        keep theirs).
+
+        Example::
+
+            >>> opt.load_state_dict(ember.load('opt.pt'))
+        """
+        state_dict = state_dict.copy()
+        for hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = dict(zip(itertools.chain.from_iterable(g["params"] for g in saved_groups),
+                          itertools.chain.from_iterable(g["params"] for g in groups)))
+        original_groups = state_dict["param_groups"]
+
+        def cast(param, value, param_id, key=None):
+            if isinstance(value, Tensor):
+                return Optimizer._cast_state_value(param, value, param_id, original_groups, key)
+            if isinstance(value, dict):
+                return {k: cast(param, v, param_id, k) for k, v in value.items()}
+            if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+                return type(value)(cast(param, v, param_id) for v in value)
+            return value
+
+        state = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in id_map:
+                param = id_map[key]
+                state[param] = cast(param, value, key)
+            else:
+                state[key] = value
+        new_groups = []
+        for group, saved in zip(groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+            new_groups.append(saved)
+        self.__setstate__({"state": state, "param_groups": new_groups})
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
+
+    def _steps_as_tensors(self, *keys):
+        """After loading an old state dict, make float step counters float32 tensors again."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                p_state = self.state.get(p, None)
+                if not p_state:
+                    continue
+                for key in keys:
+                    if key in p_state and not isinstance(p_state[key], Tensor):
+                        p_state[key] = _scalar(float(p_state[key]))
+
+
+# ---------------------------------------------------------------- helpers for the updates
+
+
+def _scalar(value):
+    """A float32 0-dim CPU tensor: torch's type for ``state['step']`` and similar counters."""
+    return tensor(value, dtype=dt.float32)
+
+
+def _value(x):
+    """A Python number from a number or a one-element tensor (a tensor ``lr``, say)."""
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _real(array):
+    """``array`` itself, or for a complex array a real view of shape (..., 2) on its memory."""
+    if array.dtype.kind != "c":
+        return array
+    real = np.float32 if array.dtype == np.complex64 else np.float64
+    return array[..., None].view(real)
+
+
+def _prepare(p, maximize):
+    """The parameter's array (real view for complex) and its gradient (negated to maximise).
+
+    Returns ``None`` for parameters on the meta device, which hold no values to update.
+    """
+    if p._device is META:
+        return None
+    grad = p.grad._data
+    if maximize:
+        grad = -grad
+    return _real(p._data), _real(grad)
+
+
+def _data(t):
+    """A state tensor's array, as a real view for complex tensors."""
+    return _real(t._data)
+
+
+def _bump(*tensors):
+    for t in tensors:
+        t._vc[0] += 1
+
+
+def _check_lr(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+

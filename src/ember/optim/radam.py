@@ -1,0 +1,86 @@
+"""RAdam: Adam with a rectified adaptive learning rate (Liu et al.)."""
+
+from __future__ import annotations
+
+from ..ops.creation import zeros_like
+from .adam import _check_betas, ema_sq_, lerp_
+from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+
+__all__ = ["RAdam"]
+
+
+class RAdam(Optimizer):
+    """RAdam: plain momentum SGD while the variance estimate is unreliable (``rho_t <= 5``),
+    then Adam scaled by the rectification term. ``decoupled_weight_decay`` gives RAdamW.
+
+    Example::
+
+        >>> opt = ember.optim.RAdam(model.parameters(), lr=1e-3)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
+                 capturable=False, differentiable=False):
+        _check_lr(lr)
+        _check_betas(betas, eps, weight_decay)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                    "decoupled_weight_decay": decoupled_weight_decay,
+                    "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("capturable", False)
+        self._steps_as_tensors("step")
+
+    def step(self, closure=None):
+        """Perform one RAdam step; ``closure`` (optional) re-evaluates and returns the loss."""
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            lr = _value(group["lr"])
+            beta1, beta2 = group["betas"]
+            eps, weight_decay = group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar(0.0)
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_avg_sq"] = zeros_like(p)
+                state["step"]._data += 1
+                arrays = _prepare(p, group["maximize"])
+                if arrays is None:
+                    continue
+                param, grad = arrays
+                step = state["step"].item()
+                if weight_decay != 0:
+                    if group["decoupled_weight_decay"]:
+                        param *= 1 - lr * weight_decay
+                    else:
+                        grad = grad + weight_decay * param
+                exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
+                lerp_(exp_avg, grad, 1 - beta1)
+                ema_sq_(exp_avg_sq, grad, beta2)
+                bias_correction1 = 1 - beta1 ** step
+                bias_correction2 = 1 - beta2 ** step
+                update = exp_avg / bias_correction1
+                rho_inf = 2 / (1 - beta2) - 1
+                rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+                update *= lr
+                if rho_t > 5.0:
+                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                            / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+                    adaptive = p._device.xp.sqrt(exp_avg_sq)
+                    adaptive += eps
+                    update *= (bias_correction2 ** 0.5) / adaptive
+                    update *= rect
+                param -= update
+                _bump(p, state["exp_avg"], state["exp_avg_sq"])
+        return loss

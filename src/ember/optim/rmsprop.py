@@ -1,0 +1,100 @@
+"""RMSprop, optionally centred and with momentum."""
+
+from __future__ import annotations
+
+from ..ops.creation import zeros_like
+from .adam import lerp_
+from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    """RMSprop: ``v = alpha v + (1 - alpha) g^2``, step ``-lr * g / (sqrt(v) + eps)``.
+
+    ``centered`` subtracts the squared running mean of ``g`` from ``v``; ``momentum`` keeps a
+    buffer ``b = momentum * b + g / (sqrt(v) + eps)`` and steps ``-lr * b``.
+
+    Example::
+
+        >>> opt = ember.optim.RMSprop(model.parameters(), lr=1e-2, momentum=0.9)
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
+                    "centered": centered, "weight_decay": weight_decay,
+                    "capturable": capturable, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("momentum", 0)
+            group.setdefault("centered", False)
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+        self._steps_as_tensors("step")
+
+    def step(self, closure=None):
+        """Perform one RMSprop step; ``closure`` (optional) re-evaluates and returns the loss."""
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            lr = _value(group["lr"])
+            alpha, eps, weight_decay = group["alpha"], group["eps"], group["weight_decay"]
+            momentum, centered = group["momentum"], group["centered"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar(0.0)
+                    state["square_avg"] = zeros_like(p)
+                    if momentum > 0:
+                        state["momentum_buffer"] = zeros_like(p)
+                    if centered:
+                        state["grad_avg"] = zeros_like(p)
+                state["step"]._data += 1
+                arrays = _prepare(p, group["maximize"])
+                if arrays is None:
+                    continue
+                param, grad = arrays
+                if weight_decay != 0:
+                    grad = grad + weight_decay * param
+                xp = p._device.xp
+                square_avg = _data(state["square_avg"])
+                square_avg *= alpha
+                square_avg += (1 - alpha) * grad * grad
+                if centered:
+                    grad_avg = _data(state["grad_avg"])
+                    lerp_(grad_avg, grad, 1 - alpha)
+                    avg = xp.sqrt(square_avg + -1 * grad_avg * grad_avg)
+                    _bump(state["grad_avg"])
+                else:
+                    avg = xp.sqrt(square_avg)
+                avg += eps
+                if momentum > 0:
+                    buf = _data(state["momentum_buffer"])
+                    buf *= momentum
+                    buf += grad / avg
+                    param += -lr * buf
+                    _bump(state["momentum_buffer"])
+                else:
+                    update = grad * -lr
+                    update /= avg
+                    param += update
+                _bump(p, state["square_avg"])
+        return loss
