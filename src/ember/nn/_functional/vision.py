@@ -1,5 +1,566 @@
-"""nn.functional: vision (being written)."""
+"""nn.functional: vision ops (pixel/channel shuffle, interpolate/upsample, grid_sample,
+affine_grid).
+
+All are composites of ember ops, so autograd (and double backward where the pieces allow)
+comes for free. Interpolation is separable: one spatial dim at a time, each output position
+reads 1 (nearest), 2 (linear) or 4 (cubic) input positions along that dim through
+``index_select`` and mixes them with per-position weights, using torch's source-index
+formulas (computed in float32 for float32/half inputs, as torch's ``opmath`` does).
+``grid_sample`` gathers the 2^d corners of each sample point from the flattened input planes.
+"""
 
 from __future__ import annotations
 
-__all__ = []
+import itertools
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from ... import _dtype as dt
+from ..._tensor import Tensor, tensor
+from ...ops._registry import _short_name
+from ...ops.pointwise import where
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
+           "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
+           "affine_grid"]
+
+
+def _check_tensor(input, name, arg="input"):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
+# ---------------------------------------------------------------- shuffles
+
+
+def pixel_shuffle(input, upscale_factor):
+    """Rearrange (*, C*r^2, H, W) into (*, C, H*r, W*r).
+
+    Example::
+
+        >>> F.pixel_shuffle(ember.ones(1, 8, 3, 3), 2).shape
+        ember.Size([1, 2, 6, 6])
+    """
+    _check_tensor(input, "pixel_shuffle")
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    lead = tuple(lead)
+    n = len(lead)
+    x = input.reshape(lead + (c // (r * r), r, r, h, w))
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """Rearrange (*, C, H*r, W*r) into (*, C*r^2, H, W), the inverse of pixel_shuffle.
+
+    Example::
+
+        >>> F.pixel_unshuffle(ember.ones(1, 2, 6, 6), 2).shape
+        ember.Size([1, 8, 3, 3])
+    """
+    _check_tensor(input, "pixel_unshuffle")
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, "
+                           f"but input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, "
+                           f"but input.size(-1)={w} is not divisible by {r}")
+    lead = tuple(lead)
+    n = len(lead)
+    x = input.reshape(lead + (c, h // r, r, w // r, r))
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(lead + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    """Split the channels (dim 1) into ``groups`` and interleave them.
+
+    Example::
+
+        >>> F.channel_shuffle(ember.arange(4.).reshape(1, 4, 1), 2).flatten()
+        tensor([0., 2., 1., 3.])
+    """
+    _check_tensor(input, "channel_shuffle")
+    g = int(groups)
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{g}")
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    n, c, *rest = input.shape
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {g} groups.")
+    x = input.reshape((n, g, c // g) + tuple(rest)).transpose(1, 2)
+    return x.reshape(tuple(input.shape))
+
+
+native_channel_shuffle = channel_shuffle
+
+
+# ---------------------------------------------------------------- interpolate
+
+_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+_CUBIC_A = -0.75
+
+
+def _opmath(dtype):
+    return np.float64 if dtype is dt.float64 else np.float32
+
+
+def _area_scale(n, o, align_corners, scale, work):
+    """torch's ``area_pixel_compute_scale``: the source step per output position."""
+    if align_corners:
+        return work((n - 1) / (o - 1)) if o > 1 else work(0)
+    if scale is not None and scale > 0:
+        return work(1.0 / scale)
+    return work(n) / work(o)
+
+
+def _source_index(o, scale, align_corners, cubic, work):
+    dst = np.arange(o, dtype=work)
+    if align_corners:
+        return scale * dst
+    src = scale * (dst + work(0.5)) - work(0.5)
+    return src if cubic else np.maximum(src, work(0))
+
+
+def _nearest_index(n, o, scale, exact, shortcuts):
+    if shortcuts and o == n:  # torch's 2-D nearest kernel copies / halves these directly
+        return np.arange(o)
+    if shortcuts and o == 2 * n:
+        return np.arange(o) >> 1
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(n) / \
+        np.float32(o)
+    dst = np.arange(o, dtype=np.float32)
+    src = np.floor((dst + np.float32(0.5)) * s if exact else dst * s)
+    return np.minimum(src.astype(np.int64), n - 1)
+
+
+def _cubic_weights(t, work):
+    a = work(_CUBIC_A)
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _taps(n, o, mode, align_corners, scale, work, nd):
+    """(indices, weights) per tap along one dim: lists of (o,) arrays."""
+    if mode in ("nearest", "nearest-exact"):
+        exact = mode == "nearest-exact"
+        return [_nearest_index(n, o, scale, exact, not exact and nd == 2)], None
+    step = _area_scale(n, o, align_corners, scale, work)
+    if mode == "bicubic":
+        src = _source_index(o, step, align_corners, True, work)
+        base = np.floor(src)
+        t = (src - base).astype(work)
+        base = base.astype(np.int64)
+        index = [np.clip(base - 1 + k, 0, n - 1) for k in range(4)]
+        return index, _cubic_weights(t, work)
+    src = _source_index(o, step, align_corners, False, work)
+    lo = np.minimum(np.floor(src).astype(np.int64), n - 1)
+    frac = np.clip(src - lo, 0, 1).astype(work)
+    hi = lo + (lo < n - 1)
+    return [lo, hi], [(work(1) - frac).astype(work), frac]
+
+
+def _resample_dim(x, d, index, weights, device):
+    """Mix ``x`` along dim ``d``: ``sum_k x[index_k] * weights_k``."""
+    if weights is None:
+        return x.index_select(d, tensor(index[0], device=device))
+    trailing = (1,) * (x.dim() - d - 1)
+    total = None
+    for idx, w in zip(index, weights):
+        term = x.index_select(d, tensor(idx, device=device)) * tensor(
+            w.reshape((-1,) + trailing), dtype=x.dtype, device=device)
+        total = term if total is None else total + term
+    return total
+
+
+def _interp_sizes(input, size, scale_factor, recompute_scale_factor, mode):
+    nd = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != nd:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size of "
+                    f"{size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "output size in (o1, o2, ...,oK) format.")
+            if not all(isinstance(s, numbers.Integral) for s in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] "
+                                f"or Tuple[int, int, int], but got size with types "
+                                f"{[type(s) for s in size]}")
+            out = [int(s) for s in size]
+        else:
+            out = [int(size)] * nd
+        scales = None
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != nd:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. Please provide input tensor in (N, "
+                    "C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            scales = [float(s) for s in scale_factor]
+        else:
+            scales = [float(scale_factor)] * nd
+        out = None
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and out is None:
+        recompute_scale_factor = True
+    spatial = list(input.shape[2:])
+    if recompute_scale_factor:
+        out = [math.floor(n * s) for n, s in zip(spatial, scales)]
+        scales = None
+    if out is None:
+        out = [math.floor(float(n) * s) for n, s in zip(spatial, scales)]
+    return out, scales
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize (N, C, *spatial) to ``size`` or by ``scale_factor``.
+
+    ``mode``: 'nearest', 'nearest-exact', 'linear' (3-D), 'bilinear'/'bicubic' (4-D),
+    'trilinear' (5-D) or 'area' (adaptive average pooling). ``align_corners`` (linear
+    modes) maps the corner pixel centres onto each other.
+
+    Example::
+
+        >>> F.interpolate(ember.tensor([[[1., 2.]]]), scale_factor=2, mode="linear")
+        tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
+    """
+    _check_tensor(input, "interpolate")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    ndim = input.dim()
+    expected = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+    if mode not in _MODES or ndim not in (3, 4, 5):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
+            "modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+            f"nearest-exact (got {mode})")
+    out, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor, mode)
+    if antialias:
+        if not (mode in ("bilinear", "bicubic") and ndim == 4):
+            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                             "modes and requires a 4-D tensor as input")
+        raise NotImplementedError("interpolate(antialias=True) is not implemented in ember")
+    if mode in expected and expected[mode] != ndim:
+        needs = {3: "3D", 4: "4D", 5: "5D"}[expected[mode]]
+        raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {needs} input")
+    spatial = list(input.shape[2:])
+    if any(n <= 0 for n in spatial) or any(o <= 0 for o in out):
+        letters = ("W",) if len(out) == 1 else ("H", "W") if len(out) == 2 else ("D", "H", "W")
+        raise RuntimeError(
+            "Input and output sizes should be greater than 0, but got input ("
+            + ", ".join(f"{c}: {n}" for c, n in zip(letters, spatial)) + ") and output ("
+            + ", ".join(f"{c}: {o}" for c, o in zip(letters, out)) + ")")
+    if mode == "area":
+        pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[ndim - 3]
+        return pool(input, out)
+    d = input.dtype
+    if d is dt.bool or d.is_complex or (mode not in ("nearest", "nearest-exact")
+                                        and not d.is_floating_point):
+        kernel = {"nearest": "upsample_nearest", "nearest-exact": "_upsample_nearest_exact"}
+        name = kernel.get(mode, f"upsample_{mode}") + f"{ndim - 2}d"
+        if mode == "bicubic":
+            name = "upsample_bicubic2d_out_frame"
+        raise NotImplementedError(f'"{name}" not implemented for \'{_short_name(d)}\'')
+    work = _opmath(d)
+    x = input
+    low = d in (dt.float16, dt.bfloat16) and mode not in ("nearest", "nearest-exact")
+    if low:
+        x = x.float()
+    for i, o in enumerate(out):
+        n = spatial[i]
+        scale = scales[i] if scales is not None else None
+        index, weights = _taps(n, o, mode, align_corners, scale, work, len(out))
+        if weights is None and np.array_equal(index[0], np.arange(n)):
+            continue
+        x = _resample_dim(x, 2 + i, index, weights, input.device)
+    if x is input:
+        x = input.clone()
+    return x.to(d) if low else x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of :func:`interpolate`.
+
+    Example::
+
+        >>> F.upsample(ember.ones(1, 1, 2), scale_factor=2).shape
+        ember.Size([1, 1, 4])
+    """
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='nearest')``.
+
+    Example::
+
+        >>> F.upsample_nearest(ember.ones(1, 1, 2), scale_factor=2).shape
+        ember.Size([1, 1, 4])
+    """
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``.
+
+    Example::
+
+        >>> F.upsample_bilinear(ember.ones(1, 1, 2, 2), scale_factor=2).shape
+        ember.Size([1, 1, 4, 4])
+    """
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---------------------------------------------------------------- grid_sample / affine_grid
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
+                  "align_corners=False since 1.3.0. Please specify align_corners=True if the old "
+                  "behavior is desired. See the documentation of grid_sample for details.")
+
+
+def _reflect(c, twice_low, twice_high):
+    if twice_low == twice_high:
+        return c * 0
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    c = (c - low).abs()
+    extra = c.fmod(span)
+    flips = (c / span).floor()
+    return where(flips.fmod(2) == 0, extra + low, span - extra + low)
+
+
+def _source_coordinate(c, size, padding_mode, align_corners):
+    """A normalised grid coordinate in [-1, 1] as a (padded) pixel coordinate."""
+    if align_corners:
+        c = (c + 1) / 2 * (size - 1)
+    else:
+        c = ((c + 1) * size - 1) / 2
+    if padding_mode == "border":
+        c = c.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
+        c = c.clamp(0, size - 1)
+    return c
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample ``input`` (N, C, *spatial) at the normalised points of ``grid``
+    (N, *out, nd), ``grid[..., 0]`` being x (the last dim).
+
+    ``mode``: 'bilinear' or 'nearest'; ``padding_mode``: 'zeros', 'border', 'reflection'.
+
+    Example::
+
+        >>> F.grid_sample(ember.ones(1, 1, 2, 2), ember.zeros(1, 1, 1, 2),
+        ...               align_corners=False)
+        tensor([[[[1.]]]])
+    """
+    _check_tensor(input, "grid_sample")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    in_shape, grid_shape = list(input.shape), list(grid.shape)
+    if input.dtype is not grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
+                           f"input has {_c_name(input.dtype)} and grid has "
+                           f"{_c_name(grid.dtype)}")
+    if input.dim() not in (4, 5) or input.dim() != grid.dim():
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
+                           f"of dimensions, but got input with sizes {in_shape} and grid with "
+                           f"sizes {grid_shape}")
+    nd = input.dim() - 2
+    if in_shape[0] != grid_shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {in_shape} and grid with sizes "
+                           f"{grid_shape}")
+    if grid_shape[-1] != nd:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
+                           f"but got grid with sizes {grid_shape}")
+    for i, n in enumerate(in_shape[2:]):
+        if n <= 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {in_shape} with dimension "
+                               f"{i + 2} being empty")
+    if mode == "bicubic":
+        if nd != 2:
+            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+        raise NotImplementedError("grid_sample(mode='bicubic') is not implemented in ember")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"grid_sampler_{nd}d_cpu" not implemented for '
+                                  f"'{_short_name(input.dtype)}'")
+    n, c = in_shape[:2]
+    spatial = in_shape[2:]
+    out = grid_shape[1:-1]
+    points = math.prod(out)
+    g = grid.reshape(n, points, nd)
+    coords = [_source_coordinate(g[..., nd - 1 - j], spatial[j], padding_mode, align_corners)
+              for j in range(nd)]  # coords[j] runs along spatial dim j
+    strides = [math.prod(spatial[j + 1:]) for j in range(nd)]
+    planes = input.reshape(n, c, math.prod(spatial))
+
+    def read(positions, valid):
+        flat = None
+        for j, p in enumerate(positions):
+            term = p.clamp(0, spatial[j] - 1).long() * strides[j]
+            flat = term if flat is None else flat + term
+        values = planes.gather(2, flat.unsqueeze(1).expand(n, c, points))
+        return where(valid.unsqueeze(1), values, values.new_zeros(()))
+
+    def inside(positions):
+        valid = None
+        for j, p in enumerate(positions):
+            ok = (p >= 0).logical_and(p <= spatial[j] - 1)
+            valid = ok if valid is None else valid.logical_and(ok)
+        return valid
+
+    if mode == "nearest":
+        positions = [cj.detach().round() for cj in coords]
+        result = read(positions, inside(positions))
+    else:
+        lows = [cj.detach().floor() for cj in coords]
+        result = None
+        for corner in itertools.product((0, 1), repeat=nd):
+            positions = [lo + bit for lo, bit in zip(lows, corner)]
+            weight = None
+            for cj, lo, bit in zip(coords, lows, corner):
+                w = cj - lo if bit else lo + 1 - cj
+                weight = w if weight is None else weight * w
+            valid = inside(positions)
+            term = read(positions, valid) * where(valid, weight, weight.new_zeros(())).unsqueeze(1)
+            result = term if result is None else result + term
+    return result.reshape([n, c] + out)
+
+
+def _c_name(d):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16"}.get(d.name, d.name)
+
+
+def _base_coords(steps, align_corners, dtype, device):
+    from ...ops.creation import linspace
+
+    if steps <= 1:
+        return tensor(np.zeros(steps), dtype=dtype, device=device)
+    values = linspace(-1, 1, steps, dtype=dtype, device=device)
+    if not align_corners:
+        values = values * (steps - 1) / steps
+    return values
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps ``theta``
+    (N, 2, 3) (or (N, 3, 4)), for :func:`grid_sample`.
+
+    Example::
+
+        >>> F.affine_grid(ember.tensor([[[1., 0., 0.], [0., 1., 0.]]]), (1, 1, 2, 2),
+        ...               align_corners=True)[0, 0]
+        tensor([[-1., -1.],
+                [ 1., -1.]])
+    """
+    _check_tensor(theta, "affine_grid", "theta")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    given = size
+    size = list(size)
+    shape = tuple(theta.shape)
+    if len(size) == 4:
+        if theta.dim() != 3 or shape[-2] != 2 or shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{given}. Got {theta.shape}.")
+    elif len(size) == 5:
+        if theta.dim() != 3 or shape[-2] != 3 or shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{given}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size "
+                                  f"{given}.")
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
+                      "when align_corners=True. This is not an intended use case of "
+                      "affine_grid. See the documentation of affine_grid for details.",
+                      stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+    nd = len(spatial)
+    n = size[0]
+    if shape[0] != n:
+        raise RuntimeError(f"Expected size[0] ({n}) to match theta's batch size ({shape[0]})")
+    from ...ops.creation import ones
+    from ...ops.shape import stack
+
+    axes = [_base_coords(s, align_corners, theta.dtype, theta.device) for s in spatial]
+    # base[..., k] = coordinate along spatial dim nd-1-k (x first), then a column of ones
+    columns = []
+    for k in range(nd):
+        j = nd - 1 - k
+        view = [1] * nd
+        view[j] = spatial[j]
+        columns.append(axes[j].reshape(view).expand(*spatial))
+    columns.append(ones(spatial, dtype=theta.dtype, device=theta.device))
+    base = stack(columns, -1).reshape(1, math.prod(spatial), nd + 1)
+    grid = base.matmul(theta.transpose(1, 2))
+    return grid.reshape([n] + spatial + [nd])
+
+
