@@ -23,7 +23,8 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor
-from ._operands import broadcast_shapes, wrap_dim
+from ._operands import broadcast_shapes as _broadcast_shapes
+from ._operands import wrap_dim
 from ._registry import Op, defop, write_out
 
 __all__ = ["reshape", "view_as", "reshape_as", "flatten", "unflatten", "ravel", "squeeze",
@@ -753,7 +754,7 @@ def broadcast_tensors(*tensors):
     """
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
         tensors = tuple(tensors[0])
-    shape = broadcast_shapes(*(t._data.shape for t in tensors))
+    shape = _broadcast_shapes(*(t._data.shape for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
 
@@ -2005,3 +2006,32 @@ Tensor.T = property(_T)
 Tensor.mT = property(_mT)
 Tensor.H = property(_H)
 Tensor.mH = property(_mH)
+
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of ``shapes`` broadcast to, without making any tensor.
+
+    Example::
+
+        >>> ember.broadcast_shapes((2, 1), (3,))
+        ember.Size([2, 3])
+    """
+    from .._tensor import Size
+
+    result = []
+    for index, shape in enumerate(shapes):
+        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if len(shape) > len(result):
+            result = [1] * (len(shape) - len(result)) + result
+        for offset, size in enumerate(reversed(shape), start=1):
+            current = result[-offset]
+            if size == current or size == 1:
+                continue
+            if current == 1:
+                result[-offset] = size
+                continue
+            raise RuntimeError(
+                f"Attempting to broadcast a dimension of length {size} at {-offset}! Mismatching "
+                f"argument at index {index} had {shape}; but expected shape should be "
+                f"broadcastable to {result}")
+    return Size(result)
