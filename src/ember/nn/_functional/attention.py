@@ -1,5 +1,432 @@
-"""nn.functional: attention (being written)."""
+"""nn.functional: attention (scaled dot-product attention, multi-head attention forward).
+
+Both are composites of ember ops (so gradients and double backward come from the primitives)
+around one dedicated primitive, ``_safe_softmax``: a softmax over the last dim whose fully
+masked rows (every logit ``-inf``) give zeros instead of NaN, with a zero gradient there, as
+torch's math attention does. The heavy lifting is two batched matmuls (BLAS).
+"""
 
 from __future__ import annotations
 
-__all__ = []
+import math
+
+import numpy as np
+
+from ... import _dtype as dt
+from ..._tensor import Tensor
+from ...ops._registry import Op, _short_name
+from ...ops.pointwise import _check_dtype
+from ...ops.shape import cat, pad
+from .activation import softmax
+from .dropout import dropout
+from .linear import linear
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_F32 = np.dtype(np.float32)
+
+# torch's C++ names of scalar types, as its attention error messages print them
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def _cpp(d):
+    return _CPP_NAMES.get(d.name, d.name)
+
+
+# ---------------------------------------------------------------- safe softmax primitive
+
+
+def _safe_softmax_kernel(xp, a):
+    dtype = a.dtype
+    if dtype in _LOW:
+        a = a.astype(_F32)
+    if a.size == 0:
+        return xp.empty(a.shape, dtype)
+    m = a.max(axis=-1, keepdims=True)
+    # a row of -inf has max -inf: shift it by 0 so exp gives 0, not NaN
+    m = xp.where(m == -xp.inf, xp.asarray(0, dtype=m.dtype), m)
+    with np.errstate(invalid="ignore", over="ignore"):
+        e = xp.exp(a - m)
+        s = e.sum(axis=-1, keepdims=True)
+        s = xp.where(s == 0, xp.asarray(1, dtype=s.dtype), s)
+        e /= s
+    return e.astype(dtype, copy=False)
+
+
+def _safe_softmax_meta(a):
+    return a.shape, a.dtype
+
+
+_safe_softmax_op = Op("_safe_softmax", _safe_softmax_kernel, meta=_safe_softmax_meta,
+                      save_inputs=False, save_output=True)
+
+
+@_safe_softmax_op.defderivative
+def _safe_softmax_derivative(ctx, grad):
+    y = ctx.output
+    gy = grad * y
+    return (gy - y * gy.sum(-1, keepdim=True),)
+
+
+# ---------------------------------------------------------------- scaled dot-product attention
+
+
+def _check_tensor(x, arg, position=None):
+    if not isinstance(x, Tensor):
+        where = f" (position {position})" if position else ""
+        raise TypeError(f"scaled_dot_product_attention(): argument '{arg}'{where} must be "
+                        f"Tensor, not {type(x).__name__}")
+
+
+def _sdpa_checks(query, key, value, attn_mask, dropout_p, is_causal):
+    _check_tensor(query, "query", 1)
+    _check_tensor(key, "key", 2)
+    _check_tensor(value, "value", 3)
+    if attn_mask is not None:
+        _check_tensor(attn_mask, "attn_mask")
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, "
+                           f"but got query.dim: {query.dim()} key.dim: {key.dim()} and "
+                           f"value.dim: {value.dim()} instead.")
+    qd = query.dtype
+    if key.dtype is not qd or value.dtype is not qd:
+        raise RuntimeError("Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {_cpp(qd)} key.dtype: {_cpp(key.dtype)} and "
+                           f"value.dtype: {_cpp(value.dtype)} instead.")
+    if attn_mask is not None:
+        md = attn_mask.dtype
+        if md is not dt.bool and md is not dt.float32 and md is not qd:
+            raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query "
+                               f"dtype, but got attn_mask.dtype: {_cpp(md)} and  query.dtype: "
+                               f"{_cpp(qd)} instead.")
+        if is_causal:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+    if dropout_p > 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if qd.is_complex:
+        _check_dtype("softmax_lastdim_kernel_impl", qd, "c")
+    if not qd.is_floating_point:
+        raise RuntimeError(f"expected scalar type Float but found {_short_name(qd)}")
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """``softmax(query @ key^T * scale + mask) @ value`` over the last two dims.
+
+    ``attn_mask`` is a bool mask (True = may attend) or a float bias added to the scores,
+    broadcast to ``(..., L, S)``; ``is_causal`` applies the lower-triangular mask (top-left
+    aligned); ``scale`` defaults to ``1 / sqrt(E)``; ``dropout_p`` drops attention weights
+    (always, as torch does); ``enable_gqa`` repeats key/value heads (dim -3) to match the
+    query's. Rows where every position is masked give zeros.
+
+    Example::
+
+        >>> q = k = v = ember.randn(2, 4, 5, 8)
+        >>> F.scaled_dot_product_attention(q, k, v, is_causal=True).shape
+        ember.Size([2, 4, 5, 8])
+    """
+    _sdpa_checks(query, key, value, attn_mask, dropout_p, is_causal)
+    L, S = query.shape[-2], key.shape[-2]
+    scale_factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hk != hq or hv != hq:
+            if hq % hk or hq % hv:
+                raise RuntimeError("Number of heads in key and value must divide the number of "
+                                   "heads in ")
+            if hk != hq:
+                key = key.repeat_interleave(hq // hk, dim=-3)
+            if hv != hq:
+                value = value.repeat_interleave(hq // hv, dim=-3)
+    scores = (query * scale_factor).matmul(key.transpose(-2, -1))
+    if is_causal:
+        allowed = query.new_ones((L, S), dtype=dt.bool).tril()
+        scores = scores.masked_fill(allowed.logical_not(), float("-inf"))
+    elif attn_mask is not None:
+        if attn_mask.dtype is dt.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask.to(query.dtype)
+    weights = _safe_softmax_op(scores)
+    if dropout_p > 0.0:
+        weights = dropout(weights, p=dropout_p)
+    return weights.matmul(value)
+
+
+# ---------------------------------------------------------------- multi-head attention
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """Whether the input is batched; torch's AssertionErrors for bad ranks."""
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be "
+                                 f"3-D but found {key.dim()}-D and {value.dim()}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 2-D but found {key_padding_mask.dim()}-D tensor "
+                                 "instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
+                                 f"2-D or 3-D but found {attn_mask.dim()}-D tensor instead")
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be "
+                                 f"2-D but found {key.dim()}-D and {value.dim()}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to "
+                                 f"be `None` or 1-D but found {key_padding_mask.dim()}-D tensor "
+                                 "instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be "
+                                     f"`None`, 2-D or 3-D but found {attn_mask.dim()}-D tensor "
+                                     "instead")
+            if attn_mask.dim() == 3:
+                expected = (num_heads, query.shape[0], key.shape[0])
+                if tuple(attn_mask.shape) != expected:
+                    raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                         f"{attn_mask.shape}")
+        return False
+    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.dim()}-D query tensor")
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """A bool mask as a float one (``-inf`` where True); float masks pass unchanged."""
+    if mask is None:
+        return None
+    if mask.dtype is not dt.bool and not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype is not other_type:
+        import warnings
+
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", stacklevel=2)
+    if mask.dtype is dt.bool:
+        mask = mask.new_zeros(mask.shape, dtype=target_type).masked_fill_(mask, float("-inf"))
+    return mask
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    """Project q, k, v with the packed (3E, E) weight: one GEMM for self-attention."""
+    E = q.shape[-1]
+    if k is v:
+        if q is k:
+            proj = linear(q, w, b).unflatten(-1, (3, E)).movedim(-2, 0)
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([E, 2 * E])
+        b_q, b_kv = (None, None) if b is None else b.split([E, 2 * E])
+        kv = linear(k, w_kv, b_kv).unflatten(-1, (2, E)).movedim(-2, 0)
+        return linear(q, w_q, b_q), kv[0], kv[1]
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    Eq, Ek, Ev = q.shape[-1], k.shape[-1], v.shape[-1]
+    checks = ((w_q, (Eq, Eq), "query"), (w_k, (Eq, Ek), "key"), (w_v, (Eq, Ev), "value"))
+    for w, shape, name in checks:
+        if tuple(w.shape) != shape:
+            raise AssertionError(f"expecting {name} weights shape of {shape}, but got "
+                                 f"{tuple(w.shape)}")
+    for bias, name in ((b_q, "query"), (b_k, "key"), (b_v, "value")):
+        if bias is not None and tuple(bias.shape) != (Eq,):
+            raise AssertionError(f"expecting {name} bias shape of {(Eq,)}, but got "
+                                 f"{tuple(bias.shape)}")
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """The forward pass of :class:`~ember.nn.MultiheadAttention` as a function.
+
+    Inputs are sequence-first: query ``(L, N, E)`` (or unbatched ``(L, E)``), key/value
+    ``(S, N, E)``. Returns ``(attn_output, attn_weights)``; the weights are ``None`` unless
+    ``need_weights`` (averaged over heads when ``average_attn_weights``).
+
+    Example::
+
+        >>> E, H = 8, 2
+        >>> x = ember.randn(5, 3, E)
+        >>> w, b = ember.randn(3 * E, E), ember.zeros(3 * E)
+        >>> out, attn = F.multi_head_attention_forward(
+        ...     x, x, x, E, H, w, b, None, None, False, 0.0, ember.randn(E, E), None)
+        >>> out.shape, attn.shape
+        (ember.Size([5, 3, 8]), ember.Size([3, 5, 5]))
+    """
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # the hint replaces the mask: SDPA applies the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+    elif tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    else:
+        for w, name in ((q_proj_weight, "q"), (k_proj_weight, "k"), (v_proj_weight, "v")):
+            if w is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight "
+                                     "is None")
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, b_q, b_k, b_v)
+
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        k = cat([k, bias_k.repeat(1, bsz, 1)])
+        v = cat([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
+
+    # (len, N, E) -> (N * heads, len, head_dim)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = _heads(k, static_k, "static_k", bsz, num_heads, head_dim)
+    v = _heads(v, static_v, "static_v", bsz, num_heads, head_dim)
+    if add_zero_attn:
+        zeros = k.new_zeros((bsz * num_heads, 1, head_dim))
+        k = cat([k, zeros], dim=1)
+        v = cat([v, zeros.to(v.dtype)], dim=1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        key_padding_mask = (key_padding_mask.view(bsz, 1, 1, src_len)
+                            .expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len))
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        if is_causal and attn_mask is None:
+            raise AssertionError("FIXME: is_causal not implemented for need_weights")
+        q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
+        if attn_mask is not None:
+            weights = attn_mask.baddbmm(q_scaled, k.transpose(-2, -1))
+        else:
+            weights = q_scaled.bmm(k.transpose(-2, -1))
+        weights = softmax(weights, dim=-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        out = weights.bmm(v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias)
+        out = out.view(tgt_len, bsz, out.shape[1])
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+
+    if attn_mask is not None:
+        if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.view(tgt_len, bsz, out.shape[1])
+    if not is_batched:
+        out = out.squeeze(1)
+    return out, None
+
+
+def _heads(x, static, name, bsz, num_heads, head_dim):
+    """``(len, N, E)`` -> ``(N * heads, len, head_dim)``, or the given static tensor."""
+    if static is None:
+        return x.reshape(x.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if static.shape[0] != bsz * num_heads:
+        raise AssertionError(f"expecting {name}.size(0) of {bsz * num_heads}, but got "
+                             f"{static.shape[0]}")
+    if static.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got "
+                             f"{static.shape[2]}")
+    return static
