@@ -314,9 +314,13 @@ def test_unfold_fold_vs_torch(geom):
                        cols, double_backward=True)
     assert_grads_match(lambda a: F.fold(a, [9, 8], **geom), lambda a: TF.fold(a, [9, 8], **geom),
                        cols[1])
-    for dtype in ("float32", "float16", "bfloat16"):
+    for dtype in ("float32", "float16", "bfloat16", "complex64", "bool"):
         xe = ember.tensor(x).to(getattr(ember, dtype))
         assert_same(F.unfold(xe, **geom), TF.unfold(to_torch(xe), **geom))
+        ce = ember.tensor(cols).to(getattr(ember, dtype))
+        tol = 1e-2 if dtype in ("float16", "bfloat16") else None
+        assert_same(F.fold(ce, (9, 8), **geom), TF.fold(to_torch(ce), (9, 8), **geom), rtol=tol,
+                    atol=tol)
     assert_same(F.unfold(ember.tensor(x > 0), **geom),
                 TF.unfold(torch.from_numpy(x > 0), **geom))
 
