@@ -946,3 +946,28 @@ def test_tiny_gpt_loss_falls():
     assert all(math.isfinite(v) for v in losses)
     assert np.mean(losses[-5:]) < 0.7 * np.mean(losses[:3]), losses
 
+
+
+def test_attention_on_device(device):
+    # the same computation on every available device (cuda when present) agrees with torch (CPU)
+    rng = RNG(27)
+    q, k, v = (rng.standard_normal((2, 2, 4, 8)) for _ in range(3))
+    mask = rng.random((4, 4)) > 0.3
+    mask[1] = False
+    e = [_e(a).to(device).requires_grad_() for a in (q, k, v)]
+    t = [_t(a).requires_grad_() for a in (q, k, v)]
+    e_out = F.scaled_dot_product_attention(*e, attn_mask=_e(mask).to(device))
+    t_out = TF.scaled_dot_product_attention(*t, attn_mask=_t(mask))
+    assert e_out.device.type == device
+    assert_same(e_out.cpu(), t_out)
+    e_out.sum().backward()
+    t_out.sum().backward()
+    for a, b in zip(e, t):
+        assert_same(a.grad.cpu(), b.grad)
+    e_mod, t_mod = _pair(_mha_build(embed_dim=8, num_heads=2, batch_first=True))
+    e_mod = e_mod.to(device)
+    x = rng.standard_normal((2, 5, 8))
+    e_res = e_mod(_e(x).to(device), _e(x).to(device), _e(x).to(device))
+    t_res = t_mod(_t(x), _t(x), _t(x))
+    assert_same(e_res[0].cpu(), t_res[0])
+    assert_same(e_res[1].cpu(), t_res[1])
