@@ -90,8 +90,6 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
-    if n < 2:
-        return input.new_empty((0,))
     rows, cols = triu_indices(n, n, 1, device=input.device)
     diff = input.index_select(0, rows) - input.index_select(0, cols)
     return linalg_vector_norm(diff, p, 1)
