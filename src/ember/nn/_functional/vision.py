@@ -298,16 +298,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[ndim - 3]
         return pool(input, out)
     d = input.dtype
-    if d is dt.bool or d.is_complex or (mode not in ("nearest", "nearest-exact")
-                                        and not d.is_floating_point):
+    nearest = mode in ("nearest", "nearest-exact")
+    byte_ok = d is dt.uint8 and (nearest or mode == "bilinear")
+    if not d.is_floating_point and not byte_ok:
         kernel = {"nearest": "upsample_nearest", "nearest-exact": "_upsample_nearest_exact"}
         name = kernel.get(mode, f"upsample_{mode}") + f"{ndim - 2}d"
-        if mode == "bicubic":
+        if mode == "bicubic":  # torch has a uint8 kernel here; ember does not (yet)
             name = "upsample_bicubic2d_out_frame"
         raise NotImplementedError(f'"{name}" not implemented for \'{_short_name(d)}\'')
     work = _opmath(d)
     x = input
-    low = d in (dt.float16, dt.bfloat16) and mode not in ("nearest", "nearest-exact")
+    low = (d in (dt.float16, dt.bfloat16) or d is dt.uint8) and not nearest
     if low:
         x = x.float()
     for i, o in enumerate(out):
@@ -319,6 +320,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         x = _resample_dim(x, 2 + i, index, weights, input.device)
     if x is input:
         x = input.clone()
+    if low and d is dt.uint8:  # torch rounds its uint8 results and saturates
+        return x.round().clamp(0, 255).to(d)
     return x.to(d) if low else x
 
 
@@ -417,18 +420,17 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         align_corners = False
     in_shape, grid_shape = list(input.shape), list(grid.shape)
     if input.dtype is not grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
-                           f"input has {_c_name(input.dtype)} and grid has "
-                           f"{_c_name(grid.dtype)}")
+        raise RuntimeError(f"expected scalar type {_short_name(input.dtype)} but found "
+                           f"{_short_name(grid.dtype)}")
+    if in_shape[0] != grid_shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {in_shape} and grid with sizes "
+                           f"{grid_shape}")
     if input.dim() not in (4, 5) or input.dim() != grid.dim():
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
                            f"of dimensions, but got input with sizes {in_shape} and grid with "
                            f"sizes {grid_shape}")
     nd = input.dim() - 2
-    if in_shape[0] != grid_shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
-                           f"but got input with sizes {in_shape} and grid with sizes "
-                           f"{grid_shape}")
     if grid_shape[-1] != nd:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
                            f"but got grid with sizes {grid_shape}")
@@ -485,11 +487,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             term = read(positions, valid) * where(valid, weight, weight.new_zeros(())).unsqueeze(1)
             result = term if result is None else result + term
     return result.reshape([n, c] + out)
-
-
-def _c_name(d):
-    return {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16"}.get(d.name, d.name)
 
 
 def _base_coords(steps, align_corners, dtype, device):
