@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..ops.creation import zeros_like
 from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
 
@@ -69,6 +71,7 @@ class ASGD(Optimizer):
                         ax[...] = param
                     _bump(p, state["ax"])
                 step = state["step"].item()
-                state["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
-                state["mu"]._data[...] = 1 / max(1, step - t0)
+                # torch goes through a float32 tensor even when the state is float64
+                state["eta"]._data[...] = np.float32(lr / ((1 + lambd * lr * step) ** alpha))
+                state["mu"]._data[...] = np.float32(1 / max(1, step - t0))
         return loss

@@ -250,6 +250,7 @@ class LBFGS(Optimizer):
                 # two-loop recursion: d = -H g
                 if al is None:
                     al = [None] * history_size
+                    state["al"] = None  # keeps torch's key order; filled in below
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = old_stps[i].dot(q) * ro[i]
