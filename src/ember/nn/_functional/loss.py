@@ -757,7 +757,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     y = target.reshape(n_frames, n_classes)
     # Targets count up to (not including) the first -1 of each row.
     valid = (y == -1).to(dt.int64).cumsum(1) == 0
-    if not _is_meta(target) and bool((valid & ((y < 0) | (y >= n_classes))).any()):
+    if not _is_meta(target) and bool(((y < -1) | (y >= n_classes)).any()):
         raise RuntimeError("argument #2 'target' is out of range")
     safe = where(valid, y, 0)
     is_target = _scatter_any(safe, valid, n_frames, n_classes, input.device)
