@@ -738,8 +738,7 @@ def test_modules_match_torch(name, kwargs, kind):
     assert list(e_mod.state_dict()) == list(t_mod.state_dict())
     for (_, a), (_, b) in zip(e_mod.state_dict().items(), t_mod.state_dict().items()):
         assert_same(a, b)
-    if name != "TripletMarginWithDistanceLoss" or hasattr(nn, "PairwiseDistance"):
-        assert repr(e_mod) == repr(t_mod)
+    assert repr(e_mod) == repr(t_mod)
     args = _inputs(kind)
     grads = [isinstance(a, np.ndarray) and a.dtype.kind == "f"
              and not (i == 1 and name == "SoftMarginLoss") for i, a in enumerate(args)]

@@ -26,6 +26,7 @@ from ...ops.creation import ones_like, zeros
 from ...ops.pointwise import clamp_min, logit, minimum, where, xlogy
 from ...ops.shape import broadcast_tensors
 from .activation import log_softmax, logsigmoid
+from .distance import pairwise_distance
 
 __all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "smooth_l1_loss", "huber_loss",
@@ -244,7 +245,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * ones_like(input)
-    elif bool((var < 0).any()):
+    elif not _is_meta(var) and bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     if var.shape != input.shape:
         if tuple(input.shape[:-1]) == tuple(var.shape):
@@ -470,11 +471,6 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 # ---------------------------------------------------------------- triplet losses
 
 
-def _pairwise_distance(x1, x2, p=2.0, eps=1e-6):
-    """``||x1 - x2 + eps||_p`` over the last dimension (torch.pairwise_distance)."""
-    return (x1 - x2 + eps).norm(p, dim=-1)
-
-
 def _check_triplet_dims(anchor, positive, negative):
     a, p, n = anchor.dim(), positive.dim(), negative.dim()
     if not a == p == n:
@@ -497,10 +493,10 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     _check_triplet_dims(anchor, positive, negative)
-    dist_pos = _pairwise_distance(anchor, positive, p, eps)
-    dist_neg = _pairwise_distance(anchor, negative, p, eps)
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        dist_neg = minimum(dist_neg, _pairwise_distance(positive, negative, p, eps))
+        dist_neg = minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
     return _reduce(clamp_min(dist_pos - dist_neg + margin, 0), reduction)
 
 
@@ -520,7 +516,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
         raise ValueError(f"margin must be greater than 0, got {margin}")
     _check_triplet_dims(anchor, positive, negative)
     if distance_function is None:
-        distance_function = _pairwise_distance
+        distance_function = pairwise_distance
     dist_pos = distance_function(anchor, positive)
     dist_neg = distance_function(anchor, negative)
     if swap:

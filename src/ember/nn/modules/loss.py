@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 from .._functional import loss as F
+from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
@@ -393,14 +394,6 @@ class TripletMarginLoss(_Loss):
                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
 
 
-def _default_distance():
-    """``nn.PairwiseDistance()`` when the distance family provides it (torch's default)."""
-    from . import distance
-
-    cls = getattr(distance, "PairwiseDistance", None)
-    return cls() if cls is not None else None
-
-
 class TripletMarginWithDistanceLoss(_Loss):
     """Triplet loss with any distance function (default: ``nn.PairwiseDistance()``).
 
@@ -417,7 +410,7 @@ class TripletMarginWithDistanceLoss(_Loss):
             raise ValueError("TripletMarginWithDistanceLoss: expected margin to be greater than "
                              f"0, got {margin} instead")
         self.distance_function = (distance_function if distance_function is not None
-                                  else _default_distance())
+                                  else PairwiseDistance())
         self.margin = margin
         self.swap = swap
 
