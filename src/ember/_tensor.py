@@ -342,8 +342,9 @@ class Tensor:
 
     @property
     def data(self):
-        """A tensor that shares this one's memory but is detached from autograd."""
-        return self.detach()
+        """A tensor sharing this one's memory, outside autograd and its version tracking
+        (in-place changes through ``.data`` are invisible to autograd, as in torch)."""
+        return Tensor._make(self._data, self._device)
 
     @data.setter
     def data(self, value):
@@ -363,7 +364,8 @@ class Tensor:
             >>> (x * 2).detach().requires_grad
             False
         """
-        out = Tensor._make(self._data, self._device, self)
+        out = Tensor._make(self._data, self._device)
+        out._vc = self._vc  # shared, so autograd still sees in-place changes made through it
         return out
 
     def detach_(self):

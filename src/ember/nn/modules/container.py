@@ -166,9 +166,24 @@ class ModuleList(Module):
         return module
 
     def __repr__(self):
+        """Like torch: runs of identical consecutive modules print once, as ``(0-2): 3 x ...``."""
         if not self._modules:
             return "ModuleList()"
-        return super().__repr__()
+        from .module import _addindent
+
+        lines, reprs = [], [repr(m) for m in self._modules.values()]
+        start = 0
+        while start < len(reprs):
+            end = start
+            while end + 1 < len(reprs) and reprs[end + 1] == reprs[start]:
+                end += 1
+            text = _addindent(reprs[start], 2)
+            if end > start:
+                lines.append(f"({start}-{end}): {end - start + 1} x {text}")
+            else:
+                lines.append(f"({start}): {text}")
+            start = end + 1
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):
