@@ -779,7 +779,7 @@ def _scatter_any(index, valid, rows, cols, device):
 def _logsumexp3(xp, a, b, c):
     """Elementwise ``log(exp(a) + exp(b) + exp(c))``, exact for -inf entries."""
     m = xp.maximum(xp.maximum(a, b), c)
-    m = xp.where(xp.isneginf(m), 0, m)
+    m = xp.where(m == -np.inf, 0, m)
     return xp.log(xp.exp(a - m) + xp.exp(b - m) + xp.exp(c - m)) + m
 
 
@@ -883,7 +883,7 @@ def _ctc_backward_op(xp, grad, lp, targets, nll, alpha, *, input_lengths, target
             following = current
         both = alpha + beta
         top = both.max(axis=2, keepdims=True) if s else xp.zeros((steps, n, 1), emit.dtype)
-        top = xp.where(xp.isneginf(top), 0, top)
+        top = xp.where(top == -np.inf, 0, top)
         cells = (xp.arange(steps)[:, None, None] * n + xp.arange(n)[None, :, None]) * classes \
             + ext[None, :, :]
         sums = xp.bincount(cells.reshape(-1), weights=xp.exp(both - top).reshape(-1),
