@@ -129,9 +129,16 @@ class AveragedModel(Module):
                         groups.setdefault(key, ([], []))
                         groups[key][0].append(a)
                         groups[key][1].append(c)
-                    rule = self.multi_avg_fn or get_swa_multi_avg_fn()
                     for (device, _), (avgs, curs) in groups.items():
-                        rule(avgs, curs, self.n_averaged.to(device))
+                        n_averaged = self.n_averaged.to(device)
+                        if self.multi_avg_fn is not None:
+                            self.multi_avg_fn(avgs, curs, n_averaged)
+                        elif avgs[0].device.type == "cuda":  # torch's foreach path
+                            get_swa_multi_avg_fn()(avgs, curs, n_averaged)
+                        else:  # torch's per-tensor path elsewhere
+                            rule = get_swa_avg_fn()
+                            for a, c in zip(avgs, curs):
+                                a.copy_(rule(a, c, n_averaged))
                 else:
                     for a, c in zip(averaged, current):
                         a.copy_(self.avg_fn(a, c, self.n_averaged.to(a.device)))
