@@ -11,6 +11,8 @@ Example::
 
 from __future__ import annotations
 
+import warnings as _warnings
+
 from . import _dtype
 from ._device import device
 from ._dtype import (
@@ -80,5 +82,11 @@ from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torc
 from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
 
 __version__ = "0.1.0"
+
+# Torch computes 1/0, log(0) and overflow silently (inf/nan): so do ember's kernels. The filter
+# matches only NumPy's floating-point warnings raised from ember's own modules.
+_warnings.filterwarnings(
+    "ignore", message=r"(divide by zero|invalid value|overflow|underflow) encountered",
+    category=RuntimeWarning, module=r"ember(\.|$)")
 
 del _dtype
