@@ -406,3 +406,28 @@ def test_no_warnings_during_normal_steps():
         warnings.simplefilter("error")
         for _ in range(3):
             e_opt.step(e_cl)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adagrad",
+                                  "Adadelta", "RMSprop", "Rprop", "ASGD"])
+def test_meta_parameters_get_state_of_the_right_shape(name):
+    p = ember.nn.Parameter(ember.empty(3, 2, device="meta"))
+    kwargs = {"momentum": 0.9} if name in ("SGD", "RMSprop") else {}
+    opt = getattr(ember.optim, name)([p], lr=0.1, **kwargs)
+    t = torch.nn.Parameter(torch.empty(3, 2, device="meta"))
+    t_opt = getattr(torch.optim, name)([t], lr=0.1, **kwargs)
+    p.grad = ember.empty(3, 2, device="meta")
+    t.grad = torch.empty(3, 2, device="meta")
+    if name == "ASGD":  # its scalars live on the parameter's device, and it reads them
+        with pytest.raises(RuntimeError) as t_err:
+            t_opt.step()
+        with pytest.raises(type(t_err.value)):
+            opt.step()
+        return
+    opt.step()
+    t_opt.step()
+    assert list(opt.state[p]) == list(t_opt.state[t])
+    for key, value in t_opt.state[t].items():
+        assert tuple(opt.state[p][key].shape) == tuple(value.shape)
+        if value.ndim:
+            assert opt.state[p][key].device.type == "meta"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._device import META
 from ..ops.creation import zeros_like
 from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
 
@@ -50,11 +51,14 @@ class ASGD(Optimizer):
                     continue
                 state = self.state[p]
                 if len(state) == 0:
-                    state["step"] = _scalar(0.0)
-                    state["eta"] = _scalar(lr)
-                    state["mu"] = _scalar(1.0)
+                    # as torch, ASGD keeps its scalars on the parameter's device
+                    state["step"] = _scalar(0.0).to(p.device)
+                    state["eta"] = _scalar(lr).to(p.device)
+                    state["mu"] = _scalar(1.0).to(p.device)
                     state["ax"] = zeros_like(p)
-                state["step"]._data += 1
+                step_array = state["step"]._data
+                if p._device is not META:
+                    step_array += 1
                 arrays = _prepare(p, group["maximize"])
                 if arrays is not None:
                     param, grad = arrays
