@@ -626,13 +626,14 @@ def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_
             _accumulate(node.variable, grads[0], create_graph)
         return
 
-    for nr, g in enumerate(grads):
-        key = (node, nr)
-        if key in targets and g is not None:
-            if accumulate:
-                _accumulate_plain(inputs[targets[key]], g, create_graph)
-            else:
-                captured[targets[key]] = g
+    if targets:
+        for nr, g in enumerate(grads):
+            key = (node, nr)
+            if key in targets and g is not None:
+                if accumulate:
+                    _accumulate_plain(inputs[targets[key]], g, create_graph)
+                else:
+                    captured[targets[key]] = g
 
     if needed is not None and not any(
             child is not None and needed.get(child, False) for child, _ in node.next_functions):
