@@ -187,3 +187,16 @@ def test_meta_dtypes_follow_promotion(name):
     else:
         assert torch_dtype((em + em).dtype) == (tm + tm).dtype
         assert torch_dtype((em / 2).dtype) == (tm / 2).dtype
+
+
+def test_bad_data_errors_match_torch():
+    for data in ([[1, 2], [3]], [[[1], [2]], [[3], [4, 5]]]):
+        with pytest.raises(ValueError) as expected:
+            torch.tensor(data)
+        with pytest.raises(ValueError) as actual:
+            ember.tensor(data)
+        assert str(actual.value) == str(expected.value)
+    with pytest.raises(TypeError):
+        torch.ones(2).new_tensor("x")
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        ember.ones(2).new_tensor("x")

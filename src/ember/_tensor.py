@@ -762,10 +762,12 @@ def _infer_array(data, dtype):
         data = _unwrap_tensors(data)
     try:
         array = np.array(data)
-    except ValueError as error:
-        raise ValueError(f"expected sequence of equal lengths: {error}") from None
+    except ValueError:
+        raise ValueError(_ragged_message(data)) from None
     if array.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(_first_leaf(data)).__name__}")
+    if array.dtype.kind in "US":
+        raise TypeError(f"new(): invalid data type '{type(_first_leaf(data)).__name__}'")
     if dtype is None:
         kind = array.dtype.kind
         if kind == "f":
@@ -783,6 +785,21 @@ def _infer_array(data, dtype):
         else:
             dtype = dt.from_numpy_dtype(array.dtype)
     return array, dtype
+
+
+def _ragged_message(data, dim=0):
+    """Torch's message for nested sequences of unequal lengths."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return "expected a sequence of equal lengths"
+    lengths = [len(d) if isinstance(d, (list, tuple)) else None for d in data]
+    first = lengths[0]
+    for length in lengths[1:]:
+        if length != first:
+            shown = "sequence" if length is None else length
+            return (f"expected sequence of length {first} at dim {dim + 1} (got {shown})"
+                    if first is not None else f"expected a number at dim {dim + 1}")
+    return _ragged_message([x for d in data for x in d], dim + 1) if first else \
+        "expected a sequence of equal lengths"
 
 
 def _first_leaf(data):
