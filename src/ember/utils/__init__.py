@@ -1,4 +1,5 @@
-"""Utilities (``ember.utils``): activation checkpointing; data loading lives in ``utils.data``.
+"""Utilities (``ember.utils``): activation checkpointing, safetensors; data loading lives in
+``utils.data``.
 
 Example::
 
@@ -8,6 +9,6 @@ Example::
 
 from __future__ import annotations
 
-from . import checkpoint
+from . import checkpoint, safetensors
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "safetensors"]
