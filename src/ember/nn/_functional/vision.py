@@ -39,7 +39,7 @@ def _check_tensor(input, name, arg="input"):
 
 
 def pixel_shuffle(input, upscale_factor):
-    """Rearrange (*, C*r^2, H, W) into (*, C, H*r, W*r).
+    """Rearrange ``(*, C*r^2, H, W)`` into ``(*, C, H*r, W*r)``.
 
     Example::
 
@@ -66,7 +66,7 @@ def pixel_shuffle(input, upscale_factor):
 
 
 def pixel_unshuffle(input, downscale_factor):
-    """Rearrange (*, C, H*r, W*r) into (*, C*r^2, H, W), the inverse of pixel_shuffle.
+    """Rearrange ``(*, C, H*r, W*r)`` into ``(*, C*r^2, H, W)``, the inverse of pixel_shuffle.
 
     Example::
 
@@ -253,7 +253,7 @@ def _interp_sizes(input, size, scale_factor, recompute_scale_factor, mode):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resize (N, C, *spatial) to ``size`` or by ``scale_factor``.
+    """Resize ``(N, C, *spatial)`` to ``size`` or by ``scale_factor``.
 
     ``mode``: 'nearest', 'nearest-exact', 'linear' (3-D), 'bilinear'/'bicubic' (4-D),
     'trilinear' (5-D) or 'area' (adaptive average pooling). ``align_corners`` (linear
@@ -397,8 +397,8 @@ def _source_coordinate(c, size, padding_mode, align_corners):
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Sample ``input`` (N, C, *spatial) at the normalised points of ``grid``
-    (N, *out, nd), ``grid[..., 0]`` being x (the last dim).
+    """Sample ``input`` ``(N, C, *spatial)`` at the normalised points of ``grid``
+    ``(N, *out, nd)``, ``grid[..., 0]`` being x (the last dim).
 
     ``mode``: 'bilinear' or 'nearest'; ``padding_mode``: 'zeros', 'border', 'reflection'.
 

@@ -9,7 +9,7 @@ __all__ = ["Fold", "Unfold"]
 
 
 class Fold(Module):
-    """Sum sliding local blocks (N, C * prod(kernel_size), L) into a (N, C, *output_size)
+    """Sum sliding local blocks ``(N, C * prod(kernel_size), L)`` into a ``(N, C, *output_size)``
     tensor.
 
     Example::
@@ -38,7 +38,7 @@ class Fold(Module):
 
 
 class Unfold(Module):
-    """Extract sliding local blocks: (N, C, H, W) -> (N, C * prod(kernel_size), L).
+    """Extract sliding local blocks: (N, C, H, W) -> ``(N, C * prod(kernel_size), L)``.
 
     Example::
 

@@ -5,8 +5,8 @@ one matmul up front (``X @ W_ih^T + b_ih`` for all time steps at once), split in
 views; the recurrence then does one ``h @ W_hh^T`` per step plus the gate arithmetic. All of it
 is composed of ember ops, so gradients (and double backward) come from the ops' derivatives.
 
-Inputs are handled in packed layout: a padded (T, B, *) batch is reshaped to (T*B, *) with
-every step of batch size B, a ``PackedSequence`` is used as it is. At a step where the batch
+Inputs are handled in packed layout: a padded ``(T, B, *)`` batch is reshaped to ``(T*B, *)``
+with every step of batch size B, a ``PackedSequence`` is used as it is. At a step where the batch
 shrinks (sequences that ended), the rows that left are the final hidden states of those
 sequences; the reverse direction starts each sequence from its h0 row when it enters.
 """
@@ -123,7 +123,7 @@ def _run_direction(step, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
 def _rnn(mode, data, sizes, hx, cx, weights, has_bias, has_proj, num_layers, dropout, training,
          bidirectional):
     """All layers and directions on packed ``data`` (N, input_size); ``hx``/``cx`` are
-    (layers * directions, B, *) tensors. Returns (output (N, H_out * dirs), h_n, c_n)."""
+    ``(layers * directions, B, *)`` tensors. Returns (output ``(N, H_out * dirs)``, h_n, c_n)."""
     step = _STEPS[mode]
     dirs = 2 if bidirectional else 1
     per = 2 + (2 if has_bias else 0) + (1 if has_proj else 0)
@@ -329,7 +329,7 @@ class RNNBase(Module):
         return input, None, None, None, batch_dim
 
     def _run(self, input, batch_sizes, hx, cx):
-        """The recurrence on a checked (T, B, *)/(B, T, *) input or packed data."""
+        """The recurrence on a checked ``(T, B, *)``/``(B, T, *)`` input or packed data."""
         if batch_sizes is not None:
             data = input
             sizes = [int(s) for s in batch_sizes.tolist()]

@@ -9,7 +9,7 @@ __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
 class Upsample(Module):
-    """Resize (N, C, *spatial) inputs to ``size`` or by ``scale_factor`` with ``mode``.
+    """Resize ``(N, C, *spatial)`` inputs to ``size`` or by ``scale_factor`` with ``mode``.
 
     Example::
 

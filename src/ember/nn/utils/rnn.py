@@ -1,6 +1,6 @@
 """``nn.utils.rnn``: packed and padded batches of variable-length sequences.
 
-A *packed* batch stores only the valid time steps of each sequence, time-major: the rows for
+A ``packed`` batch stores only the valid time steps of each sequence, time-major: the rows for
 step 0 of every sequence, then step 1 of every sequence still running, and so on.
 ``batch_sizes[t]`` counts the sequences still running at step ``t``, so the sequences must be
 sorted by decreasing length; ``sorted_indices`` records that sort when the caller's batch order
@@ -163,8 +163,8 @@ def _index(array, device):
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
-    """Pack a padded batch (T, B, *) (or (B, T, *) with ``batch_first``) of sequences with the
-    given lengths.
+    """Pack a padded batch ``(T, B, *)`` (or ``(B, T, *)`` with ``batch_first``) of sequences
+    with the given lengths.
 
     With ``enforce_sorted`` the lengths must be decreasing; otherwise the batch is sorted here
     and the permutation kept in the result.
@@ -271,8 +271,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
-    """Stack sequences of shapes (L_i, *) into one (L_max, B, *) tensor (or (B, L_max, *)),
-    padded with ``padding_value`` on the ``padding_side`` ('right' or 'left').
+    """Stack sequences of shapes ``(L_i, *)`` into one ``(L_max, B, *)`` tensor (or
+    ``(B, L_max, *)``), padded with ``padding_value`` on the ``padding_side`` ('right' or 'left').
 
     The result has the first sequence's dtype.
 
@@ -369,7 +369,7 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
 
 
 def pack_sequence(sequences, enforce_sorted=True):
-    """Pack a list of sequences of shapes (L_i, *) (decreasing L_i unless ``enforce_sorted`` is
+    """Pack a list of sequences of shapes ``(L_i, *)`` (decreasing L_i unless ``enforce_sorted`` is
     False).
 
     Example::
