@@ -213,3 +213,18 @@ def test_fake_data():
     with pytest.raises(IndexError):
         fake[6]
     assert fake[-1][1] == fake[5][1]
+
+
+def test_samples_are_copies(tmp_path):
+    digits = datasets.Digits(train=False, transform=T.Normalize((0.5,), (0.5,), inplace=True))
+    before = digits.data[0].clone()
+    digits[0]
+    np.testing.assert_array_equal(digits.data[0].numpy(), before.numpy())
+    _make_mnist(tmp_path, "MNIST")
+    mnist = datasets.MNIST(tmp_path)
+    mnist[0][0][:] = 0
+    assert mnist.data[0].numpy().any()
+    _make_cifar(tmp_path)
+    cifar = datasets.CIFAR10(tmp_path, train=False)
+    cifar[0][0][:] = 0
+    assert cifar.data[0].any()

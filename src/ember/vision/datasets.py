@@ -133,7 +133,7 @@ class Digits(VisionDataset):
         return len(self._labels)
 
     def __getitem__(self, index):
-        img = ember.from_numpy(self._images[index])
+        img = ember.tensor(self._images[index])  # a copy: in-place transforms keep the data
         return self._apply(img, int(self._labels[index]))
 
     def extra_repr(self):
@@ -225,7 +225,7 @@ class MNIST(VisionDataset):
         return len(self._labels)
 
     def __getitem__(self, index):
-        return self._apply(self._images[index], int(self._labels[index]))
+        return self._apply(self._images[index].copy(), int(self._labels[index]))
 
     def extra_repr(self):
         return f"Split: {'Train' if self.train else 'Test'}"
@@ -297,7 +297,7 @@ class CIFAR10(VisionDataset):
         return len(self.data)
 
     def __getitem__(self, index):
-        return self._apply(self.data[index], self.targets[index])
+        return self._apply(self.data[index].copy(), self.targets[index])
 
     def extra_repr(self):
         return f"Split: {'Train' if self.train else 'Test'}"
