@@ -188,28 +188,41 @@ def test_flip_probability():
 # ---------------------------------------------------------------- Resize
 
 
+def _torch_resize(x, size, mode):
+    kwargs = {} if mode.startswith("nearest") else {"align_corners": False, "antialias": False}
+    return TF.interpolate(x, size=size, mode=mode, **kwargs)
+
+
+MODES = ["nearest", "nearest-exact", "bilinear", "bicubic"]
+
+
 @pytest.mark.parametrize("size", [(4, 4), (12, 9), (5, 16), (8, 8), (1, 3)])
-@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+@pytest.mark.parametrize("mode", MODES)
 def test_resize_matches_torch_interpolate(size, mode):
     x = _rng(6).random((2, 3, 8, 10))
-    kwargs = {} if mode == "nearest" else {"align_corners": False, "antialias": False}
-    expected = TF.interpolate(torch.from_numpy(x), size=size, mode=mode, **kwargs)
+    expected = _torch_resize(torch.from_numpy(x), size, mode)
     assert_same(T.Resize(size, interpolation=T.InterpolationMode(mode))(ember.tensor(x)),
                 expected)
     assert_same(T.Resize(size, interpolation=mode)(ember.tensor(x[0])), expected[0])
+    assert_same(T.Resize(size, interpolation=mode)(ember.tensor(x[0, 0])), expected[0, 0])
+    # a NumPy (H, W, C) image gives the same pixels, laid out (H, W, C)
+    hwc = T.Resize(size, interpolation=mode)(x[0].transpose(1, 2, 0).copy())
+    np.testing.assert_allclose(hwc, expected[0].permute(1, 2, 0).numpy(), rtol=1e-12)
 
 
-@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+@pytest.mark.parametrize("mode", MODES)
 def test_resize_uint8_and_arrays(mode):
     x = _rng(7).integers(0, 256, (3, 9, 6), dtype=np.uint8)
-    kwargs = {} if mode == "nearest" else {"align_corners": False, "antialias": False}
-    expected = TF.interpolate(torch.from_numpy(x)[None].float(), size=(5, 11), mode=mode,
-                              **kwargs)[0].round().to(torch.uint8)
+    expected = _torch_resize(torch.from_numpy(x)[None].float(), (5, 11), mode)[0]
+    expected = expected.round().clamp(0, 255).to(torch.uint8)
     out = T.Resize((5, 11), interpolation=mode)(ember.tensor(x))
     assert_same(out, expected, atol=1, rtol=0)
     hwc = T.Resize((5, 11), interpolation=mode)(x.transpose(1, 2, 0))
-    assert hwc.dtype == np.uint8
+    assert hwc.dtype == np.uint8 and hwc.shape == (5, 11, 3)
     np.testing.assert_array_equal(hwc.transpose(2, 0, 1), out.numpy())
+    grey = T.Resize((5, 11), interpolation=mode)(x[0])
+    assert grey.shape == (5, 11)
+    np.testing.assert_array_equal(grey, out.numpy()[0])
 
 
 def test_resize_smaller_edge_and_max_size():
@@ -225,6 +238,10 @@ def test_resize_smaller_edge_and_max_size():
         T.Resize("4")
     with pytest.raises(ValueError, match="1 or 2 values"):
         T.Resize((1, 2, 3))
+    with pytest.raises(ValueError):
+        T.Resize(4, interpolation="lanczos-ish")
+    with pytest.raises(TypeError, match="InterpolationMode"):
+        T.Resize(4, interpolation=2)
 
 
 def test_resize_gradient_matches_torch():

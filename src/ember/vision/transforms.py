@@ -33,10 +33,12 @@ __all__ = ["Compose", "ToTensor", "Normalize", "RandomCrop", "RandomHorizontalFl
 
 
 class InterpolationMode(enum.Enum):
-    """How :class:`Resize` samples: ``NEAREST`` or ``BILINEAR`` (as torchvision's)."""
+    """How :class:`Resize` samples, as torchvision's (the names of ``F.interpolate``'s modes)."""
 
     NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
     BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
 
 
 # ---------------------------------------------------------------- helpers on images
@@ -352,69 +354,41 @@ def _resized_size(h, w, size, max_size):
     return int(size[0]), int(size[1])
 
 
-def _nearest_index(n_in, n_out):
-    # torch's 'nearest': source = floor(dst * in / out)
-    return np.minimum(np.floor(np.arange(n_out) * (n_in / n_out)).astype(np.int64), n_in - 1)
-
-
-def _linear_index(n_in, n_out):
-    # half-pixel centres (align_corners=False): source = (dst + 0.5) * in / out - 0.5, >= 0
-    src = np.maximum((np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5, 0.0)
-    lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-    hi = np.minimum(lo + 1, n_in - 1)
-    return lo, hi, (src - lo).astype(np.float32)
-
-
-def _take(img, index, axis_from_end):
-    """Gather ``index`` along an image axis: -2 rows, -1 columns."""
-    if isinstance(img, Tensor):
-        return img.index_select(axis_from_end, ember.tensor(index, device=img.device))
-    return np.take(img, index, axis=2 + axis_from_end)
-
-
-def _weights(lam, img, axis_from_end):
-    """Interpolation weights shaped to broadcast along an image axis."""
-    if isinstance(img, Tensor):
-        w = ember.tensor(lam, device=img.device, dtype=img.dtype)
-        return w.view(-1, 1) if axis_from_end == -2 else w
-    shape = (-1, 1) + (1,) * (img.ndim - 2) if axis_from_end == -2 else (1, -1) + \
-        (1,) * (img.ndim - 2)
-    return lam.astype(img.dtype).reshape(shape)
+_NEAREST_MODES = ("nearest", "nearest-exact")
 
 
 def _resize(img, out_h, out_w, mode):
+    """Resize through ``F.interpolate``: the image's leading dims become its batch."""
     h, w = _size(img)
     if (h, w) == (out_h, out_w):
         return img
-    if mode is InterpolationMode.NEAREST:
-        return _take(_take(img, _nearest_index(h, out_h), -2), _nearest_index(w, out_w), -1)
-    orig_dtype = img.dtype
-    is_float = img.is_floating_point() if isinstance(img, Tensor) else \
-        np.issubdtype(img.dtype, np.floating)
-    if not is_float:
-        img = img.to(ember.float32) if isinstance(img, Tensor) else img.astype(np.float32)
-    for axis, n_in, n_out in ((-2, h, out_h), (-1, w, out_w)):
-        if n_in == n_out:
-            continue
-        lo, hi, lam = _linear_index(n_in, n_out)
-        a, b = _take(img, lo, axis), _take(img, hi, axis)
-        img = a + (b - a) * _weights(lam, img, axis)
-    if is_float:
-        return img
-    if isinstance(img, Tensor):
-        info = ember.iinfo(orig_dtype)
-        return img.round().clamp(info.min, info.max).to(orig_dtype)
-    info = np.iinfo(orig_dtype)
-    return np.clip(np.round(img), info.min, info.max).astype(orig_dtype)
+    if isinstance(img, np.ndarray):  # (H, W[, C]) -> (C, H, W) and back
+        chw = np.ascontiguousarray(np.moveaxis(img.reshape(h, w, -1), 2, 0))
+        out = _resize(ember.from_numpy(chw), out_h, out_w, mode).numpy()
+        out = np.moveaxis(out, 0, 2)
+        return np.ascontiguousarray(out if img.ndim == 3 else out[:, :, 0])
+    lead = tuple(img.shape[:-2])
+    x = img.reshape(-1, 1, h, w)
+    to_float = mode.value not in _NEAREST_MODES and not img.is_floating_point()
+    if to_float:  # interpolate integers in float32 and round back, as torchvision
+        x = x.to(ember.float32)
+    kwargs = {} if mode.value in _NEAREST_MODES else {"align_corners": False}
+    y = ember.nn.functional.interpolate(x, size=(out_h, out_w), mode=mode.value, **kwargs)
+    if to_float:
+        info = ember.iinfo(img.dtype)
+        y = y.round().clamp(info.min, info.max).to(img.dtype)
+    return y.reshape(*lead, out_h, out_w)
 
 
 class Resize:
     """Resize to ``size``: ``(h, w)``, or an int to match the smaller edge (keeping aspect).
 
-    ``interpolation`` is ``InterpolationMode.BILINEAR`` (half-pixel centres, as torch's
-    ``interpolate(mode='bilinear', align_corners=False)``) or ``NEAREST``. Integer images are
-    interpolated in float32 and rounded back. ember does not antialias when it shrinks an image:
-    ``antialias`` is accepted for torchvision's signature and ignored.
+    ``interpolation`` is an :class:`InterpolationMode` (or its name): ``BILINEAR`` (default),
+    ``BICUBIC``, ``NEAREST`` or ``NEAREST_EXACT``, computed by ``F.interpolate`` (with
+    ``align_corners=False``). Integer images are interpolated in float32, then rounded and
+    clamped back. Tensors ``(..., H, W)`` and arrays ``(H, W[, C])`` are accepted. ember does not
+    antialias when it shrinks an image: ``antialias`` is accepted for torchvision's signature
+    and ignored (torchvision's default ``antialias=True`` smooths before shrinking).
 
     Example::
 
@@ -432,9 +406,6 @@ class Resize:
             interpolation = InterpolationMode(interpolation)
         if not isinstance(interpolation, InterpolationMode):
             raise TypeError("Argument interpolation should be of type InterpolationMode")
-        if interpolation not in (InterpolationMode.NEAREST, InterpolationMode.BILINEAR):
-            raise ValueError(f"ember's Resize supports nearest and bilinear, not "
-                             f"{interpolation}")
         self.size = size
         self.interpolation = interpolation
         self.max_size = max_size
