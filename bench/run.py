@@ -8,8 +8,11 @@ frameworks with the best of several repeats; a ratio below 1 means ember is fast
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -90,35 +93,292 @@ def mlp_step(fw):
     return step
 
 
+# ------------------------------------------------ models (one definition, both frameworks)
+
+
+def _lib(nn):
+    """The framework (``ember`` or ``torch``) whose ``nn`` module this is."""
+    return torch if torch is not None and nn is torch.nn else ember
+
+
+def lenet5(nn):
+    """LeNet-5 for 1x28x28 inputs (padding 2 on the first convolution), ReLU and max pooling."""
+
+    class LeNet5(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(
+                nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2))
+            self.classifier = nn.Sequential(
+                nn.Linear(16 * 5 * 5, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                nn.Linear(84, 10))
+
+        def forward(self, x):
+            return self.classifier(self.features(x).flatten(1))
+
+    return LeNet5()
+
+
+def resnet_small(nn, widths=(16, 32, 64), classes=10):
+    """A CIFAR-style ResNet: a stem and one BasicBlock per width (stride 2 after the first)."""
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.relu = nn.ReLU()
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                                nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            identity = x if self.downsample is None else self.downsample(x)
+            return self.relu(out + identity)
+
+    layers = [nn.Conv2d(3, widths[0], 3, 1, 1, bias=False), nn.BatchNorm2d(widths[0]),
+              nn.ReLU()]
+    cin = widths[0]
+    for i, width in enumerate(widths):
+        layers.append(BasicBlock(cin, width, 1 if i == 0 else 2))
+        cin = width
+
+    class ResNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1))
+            self.fc = nn.Linear(cin, classes)
+
+        def forward(self, x):
+            return self.fc(self.features(x).flatten(1))
+
+    return ResNet()
+
+
+def lstm_lm(nn, vocab=10000, hidden=200, layers=2, dropout=0.0):
+    """An LSTM language model: embedding, a stacked LSTM (seq-first), a linear head."""
+
+    class LSTMLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, hidden)
+            self.lstm = nn.LSTM(hidden, hidden, layers, dropout=dropout)
+            self.head = nn.Linear(hidden, vocab)
+
+        def forward(self, tokens, state=None):
+            out, state = self.lstm(self.embed(tokens), state)
+            return self.head(out), state
+
+    return LSTMLM()
+
+
+def gpt_small(nn, vocab=256, dim=128, heads=4, layers=2, context=64):
+    """A GPT-style decoder: token + position embeddings, pre-norm causal blocks, tied head."""
+    F = nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+            self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+            self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+            q, k, v = (t.view(B, T, heads, C // heads).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).reshape(B, T, C))
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, dim)
+            self.pos = nn.Embedding(context, dim)
+            self.blocks = nn.Sequential(*[Block() for _ in range(layers)])
+            self.ln_f = nn.LayerNorm(dim)
+            self.head = nn.Linear(dim, vocab, bias=False)
+            self.head.weight = self.tok.weight
+
+        def forward(self, idx):
+            positions = _lib(nn).arange(idx.shape[1])
+            return self.head(self.ln_f(self.blocks(self.tok(idx) + self.pos(positions))))
+
+    return GPT()
+
+
+def _same_weights(fw, model):
+    """Seed-independent weights: the same NumPy draws in both frameworks."""
+    rng = np.random.default_rng(0)
+    with fw.no_grad():
+        for p in model.parameters():
+            scale = 0.05 if p.dim() > 1 else 0.01
+            p.copy_(fw.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * scale))
+    return model
+
+
+def _train_step(fw, model, optimizer, inputs, target, loss_of, clip=None):
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_of(model(inputs), target)
+        loss.backward()
+        if clip is not None:
+            fw.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        optimizer.step()
+    return step
+
+
+def lenet_step(fw):
+    rng = np.random.default_rng(0)
+    model = _same_weights(fw, lenet5(fw.nn))
+    x = fw.tensor(rng.standard_normal((64, 1, 28, 28), dtype=np.float32))
+    y = fw.tensor(rng.integers(0, 10, 64))
+    opt = fw.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    return _train_step(fw, model, opt, x, y, fw.nn.functional.cross_entropy)
+
+
+def resnet_step(fw):
+    rng = np.random.default_rng(0)
+    model = _same_weights(fw, resnet_small(fw.nn)).train()
+    x = fw.tensor(rng.standard_normal((32, 3, 32, 32), dtype=np.float32))
+    y = fw.tensor(rng.integers(0, 10, 32))
+    opt = fw.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    return _train_step(fw, model, opt, x, y, fw.nn.functional.cross_entropy)
+
+
+def lstm_step(fw):
+    rng = np.random.default_rng(0)
+    model = _same_weights(fw, lstm_lm(fw.nn))
+    x = fw.tensor(rng.integers(0, 10000, (35, 20)))
+    y = fw.tensor(rng.integers(0, 10000, (35, 20)))
+    opt = fw.optim.SGD(model.parameters(), lr=1.0)
+
+    def loss_of(output, target):
+        return fw.nn.functional.cross_entropy(output[0].flatten(0, 1), target.flatten())
+    return _train_step(fw, model, opt, x, y, loss_of, clip=0.25)
+
+
+def gpt_step(fw):
+    rng = np.random.default_rng(0)
+    model = _same_weights(fw, gpt_small(fw.nn))
+    x = fw.tensor(rng.integers(0, 256, (16, 64)))
+    y = fw.tensor(rng.integers(0, 256, (16, 64)))
+    opt = fw.optim.AdamW(model.parameters(), lr=3e-4)
+
+    def loss_of(logits, target):
+        return fw.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten())
+    return _train_step(fw, model, opt, x, y, loss_of, clip=1.0)
+
+
+def _loader_epoch(workers):
+    def make(fw):
+        rng = np.random.default_rng(0)
+        data = fw.utils.data.TensorDataset(
+            fw.tensor(rng.standard_normal((10000, 1, 28, 28), dtype=np.float32)),
+            fw.tensor(rng.integers(0, 10, 10000)))
+        loader = fw.utils.data.DataLoader(data, batch_size=64, shuffle=True,
+                                          num_workers=workers)
+
+        def epoch():
+            seen = 0
+            for x, _ in loader:
+                seen += x.shape[0]
+            assert seen == 10000
+        return epoch
+    return make
+
+
+_STATE_MB = 200
+
+
+def _big_state(fw):
+    """A 200 MB float32 state dict: 50 tensors of 1M elements (4 MB each)."""
+    rng = np.random.default_rng(0)
+    n = _STATE_MB // 4
+    return {f"layer{i}.weight": fw.tensor(rng.standard_normal((1000, 1000), dtype=np.float32))
+            for i in range(n)}
+
+
+def _tmp_path(fw, what):
+    folder = Path(tempfile.gettempdir()) / f"ember-bench-{os.getpid()}"
+    folder.mkdir(exist_ok=True)
+    _CLEANUP.append(folder)
+    return folder / f"{fw.__name__}-{what}.pt"
+
+
+_CLEANUP = []
+
+
+def save_state(fw):
+    state = _big_state(fw)
+    path = _tmp_path(fw, "save")
+    return lambda: fw.save(state, path)
+
+
+def load_state(fw):
+    path = _tmp_path(fw, "load")
+    fw.save(_big_state(fw), path)
+    return lambda: fw.load(path)
+
+
 CASES = [
     ("a + b, 8 float32 elements", small_add, "time", "issue 2: at most 2x"),
     ("matmul 1024x1024 float32", matmul_1024, "gflops:2147483648", "issue 2: at least 0.9x"),
     ("50 pointwise ops forward+backward", pointwise_chain_backward, "time", "issue 3: at most 3x"),
     ("MLP 784-256-10 step, batch 64 (raw ops)", mlp_step, "time", "issue 3: at most 1.5x"),
+    ("LeNet-5 SGD step, batch 64, 1x28x28", lenet_step, "time", "at most 2x"),
+    ("ResNet (3 BasicBlocks, BatchNorm) SGD step, batch 32, 3x32x32", resnet_step, "time",
+     "at most 2x"),
+    ("LSTM LM step: seq 35, batch 20, 2x200, vocab 10k head", lstm_step, "time", "at most 2x"),
+    ("GPT step: 2 layers, d 128, 4 heads, context 64, batch 16", gpt_step, "time",
+     "at most 2x"),
+    ("DataLoader epoch: 10k x 1x28x28, batch 64, shuffled, 0 workers", _loader_epoch(0),
+     "samples:10000", "at least 1x", 3),
+    ("DataLoader epoch: 10k x 1x28x28, batch 64, shuffled, 2 workers", _loader_epoch(2),
+     "samples:10000", "at least 1x", 3),
+    (f"save a {_STATE_MB} MB state dict (50 x 4 MB float32)", save_state, "time",
+     "at most 1x", 3),
+    (f"load a {_STATE_MB} MB state dict (50 x 4 MB float32)", load_state, "time",
+     "at most 1x", 3),
 ]
 
 
 def run(selected=None):
     rows = []
-    for name, make, unit, target in CASES:
+    for name, make, unit, target, *options in CASES:
         if selected and selected not in name:
             continue
+        repeat = options[0] if options else 7
         try:
-            ember_t = best_time(make(ember))
+            ember_t = best_time(make(ember), repeat=repeat)
         except Exception as error:  # a case ember cannot run yet is reported, not hidden
-            rows.append((name, "error", "-", "-", target, f"ember: {error}"))
+            rows.append((name, "error", "-", "-", target,
+                         f"ember: {type(error).__name__}: {error}".replace("|", "/")))
             continue
-        torch_t = best_time(make(torch)) if torch is not None else None
-        if unit.startswith("gflops"):
-            flops = int(unit.split(":")[1])
-            e_val, t_val = flops / ember_t / 1e9, (flops / torch_t / 1e9 if torch_t else None)
+        torch_t = best_time(make(torch), repeat=repeat) if torch is not None else None
+        kind, _, amount = unit.partition(":")
+        if kind in ("gflops", "samples"):
+            per_call = int(amount) / (1e9 if kind == "gflops" else 1)
+            label = "GFLOP/s" if kind == "gflops" else "samples/s"
+            e_val, t_val = per_call / ember_t, (per_call / torch_t if torch_t else None)
             ratio = e_val / t_val if t_val else None
-            rows.append((name, f"{e_val:.1f} GFLOP/s", f"{t_val:.1f} GFLOP/s" if t_val else "-",
+            rows.append((name, f"{e_val:,.1f} {label}",
+                         f"{t_val:,.1f} {label}" if t_val else "-",
                          f"{ratio:.2f}x throughput" if ratio else "-", target, ""))
         else:
             ratio = ember_t / torch_t if torch_t else None
             rows.append((name, _fmt(ember_t), _fmt(torch_t) if torch_t else "-",
                          f"{ratio:.2f}x time" if ratio else "-", target, ""))
+        print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+    for folder in _CLEANUP:
+        shutil.rmtree(folder, ignore_errors=True)
     return rows
 
 
@@ -139,7 +399,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", help="run only cases whose name contains this")
     parser.add_argument("--no-write", action="store_true", help="don't rewrite the docs table")
+    parser.add_argument("--threads", type=int, default=_default_threads(),
+                        help="BLAS/OpenMP threads for both frameworks (default: the CPUs)")
     args = parser.parse_args()
+    ember.set_num_threads(args.threads)
+    if torch is not None:
+        torch.set_num_threads(args.threads)
     rows = run(args.only)
     text = table(rows)
     print(text)
@@ -150,9 +415,25 @@ def main():
         doc = ROOT / "docs" / "benchmarks.md"
         doc.write_text(
             "# Benchmarks\n\nember against PyTorch, side by side in one process "
-            "(best of 7 rounds).\nMade with `python bench/run.py` on the project's 2-core "
-            f"machine ({versions}).\n\n{text}\n")
+            "(best of 7 rounds; 3 for the DataLoader and save/load cases).\n"
+            f"Made with `python bench/run.py` on the project's {os.cpu_count()}-core "
+            f"machine ({versions}).\nBoth frameworks run with the same thread count: "
+            f"`ember.set_num_threads({args.threads})` and "
+            f"`torch.set_num_threads({args.threads})`.\n\n"
+            "The machine was shared with other jobs while this table was made, so the numbers "
+            "are noisy (repeat runs can differ by tens of percent); the ratios matter more than "
+            "the absolute times.\n\n"
+            "The model cases build each architecture once per framework from the same code (a "
+            "function taking the `nn` module) with the same weights and time one full training "
+            "step: forward, loss, backward, (gradient clipping,) optimiser step. Time ratios "
+            "below 1 and throughput ratios above 1 mean ember is faster.\n\n"
+            f"{text}\n")
         print(f"wrote {doc}", file=sys.stderr)
+
+
+def _default_threads():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
 
 
 if __name__ == "__main__":
