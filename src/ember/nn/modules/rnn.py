@@ -17,6 +17,11 @@ import math
 import numbers
 import warnings
 
+import numpy as np
+
+from ... import _dtype as dt
+from ...autograd import grad_mode
+from ...ops._registry import defop
 from ...ops.creation import empty, zeros
 from ...ops.shape import cat, stack
 from .. import init
@@ -27,6 +32,223 @@ from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+# ------------------------------------------------------------------ fused cell arithmetic
+#
+# The pointwise part of an LSTM or GRU step is one op each (forward and backward), instead of
+# the dozen ops of the composition: per-step Python overhead dominates small recurrent models.
+# The forward kernel also returns a workspace (the activated gates), a non-differentiable
+# output that the backward kernel reads instead of recomputing the activations. When backward
+# itself is recorded (``create_graph=True``), the derivative is instead written with ember ops
+# from the saved inputs, so that double backward works.
+
+_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+
+
+def _sigmoid_(xp, a):
+    """``a <- 1 / (1 + exp(-a))`` in place (NumPy's exp is vectorised; scipy's expit is not)."""
+    xp.negative(a, out=a)
+    xp.exp(a, out=a)
+    xp.add(a, 1, out=a)
+    xp.reciprocal(a, out=a)
+
+
+def _to_compute(arrays):
+    """float16/bfloat16 operands in float32 (NumPy has no fast kernels for them)."""
+    if arrays[0].dtype in _LOW:
+        return tuple(a.astype(np.float32) for a in arrays)
+    return arrays
+
+
+def _cast_back(results, dtype):
+    if dtype in _LOW:
+        return tuple(r.astype(dtype) for r in results)
+    return results
+
+
+def _ws_dtype(dtype):
+    dtype = dtype.np if isinstance(dtype, dt.dtype) else np.dtype(dtype)
+    return np.dtype(np.float32) if dtype in _LOW else dtype
+
+
+def _lstm_cell_kernel(xp, xw, hw, c):
+    dtype = xw.dtype
+    xw, hw, c = _to_compute((xw, hw, c))
+    batch, hidden = c.shape
+    ws = xp.empty((batch, 5 * hidden), xw.dtype)  # i, f, g, o (activated), tanh(c')
+    gates = ws[:, :4 * hidden]
+    xp.add(xw, hw, out=gates)
+    g = gates[:, 2 * hidden:3 * hidden]
+    tc = ws[:, 4 * hidden:]
+    xp.tanh(g, out=tc)
+    _sigmoid_(xp, gates)  # one pass over the whole block (g is restored from tc below)
+    g[...] = tc
+    c_new = gates[:, hidden:2 * hidden] * c
+    c_new += gates[:, :hidden] * g
+    xp.tanh(c_new, out=tc)
+    h_new = gates[:, 3 * hidden:] * tc
+    h_new, c_new = _cast_back((h_new, c_new), dtype)
+    return h_new, c_new, ws
+
+
+def _lstm_cell_meta(xw, hw, c):
+    batch, hidden = c.shape
+    return ((batch, hidden), xw.dtype), ((batch, hidden), xw.dtype), \
+        ((batch, 5 * hidden), _ws_dtype(xw.dtype))
+
+
+_lstm_cell_op = defop("_lstm_cell", meta=_lstm_cell_meta, save_inputs=True, save_output=True,
+                      multi_output=True, differentiable_outputs=(0, 1),
+                      grad_name="LstmCellBackward0")(_lstm_cell_kernel)
+
+
+def _lstm_cell_backward_kernel(xp, gh, gc, c, ws):
+    dtype = gh.dtype
+    gh, gc, c = _to_compute((gh, gc, c))
+    hidden = c.shape[1]
+    i, f, g, o, tc = (ws[:, k * hidden:(k + 1) * hidden] for k in range(5))
+    act = ws[:, :4 * hidden]
+    d = xp.subtract(1, act)
+    d *= act                                  # s * (1 - s) for the sigmoid gates
+    dg = d[:, 2 * hidden:3 * hidden]
+    xp.multiply(g, g, out=dg)
+    xp.subtract(1, dg, out=dg)                # 1 - g^2 for the tanh gate
+    dc = tc * tc
+    xp.subtract(1, dc, out=dc)
+    dc *= o
+    dc *= gh
+    dc += gc                                  # gradient of c' (both paths)
+    di, df, do = d[:, :hidden], d[:, hidden:2 * hidden], d[:, 3 * hidden:]
+    di *= dc
+    di *= g
+    df *= dc
+    df *= c
+    dg *= dc
+    dg *= i
+    do *= gh
+    do *= tc
+    return _cast_back((d, dc * f), dtype)
+
+
+def _lstm_cell_backward_meta(gh, gc, c, ws):
+    batch, hidden = c.shape
+    return ((batch, 4 * hidden), gh.dtype), ((batch, hidden), gh.dtype)
+
+
+_lstm_cell_backward_op = defop("_lstm_cell_backward", meta=_lstm_cell_backward_meta,
+                               multi_output=True)(_lstm_cell_backward_kernel)
+
+
+@_lstm_cell_op.defderivative
+def _lstm_cell_derivative(ctx, gh, gc, gws):
+    xw, hw, c = ctx.inputs
+    if not grad_mode.state.enabled:
+        d, dc = _lstm_cell_backward_op(gh, gc, c, ctx.output[2])
+        return d, d, dc
+    # create_graph: the same formulas with ember ops, differentiable in everything
+    i, f, g, o = (xw + hw).chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    tc = (f * c + i * g).tanh()
+    dc = gc + gh * o * (1 - tc * tc)
+    d = cat([dc * g * i * (1 - i), dc * c * f * (1 - f), dc * i * (1 - g * g),
+             gh * tc * o * (1 - o)], 1)
+    return d, d, dc * f
+
+
+def _gru_cell_kernel(xp, xw, hw, h, b=None):
+    dtype = xw.dtype
+    xw, hw, h = _to_compute((xw, hw, h))
+    batch, hidden = h.shape
+    ws = xp.empty((batch, 4 * hidden), xw.dtype)  # r, z, n, W_hn h + b_hn
+    rz = ws[:, :2 * hidden]
+    xp.add(xw[:, :2 * hidden], hw[:, :2 * hidden], out=rz)
+    hn = ws[:, 3 * hidden:]
+    if b is not None:
+        b = b.astype(xw.dtype, copy=False)
+        xp.add(rz, b[:2 * hidden], out=rz)
+        xp.add(hw[:, 2 * hidden:], b[2 * hidden:], out=hn)
+    else:
+        hn[...] = hw[:, 2 * hidden:]
+    _sigmoid_(xp, rz)
+    n = ws[:, 2 * hidden:3 * hidden]
+    xp.multiply(ws[:, :hidden], hn, out=n)
+    xp.add(n, xw[:, 2 * hidden:], out=n)
+    xp.tanh(n, out=n)
+    h_new = h - n
+    h_new *= ws[:, hidden:2 * hidden]
+    h_new += n
+    return _cast_back((h_new,), dtype)[0], ws
+
+
+def _gru_cell_meta(xw, hw, h, b=None):
+    batch, hidden = h.shape
+    return ((batch, hidden), xw.dtype), ((batch, 4 * hidden), _ws_dtype(xw.dtype))
+
+
+_gru_cell_op = defop("_gru_cell", meta=_gru_cell_meta, save_inputs=True, save_output=True,
+                     multi_output=True, differentiable_outputs=(0,),
+                     grad_name="GruCellBackward0")(_gru_cell_kernel)
+
+
+def _gru_cell_backward_kernel(xp, gh, h, ws):
+    dtype = gh.dtype
+    gh, h = _to_compute((gh, h))
+    batch, hidden = h.shape
+    r, z, n, hn = (ws[:, k * hidden:(k + 1) * hidden] for k in range(4))
+    dx = xp.empty((batch, 3 * hidden), ws.dtype)
+    dr, dz, dn = dx[:, :hidden], dx[:, hidden:2 * hidden], dx[:, 2 * hidden:]
+    one_z = xp.subtract(1, z)
+    xp.multiply(n, n, out=dn)
+    xp.subtract(1, dn, out=dn)
+    dn *= one_z
+    dn *= gh                                  # through n = tanh(...)
+    xp.subtract(h, n, out=dz)
+    dz *= gh
+    dz *= z
+    dz *= one_z                               # through z = sigmoid(...)
+    xp.subtract(1, r, out=dr)
+    dr *= r
+    dr *= hn
+    dr *= dn                                  # through r = sigmoid(...)
+    dhw = xp.empty_like(dx)
+    dhw[:, :2 * hidden] = dx[:, :2 * hidden]
+    xp.multiply(dn, r, out=dhw[:, 2 * hidden:])
+    return _cast_back((dx, dhw, gh * z), dtype)
+
+
+def _gru_cell_backward_meta(gh, h, ws):
+    batch, hidden = h.shape
+    spec = ((batch, 3 * hidden), gh.dtype)
+    return spec, spec, ((batch, hidden), gh.dtype)
+
+
+_gru_cell_backward_op = defop("_gru_cell_backward", meta=_gru_cell_backward_meta,
+                              multi_output=True)(_gru_cell_backward_kernel)
+
+
+@_gru_cell_op.defderivative
+def _gru_cell_derivative(ctx, gh, gws):
+    saved = ctx.inputs
+    xw, hw, h = saved[:3]
+    b = saved[3] if len(saved) > 3 else None
+    if not grad_mode.state.enabled:
+        dx, dhw, dh = _gru_cell_backward_op(gh, h, ctx.output[1])
+    else:
+        # create_graph: the same formulas with ember ops, differentiable in everything
+        x_r, x_z, x_n = xw.chunk(3, 1)
+        h_r, h_z, h_n = (hw if b is None else hw + b).chunk(3, 1)
+        r, z = (x_r + h_r).sigmoid(), (x_z + h_z).sigmoid()
+        n = (x_n + r * h_n).tanh()
+        dn = gh * (1 - z) * (1 - n * n)
+        dz = gh * (h - n) * z * (1 - z)
+        dr = dn * h_n * r * (1 - r)
+        dx = cat([dr, dz, dn], 1)
+        dhw = cat([dr, dz, dn * r], 1)
+        dh = gh * z
+    if b is None:
+        return dx, dhw, dh
+    return dx, dhw, dh, dhw.sum(0)
 
 
 # ------------------------------------------------------------------ one step of each cell
@@ -44,9 +266,13 @@ def _step_relu(xw, h, c, w_hh_t, b_hh, w_hr_t):
 
 
 def _step_lstm(xw, h, c, w_hh_t, b_hh, w_hr_t):
-    i, f, g, o = (xw + h.matmul(w_hh_t)).chunk(4, 1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h = o.sigmoid() * c.tanh()
+    hw = h.matmul(w_hh_t)
+    if c._data.dtype is hw._data.dtype and xw._data.dtype is hw._data.dtype:
+        h, c, _ = _lstm_cell_op(xw, hw, c)
+    else:  # mixed dtypes (a float64 c with float32 weights): promote as the ops do
+        i, f, g, o = (xw + hw).chunk(4, 1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        h = o.sigmoid() * c.tanh()
     if w_hr_t is not None:
         h = h.matmul(w_hr_t)
     return h, c
@@ -54,6 +280,10 @@ def _step_lstm(xw, h, c, w_hh_t, b_hh, w_hr_t):
 
 def _step_gru(xw, h, c, w_hh_t, b_hh, w_hr_t):
     hw = h.matmul(w_hh_t)
+    if xw._data.dtype is hw._data.dtype and (b_hh is None or b_hh._data.dtype is hw._data.dtype):
+        if b_hh is None:
+            return _gru_cell_op(xw, hw, h)[0], None
+        return _gru_cell_op(xw, hw, h, b_hh)[0], None
     if b_hh is not None:
         hw = hw + b_hh
     x_r, x_z, x_n = xw.chunk(3, 1)
