@@ -38,6 +38,13 @@ def require_cupy():
     return cp
 
 
+def check_cuda_dtype(dtype):
+    """Refuse dtypes CuPy cannot hold (bfloat16) with a TypeError that says so."""
+    if getattr(dtype, "name", None) == "bfloat16":
+        raise TypeError("ember: bfloat16 is not supported on cuda tensors (CuPy has no bfloat16 "
+                        "dtype); use float16 or float32 there, or keep the tensor on the cpu")
+
+
 class device:
     """A place where a tensor lives: ``device('cpu')``, ``device('cuda', 0)``, ``'cuda:1'``.
 

@@ -15,7 +15,7 @@ import builtins
 import numpy as np
 
 from . import _dtype as dt
-from ._device import CPU, META, canonical, device_of_array
+from ._device import CPU, META, canonical, check_cuda_dtype, device_of_array
 
 __all__ = ["Tensor", "tensor", "as_tensor", "from_numpy", "is_tensor", "is_floating_point",
            "is_complex", "numel"]
@@ -825,6 +825,7 @@ def _place(array, dtype, device, copy):
         return np.broadcast_to(np.zeros((), dtype.np), np.shape(array))
     xp = device.xp
     if device.type == "cuda":
+        check_cuda_dtype(dtype)
         with xp.cuda.Device(device.index):
             return xp.array(array, dtype=dtype.np, copy=True) if copy else \
                 xp.asarray(array, dtype=dtype.np)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import CPU, META, canonical
+from .._device import CPU, META, canonical, check_cuda_dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ._operands import broadcast_shapes
@@ -52,8 +52,11 @@ def _require_size(size, name):
 
 
 def _target(dtype, device):
-    return (dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype(),
-            canonical(device) if device is not None else CPU)
+    dtype = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
+    device = canonical(device) if device is not None else CPU
+    if device.type == "cuda":
+        check_cuda_dtype(dtype)
+    return dtype, device
 
 
 def _allocate(fill, shape, dtype, device):
@@ -61,6 +64,7 @@ def _allocate(fill, shape, dtype, device):
         return np.broadcast_to(np.zeros((), dtype.np), shape)
     xp = device.xp
     if device.type == "cuda":
+        check_cuda_dtype(dtype)
         with xp.cuda.Device(device.index):
             return _fill(xp, fill, shape, dtype)
     return _fill(xp, fill, shape, dtype)
@@ -379,6 +383,7 @@ def _range_array(device, dtype, count, values):
         return np.broadcast_to(np.zeros((), dtype.np), (count,))
     xp = device.xp
     if device.type == "cuda":
+        check_cuda_dtype(dtype)
         with xp.cuda.Device(device.index):
             return values(xp).astype(dtype.np)
     return values(xp).astype(dtype.np)
@@ -910,17 +915,23 @@ def clone(input, *, memory_format=None):
 def _copy_kernel(xp, a, *, dtype, device):
     target = dtype.np if dtype is not None else a.dtype
     if device is None:
+        if xp is not np:
+            check_cuda_dtype(target)
         if xp is np and target.kind in "iub" and a.dtype.kind in "fc":
             with np.errstate(over="ignore", invalid="ignore"):  # torch casts silently
                 return a.astype(target, copy=True)
         return a.astype(target, copy=True)
     if device.type == "cuda":
+        check_cuda_dtype(target)
         cupy = device.xp
         with cupy.cuda.Device(device.index):
-            return cupy.asarray(a, dtype=target)
-    if hasattr(a, "get"):
-        return a.get().astype(target, copy=False)
-    return np.array(a, dtype=target, copy=True)
+            if xp is np:  # host to device
+                return cupy.asarray(a, dtype=target)
+            # device to device: ndarray.copy() lands on the current device, even from another
+            return a.copy().astype(target, copy=False)
+    if xp is not np:  # to the host: the copy is the op itself
+        return xp.asnumpy(a).astype(target, copy=False)
+    return a.astype(target, copy=True)
 
 
 @defop("_to_copy", meta=lambda a, *, dtype, device: (a.shape, dtype or a.dtype),

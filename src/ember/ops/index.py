@@ -30,6 +30,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from ._operands import scalar_tensor, wrap_dim
 from ._registry import defop, inplace, write_out
+from ._util import host_values
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
            "index_copy", "index_fill", "index_put", "masked_fill", "masked_scatter",
@@ -54,7 +55,8 @@ def _check_range(xp, idx, size, dim, message, exc=RuntimeError, negative=False):
     if idx.size == 0:
         return
     low = -size if negative else 0
-    if int(idx.min()) >= low and int(idx.max()) < size:
+    smallest, largest = host_values(xp, idx.min(), idx.max())  # one sync on the GPU
+    if smallest >= low and largest < size:
         return
     bad = idx[(idx < low) | (idx >= size)].ravel()[0]
     raise exc(message.format(index=int(bad), dim=dim, size=size))
@@ -86,12 +88,12 @@ def _ufunc_at_rounds(xp, name, out, key, values):
     positions, values = positions[order], values[order]
     if positions.size == 0:
         return
-    starts = xp.concatenate([xp.ones(1, bool), positions[1:] != positions[:-1]])
-    group_start = xp.maximum.accumulate(xp.where(starts, xp.arange(positions.size), 0))
-    rank = xp.arange(positions.size) - group_start
+    # sorted positions: a position's first occurrence is where searchsorted puts it
+    rank = xp.arange(positions.size) - xp.searchsorted(positions, positions, side="left")
     flat = out.reshape(-1)
     ufunc = getattr(xp, name)
-    for r in range(int(rank.max()) + 1):
+    (rounds,) = host_values(xp, rank.max())
+    for r in range(rounds + 1):
         chosen = rank == r
         where = positions[chosen]
         flat[where] = ufunc(flat[where], values[chosen])

@@ -20,6 +20,7 @@ from .._device import META
 from .._tensor import Tensor
 from ._operands import wrap_dim
 from ._registry import Op, defop, inplace, write_out
+from ._util import host_values, linalg_errors
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "addr", "addbmm", "baddbmm", "einsum", "tensordot", "kron", "cross",
@@ -1219,7 +1220,8 @@ def inv_op(xp, a):
     if a.size == 0:
         return xp.empty(a.shape, a.dtype)
     try:
-        result = xp.linalg.inv(a)
+        with linalg_errors(xp):
+            result = xp.linalg.inv(a)
     except np.linalg.LinAlgError:
         _singular_error(xp, a, "linalg.inv")
     return result.astype(a.dtype, copy=False)
@@ -1441,7 +1443,8 @@ def solve_op(xp, a, b):
     if a.size == 0 or b.size == 0:
         return xp.zeros(tuple(batch) + b.shape[-2:], a.dtype)
     try:
-        return xp.linalg.solve(a, b).astype(a.dtype, copy=False)
+        with linalg_errors(xp):
+            return xp.linalg.solve(a, b).astype(a.dtype, copy=False)
     except np.linalg.LinAlgError:
         raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
                           "singular.") from None
@@ -1519,7 +1522,8 @@ def cholesky_op(xp, a):
     if a.size == 0:
         return xp.empty(a.shape, a.dtype)
     try:
-        return xp.linalg.cholesky(a).astype(a.dtype, copy=False)
+        with linalg_errors(xp):
+            return xp.linalg.cholesky(a).astype(a.dtype, copy=False)
     except np.linalg.LinAlgError:
         _not_pd_error(xp, a, "linalg.cholesky")
 
@@ -2225,7 +2229,9 @@ def _expm_kernel(xp, a):
         return a.copy()
     work = a.astype(np.float32) if a.dtype in _LOW else a
     n = work.shape[-1]
-    norm = float(xp.max(xp.sum(xp.abs(work), axis=-2))) if work.size else 0.0
+    # the number of squarings depends on the norm: one sync on the GPU
+    norm = float(host_values(xp, xp.max(xp.sum(xp.abs(work), axis=-2)))[0]) if work.size \
+        else 0.0
     squarings = max(0, int(math.ceil(math.log2(norm / _THETA13)))) if norm > _THETA13 else 0
     x = work / (2.0 ** squarings)
     ident = xp.broadcast_to(xp.eye(n, dtype=work.dtype), work.shape)

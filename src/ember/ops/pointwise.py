@@ -33,6 +33,7 @@ from ._operands import (
     scalar_tensor,
 )
 from ._registry import Op, _short_name, defop, inplace, write_out
+from ._util import scalar, scipy_special
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
            "negative", "pow", "where", "eq", "ne", "lt", "le", "gt", "ge", "greater",
@@ -53,13 +54,7 @@ def _method(name, fn):
     setattr(Tensor, name, fn)
 
 
-def _special(xp):
-    """``scipy.special`` for NumPy, ``cupyx.scipy.special`` for CuPy."""
-    if xp is np:
-        import scipy.special as special
-    else:  # pragma: no cover - GPU only
-        import cupyx.scipy.special as special
-    return special
+_special = scipy_special  # ``scipy.special`` for NumPy, ``cupyx.scipy.special`` for CuPy
 
 
 def _zeros_like(t):
@@ -122,7 +117,7 @@ def _check_integer_divisor(xp, b):
 def add_op(xp, a, b, *, alpha=1):
     if alpha == 1 and type(alpha) is int:
         return xp.add(a, b)
-    return xp.add(a, b * np.asarray(alpha).astype(b.dtype))
+    return xp.add(a, b * scalar(alpha, b.dtype))
 
 
 @add_op.defderivative
@@ -1214,10 +1209,9 @@ def _nan_to_num_kernel(xp, a, *, nan, posinf, neginf):
         imag = _nan_to_num_kernel(xp, a.imag, nan=nan, posinf=posinf, neginf=neginf)
         return real + 1j * imag if xp is not np else _complex(real, imag, a.dtype)
     info = dt.finfo(dt.from_numpy_dtype(a.dtype))
-    with np.errstate(over="ignore"):
-        values = [np.asarray(v, dtype=a.dtype) for v in
-                  (nan, info.max if posinf is None else posinf,
-                   info.min if neginf is None else neginf)]
+    values = [scalar(v, a.dtype) for v in
+              (nan, info.max if posinf is None else posinf,
+               info.min if neginf is None else neginf)]
     result = xp.where(xp.isnan(a), values[0], a)
     result = xp.where(a == np.inf, values[1], result)
     return xp.where(a == -np.inf, values[2], result)
@@ -1919,6 +1913,7 @@ for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "tru
               "round", "nan_to_num", "square", "eq", "ne", "lt", "le", "gt", "ge", "greater",
               "greater_equal", "less", "less_equal", "not_equal"):
     _method(_name + "_", _inplace_method(globals()[_name]))
+
 
 
 def _float_power_(self, exponent):

@@ -17,7 +17,7 @@ import secrets
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import CPU, META, canonical
+from .._device import CPU, META, canonical, check_cuda_dtype
 from .._device import device as _device_type
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -357,6 +357,8 @@ def _factory_target(dtype, device, out, default):
         device = out._device if device is None else device
     dtype = dt.to_dtype(dtype) if dtype is not None else default
     device = canonical(device) if device is not None else CPU
+    if device.type == "cuda":
+        check_cuda_dtype(dtype)
     return dtype, device
 
 
@@ -443,8 +445,11 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 
 
 def _like_target(input, dtype, device):
-    return (dt.to_dtype(dtype) if dtype is not None else input.dtype,
-            canonical(device) if device is not None else input._device)
+    dtype = dt.to_dtype(dtype) if dtype is not None else input.dtype
+    device = canonical(device) if device is not None else input._device
+    if device.type == "cuda":
+        check_cuda_dtype(dtype)
+    return dtype, device
 
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,

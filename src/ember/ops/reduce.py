@@ -24,6 +24,7 @@ from .._device import META
 from .._tensor import Tensor
 from ._operands import wrap_dim, wrap_dims
 from ._registry import Op, defop, inplace, write_out
+from ._util import accumulate, host_values
 
 __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "std", "var", "std_mean", "var_mean",
            "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "all", "any", "norm",
@@ -84,7 +85,7 @@ def _keep(t, shape, dims, keepdim):
 
 
 def _count(shape, dims):
-    return int(np.prod([shape[d] for d in dims], dtype=np.int64))
+    return math.prod(shape[d] for d in dims)
 
 
 def _quiet(xp):
@@ -1101,9 +1102,9 @@ def _running_extreme(name, ufunc):
     def kernel(xp, a, *, dim):
         if a.ndim == 0:
             return a.copy(), xp.zeros((), np.int64)
-        values = getattr(xp, ufunc).accumulate(a, axis=dim)
+        values = accumulate(xp, ufunc, a, dim)
         if a.dtype.kind in "fc":
-            nan_seen = xp.logical_or.accumulate(a != a, axis=dim)
+            nan_seen = xp.cumsum(a != a, axis=dim) > 0
             values = xp.where(nan_seen, np.nan, values).astype(a.dtype, copy=False)
             hit = (a == values) | ((a != a) & nan_seen)
         else:
@@ -1111,7 +1112,7 @@ def _running_extreme(name, ufunc):
         shape = [1] * a.ndim
         shape[dim] = a.shape[dim]
         pos = xp.arange(a.shape[dim], dtype=np.int64).reshape(shape)
-        indices = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=dim)
+        indices = accumulate(xp, "maximum", xp.where(hit, pos, 0), dim)
         return values, indices
 
     op = Op(name, kernel, meta=lambda a, *, dim: ((a.shape, a.dtype),
@@ -1469,14 +1470,15 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 def _median_all_kernel(ignore_nan):
     def kernel(xp, a):
         flat = a.reshape(-1)
-        ordered = xp.sort(flat)
-        if flat.dtype.kind in "fc":
-            count = int(xp.sum(flat == flat)) if ignore_nan else flat.size
-            if not ignore_nan and count and bool(xp.isnan(ordered[-1])):
-                return xp.asarray(np.nan, dtype=a.dtype)
-        else:
-            count = flat.size
-        return ordered[builtins.max(count - 1, 0) // 2]
+        ordered = xp.sort(flat)  # NaN sorts last
+        if flat.dtype.kind in "fc" and flat.size:
+            # decided on the device: no synchronisation on the GPU
+            if ignore_nan:
+                count = xp.sum(flat == flat)
+                return xp.take(ordered, xp.maximum(count - 1, 0) // 2)
+            return xp.where(xp.isnan(ordered[-1]), xp.asarray(np.nan, dtype=a.dtype),
+                            ordered[(flat.size - 1) // 2])
+        return ordered[builtins.max(flat.size - 1, 0) // 2]
     return kernel
 
 
@@ -1593,7 +1595,7 @@ def mode_op(xp, a, *, dim, keepdim):
     pos = xp.arange(n, dtype=np.int64)
     starts = xp.ones(ordered.shape, dtype=np.bool_)
     starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
-    run_start = xp.maximum.accumulate(xp.where(starts, pos, 0), axis=-1)
+    run_start = accumulate(xp, "maximum", xp.where(starts, pos, 0), -1)
     run_length = pos - run_start + 1
     # The first run (smallest value) reaching the largest count ends at its argmax.
     end = xp.argmax(run_length, axis=-1)[..., None]
@@ -1812,7 +1814,7 @@ def _unique_consecutive_flat(xp, flat):
 def _unique_rows(xp, moved, consecutive):
     """Unique slices of ``moved`` (slices along axis 0, compared whole)."""
     n = moved.shape[0]
-    rows = moved.reshape(n, int(np.prod(moved.shape[1:], dtype=np.int64)))
+    rows = moved.reshape(n, math.prod(moved.shape[1:]))
     if n == 0:
         return moved, xp.zeros(0, np.int64), xp.zeros(0, np.int64)
     if consecutive:
@@ -1898,7 +1900,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 @defop("bincount", meta=_data_dependent_meta("bincount"))
 def bincount_op(xp, a, *weights, minlength, out_dtype):
-    size = builtins.max(int(a.max()) + 1 if a.size else 0, minlength)
+    size = builtins.max(host_values(xp, a.max())[0] + 1 if a.size else 0, minlength)
     if weights:
         w = weights[0].astype(np.float64)
         return xp.bincount(a, weights=w, minlength=size).astype(out_dtype)
@@ -1934,7 +1936,8 @@ def bincount(input, weights=None, minlength=0):
 
 def _histogram_range(xp, a, low, high):
     if low == high and a.size:
-        low, high = float(a.min()), float(a.max())
+        low, high = host_values(xp, a.min(), a.max())  # data-dependent bins: one sync
+        low, high = float(low), float(high)
     if low == high:
         low, high = low - 1, high + 1
     return low, high
@@ -1986,7 +1989,8 @@ def histogram_op(xp, a, *weight, bins, low, high, density, edges):
     flat = a.reshape(-1)
     if edges is None:
         if low is None:
-            low, high = (float(flat.min()), float(flat.max())) if flat.size else (0.0, 0.0)
+            low, high = host_values(xp, flat.min(), flat.max()) if flat.size else (0.0, 0.0)
+            low, high = float(low), float(high)
         if low == high:
             low, high = low - 0.5, high + 0.5
         edges_array = xp.linspace(low, high, bins + 1).astype(a.dtype)
@@ -2056,13 +2060,13 @@ def searchsorted_op(xp, seq, values, *sorter, right, out_int32, scalar):
     else:
         # Batched: rank every value against the boundaries of its own row. Joint ranks keep
         # the order; rows are separated by adding row * (number of ranks).
-        rows = int(np.prod(seq.shape[:-1], dtype=np.int64))
+        rows = math.prod(seq.shape[:-1])
         flat_seq = seq.reshape(rows, -1)
         flat_values = values.reshape(rows, -1)
         joined = xp.concatenate([flat_seq.reshape(-1), flat_values.reshape(-1)])
         _, ranks = xp.unique(joined, return_inverse=True)
         ranks = ranks.reshape(-1)
-        span = int(ranks.max()) + 1 if ranks.size else 1
+        span = builtins.max(joined.size, 1)  # > every rank, known without a sync
         seq_keys = ranks[:flat_seq.size].reshape(rows, -1) + xp.arange(rows)[:, None] * span
         value_keys = ranks[flat_seq.size:].reshape(rows, -1) + xp.arange(rows)[:, None] * span
         found = xp.searchsorted(seq_keys.reshape(-1), value_keys.reshape(-1), side=side)

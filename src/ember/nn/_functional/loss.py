@@ -22,6 +22,7 @@ from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
 from ...ops._registry import defop
+from ...ops._util import host_values
 from ...ops.creation import ones_like, zeros
 from ...ops.pointwise import clamp_min, logit, minimum, where, xlogy
 from ...ops.shape import broadcast_tensors
@@ -305,9 +306,11 @@ def _bce_meta(x, t):
 
 @defop("binary_cross_entropy", meta=_bce_meta)
 def _bce_op(xp, x, t):
-    if not bool(xp.all((x >= 0) & (x <= 1))):
+    input_ok, target_ok = host_values(xp, xp.all((x >= 0) & (x <= 1)),
+                                      xp.all((t >= 0) & (t <= 1)))
+    if not input_ok:
         raise RuntimeError("all elements of input should be between 0 and 1")
-    if not bool(xp.all((t >= 0) & (t <= 1))):
+    if not target_ok:
         raise RuntimeError("all elements of target should be between 0 and 1")
     dtype = x.dtype
     if dtype in _LOW:
