@@ -50,3 +50,36 @@ def test_broadcast_error_is_torchs():
         e1 + e2
     except RuntimeError as error:
         assert str(error) == expected
+
+
+def test_grads_never_alias_each_other_or_the_callers_tensors():
+    a = ember.ones(3, requires_grad=True)
+    b = ember.ones(3, requires_grad=True)
+    (a + b).sum().backward()  # add hands the same gradient to both leaves
+    a.grad.add_(1)
+    assert b.grad.tolist() == [1.0, 1.0, 1.0]
+    leaf = ember.ones(2, requires_grad=True)
+    given = ember.tensor([5.0, 6.0])
+    leaf.backward(given)
+    given.add_(1)
+    assert leaf.grad.tolist() == [5.0, 6.0]
+    kept = []
+    w = ember.ones(2, requires_grad=True)
+    w.register_hook(lambda g: kept.append(g))
+    (w * 3).sum().backward()
+    w.grad.zero_()
+    assert kept[0].tolist() == [3.0, 3.0]
+
+
+def test_direct_inplace_update_matches_general_path():
+    x = ember.arange(6.0).view(2, 3)
+    y = x.clone()
+    with ember.no_grad():
+        x.sub_(ember.ones(3) * 0.5)
+        x.mul_(2).add_(1).div_(4)
+    expected = ((y - 0.5) * 2 + 1) / 4
+    assert x.tolist() == expected.tolist()
+    assert x._version == 4
+    ints = ember.arange(3)
+    ints.add_(2)  # not floating: takes the general path
+    assert ints.tolist() == [2, 3, 4]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings as _warnings
 
-from . import _dtype
+from . import _allocator, _dtype
 from ._device import device
 from ._dtype import (
     bfloat16,
@@ -82,6 +82,8 @@ from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torc
 from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
 
 __version__ = "0.1.0"
+
+_allocator.tune_malloc()
 
 # Torch computes 1/0, log(0) and overflow silently (inf/nan): so do ember's kernels. The filter
 # matches only NumPy's floating-point warnings raised from ember's own modules.

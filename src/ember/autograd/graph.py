@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
 import threading
 import weakref
+
+import numpy as np
 
 from . import anomaly_mode, grad_mode
 
@@ -523,13 +526,39 @@ def _needed_nodes(order, targets):
     return needed
 
 
-def _accumulate(tensor, grad, create_graph):
+class _Everything:
+    def __contains__(self, item):
+        return True
+
+
+_ALL = _Everything()
+_ENGINE_REFS = 4  # references the engine itself holds to a gradient passed to _accumulate
+
+
+def _owned_by(grad, stolen):
+    """Whether the engine holds the only reference to ``grad``'s memory (so ``.grad`` may take
+    it without a copy): a fresh array, not a view, referenced by this tensor alone, and not
+    already handed to another leaf in this backward pass."""
+    array = grad._data
+    return (grad._base is None and type(array) is np.ndarray and array.base is None
+            and id(array) not in stolen and sys.getrefcount(array) <= 3
+            and sys.getrefcount(grad) <= _ENGINE_REFS)
+
+
+def _accumulate(tensor, grad, create_graph, stolen=frozenset()):
     hooks = getattr(tensor, "_hooks", None)
     if hooks:
         grad = _run_tensor_hooks(hooks, grad)
+        stolen = _ALL  # a hook may keep the tensor it was given or returns
     old = tensor.grad
     if old is None:
-        tensor._grad = grad if create_graph else grad.detach().clone()
+        if create_graph:
+            tensor._grad = grad
+        elif _owned_by(grad, stolen):
+            tensor._grad = grad.detach()  # steal the buffer: nothing else can see it
+            stolen.add(id(grad._data))
+        else:
+            tensor._grad = grad.detach().clone()
     elif create_graph:
         tensor._grad = old + grad
     else:
@@ -570,6 +599,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
         needed = None
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
+    # .grad may take a gradient's memory without a copy, except the caller's own tensors
+    stolen = {id(g._data) for g in root_grads}
     buffers = {}
     for (node, nr), grad in zip(roots, root_grads):
         buf = buffers.setdefault(node, [None] * max(len(node._out_meta), 1))
@@ -587,12 +618,12 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 _pass_nothing(node, dependencies, buffers, ready)
                 continue
             _execute(node, grads, inputs, targets, captured, needed, accumulate, create_graph,
-                     retain_graph, buffers, dependencies, ready)
+                     retain_graph, buffers, dependencies, ready, stolen)
     return captured
 
 
 def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_graph,
-             retain_graph, buffers, dependencies, ready):
+             retain_graph, buffers, dependencies, ready, stolen):
     """Run one node: hooks, capture, derivative, then hand gradients to its children."""
     if node._tensor_hooks:
         for nr, hooks in node._tensor_hooks.items():
@@ -623,7 +654,7 @@ def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_
             else:
                 captured[index] = grad
         elif accumulate and needed is None and grads[0] is not None:
-            _accumulate(node.variable, grads[0], create_graph)
+            _accumulate(node.variable, grads[0], create_graph, stolen)
         return
 
     if targets:
