@@ -215,3 +215,22 @@ def test_state_dict_round_trip_through_torch(tmp_path):
     x = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
     assert_same(fresh(ember.tensor(x)), t(torch.tensor(x)), rtol=1e-5, atol=1e-6)
     assert_same(to_ember(t.fc1.weight), t.fc1.weight)
+
+
+@pytest.mark.parametrize("args", [(), (0,), (1, 2), (-3, -1)])
+def test_flatten_matches_torch(args):
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5))
+    e, t = nn.Flatten(*args), torch.nn.Flatten(*args)
+    assert_same(e(ember.tensor(x)), t(torch.tensor(x)))
+    assert repr(e) == repr(t)
+
+
+def test_unflatten_matches_torch():
+    x = np.random.default_rng(0).standard_normal((2, 12))
+    e, t = nn.Unflatten(1, (3, 4)), torch.nn.Unflatten(1, (3, 4))
+    assert_same(e(ember.tensor(x)), t(torch.tensor(x)))
+    assert repr(e) == repr(t)
+    with pytest.raises(TypeError):
+        nn.Unflatten(1, 3)
+    with pytest.raises(TypeError):
+        torch.nn.Unflatten(1, 3)

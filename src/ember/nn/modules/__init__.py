@@ -5,6 +5,7 @@ from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
+from .flatten import *  # noqa: F403
 from .fold import *  # noqa: F403
 from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403

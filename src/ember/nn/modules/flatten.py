@@ -1,0 +1,62 @@
+"""Flatten and Unflatten: reshape layers for Sequential models."""
+
+from __future__ import annotations
+
+from .module import Module
+
+__all__ = ["Flatten", "Unflatten"]
+
+
+class Flatten(Module):
+    """Flatten dims ``start_dim..end_dim`` into one (by default all but the batch dim).
+
+    Example::
+
+        >>> ember.nn.Flatten()(ember.zeros(32, 1, 5, 5)).shape
+        ember.Size([32, 25])
+    """
+
+    __constants__ = ["start_dim", "end_dim"]
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Expand dim ``dim`` into the shape ``unflattened_size``.
+
+    Example::
+
+        >>> ember.nn.Unflatten(1, (2, 5, 5))(ember.zeros(2, 50)).shape
+        ember.Size([2, 2, 5, 5])
+    """
+
+    __constants__ = ["dim", "unflattened_size"]
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if isinstance(dim, int):
+            if not isinstance(unflattened_size, (tuple, list)) or not all(
+                    isinstance(s, int) for s in unflattened_size):
+                raise TypeError(f"unflattened_size must be tuple of ints, but found type "
+                                f"{type(unflattened_size).__name__}")
+        elif isinstance(dim, str):
+            raise TypeError("named dimensions are not supported")
+        else:
+            raise TypeError("invalid argument type for dim parameter")
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
