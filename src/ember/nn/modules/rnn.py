@@ -72,17 +72,26 @@ def _ws_dtype(dtype):
     return np.dtype(np.float32) if dtype in _LOW else dtype
 
 
+def _blocks(ws, batch, widths):
+    """Contiguous (batch, w) blocks laid one after another in the flat workspace ``ws``."""
+    out, start = [], 0
+    for width in widths:
+        out.append(ws[start:start + batch * width].reshape(batch, width))
+        start += batch * width
+    return out
+
+
 def _lstm_cell_kernel(xp, xw, hw, c):
     dtype = xw.dtype
     xw, hw, c = _to_compute((xw, hw, c))
     batch, hidden = c.shape
-    ws = xp.empty((batch, 5 * hidden), xw.dtype)  # i, f, g, o (activated), tanh(c')
-    gates = ws[:, :4 * hidden]
+    # flat workspace: the activated gates (i, f, g, o) as one block, then tanh(c')
+    ws = xp.empty(5 * batch * hidden, xw.dtype)
+    gates, tc = _blocks(ws, batch, (4 * hidden, hidden))
     xp.add(xw, hw, out=gates)
     g = gates[:, 2 * hidden:3 * hidden]
-    tc = ws[:, 4 * hidden:]
     xp.tanh(g, out=tc)
-    _sigmoid_(xp, gates)  # one pass over the whole block (g is restored from tc below)
+    _sigmoid_(xp, gates)  # one pass over the whole block, then g is put back from tc
     g[...] = tc
     c_new = gates[:, hidden:2 * hidden] * c
     c_new += gates[:, :hidden] * g
@@ -95,7 +104,7 @@ def _lstm_cell_kernel(xp, xw, hw, c):
 def _lstm_cell_meta(xw, hw, c):
     batch, hidden = c.shape
     return ((batch, hidden), xw.dtype), ((batch, hidden), xw.dtype), \
-        ((batch, 5 * hidden), _ws_dtype(xw.dtype))
+        ((5 * batch * hidden,), _ws_dtype(xw.dtype))
 
 
 _lstm_cell_op = defop("_lstm_cell", meta=_lstm_cell_meta, save_inputs=True, save_output=True,
@@ -106,29 +115,26 @@ _lstm_cell_op = defop("_lstm_cell", meta=_lstm_cell_meta, save_inputs=True, save
 def _lstm_cell_backward_kernel(xp, gh, gc, c, ws):
     dtype = gh.dtype
     gh, gc, c = _to_compute((gh, gc, c))
-    hidden = c.shape[1]
-    i, f, g, o, tc = (ws[:, k * hidden:(k + 1) * hidden] for k in range(5))
-    act = ws[:, :4 * hidden]
-    d = xp.subtract(1, act)
-    d *= act                                  # s * (1 - s) for the sigmoid gates
-    dg = d[:, 2 * hidden:3 * hidden]
-    xp.multiply(g, g, out=dg)
-    xp.subtract(1, dg, out=dg)                # 1 - g^2 for the tanh gate
+    batch, hidden = c.shape
+    gates, tc = _blocks(ws, batch, (4 * hidden, hidden))
+    act = gates.reshape(batch, 4, hidden)
+    i, f, g, o = act[:, 0], act[:, 1], act[:, 2], act[:, 3]
     dc = tc * tc
     xp.subtract(1, dc, out=dc)
     dc *= o
     dc *= gh
-    dc += gc                                  # gradient of c' (both paths)
-    di, df, do = d[:, :hidden], d[:, hidden:2 * hidden], d[:, 3 * hidden:]
-    di *= dc
-    di *= g
-    df *= dc
-    df *= c
-    dg *= dc
-    dg *= i
-    do *= gh
-    do *= tc
-    return _cast_back((d, dc * f), dtype)
+    dc += gc                                  # gradient of c' (through h' and directly)
+    d = xp.empty((batch, 4, hidden), ws.dtype)
+    xp.multiply(dc, g, out=d[:, 0])           # gradients of the activated gates ...
+    xp.multiply(dc, c, out=d[:, 1])
+    xp.multiply(dc, i, out=d[:, 2])
+    xp.multiply(gh, tc, out=d[:, 3])
+    slope = xp.subtract(1, act)               # ... times the slopes of the activations:
+    slope *= act                              # s * (1 - s) for sigmoid,
+    xp.multiply(g, g, out=slope[:, 2])
+    xp.subtract(1, slope[:, 2], out=slope[:, 2])  # 1 - g^2 for tanh
+    d *= slope
+    return _cast_back((d.reshape(batch, 4 * hidden), dc * f), dtype)
 
 
 def _lstm_cell_backward_meta(gh, gc, c, ws):
@@ -160,10 +166,10 @@ def _gru_cell_kernel(xp, xw, hw, h, b=None):
     dtype = xw.dtype
     xw, hw, h = _to_compute((xw, hw, h))
     batch, hidden = h.shape
-    ws = xp.empty((batch, 4 * hidden), xw.dtype)  # r, z, n, W_hn h + b_hn
-    rz = ws[:, :2 * hidden]
+    # flat workspace: r and z as one block, n, then W_hn h + b_hn
+    ws = xp.empty(4 * batch * hidden, xw.dtype)
+    rz, n, hn = _blocks(ws, batch, (2 * hidden, hidden, hidden))
     xp.add(xw[:, :2 * hidden], hw[:, :2 * hidden], out=rz)
-    hn = ws[:, 3 * hidden:]
     if b is not None:
         b = b.astype(xw.dtype, copy=False)
         xp.add(rz, b[:2 * hidden], out=rz)
@@ -171,19 +177,18 @@ def _gru_cell_kernel(xp, xw, hw, h, b=None):
     else:
         hn[...] = hw[:, 2 * hidden:]
     _sigmoid_(xp, rz)
-    n = ws[:, 2 * hidden:3 * hidden]
-    xp.multiply(ws[:, :hidden], hn, out=n)
+    xp.multiply(rz[:, :hidden], hn, out=n)
     xp.add(n, xw[:, 2 * hidden:], out=n)
     xp.tanh(n, out=n)
     h_new = h - n
-    h_new *= ws[:, hidden:2 * hidden]
+    h_new *= rz[:, hidden:]
     h_new += n
     return _cast_back((h_new,), dtype)[0], ws
 
 
 def _gru_cell_meta(xw, hw, h, b=None):
     batch, hidden = h.shape
-    return ((batch, hidden), xw.dtype), ((batch, 4 * hidden), _ws_dtype(xw.dtype))
+    return ((batch, hidden), xw.dtype), ((4 * batch * hidden,), _ws_dtype(xw.dtype))
 
 
 _gru_cell_op = defop("_gru_cell", meta=_gru_cell_meta, save_inputs=True, save_output=True,
@@ -195,24 +200,23 @@ def _gru_cell_backward_kernel(xp, gh, h, ws):
     dtype = gh.dtype
     gh, h = _to_compute((gh, h))
     batch, hidden = h.shape
-    r, z, n, hn = (ws[:, k * hidden:(k + 1) * hidden] for k in range(4))
+    rz, n, hn = _blocks(ws, batch, (2 * hidden, hidden, hidden))
+    r, z = rz[:, :hidden], rz[:, hidden:]
     dx = xp.empty((batch, 3 * hidden), ws.dtype)
-    dr, dz, dn = dx[:, :hidden], dx[:, hidden:2 * hidden], dx[:, 2 * hidden:]
-    one_z = xp.subtract(1, z)
+    drz, dn = dx[:, :2 * hidden], dx[:, 2 * hidden:]
+    dr, dz = drz[:, :hidden], drz[:, hidden:]
     xp.multiply(n, n, out=dn)
     xp.subtract(1, dn, out=dn)
-    dn *= one_z
-    dn *= gh                                  # through n = tanh(...)
+    dn *= xp.subtract(1, z)
+    dn *= gh                                  # gradient through n = tanh(...)
     xp.subtract(h, n, out=dz)
-    dz *= gh
-    dz *= z
-    dz *= one_z                               # through z = sigmoid(...)
-    xp.subtract(1, r, out=dr)
-    dr *= r
-    dr *= hn
-    dr *= dn                                  # through r = sigmoid(...)
+    dz *= gh                                  # gradient of z
+    xp.multiply(dn, hn, out=dr)               # gradient of r
+    slope = xp.subtract(1, rz)
+    slope *= rz
+    drz *= slope                              # through r, z = sigmoid(...)
     dhw = xp.empty_like(dx)
-    dhw[:, :2 * hidden] = dx[:, :2 * hidden]
+    dhw[:, :2 * hidden] = drz
     xp.multiply(dn, r, out=dhw[:, 2 * hidden:])
     return _cast_back((dx, dhw, gh * z), dtype)
 
@@ -310,8 +314,10 @@ def _run_direction(step, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
     ``xw`` is the (N, G) input projection of all steps; ``sizes`` the batch size of each step
     (non-increasing). Returns the (N, H_out) outputs and the final (h, c) of every sequence.
     """
-    w_hh_t = w_hh.t()
-    w_hr_t = None if w_hr is None else w_hr.t()
+    # W^T made contiguous once: BLAS multiplies by it much faster than by a transposed view,
+    # and the backward's ``grad @ (W^T)^T`` then reads W in its own (contiguous) layout
+    w_hh_t = w_hh.t().contiguous()
+    w_hr_t = None if w_hr is None else w_hr.t().contiguous()
     chunks = xw.split(list(sizes)) if len(sizes) > 1 else (xw,)
     outs = []
     if not reverse:
