@@ -200,3 +200,28 @@ def test_bad_data_errors_match_torch():
         torch.ones(2).new_tensor("x")
     with pytest.raises(TypeError, match="invalid data type 'str'"):
         ember.ones(2).new_tensor("x")
+
+
+def test_from_dlpack_shares_memory_with_numpy_and_torch():
+    a = np.arange(4.0)
+    t = ember.from_dlpack(a)
+    t.add_(1)
+    assert a.tolist() == [1.0, 2.0, 3.0, 4.0] and t.dtype is ember.float64
+    source = torch.arange(3, dtype=torch.int32)
+    shared = ember.from_dlpack(source)
+    source.add_(10)
+    assert shared.tolist() == [10, 11, 12] and shared.dtype is ember.int32
+    back = torch.from_dlpack(ember.tensor([1.5, 2.5]))
+    assert back.tolist() == [1.5, 2.5]
+    with pytest.raises(TypeError):
+        ember.from_dlpack([1, 2])
+
+
+def test_random_module_like_torch_random():
+    ember.random.manual_seed(3)
+    first = ember.rand(3).tolist()
+    state = ember.random.get_rng_state()
+    second = ember.rand(3).tolist()
+    ember.random.set_rng_state(state)
+    assert ember.rand(3).tolist() == second and first != second
+    assert ember.random.initial_seed() == 3

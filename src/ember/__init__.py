@@ -51,6 +51,7 @@ from ._tensor import (
     Size,
     Tensor,
     as_tensor,
+    from_dlpack,
     from_numpy,
     is_complex,
     is_floating_point,
@@ -78,6 +79,7 @@ from .ops.shape import *  # noqa: F403
 from . import autograd, cuda, linalg, nn, serialization, special  # noqa: E402  (need the ops)
 from .serialization import load, save  # noqa: E402
 from . import multiprocessing, utils  # noqa: E402  (registers the tensor reducers)
+from .ops import random  # noqa: E402, F401  (torch.random: seeds and generator state)
 from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torch.utils.data)
 from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
 

@@ -17,8 +17,8 @@ import numpy as np
 from . import _dtype as dt
 from ._device import CPU, META, canonical, check_cuda_dtype, device_of_array
 
-__all__ = ["Tensor", "tensor", "as_tensor", "from_numpy", "is_tensor", "is_floating_point",
-           "is_complex", "numel"]
+__all__ = ["Tensor", "tensor", "as_tensor", "from_numpy", "from_dlpack", "is_tensor",
+           "is_floating_point", "is_complex", "numel"]
 
 
 class Tensor:
@@ -892,6 +892,32 @@ def from_numpy(ndarray):
                          "with negative strides are not currently supported. (You can probably "
                          "work around this by making a copy of your array  with array.copy().) ")
     return Tensor._make(ndarray, CPU)
+
+
+def from_dlpack(ext_tensor):
+    """A tensor sharing memory with any object that speaks DLPack (NumPy, CuPy, torch, JAX...).
+
+    Example::
+
+        >>> t = ember.from_dlpack(np.arange(3.0))
+        >>> t
+        tensor([0., 1., 2.], dtype=ember.float64)
+    """
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise TypeError(f"from_dlpack: expected an object with __dlpack__, got "
+                        f"{type(ext_tensor).__name__}")
+    kind, index = ext_tensor.__dlpack_device__()
+    if kind == 1:  # kDLCPU
+        array = np.from_dlpack(ext_tensor)
+        dt.from_numpy_dtype(array.dtype)
+        return Tensor._make(array, CPU)
+    if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged
+        from ._device import device, require_cupy
+
+        return Tensor._make(require_cupy().from_dlpack(ext_tensor), device("cuda", index))
+    raise RuntimeError(f"from_dlpack: unsupported DLPack device type {kind}")
 
 
 def is_tensor(obj):
