@@ -255,35 +255,68 @@ def _gru_cell_derivative(ctx, gh, gws):
     return dx, dhw, dh, dhw.sum(0)
 
 
+def _recurrent_mm_kernel(xp, h, w_t, w):
+    if h.dtype in _LOW:
+        return xp.matmul(h.astype(np.float32), w_t.astype(np.float32)).astype(h.dtype)
+    return xp.matmul(h, w_t)
+
+
+def _recurrent_mm_meta(h, w_t, w):
+    return (h.shape[0], w_t.shape[1]), h.dtype
+
+
+# ``h @ W^T`` given both W^T (contiguous, for the product) and W itself, so that the backward's
+# ``grad @ W`` also reads a contiguous matrix: BLAS is much slower on a transposed operand for
+# these skinny shapes. The gradient goes to W^T (and from there to W); W's own input is there
+# only for its layout.
+_recurrent_mm_op = defop("_recurrent_mm", meta=_recurrent_mm_meta,
+                         grad_name="MmBackward0")(_recurrent_mm_kernel)
+
+
+@_recurrent_mm_op.defderivative
+def _recurrent_mm_derivative(ctx, grad):
+    h, w_t, w = ctx.inputs
+    need_h, need_w = ctx.needs_input_grad[:2]
+    return (grad.matmul(w) if need_h else None), (h.t().matmul(grad) if need_w else None), None
+
+
+def _hidden_mm(h, w_t, w):
+    """``h @ w_t`` (``w_t`` is ``w^T``, contiguous) through :data:`_recurrent_mm_op`."""
+    if h._data.dtype is w_t._data.dtype:
+        return _recurrent_mm_op(h, w_t, w)
+    return h.matmul(w_t)  # torch's error for mismatched dtypes
+
+
 # ------------------------------------------------------------------ one step of each cell
 #
-# ``xw`` is the step's input projection from ``_project``, ``w_hh_t`` is W_hh^T (a view).
-# Except for GRU (whose b_hn sits inside ``r * (...)``), b_hh is folded into ``xw`` up front.
+# ``xw`` is the step's input projection from ``_project``; ``w_hh`` (and ``w_hr``, or None) is
+# a pair ``(W^T contiguous, W)`` for :func:`_hidden_mm`. Except for GRU (whose b_hn sits inside
+# ``r * (...)``), b_hh is folded into ``xw`` up front.
 
 
-def _step_tanh(xw, h, c, w_hh_t, b_hh, w_hr_t):
-    return (xw + h.matmul(w_hh_t)).tanh(), None
+def _step_tanh(xw, h, c, w_hh, b_hh, w_hr):
+    return (xw + _hidden_mm(h, *w_hh)).tanh(), None
 
 
-def _step_relu(xw, h, c, w_hh_t, b_hh, w_hr_t):
-    return (xw + h.matmul(w_hh_t)).relu(), None
+def _step_relu(xw, h, c, w_hh, b_hh, w_hr):
+    return (xw + _hidden_mm(h, *w_hh)).relu(), None
 
 
-def _step_lstm(xw, h, c, w_hh_t, b_hh, w_hr_t):
-    hw = h.matmul(w_hh_t)
+def _step_lstm(xw, h, c, w_hh, b_hh, w_hr):
+    hw = _hidden_mm(h, *w_hh)
     if c._data.dtype is hw._data.dtype and xw._data.dtype is hw._data.dtype:
         h, c, _ = _lstm_cell_op(xw, hw, c)
     else:  # mixed dtypes (a float64 c with float32 weights): promote as the ops do
         i, f, g, o = (xw + hw).chunk(4, 1)
         c = f.sigmoid() * c + i.sigmoid() * g.tanh()
         h = o.sigmoid() * c.tanh()
-    if w_hr_t is not None:
-        h = h.matmul(w_hr_t)
+    if w_hr is not None:
+        h = _hidden_mm(h, *w_hr)
     return h, c
 
 
-def _step_gru(xw, h, c, w_hh_t, b_hh, w_hr_t):
-    hw = h.matmul(w_hh_t)
+def _step_gru(xw, h, c, w_hh, b_hh, w_hr):
+    hw = _hidden_mm(h, *w_hh)
     if xw._data.dtype is hw._data.dtype and (b_hh is None or b_hh._data.dtype is hw._data.dtype):
         if b_hh is None:
             return _gru_cell_op(xw, hw, h)[0], None
@@ -314,10 +347,9 @@ def _run_direction(step, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
     ``xw`` is the (N, G) input projection of all steps; ``sizes`` the batch size of each step
     (non-increasing). Returns the (N, H_out) outputs and the final (h, c) of every sequence.
     """
-    # W^T made contiguous once: BLAS multiplies by it much faster than by a transposed view,
-    # and the backward's ``grad @ (W^T)^T`` then reads W in its own (contiguous) layout
-    w_hh_t = w_hh.t().contiguous()
-    w_hr_t = None if w_hr is None else w_hr.t().contiguous()
+    # W^T made contiguous once per call (see _hidden_mm)
+    w_hh = (w_hh.t().contiguous(), w_hh)
+    w_hr = None if w_hr is None else (w_hr.t().contiguous(), w_hr)
     chunks = xw.split(list(sizes)) if len(sizes) > 1 else (xw,)
     outs = []
     if not reverse:
@@ -331,7 +363,7 @@ def _run_direction(step, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
                 if c is not None:
                     c, c_end = c.split([size, rows - size])
                     done_c.append(c_end)
-            h, c = step(chunks[t], h, c, w_hh_t, b_hh, w_hr_t)
+            h, c = step(chunks[t], h, c, w_hh, b_hh, w_hr)
             outs.append(h)
         if done_h:
             h = cat([h] + done_h[::-1])
@@ -350,7 +382,7 @@ def _run_direction(step, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
             h = cat([h, h0.narrow(0, rows, size - rows)])
             if c is not None:
                 c = cat([c, c0.narrow(0, rows, size - rows)])
-        h, c = step(chunks[t], h, c, w_hh_t, b_hh, w_hr_t)
+        h, c = step(chunks[t], h, c, w_hh, b_hh, w_hr)
         outs.append(h)
     out = cat(outs[::-1]) if len(outs) > 1 else outs[0]
     return out, h, c
@@ -834,7 +866,8 @@ class RNNCellBase(Module):
         xw = _project("GRU" if step is _step_gru else "", input, self.weight_ih, self.bias_ih,
                       self.bias_hh)
         c = states[1] if len(states) > 1 else None
-        return step(xw, states[0], c, self.weight_hh.t(), self.bias_hh, None)
+        w_hh = self.weight_hh
+        return step(xw, states[0], c, (w_hh.t(), w_hh), self.bias_hh, None)
 
 
 def _check_same_dtype(input, weight):
