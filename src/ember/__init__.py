@@ -82,6 +82,7 @@ from . import multiprocessing, utils  # noqa: E402  (registers the tensor reduce
 from .ops import random  # noqa: E402, F401  (torch.random: seeds and generator state)
 from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torch.utils.data)
 from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
+from . import func  # noqa: E402  (ember.func: functional_call, grad, vjp, jacrev)
 
 __version__ = "0.1.0"
 

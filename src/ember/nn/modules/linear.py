@@ -6,11 +6,11 @@ import math
 
 from ...ops.creation import empty
 from .. import init
-from .._functional.linear import linear
+from .._functional.linear import bilinear, linear
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear", "Bilinear"]
 
 
 class Identity(Module):
@@ -65,3 +65,44 @@ class Linear(Module):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` with ``A`` of shape (out_features, in1_features, in2_features).
+
+    Weight and bias start uniform in ``+-1/sqrt(in1_features)``, as in torch.
+
+    Example::
+
+        >>> m = ember.nn.Bilinear(20, 30, 40)
+        >>> m(ember.randn(128, 20), ember.randn(128, 30)).shape
+        ember.Size([128, 40])
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), device=device,
+                                      dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Re-draw weight and bias uniformly in ``+-1/sqrt(in1_features)``."""
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

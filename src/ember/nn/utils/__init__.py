@@ -9,7 +9,7 @@ Example::
 
 import importlib as _importlib
 
-from . import clip_grad, convert_parameters  # noqa: F401
+from . import clip_grad, convert_parameters, parametrizations, parametrize  # noqa: F401
 from .clip_grad import (  # noqa: F401
     clip_grad_norm,
     clip_grad_norm_,
@@ -18,9 +18,12 @@ from .clip_grad import (  # noqa: F401
     get_total_norm,
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
-           "get_total_norm", "parameters_to_vector", "vector_to_parameters"]
+           "get_total_norm", "parameters_to_vector", "vector_to_parameters",
+           "remove_spectral_norm", "remove_weight_norm", "spectral_norm", "weight_norm"]
 
 
 def __getattr__(name):
