@@ -229,6 +229,11 @@ class Tensor:
         """
         if self._device is META:
             return 0
+        if self._device.type == "cuda":
+            # CuPy views made from a memory pointer have no ``.base``: count from the start of
+            # the allocation the pointer lies in
+            memptr = self._data.data
+            return (memptr.ptr - memptr.mem.ptr) // self._data.dtype.itemsize
         root = self._storage_root()
         start = _array_address(root)
         return (self.data_ptr() - start) // self._data.dtype.itemsize
@@ -462,7 +467,7 @@ class Tensor:
         if self._device.type != "cpu":
             if force:
                 return self._host_array().copy()
-            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. Use "
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "

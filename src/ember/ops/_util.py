@@ -46,13 +46,18 @@ def accumulate(xp, name, a, axis):
     ``minimum``, ``logical_or``, ...) this runs an inclusive scan in ``log2(n)`` vectorised
     steps (each element combines with the one ``2**k`` before it).
     """
-    if xp is np or name in ("add", "multiply"):
-        return getattr(xp, name).accumulate(a, axis=axis)
+    if xp is np:
+        return getattr(np, name).accumulate(a, axis=axis)
+    if name == "add":  # pragma: no cover - GPU only
+        return xp.add.accumulate(a, axis=axis)
+    if name == "multiply":  # pragma: no cover - GPU only
+        return xp.multiply.accumulate(a, axis=axis)
     return scan(xp, name, a, axis)  # pragma: no cover - GPU only
 
 
 def scan(xp, name, a, axis):
-    """The inclusive scan behind :func:`accumulate`, on any array module."""
+    """The inclusive scan behind :func:`accumulate`, on any array module, for ufuncs whose
+    result has the input's dtype."""
     ufunc = getattr(xp, name)
     axis = axis % a.ndim
     result = a.copy()
