@@ -8,8 +8,9 @@ import pytest
 import torch
 
 import ember
-from conftest import assert_same, to_ember, to_torch
+from conftest import assert_same, to_ember, to_torch, torch_dtype
 from ember import nn
+from ember.nn.modules import rnn as rnn_impl
 from ember.nn.utils import rnn as urnn
 
 # torch warns that oneDNN lacks LSTM projections (its fallback is used): not ember's concern
@@ -669,3 +670,261 @@ def test_rnn_on_packed_sequence_from_pack_sequence_round_trip():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         e.flatten_parameters()
+
+
+# ------------------------------------------------------------------ fused cell ops
+#
+# The pointwise part of an LSTM/GRU step is one op (forward: a kernel; backward: a fused kernel,
+# or ember ops when the backward is itself recorded). Checked here directly against torch's
+# composition of the same formulas, on extreme gate values too (saturated sigmoid/tanh).
+
+
+def _torch_lstm_cell(xw, hw, c):
+    i, f, g, o = (xw + hw).chunk(4, 1)
+    c_new = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c_new.tanh(), c_new
+
+
+def _torch_gru_cell(xw, hw, h, b=None):
+    if b is not None:
+        hw = hw + b
+    x_r, x_z, x_n = xw.chunk(3, 1)
+    h_r, h_z, h_n = hw.chunk(3, 1)
+    r, z = (x_r + h_r).sigmoid(), (x_z + h_z).sigmoid()
+    n = (x_n + r * h_n).tanh()
+    return (1 - z) * n + z * h
+
+
+def _ember_lstm_cell(xw, hw, c):
+    return list(rnn_impl._lstm_cell_op(xw, hw, c)[:2])
+
+
+def _ember_gru_cell(xw, hw, h, b=None):
+    args = (xw, hw, h) if b is None else (xw, hw, h, b)
+    return [rnn_impl._gru_cell_op(*args)[0]]
+
+
+def _cell_arrays(kind, batch, hidden, rng, bias=True, extreme=False):
+    gates = 4 if kind == "lstm" else 3
+    scale = 12.0 if extreme else 1.0
+    arrays = [scale * rng.standard_normal((batch, gates * hidden)),
+              scale * rng.standard_normal((batch, gates * hidden)),
+              rng.standard_normal((batch, hidden))]
+    if kind == "gru" and bias:
+        arrays.append(rng.standard_normal(3 * hidden))
+    return arrays
+
+
+def _as_leaves(arrays, dtype, transposed=False):
+    """ember and torch leaves; ``transposed`` makes the 2-D ones non-contiguous views."""
+    e_leaves, t_leaves, e_in, t_in = [], [], [], []
+    for a in arrays:
+        a = a.astype(dtype)
+        if transposed and a.ndim == 2:
+            e, t = _leaf(np.ascontiguousarray(a.T))
+            e_leaves.append(e)
+            t_leaves.append(t)
+            e_in.append(e.t())
+            t_in.append(t.t())
+        else:
+            e, t = _leaf(a)
+            e_leaves.append(e)
+            t_leaves.append(t)
+            e_in.append(e)
+            t_in.append(t)
+    return e_leaves, t_leaves, e_in, t_in
+
+
+FUSED = [("lstm", True), ("gru", True), ("gru", False)]
+FUSED_IDS = ["lstm", "gru", "gru_nobias"]
+
+
+@pytest.mark.parametrize("kind,bias", FUSED, ids=FUSED_IDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("batch,hidden", [(3, 4), (1, 1), (0, 3), (6, 5)])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("extreme", [False, True])
+def test_fused_cell_op_values_and_gradients(kind, bias, dtype, batch, hidden, transposed,
+                                            extreme):
+    rng = np.random.default_rng(batch * 10 + hidden)
+    arrays = _cell_arrays(kind, batch, hidden, rng, bias, extreme)
+    e_leaves, t_leaves, e_in, t_in = _as_leaves(arrays, dtype, transposed)
+    e_fn, t_fn = ((_ember_lstm_cell, _torch_lstm_cell) if kind == "lstm"
+                  else (_ember_gru_cell, lambda *a: [_torch_gru_cell(*a)]))
+    e_outs, t_outs = e_fn(*e_in), list(t_fn(*t_in))
+    tol = {} if dtype == np.float64 else {"rtol": 1e-5, "atol": 2e-6}
+    _compare(e_outs, t_outs, e_leaves, t_leaves, rng, **tol)
+    assert e_outs[0].grad_fn.name() == ("LstmCellBackward0" if kind == "lstm"
+                                        else "GruCellBackward0")
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_fused_lstm_cell_gradient_of_one_output(which):
+    # the other output's gradient is missing (zeros): h only, or c only
+    rng = np.random.default_rng(11)
+    e_leaves, t_leaves, e_in, t_in = _as_leaves(_cell_arrays("lstm", 4, 3, rng), np.float64)
+    e_out = _ember_lstm_cell(*e_in)[which]
+    t_out = _torch_lstm_cell(*t_in)[which]
+    _compare([e_out], [t_out], e_leaves, t_leaves, rng)
+
+
+@pytest.mark.parametrize("kind,bias", FUSED, ids=FUSED_IDS)
+def test_fused_cell_op_double_backward(kind, bias):
+    rng = np.random.default_rng(12)
+    e_leaves, t_leaves, e_in, t_in = _as_leaves(_cell_arrays(kind, 3, 4, rng, bias),
+                                                np.float64)
+    e_fn, t_fn = ((_ember_lstm_cell, _torch_lstm_cell) if kind == "lstm"
+                  else (_ember_gru_cell, lambda *a: [_torch_gru_cell(*a)]))
+    e_outs, t_outs = e_fn(*e_in), list(t_fn(*t_in))
+    cots = [rng.standard_normal(tuple(t.shape)) for t in t_outs]
+    # the cotangents require grad too: the gradient is differentiable in them as well
+    e_cots = [ember.tensor(c).requires_grad_() for c in cots]
+    t_cots = [torch.from_numpy(c.copy()).requires_grad_() for c in cots]
+    e_g = ember.autograd.grad(sum((o * c).sum() for o, c in zip(e_outs, e_cots)), e_leaves,
+                              create_graph=True)
+    t_g = torch.autograd.grad(sum((o * c).sum() for o, c in zip(t_outs, t_cots)), t_leaves,
+                              create_graph=True)
+    for a, b in zip(e_g, t_g, strict=True):
+        assert_same(a, b)
+    vs = [rng.standard_normal(tuple(g.shape)) for g in t_g]
+    e_gg = ember.autograd.grad(sum((g * ember.tensor(v)).sum() for g, v in zip(e_g, vs)),
+                               e_leaves + e_cots)
+    t_gg = torch.autograd.grad(sum((g * torch.from_numpy(v)).sum() for g, v in zip(t_g, vs)),
+                               t_leaves + t_cots)
+    for a, b in zip(e_gg, t_gg, strict=True):
+        assert_same(a, b)
+
+
+@pytest.mark.parametrize("kind,bias", FUSED, ids=FUSED_IDS)
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float16, ember.bfloat16])
+def test_fused_cell_ops_on_meta(kind, bias, dtype):
+    batch, hidden = 3, 5
+    gates = 4 if kind == "lstm" else 3
+    xw = ember.empty(batch, gates * hidden, device="meta", dtype=dtype)
+    hw = ember.empty(batch, gates * hidden, device="meta", dtype=dtype)
+    state = ember.empty(batch, hidden, device="meta", dtype=dtype)
+    t_xw = torch.empty(batch, gates * hidden, device="meta", dtype=torch_dtype(dtype))
+    t_state = torch.empty(batch, hidden, device="meta", dtype=torch_dtype(dtype))
+    if kind == "lstm":
+        outs = rnn_impl._lstm_cell_op(xw, hw, state)[:2]
+        expected = _torch_lstm_cell(t_xw, t_xw, t_state)
+        grads = rnn_impl._lstm_cell_backward_op(state, state, state, rnn_impl._lstm_cell_op(
+            xw, hw, state)[2])
+        expected_grads = (t_xw, t_state)
+    else:
+        extra = (ember.empty(gates * hidden, device="meta", dtype=dtype),) if bias else ()
+        ws = rnn_impl._gru_cell_op(xw, hw, state, *extra)[1]
+        outs = rnn_impl._gru_cell_op(xw, hw, state, *extra)[:1]
+        expected = (_torch_gru_cell(t_xw, t_xw, t_state),)
+        grads = rnn_impl._gru_cell_backward_op(state, state, ws)
+        expected_grads = (t_xw, t_xw, t_state)
+    for a, b in zip(tuple(outs) + tuple(grads), tuple(expected) + tuple(expected_grads),
+                    strict=True):
+        assert a.device.type == "meta"
+        assert tuple(a.shape) == tuple(b.shape) and a.dtype.name == str(b.dtype)[6:]
+
+
+@pytest.mark.parametrize("cls,kw", [("LSTM", {}), ("GRU", {}), ("GRU", {"bias": False}),
+                                    ("LSTM", {"bias": False})],
+                         ids=["lstm", "gru", "gru_nobias", "lstm_nobias"])
+def test_layer_double_backward_without_projection(cls, kw):
+    rng = np.random.default_rng(13)
+    e, t = _pair(cls, 2, 3, num_layers=2, bidirectional=True, **kw)
+    xe, xt = _leaf(rng.standard_normal((3, 2, 2)))
+    e_out, (e_h, *_) = _flat(e(xe))[0], _flat(e(xe))[1:]
+    t_out, (t_h, *_) = _flat(t(xt))[0], _flat(t(xt))[1:]
+    cot = rng.standard_normal(tuple(t_out.shape))
+    cot_h = rng.standard_normal(tuple(t_h.shape))
+    (ge,) = ember.autograd.grad((e_out * ember.tensor(cot)).sum()
+                                + (e_h * ember.tensor(cot_h)).sum(), [xe], create_graph=True)
+    (gt,) = torch.autograd.grad((t_out * torch.from_numpy(cot)).sum()
+                                + (t_h * torch.from_numpy(cot_h)).sum(), [xt], create_graph=True)
+    assert_same(ge, gt)
+    v = rng.standard_normal(tuple(gt.shape))
+    e_gg = ember.autograd.grad((ge * ember.tensor(v)).sum(), [xe] + list(e.parameters()))
+    t_gg = torch.autograd.grad((gt * torch.from_numpy(v)).sum(), [xt] + list(t.parameters()))
+    for a, b in zip(e_gg, t_gg, strict=True):
+        assert_same(a, b)
+
+
+@pytest.mark.parametrize("cls,kw", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("frozen", ["weights", "input"])
+def test_layer_gradients_with_frozen_parts(cls, kw, frozen):
+    # only part of the inputs require grad: the fused ops skip the others' gradients
+    rng = np.random.default_rng(14)
+    e, t = _pair(cls, 3, 4, num_layers=2, **kw)
+    x = rng.standard_normal((5, 2, 3))
+    if frozen == "weights":
+        e.requires_grad_(False)
+        t.requires_grad_(False)
+        xe, xt = _leaf(x)
+        e_wrt, t_wrt = [xe], [xt]
+    else:
+        xe, xt = ember.tensor(x), torch.from_numpy(x)
+        e_wrt, t_wrt = list(e.parameters()), list(t.parameters())
+    _compare(_flat(e(xe)), _flat(t(xt)), e_wrt, t_wrt, rng)
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "LSTMCell", "GRUCell"])
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+def test_low_precision_layers_and_cells(cls, dtype):
+    # computed in float32 inside the fused ops and rounded once, as torch's CPU kernels do
+    rng = np.random.default_rng(15)
+    e, t = _pair(cls, 3, 4, dtype=ember.float32)
+    e.to(dtype)
+    t.to(torch_dtype(dtype))
+    shape = (2, 3) if cls.endswith("Cell") else (5, 2, 3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    xe = ember.tensor(x).to(dtype).requires_grad_()
+    xt = torch.from_numpy(x).to(torch_dtype(dtype)).requires_grad_()
+    e_res, t_res = e(xe), t(xt)
+    e_outs = _flat(e_res) if not cls.endswith("Cell") else \
+        (list(e_res) if isinstance(e_res, tuple) else [e_res])
+    t_outs = _flat(t_res) if not cls.endswith("Cell") else \
+        (list(t_res) if isinstance(t_res, tuple) else [t_res])
+    tol = {"rtol": 2e-2, "atol": 2e-2} if dtype is ember.bfloat16 else \
+        {"rtol": 2e-3, "atol": 2e-3}
+    for a, b in zip(e_outs, t_outs, strict=True):
+        assert_same(a, b, **tol)
+    e_outs[0].float().sum().backward()
+    t_outs[0].float().sum().backward()
+    assert_same(xe.grad, xt.grad, **tol)
+    assert_same(e.weight_hh_l0.grad if not cls.endswith("Cell") else e.weight_hh.grad,
+                t.weight_hh_l0.grad if not cls.endswith("Cell") else t.weight_hh.grad,
+                rtol=tol["rtol"] * 3, atol=tol["atol"] * 3)
+
+
+def test_lstm_cell_with_cell_state_of_wider_dtype_promotes_as_torch():
+    # a float64 c with float32 weights: torch promotes c' (and h') to float64
+    rng = np.random.default_rng(16)
+    e, t = _pair("LSTMCell", 3, 4, dtype=ember.float32)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    h = rng.standard_normal((2, 4)).astype(np.float32)
+    c = rng.standard_normal((2, 4))
+    e_res = e(ember.tensor(x), (ember.tensor(h), ember.tensor(c)))
+    t_res = t(torch.from_numpy(x), (torch.from_numpy(h), torch.from_numpy(c)))
+    for a, b in zip(e_res, t_res, strict=True):
+        assert_same(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _graph_names(tensor):
+    """The names of every node reachable from ``tensor.grad_fn``."""
+    seen, stack, names = set(), [tensor.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.append(node.name())
+        stack.extend(n for n, _ in node.next_functions)
+    return names
+
+
+@pytest.mark.parametrize("cls,fused", [("LSTM", "LstmCellBackward0"),
+                                       ("GRU", "GruCellBackward0")])
+def test_layer_records_one_fused_node_per_step(cls, fused):
+    # one recurrent product and one fused node per step, not the dozen ops of the composition
+    out = getattr(nn, cls)(3, 4)(ember.randn(3, 2, 3))[0]
+    names = _graph_names(out)
+    assert names.count(fused) == 3
+    assert "SigmoidBackward0" not in names and "TanhBackward0" not in names
