@@ -84,7 +84,9 @@ class device:
         self = object.__new__(cls)
         object.__setattr__(self, "type", kind)
         object.__setattr__(self, "index", index)
-        object.__setattr__(self, "_xp", np if kind == "cpu" else None)  # cuda: resolved lazily
+        # the dispatcher's fast path: numpy for cpu; None for meta and cuda (cuda kernels run
+        # inside the tensor's device context, see ops._registry.run_op)
+        object.__setattr__(self, "_xp", np if kind == "cpu" else None)
         cls._cache[key] = self
         return self
 
@@ -113,9 +115,9 @@ class device:
     @property
     def xp(self):
         """The array module that computes on this device (numpy or cupy)."""
-        if self._xp is None and self.type == "cuda":
-            object.__setattr__(self, "_xp", require_cupy())  # cached for the dispatcher
-        return self._xp if self._xp is not None else np
+        if self.type == "cuda":
+            return require_cupy()
+        return np
 
 
 CPU = device("cpu")

@@ -45,11 +45,19 @@ def scalar_tensor(value, dtype, device):
     """A 0-dim tensor holding a Python scalar, in ``dtype`` on ``device``."""
     if device is META:
         return Tensor._make(np.broadcast_to(np.zeros((), dtype.np), ()), device)
-    xp = device.xp
-    try:
-        return Tensor._make(xp.asarray(value, dtype=dtype.np), device)
-    except OverflowError:  # an int out of the dtype's range wraps, as in torch
-        return Tensor._make(xp.asarray(np.asarray(value).astype(dtype.np)), device)
+    if device._xp is np:
+        try:
+            return Tensor._make(np.asarray(value, dtype=dtype.np), device)
+        except OverflowError:  # an int out of the dtype's range wraps, as in torch
+            return Tensor._make(np.asarray(value).astype(dtype.np), device)
+    cp = device.xp
+    with cp.cuda.Device(device.index):  # a fill on the GPU, no host-to-device copy
+        try:
+            return Tensor._make(cp.full((), np.asarray(value, dtype=dtype.np)[()], dtype.np),
+                                device)
+        except OverflowError:  # an int out of the dtype's range wraps, as in torch
+            return Tensor._make(cp.full((), np.asarray(value).astype(dtype.np)[()], dtype.np),
+                                device)
 
 
 def _is_scalar(x):

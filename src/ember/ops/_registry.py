@@ -15,6 +15,8 @@ An operator is defined once, with everything the system needs from it:
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .. import _dtype as dt
@@ -137,7 +139,7 @@ def run_op(op, *inputs, **params):
     elif device is META:
         out = _run_meta(op, arrays, params)
     else:
-        out = op.kernel(device.xp, *arrays, **params)
+        out = _run_cuda(op, device, arrays, params)
 
     base = None
     if op.view:
@@ -170,6 +172,30 @@ def run_op(op, *inputs, **params):
 
 
 Op.__call__ = run_op
+
+
+def on_device(device):
+    """The context in which to compute on ``device``: its GPU made current (a no-op else)."""
+    if device.type == "cuda":
+        return device.xp.cuda.Device(device.index)
+    return contextlib.nullcontext()
+
+
+def copyto(device, dst, src):
+    """``dst[...] = src`` (cast unsafely, as torch's copies) on ``device``'s arrays."""
+    if device._xp is np:
+        np.copyto(dst, src, casting="unsafe")
+        return
+    with on_device(device):
+        device.xp.copyto(dst, src, casting="unsafe")
+
+
+def _run_cuda(op, device, arrays, params):
+    """Run a kernel on the tensors' GPU, whichever GPU is current (CuPy computes on the
+    current device and refuses arrays of another)."""
+    cp = device.xp
+    with cp.cuda.Device(device.index):
+        return op.kernel(cp, *arrays, **params)
 
 
 def _as_array(out, device):
@@ -228,7 +254,7 @@ def assign_inplace(target, result, check_dtype=True):
             "Expected all tensors to be on the same device, but found at least two devices, "
             f"{target._device} and {result._device}!")
     if target._device is not META:
-        target._device.xp.copyto(target._data, result._data, casting="unsafe")
+        copyto(target._device, target._data, result._data)
     target._vc[0] += 1
     if (result._rg or target._rg) and grad_mode.state.enabled:
         if target._base is not None or not result._rg:
@@ -277,10 +303,12 @@ def write_out(result, out, name="op"):
                           f"{list(out._data.shape)}, which does not match the required output "
                           f"shape {list(result._data.shape)}. This behavior is deprecated.",
                           UserWarning, stacklevel=3)
-        out._data = out._device.xp.empty(result._data.shape, out._data.dtype) \
-            if out._device is not META else np.broadcast_to(np.zeros((), out._data.dtype),
-                                                             result._data.shape)
+        if out._device is META:
+            out._data = np.broadcast_to(np.zeros((), out._data.dtype), result._data.shape)
+        else:
+            with on_device(out._device):
+                out._data = out._device.xp.empty(result._data.shape, out._data.dtype)
     if out._device is not META:
-        out._device.xp.copyto(out._data, result._data, casting="unsafe")
+        copyto(out._device, out._data, result._data)
     out._vc[0] += 1
     return out

@@ -16,7 +16,7 @@ from .._device import CPU, META, canonical, check_cuda_dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ._operands import broadcast_shapes
-from ._registry import assign_inplace, check_inplace_target, defop, write_out
+from ._registry import assign_inplace, check_inplace_target, copyto, defop, write_out
 
 __all__ = ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
            "full_like", "arange", "clone", "to_copy", "empty_strided", "linspace", "logspace",
@@ -807,7 +807,7 @@ def _copy_(self, src, non_blocking=False):
         data = src._data
         if data.dtype.kind == "c" and self._data.dtype.kind != "c":
             data = data.real
-        self._device.xp.copyto(self._data, data, casting="unsafe")
+        copyto(self._device, self._data, data)
     self._vc[0] += 1
     return self
 

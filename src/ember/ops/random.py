@@ -21,7 +21,7 @@ from .._device import CPU, META, canonical, check_cuda_dtype
 from .._device import device as _device_type
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ._registry import _short_name, check_inplace_target, defop, write_out
+from ._registry import _short_name, check_inplace_target, copyto, defop, write_out
 from .creation import _write_factory_out, parse_size
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
@@ -855,7 +855,7 @@ def _overwrite(self, array):
         return self
     if grad_mode.state.enabled and self._rg:
         return self.copy_(_new_tensor(array, self._device))
-    self._device.xp.copyto(self._data, array, casting="unsafe")
+    copyto(self._device, self._data, array)
     self._vc[0] += 1
     return self
 
