@@ -215,7 +215,7 @@ class _Orthogonal(Module):
             a = x.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (a * a).sum(dim=-2))
             q = householder_product(a, tau)
-            q = q * x.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+            q = q * x.diagonal(dim1=-2, dim2=-1).detach().int().unsqueeze(-2)
         if "base" in self._buffers:
             q = self.base @ q
         if transposed:

@@ -6,6 +6,8 @@ the newer :func:`ember.nn.utils.parametrizations.weight_norm` is the parametriza
 
 from __future__ import annotations
 
+import warnings
+
 from ..parameter import Parameter, UninitializedParameter
 from .parametrizations import _norm_except_dim, _weight_norm
 
@@ -72,6 +74,8 @@ def weight_norm(module, name="weight", dim=0):
         >>> m.weight_g.shape, m.weight_v.shape
         (ember.Size([40, 1]), ember.Size([40, 20]))
     """
+    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
     WeightNorm.apply(module, name, dim)
     return module
 
