@@ -655,5 +655,118 @@ def test_meta_numpy_error_names_the_device():
     assert str(actual.value).split(".")[0] == str(expected.value).split(".")[0]
 
 
+# ------------------------------------------------------------------------------- on a GPU
+# What the CPU cannot show: run by scripts/gpu_check.sh on a machine with CuPy and a GPU.
+
+gpu = pytest.mark.skipif(not ember.cuda.is_available(), reason="needs CuPy and a GPU")
+
+
+def _both(array):
+    return ember.tensor(array), ember.tensor(array, device="cuda")
+
+
+def _same(cuda_result, cpu_result, **tolerance):
+    assert cuda_result.device.type == "cuda"
+    assert cuda_result.dtype == cpu_result.dtype and cuda_result.shape == cpu_result.shape
+    np.testing.assert_allclose(cuda_result.cpu().numpy(), cpu_result.numpy(), **tolerance)
+
+
+@gpu
+def test_gpu_scans_and_sorts_match_cpu():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 4, (5, 40)).astype(np.float32)
+    a[1, 3] = np.nan
+    c, g = _both(a)
+    for dim in (0, 1, -1):
+        for fn in (ember.cummax, ember.cummin):
+            cv, ci = fn(c, dim)
+            gv, gi = fn(g, dim)
+            _same(gv, cv)
+            _same(gi, ci)
+    _same(ember.mode(g, 1).values, ember.mode(c, 1).values)
+    _same(ember.median(g), ember.median(c))
+    _same(ember.nanmedian(g), ember.nanmedian(c))
+    _same(ember.logcumsumexp(g, 1), ember.logcumsumexp(c, 1), rtol=1e-5)
+    seq, values = _both(np.sort(rng.standard_normal((3, 9)), axis=-1))
+    qc, qg = _both(rng.standard_normal((3, 4)))
+    _same(ember.searchsorted(values, qg), ember.searchsorted(seq, qc))
+
+
+@gpu
+def test_gpu_scatter_reductions_with_repeats_match_cpu():
+    rng = np.random.default_rng(1)
+    index = rng.integers(0, 3, (4, 6))
+    src = rng.standard_normal((4, 6))
+    for reduce in ("sum", "prod", "amax", "amin", "mean"):
+        results = []
+        for device in ("cpu", "cuda"):
+            base = ember.ones(3, 6, dtype=ember.float64, device=device)
+            results.append(base.scatter_reduce(0, ember.tensor(index, device=device),
+                                               ember.tensor(src, device=device), reduce))
+        _same(results[1], results[0], rtol=1e-12)
+    with pytest.raises(RuntimeError):
+        ember.zeros(3, device="cuda").scatter_add(0, ember.tensor([0, 5], device="cuda"),
+                                                  ember.ones(2, device="cuda"))
+
+
+@gpu
+def test_gpu_linalg_failures_raise():
+    singular = ember.zeros(2, 2, device="cuda")
+    with pytest.raises(ember.linalg.LinAlgError):
+        ember.linalg.inv(singular)
+    with pytest.raises(ember.linalg.LinAlgError):
+        ember.linalg.solve(singular, ember.ones(2, 1, device="cuda"))
+    with pytest.raises(ember.linalg.LinAlgError):
+        ember.linalg.cholesky(-ember.eye(2, device="cuda"))
+    assert ember.linalg.inv_ex(singular).info.item() != 0
+    _same(ember.linalg.matrix_exp(ember.eye(3, device="cuda") * 3),
+          ember.linalg.matrix_exp(ember.eye(3) * 3), rtol=1e-5)
+
+
+@gpu
+def test_gpu_bfloat16_is_refused():
+    for make in (lambda: ember.zeros(2, dtype=ember.bfloat16, device="cuda"),
+                 lambda: ember.tensor([1.0], dtype=ember.bfloat16, device="cuda"),
+                 lambda: ember.randn(2, dtype=ember.bfloat16, device="cuda"),
+                 lambda: ember.ones(2, device="cuda").to(ember.bfloat16),
+                 lambda: ember.ones(2, dtype=ember.bfloat16).cuda()):
+        with pytest.raises(TypeError, match="bfloat16"):
+            make()
+
+
+@gpu
+def test_gpu_copies_views_and_scalars():
+    c, g = _both(np.arange(12.0).reshape(3, 4))
+    _same(g + 1, c + 1)
+    _same(g.add(g, alpha=300), c.add(c, alpha=300))
+    _same(ember.nan_to_num(g / 0), ember.nan_to_num(c / 0))
+    view = g[1:, 2:]
+    assert view.storage_offset() == c[1:, 2:].storage_offset() == 6
+    _same(view.t().contiguous(), c[1:, 2:].t().contiguous())
+    back = g.t().cpu()
+    np.testing.assert_array_equal(back.numpy(), c.t().numpy())
+    target = ember.zeros(3, 4, dtype=ember.float64, device="cuda")
+    target.copy_(c)
+    _same(target, c)
+    with pytest.raises(TypeError, match="cuda:0"):
+        g.numpy()
+    _same(ember.nn.functional.binary_cross_entropy(ember.sigmoid(g), ember.ones_like(g) / 2),
+          ember.nn.functional.binary_cross_entropy(ember.sigmoid(c), ember.ones_like(c) / 2),
+          rtol=1e-6)
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        ember.nn.functional.binary_cross_entropy(g, ember.ones_like(g))
+
+
+@pytest.mark.skipif(ember.cuda.device_count() < 2, reason="needs two GPUs")
+def test_gpu_ops_on_a_gpu_that_is_not_current():
+    c = ember.arange(6.0).reshape(2, 3)
+    g = c.to("cuda:1")
+    assert ember.cuda.current_device() == 0
+    result = (g * 2 + 1).sum(1)
+    assert result.device == ember.device("cuda", 1)
+    _same(result, (c * 2 + 1).sum(1))
+    _same(g.to("cuda:0"), c)
+
+
 if __name__ == "__main__":  # print the offenders: python tests/test_cuda_paths.py
     print("\n".join(scan()))
