@@ -280,6 +280,63 @@ def _recurrent_mm_derivative(ctx, grad):
     return (grad.matmul(w) if need_h else None), (h.t().matmul(grad) if need_w else None), None
 
 
+def _total(*terms):
+    total = None
+    for term in terms:
+        if term is not None:
+            total = term if total is None else total + term
+    return total
+
+
+def _or_zeros(tangents, primals):
+    return [p.new_zeros(p.shape) if t is None else t for t, p in zip(tangents, primals)]
+
+
+# Forward-mode rules (``Op.jvp``), written with ember ops on the inputs like the derivatives.
+
+def _recurrent_mm_jvp(primals, tangents, result):
+    (h, w_t, _), (t_h, t_wt, _) = primals, tangents  # W's tangent arrives through W^T's
+    return _total(None if t_h is None else t_h.matmul(w_t),
+                  None if t_wt is None else h.matmul(t_wt))
+
+
+def _lstm_cell_jvp(primals, tangents, results):
+    xw, hw, c = primals
+    t_xw, t_hw, t_c = _or_zeros(tangents, primals)
+    i, f, g, o = (xw + hw).chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    d_i, d_f, d_g, d_o = (t_xw + t_hw).chunk(4, 1)
+    tc = results[1].tanh()
+    t_c_new = d_f * f * (1 - f) * c + f * t_c + d_i * i * (1 - i) * g + i * d_g * (1 - g * g)
+    t_h_new = d_o * o * (1 - o) * tc + o * (1 - tc * tc) * t_c_new
+    return t_h_new, t_c_new, None
+
+
+def _gru_cell_jvp(primals, tangents, results):
+    xw, hw, h = primals[:3]
+    b = primals[3] if len(primals) > 3 else None
+    t_xw, t_hw, t_h = _or_zeros(tangents[:3], primals[:3])
+    if b is not None:
+        hw = hw + b
+        if tangents[3] is not None:
+            t_hw = t_hw + tangents[3]
+    x_r, x_z, x_n = xw.chunk(3, 1)
+    h_r, h_z, h_n = hw.chunk(3, 1)
+    r, z = (x_r + h_r).sigmoid(), (x_z + h_z).sigmoid()
+    n = (x_n + r * h_n).tanh()
+    d_xr, d_xz, d_xn = t_xw.chunk(3, 1)
+    d_hr, d_hz, d_hn = t_hw.chunk(3, 1)
+    t_r = (d_xr + d_hr) * r * (1 - r)
+    t_z = (d_xz + d_hz) * z * (1 - z)
+    t_n = (d_xn + t_r * h_n + r * d_hn) * (1 - n * n)
+    return t_n * (1 - z) + t_z * (h - n) + z * t_h, None
+
+
+_recurrent_mm_op.jvp = _recurrent_mm_jvp
+_lstm_cell_op.jvp = _lstm_cell_jvp
+_gru_cell_op.jvp = _gru_cell_jvp
+
+
 def _hidden_mm(h, w_t, w):
     """``h @ w_t`` (``w_t`` is ``w^T``, contiguous) through :data:`_recurrent_mm_op`."""
     if h._data.dtype is w_t._data.dtype:
