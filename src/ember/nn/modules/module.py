@@ -643,6 +643,8 @@ class Module:
                                   f"received {type(value)}")
                 continue
             if is_lazy(param):
+                if is_lazy(value):  # uninitialised into uninitialised: stays lazy, as torch
+                    continue
                 param.materialize(value.shape, dtype=param.dtype)
             if not is_lazy(param) and value.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
