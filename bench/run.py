@@ -30,22 +30,35 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def best_time(fn, repeat=7, min_time=0.2):
     """Best per-call time of ``fn`` over ``repeat`` rounds of at least ``min_time`` seconds."""
+    return best_times([fn], repeat, min_time)[0]
+
+
+def _calls_per_round(fn, min_time):
     fn()
     calls = 1
     while True:
         start = time.perf_counter()
         for _ in range(calls):
             fn()
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_time / 4:
-            break
+        if time.perf_counter() - start >= min_time / 4:
+            return calls
         calls *= 4
-    best = float("inf")
+
+
+def best_times(fns, repeat=7, min_time=0.2):
+    """Best per-call time of each of ``fns``, their rounds interleaved.
+
+    Alternating the frameworks round by round exposes both to the same background load on a
+    shared machine, so a burst of load from elsewhere does not land on one side only.
+    """
+    calls = [_calls_per_round(fn, min_time) for fn in fns]
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - start) / calls)
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(calls[i]):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / calls[i])
     return best
 
 
@@ -357,12 +370,16 @@ def run(selected=None):
             continue
         repeat = options[0] if options else 7
         try:
-            ember_t = best_time(make(ember), repeat=repeat)
+            ember_fn = make(ember)
+            ember_fn()
         except Exception as error:  # a case ember cannot run yet is reported, not hidden
             rows.append((name, "error", "-", "-", target,
                          f"ember: {type(error).__name__}: {error}".replace("|", "/")))
             continue
-        torch_t = best_time(make(torch), repeat=repeat) if torch is not None else None
+        if torch is not None:
+            ember_t, torch_t = best_times([ember_fn, make(torch)], repeat=repeat)
+        else:
+            ember_t, torch_t = best_time(ember_fn, repeat=repeat), None
         kind, _, amount = unit.partition(":")
         if kind in ("gflops", "samples"):
             per_call = int(amount) / (1e9 if kind == "gflops" else 1)
@@ -415,7 +432,8 @@ def main():
         doc = ROOT / "docs" / "benchmarks.md"
         doc.write_text(
             "# Benchmarks\n\nember against PyTorch, side by side in one process "
-            "(best of 7 rounds; 3 for the DataLoader and save/load cases).\n"
+            "(best of 7 rounds, 3 for the DataLoader and save/load cases; the two "
+            "frameworks' rounds alternate so that both see the same background load).\n"
             f"Made with `python bench/run.py` on the project's {os.cpu_count()}-core "
             f"machine ({versions}).\nBoth frameworks run with the same thread count: "
             f"`ember.set_num_threads({args.threads})` and "
