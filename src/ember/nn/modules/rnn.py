@@ -255,29 +255,35 @@ def _gru_cell_derivative(ctx, gh, gws):
     return dx, dhw, dh, dhw.sum(0)
 
 
-def _recurrent_mm_kernel(xp, h, w_t, w):
-    if h.dtype in _LOW:
-        return xp.matmul(h.astype(np.float32), w_t.astype(np.float32)).astype(h.dtype)
-    return xp.matmul(h, w_t)
+def _recurrent_mm_kernel(xp, h, w_t, w, b=None):
+    dtype = h.dtype
+    if dtype in _LOW:
+        h, w_t = h.astype(np.float32), w_t.astype(np.float32)
+    out = xp.matmul(h, w_t)
+    if b is not None:
+        out += b  # in place: no second (N, G) array, as BLAS's beta would do
+    return out.astype(dtype) if dtype in _LOW else out
 
 
-def _recurrent_mm_meta(h, w_t, w):
+def _recurrent_mm_meta(h, w_t, w, b=None):
     return (h.shape[0], w_t.shape[1]), h.dtype
 
 
-# ``h @ W^T`` given both W^T (contiguous, for the product) and W itself, so that the backward's
-# ``grad @ W`` also reads a contiguous matrix: BLAS is much slower on a transposed operand for
-# these skinny shapes. The gradient goes to W^T (and from there to W); W's own input is there
-# only for its layout.
+# ``h @ W^T (+ b)`` given both W^T and W, so that both the forward's product and the
+# backward's ``grad @ W`` can read a contiguous matrix (the caller passes W^T contiguous where
+# it is reused): BLAS is much slower on a transposed operand for these skinny shapes. The
+# gradient goes to W^T (and from there to W); W's own input is there only for its layout. The
+# bias is added inside the kernel (the input projection of a whole sequence is large).
 _recurrent_mm_op = defop("_recurrent_mm", meta=_recurrent_mm_meta,
-                         grad_name="MmBackward0")(_recurrent_mm_kernel)
+                         grad_name="AddmmBackward0")(_recurrent_mm_kernel)
 
 
 @_recurrent_mm_op.defderivative
 def _recurrent_mm_derivative(ctx, grad):
-    h, w_t, w = ctx.inputs
-    need_h, need_w = ctx.needs_input_grad[:2]
-    return (grad.matmul(w) if need_h else None), (h.t().matmul(grad) if need_w else None), None
+    h, w_t, w = ctx.inputs[:3]
+    need = ctx.needs_input_grad
+    return ((grad.matmul(w) if need[0] else None), (h.t().matmul(grad) if need[1] else None),
+            None, (grad.sum(0) if len(need) > 3 and need[3] else None))
 
 
 def _total(*terms):
@@ -295,9 +301,10 @@ def _or_zeros(tangents, primals):
 # Forward-mode rules (``Op.jvp``), written with ember ops on the inputs like the derivatives.
 
 def _recurrent_mm_jvp(primals, tangents, result):
-    (h, w_t, _), (t_h, t_wt, _) = primals, tangents  # W's tangent arrives through W^T's
+    (h, w_t), (t_h, t_wt) = primals[:2], tangents[:2]  # W's tangent arrives through W^T's
+    t_b = tangents[3] if len(tangents) > 3 else None
     return _total(None if t_h is None else t_h.matmul(w_t),
-                  None if t_wt is None else h.matmul(t_wt))
+                  None if t_wt is None else h.matmul(t_wt), t_b)
 
 
 def _lstm_cell_jvp(primals, tangents, results):
@@ -395,7 +402,12 @@ def _project(mode, x, w_ih, b_ih, b_hh):
     """``x @ W_ih^T + b_ih`` (+ ``b_hh`` where the cell adds it straight to the gates)."""
     if b_ih is not None and mode != "GRU":
         b_ih = b_ih + b_hh
-    return linear(x, w_ih, b_ih)
+    dtype = w_ih._data.dtype
+    if x._data.dtype is not dtype or (b_ih is not None and b_ih._data.dtype is not dtype):
+        return linear(x, w_ih, b_ih)  # promotes, or raises torch's error
+    if b_ih is None:
+        return _recurrent_mm_op(x, w_ih.t(), w_ih)
+    return _recurrent_mm_op(x, w_ih.t(), w_ih, b_ih)
 
 
 def _run_direction(step, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
