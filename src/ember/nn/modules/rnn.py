@@ -2,8 +2,10 @@
 
 Every layer and direction runs the same loop. The input projection of the whole sequence is
 one matmul up front (``X @ W_ih^T + b_ih`` for all time steps at once), split into per-step
-views; the recurrence then does one ``h @ W_hh^T`` per step plus the gate arithmetic. All of it
-is composed of ember ops, so gradients (and double backward) come from the ops' derivatives.
+views; the recurrence then does one ``h @ W_hh^T`` per step plus the gate arithmetic. For LSTM
+and GRU the gate arithmetic of a step is one fused op (kernel, meta rule, derivative, jvp), so a
+step records two nodes instead of a dozen; the derivatives are ember ops when the backward is
+itself recorded, so double backward works as for any composition.
 
 Inputs are handled in packed layout: a padded ``(T, B, *)`` batch is reshaped to ``(T*B, *)``
 with every step of batch size B, a ``PackedSequence`` is used as it is. At a step where the batch
