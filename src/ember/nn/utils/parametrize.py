@@ -66,7 +66,7 @@ class ParametrizationList(ModuleList):
 
     Example::
 
-        >>> parametrize.register_parametrization(lin, "weight", Symmetric())
+        >>> lin = parametrize.register_parametrization(lin, "weight", Symmetric())
         >>> type(lin.parametrizations.weight).__name__
         'ParametrizationList'
     """
@@ -242,8 +242,7 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
         >>> class Symmetric(ember.nn.Module):
         ...     def forward(self, X):
         ...         return X.triu() + X.triu(1).mT
-        >>> m = ember.nn.Linear(3, 3)
-        >>> parametrize.register_parametrization(m, "weight", Symmetric())
+        >>> m = parametrize.register_parametrization(ember.nn.Linear(3, 3), "weight", Symmetric())
         >>> bool((m.weight == m.weight.T).all())
         True
     """
@@ -328,7 +327,7 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
 
     Example::
 
-        >>> parametrize.remove_parametrizations(m, "weight")
+        >>> m = parametrize.remove_parametrizations(m, "weight")
     """
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
@@ -372,7 +371,7 @@ def transfer_parametrizations_and_params(from_module, to_module, tensor_name=Non
 
     Example::
 
-        >>> parametrize.transfer_parametrizations_and_params(m, other)
+        >>> other = parametrize.transfer_parametrizations_and_params(m, other)
     """
     if not is_parametrized(from_module):
         return to_module
