@@ -513,3 +513,16 @@ def test_orthogonal_no_trivialization_and_errors():
             orth(mod.Linear(3, 3), orthogonal_map="nope")
         with pytest.raises(NotImplementedError):
             m.weight = (ember if mod is nn else torch).eye(3, dtype=m.weight.dtype)
+
+
+def test_transfer_parametrizations_and_params():
+    e, t = _pair_linear(3, 3)
+    e2, t2 = _pair_linear(3, 3, seed=5)
+    parametrize.register_parametrization(e, "weight", Symmetric.make(nn))
+    TZ.register_parametrization(t, "weight", Symmetric.make(torch.nn))
+    parametrize.transfer_parametrizations_and_params(e, e2)
+    TZ.transfer_parametrizations_and_params(t, t2)
+    assert list(e2.state_dict()) == list(t2.state_dict())
+    assert_same(e2.weight, t2.weight)
+    assert_same(e2.weight, t.weight)
+    assert e2.parametrizations.weight.original is e.parametrizations.weight.original
