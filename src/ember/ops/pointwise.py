@@ -24,6 +24,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor
+from ..autograd.grad_mode import state as _grad_state
 from ._operands import (
     binary_operands,
     broadcast_meta,
@@ -1913,6 +1914,42 @@ for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "tru
               "round", "nan_to_num", "square", "eq", "ne", "lt", "le", "gt", "ge", "greater",
               "greater_equal", "less", "less_equal", "not_equal"):
     _method(_name + "_", _inplace_method(globals()[_name]))
+
+
+def _direct_inplace(ufunc_name, general):
+    """``x.add_(y)``-style methods that write straight into ``x`` with the ufunc's ``out=``.
+
+    The direct path is taken only when nothing needs recording (no grad, or no_grad), ``x`` is
+    floating, the operand is a tensor of the same dtype and device or a real Python number, and
+    it broadcasts to ``x``'s shape: the optimiser-update case. Everything else goes through the
+    general in-place path, which computes out of place and writes back.
+    """
+    def method(self, other, **kwargs):
+        data = self._data
+        if (not kwargs and data.dtype.kind == "f" and self._device._xp is not None
+                and not (_grad_state.enabled and (self._rg or getattr(other, "_rg", False)))):
+            if isinstance(other, Tensor):
+                operand = other._data
+                ok = (other._device is self._device and operand.dtype == data.dtype
+                      and (operand.shape == data.shape
+                           or np.broadcast_shapes(operand.shape, data.shape) == data.shape))
+            else:
+                operand = other
+                ok = type(other) is float or type(other) is int
+            if ok and not (self._base is not None and self._base._rg
+                           and self._base.grad_fn is None and _grad_state.enabled):
+                getattr(self._device._xp, ufunc_name)(data, operand, out=data)
+                self._vc[0] += 1
+                return self
+        return general(self, other, **kwargs)
+    method.__name__ = general.__name__
+    method.__doc__ = general.__doc__
+    return method
+
+
+for _name, _ufunc in (("add_", "add"), ("sub_", "subtract"), ("mul_", "multiply"),
+                      ("div_", "true_divide")):
+    _method(_name, _direct_inplace(_ufunc, getattr(Tensor, _name)))
 
 
 
