@@ -443,7 +443,9 @@ def main():
             "the absolute times.\n\n"
             "The model cases build each architecture once per framework from the same code (a "
             "function taking the `nn` module) with the same weights and time one full training "
-            "step: forward, loss, backward, (gradient clipping,) optimiser step. Time ratios "
+            "step: forward, loss, backward, (gradient clipping,) optimiser step. The DataLoader "
+            "cases time whole epochs (worker start-up included); the save/load cases write and "
+            "read a file in the temporary directory (served from the page cache). Time ratios "
             "below 1 and throughput ratios above 1 mean ember is faster.\n\n"
             f"{text}\n")
         print(f"wrote {doc}", file=sys.stderr)
