@@ -510,6 +510,7 @@ class _ZipReader:
                                "zip archive)")
         self.prefix = pickles[0][: -len("data.pkl")]
         self.path = path
+        self.fileobj = fileobj
         self.mmap = mmap
         byteorder = self.prefix + "byteorder"
         if byteorder in names and self.read(byteorder).decode().strip() != "little":
@@ -536,11 +537,36 @@ class _ZipReader:
             if info.compress_type != zipfile.ZIP_STORED:
                 raise RuntimeError(f"{self.source}: mmap needs uncompressed records")
             return np.memmap(self.path, dtype=np_dtype, mode="c", offset=offset, shape=(numel,))
-        raw = self.read(name)
-        if len(raw) < numel * np_dtype.itemsize:
-            raise RuntimeError(f"{self.source}: storage '{key}' holds {len(raw)} bytes, "
-                               f"expected {numel * np_dtype.itemsize}")
-        return np.frombuffer(bytearray(raw), dtype=np_dtype, count=numel)
+        try:
+            info = self.zip.getinfo(name)
+        except KeyError:
+            raise RuntimeError(f"{self.source}: record '{name}' is missing from the "
+                               "checkpoint") from None
+        expected = numel * np_dtype.itemsize
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size < expected:
+            raw = self.read(name)
+            if len(raw) < expected:
+                raise RuntimeError(f"{self.source}: storage '{key}' holds {len(raw)} bytes, "
+                                   f"expected {expected}")
+            return np.frombuffer(bytearray(raw), dtype=np_dtype, count=numel)
+        return self._read_stored(info, np_dtype, numel, key)
+
+    def _read_stored(self, info, np_dtype, numel, key):
+        """Read an uncompressed record straight into a new array (one copy, no CRC pass)."""
+        array = np.empty(numel, dtype=np_dtype)
+        f = self.fileobj
+        f.seek(info.header_offset)
+        header = f.read(30)
+        if len(header) < 30 or header[:4] != b"PK\x03\x04":
+            raise RuntimeError(f"{self.source}: storage '{key}' has a corrupt record header")
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        f.seek(info.header_offset + 30 + name_len + extra_len)
+        view = memoryview(array.view(np.uint8).reshape(-1)) if numel else memoryview(b"")
+        done = f.readinto(view) if numel else 0
+        if done != array.nbytes:
+            raise RuntimeError(f"{self.source}: storage '{key}' is truncated ({done} of "
+                               f"{array.nbytes} bytes)")
+        return array
 
     def _data_offset(self, info):
         with open(self.path, "rb") as f:

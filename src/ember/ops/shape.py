@@ -23,6 +23,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor
+from ..autograd.grad_mode import state as _grad_state
 from ._operands import broadcast_shapes as _broadcast_shapes
 from ._operands import wrap_dim
 from ._registry import Op, defop, write_out
@@ -1357,6 +1358,14 @@ def stack(tensors, dim=0, *, out=None):
                                f"{list(shape)} at entry 0 and {list(t._data.shape)} at entry "
                                f"{i}")
     dim = wrap_dim(_int(dim, "dim"), len(shape) + 1)
+    first = tensors[0]
+    if (out is None and first._device._xp is not None
+            and not (_grad_state.enabled and any(t._rg for t in tensors))
+            and all(t._data.dtype == first._data.dtype and t._device is first._device
+                    for t in tensors)):
+        # nothing to record and nothing to promote (the DataLoader's collate): one kernel call
+        return Tensor._make(first._device._xp.stack([t._data for t in tensors], dim),
+                            first._device)
     return cat([unsqueeze(t, dim) for t in tensors], dim, out=out)
 
 

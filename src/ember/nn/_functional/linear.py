@@ -13,7 +13,16 @@ def linear(input, weight, bias=None):
         >>> F.linear(ember.ones(2, 3), ember.ones(4, 3)).shape
         ember.Size([2, 4])
     """
-    output = input.matmul(weight.t()) if weight.ndim == 2 else input.matmul(weight)
+    if weight.ndim != 2:
+        output = input.matmul(weight)
+    elif input.ndim > 2:
+        # one 2-D product over all leading dims: the weight gradient is then one GEMM too,
+        # not a stack of per-batch products summed afterwards
+        lead = input.shape[:-1]
+        output = input.reshape(-1, input.shape[-1]).matmul(weight.t())
+        output = output.reshape(*lead, output.shape[-1])
+    else:
+        output = input.matmul(weight.t())
     if bias is not None:
         output = output + bias
     return output
