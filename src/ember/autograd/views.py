@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops._registry import Op
+from ..ops._util import scatter_add
 from .graph import record
 
 __all__ = ["rebase_view"]
@@ -51,12 +52,8 @@ def _scatter_kernel(xp, x, *, geom, size):
     idx = _positions(xp, geom)
     if not _overlaps(geom):
         buf[idx] = x
-    elif xp is np:
-        np.add.at(buf, idx, x)
-    else:  # pragma: no cover - CuPy only
-        import cupyx
-
-        cupyx.scatter_add(buf, idx, x)
+    else:
+        scatter_add(xp, buf, idx, x)
     return buf
 
 

@@ -27,6 +27,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ._operands import broadcast_shapes as _broadcast_shapes
 from ._operands import wrap_dim
 from ._registry import Op, defop, write_out
+from ._util import scatter_add
 
 __all__ = ["reshape", "view_as", "reshape_as", "flatten", "unflatten", "ravel", "squeeze",
            "unsqueeze", "transpose", "swapaxes", "swapdims", "t", "permute", "movedim",
@@ -208,14 +209,7 @@ def _flat_indices(xp, size, stride, offset):
     return index.reshape(-1)
 
 
-def _add_at(xp, out, index, values):
-    """``out[index] += values`` along axis 0, accumulating repeated indices."""
-    if xp is np:
-        np.add.at(out, index, values)
-    else:
-        import cupyx
-
-        cupyx.scatter_add(out, index, values)
+_add_at = scatter_add  # ``out[index] += values``, accumulating repeated indices
 
 
 @defop("strided_scatter", meta=lambda g, *, shape, **_: (shape, g.dtype), save_inputs=False,

@@ -24,6 +24,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...ops._registry import defop
+from ...ops._util import as_strided
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold"]
@@ -35,12 +36,7 @@ _F32 = np.dtype(np.float32)
 # ================================================================ kernels on xp
 
 
-def _strided(xp):
-    if xp is np:
-        return np.lib.stride_tricks.as_strided
-    import cupy  # pragma: no cover - GPU only
-
-    return cupy.lib.stride_tricks.as_strided  # pragma: no cover
+_strided = as_strided  # xp.lib.stride_tricks.as_strided
 
 
 def _pad_zeros(xp, x, padding):
