@@ -280,3 +280,21 @@ def test_no_leaks_after_many_loader_lifetimes():
         time.sleep(0.1)
     assert _children() == []
     assert _shm_files() <= shm_before
+
+
+def test_tensor_dataset_batches_equal_per_sample_collation():
+    x = ember.arange(30.0).view(10, 3)
+    y = ember.arange(10)
+    ds = edata.TensorDataset(x, y)
+    g = ember.Generator().manual_seed(5)
+    fast = list(edata.DataLoader(ds, batch_size=4, shuffle=True, generator=g))
+    g.manual_seed(5)
+    slow = list(edata.DataLoader(ds, batch_size=4, shuffle=True, generator=g,
+                                 collate_fn=lambda batch: edata.default_collate(batch)))
+    assert [[t.tolist() for t in b] for b in fast] == [[t.tolist() for t in b] for b in slow]
+    assert all(isinstance(b, list) and b[0].dtype is ember.float32 for b in fast)
+    t_batches = list(tdata.DataLoader(tdata.TensorDataset(torch.arange(30.0).view(10, 3),
+                                                          torch.arange(10)), batch_size=4))
+    e_batches = list(edata.DataLoader(ds, batch_size=4))
+    assert [[t.tolist() for t in b] for b in e_batches] == \
+        [[t.tolist() for t in b] for b in t_batches]

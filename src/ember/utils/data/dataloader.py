@@ -27,7 +27,7 @@ import numpy as np
 from ... import _dtype as dt
 from ... import multiprocessing as _multiprocessing  # noqa: F401  (tensors go through shm)
 from ._collate import default_collate, default_convert
-from .dataset import IterableDataset
+from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info", "WorkerInfo"]
@@ -102,11 +102,22 @@ class _Fetcher:
         self.drop_last = drop_last
         self.iterator = iter(dataset) if isinstance(dataset, IterableDataset) else None
         self.ended = False
+        # A TensorDataset collated by default_collate is one gather per tensor: the same
+        # batch as indexing each sample and stacking, without a tensor per sample.
+        self.tensor_batches = (type(dataset) is TensorDataset and collate_fn is default_collate)
+
+    def _tensor_batch(self, indices):
+        from ..._tensor import tensor
+
+        index = tensor(indices)
+        return [t[index] for t in self.dataset.tensors]
 
     def fetch(self, indices):
         if self.iterator is not None:
             return self._fetch_iterable(indices)
         if self.auto_collation:
+            if self.tensor_batches:
+                return self._tensor_batch(indices)
             getitems = getattr(self.dataset, "__getitems__", None)
             data = getitems(indices) if getitems else [self.dataset[i] for i in indices]
         else:
