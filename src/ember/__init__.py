@@ -11,9 +11,10 @@ Example::
 
 from __future__ import annotations
 
+import sys as _sys
 import warnings as _warnings
 
-from . import _allocator, _dtype
+from . import _allocator, _dtype, _method_docs
 from ._device import device
 from ._dtype import (
     bfloat16,
@@ -87,6 +88,7 @@ from . import func  # noqa: E402  (ember.func: functional_call, grad, vjp, jacre
 __version__ = "0.1.0"
 
 _allocator.tune_malloc()
+_method_docs.document_methods(Tensor, _sys.modules[__name__])
 
 # Torch computes 1/0, log(0) and overflow silently (inf/nan): so do ember's kernels. The filter
 # matches only NumPy's floating-point warnings raised from ember's own modules.

@@ -167,6 +167,7 @@ class Tensor:
         return self.dtype.is_complex
 
     def is_signed(self):
+        """True for signed dtypes (everything but uint8 and bool)."""
         return self.dtype.is_signed
 
     def get_device(self):
@@ -268,6 +269,7 @@ class Tensor:
         return self._base is not None
 
     def is_set_to(self, other):
+        """True if both tensors view the same memory with the same shape and strides."""
         return (self.data_ptr() == other.data_ptr() and self.shape == other.shape
                 and self.stride() == other.stride())
 
@@ -561,9 +563,11 @@ class Tensor:
         return self.to(dt.bool)
 
     def cfloat(self):
+        """Convert to complex64."""
         return self.to(dt.complex64)
 
     def cdouble(self):
+        """Convert to complex128."""
         return self.to(dt.complex128)
 
     def type_as(self, other):

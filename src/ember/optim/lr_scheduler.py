@@ -13,7 +13,7 @@ import warnings
 from bisect import bisect_right
 from collections import Counter
 from functools import partial, wraps
-from weakref import ref
+from weakref import ref as _weak_ref
 
 from .._tensor import Tensor
 from .optimizer import Optimizer, _value
@@ -83,7 +83,7 @@ def _mark_optimizer_steps(scheduler, optimizer):
     """Wrap ``optimizer.step`` so the scheduler can warn when it is stepped first."""
     if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
         return
-    opt_ref = ref(optimizer)
+    opt_ref = _weak_ref(optimizer)
     func = optimizer.step.__func__
 
     @wraps(func)
