@@ -36,7 +36,7 @@ SCANNED = sorted(
     [p for p in (SRC / "ops").glob("*.py")]
     + [SRC / "nn" / "_functional" / f"{name}.py" for name in (
         "activation", "conv", "normalization", "embedding", "loss", "attention", "distance",
-        "dropout", "linear")]
+        "dropout", "linear", "pooling")]
     + [SRC / "autograd" / "views.py"])
 
 # NumPy names a kernel may use: dtypes and scalar constants, and functions of dtypes and shapes

@@ -235,14 +235,13 @@ def _max_pool_kernel(xp, a, *, nd, kernel, stride, padding, dilation, out):
     x = _padded(xp, x, padding, _pad_extent(spatial, kernel, stride, padding, dilation, out),
                 fill)
     strides = _plane_strides(spatial)
-    starts = [np.arange(o) * s - p for o, s, p in zip(out, stride, padding)]
-    base = _grid_sum(np, [st * w for st, w in zip(starts, strides)])
-    first = _grid_sum(np, [np.where(st < 0, st + (-st + d - 1) // d * d, st) * w
+    starts = [xp.arange(o, dtype=np.int64) * s - p for o, s, p in zip(out, stride, padding)]
+    base = _grid_sum(xp, [st * w for st, w in zip(starts, strides)])
+    first = _grid_sum(xp, [xp.where(st < 0, st + (-st + d - 1) // d * d, st) * w
                            for st, d, w in zip(starts, dilation, strides)])
     best = xp.full((x.shape[0],) + out, fill, dtype=x.dtype)
     index = xp.empty((x.shape[0],) + out, dtype=np.int64)
-    index[...] = xp.asarray(first.astype(np.int64))
-    base = xp.asarray(base.astype(np.int64))
+    index[...] = first
     floating = x.dtype.kind == "f"
     for offsets in itertools.product(*(range(k) for k in kernel)):
         v = x[_window_slices(offsets, stride, dilation, out)]
@@ -268,8 +267,8 @@ _max_pool_op = Op("max_pool", _max_pool_kernel, meta=_max_pool_meta, save_inputs
 def _scatter_kernel(xp, g, index, *, nd, shape):
     """Sum ``g`` into zeros of ``shape`` at the flat per-plane positions ``index``."""
     spatial = shape[-nd:]
-    plane = int(np.prod(spatial))
-    planes = int(np.prod(shape[:-nd]))
+    plane = math.prod(spatial)
+    planes = math.prod(shape[:-nd])
     dtype = g.dtype
     flat_index = (index.reshape(planes, -1)
                   + xp.arange(planes, dtype=np.int64)[:, None] * plane).reshape(-1)
@@ -415,20 +414,20 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 # ---------------------------------------------------------------- average pooling
 
 
-def _counts(n, k, s, p, o, count_include_pad):
+def _counts(xp, n, k, s, p, o, count_include_pad):
     """Per-output window sizes along one dim (torch's divisor rule)."""
-    start = np.arange(o) * s - p
-    end = np.minimum(start + k, n + p)
+    start = xp.arange(o, dtype=np.int64) * s - p
+    end = xp.minimum(start + k, n + p)
     size = end - start
     if count_include_pad:
         return size
-    return np.minimum(end, n) - np.maximum(start, 0)
+    return xp.minimum(end, n) - xp.maximum(start, 0)
 
 
-def _divisor(spatial, kernel, stride, padding, out, count_include_pad, divisor_override):
+def _divisor(xp, spatial, kernel, stride, padding, out, count_include_pad, divisor_override):
     if divisor_override is not None:
         return None
-    parts = [_counts(n, k, s, p, o, count_include_pad)
+    parts = [_counts(xp, n, k, s, p, o, count_include_pad)
              for n, k, s, p, o in zip(spatial, kernel, stride, padding, out)]
     total = 1
     for i, part in enumerate(parts):
@@ -450,12 +449,12 @@ def _avg_pool_kernel(xp, a, *, nd, kernel, stride, padding, out, count_include_p
     total = xp.zeros((x.shape[0],) + out, dtype=work)
     for offsets in itertools.product(*(range(k) for k in kernel)):
         total += x[_window_slices(offsets, stride, ones, out)]
-    divisor = _divisor(spatial, kernel, stride, padding, out, count_include_pad,
+    divisor = _divisor(xp, spatial, kernel, stride, padding, out, count_include_pad,
                        divisor_override)
-    divisor = divisor_override if divisor is None else xp.asarray(divisor.astype(work))
+    divisor = divisor_override if divisor is None else divisor.astype(work)
     if dtype.kind in "iu":
         quotient = xp.abs(total) // xp.abs(divisor)
-        total = xp.where((total < 0) != (xp.asarray(divisor) < 0), -quotient, quotient)
+        total = xp.where((total < 0) != (divisor < 0), -quotient, quotient)
     else:
         total = total / divisor
     return total.astype(dtype, copy=False).reshape(lead + out)
@@ -467,9 +466,9 @@ def _avg_pool_backward_kernel(xp, g, *, nd, kernel, stride, padding, out, count_
     dtype = g.dtype
     work = _F32 if dtype in _LOW else dtype
     g = g.reshape((-1,) + out).astype(work, copy=False)
-    divisor = _divisor(spatial, kernel, stride, padding, out, count_include_pad,
+    divisor = _divisor(xp, spatial, kernel, stride, padding, out, count_include_pad,
                        divisor_override)
-    g = g / (divisor_override if divisor is None else xp.asarray(divisor.astype(work)))
+    g = g / (divisor_override if divisor is None else divisor.astype(work))
     ones = (1,) * nd
     extra = _pad_extent(spatial, kernel, stride, padding, ones, out)
     padded = xp.zeros((g.shape[0],) + tuple(n + 2 * p + e for n, p, e in
@@ -583,9 +582,15 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 # ---------------------------------------------------------------- adaptive pooling
 
 
-def _adaptive_bounds(n, o):
-    i = np.arange(o)
+def _adaptive_bounds(xp, n, o):
+    """Start and end (exclusive) of each adaptive window along one dim."""
+    i = xp.arange(o, dtype=np.int64)
     return (i * n) // o, -((-(i + 1) * n) // o)
+
+
+def _adaptive_width(n, o):
+    """The widest adaptive window along one dim (on the host: no device array involved)."""
+    return builtins.max((-((-(i + 1) * n) // o) - (i * n) // o for i in range(o)), default=1)
 
 
 def _adaptive_sizes(input, nd, output_size, name):
@@ -628,9 +633,8 @@ def _check_adaptive_input(input, nd, name, max_pool):
 def _window_table(n, o):
     """Clamped input positions (o, width) of each adaptive window along one dim, and a mask
     of the real (unclamped) ones."""
-    start, end = _adaptive_bounds(n, o)
-    width = int((end - start).max()) if o else 1
-    raw = start[:, None] + np.arange(width)[None, :]
+    start, end = _adaptive_bounds(np, n, o)
+    raw = start[:, None] + np.arange(_adaptive_width(n, o))[None, :]
     return np.minimum(raw, end[:, None] - 1), raw < end[:, None], end - start
 
 
@@ -708,14 +712,15 @@ def _adaptive_max_kernel(xp, a, *, nd, out):
         x = x.astype(_F32)
     tables, widths = [], []
     for n, o in zip(spatial, out):
-        start, end = _adaptive_bounds(n, o)
-        width = int((end - start).max()) if o else 1
-        table = np.minimum(start[:, None] + np.arange(width)[None, :], end[:, None] - 1)
+        start, end = _adaptive_bounds(xp, n, o)
+        width = _adaptive_width(n, o)
+        table = xp.minimum(start[:, None] + xp.arange(width, dtype=np.int64)[None, :],
+                           end[:, None] - 1)
         tables.append(table)
         widths.append(width)
     windows = x
     for i, table in enumerate(tables):  # axis 1 + 2i becomes (o_i, width_i)
-        windows = xp.take(windows, xp.asarray(table.reshape(-1)), axis=1 + 2 * i)
+        windows = xp.take(windows, table.reshape(-1), axis=1 + 2 * i)
         shape = windows.shape
         windows = windows.reshape(shape[:1 + 2 * i] + table.shape + shape[2 + 2 * i:])
     order = (0,) + tuple(1 + 2 * i for i in range(nd)) + tuple(2 + 2 * i for i in range(nd))
@@ -727,7 +732,7 @@ def _adaptive_max_kernel(xp, a, *, nd, out):
         pick = xp.argmax(windows, axis=-1)
         if windows.dtype.kind == "f":
             nan = xp.isnan(windows)
-            if bool(nan.any()):
+            if nan.any() if xp is np else True:  # skip the NaN pass on the CPU (no sync)
                 last_nan = k - 1 - xp.argmax(nan[..., ::-1], axis=-1)
                 pick = xp.where(nan.any(axis=-1), last_nan, pick)
     values = xp.take_along_axis(windows, pick[..., None], axis=-1)[..., 0]
@@ -749,7 +754,7 @@ def _table_lookup(xp, table, i, nd, kpos):
     shape = [1] * (nd + 1)
     shape[1 + i] = -1
     rows = xp.arange(table.shape[0]).reshape(shape)
-    return xp.asarray(table)[rows, kpos]
+    return table[rows, kpos]
 
 
 _adaptive_max_op = Op("adaptive_max_pool", _adaptive_max_kernel, save_inputs=False,
