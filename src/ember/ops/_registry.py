@@ -221,8 +221,36 @@ def _short_name(d):
     return names[d.name]
 
 
+_OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor refers "
+                    "to a single memory location. Please clone() the tensor before performing "
+                    "the operation.")
+
+
+def check_writable(target):
+    """Refuse writes into a tensor several of whose elements share memory (``expand``,
+    overlapping ``unfold``/``as_strided``), as torch does, instead of NumPy's read-only error.
+
+    Cheap: NumPy views that overlap are made read-only when created; other arrays (CuPy) are
+    checked for a zero stride over a dim of size > 1.
+    """
+    data = target._data
+    if type(data) is np.ndarray:
+        if data.flags.writeable or target._device is META:
+            return
+    elif not any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):
+        return
+    raise RuntimeError(_OVERLAP_MESSAGE)
+
+
 def check_inplace_target(target):
-    """Refuse in-place writes that autograd cannot follow (a leaf that requires grad)."""
+    """Refuse in-place writes that autograd cannot follow (a leaf that requires grad) and
+    writes into tensors whose elements overlap."""
+    check_writable(target)
+    check_inplace_autograd(target)
+
+
+def check_inplace_autograd(target):
+    """Refuse in-place changes of a leaf that requires grad (or of a view of one)."""
     if target._rg and target.grad_fn is None and grad_mode.state.enabled:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
@@ -254,6 +282,7 @@ def assign_inplace(target, result, check_dtype=True):
             "Expected all tensors to be on the same device, but found at least two devices, "
             f"{target._device} and {result._device}!")
     if target._device is not META:
+        check_writable(target)
         copyto(target._device, target._data, result._data)
     target._vc[0] += 1
     if (result._rg or target._rg) and grad_mode.state.enabled:
@@ -309,6 +338,7 @@ def write_out(result, out, name="op"):
             with on_device(out._device):
                 out._data = out._device.xp.empty(result._data.shape, out._data.dtype)
     if out._device is not META:
+        check_writable(out)
         copyto(out._device, out._data, result._data)
     out._vc[0] += 1
     return out

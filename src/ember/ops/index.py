@@ -29,7 +29,7 @@ from .._device import META
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ._operands import scalar_tensor, wrap_dim
-from ._registry import defop, inplace, write_out
+from ._registry import check_writable, defop, inplace, write_out
 from ._util import host_values
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
@@ -1102,6 +1102,7 @@ def _setitem(self, key, value):
         self._rg or (isinstance(value, Tensor) and value._rg))
     if not recording:
         if self._device is not META:
+            check_writable(self)
             xp = self._device.xp
             data = value._data if isinstance(value, Tensor) else value
             if xp is not np and isinstance(value, Tensor):

@@ -33,7 +33,7 @@ from ._operands import (
     promote_operands,
     scalar_tensor,
 )
-from ._registry import Op, _short_name, defop, inplace, write_out
+from ._registry import Op, _short_name, check_writable, defop, inplace, write_out
 from ._util import scalar, scipy_special
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
@@ -1938,6 +1938,7 @@ def _direct_inplace(ufunc_name, general):
                 ok = type(other) is float or type(other) is int
             if ok and not (self._base is not None and self._base._rg
                            and self._base.grad_fn is None and _grad_state.enabled):
+                check_writable(self)
                 getattr(self._device._xp, ufunc_name)(data, operand, out=data)
                 self._vc[0] += 1
                 return self

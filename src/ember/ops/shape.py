@@ -26,14 +26,15 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad_state
 from ._operands import broadcast_shapes as _broadcast_shapes
 from ._operands import wrap_dim
-from ._registry import Op, defop, write_out
+from ._registry import Op, check_inplace_autograd, defop, write_out
 from ._util import scatter_add
 
 __all__ = ["reshape", "view_as", "reshape_as", "flatten", "unflatten", "ravel", "squeeze",
            "unsqueeze", "transpose", "swapaxes", "swapdims", "t", "permute", "movedim",
            "moveaxis", "adjoint", "expand", "expand_as", "broadcast_to", "broadcast_tensors",
-           "broadcast_shapes", "narrow", "select", "unbind", "split", "split_with_sizes",
-           "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "diagonal", "as_strided",
+           "broadcast_shapes", "narrow", "narrow_copy", "select", "unbind", "split",
+           "split_with_sizes", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "diagonal",
+           "as_strided",
            "cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
            "column_stack", "flip", "fliplr", "flipud", "roll", "rot90", "repeat_interleave",
            "tile", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d"]
@@ -843,6 +844,22 @@ def narrow(input, dim, start, length):
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
     return _slice(input, dim, start, start + length)
+
+
+def narrow_copy(input, dim, start, length, *, out=None):
+    """A contiguous copy of ``length`` elements of dim ``dim`` from ``start`` (as
+    :func:`narrow`, but in new memory).
+
+    Example::
+
+        >>> ember.arange(6).view(2, 3).narrow_copy(1, 1, 2)
+        tensor([[1, 2],
+                [4, 5]])
+    """
+    from .creation import clone_op
+
+    return write_out(clone_op(narrow(input, dim, start, length), memory_format="contiguous"),
+                     out, "narrow_copy")
 
 
 def select(input, dim, index):
@@ -2002,6 +2019,38 @@ for _name in ("reshape", "view_as", "reshape_as", "flatten", "unflatten", "ravel
               "dsplit", "diagonal", "as_strided", "flip", "fliplr", "flipud", "roll", "rot90",
               "repeat_interleave", "tile", "tril", "triu"):
     setattr(Tensor, _name, globals()[_name])
+Tensor.narrow_copy = narrow_copy
+
+
+def _inplace_view(view_fn):
+    """``x.t_()``-style methods: ``x`` itself takes the geometry of ``view_fn(x, ...)`` (same
+    memory, new shape/strides, version bumped); autograd records the view's node on ``x``."""
+    def method(self, *args, **kwargs):
+        check_inplace_autograd(self)
+        view = view_fn(self, *args, **kwargs)
+        self._data = view._data
+        if view.grad_fn is not None:
+            self.grad_fn, self._output_nr = view.grad_fn, view._output_nr
+        fw = getattr(view, "_fw_grad", None)
+        if fw is not None:
+            self._fw_grad = fw
+        self._vc[0] += 1
+        return self
+    method.__name__ = view_fn.__name__ + "_"
+    method.__doc__ = (f"In-place version of :meth:`Tensor.{view_fn.__name__}`: this tensor's "
+                      f"shape and strides change, its memory stays.\n\n    Example::\n\n"
+                      f"        >>> x = ember.zeros(2, 3); x.t_().shape\n"
+                      f"        ember.Size([3, 2])\n")
+    return method
+
+
+Tensor.squeeze_ = _inplace_view(squeeze)
+Tensor.unsqueeze_ = _inplace_view(unsqueeze)
+Tensor.transpose_ = _inplace_view(transpose)
+Tensor.swapdims_ = _inplace_view(transpose)
+Tensor.swapaxes_ = _inplace_view(transpose)
+Tensor.t_ = _inplace_view(t)
+Tensor.as_strided_ = _inplace_view(as_strided)
 Tensor.view = _view
 Tensor.unfold = _unfold
 Tensor.repeat = _repeat
