@@ -60,31 +60,49 @@ def _windows(xp, x, ksize, osize, stride, dilation):
 
 
 def _columns(xp, x, ksize, osize, stride, padding, dilation, groups):
-    """im2col: ``x`` (N, C, *S) as the matrix (G, C/G * K, N * O), one copy."""
+    """im2col: ``x`` (N, C, *S) as the stack of matrices (N, G, C/G * K, O).
+
+    The windows are copied in the input's own order (sample, channel, tap, position), so the
+    copy reads along rows of the input and needs no transpose; a 1x1 convolution with stride 1
+    and no padding is the input itself (no copy)."""
     n, c = x.shape[:2]
-    k = len(ksize)
     win = _windows(xp, _pad_zeros(xp, x, padding), ksize, osize, stride, dilation)
-    # (C, *K, N, *O): windows of one channel-tap are rows, (sample, position) columns
-    order = (1,) + tuple(range(2, 2 + k)) + (0,) + tuple(range(2 + k, 2 + 2 * k))
-    cols = xp.ascontiguousarray(win.transpose(order))
-    return cols.reshape(groups, (c // groups) * _prod(ksize), n * _prod(osize))
+    cols = xp.ascontiguousarray(win)
+    return cols.reshape(n, groups, (c // groups) * _prod(ksize), _prod(osize))
+
+
+def _tap_range(t, d, st, o, s, lo):
+    """For kernel tap ``t`` of one spatial dim: the output positions whose input index lies
+    inside the unpadded input (a slice of ``o`` positions) and the input slice they hit, or
+    None when there are none."""
+    off = t * d - lo                        # input index of output position 0
+    first = builtins.max(0, -(off // st))   # ceil(-off / st)
+    last = builtins.min(o - 1, (s - 1 - off) // st)
+    if last < first:
+        return None
+    return slice(first, last + 1), slice(first * st + off, last * st + off + 1, st)
 
 
 def _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation):
-    """col2im: ``cols`` (C, *K, N, *O) summed into an (N, C, *S) array, one add per tap."""
-    k = len(ksize)
-    c, n = shape[1], shape[0]
-    padded = (c, n) + tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], padding))
-    buf = xp.zeros(padded, cols.dtype)
+    """col2im: ``cols`` (N, C, *K, *O) summed into an (N, C, *S) array, one strided add per
+    kernel tap straight into the unpadded result (taps are clipped to the input, so there is
+    no padded buffer to crop)."""
+    if all(k == 1 for k in ksize) and all(st == 1 for st in stride) \
+            and not any(lo for lo, _ in padding) and tuple(osize) == tuple(shape[2:]):
+        return cols.reshape(shape)
+    out = xp.zeros(shape, cols.dtype)
     for tap in np.ndindex(*ksize):
-        target = (slice(None), slice(None)) + tuple(
-            slice(t * d, t * d + st * (o - 1) + 1, st)
-            for t, d, st, o in zip(tap, dilation, stride, osize))
-        buf[target] += cols[(slice(None),) + tap]
-    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
-                                              zip(shape[2:], padding))
-    order = (1, 0) + tuple(range(2, 2 + k))
-    return xp.ascontiguousarray(buf[crop].transpose(order))
+        src = [slice(None), slice(None), *tap]
+        dst = [slice(None), slice(None)]
+        for t, d, st, o, s, (lo, _) in zip(tap, dilation, stride, osize, shape[2:], padding):
+            hit = _tap_range(t, d, st, o, s, lo)
+            if hit is None:
+                break
+            src.append(hit[0])
+            dst.append(hit[1])
+        else:
+            out[tuple(dst)] += cols[tuple(src)]
+    return out
 
 
 def _prod(values):
@@ -94,29 +112,15 @@ def _prod(values):
     return result
 
 
-def _bmm(xp, a, b):
-    """``a @ b`` batched over the groups (leading dim). NumPy's stacked matmul can miss BLAS
-    (float32), so on the CPU each group is one 2-D GEMM."""
-    if a.shape[0] == 1:
-        return xp.matmul(a[0], b[0])[None]
-    if xp is not np:
-        return xp.matmul(a, b)  # pragma: no cover - GPU only (batched cuBLAS)
-    out = np.empty((a.shape[0], a.shape[1], b.shape[2]), np.result_type(a, b))
-    for g in range(a.shape[0]):
-        np.matmul(a[g], b[g], out=out[g])
-    return out
-
-
 def _grouped_weight(w, groups):
     """(Cout, C/G, *K) as (G, Cout/G, C/G * K)."""
     return w.reshape(groups, w.shape[0] // groups, _prod(w.shape[1:]))
 
 
-def _grouped_grad(xp, gy, groups):
-    """(N, Cout, *O) as (G, Cout/G, N * O), one copy."""
+def _grouped_grad(gy, groups):
+    """(N, Cout, *O) as (N, G, Cout/G, O) (a view when ``gy`` is contiguous)."""
     n, cout = gy.shape[:2]
-    g = gy.reshape(n, groups, cout // groups, _prod(gy.shape[2:])).transpose(1, 2, 0, 3)
-    return xp.ascontiguousarray(g).reshape(groups, cout // groups, n * _prod(gy.shape[2:]))
+    return gy.reshape(n, groups, cout // groups, _prod(gy.shape[2:]))
 
 
 def _compute(kernel):
@@ -141,30 +145,32 @@ def _conv_meta(x, w, *, stride, padding, dilation, groups):
     return (x.shape[0], w.shape[0]) + osize, x.dtype
 
 
+# The GEMMs are stacked over the samples (and groups): (Cout/G, C/G * K) @ (C/G * K, O) per
+# sample gives the output in (N, Cout, *O) order directly, and the gradients read ``gy`` in
+# its own order, so no operand or result is ever transposed by a copy. Each matrix of the
+# stack is contiguous, so NumPy hands every one to BLAS.
+
+
 @defop("convolution", meta=_conv_meta)
 @_compute
 def convolution_op(xp, x, w, *, stride, padding, dilation, groups):
-    n = x.shape[0]
-    cout = w.shape[0]
-    ksize = w.shape[2:]
-    osize = _conv_meta(x, w, stride=stride, padding=padding, dilation=dilation,
-                       groups=groups)[0][2:]
-    cols = _columns(xp, x, ksize, osize, stride, padding, dilation, groups)
-    out = _bmm(xp, _grouped_weight(w, groups), cols)                  # (G, Cout/G, N * O)
-    out = out.reshape((cout, n) + tuple(osize))
-    return xp.ascontiguousarray(xp.swapaxes(out, 0, 1))
+    shape = _conv_meta(x, w, stride=stride, padding=padding, dilation=dilation,
+                       groups=groups)[0]
+    cols = _columns(xp, x, w.shape[2:], shape[2:], stride, padding, dilation, groups)
+    out = xp.matmul(_grouped_weight(w, groups), cols)                  # (N, G, Cout/G, O)
+    return out.reshape(shape)
 
 
 @defop("convolution_input_grad", grad_name="ConvolutionBackward0",
        meta=lambda gy, w, *, shape, stride, padding, dilation, groups: (shape, gy.dtype))
 @_compute
 def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, groups):
-    n, cout = gy.shape[:2]
+    n = gy.shape[0]
     osize = gy.shape[2:]
     ksize = w.shape[2:]
-    g = _grouped_grad(xp, gy, groups)                                  # (G, Cout/G, N * O)
-    wt = xp.swapaxes(_grouped_weight(w, groups), 1, 2)                # (G, C/G * K, Cout/G)
-    cols = _bmm(xp, wt, g).reshape((shape[1],) + tuple(ksize) + (n,) + tuple(osize))
+    wt = xp.ascontiguousarray(xp.swapaxes(_grouped_weight(w, groups), 1, 2))  # (G, CK/G, Cout/G)
+    cols = xp.matmul(wt, _grouped_grad(gy, groups))                   # (N, G, C/G * K, O)
+    cols = cols.reshape((n, shape[1]) + tuple(ksize) + tuple(osize))
     return _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation)
 
 
@@ -173,11 +179,10 @@ def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, gr
        ((gy.shape[1], x.shape[1] // groups) + tuple(ksize), x.dtype))
 @_compute
 def convolution_weight_grad_op(xp, x, gy, *, ksize, stride, padding, dilation, groups):
-    n, cout = gy.shape[:2]
-    osize = gy.shape[2:]
-    cols = _columns(xp, x, ksize, osize, stride, padding, dilation, groups)
-    g = _grouped_grad(xp, gy, groups)                                  # (G, Cout/G, N * O)
-    dw = _bmm(xp, g, xp.swapaxes(cols, 1, 2))                         # (G, Cout/G, C/G * K)
+    cout = gy.shape[1]
+    cols = _columns(xp, x, ksize, gy.shape[2:], stride, padding, dilation, groups)
+    per_sample = xp.matmul(_grouped_grad(gy, groups), xp.swapaxes(cols, 2, 3))
+    dw = per_sample.sum(0, dtype=per_sample.dtype)                     # (G, Cout/G, C/G * K)
     return dw.reshape((cout, x.shape[1] // groups) + tuple(ksize))
 
 
@@ -244,11 +249,8 @@ def im2col_op(xp, x, *, ksize, osize, stride, padding, dilation):
 @defop("col2im", save_inputs=False, grad_name="Col2ImBackward0",
        meta=lambda cols, *, shape, ksize, osize, stride, padding, dilation: (shape, cols.dtype))
 def col2im_op(xp, cols, *, shape, ksize, osize, stride, padding, dilation):
-    n, c = shape[:2]
-    k = len(ksize)
-    cols = cols.reshape((n, c) + tuple(ksize) + tuple(osize))
-    order = (1,) + tuple(range(2, 2 + k)) + (0,) + tuple(range(2 + k, 2 + 2 * k))
-    return _col2im(xp, cols.transpose(order), shape, ksize, osize, stride, padding, dilation)
+    cols = cols.reshape(tuple(shape[:2]) + tuple(ksize) + tuple(osize))
+    return _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation)
 
 
 @im2col_op.defderivative
