@@ -694,3 +694,326 @@ def test_pad_errors():
             case(ember_pad, e)
     assert "pad" not in ember.ops.shape.__all__
     assert not hasattr(ember, "pad")
+
+
+# ================================================================ in-place view methods
+
+_INPLACE_VIEWS = [
+    ("t_", (), (2, 3)),
+    ("t_", (), (4,)),
+    ("t_", (), ()),
+    ("transpose_", (0, -1), (2, 3, 4)),
+    ("transpose_", (1, 1), (2, 3)),
+    ("swapdims_", (-1, 0), (2, 3, 4)),
+    ("swapaxes_", (2, 1), (2, 3, 4)),
+    ("squeeze_", (), (1, 3, 1, 2)),
+    ("squeeze_", (-2,), (1, 3, 1, 2)),
+    ("squeeze_", (1,), (1, 3, 1, 2)),
+    ("squeeze_", ((0, 2),), (1, 3, 1, 2)),
+    ("unsqueeze_", (0,), (2, 3)),
+    ("unsqueeze_", (-1,), (2, 3)),
+    ("unsqueeze_", (1,), (0, 3)),
+    ("as_strided_", ((3, 2), (1, 3)), (2, 3)),
+    ("as_strided_", ((2, 2), (1, 2), 1), (2, 3)),
+]
+
+
+@pytest.mark.parametrize("name,args,shape", _INPLACE_VIEWS)
+@pytest.mark.parametrize("source", ["contiguous", "transposed", "sliced"])
+def test_inplace_view_geometry(name, args, shape, source):
+    base = _arange((5,) + shape if source == "sliced" else shape)
+    e, t = make_pair(base)
+    if source == "sliced":
+        e, t = e[1], t[1]
+    elif source == "transposed" and len(shape) >= 2:
+        e, t = e.transpose(0, 1).contiguous().transpose(0, 1), t.transpose(0, 1).contiguous() \
+            .transpose(0, 1)
+    if name == "as_strided_" and source != "contiguous":
+        return  # as_strided's geometry is in absolute storage terms: covered for contiguous
+    ev, tv = e._version, t._version
+    e_data, t_data = e.data_ptr(), t.data_ptr()
+    assert getattr(e, name)(*args) is e
+    assert getattr(t, name)(*args) is t
+    if t.numel():
+        _check_geometry(e, t)
+    else:  # torch.from_numpy keeps NumPy's zero strides on empty arrays: compare values only
+        assert_same(e, t)
+    assert e._version - ev == t._version - tv == 1
+    assert e.data_ptr() - e_data == t.data_ptr() - t_data
+    assert e._is_view() == t._is_view()
+
+
+@pytest.mark.parametrize("name,args,shape", _INPLACE_VIEWS)
+def test_inplace_view_shares_memory_and_version(name, args, shape):
+    e, t = make_pair(_arange(shape))
+    e_alias, t_alias = e.view(shape), t.view(shape)
+    getattr(e, name)(*args)
+    getattr(t, name)(*args)
+    assert e_alias._version == t_alias._version == 1
+    if e.numel():
+        t.as_strided((1,), (1,), t.storage_offset())[0] = 100.0
+        e.as_strided((1,), (1,), e.storage_offset())[0] = 100.0
+        assert_same(e_alias, t_alias)
+
+
+@pytest.mark.parametrize("name,args,shape", _INPLACE_VIEWS)
+def test_inplace_view_grads(name, args, shape):
+    def run(lib_fn):
+        def fn(x):
+            y = x * 2
+            lib_fn(y)
+            return y * y
+        return fn
+
+    def apply(y):
+        getattr(y, name)(*args)
+
+    assert_grads_match(run(apply), run(apply), rng.standard_normal(shape), double_backward=True)
+
+
+@pytest.mark.parametrize("name,args,shape", _INPLACE_VIEWS[:4] + _INPLACE_VIEWS[7:12])
+def test_inplace_view_grad_fn_and_chain(name, args, shape):
+    e, t = make_pair(rng.standard_normal(shape), requires_grad=True)
+    ey, ty = e * 2, t * 2
+    getattr(ey, name)(*args)
+    getattr(ty, name)(*args)
+    assert ey.grad_fn is not None and not ey.is_leaf and ey.requires_grad
+    assert ty.grad_fn is not None
+    ey.unsqueeze_(0).t_() if ey.dim() <= 1 else ey.transpose_(0, -1)
+    ty.unsqueeze_(0).t_() if ty.dim() <= 1 else ty.transpose_(0, -1)
+    _check_geometry(ey.detach(), ty.detach())
+    w = rng.standard_normal(tuple(ty.shape))
+    (ey * ember.tensor(w)).sum().backward()
+    (ty * torch.from_numpy(w)).sum().backward()
+    assert_same(e.grad, t.grad)
+
+
+@pytest.mark.parametrize("name,args,shape", _INPLACE_VIEWS[:4] + _INPLACE_VIEWS[11:13])
+def test_inplace_view_bumps_version_of_saved_output(name, args, shape):
+    # exp saves its output: changing its geometry in place invalidates it, in both libraries
+    e, t = make_pair(rng.standard_normal(shape), requires_grad=True)
+    ey, ty = e.exp(), t.exp()
+    getattr(ey, name)(*args)
+    getattr(ty, name)(*args)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ty.sum().backward()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ey.sum().backward()
+
+
+@pytest.mark.parametrize("name,args,shape", _INPLACE_VIEWS)
+def test_inplace_view_leaf_requiring_grad(name, args, shape):
+    e, t = make_pair(rng.standard_normal(shape), requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad") as te:
+        getattr(t, name)(*args)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad") as ee:
+        getattr(e, name)(*args)
+    assert str(ee.value) == str(te.value)
+    assert e.shape == t.shape  # unchanged by the refused call
+    with torch.no_grad():
+        getattr(t, name)(*args)
+    with ember.no_grad():
+        getattr(e, name)(*args)
+    assert_same(e, t)
+    if t.numel():
+        _check_geometry(e.detach(), t.detach())
+    assert e.is_leaf and e.requires_grad
+
+
+def test_inplace_view_of_leaf_view_refused():
+    e, t = make_pair(rng.standard_normal((2, 3)), requires_grad=True)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable") as te:
+        t[0:1].t_()
+    with pytest.raises(RuntimeError, match="view of a leaf Variable") as ee:
+        e[0:1].t_()
+    assert str(ee.value) == str(te.value)
+
+
+def test_inplace_view_through_a_view_writes_base():
+    e, t = make_pair(_arange((3, 4)))
+    ev, tv = e[1:], t[1:]
+    ev.t_()
+    tv.t_()
+    _check_geometry(ev, tv)
+    assert ev._base is e and tv._base is t
+    assert e._version == t._version == 1
+    ev[0] = -1.0
+    tv[0] = -1.0
+    assert_same(e, t)
+
+
+def test_inplace_view_grad_through_view_of_nonleaf():
+    e, t = make_pair(rng.standard_normal((3, 4)), requires_grad=True)
+    ey, ty = e * 3, t * 3
+    ev, tv = ey[1:], ty[1:]
+    ev.t_()
+    tv.t_()
+    ev.mul_(ember.arange(4.0).unsqueeze(1))
+    tv.mul_(torch.arange(4.0, dtype=torch.float64).unsqueeze(1))
+    assert_same(ey, ty)
+    w = rng.standard_normal((3, 4))
+    (ey * ember.tensor(w)).sum().backward()
+    (ty * torch.from_numpy(w)).sum().backward()
+    assert_same(e.grad, t.grad)
+
+
+@pytest.mark.parametrize("name,args,shape,exc", [
+    ("t_", (), (2, 3, 4), RuntimeError),
+    ("transpose_", (0, 3), (2, 3), IndexError),
+    ("squeeze_", (5,), (1, 3), IndexError),
+    ("unsqueeze_", (4,), (2, 3), IndexError),
+    ("as_strided_", ((3, 3), (1, 1, 1)), (2, 3), RuntimeError),
+    ("as_strided_", ((10,), (1,)), (2, 3), RuntimeError),
+])
+def test_inplace_view_errors(name, args, shape, exc):
+    e, t = make_pair(_arange(shape))
+    with pytest.raises(exc):
+        getattr(t, name)(*args)
+    with pytest.raises(exc):
+        getattr(e, name)(*args)
+    _check_geometry(e, t)
+    assert e._version == t._version
+
+
+@pytest.mark.parametrize("name,args,shape", _INPLACE_VIEWS)
+def test_inplace_view_meta(name, args, shape):
+    e = ember.empty(shape, device="meta")
+    t = torch.empty(shape, device="meta")
+    getattr(e, name)(*args)
+    getattr(t, name)(*args)
+    assert tuple(e.shape) == tuple(t.shape) and e.dtype == ember.float32
+
+
+def test_inplace_view_of_expanded_allowed():
+    e, t = make_pair(_arange((3,)))
+    ex, tx = e.expand(2, 3), t.expand(2, 3)
+    ex.t_()
+    tx.t_()
+    _check_geometry(ex, tx)
+
+
+# ================================================================ narrow_copy
+
+
+@pytest.mark.parametrize("shape,dim,start,length", [
+    ((4, 5), 1, 1, 3), ((4, 5), -2, -3, 2), ((4, 5), 0, 4, 0), ((3, 0), 0, 1, 2),
+    ((6,), 0, 0, 6),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_narrow_copy(shape, dim, start, length, dtype):
+    e, t = make_pair(_arange(shape).astype(dtype))
+    for eo, to in ((ember.narrow_copy(e, dim, start, length), torch.narrow_copy(t, dim, start,
+                                                                               length)),
+                   (e.narrow_copy(dim, start, length), t.narrow_copy(dim, start, length))):
+        _check_geometry(eo, to)
+        assert not _same_storage(eo, e) or eo.numel() == 0
+    et, tt = e.t() if e.dim() == 2 else e, t.t() if t.dim() == 2 else t
+    d = 0 if et.dim() == 1 else 1 - (dim % 2)
+    _check_geometry(ember.narrow_copy(et, d, 0, 1), torch.narrow_copy(tt, d, 0, 1))
+
+
+def test_narrow_copy_out_grad_errors_meta():
+    e, t = make_pair(_arange((4, 5)))
+    eo, to = ember.empty(0), torch.empty(0, dtype=torch.float64)
+    eo = ember.empty(0, dtype=ember.float64)
+    assert ember.narrow_copy(e, 1, 2, 2, out=eo) is eo
+    torch.narrow_copy(t, 1, 2, 2, out=to)
+    assert_same(eo, to)
+    assert_grads_match(lambda x: ember.narrow_copy(x, 1, 1, 3),
+                       lambda x: torch.narrow_copy(x, 1, 1, 3), rng.standard_normal((3, 5)),
+                       double_backward=True)
+    for args in ((2, 0, 1), (0, 5, 1), (0, 2, 3), (0, 0, -1)):
+        with pytest.raises(Exception) as te:
+            torch.narrow_copy(t, *args)
+        with pytest.raises(te.type):
+            ember.narrow_copy(e, *args)
+    m = ember.narrow_copy(ember.empty(4, 5, device="meta"), 1, 1, 2)
+    assert m.shape == (4, 2) and m.device.type == "meta"
+
+
+# ================================================================ writes into overlapping memory
+
+_OVERLAP = "more than one element of the written-to tensor refers to a single memory location"
+
+_WRITES = {
+    "add_": lambda x, lib: x.add_(1),
+    "mul_": lambda x, lib: x.mul_(2),
+    "exp_": lambda x, lib: x.exp_(),
+    "clamp_": lambda x, lib: x.clamp_(0, 1),
+    "add_tensor": lambda x, lib: x.add_(lib.ones(x.shape, dtype=x.dtype)),
+    "copy_": lambda x, lib: x.copy_(lib.ones(x.shape, dtype=x.dtype)),
+    "setitem_all": lambda x, lib: x.__setitem__(..., 1.0),
+    "setitem_tensor": lambda x, lib: x.__setitem__(..., lib.ones(x.shape, dtype=x.dtype)),
+    "out": lambda x, lib: lib.add(lib.ones(x.shape, dtype=x.dtype), 1, out=x),
+    "out_mul": lambda x, lib: lib.mul(lib.ones(x.shape, dtype=x.dtype), 3, out=x),
+    "iadd": lambda x, lib: x.__iadd__(1),
+}
+
+
+def _expanded(lib, kind):
+    if kind == "expand":
+        return lib.zeros(3, dtype=lib.float64).expand(2, 3)
+    if kind == "expand_inner":
+        return lib.zeros(2, 1, dtype=lib.float64).expand(2, 4)
+    if kind == "broadcast_to":
+        return lib.broadcast_to(lib.zeros(1, dtype=lib.float64), (5,))
+    return lib.zeros(2, dtype=lib.float64).as_strided((3, 2), (0, 1))  # zero stride
+
+
+@pytest.mark.parametrize("write", sorted(_WRITES))
+@pytest.mark.parametrize("kind", ["expand", "expand_inner", "broadcast_to", "as_strided"])
+def test_write_into_overlapping_tensor(write, kind):
+    e, t = _expanded(ember, kind), _expanded(torch, kind)
+    with pytest.raises(RuntimeError, match=_OVERLAP) as te:
+        _WRITES[write](t, torch)
+    with pytest.raises(RuntimeError, match=_OVERLAP) as ee:
+        _WRITES[write](e, ember)
+    assert str(ee.value) == str(te.value)
+    assert_same(e, t)
+
+
+def test_write_into_overlapping_tensor_with_grad():
+    e, t = make_pair(rng.standard_normal(3), requires_grad=True)
+    ex, tx = (e * 1).expand(2, 3), (t * 1).expand(2, 3)
+    for fn in (lambda x: x.mul_(2), lambda x: x.__setitem__(..., 0.0)):
+        with pytest.raises(RuntimeError, match=_OVERLAP):
+            fn(tx)
+        with pytest.raises(RuntimeError, match=_OVERLAP):
+            fn(ex)
+
+
+def test_write_into_expanded_without_overlap_allowed():
+    # a size-1 expand (zero stride over size 1) and slices of the source are writable
+    e, t = make_pair(np.zeros((1, 3)))
+    e.expand(1, 3).add_(1)
+    t.expand(1, 3).add_(1)
+    assert_same(e, t)
+    e2, t2 = make_pair(np.zeros(3))
+    src_e, src_t = e2.expand(2, 3), t2.expand(2, 3)
+    e2.add_(1)  # the source itself stays writable; the expanded view sees it
+    t2.add_(1)
+    assert_same(src_e, src_t)
+
+
+def test_write_into_overlapping_unfold_and_as_strided():
+    # torch writes through these element by element (order-dependent); ember refuses them
+    # with torch's overlap error instead (documented deviation)
+    u = ember.arange(6.0).unfold(0, 3, 1)
+    with pytest.raises(RuntimeError, match=_OVERLAP):
+        u.add_(1)
+    a = ember.arange(6.0).as_strided((3, 3), (1, 1))
+    with pytest.raises(RuntimeError, match=_OVERLAP):
+        a.copy_(ember.ones(3, 3))
+    # windows that do not overlap stay writable, as in torch
+    e, t = make_pair(_arange((6,)))
+    e.unfold(0, 2, 2).mul_(3)
+    t.unfold(0, 2, 2).mul_(3)
+    assert_same(e, t)
+
+
+def test_write_into_expanded_meta_ok():
+    e = ember.zeros(3, device="meta").expand(2, 3)
+    t = torch.zeros(3, device="meta").expand(2, 3)
+    t.add_(1)  # torch does not check meta tensors either
+    e.add_(1)
+    assert e.shape == t.shape

@@ -858,6 +858,9 @@ def narrow_copy(input, dim, start, length, *, out=None):
     """
     from .creation import clone_op
 
+    if isinstance(dim, int) and 0 < input._data.ndim <= dim:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.")
     return write_out(clone_op(narrow(input, dim, start, length), memory_format="contiguous"),
                      out, "narrow_copy")
 
