@@ -226,32 +226,88 @@ def _lowest(dtype):
 
 
 def _max_pool_kernel(xp, a, *, nd, kernel, stride, padding, dilation, out):
+    """Separable: the running max over the kernel offsets of the last dim, then of each
+    earlier dim on that result, carrying the winning offsets along. Taking the first maximum
+    of each row, then the first row with the largest maximum, is the first maximum in scan
+    order; with NaN winning over everything after it, the last NaN (torch's rules)."""
     lead, spatial = a.shape[:-nd], a.shape[-nd:]
     dtype = a.dtype
     x = a.reshape((-1,) + spatial)
     if dtype == dt.bfloat16.np:
         x = x.astype(_F32)
+    floating = x.dtype.kind == "f"
+    # the NaN pass only where the input has NaN (one cheap reduction on the CPU; none on CuPy)
+    nan_pass = floating and (bool(np.isnan(x.max())) if xp is np and x.size else floating)
     fill = _lowest(x.dtype)
     x = _padded(xp, x, padding, _pad_extent(spatial, kernel, stride, padding, dilation, out),
                 fill)
+    # the first kernel offset that lies inside the input, per output position along each dim
+    firsts = []
+    for i, (o, s, p, d) in enumerate(zip(out, stride, padding, dilation)):
+        shape = [1] * (nd + 1)
+        shape[1 + i] = o
+        if p:
+            st = xp.arange(o, dtype=np.int64) * s - p
+            firsts.append(xp.where(st < 0, (-st + d - 1) // d, 0).reshape(shape))
+        else:
+            firsts.append(None)
+    best, picks = x, []
+    for i in reversed(range(nd)):
+        best, picks = _max_along(xp, best, picks, 1 + i, kernel[i], stride[i], dilation[i],
+                                 out[i], fill, nan_pass, firsts[i:])
     strides = _plane_strides(spatial)
-    starts = [xp.arange(o, dtype=np.int64) * s - p for o, s, p in zip(out, stride, padding)]
-    base = _grid_sum(xp, [st * w for st, w in zip(starts, strides)])
-    first = _grid_sum(xp, [xp.where(st < 0, st + (-st + d - 1) // d * d, st) * w
-                           for st, d, w in zip(starts, dilation, strides)])
-    best = xp.full((x.shape[0],) + out, fill, dtype=x.dtype)
-    index = xp.empty((x.shape[0],) + out, dtype=np.int64)
-    index[...] = first
-    floating = x.dtype.kind == "f"
-    for offsets in itertools.product(*(range(k) for k in kernel)):
-        v = x[_window_slices(offsets, stride, dilation, out)]
+    index = xp.empty(best.shape, dtype=np.int64)
+    index[...] = _grid_sum(xp, [(xp.arange(o, dtype=np.int64) * s - p) * w
+                                for o, s, p, w in zip(out, stride, padding, strides)])
+    for pick, d, w in zip(picks, dilation, strides):
+        index += pick.astype(np.int64) * (d * w)
+    # the values read back at the indices: exact (the running maxima may differ from the
+    # winner in the sign of a zero)
+    flat = index.reshape(index.shape[0], math.prod(out))
+    values = xp.take_along_axis(a.reshape(flat.shape[0], math.prod(spatial)), flat, axis=1)
+    return values.reshape(lead + out), index.reshape(lead + out)
+
+
+def _max_along(xp, x, carried, axis, k, s, d, o, fill, nan_pass, firsts):
+    """Running max of ``x`` over the ``k`` window offsets along ``axis``: the maxima, and the
+    winning offset along ``axis`` followed by the ``carried`` offsets of the later dims read
+    at the winning positions (``firsts``: the first valid offset of each of those dims, None
+    where every offset is valid). Branch-free updates: a later offset wins where it is larger
+    (or NaN), so the winning offset is a running max of ``mask * j``; carried offsets move by
+    ``mask * (new - old)`` (exact in wrapping integer arithmetic)."""
+    head = (slice(None),) * axis
+    contiguous = axis != x.ndim - 1 or s == 1  # else copy each view: SIMD on contiguous data
+
+    def view(arr, j):
+        return arr[head + (slice(j * d, j * d + s * (o - 1) + 1, s),)]
+
+    shape = view(x, 0).shape
+    small = np.uint8 if k <= 255 else np.int64
+    if firsts[0] is None:  # offset 0 is inside the input everywhere: start from it
+        best = view(x, 0).copy()
+        picks = [xp.zeros(shape, dtype=small)] + [view(c, 0).copy() for c in carried]
+        begin = 1
+    else:
+        best = xp.full(shape, fill, dtype=x.dtype)
+        picks = [xp.zeros(shape, dtype=c.dtype) if f is None else
+                 xp.broadcast_to(f, shape).astype(c.dtype)
+                 for c, f in zip([xp.zeros((), dtype=small)] + carried, firsts)]
+        begin = 0
+    for j in range(begin, k):
+        v = view(x, j)
+        if not contiguous:
+            v = v.copy()
         mask = v > best
-        if floating:
+        if nan_pass:
             mask |= xp.isnan(v)
-        xp.copyto(best, v, where=mask)
-        shift = builtins.sum(o * d * w for o, d, w in zip(offsets, dilation, strides))
-        xp.copyto(index, base + shift, where=mask)
-    return best.astype(dtype, copy=False).reshape(lead + out), index.reshape(lead + out)
+        xp.maximum(best, v, out=best)
+        step = mask.view(np.uint8)
+        xp.maximum(picks[0], step * small(j), out=picks[0])
+        for pick, c in zip(picks[1:], carried):
+            change = view(c, j) - pick
+            change *= step
+            pick += change
+    return best, picks
 
 
 def _max_pool_meta(a, *, nd, out, **_):
