@@ -53,6 +53,12 @@ _CASES = [
     (2, True, 2, 2, 1, 1, 2, 1, 1, False),
     (3, True, 2, 3, 2, 1, 1, 1, (1, 0, 1), True),
     (3, True, 4, 2, 1, 0, (1, 2, 1), 2, 0, False),
+    # >= 8 channels per group: stride-1 input gradients run as a flipped convolution
+    (2, False, 8, 8, 1, 1, 1, 1, 0, True),
+    (2, False, 16, 8, 1, "same", (2, 1), 2, 0, False),
+    (1, False, 8, 4, 1, 3, 1, 1, 0, True),
+    (2, True, 8, 16, 1, 1, 2, 1, 1, False),
+    (3, True, 16, 16, 1, (0, 1, 0), (1, 2, 1), 2, 0, False),
 ]
 
 
@@ -75,8 +81,10 @@ def test_functional_values_and_grads_float64(case):
     assert_grads_match(fe, ft, *arrays)
 
 
-@pytest.mark.parametrize("case", [_CASES[5], _CASES[7], _CASES[16], _CASES[17]],
-                         ids=["conv2d", "conv2d_same", "convT2d", "convT2d_dilated"])
+@pytest.mark.parametrize("case", [_CASES[5], _CASES[7], _CASES[16], _CASES[17], _CASES[21],
+                                  _CASES[23]],
+                         ids=["conv2d", "conv2d_same", "convT2d", "convT2d_dilated",
+                              "conv2d_wide_same", "convT2d_wide"])
 def test_double_backward_2d(case):
     k, transposed, cin, cout, stride, padding, dilation, groups, output_padding, bias = case
     x, w, b = _arrays(k, transposed, cin, cout, groups, True, seed=3)

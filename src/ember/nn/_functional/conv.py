@@ -161,11 +161,36 @@ def convolution_op(xp, x, w, *, stride, padding, dilation, groups):
     return out.reshape(shape)
 
 
+def _flipped_conv(xp, gy, w, pads, dilation, groups):
+    """``gy`` (N, Cout, *O) convolved (stride 1) with ``w`` (Cout, C/G, *K) flipped in space,
+    its channels swapped within each group: the input gradient of a stride-1 convolution."""
+    k = w.ndim - 2
+    cout, cg = w.shape[:2]
+    wf = w.reshape((groups, cout // groups, cg) + w.shape[2:])
+    wf = wf[(slice(None),) * 3 + (slice(None, None, -1),) * k].swapaxes(1, 2)
+    wf = xp.ascontiguousarray(wf).reshape((groups * cg, cout // groups) + w.shape[2:])
+    osize = tuple(o + lo + hi - d * (kk - 1) for o, (lo, hi), d, kk in
+                  zip(gy.shape[2:], pads, dilation, w.shape[2:]))
+    cols = _columns(xp, gy, w.shape[2:], osize, (1,) * k, pads, dilation, groups)
+    out = xp.matmul(_grouped_weight(wf, groups), cols)                # (N, G, C/G, S)
+    return out.reshape((gy.shape[0], groups * cg) + osize)
+
+
 @defop("convolution_input_grad", grad_name="ConvolutionBackward0",
        meta=lambda gy, w, *, shape, stride, padding, dilation, groups: (shape, gy.dtype))
 @_compute
 def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, groups):
     n = gy.shape[0]
+    if all(st == 1 for st in stride) and w.shape[1] >= 8:
+        # stride 1: the adjoint is itself a convolution of gy (padded by the kernel extent less
+        # the padding) with the flipped kernel, channels swapped: an im2col copy and a GEMM
+        # instead of a GEMM and one strided add per tap (unless the GEMM would have very few
+        # rows: C/G input channels)
+        reach = [d * (k - 1) for d, k in zip(dilation, w.shape[2:])]
+        pads = tuple((r - lo, s - o + lo) for r, (lo, _), s, o in
+                     zip(reach, padding, shape[2:], gy.shape[2:]))
+        if all(lo >= 0 and hi >= 0 for lo, hi in pads):
+            return _flipped_conv(xp, gy, w, pads, dilation, groups)
     osize = gy.shape[2:]
     ksize = w.shape[2:]
     wt = xp.ascontiguousarray(xp.swapaxes(_grouped_weight(w, groups), 1, 2))  # (G, CK/G, Cout/G)
@@ -174,15 +199,31 @@ def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, gr
     return _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation)
 
 
+def _columns_by_channel(xp, x, ksize, osize, stride, padding, dilation, groups):
+    """im2col for the weight gradient: ``x`` (N, C, *S) as (G, C/G * K, N * O), one copy."""
+    n, c = x.shape[:2]
+    k = len(ksize)
+    win = _windows(xp, _pad_zeros(xp, x, padding), ksize, osize, stride, dilation)
+    # (C, *K, N, *O): the copy still runs along the positions (rows of the input)
+    order = (1,) + tuple(range(2, 2 + k)) + (0,) + tuple(range(2 + k, 2 + 2 * k))
+    cols = xp.ascontiguousarray(win.transpose(order))
+    return cols.reshape(groups, (c // groups) * _prod(ksize), n * _prod(osize))
+
+
 @defop("convolution_weight_grad", grad_name="ConvolutionBackward0",
        meta=lambda x, gy, *, ksize, stride, padding, dilation, groups:
        ((gy.shape[1], x.shape[1] // groups) + tuple(ksize), x.dtype))
 @_compute
 def convolution_weight_grad_op(xp, x, gy, *, ksize, stride, padding, dilation, groups):
-    cout = gy.shape[1]
-    cols = _columns(xp, x, ksize, gy.shape[2:], stride, padding, dilation, groups)
-    per_sample = xp.matmul(_grouped_grad(gy, groups), xp.swapaxes(cols, 2, 3))
-    dw = per_sample.sum(0, dtype=per_sample.dtype)                     # (G, Cout/G, C/G * K)
+    # dw^T = cols (C/G * K, N * O) @ gy^T (N * O, Cout/G) per group: one GEMM whose long
+    # (N * O) dimension is the reduction, with both operands contiguous in the order BLAS
+    # reads them (gy^T is a cheap copy: gy is K times smaller than the columns).
+    n, cout = gy.shape[:2]
+    cols = _columns_by_channel(xp, x, ksize, gy.shape[2:], stride, padding, dilation, groups)
+    gt = xp.ascontiguousarray(_grouped_grad(gy, groups).transpose(1, 0, 3, 2))
+    gt = gt.reshape(groups, n * _prod(gy.shape[2:]), cout // groups)   # (G, N * O, Cout/G)
+    dwt = xp.matmul(cols, gt)                                          # (G, C/G * K, Cout/G)
+    dw = xp.ascontiguousarray(xp.swapaxes(dwt, 1, 2))
     return dw.reshape((cout, x.shape[1] // groups) + tuple(ksize))
 
 
