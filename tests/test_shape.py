@@ -1017,3 +1017,35 @@ def test_write_into_expanded_meta_ok():
     t.add_(1)  # torch does not check meta tensors either
     e.add_(1)
     assert e.shape == t.shape
+
+
+@pytest.mark.parametrize("write", [
+    lambda x, lib: x[0].add_(1),
+    lambda x, lib: x[1].mul_(3),
+    lambda x, lib: x.__setitem__(0, 5.0),
+    lambda x, lib: x.__setitem__((1, slice(0, 2)), lib.tensor([7.0, 8.0], dtype=lib.float64)),
+    lambda x, lib: x[0].copy_(lib.arange(3, dtype=lib.float64)),
+    lambda x, lib: x[0].exp_(),
+    lambda x, lib: lib.add(lib.ones(3, dtype=lib.float64), 1, out=x[1]),
+])
+def test_write_into_non_overlapping_part_of_expanded(write):
+    # a row of an expanded tensor does not overlap itself: torch writes it (into the source)
+    es, ts = make_pair(_arange((3,)))
+    e, t = es.expand(2, 3), ts.expand(2, 3)
+    write(t, torch)
+    write(e, ember)
+    assert_same(es, ts)
+    assert_same(e, t)
+    assert es._version == ts._version
+
+
+def test_write_into_column_of_expanded_refused():
+    e, t = _expanded(ember, "expand"), _expanded(torch, "expand")
+    with pytest.raises(RuntimeError, match=_OVERLAP):
+        t[:, 0] = 2.0
+    with pytest.raises(RuntimeError, match=_OVERLAP):
+        e[:, 0] = 2.0
+    u, tu = ember.arange(6.0).unfold(0, 3, 1), torch.arange(6.0).unfold(0, 3, 1)
+    u[1].add_(1)  # one window alone does not overlap
+    tu[1].add_(1)
+    assert_same(u, tu)

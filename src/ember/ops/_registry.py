@@ -230,16 +230,50 @@ def check_writable(target):
     """Refuse writes into a tensor several of whose elements share memory (``expand``,
     overlapping ``unfold``/``as_strided``), as torch does, instead of NumPy's read-only error.
 
-    Cheap: NumPy views that overlap are made read-only when created; other arrays (CuPy) are
-    checked for a zero stride over a dim of size > 1.
+    Cheap: NumPy views that overlap are made read-only when created (and views of them inherit
+    that; a read-only view whose own elements do not overlap is swapped for a writable alias of
+    the same memory); other arrays (CuPy) are checked for a zero stride over a dim of size > 1.
     """
     data = target._data
     if type(data) is np.ndarray:
-        if data.flags.writeable or target._device is META:
-            return
+        if not data.flags.writeable and target._device is not META:
+            target._data = writable_array(data)
+    elif target._device is not META:
+        writable_array(data)
+
+
+def writable_array(data):
+    """``data`` itself, or for a read-only NumPy view that does not overlap itself a writable
+    alias of the same memory; raises torch's error when its elements share memory."""
+    if type(data) is np.ndarray:
+        if data.flags.writeable:
+            return data
+        alias = _writable_alias(data)
+        if alias is not None:
+            return alias
     elif not any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):
-        return
+        return data
     raise RuntimeError(_OVERLAP_MESSAGE)
+
+
+def _writable_alias(data):
+    extent = 0
+    for size, stride in sorted(((n, abs(s)) for n, s in zip(data.shape, data.strides) if n > 1),
+                               key=lambda p: p[1]):
+        if stride <= extent and data.size:
+            return None
+        extent += (size - 1) * stride
+    root = data
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root is data or not root.flags.writeable:
+        return None
+    offset = data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    try:
+        return np.ndarray(data.shape, data.dtype, buffer=root, offset=offset,
+                          strides=data.strides)
+    except (TypeError, ValueError):
+        return None
 
 
 def check_inplace_target(target):

@@ -29,7 +29,7 @@ from .._device import META
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ._operands import scalar_tensor, wrap_dim
-from ._registry import check_writable, defop, inplace, write_out
+from ._registry import defop, inplace, writable_array, write_out
 from ._util import host_values
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
@@ -1102,12 +1102,11 @@ def _setitem(self, key, value):
         self._rg or (isinstance(value, Tensor) and value._rg))
     if not recording:
         if self._device is not META:
-            check_writable(self)
             xp = self._device.xp
             data = value._data if isinstance(value, Tensor) else value
             if xp is not np and isinstance(value, Tensor):
                 data = data.copy()
-            view = self._data[basic]
+            view = writable_array(self._data[basic])
             if idx and not _reads_nothing(view, [i._data for i in idx]):
                 arrays = [i._data for i in idx]
                 _check_adv(xp, view.shape, arrays, positions)

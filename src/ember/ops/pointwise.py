@@ -1938,7 +1938,8 @@ def _direct_inplace(ufunc_name, general):
                 ok = type(other) is float or type(other) is int
             if ok and not (self._base is not None and self._base._rg
                            and self._base.grad_fn is None and _grad_state.enabled):
-                check_writable(self)
+                check_writable(self)  # may swap in a writable alias of a read-only view
+                data = self._data
                 getattr(self._device._xp, ufunc_name)(data, operand, out=data)
                 self._vc[0] += 1
                 return self
