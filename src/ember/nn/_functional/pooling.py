@@ -289,22 +289,32 @@ def _max_along(xp, x, carried, axis, k, s, d, o, fill, nan_pass, firsts):
         begin = 1
     else:
         best = xp.full(shape, fill, dtype=x.dtype)
-        picks = [xp.zeros(shape, dtype=c.dtype) if f is None else
-                 xp.broadcast_to(f, shape).astype(c.dtype)
-                 for c, f in zip([xp.zeros((), dtype=small)] + carried, firsts)]
+        picks = [xp.zeros(shape, dtype=c.dtype) for c in [xp.zeros((), dtype=small)] + carried]
+        for pick, f in zip(picks, firsts):
+            if f is not None:
+                pick[...] = f
         begin = 0
+    # work buffers, reused for every offset (fresh large arrays cost page faults)
+    mask = xp.empty(shape, dtype=np.bool_)
+    step = mask.view(np.uint8)
+    won = xp.empty(shape, dtype=small)
+    nan = xp.empty(shape, dtype=np.bool_) if nan_pass else None
+    copy = None if contiguous else xp.empty(shape, dtype=x.dtype)
+    changes = [xp.empty(shape, dtype=c.dtype) for c in carried]
     for j in range(begin, k):
         v = view(x, j)
-        if not contiguous:
-            v = v.copy()
-        mask = v > best
+        if copy is not None:
+            xp.copyto(copy, v)
+            v = copy
+        xp.greater(v, best, out=mask)
         if nan_pass:
-            mask |= xp.isnan(v)
+            xp.isnan(v, out=nan)
+            mask |= nan
         xp.maximum(best, v, out=best)
-        step = mask.view(np.uint8)
-        xp.maximum(picks[0], step * small(j), out=picks[0])
-        for pick, c in zip(picks[1:], carried):
-            change = view(c, j) - pick
+        xp.multiply(step, small(j), out=won)
+        xp.maximum(picks[0], won, out=picks[0])
+        for pick, c, change in zip(picks[1:], carried, changes):
+            xp.subtract(view(c, j), pick, out=change)
             change *= step
             pick += change
     return best, picks
