@@ -1,14 +1,17 @@
 """nn.functional: convolutions (conv1d/2d/3d, conv_transpose1d/2d/3d) and fold/unfold.
 
-Convolution is im2col + one GEMM: the (zero-padded) input is viewed through ``as_strided`` as
-its sliding windows, the windows are copied once into a ``(C * K, N * O)`` matrix per group and
-multiplied by the weight in a single (group-batched) ``matmul``. Three primitive ops share that
-machinery and differentiate into one another, so that gradients of any order are convolutions:
+Convolution is im2col + GEMM: the (zero-padded) input is viewed through ``as_strided`` as its
+sliding windows, the windows are copied once, in the input's own (N, C, *K, *O) order, and
+multiplied by the weight in one GEMM per sample (a stacked ``matmul`` over samples and groups)
+whose result is already in (N, Cout, *O) order. Three primitive ops share that machinery and
+differentiate into one another, so that gradients of any order are convolutions:
 
 * ``convolution(x, w)``: the forward convolution, ``y = x * w``;
-* ``convolution_input_grad(gy, w)``: its adjoint in ``x`` (the transposed convolution, through
-  col2im: one GEMM, then one strided add per kernel tap);
-* ``convolution_weight_grad(x, gy)``: its adjoint in ``w`` (windows of ``x`` times ``gy``).
+* ``convolution_input_grad(gy, w)``: its adjoint in ``x`` (the transposed convolution): for
+  stride 1 (and enough channels) a convolution of ``gy`` with the flipped kernel, otherwise a
+  GEMM and col2im (one strided add per kernel tap, clipped to the unpadded input);
+* ``convolution_weight_grad(x, gy)``: its adjoint in ``w``: one GEMM whose reduction runs over
+  all samples and positions (windows of ``x`` in (C, *K, N, *O) order times ``gy``).
 
 With ``T(x, w, y) = <conv(x, w), y>`` trilinear, each op's derivative is one of the others.
 ``unfold``/``fold`` are the im2col/col2im pair on their own, adjoint to each other.
