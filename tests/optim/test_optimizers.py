@@ -95,7 +95,7 @@ def _setup(name, kwargs, dtype):
     return e_model, t_model, e_opt, t_opt, e_cl, t_cl
 
 
-TOL = {"float64": (1e-9, 1e-11), "float32": (2e-4, 2e-5)}
+TOL = {"float64": (1e-7, 1e-9), "float32": (2e-4, 2e-5)}
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -123,7 +123,7 @@ def _assert_state_layout(e_sd, t_sd):
             e_val = e_st[name]
             if isinstance(t_val, torch.Tensor):
                 assert isinstance(e_val, ember.Tensor), name
-                assert_same(e_val, t_val, rtol=1e-9, atol=1e-11)
+                assert_same(e_val, t_val, rtol=1e-7, atol=1e-9)
             elif isinstance(t_val, list):
                 assert len(e_val) == len(t_val)
             else:
@@ -204,7 +204,7 @@ def test_complex_parameters_match_torch(name, kwargs):
     for _ in range(10):
         e_opt.step(e_cl)
         t_opt.step(t_cl)
-    assert_same(ez.detach(), tz.detach(), rtol=1e-9, atol=1e-11)
+    assert_same(ez.detach(), tz.detach(), rtol=1e-7, atol=1e-9)
 
 
 def test_param_groups_options_and_missing_grads():
