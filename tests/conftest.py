@@ -1,10 +1,19 @@
 """Shared test helpers: PyTorch is the oracle; every test compares ember against it."""
 
+import os
+
 import numpy as np
 import pytest
 import torch
+from hypothesis import settings
 
 import ember
+
+# Property tests draw the same examples on every run, so CI is reproducible; run with
+# HYPOTHESIS_PROFILE=explore to let hypothesis search new examples.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 torch.set_default_dtype(torch.float32)
 
