@@ -416,3 +416,106 @@ def test_modules_match_torch(name, args, kw, shape):
         mt.train(train)
         assert_grads_match(me, mt, a)
         assert_grads_match(me, mt, a.astype(np.float32))
+
+
+# ---------------------------------------------------------------- max pooling: exact tie/NaN rules
+# The separable kernel (running max over the last dim, then the earlier ones) must pick torch's
+# element everywhere: the first maximum in scan order, the last NaN, the first valid position of
+# an all -inf window; the values keep the winner's sign of zero.
+
+STRESS_CASES = [
+    (1, (2, 3, 11), dict(kernel_size=3, stride=2, padding=1)),
+    (1, (2, 12), dict(kernel_size=2, dilation=3, ceil_mode=True)),
+    (2, (2, 3, 8, 8), dict(kernel_size=2)),
+    (2, (2, 3, 9, 7), dict(kernel_size=3, stride=2, padding=1)),
+    (2, (1, 2, 9, 9), dict(kernel_size=(3, 2), stride=(1, 3), padding=(1, 1), ceil_mode=True)),
+    (2, (1, 2, 10, 9), dict(kernel_size=2, stride=2, padding=1, dilation=2)),
+    (2, (2, 2, 7, 7), dict(kernel_size=3, stride=3, ceil_mode=True)),
+    (3, (1, 2, 5, 6, 7), dict(kernel_size=2, stride=2, padding=1)),
+    (3, (2, 4, 5, 6), dict(kernel_size=(2, 3, 2), stride=(1, 2, 2), padding=(0, 1, 1),
+                           dilation=(2, 1, 1))),
+]
+_SPECIAL = np.array([-np.inf, -1.0, -0.0, 0.0, 1.0, np.inf, np.nan])
+
+
+@pytest.mark.parametrize("nd,shape,kw", STRESS_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nan", [False, True])
+def test_max_pool_ties_nan_inf_signed_zero_everywhere(nd, shape, kw, dtype, nan):
+    rng = np.random.default_rng(sum(shape))
+    a = _SPECIAL[rng.integers(0, 7 if nan else 6, shape)].astype(dtype)
+    e, t = make_pair(a, requires_grad=True)
+    values_e, index_e = _max_fn(F, nd)(e, return_indices=True, **kw)
+    values_t, index_t = _max_fn(TF, nd)(t, return_indices=True, **kw)
+    assert_same((values_e, index_e), (values_t, index_t))
+    np.testing.assert_array_equal(np.signbit(values_e.detach().numpy()),
+                                  np.signbit(values_t.detach().numpy()))
+    g = rng.standard_normal(tuple(values_t.shape)).astype(dtype)
+    values_e.backward(ember.tensor(g))
+    values_t.backward(torch.from_numpy(g))
+    assert_same(e.grad, t.grad)
+
+
+@pytest.mark.parametrize("nd,shape,kw", STRESS_CASES[::2])
+def test_max_pool_integer_ties(nd, shape, kw):
+    a = np.random.default_rng(3).integers(-2, 2, shape)
+    e, t = make_pair(a)
+    assert_same(_max_fn(F, nd)(e, return_indices=True, **kw),
+                _max_fn(TF, nd)(t, return_indices=True, **kw))
+    lowest = np.full(shape, np.iinfo(np.int64).min)  # padding holds the lowest value too
+    lowest.flat[::3] = 0
+    e, t = make_pair(lowest)
+    assert_same(_max_fn(F, nd)(e, return_indices=True, **kw),
+                _max_fn(TF, nd)(t, return_indices=True, **kw))
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=2, stride=3, padding=1, ceil_mode=True)])
+def test_max_pool_double_backward_disjoint_and_overlapping(kw):
+    # the backward's own derivative (the disjoint case puts, the overlapping one sums)
+    a = _distinct((2, 3, 7, 8))
+    assert_grads_match(lambda x: F.max_pool2d(x, **kw), lambda x: TF.max_pool2d(x, **kw), a)
+    assert_cotangent_grads_match(lambda x: F.max_pool2d(x, **kw),
+                                 lambda x: TF.max_pool2d(x, **kw), a)
+
+
+class _NotNumpy:
+    """NumPy under another name: the kernels take their CuPy (``xp is not np``) paths."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def test_pooling_kernels_gpu_paths_match_cpu():
+    from ember.nn._functional import pooling as P
+
+    rng = np.random.default_rng(5)
+    a = _SPECIAL[rng.integers(0, 7, (2, 3, 9, 8))].astype(np.float32)
+    xp = _NotNumpy()
+    for kw in (dict(kernel=(2, 2), stride=(2, 2), padding=(0, 0), dilation=(1, 1)),
+               dict(kernel=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2))):
+        out = tuple(P._pool_out(n, k, s, p, d, True) for n, k, s, p, d in
+                    zip(a.shape[-2:], kw["kernel"], kw["stride"], kw["padding"],
+                        kw["dilation"]))
+        for expected, actual in zip(P._max_pool_kernel(np, a, nd=2, out=out, **kw),
+                                    P._max_pool_kernel(xp, a, nd=2, out=out, **kw)):
+            np.testing.assert_array_equal(actual, expected)
+        g = rng.standard_normal(out).astype(np.float32)
+        index = P._max_pool_kernel(np, a, nd=2, out=out, **kw)[1]
+        if kw["stride"] == kw["kernel"]:
+            np.testing.assert_array_equal(
+                P._scatter_kernel(xp, np.broadcast_to(g, index.shape), index, nd=2,
+                                  shape=a.shape, unique=True),
+                P._scatter_kernel(np, np.broadcast_to(g, index.shape), index, nd=2,
+                                  shape=a.shape))
+    for expected, actual in zip(P._adaptive_max_kernel(np, a, nd=2, out=(4, 3)),
+                                P._adaptive_max_kernel(xp, a, nd=2, out=(4, 3))):
+        np.testing.assert_array_equal(actual, expected)
+    kw = dict(nd=2, kernel=(3, 3), stride=(2, 2), padding=(1, 1), out=(5, 4),
+              count_include_pad=False, divisor_override=None)
+    b = rng.standard_normal(a.shape)
+    np.testing.assert_array_equal(P._avg_pool_kernel(xp, b, **kw),
+                                  P._avg_pool_kernel(np, b, **kw))
+    g = rng.standard_normal((2, 3, 5, 4))
+    np.testing.assert_array_equal(P._avg_pool_backward_kernel(xp, g, shape=a.shape, **kw),
+                                  P._avg_pool_backward_kernel(np, g, shape=a.shape, **kw))

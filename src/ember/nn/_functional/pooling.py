@@ -330,8 +330,9 @@ _max_pool_op = Op("max_pool", _max_pool_kernel, meta=_max_pool_meta, save_inputs
                   grad_name="MaxPool2DWithIndicesBackward0")
 
 
-def _scatter_kernel(xp, g, index, *, nd, shape):
-    """Sum ``g`` into zeros of ``shape`` at the flat per-plane positions ``index``."""
+def _scatter_kernel(xp, g, index, *, nd, shape, unique=False):
+    """Sum ``g`` into zeros of ``shape`` at the flat per-plane positions ``index``
+    (``unique``: no position repeats in a plane, e.g. disjoint windows: one put)."""
     spatial = shape[-nd:]
     plane = math.prod(spatial)
     planes = math.prod(shape[:-nd])
@@ -339,6 +340,10 @@ def _scatter_kernel(xp, g, index, *, nd, shape):
     flat_index = (index.reshape(planes, -1)
                   + xp.arange(planes, dtype=np.int64)[:, None] * plane).reshape(-1)
     values = g.reshape(-1)
+    if unique:
+        out = xp.zeros(planes * plane, dtype=dtype)
+        out[flat_index] = values
+        return out.reshape(shape)
     if xp is np:
         work = np.float64 if dtype.kind == "f" or dtype in _LOW else dtype
         if values.dtype.kind == "c":
@@ -357,7 +362,7 @@ def _scatter_kernel(xp, g, index, *, nd, shape):
 
 
 _pool_scatter_op = Op("max_pool_backward", _scatter_kernel,
-                      meta=lambda g, index, *, nd, shape: (shape, g.dtype),
+                      meta=lambda g, index, *, nd, shape, **_: (shape, g.dtype),
                       grad_name="MaxPool2DWithIndicesBackwardBackward0")
 
 
@@ -369,12 +374,15 @@ def _pool_gather(x, index, nd):
 
 
 @_max_pool_op.defderivative
-def _max_pool_derivative(ctx, grad, grad_index, *, nd, **_):
-    return (_pool_scatter_op(grad, ctx.output[1], nd=nd, shape=ctx._input_meta[0][0]),)
+def _max_pool_derivative(ctx, grad, grad_index, *, nd, kernel, stride, dilation, **_):
+    # disjoint windows (each input position in one window at most): the indices never repeat
+    unique = all(s >= (k - 1) * d + 1 for k, s, d in zip(kernel, stride, dilation))
+    return (_pool_scatter_op(grad, ctx.output[1], nd=nd, shape=ctx._input_meta[0][0],
+                             unique=unique),)
 
 
 @_pool_scatter_op.defderivative
-def _pool_scatter_derivative(ctx, grad, *, nd, shape):
+def _pool_scatter_derivative(ctx, grad, *, nd, shape, **_):
     return _pool_gather(grad, ctx.inputs[1], nd), None
 
 
