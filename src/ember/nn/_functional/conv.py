@@ -179,6 +179,38 @@ def _flipped_conv(xp, gy, w, pads, dilation, groups):
     return out.reshape((gy.shape[0], groups * cg) + osize)
 
 
+def _input_grad_flat(xp, gy, w, shape, padding, dilation, groups):
+    """Stride-1 input gradient as a GEMM and col2im on the flattened padded grid.
+
+    ``gy`` (N, Cout, O1, ..., Ok) is embedded in a zero grid (N, Cout, O1, P2, ..., Pk) with the
+    padded input's sizes ``Pj``; in that grid's flat index every kernel tap is a constant
+    shift, so col2im is one contiguous add per tap (the zero columns only ever land in the
+    padding, or past its end in a little slack), then one crop."""
+    n, cout = gy.shape[:2]
+    c = shape[1]
+    ksize = w.shape[2:]
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], padding))
+    grid = (gy.shape[2],) + padded[1:]
+    steps = [_prod(padded[j + 1:]) for j in range(len(padded))]
+    length = _prod(grid)
+    g = xp.zeros((n, cout) + grid, gy.dtype)
+    g[(slice(None), slice(None)) + tuple(slice(0, o) for o in gy.shape[2:])] = gy
+    wt = xp.ascontiguousarray(xp.swapaxes(_grouped_weight(w, groups), 1, 2))  # (G, CK/G, Cout/G)
+    cols = xp.matmul(wt, g.reshape(n, groups, cout // groups, length))
+    cols = cols.reshape(n, c, _prod(ksize), length)
+    total = _prod(padded)
+    slack = builtins.max(0, sum((k - 1) * d * s for k, d, s in zip(ksize, dilation, steps)) +
+                         length - total)
+    buf = xp.zeros((n, c, total + slack), cols.dtype)
+    for i, tap in enumerate(np.ndindex(*ksize)):
+        off = sum(t * d * s for t, d, s in zip(tap, dilation, steps))
+        buf[:, :, off:off + length] += cols[:, :, i]
+    buf = buf[:, :, :total].reshape((n, c) + padded)
+    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                              zip(shape[2:], padding))
+    return xp.ascontiguousarray(buf[crop])
+
+
 @defop("convolution_input_grad", grad_name="ConvolutionBackward0",
        meta=lambda gy, w, *, shape, stride, padding, dilation, groups: (shape, gy.dtype))
 @_compute
@@ -194,6 +226,8 @@ def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, gr
                      zip(reach, padding, shape[2:], gy.shape[2:]))
         if all(lo >= 0 and hi >= 0 for lo, hi in pads):
             return _flipped_conv(xp, gy, w, pads, dilation, groups)
+        if gy.ndim > 3:
+            return _input_grad_flat(xp, gy, w, shape, padding, dilation, groups)
     osize = gy.shape[2:]
     ksize = w.shape[2:]
     wt = xp.ascontiguousarray(xp.swapaxes(_grouped_weight(w, groups), 1, 2))  # (G, CK/G, Cout/G)
