@@ -259,8 +259,10 @@ def _max_pool_kernel(xp, a, *, nd, kernel, stride, padding, dilation, out):
     index = xp.empty(best.shape, dtype=np.int64)
     index[...] = _grid_sum(xp, [(xp.arange(o, dtype=np.int64) * s - p) * w
                                 for o, s, p, w in zip(out, stride, padding, strides)])
+    step = xp.empty(best.shape, dtype=np.int64)
     for pick, d, w in zip(picks, dilation, strides):
-        index += pick.astype(np.int64) * (d * w)
+        xp.multiply(pick, d * w, out=step, dtype=np.int64)
+        index += step
     # the values read back at the indices: exact (the running maxima may differ from the
     # winner in the sign of a zero)
     flat = index.reshape(index.shape[0], math.prod(out))
