@@ -51,14 +51,9 @@ class Adagrad(Optimizer):
                     value = complex(value, value)
                 state["sum"] = full_like(p, value)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-        self._steps_as_tensors("step")
+    _group_defaults_on_load = {"foreach": None, "maximize": False, "differentiable": False,
+                               "fused": None}
+    _step_keys = ("step",)
 
     def share_memory(self):
         """Kept for torch's API: ember's state lives in ordinary memory."""

@@ -75,17 +75,10 @@ class Adam(Optimizer):
             if foreach:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-        self._steps_as_tensors("step")
+    _group_defaults_on_load = {"amsgrad": False, "maximize": False, "foreach": None,
+                               "capturable": False, "differentiable": False,
+                               "decoupled_weight_decay": False, "fused": None}
+    _step_keys = ("step",)
 
     def step(self, closure=None):
         """Perform one Adam step; ``closure`` (optional) re-evaluates and returns the loss."""

@@ -30,14 +30,9 @@ class ASGD(Optimizer):
                     "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        self._steps_as_tensors("step", "eta", "mu")
+    _group_defaults_on_load = {"foreach": None, "maximize": False, "differentiable": False,
+                               "capturable": False}
+    _step_keys = ("step", "eta", "mu")
 
     def step(self, closure=None):
         """Perform one ASGD step; ``closure`` (optional) re-evaluates and returns the loss."""

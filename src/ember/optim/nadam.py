@@ -35,15 +35,9 @@ class NAdam(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-        self._steps_as_tensors("step", "mu_product")
+    _group_defaults_on_load = {"maximize": False, "foreach": None, "capturable": False,
+                               "differentiable": False, "decoupled_weight_decay": False}
+    _step_keys = ("step", "mu_product")
 
     def step(self, closure=None):
         """Perform one NAdam step; ``closure`` (optional) re-evaluates and returns the loss."""

@@ -140,6 +140,11 @@ class Optimizer:
         return {"defaults": self.defaults, "state": self.state,
                 "param_groups": self.param_groups}
 
+    # Group options added after older checkpoints were written, and the state entries that are
+    # step counters: ``__setstate__`` fills the first in and turns the second into tensors.
+    _group_defaults_on_load: dict = {}
+    _step_keys: tuple = ()
+
     def __setstate__(self, state):
         self.__dict__.update(state)
         for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
@@ -149,6 +154,11 @@ class Optimizer:
             if name not in self.__dict__:
                 setattr(self, name, _HookDict())
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, value in self._group_defaults_on_load.items():
+                group.setdefault(key, value)
+        if self._step_keys:
+            self._steps_as_tensors(*self._step_keys)
 
     def __repr__(self):
         text = self.__class__.__name__ + " ("

@@ -38,16 +38,9 @@ class RMSprop(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        self._steps_as_tensors("step")
+    _group_defaults_on_load = {"momentum": 0, "centered": False, "foreach": None,
+                               "maximize": False, "differentiable": False, "capturable": False}
+    _step_keys = ("step",)
 
     def step(self, closure=None):
         """Perform one RMSprop step; ``closure`` (optional) re-evaluates and returns the loss."""

@@ -39,14 +39,8 @@ class SGD(Optimizer):
             if foreach:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+    _group_defaults_on_load = {"nesterov": False, "maximize": False, "foreach": None,
+                               "differentiable": False, "fused": False}
 
     def step(self, closure=None):
         """Perform one SGD step; ``closure`` (optional) re-evaluates and returns the loss."""
