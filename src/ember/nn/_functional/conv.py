@@ -1,9 +1,9 @@
 """nn.functional: convolutions (conv1d/2d/3d, conv_transpose1d/2d/3d) and fold/unfold.
 
 Convolution is im2col + GEMM: the (zero-padded) input is viewed through ``as_strided`` as its
-sliding windows, the windows are copied once, in the input's own (N, C, *K, *O) order, and
+sliding windows, the windows are copied once, in the input's own ``(N, C, *K, *O)`` order, and
 multiplied by the weight in one GEMM per sample (a stacked ``matmul`` over samples and groups)
-whose result is already in (N, Cout, *O) order. Three primitive ops share that machinery and
+whose result is already in ``(N, Cout, *O)`` order. Three primitive ops share that machinery and
 differentiate into one another, so that gradients of any order are convolutions:
 
 * ``convolution(x, w)``: the forward convolution, ``y = x * w``;
@@ -11,7 +11,7 @@ differentiate into one another, so that gradients of any order are convolutions:
   stride 1 (and enough channels) a convolution of ``gy`` with the flipped kernel, otherwise a
   GEMM and col2im (one strided add per kernel tap, clipped to the unpadded input);
 * ``convolution_weight_grad(x, gy)``: its adjoint in ``w``: one GEMM whose reduction runs over
-  all samples and positions (windows of ``x`` in (C, *K, N, *O) order times ``gy``).
+  all samples and positions (windows of ``x`` in ``(C, *K, N, *O)`` order times ``gy``).
 
 With ``T(x, w, y) = <conv(x, w), y>`` trilinear, each op's derivative is one of the others.
 ``unfold``/``fold`` are the im2col/col2im pair on their own, adjoint to each other.
