@@ -137,6 +137,108 @@ def _affine(xc, rstd, weight, bias, shape):
     return y
 
 
+def _bn_view(a):
+    """``a`` (N, C, *) as (N, C, L), a view when the layout allows."""
+    return a.reshape(a.shape[0], a.shape[1], -1)
+
+
+def _bn_channel_sum(a):
+    """Per-channel sum of (N, C, L) ``a``: the inner (pairwise, accurate) reduction first."""
+    return a.sum(axis=2).sum(axis=0)
+
+
+def _bn_train_meta(x, weight, bias, *, eps):
+    c = (x.shape[1],)
+    return (x.shape, x.dtype), (c, x.dtype), (c, x.dtype)
+
+
+@defop("_batch_norm_train", meta=_bn_train_meta, multi_output=True, differentiable_outputs=(0,),
+       save_output=True, grad_name="NativeBatchNormBackward0")
+def _bn_train_op(xp, x, weight, bias, *, eps):
+    """Training batch norm of ``x`` (N, C, *): ``(y, batch mean, biased batch variance)``.
+
+    Two passes over the input for the statistics (mean, then squared deviations), then the
+    normalisation and affine map folded into one per-channel scale and shift, written in place
+    into the buffer of the deviations.
+    """
+    x3 = _bn_view(x)
+    count = x3.shape[0] * x3.shape[2]
+    mean = _bn_channel_sum(x3) / count
+    xc = x3 - mean[:, None]
+    sq = xc * xc
+    var = _bn_channel_sum(sq) / count
+    scale = (1.0 / xp.sqrt(var + eps)) * weight.astype(x.dtype, copy=False)
+    xp.multiply(xc, scale[:, None], out=xc)
+    xp.add(xc, bias.astype(x.dtype, copy=False)[:, None], out=xc)
+    return xc.reshape(x.shape), mean.astype(x.dtype, copy=False), var.astype(x.dtype, copy=False)
+
+
+def _bn_backward_meta(g, x, weight, mean, var, *, eps):
+    c = (x.shape[1],)
+    return (x.shape, x.dtype), (c, weight.dtype), (c, weight.dtype)
+
+
+@defop("_batch_norm_train_backward", meta=_bn_backward_meta, multi_output=True)
+def _bn_backward_op(xp, g, x, weight, mean, var, *, eps):
+    """First-order gradients of :func:`_bn_train_op` (run only when no graph is recorded)."""
+    g3, x3 = _bn_view(g), _bn_view(x)
+    count = x3.shape[0] * x3.shape[2]
+    invstd = 1.0 / xp.sqrt(var + eps)
+    w = weight.astype(x.dtype, copy=False)
+    xc = x3 - mean[:, None]
+    tmp = g3 * xc
+    dot = _bn_channel_sum(tmp)
+    gsum = _bn_channel_sum(g3)
+    k1 = w * invstd
+    k2 = -k1 * invstd * invstd * dot / count
+    k3 = -k1 * gsum / count
+    xp.multiply(xc, k2[:, None], out=xc)
+    xp.multiply(g3, k1[:, None], out=tmp)
+    xp.add(xc, tmp, out=xc)
+    xp.add(xc, k3[:, None], out=xc)
+    return (xc.reshape(x.shape), (dot * invstd).astype(weight.dtype, copy=False),
+            gsum.astype(weight.dtype, copy=False))
+
+
+@_bn_train_op.defderivative
+def _bn_train_derivative(ctx, grad, *rest, eps):
+    x, weight, _ = ctx.inputs
+    if grad is None:
+        return None, None, None
+    if not grad_mode.is_grad_enabled():
+        _, mean, var = ctx.output
+        return _bn_backward_op(grad, x, weight, mean, var, eps=eps)
+    # Under create_graph: the same formula with ember ops, the statistics recomputed from ``x``
+    # so that double backward sees their dependence on the input.
+    dims = (0,) + tuple(range(2, x.ndim))
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    count = x.numel() // x.shape[1]
+    xc, _, var = _moments(x, dims)
+    invstd = (var + eps).rsqrt()
+    xhat = xc * invstd
+    gsum = grad.sum(dims, keepdim=True)
+    gxsum = (grad * xhat).sum(dims, keepdim=True)
+    w = weight.to(x.dtype).reshape(shape)
+    dx = (w * invstd) * (grad - gsum / count - xhat * (gxsum / count))
+    return dx, gxsum.reshape(weight.shape), gsum.reshape(weight.shape)
+
+
+def _bn_fused(x, running_mean, running_var, weight, bias, momentum, eps):
+    """Training batch norm through :func:`_bn_train_op`, updating the running statistics."""
+    y, mean, var = _bn_train_op(x, weight, bias, eps=float(eps))
+    if running_mean is not None or running_var is not None:
+        count = x.numel() // x.shape[1]
+        with grad_mode.no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1.0 - momentum).add_(mean.to(running_mean.dtype),
+                                                       alpha=momentum)
+            if running_var is not None:
+                unbiased = var * (count / (count - 1))
+                running_var.mul_(1.0 - momentum).add_(unbiased.to(running_var.dtype),
+                                                      alpha=momentum)
+    return y
+
+
 def _normalize_channels(x, running_mean, running_var, weight, bias, use_input_stats, momentum,
                         eps, stat_dims, channels):
     """Shared body of batch_norm and instance_norm on ``x`` (N, C, *)."""
@@ -200,6 +302,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                            "defined in evaluation mode")
     _check_mixed(input, weight, bias, running_mean, running_var)
     x = _compute(input, "batch_norm")
+    if (training and weight is not None and bias is not None and input.numel()
+            and momentum is not None):
+        return _finish(_bn_fused(x, running_mean, running_var, weight, bias, momentum, eps),
+                       input)
     dims = (0,) + tuple(range(2, input.ndim))
     y = _normalize_channels(x, running_mean, running_var, weight, bias, training, momentum, eps,
                             dims, channels)
