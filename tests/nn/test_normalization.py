@@ -141,6 +141,54 @@ def test_batchnorm_functional_grads_double_backward():
                        x, w, b, double_backward=True)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "channels_last"])
+def test_batchnorm_fused_training_step(dtype, layout):
+    """The fused training path: outputs, input/weight/bias grads and running stats vs torch."""
+    rng = _rng(5)
+    perm = {"contiguous": (0, 1, 2, 3), "transposed": (0, 1, 3, 2),
+            "channels_last": (0, 3, 1, 2)}[layout]
+    base_shape = {"contiguous": (4, 6, 5, 3), "transposed": (4, 6, 3, 5),
+                  "channels_last": (4, 5, 3, 6)}[layout]
+    e, t = _pair(lambda m: m.BatchNorm2d(6, momentum=0.3), dtype)
+    _randomize(e, t)
+    tol = {} if dtype == "float64" else {"rtol": 1e-4, "atol": 1e-5}
+    for _ in range(2):
+        base = rng.standard_normal(base_shape).astype(dtype) * 2 + 0.5
+        be, bt = ember.tensor(base, requires_grad=True), torch.tensor(base, requires_grad=True)
+        xe, xt = be.permute(*perm), bt.permute(*perm)
+        g = rng.standard_normal(xe.shape).astype(dtype)
+        ye, yt = e(xe), t(xt)
+        assert_same(ye, yt, **tol)
+        ye.backward(ember.tensor(g))
+        yt.backward(torch.from_numpy(g))
+        assert_same(be.grad, bt.grad, **tol)
+        for (_, ep), (_, tp) in zip(e.named_parameters(), t.named_parameters()):
+            assert_same(ep.grad, tp.grad, **tol)
+            ep.grad = None
+            tp.grad = None
+    assert_same(e.running_mean, t.running_mean, **tol)
+    assert_same(e.running_var, t.running_var, **tol)
+    assert int(e.num_batches_tracked) == int(t.num_batches_tracked)
+
+
+def test_batchnorm_fused_double_backward_4d():
+    rng = _rng(6)
+    x, w, b = rng.standard_normal((3, 2, 4, 3)), rng.standard_normal(2), rng.standard_normal(2)
+    rm, rv = np.zeros(2), np.ones(2)
+    assert_grads_match(
+        lambda x, w, b: F.batch_norm(x, ember.tensor(rm), ember.tensor(rv), w, b, True, 0.2),
+        lambda x, w, b: TF.batch_norm(x, torch.tensor(rm), torch.tensor(rv), w, b, True, 0.2),
+        x, w, b, double_backward=True)
+
+
+def test_batchnorm_fused_meta():
+    m = nn.BatchNorm2d(3, device="meta")
+    y = m(ember.empty(2, 3, 4, 4, device="meta", requires_grad=True))
+    assert tuple(y.shape) == (2, 3, 4, 4) and y.dtype is ember.float32
+    assert y.device.type == "meta"
+
+
 def test_batchnorm_large_mean_is_stable():
     x = (_rng().standard_normal((64, 2)) + 1e4).astype(np.float32)
     assert_same(F.batch_norm(ember.tensor(x), None, None, training=True),
