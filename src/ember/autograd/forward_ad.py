@@ -159,6 +159,8 @@ def propagate(op, inputs, params, results):
     if all(t is None for t in tangents):
         return
     rule = op.jvp
+    if rule is None and not _differentiable_result(results):
+        return  # integer/bool results carry no tangent (comparisons, argmax, ...), as in torch
     if rule is None and op.view and all(t is None for t in tangents[1:]):
         rule = _view_rule(op)
     if rule is None:
@@ -175,6 +177,12 @@ def propagate(op, inputs, params, results):
             _set_tangent(results, _fit(out, results))
     finally:
         _state.busy = False
+
+
+def _differentiable_result(results):
+    if isinstance(results, tuple):
+        return any(_differentiable_result(r) for r in results)
+    return results._data.dtype.kind in "fc" or results._data.dtype.name == "bfloat16"
 
 
 def _fit(tangent, result):
@@ -230,7 +238,7 @@ def _unary(derivative):
 
 def _linear(op):
     """The rule of an op that is linear in its first tensor input: the op on the tangent."""
-    def rule(p, t, y, **params):
+    def rule(p, t, y, /, **params):
         return op(t[0], *p[1:], **params)
     return rule
 
@@ -242,7 +250,7 @@ def _view_rule(op):
     """A view is linear in its input: the same view of the tangent. Views given by explicit
     strides (view, squeeze, unsqueeze, alias) keep the element order, so the tangent, whose
     strides may differ from the primal's, is reshaped instead."""
-    def rule(p, t, y, **params):
+    def rule(p, t, y, /, **params):
         if op.name in _ORDER_KEEPING_VIEWS:
             return t[0].reshape(params["shape"])
         return op(t[0], *p[1:], **params)
@@ -268,7 +276,158 @@ def _matmul_rule(p, t, y, **params):
                   None if tb is None else linalg.matmul(a, tb))
 
 
+class _Ctx:
+    """What a reverse-mode derivative reads from its :class:`Node`, built from the primals."""
+
+    __slots__ = ("inputs", "output", "needs_input_grad", "_input_meta")
+
+    def __init__(self, inputs, output, needs, meta):
+        self.inputs, self.output, self.needs_input_grad, self._input_meta = (inputs, output,
+                                                                             needs, meta)
+
+    @property
+    def input_shapes(self):
+        return tuple(m[0] for m in self._input_meta)
+
+    @property
+    def input_dtypes(self):
+        from .. import _dtype as dt
+
+        return tuple(dt.from_numpy_dtype(m[1]) for m in self._input_meta)
+
+
+def _ctx(p, y, needs):
+    return _Ctx(tuple(p), y, needs, tuple((q._data.shape, q._data.dtype, q._device) for q in p))
+
+
+def _real_only(op, p, y):
+    if any(q._data.dtype.kind == "c" for q in p) or any(
+            r._data.dtype.kind == "c" for r in (y if isinstance(y, tuple) else (y,))):
+        raise NotImplementedError(f"Trying to use forward AD with {op.name} on complex tensors, "
+                                  "which is not implemented yet.")
+
+
+def _elementwise(op):
+    """An elementwise op on real inputs has a diagonal Jacobian, so its tangent is its
+    reverse-mode derivative applied to the tangent (summed over the inputs with tangents)."""
+    def rule(p, t, y, /, **params):
+        _real_only(op, p, y)
+        total = None
+        n = len(p)
+        shape = y._data.shape
+        for i, ti in enumerate(t):
+            if ti is None:
+                continue
+            if ti._data.shape != shape:
+                ti = ti.expand(shape)
+            grads = op.derivative(_ctx(p, y, tuple(j == i for j in range(n))), ti, **params)
+            if not isinstance(grads, (tuple, list)):
+                grads = (grads,)
+            total = _total(total, grads[i])
+        return total
+    return rule
+
+
+def _reduction(op):
+    """A reduction where each input element feeds one output element: the tangent is the sum,
+    over each reduced group, of the tangent times the partial derivative (the reverse-mode
+    derivative of a gradient of ones)."""
+    def rule(p, t, y, /, **params):
+        _real_only(op, p, y)
+        x, tx = p[0], t[0]
+        ones = y.new_ones(y._data.shape) if not isinstance(y, tuple) else None
+        partial = op.derivative(_ctx(p, y, (True,) + (False,) * (len(p) - 1)), ones,
+                                **params)[0]
+        dims = params.get("dims")
+        if dims is None:
+            dims = tuple(range(x._data.ndim))
+        prod = tx * partial
+        if not dims:
+            return prod
+        return prod.sum(dims, keepdim=params.get("keepdim", False))
+    return rule
+
+
+def _extreme_dim_rule(p, t, y, *, dim, keepdim):
+    tx = t[0]
+    if tx._data.ndim == 0:
+        return tx, None
+    idx = y[1] if keepdim else y[1].unsqueeze(dim)
+    value = tx.gather(dim, idx)
+    return (value if keepdim else value.squeeze(dim)), None
+
+
+def _cumprod_rule(p, t, y, *, dim, dtype=None):
+    (x,), (tx,) = p, t
+    if x._data.ndim == 0:
+        return tx
+    if x._device._xp is None or not bool((x._data == 0).any()):
+        return y * (tx / x).cumsum(dim)
+    # With zeros: d y_k = sum_{i<=k} t_i * prod_{j<=k, j!=i} x_j, from a (n x n) table per
+    # position: row i is x with x_i replaced by 1, cumulated along k and masked to k >= i.
+    from ..ops import creation, pointwise
+
+    n = x._data.shape[dim]
+    xm, tm = x.movedim(dim, -1), tx.movedim(dim, -1)
+    eye = creation.eye(n, dtype=x.dtype, device=x.device) == 1
+    table = pointwise.where(eye, 1.0, xm.unsqueeze(-2)).cumprod(-1)
+    upper = creation.ones(n, n, dtype=x.dtype, device=x.device).triu()
+    return (table * upper * tm.unsqueeze(-1)).sum(-2).movedim(-1, dim)
+
+
+def _elementwise_symmetric(op):
+    """An op whose Jacobian is symmetric (softmax): the tangent is the derivative applied to it."""
+    def rule(p, t, y, /, **params):
+        _real_only(op, p, y)
+        return op.derivative(_ctx(p, y, (True,)), t[0], **params)[0]
+    return rule
+
+
+def _log_softmax_rule(p, t, y, *, dim):
+    return t[0] - (t[0] * y.exp()).sum(dim, keepdim=True)
+
+
+def _cat_rule(p, t, y, *, dim):
+    from ..ops import shape
+
+    return shape.cat_op(*[q.new_zeros(q._data.shape) if tq is None else tq
+                          for q, tq in zip(p, t)], dim=dim)
+
+
+def _first_linear(op):
+    """Linear in its first input, the other inputs are indices (no tangent)."""
+    lin = _linear(op)
+
+    def rule(p, t, y, /, **params):
+        if any(tq is not None for tq in t[1:]):
+            raise NotImplementedError(f"forward AD of {op.name} w.r.t. its index argument")
+        return lin(p, t, y, **params)
+    return rule
+
+
+def _pad_rule(op):
+    def rule(p, t, y, /, **params):
+        if "value" in params:
+            params = dict(params, value=0)
+        return op(t[0], *p[1:], **params)
+    return rule
+
+
+def _module_ops(module):
+    """The Ops a module defines: its Op globals and the ``.op`` of its public functions."""
+    from ..ops._registry import Op
+
+    found = {}
+    for value in vars(module).values():
+        op = value if isinstance(value, Op) else getattr(value, "op", None)
+        if isinstance(op, Op):
+            found[id(op)] = op
+    return list(found.values())
+
+
 _installed = set()
+# Ops torch gives no forward-mode formula (it raises NotImplementedError for them too).
+_NO_FORWARD = {"special_zeta", "zeta"}
 
 
 def _install_rules():
@@ -303,6 +462,46 @@ def _install_rules():
         op = getattr(linalg, name, None)
         if op is not None:
             rules.append((op, _matmul_rule))
+    from .. import special
+    from ..nn._functional import activation
+    from ..ops import index, shape
+
+    for name, rule in [("amax_op", None), ("amin_op", None), ("max_all_op", None),
+                       ("min_all_op", None), ("prod_op", None), ("var_op", None),
+                       ("std_op", None), ("norm_op", None), ("logsumexp_op", None),
+                       ("max_dim_op", _extreme_dim_rule), ("min_dim_op", _extreme_dim_rule),
+                       ("cumprod_op", _cumprod_rule), ("nansum_op", None)]:
+        op = getattr(reduce, name, None)
+        if op is not None:
+            rules.append((op, rule or _reduction(op)))
+    op = getattr(reduce, "cumsum_op", None)
+    if op is not None:
+        rules.append((op, _linear(op)))
+    for module, name, rule in [(activation, "softmax_op", None),
+                               (activation, "log_softmax_op", _log_softmax_rule),
+                               (shape, "cat_op", _cat_rule)]:
+        op = getattr(module, name, None)
+        if op is not None:
+            rules.append((op, rule or _elementwise_symmetric(op)))
+    for module, names in [(index, ("gather_op", "index_select_op", "index_op")),
+                          (shape, ("flip_op", "roll_op", "repeat_op", "tril_op", "triu_op",
+                                   "permute_op", "pad_gather_op", "repeat_interleave_op"))]:
+        for name in names:
+            op = getattr(module, name, None)
+            if op is not None:
+                rules.append((op, _first_linear(op)))
+    op = getattr(shape, "pad_constant_op", None)
+    if op is not None:
+        rules.append((op, _pad_rule(op)))
+    taken = {id(op) for op, _ in rules}
+    for module in (pointwise, special, activation):
+        for op in _module_ops(module):
+            if id(op) in taken or op.derivative is None or op.view or op.multi_output \
+                    or op.name in _NO_FORWARD:
+                continue
+            if getattr(op.meta, "__name__", "") == "_bool_meta":
+                continue
+            rules.append((op, _elementwise(op)))
     for op, rule in rules:
         if op not in _installed and getattr(op, "jvp", None) is None:
             op.jvp = rule

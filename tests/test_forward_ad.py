@@ -1,0 +1,279 @@
+"""Forward-mode AD (ember.autograd.forward_ad) against torch.autograd.forward_ad: the same
+primals and tangents (float64), for pointwise, special, activation, reduction and shape ops."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from conftest import assert_same
+
+
+def _data(shape, seed, low=-2.0, high=2.0):
+    return np.random.default_rng(seed).uniform(low, high, shape)
+
+
+def run_jvp(fn, arrays, tangents):
+    """``fn(lib, *duals)`` in ember and torch; returns the (primal, tangent) pairs of both."""
+    results = []
+    for lib in (ember, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            duals = [lib.tensor(a) if t is None else fw.make_dual(lib.tensor(a), lib.tensor(t))
+                     for a, t in zip(arrays, tangents)]
+            out = fn(lib, *duals)
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            results.append([tuple(fw.unpack_dual(o)) for o in outs])
+    return results
+
+
+def check(fn, *shapes, domain=(-2.0, 2.0), tangent_for=None, seed=0, rtol=1e-7, atol=1e-9):
+    arrays = [_data(s, seed + i, *domain) for i, s in enumerate(shapes)]
+    tangents = [_data(s, seed + 10 + i) if tangent_for is None or i in tangent_for else None
+                for i, s in enumerate(shapes)]
+    mine, theirs = run_jvp(fn, arrays, tangents)
+    for (p, t), (tp, tt) in zip(mine, theirs):
+        assert_same(p, tp, rtol=rtol, atol=atol)
+        if tt is None:  # torch skips tangents that are known zeros
+            assert t is None or not t.detach().numpy().any()
+        else:
+            assert t is not None
+            assert_same(t, tt, rtol=rtol, atol=atol)
+
+
+POS = (0.2, 3.0)
+UNIT = (-0.9, 0.9)
+PROB = (0.05, 0.95)
+
+UNARY = {
+    "exp2": None, "expm1": None, "log2": POS, "log10": POS, "log1p": POS, "rsqrt": POS,
+    "tan": (-1.2, 1.2), "asin": UNIT, "acos": UNIT, "atan": None, "sinh": None, "cosh": None,
+    "asinh": None, "acosh": (1.1, 3.0), "atanh": UNIT, "sigmoid": None, "erf": None,
+    "erfc": None, "erfinv": UNIT, "lgamma": POS, "digamma": POS, "i0": None, "sign": None,
+    "sgn": None, "floor": None, "ceil": None, "trunc": None, "frac": None, "round": None,
+    "reciprocal": POS, "deg2rad": None, "rad2deg": None, "sinc": None, "relu": None,
+    "abs": None, "neg": None, "square": None, "logit": PROB, "nan_to_num": None,
+    "exp": None, "log": POS, "sqrt": POS, "sin": None, "cos": None, "tanh": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary(name):
+    check(lambda lib, x: getattr(lib, name)(x), (3, 4), domain=UNARY[name] or (-2.0, 2.0))
+
+
+def test_unary_method_noncontiguous_and_0dim():
+    check(lambda lib, x: x.t().sigmoid(), (3, 4))
+    check(lambda lib, x: lib.erf(x), ())
+    check(lambda lib, x: lib.atan(x), (0, 3))
+
+
+SPECIAL = {
+    "erfcx": None, "i0e": None, "i1": None, "i1e": None, "ndtr": None, "ndtri": PROB,
+    "log_ndtr": None, "entr": POS, "expit": None, "logit": PROB, "erfinv": UNIT,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL))
+def test_special_unary(name):
+    check(lambda lib, x: getattr(lib.special, name)(x), (3, 4),
+          domain=SPECIAL[name] or (-2.0, 2.0))
+
+
+def test_polygamma_and_mvlgamma():
+    check(lambda lib, x: lib.polygamma(2, x), (5,), domain=POS)
+    check(lambda lib, x: lib.mvlgamma(x, 2), (5,), domain=(1.5, 3.0))
+
+
+BINARY = {
+    "atan2": None, "hypot": None, "maximum": None, "minimum": None, "fmax": None,
+    "fmin": None, "copysign": None, "logaddexp": None, "logaddexp2": None, "xlogy": POS,
+    "fmod": POS, "remainder": POS, "add": None, "sub": None, "mul": None, "div": POS,
+    "pow": POS,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((2, 3, 4), (4,)),
+                                    ((), (3,))])
+@pytest.mark.parametrize("which", [(0,), (1,), (0, 1)])
+def test_binary_broadcast(name, shapes, which):
+    check(lambda lib, x, y: getattr(lib, name)(x, y), *shapes, domain=BINARY[name] or (-2, 2),
+          tangent_for=which)
+
+
+@pytest.mark.parametrize("which", [(0,), (1,), (0, 1)])
+def test_special_binary(which):
+    check(lambda lib, x, y: lib.special.xlog1py(x, y), (3, 4), (4,), domain=POS,
+          tangent_for=which)
+    for lib in (ember, torch):  # torch has no forward formula for zeta: both refuse
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([2.0, 3.0]), lib.tensor([1.0, 1.0]))
+            with pytest.raises(NotImplementedError):
+                lib.special.zeta(x, lib.tensor([1.0, 2.0]))
+
+
+def test_rounded_div_lerp_clamp():
+    check(lambda lib, x, y: lib.div(x, y, rounding_mode="floor"), (3,), (3,), domain=POS)
+    check(lambda lib, x, y: lib.div(x, y, rounding_mode="trunc"), (3,), (3,), domain=POS)
+    check(lambda lib, x, y, w: lib.lerp(x, y, w), (3, 4), (4,), (3, 1))
+    check(lambda lib, x: lib.lerp(x, x * 2, 0.3), (3, 4))
+    check(lambda lib, x: lib.clamp(x, -0.5, 0.7), (3, 4))
+    check(lambda lib, x, lo, hi: lib.clamp(x, lo, hi), (3, 4), (4,), (3, 1),
+          tangent_for=(0, 1, 2))
+    check(lambda lib, x, y, z: lib.addcmul(x, y, z, value=0.5), (3, 4), (4,), (3, 1))
+    check(lambda lib, x, y, z: lib.addcdiv(x, y, z, value=0.5), (3, 4), (4,), (3, 1),
+          domain=POS)
+
+
+def test_comparisons_carry_no_tangent():
+    check(lambda lib, x, y: (x > y, lib.isnan(x), x.argmax(), x.signbit()), (3, 4), (4,))
+    mine, theirs = run_jvp(lambda lib, x: (x > 0, x.argmax(), x.max(0).indices),
+                           [_data((3, 4), 0)], [_data((3, 4), 1)])
+    assert all(t is None for _, t in mine) and all(t is None for _, t in theirs)
+
+
+ACTIVATIONS = {
+    "relu": {}, "relu6": {}, "elu": {"alpha": 0.7}, "selu": {}, "celu": {"alpha": 1.3},
+    "gelu": {}, "silu": {}, "mish": {}, "softplus": {"beta": 2.0, "threshold": 3.0},
+    "logsigmoid": {}, "hardsigmoid": {}, "hardswish": {}, "hardtanh": {"min_val": -0.5},
+    "leaky_relu": {"negative_slope": 0.2}, "hardshrink": {"lambd": 0.3},
+    "softshrink": {"lambd": 0.3}, "tanhshrink": {}, "softsign": {}, "sigmoid": {},
+    "tanh": {},
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation(name):
+    kwargs = ACTIVATIONS[name]
+    check(lambda lib, x: getattr(lib.nn.functional, name)(x, **kwargs), (3, 5))
+
+
+def test_activation_variants():
+    check(lambda lib, x: lib.nn.functional.gelu(x, approximate="tanh"), (3, 5))
+    check(lambda lib, x: lib.nn.functional.threshold(x, 0.1, -2.0), (3, 5))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax(dim):
+    check(lambda lib, x: lib.nn.functional.softmax(x, dim=dim), (3, 5))
+    check(lambda lib, x: lib.nn.functional.log_softmax(x, dim=dim), (3, 5))
+    check(lambda lib, x: x.softmax(dim).log_softmax(dim), (3, 5))
+
+
+REDUCTIONS = {
+    "amax": lambda lib, x, d, k: lib.amax(x, d, keepdim=k),
+    "amin": lambda lib, x, d, k: lib.amin(x, d, keepdim=k),
+    "max_dim": lambda lib, x, d, k: lib.max(x, d, keepdim=k).values,
+    "min_dim": lambda lib, x, d, k: lib.min(x, d, keepdim=k).values,
+    "prod": lambda lib, x, d, k: lib.prod(x, d, keepdim=k),
+    "var": lambda lib, x, d, k: lib.var(x, d, keepdim=k),
+    "var0": lambda lib, x, d, k: lib.var(x, d, keepdim=k, correction=0),
+    "std": lambda lib, x, d, k: lib.std(x, d, keepdim=k),
+    "norm": lambda lib, x, d, k: lib.linalg.vector_norm(x, 2, d, keepdim=k),
+    "norm1": lambda lib, x, d, k: lib.linalg.vector_norm(x, 1, d, keepdim=k),
+    "norm3": lambda lib, x, d, k: lib.linalg.vector_norm(x, 3, d, keepdim=k),
+    "norminf": lambda lib, x, d, k: lib.linalg.vector_norm(x, float("inf"), d, keepdim=k),
+    "logsumexp": lambda lib, x, d, k: lib.logsumexp(x, d, keepdim=k),
+    "sum": lambda lib, x, d, k: lib.sum(x, d, keepdim=k),
+    "mean": lambda lib, x, d, k: lib.mean(x, d, keepdim=k),
+    "nansum": lambda lib, x, d, k: lib.nansum(x, d, keepdim=k),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reduction_dim(name, dim, keepdim):
+    check(lambda lib, x: REDUCTIONS[name](lib, x, dim, keepdim), (3, 4, 2))
+
+
+@pytest.mark.parametrize("name", ["amax", "amin", "var", "std", "norm", "logsumexp"])
+def test_reduction_multi_dim(name):
+    check(lambda lib, x: REDUCTIONS[name](lib, x, (0, 2), True), (3, 4, 2))
+    check(lambda lib, x: REDUCTIONS[name](lib, x, (-1, 0), False), (3, 4, 2))
+
+
+def test_full_reductions_and_ties():
+    check(lambda lib, x: (x.max(), x.min(), x.prod(), x.var(), x.std(), x.norm(),
+                          x.logsumexp((0, 1)), x.amax()), (3, 4))
+    ties = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.5]])
+    tang = _data((2, 3), 5)
+    for fn in (lambda lib, x: x.max(), lambda lib, x: x.amax(1), lambda lib, x: x.amin(0),
+               lambda lib, x: x.max(1).values):
+        mine, theirs = run_jvp(fn, [ties], [tang])
+        assert_same(mine[0][1], theirs[0][1])
+
+
+def test_prod_with_zeros():
+    x = np.array([[1.5, 0.0, 2.0], [0.0, 0.0, 3.0], [1.0, 2.0, -1.0]])
+    t = _data((3, 3), 4)
+    for fn in (lambda lib, a: a.prod(1), lambda lib, a: a.prod(), lambda lib, a: a.prod(0)):
+        mine, theirs = run_jvp(fn, [x], [t])
+        assert_same(mine[0][1], theirs[0][1])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumulative(dim):
+    check(lambda lib, x: lib.cumsum(x, dim), (3, 4))
+    check(lambda lib, x: lib.cumprod(x, dim), (3, 4))
+    x = np.array([[1.5, 0.0, 2.0, 1.0], [0.0, 0.0, 3.0, 2.0], [1.0, 2.0, -1.0, 0.0]])
+    mine, theirs = run_jvp(lambda lib, a: lib.cumprod(a, dim), [x], [_data((3, 4), 6)])
+    assert_same(mine[0][1], theirs[0][1])
+
+
+def test_cumprod_0dim_and_reduction_0dim():
+    check(lambda lib, x: (lib.cumprod(x, 0), lib.cumsum(x, 0), x.prod(), x.amax(), x.sum()), ())
+
+
+@pytest.mark.parametrize("which", [(0,), (1,), (0, 1)])
+def test_cat_stack(which):
+    check(lambda lib, x, y: lib.cat([x, y], 0), (2, 3), (4, 3), tangent_for=which)
+    check(lambda lib, x, y: lib.cat([x, y], -1), (2, 3), (2, 1), tangent_for=which)
+    check(lambda lib, x, y: lib.stack([x, y], 1), (2, 3), (2, 3), tangent_for=which)
+    check(lambda lib, x, y: lib.stack([x, y, x]), (2, 3), (2, 3), tangent_for=which)
+
+
+def test_indexing():
+    idx = [2, 0, 2]
+    check(lambda lib, x: lib.index_select(x, 1, lib.tensor(idx)), (3, 4))
+    check(lambda lib, x: lib.gather(x, 0, lib.tensor([[0, 2], [1, 1]])), (3, 4))
+    check(lambda lib, x: x[lib.tensor(idx)], (3, 4))
+    check(lambda lib, x: x[1:, lib.tensor([0, 3])], (3, 4))
+    check(lambda lib, x: x[x > 0], (3, 4))
+    check(lambda lib, x: x[1, ::2], (3, 4))
+    check(lambda lib, x: x[..., None, -1], (3, 4))
+
+
+def test_shape_ops():
+    check(lambda lib, x: (x.flip(0), x.roll(1, 1), x.repeat(2, 1), x.tril(), x.triu(1),
+                          x.permute(1, 0), x.repeat_interleave(2, dim=0)), (3, 4))
+    check(lambda lib, x: lib.nn.functional.pad(x, (1, 2), value=3.0), (3, 4))
+    check(lambda lib, x: lib.nn.functional.pad(x, (1, 1, 2, 0), mode="reflect"), (1, 3, 4))
+    check(lambda lib, x: lib.nn.functional.pad(x, (1, 2), mode="replicate"), (1, 3, 4))
+
+
+def test_composite_program():
+    check(lambda lib, x, y: (lib.nn.functional.softmax(x @ y.t(), -1) * x.sum(1, keepdim=True)
+                             ).logsumexp(0).sigmoid(), (3, 4), (5, 4))
+
+
+def test_tangent_is_differentiable():
+    a, t = _data((3, 4), 0), _data((3, 4), 1)
+    grads = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            tangent = fw.unpack_dual(fw.make_dual(x, lib.tensor(t)).erf().var(1)).tangent
+        grads.append(lib.autograd.grad(tangent.sum(), x)[0])
+    assert_same(grads[0], grads[1])
+
+
+def test_complex_generic_rule_refuses():
+    x = ember.tensor([1 + 1j, 2 - 1j])
+    with ember.autograd.forward_ad.dual_level():
+        d = ember.autograd.forward_ad.make_dual(x, ember.ones_like(x))
+        with pytest.raises(NotImplementedError):
+            d.sinh()
