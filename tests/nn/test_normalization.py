@@ -443,3 +443,42 @@ def test_meta_device(build, shape):
     assert ye.device.type == "meta"
     assert tuple(ye.shape) == tuple(yt.shape)
     assert ye.dtype.name == str(yt.dtype).removeprefix("torch.")
+
+
+# ---------------------------------------------------------------- ReLU (dedicated op, speed)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_relu_op_values_and_grads(dtype):
+    rng = _rng(7)
+    x = rng.standard_normal((3, 4, 5))
+    x[0, 0, :2] = 0.0
+    g = rng.standard_normal((3, 4, 5))
+    g[0, 0, 0], g[1, 1, 1] = np.nan, np.inf  # at y = 0 and maybe y > 0: torch zeroes / keeps
+    x[1, 1, 1] = -1.0
+    td = getattr(torch, dtype)
+    xt = torch.tensor(x).to(td).requires_grad_()
+    xe = to_ember(xt.detach()).requires_grad_()
+    ye, yt = F.relu(xe), TF.relu(xt)
+    assert_same(ye, yt)
+    gt = torch.tensor(g).to(td)
+    ye.backward(to_ember(gt))
+    yt.backward(gt)
+    assert_same(xe.grad, xt.grad)
+
+
+def test_relu_op_double_backward_and_layouts():
+    x = _rng(8).standard_normal((4, 6)).T
+    assert_grads_match(F.relu, TF.relu, x, double_backward=True)
+    assert_grads_match(lambda x: F.relu(x).sum(), lambda x: TF.relu(x).sum(), x)
+
+
+def test_relu_op_meta_and_inplace_after_batchnorm():
+    y = F.relu(ember.empty(2, 3, device="meta"))
+    assert tuple(y.shape) == (2, 3) and y.device.type == "meta"
+    x = _rng(9).standard_normal((4, 3, 2, 2))
+    e, t = _pair(lambda m: m.Sequential(m.BatchNorm2d(3), m.ReLU(inplace=True)), "float64")
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    e(xe).sum().backward()
+    t(xt).sum().backward()
+    assert_same(xe.grad, xt.grad)

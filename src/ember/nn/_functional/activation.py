@@ -18,7 +18,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...ops._operands import wrap_dim
-from ...ops._registry import Op, _short_name
+from ...ops._registry import Op, _short_name, defop
 from ...ops._registry import inplace as _inplace
 from ...ops.pointwise import _check_dtype, _special, unary_op, where
 
@@ -109,6 +109,42 @@ def threshold_(input, threshold, value):
     return _inplace(_threshold, input, threshold, value)
 
 
+_INT_OF_SIZE = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _same_meta(a, *rest):
+    return a.shape, a.dtype
+
+
+@defop("_relu_backward", meta=_same_meta, grad_name="ThresholdBackward0")
+def _relu_backward_op(xp, g, y):
+    """``g`` where ``y > 0``, else 0 (NaN/inf grads included, as torch's threshold_backward).
+
+    The mask is applied bitwise (all-ones or all-zeros integers of the grad's width), which is
+    exact and much cheaper than a ``where`` with a broadcast zero.
+    """
+    ints = _INT_OF_SIZE[g.dtype.itemsize]
+    mask = xp.asarray(y > 0).astype(ints)
+    xp.negative(mask, out=mask)
+    return xp.bitwise_and(g.view(ints), mask, out=mask).view(g.dtype)
+
+
+@_relu_backward_op.defderivative
+def _relu_backward_derivative(ctx, grad):
+    # relu'' = 0: zeros (not None) for the output, as torch's threshold_backward gives
+    return _relu_backward_op(grad, ctx.inputs[1]), grad.new_zeros(ctx.input_shapes[1])
+
+
+@defop("_relu", meta=_same_meta, save_inputs=False, save_output=True, grad_name="ReluBackward0")
+def _relu_op(xp, a):
+    return xp.maximum(a, a.dtype.type(0))
+
+
+@_relu_op.defderivative
+def _relu_derivative(ctx, grad):
+    return (_relu_backward_op(grad, ctx.output),)
+
+
 def relu(input, inplace=False):
     """``max(input, 0)``, elementwise.
 
@@ -118,7 +154,11 @@ def relu(input, inplace=False):
         tensor([0., 2.])
     """
     _check_input(input, "relu")
-    return input.relu_() if inplace else input.relu()
+    if inplace:
+        return input.relu_()
+    if input.dtype.is_floating_point:  # the dedicated op with the cheap backward
+        return _relu_op(input)
+    return input.relu()
 
 
 def relu_(input):

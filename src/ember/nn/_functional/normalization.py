@@ -19,6 +19,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from ...ops._registry import defop
 from ...ops.pointwise import _check_dtype
@@ -147,30 +148,41 @@ def _bn_channel_sum(a):
     return a.sum(axis=2).sum(axis=0)
 
 
-def _bn_train_meta(x, weight, bias, *, eps):
+def _bn_stats_meta(x):
     c = (x.shape[1],)
-    return (x.shape, x.dtype), (c, x.dtype), (c, x.dtype)
+    return (c, x.dtype), (c, x.dtype)
 
 
-@defop("_batch_norm_train", meta=_bn_train_meta, multi_output=True, differentiable_outputs=(0,),
-       save_output=True, grad_name="NativeBatchNormBackward0")
-def _bn_train_op(xp, x, weight, bias, *, eps):
-    """Training batch norm of ``x`` (N, C, *): ``(y, batch mean, biased batch variance)``.
-
-    Two passes over the input for the statistics (mean, then squared deviations), then the
-    normalisation and affine map folded into one per-channel scale and shift, written in place
-    into the buffer of the deviations.
-    """
+@defop("_batch_norm_stats", meta=_bn_stats_meta, multi_output=True, save_inputs=False)
+def _bn_stats_op(xp, x):
+    """Per-channel mean and biased variance of ``x`` (N, C, *), two passes (no gradient)."""
     x3 = _bn_view(x)
     count = x3.shape[0] * x3.shape[2]
     mean = _bn_channel_sum(x3) / count
     xc = x3 - mean[:, None]
-    sq = xc * xc
-    var = _bn_channel_sum(sq) / count
+    xp.multiply(xc, xc, out=xc)
+    var = _bn_channel_sum(xc) / count
+    return mean.astype(x.dtype, copy=False), var.astype(x.dtype, copy=False)
+
+
+def _bn_train_meta(x, weight, bias, mean, var, *, eps):
+    return x.shape, x.dtype
+
+
+@defop("_batch_norm_train", meta=_bn_train_meta, grad_name="NativeBatchNormBackward0")
+def _bn_train_op(xp, x, weight, bias, mean, var, *, eps):
+    """Training batch norm of ``x`` (N, C, *) given its batch ``mean`` and biased ``var``.
+
+    The normalisation and affine map are folded into one per-channel scale and shift: two
+    passes over the input. Only the inputs are saved for the backward (not the output, which
+    an in-place ReLU may overwrite).
+    """
+    x3 = _bn_view(x)
     scale = (1.0 / xp.sqrt(var + eps)) * weight.astype(x.dtype, copy=False)
-    xp.multiply(xc, scale[:, None], out=xc)
-    xp.add(xc, bias.astype(x.dtype, copy=False)[:, None], out=xc)
-    return xc.reshape(x.shape), mean.astype(x.dtype, copy=False), var.astype(x.dtype, copy=False)
+    shift = bias.astype(x.dtype, copy=False) - mean * scale
+    y = x3 * scale[:, None]
+    xp.add(y, shift[:, None], out=y)
+    return y.reshape(x.shape)
 
 
 def _bn_backward_meta(g, x, weight, mean, var, *, eps):
@@ -201,13 +213,10 @@ def _bn_backward_op(xp, g, x, weight, mean, var, *, eps):
 
 
 @_bn_train_op.defderivative
-def _bn_train_derivative(ctx, grad, *rest, eps):
-    x, weight, _ = ctx.inputs
-    if grad is None:
-        return None, None, None
+def _bn_train_derivative(ctx, grad, *, eps):
+    x, weight, _, mean, var = ctx.inputs
     if not grad_mode.is_grad_enabled():
-        _, mean, var = ctx.output
-        return _bn_backward_op(grad, x, weight, mean, var, eps=eps)
+        return _bn_backward_op(grad, x, weight, mean, var, eps=eps) + (None, None)
     # Under create_graph: the same formula with ember ops, the statistics recomputed from ``x``
     # so that double backward sees their dependence on the input.
     dims = (0,) + tuple(range(2, x.ndim))
@@ -220,12 +229,13 @@ def _bn_train_derivative(ctx, grad, *rest, eps):
     gxsum = (grad * xhat).sum(dims, keepdim=True)
     w = weight.to(x.dtype).reshape(shape)
     dx = (w * invstd) * (grad - gsum / count - xhat * (gxsum / count))
-    return dx, gxsum.reshape(weight.shape), gsum.reshape(weight.shape)
+    return dx, gxsum.reshape(weight.shape), gsum.reshape(weight.shape), None, None
 
 
 def _bn_fused(x, running_mean, running_var, weight, bias, momentum, eps):
     """Training batch norm through :func:`_bn_train_op`, updating the running statistics."""
-    y, mean, var = _bn_train_op(x, weight, bias, eps=float(eps))
+    mean, var = _bn_stats_op(x)
+    y = _bn_train_op(x, weight, bias, mean, var, eps=float(eps))
     if running_mean is not None or running_var is not None:
         count = x.numel() // x.shape[1]
         with grad_mode.no_grad():
@@ -303,7 +313,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_mixed(input, weight, bias, running_mean, running_var)
     x = _compute(input, "batch_norm")
     if (training and weight is not None and bias is not None and input.numel()
-            and momentum is not None):
+            and momentum is not None and _forward_ad._state.level is None):
         return _finish(_bn_fused(x, running_mean, running_var, weight, bias, momentum, eps),
                        input)
     dims = (0,) + tuple(range(2, input.ndim))
