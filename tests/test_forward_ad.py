@@ -223,6 +223,35 @@ def test_cumulative(dim):
     assert_same(mine[0][1], theirs[0][1])
 
 
+@pytest.mark.parametrize("dim", [0, -1])
+def test_selecting_ops(dim):
+    check(lambda lib, x: (lib.sort(x, dim).values, lib.sort(x, dim, descending=True).values,
+                          lib.topk(x, 2, dim).values, lib.topk(x, 2, dim, largest=False).values,
+                          lib.kthvalue(x, 2, dim).values, lib.median(x, dim).values,
+                          lib.nanmedian(x, dim, keepdim=True).values,
+                          lib.mode(x.round(), dim).values, lib.cummax(x, dim).values,
+                          lib.cummin(x, dim).values, x.median(), x.nanmedian()), (3, 4))
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_logcumsumexp_diff(dim):
+    check(lambda lib, x: lib.logcumsumexp(x, dim), (3, 4))
+    # A wide range, where torch's own jvp underflows to ~0: vs sum_{i<=k} t_i exp(x_i - y_k).
+    x, t = _data((3, 4), 0, -60.0, 60.0), _data((3, 4), 1)
+    (_, tangent), = run_jvp(lambda lib, a: lib.logcumsumexp(a, dim), [x], [t])[0]
+    xm, tm = np.moveaxis(x, dim, 0), np.moveaxis(t, dim, 0)
+    y = np.logaddexp.accumulate(xm, 0)
+    exact = np.stack([(tm[:k + 1] * np.exp(xm[:k + 1] - y[k])).sum(0) for k in range(len(y))])
+    np.testing.assert_allclose(tangent.numpy(), np.moveaxis(exact, 0, dim), rtol=1e-10)
+    check(lambda lib, x: lib.diff(x, dim=dim), (3, 4))
+    check(lambda lib, x: lib.diff(x, n=2, dim=dim), (3, 4))
+
+
+def test_inplace_on_dual():
+    check(lambda lib, x: x.clone().sin_().mul_(2.0).clamp_(-1.0, 1.0), (3, 4))
+    check(lambda lib, x, y: x.clone().add_(y).sigmoid_(), (3, 4), (4,))
+
+
 def test_cumprod_0dim_and_reduction_0dim():
     check(lambda lib, x: (lib.cumprod(x, 0), lib.cumsum(x, 0), x.prod(), x.amax(), x.sum()), ())
 

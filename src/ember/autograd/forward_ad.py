@@ -348,13 +348,26 @@ def _reduction(op):
     return rule
 
 
-def _extreme_dim_rule(p, t, y, *, dim, keepdim):
+def _select_rule(p, t, y, /, *, dim, keepdim=True, **params):
+    """Ops returning (values, indices) of elements picked along ``dim`` (max/min over a dim,
+    sort, topk, kthvalue, median, mode, cummax/cummin): the tangent at the same indices."""
     tx = t[0]
     if tx._data.ndim == 0:
         return tx, None
     idx = y[1] if keepdim else y[1].unsqueeze(dim)
     value = tx.gather(dim, idx)
     return (value if keepdim else value.squeeze(dim)), None
+
+
+def _logcumsumexp_rule(p, t, y, /, *, dim, reverse=False):
+    """``cumsum(t * e) / cumsum(e)`` with ``e = exp(x - max(x, dim))`` (torch's formula)."""
+    (x,), (tx,) = p, t
+    if x._data.ndim == 0:
+        return tx
+    e = (x - x.amax(dim, keepdim=True)).exp()
+    if reverse:
+        return (tx * e).flip(dim).cumsum(dim).flip(dim) / e.flip(dim).cumsum(dim).flip(dim)
+    return (tx * e).cumsum(dim) / e.cumsum(dim)
 
 
 def _cumprod_rule(p, t, y, *, dim, dtype=None):
@@ -469,14 +482,21 @@ def _install_rules():
     for name, rule in [("amax_op", None), ("amin_op", None), ("max_all_op", None),
                        ("min_all_op", None), ("prod_op", None), ("var_op", None),
                        ("std_op", None), ("norm_op", None), ("logsumexp_op", None),
-                       ("max_dim_op", _extreme_dim_rule), ("min_dim_op", _extreme_dim_rule),
+                       ("median_all_op", None), ("nanmedian_all_op", None),
+                       ("max_dim_op", _select_rule), ("min_dim_op", _select_rule),
+                       ("sort_op", _select_rule), ("topk_op", _select_rule),
+                       ("kthvalue_op", _select_rule), ("median_dim_op", _select_rule),
+                       ("nanmedian_dim_op", _select_rule), ("mode_op", _select_rule),
+                       ("cummax_op", _select_rule), ("cummin_op", _select_rule),
+                       ("logcumsumexp_op", _logcumsumexp_rule),
                        ("cumprod_op", _cumprod_rule), ("nansum_op", None)]:
         op = getattr(reduce, name, None)
         if op is not None:
             rules.append((op, rule or _reduction(op)))
-    op = getattr(reduce, "cumsum_op", None)
-    if op is not None:
-        rules.append((op, _linear(op)))
+    for name in ("cumsum_op", "diff_op"):
+        op = getattr(reduce, name, None)
+        if op is not None:
+            rules.append((op, _linear(op)))
     for module, name, rule in [(activation, "softmax_op", None),
                                (activation, "log_softmax_op", _log_softmax_rule),
                                (shape, "cat_op", _cat_rule)]:

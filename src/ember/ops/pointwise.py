@@ -24,6 +24,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor
+from ..autograd.forward_ad import _state as _fw_state
 from ..autograd.grad_mode import state as _grad_state
 from ._operands import (
     binary_operands,
@@ -1927,6 +1928,7 @@ def _direct_inplace(ufunc_name, general):
     def method(self, other, **kwargs):
         data = self._data
         if (not kwargs and data.dtype.kind == "f" and self._device._xp is not None
+                and _fw_state.level is None
                 and not (_grad_state.enabled and (self._rg or getattr(other, "_rg", False)))):
             if isinstance(other, Tensor):
                 operand = other._data
