@@ -310,8 +310,13 @@ def _real_only(op, p, y):
 def _elementwise(op):
     """An elementwise op on real inputs has a diagonal Jacobian, so its tangent is its
     reverse-mode derivative applied to the tangent (summed over the inputs with tangents)."""
+    holomorphic = op.name in _HOLOMORPHIC
+
     def rule(p, t, y, /, **params):
-        _real_only(op, p, y)
+        # For a holomorphic f the derivative gives g * conj(f'(x)): conjugate in and out.
+        complex_ = holomorphic and y._data.dtype.kind == "c"
+        if not complex_:
+            _real_only(op, p, y)
         total = None
         n = len(p)
         shape = y._data.shape
@@ -320,11 +325,13 @@ def _elementwise(op):
                 continue
             if ti._data.shape != shape:
                 ti = ti.expand(shape)
+            if complex_:
+                ti = ti.conj()
             grads = op.derivative(_ctx(p, y, tuple(j == i for j in range(n))), ti, **params)
             if not isinstance(grads, (tuple, list)):
                 grads = (grads,)
             total = _total(total, grads[i])
-        return total
+        return total.conj() if complex_ and total is not None else total
     return rule
 
 
@@ -441,6 +448,11 @@ def _module_ops(module):
 _installed = set()
 # Ops torch gives no forward-mode formula (it raises NotImplementedError for them too).
 _NO_FORWARD = {"special_zeta", "zeta"}
+# Elementwise ops that are holomorphic (complex-differentiable), so the generic rule holds for
+# complex inputs too.
+_HOLOMORPHIC = {"exp2", "expm1", "log2", "log10", "log1p", "rsqrt", "tan", "asin", "acos",
+                "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sigmoid", "reciprocal",
+                "sinc"}
 
 
 def _install_rules():
@@ -465,7 +477,7 @@ def _install_rules():
         "cos": lambda x, y, g: -g * x.sin(),
         "tanh": lambda x, y, g: g * (1 - y * y),
         "sqrt": lambda x, y, g: g / (2 * y),
-        "abs": lambda x, y, g: g * x.sgn(),
+        "abs": lambda x, y, g: (g * x.sgn().conj()).real if x.is_complex() else g * x.sgn(),
     }
     for name, derivative in unary.items():
         fn = getattr(pointwise, name, None)
