@@ -321,3 +321,30 @@ def test_complex_non_holomorphic_refuses():
         d = ember.autograd.forward_ad.make_dual(x, ember.ones_like(x))
         with pytest.raises(NotImplementedError):
             d.sgn()
+
+
+META_PROGRAMS = [lambda a: a.erfinv(), lambda a: a.amax(1), lambda a: a.prod(0),
+                 lambda a: a.var(1, keepdim=True), lambda a: a.cumprod(1),
+                 lambda a: a.logcumsumexp(0), lambda a: a.sort(1).values,
+                 lambda a: a.max(0).values, lambda a: a.norm(), lambda a: a.logsumexp(1),
+                 lambda a: a.softmax(1), lambda a: ember.cat([a, a]), lambda a: a[:, 1:]]
+
+
+@pytest.mark.parametrize("index", range(len(META_PROGRAMS)))
+def test_meta_device(index):
+    fw = ember.autograd.forward_ad
+    x = ember.empty(3, 4, device="meta")
+    with fw.dual_level():
+        y = META_PROGRAMS[index](fw.make_dual(x, ember.empty(3, 4, device="meta")))
+        primal, tangent = fw.unpack_dual(y)
+    assert tangent.device.type == "meta"
+    assert tangent.shape == primal.shape and tangent.dtype is primal.dtype
+
+
+def test_float32():
+    a, t = _data((3, 4), 0).astype(np.float32), _data((3, 4), 1).astype(np.float32)
+    mine, theirs = run_jvp(lambda lib, x: (x.sigmoid().logsumexp(1), x.erf().cumprod(0),
+                                           x.amax(0), x.var(1), x.softmax(1)), [a], [t])
+    for (p, tg), (tp, tt) in zip(mine, theirs):
+        assert_same(p, tp, rtol=1e-5, atol=1e-6)
+        assert_same(tg, tt, rtol=1e-5, atol=1e-6)
