@@ -415,3 +415,20 @@ def test_function_jvp_in_forward_ad():
             return fwAD.unpack_dual(Square.apply(d).sin())
 
     both(program)
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_replays_random_numbers_like_torch(use_reentrant):
+    from ember.utils.checkpoint import checkpoint
+
+    def block(t):
+        return ember.nn.functional.dropout(t.sin(), p=0.5, training=True) * t
+
+    x = ember.randn(50, requires_grad=True)
+    ember.manual_seed(7)
+    block(x).sum().backward()
+    expected = x.grad.clone()
+    x.grad = None
+    ember.manual_seed(7)
+    checkpoint(block, x, use_reentrant=use_reentrant).sum().backward()
+    assert x.grad.tolist() == expected.tolist()

@@ -29,11 +29,41 @@ class CheckpointError(RuntimeError):
     """Raised when recomputation does not reproduce the forward pass."""
 
 
+class _replayed_rng:
+    """Run a block with the CPU generator in a saved state, then put the current state back:
+    recomputation then draws the same random numbers (dropout masks) as the forward did."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def __enter__(self):
+        if self.state is not None:
+            from ..ops import random
+
+            self.current = random.get_rng_state()
+            random.set_rng_state(self.state)
+
+    def __exit__(self, *exc):
+        if self.state is not None:
+            from ..ops import random
+
+            random.set_rng_state(self.current)
+
+
+def _rng_state(preserve):
+    if not preserve:
+        return None
+    from ..ops import random
+
+    return random.get_rng_state()
+
+
 class _Frame:
     """One checkpointed call: recomputes it on first unpack and hands out its saved tensors."""
 
-    def __init__(self, function, args, kwargs):
+    def __init__(self, function, args, kwargs, rng_state=None):
         self.function, self.args, self.kwargs = function, args, kwargs
+        self.rng_state = rng_state
         self.count = 0
         self.recomputed = None
 
@@ -60,7 +90,8 @@ class _Frame:
 
         args = tuple(a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
                      for a in self.args)
-        with grad_mode.enable_grad(), saved_tensors_hooks(keep, lambda t: t):
+        with grad_mode.enable_grad(), saved_tensors_hooks(keep, lambda t: t), \
+                _replayed_rng(self.rng_state):
             self.function(*args, **self.kwargs)
         if len(saved) != self.count:
             raise CheckpointError(f"torch.utils.checkpoint: A different number of tensors was "
@@ -72,8 +103,9 @@ class _Frame:
 
 class _ReentrantCheckpoint(Function):
     @staticmethod
-    def forward(ctx, function, n_args, *args):
+    def forward(ctx, function, preserve_rng_state, *args):
         ctx.function = function
+        ctx.rng_state = _rng_state(preserve_rng_state)
         ctx.tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.plain_args = args
         ctx.save_for_backward(*[args[i] for i in ctx.tensor_positions])
@@ -90,7 +122,7 @@ class _ReentrantCheckpoint(Function):
             d = t.detach().requires_grad_(t.requires_grad)
             args[i] = d
             detached.append(d)
-        with grad_mode.enable_grad():
+        with grad_mode.enable_grad(), _replayed_rng(ctx.rng_state):
             outputs = ctx.function(*args)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grads)
@@ -124,8 +156,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        return _ReentrantCheckpoint.apply(function, len(args), *args)
-    frame = _Frame(function, args, kwargs)
+        return _ReentrantCheckpoint.apply(function, preserve_rng_state, *args)
+    frame = _Frame(function, args, kwargs, _rng_state(preserve_rng_state))
     with saved_tensors_hooks(frame.pack, frame.unpack):
         return function(*args, **kwargs)
 
