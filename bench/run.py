@@ -376,8 +376,19 @@ def run(selected=None):
             rows.append((name, "error", "-", "-", target,
                          f"ember: {type(error).__name__}: {error}".replace("|", "/")))
             continue
-        if torch is not None:
-            ember_t, torch_t = best_times([ember_fn, make(torch)], repeat=repeat)
+        note = ""
+        torch_fn = None
+        if torch is None:
+            note = "torch is not installed: ember measured alone"
+        else:
+            try:
+                torch_fn = make(torch)
+                torch_fn()
+            except Exception as error:  # torch lacks something this case needs: say so
+                note = f"torch: {type(error).__name__}: {error}".replace("|", "/")
+                torch_fn = None
+        if torch_fn is not None:
+            ember_t, torch_t = best_times([ember_fn, torch_fn], repeat=repeat)
         else:
             ember_t, torch_t = best_time(ember_fn, repeat=repeat), None
         kind, _, amount = unit.partition(":")
@@ -388,11 +399,11 @@ def run(selected=None):
             ratio = e_val / t_val if t_val else None
             rows.append((name, f"{e_val:,.1f} {label}",
                          f"{t_val:,.1f} {label}" if t_val else "-",
-                         f"{ratio:.2f}x throughput" if ratio else "-", target, ""))
+                         f"{ratio:.2f}x throughput" if ratio else "-", target, note))
         else:
             ratio = ember_t / torch_t if torch_t else None
             rows.append((name, _fmt(ember_t), _fmt(torch_t) if torch_t else "-",
-                         f"{ratio:.2f}x time" if ratio else "-", target, ""))
+                         f"{ratio:.2f}x time" if ratio else "-", target, note))
         print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
     for folder in _CLEANUP:
         shutil.rmtree(folder, ignore_errors=True)
