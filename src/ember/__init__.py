@@ -82,6 +82,7 @@ from .serialization import load, save  # noqa: E402
 from . import multiprocessing, utils  # noqa: E402  (registers the tensor reducers)
 from .ops import random  # noqa: E402, F401  (torch.random: seeds and generator state)
 from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torch.utils.data)
+from .nn.functional import log_softmax, softmax  # noqa: E402, F401  (torch.softmax, ...)
 from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
 from . import func  # noqa: E402  (ember.func: functional_call, grad, vjp, jacrev)
 
