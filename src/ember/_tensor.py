@@ -860,6 +860,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         data._device if isinstance(data, Tensor) else
         (device_of_array(array) if hasattr(array, "__cuda_array_interface__") else CPU))
     out = Tensor._make(_place(array, dtype, target, copy=True), target)
+    if pin_memory:
+        from .ops.creation import _pinned
+
+        out = _pinned(out)
     if requires_grad:
         out.requires_grad_()
     return out

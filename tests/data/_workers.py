@@ -91,6 +91,8 @@ def hogwild_step(shared, steps):
 def add_one_and_report(queue_in, queue_out):
     tensor = queue_in.get()
     tensor.add_(1)
+    if tensor.is_cuda:
+        ember.cuda.synchronize()  # the write must land before the parent looks
     queue_out.put(tensor.data_ptr() != 0)
 
 

@@ -80,3 +80,56 @@ def test_sharing_strategy_api():
     assert emp.get_sharing_strategy() in emp.get_all_sharing_strategies()
     with pytest.raises(ValueError):
         emp.set_sharing_strategy("file_system_nonexistent")
+
+
+needs_gpu = pytest.mark.skipif(not ember.cuda.is_available(), reason="needs a GPU and CuPy")
+
+
+@needs_gpu
+def test_cuda_tensor_on_queue_is_shared_through_ipc():
+    # spawn: a forked child cannot use CUDA once the parent has initialised it
+    context = emp.get_context("spawn")
+    queue_in, queue_out = context.Queue(), context.Queue()
+    base = ember.zeros(6, device="cuda")
+    view = base[2:5]
+    process = context.Process(target=_workers.add_one_and_report, args=(queue_in, queue_out))
+    process.start()
+    queue_in.put(view)
+    assert queue_out.get(timeout=60)
+    process.join(timeout=60)
+    assert process.exitcode == 0
+    assert base.tolist() == [0.0, 0.0, 1.0, 1.0, 1.0, 0.0]  # the child wrote into our memory
+
+
+@needs_gpu
+def test_cuda_tensor_pickled_in_its_own_process_is_the_same_memory():
+    from multiprocessing.reduction import ForkingPickler
+
+    t = ember.arange(4.0, device="cuda")
+    back = ForkingPickler.loads(ForkingPickler.dumps(t))
+    back.add_(10)
+    assert t.tolist() == [10.0, 11.0, 12.0, 13.0]
+    assert back.device == t.device and back.dtype == t.dtype
+
+
+def test_pinning_without_a_gpu_raises_as_torch():
+    if ember.cuda.is_available():
+        pytest.skip("the machine has a GPU; the pinned path is tested below")
+    t = ember.zeros(3)
+    assert not t.is_pinned()
+    with pytest.raises(RuntimeError, match="accelerator"):
+        t.pin_memory()
+    with pytest.raises(RuntimeError, match="pin_memory=True requires"):
+        ember.zeros(3, pin_memory=True)
+
+
+@needs_gpu
+def test_pin_memory_page_locks_a_copy():
+    t = ember.arange(6.0).view(2, 3)
+    pinned = t.pin_memory()
+    assert pinned.is_pinned() and not t.is_pinned()
+    assert pinned.tolist() == t.tolist() and pinned.shape == t.shape
+    assert pinned.pin_memory() is pinned
+    assert ember.empty(4, pin_memory=True).is_pinned()
+    assert ember.tensor([1, 2], pin_memory=True).is_pinned()
+    assert pinned.to("cuda", non_blocking=True).tolist() == t.tolist()

@@ -136,3 +136,6 @@ def manual_seed_all(seed):
 
     for index in range(device_count()):
         _random.cuda_generator(index).manual_seed(seed)
+
+
+from . import pinned  # noqa: E402,F401  (attaches Tensor.pin_memory / is_pinned)

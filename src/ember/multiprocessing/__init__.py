@@ -5,6 +5,8 @@ argument) is moved into shared memory first and arrives as a view of the same me
 of its data is pickled. The memory is an anonymous ``memfd`` passed as a file descriptor, so
 nothing is left in ``/dev/shm`` and it is released when the last process lets go.
 ``model.share_memory()`` shares every parameter, which is how Hogwild training works.
+CUDA tensors travel as CUDA IPC memory handles (see ``_cuda_ipc``): the receiver maps the same
+device memory, and the sender must keep the tensor alive while receivers use it.
 
 Example::
 
@@ -28,6 +30,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import CPU
 from .._tensor import Tensor
+from ._cuda_ipc import reduce_cuda_tensor, share_cuda_
 
 __all__ = list(multiprocessing.__all__) + ["set_sharing_strategy", "get_sharing_strategy",
                                            "get_all_sharing_strategies", "spawn",
@@ -104,6 +107,8 @@ def share_memory_(tensor):
     A view's base moves with it, so the two keep sharing memory; other views of the same
     storage keep the old memory (ember has no storage object to redirect them through).
     """
+    if tensor._device.type == "cuda":
+        return share_cuda_(tensor)
     if tensor._device.type != "cpu" or is_shared(tensor):
         return tensor
     root = tensor._storage_root()
@@ -150,9 +155,11 @@ def _reduce_tensor(tensor):
                            "since autograd does not support crossing process boundaries.  If "
                            "you just want to transfer the data, call detach() on the tensor "
                            "before serializing (e.g., putting it on the queue).")
+    if tensor._device.type == "cuda":
+        return reduce_cuda_tensor(tensor)
     if tensor._device.type != "cpu":
-        raise RuntimeError("sharing CUDA tensors between processes is not supported yet; move "
-                           "the tensor to the CPU first")
+        raise RuntimeError(f"cannot share a tensor on the '{tensor._device.type}' device "
+                           f"between processes")
     share_memory_(tensor)
     buffer = _shared_buffer_of(tensor._data)
     offset = _address(tensor._data) - _address(np.frombuffer(buffer, dtype=np.uint8)) \

@@ -127,13 +127,26 @@ def _write_factory_out(result, out, name):
     return write_out(result, out, name)
 
 
-def _factory(fill, shape, dtype, device, requires_grad, out, name):
+def _factory(fill, shape, dtype, device, requires_grad, out, name, pin_memory=False):
     if out is not None and isinstance(out, Tensor):
         dtype = out.dtype if dtype is None else dtype
         device = out._device if device is None else device
     dtype, device = _target(dtype, device)
     result = Tensor._make(_allocate(fill, shape, dtype, device), device)
+    if pin_memory:
+        result = _pinned(result)
     return _finish(result, requires_grad, out, name)
+
+
+def _pinned(result):
+    """``result`` moved into page-locked memory (``pin_memory=True``; needs a GPU)."""
+    from ..cuda.pinned import check_pinning_available
+
+    if result._device.type != "cpu":
+        raise RuntimeError("Only dense CPU tensors can be pinned")
+    check_pinning_available("pin_memory=True requires a CUDA or other accelerator backend; no "
+                            "pinned memory allocator is available on this system.")
+    return result.pin_memory()
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -147,7 +160,7 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
                 [0., 0., 0.]])
     """
     return _factory(0, _require_size(size, "zeros"), dtype, device,
-                    requires_grad, out, "zeros")
+                    requires_grad, out, "zeros", pin_memory)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -160,7 +173,7 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
         tensor([1, 1])
     """
     return _factory(1, _require_size(size, "ones"), dtype, device,
-                    requires_grad, out, "ones")
+                    requires_grad, out, "ones", pin_memory)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -173,7 +186,7 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
         ember.Size([2, 3])
     """
     return _factory(None, _require_size(size, "empty"), dtype, device,
-                    requires_grad, out, "empty")
+                    requires_grad, out, "empty", pin_memory)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -238,7 +251,8 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     if dtype is None and out is None:
         dtype = _fill_dtype(fill_value)
     fill_value = _scalar_value(fill_value)
-    return _factory(fill_value, parse_size((size,)), dtype, device, requires_grad, out, "full")
+    return _factory(fill_value, parse_size((size,)), dtype, device, requires_grad, out, "full",
+                    pin_memory)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False,
