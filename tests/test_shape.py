@@ -996,14 +996,10 @@ def test_write_into_expanded_without_overlap_allowed():
 
 
 def test_write_into_overlapping_unfold_and_as_strided():
-    # torch writes through these element by element (order-dependent); ember refuses them
-    # with torch's overlap error instead (documented deviation)
-    u = ember.arange(6.0).unfold(0, 3, 1)
-    with pytest.raises(RuntimeError, match=_OVERLAP):
-        u.add_(1)
-    a = ember.arange(6.0).as_strided((3, 3), (1, 1))
-    with pytest.raises(RuntimeError, match=_OVERLAP):
-        a.copy_(ember.ones(3, 3))
+    # torch cannot prove these overlap (no zero stride) and writes through them; the values
+    # depend on the order of the writes, so only "no error" is compared
+    ember.arange(6.0).unfold(0, 3, 1).add_(1)
+    ember.arange(6.0).as_strided((3, 3), (1, 1)).copy_(ember.ones(3, 3))
     # windows that do not overlap stay writable, as in torch
     e, t = make_pair(_arange((6,)))
     e.unfold(0, 2, 2).mul_(3)

@@ -226,43 +226,52 @@ _OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written
                     "the operation.")
 
 
-def check_writable(target):
-    """Refuse writes into a tensor several of whose elements share memory (``expand``,
-    overlapping ``unfold``/``as_strided``), as torch does, instead of NumPy's read-only error.
+def check_writable(target, expanded_ok=False):
+    """Refuse writes into a tensor with internal overlap, as torch does, instead of NumPy's
+    read-only error.
 
-    Cheap: NumPy views that overlap are made read-only when created (and views of them inherit
-    that; a read-only view whose own elements do not overlap is swapped for a writable alias of
-    the same memory); other arrays (CuPy) are checked for a zero stride over a dim of size > 1.
+    torch's rule (``has_internal_overlap``): a non-empty tensor overlaps itself when a dim of
+    size > 1 has stride 0 (``expand``, ``as_strided`` with a zero stride); overlaps it cannot
+    prove (overlapping non-zero strides: ``unfold`` windows, ``as_strided``) are written
+    through, with results that depend on the order of the writes. ``expanded_ok`` is for the
+    writes torch allows even on expanded tensors (``fill_``, ``zero_``, ``masked_fill_``, ...).
+
+    Cheap: NumPy views that may overlap are read-only when created (and views of them inherit
+    that); such a view is swapped here for a writable alias of the same memory when the rule
+    allows the write. Other arrays (CuPy) are checked for a zero stride over a dim of size > 1.
     """
     data = target._data
     if type(data) is np.ndarray:
         if not data.flags.writeable and target._device is not META:
-            target._data = writable_array(data)
+            target._data = writable_array(data, expanded_ok)
     elif target._device is not META:
-        writable_array(data)
+        writable_array(data, expanded_ok)
 
 
-def writable_array(data):
-    """``data`` itself, or for a read-only NumPy view that does not overlap itself a writable
-    alias of the same memory; raises torch's error when its elements share memory."""
+def internal_overlap(shape, strides):
+    """torch's ``has_internal_overlap`` is ``Yes``: some dim of size > 1 has stride 0 in a
+    non-empty tensor."""
+    return any(s == 0 and n > 1 for n, s in zip(shape, strides)) and 0 not in shape
+
+
+def writable_array(data, expanded_ok=False):
+    """``data`` itself, or for a read-only NumPy view a writable alias of the same memory;
+    raises torch's error when the write is refused (:func:`internal_overlap`, unless
+    ``expanded_ok``)."""
     if type(data) is np.ndarray:
         if data.flags.writeable:
             return data
-        alias = _writable_alias(data)
+        alias = _writable_alias(data, expanded_ok)
         if alias is not None:
             return alias
-    elif not any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):
+    elif expanded_ok or not internal_overlap(data.shape, data.strides):
         return data
     raise RuntimeError(_OVERLAP_MESSAGE)
 
 
-def _writable_alias(data):
-    extent = 0
-    for size, stride in sorted(((n, abs(s)) for n, s in zip(data.shape, data.strides) if n > 1),
-                               key=lambda p: p[1]):
-        if stride <= extent and data.size:
-            return None
-        extent += (size - 1) * stride
+def _writable_alias(data, expanded_ok):
+    if not expanded_ok and internal_overlap(data.shape, data.strides):
+        return None
     root = data
     while isinstance(root.base, np.ndarray):
         root = root.base
@@ -276,10 +285,10 @@ def _writable_alias(data):
         return None
 
 
-def check_inplace_target(target):
+def check_inplace_target(target, expanded_ok=False):
     """Refuse in-place writes that autograd cannot follow (a leaf that requires grad) and
-    writes into tensors whose elements overlap."""
-    check_writable(target)
+    writes into tensors whose elements overlap (:func:`check_writable`)."""
+    check_writable(target, expanded_ok)
     check_inplace_autograd(target)
 
 
