@@ -45,30 +45,57 @@ def _differentiable(t):
 
 
 def _to_host(t):
+    """A flat host copy: complex128 for complex tensors, float64 otherwise."""
     from .. import _dtype as dt
 
     t = t.detach()
     if t.dtype is dt.bfloat16 or t.dtype is dt.float16:
         t = t.to(dt.float32)
-    return np.asarray(t._host_array(), dtype=np.float64).reshape(-1)
+    kind = np.complex128 if t.dtype.is_complex else np.float64
+    return np.array(t._host_array(), dtype=kind).reshape(-1)  # a copy: outputs may be views
 
 
-def _numerical_jacobian(func, inputs, wrt, outputs, eps):
-    """``jac[o][k]``: (numel of input wrt[k], numel of output o), by central differences."""
-    jac = [[np.zeros((inputs[k].numel(), o.numel())) for k in wrt] for o in outputs]
+def _zeros(rows, cols, complex_):
+    return np.zeros((rows, cols), np.complex128 if complex_ else np.float64)
+
+
+def _central_difference(func, inputs, k, idx, delta, eps):
+    """``(f(x + delta) - f(x - delta)) / 2 eps`` for each output, ``delta`` at element ``idx``
+    of input ``k`` (``delta`` is ``eps`` or ``eps * 1j``)."""
+    data = inputs[k]._data
+    orig = data[idx].copy()
+    data[idx] = orig + delta
+    plus = [_to_host(o) for o in _tensor_outputs(func(*inputs)) if _differentiable(o)]
+    data[idx] = orig - delta
+    minus = [_to_host(o) for o in _tensor_outputs(func(*inputs)) if _differentiable(o)]
+    data[idx] = orig
+    return [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
+
+
+def _numerical_jacobian(func, inputs, wrt, outputs, eps, part=None):
+    """``jac[o][k]``: (numel of input wrt[k], numel of output o), by central differences.
+
+    For a complex input and ``part=None`` (the backward-mode check, real outputs) a row is
+    ``ds/dx + 1j * ds/dy`` (x, y: the real and imaginary parts of the element), the conjugate
+    Wirtinger derivative in the convention of the gradients backward computes. With ``part``
+    ``"real"`` or ``"imaginary"`` (the forward-mode check) a row is the derivative along that
+    part alone, complex where the output is."""
+    jac = [[_zeros(inputs[k].numel(), o.numel(), inputs[k].dtype.is_complex or
+                   o.dtype.is_complex) for k in wrt] for o in outputs]
     for col, k in enumerate(wrt):
         x = inputs[k]
-        data = x._data
+        shape = x._data.shape
+        along_imag = x.dtype.is_complex and part == "imaginary"
+        wirtinger = x.dtype.is_complex and part is None
         for j in range(x.numel()):
-            idx = np.unravel_index(j, data.shape)
-            orig = data[idx].copy()
-            data[idx] = orig + eps
-            plus = [_to_host(o) for o in _tensor_outputs(func(*inputs))]
-            data[idx] = orig - eps
-            minus = [_to_host(o) for o in _tensor_outputs(func(*inputs))]
-            data[idx] = orig
-            for i, (p, m) in enumerate(zip(plus, minus)):
-                jac[i][col][j] = (p - m) / (2 * eps)
+            idx = np.unravel_index(j, shape)
+            rows = _central_difference(func, inputs, k, idx, eps * 1j if along_imag else eps,
+                                       eps)
+            if wirtinger:
+                ds_dy = _central_difference(func, inputs, k, idx, eps * 1j, eps)
+                rows = [dx + 1j * dy for dx, dy in zip(rows, ds_dy)]
+            for i, row in enumerate(rows):
+                jac[i][col][j] = row
     return jac
 
 
@@ -78,7 +105,8 @@ def _analytical_jacobian(inputs, wrt, outputs):
     from ..ops.creation import zeros_like
 
     wrt_tensors = [inputs[k] for k in wrt]
-    jac = [[np.zeros((inputs[k].numel(), o.numel())) for k in wrt] for o in outputs]
+    jac = [[_zeros(inputs[k].numel(), o.numel(), inputs[k].dtype.is_complex) for k in wrt]
+           for o in outputs]
     for i, o in enumerate(outputs):
         if not o.requires_grad:
             continue
@@ -92,16 +120,30 @@ def _analytical_jacobian(inputs, wrt, outputs):
     return jac
 
 
-def _fail(message, raise_exception):
-    if raise_exception:
-        raise GradcheckError(message)
-    return False
-
-
 def _as_ember(matrix):
     from .._tensor import tensor
 
     return tensor(matrix)
+
+
+def _mismatch(n, a, i, col, prefix="", mode=""):
+    return GradcheckError(f"{prefix}Jacobian {mode}mismatch for output {i} with respect to "
+                          f"input {col},\nnumerical:{_as_ember(n)!r}\n"
+                          f"analytical:{_as_ember(a)!r}\n")
+
+
+def _differentiable_outputs(func, inputs):
+    return tuple(o for o in _tensor_outputs(func(*inputs)) if _differentiable(o))
+
+
+def _on_complex_outputs(func, part):
+    """``func`` with the real (or imaginary) part taken of each complex output."""
+    from ..ops import pointwise
+
+    def wrapped(*args):
+        return tuple(getattr(pointwise, part)(o) if isinstance(o, Tensor) and o.dtype.is_complex
+                     else o for o in _as_tuple(func(*args)))
+    return wrapped
 
 
 def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exception=True,
@@ -112,6 +154,12 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
 
     Returns True, or raises :class:`GradcheckError` (returns False with
     ``raise_exception=False``) naming the output and input whose Jacobians differ.
+
+    Complex numbers are checked as torch checks them: the real and the imaginary part of a
+    complex output are two real functions checked in turn; for a complex input the numerical
+    gradient is ``ds/dx + 1j * ds/dy`` (the convention of backward), and the forward-mode
+    check (``check_forward_ad``) perturbs the real and the imaginary part separately.
+    ``fast_mode`` runs the full (slow-mode) check.
 
     Example::
 
@@ -125,56 +173,77 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of them have requires_grad=True.")
     for i in wrt:
-        t = inputs[i]
-        if t.dtype.is_complex:
-            raise NotImplementedError("gradcheck of complex inputs is not supported yet")
-        if t.dtype.name != "float64":
+        if inputs[i].dtype.name not in ("float64", "complex128"):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point or complex. This check will likely fail if all the inputs are "
                           "not of double precision floating point or complex. ", stacklevel=2)
-    outputs = tuple(o for o in _tensor_outputs(func(*inputs)) if _differentiable(o))
-    if check_backward_ad:
-        numerical = _numerical_jacobian(func, inputs, wrt, outputs, eps)
-        analytical = _analytical_jacobian(inputs, wrt, outputs)
-        for i, o in enumerate(outputs):
-            for col, k in enumerate(wrt):
-                n, a = numerical[i][col], analytical[i][col]
-                if not o.requires_grad:
-                    if np.any(n != 0):
-                        return _fail("Numerical gradient for function expected to be zero",
-                                     raise_exception)
-                    continue
-                if not np.allclose(a, n, rtol=rtol, atol=atol):
-                    return _fail(f"Jacobian mismatch for output {i} with respect to input {k},\n"
-                                 f"numerical:{_as_ember(n)!r}\nanalytical:{_as_ember(a)!r}\n",
-                                 raise_exception)
-        again = _analytical_jacobian(inputs, wrt, outputs)
-        for i in range(len(outputs)):
-            for col in range(len(wrt)):
-                if np.max(np.abs(again[i][col] - analytical[i][col]), initial=0) > nondet_tol:
-                    return _fail("Backward is not reentrant, i.e., running backward with same "
-                                 "input and grad_output multiple times gives different values, "
-                                 "although analytical gradient matches numerical gradient.The "
-                                 f"tolerance for nondeterminism was {nondet_tol}.",
-                                 raise_exception)
-        if check_undefined_grad and not _undefined_grad_ok(inputs, wrt, outputs):
-            return _fail("Expected backward function to handle undefined output grads. Please "
-                         "look at \"Notes about undefined output gradients\" in "
-                         "\"tools/autograd/derivatives.yaml\"", raise_exception)
-    else:
-        numerical = None
-    if check_forward_ad:
-        if numerical is None:
-            numerical = _numerical_jacobian(func, inputs, wrt, outputs, eps)
-        forward = _forward_jacobian(func, inputs, wrt, outputs)
+    try:
+        outputs = _differentiable_outputs(func, inputs)
+        if check_backward_ad:
+            complex_out = {i for i, o in enumerate(outputs) if o.dtype.is_complex}
+            if complex_out:
+                for part in ("imag", "real"):
+                    fn = _on_complex_outputs(func, part)
+                    prefix = ("While considering the "
+                              f"{'imaginary' if part == 'imag' else 'real'} part of complex "
+                              "outputs only, ")
+                    _check_backward(fn, inputs, wrt, _differentiable_outputs(fn, inputs), eps,
+                                    rtol, atol, nondet_tol, check_undefined_grad,
+                                    {i: prefix for i in complex_out})
+            else:
+                _check_backward(func, inputs, wrt, outputs, eps, rtol, atol, nondet_tol,
+                                check_undefined_grad, {})
+        if check_forward_ad:
+            _check_forward(func, inputs, wrt, outputs, eps, rtol, atol)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def _check_backward(func, inputs, wrt, outputs, eps, rtol, atol, nondet_tol,
+                    check_undefined_grad, prefixes):
+    numerical = _numerical_jacobian(func, inputs, wrt, outputs, eps)
+    analytical = _analytical_jacobian(inputs, wrt, outputs)
+    for i, o in enumerate(outputs):
+        for col in range(len(wrt)):
+            n, a = numerical[i][col], analytical[i][col]
+            if not o.requires_grad:
+                if np.any(n != 0):
+                    raise GradcheckError("Numerical gradient for function expected to be zero")
+                continue
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise _mismatch(n, a, i, col, prefixes.get(i, ""))
+    again = _analytical_jacobian(inputs, wrt, outputs)
+    for i in range(len(outputs)):
+        for col in range(len(wrt)):
+            if np.max(np.abs(again[i][col] - analytical[i][col]), initial=0) > nondet_tol:
+                raise GradcheckError(
+                    "Backward is not reentrant, i.e., running backward with same input and "
+                    "grad_output multiple times gives different values, although analytical "
+                    "gradient matches numerical gradient.The tolerance for nondeterminism was "
+                    f"{nondet_tol}.")
+    if check_undefined_grad and not _undefined_grad_ok(inputs, wrt, outputs):
+        raise GradcheckError("Expected backward function to handle undefined output grads. "
+                             "Please look at \"Notes about undefined output gradients\" in "
+                             "\"tools/autograd/derivatives.yaml\"")
+
+
+def _check_forward(func, inputs, wrt, outputs, eps, rtol, atol):
+    """Forward-mode Jacobians against numerical ones; a complex input is checked along its
+    imaginary part, then along its real part (as torch does)."""
+    complex_in = any(inputs[k].dtype.is_complex for k in wrt)
+    for part in (("imaginary", "real") if complex_in else ("real",)):
+        numerical = _numerical_jacobian(func, inputs, wrt, outputs, eps, part)
+        forward = _forward_jacobian(func, inputs, wrt, outputs, part)
         for i in range(len(outputs)):
             for col, k in enumerate(wrt):
                 n, a = numerical[i][col], forward[i][col]
                 if not np.allclose(a, n, rtol=rtol, atol=atol):
-                    return _fail(f"Jacobian computed with forward mode mismatch for output {i} "
-                                 f"with respect to input {k},\nnumerical:{_as_ember(n)!r}\n"
-                                 f"analytical:{_as_ember(a)!r}\n", raise_exception)
-    return True
+                    prefix = (f"While considering the {part} part of complex inputs only, "
+                              if inputs[k].dtype.is_complex else "")
+                    raise _mismatch(n, a, i, col, prefix, "computed with forward mode ")
 
 
 def _undefined_grad_ok(inputs, wrt, outputs):
@@ -190,17 +259,20 @@ def _undefined_grad_ok(inputs, wrt, outputs):
     return all(g is None or not np.any(_to_host(g)) for g in grads)
 
 
-def _forward_jacobian(func, inputs, wrt, outputs):
-    """The Jacobian column by column with forward-mode AD."""
+def _forward_jacobian(func, inputs, wrt, outputs, part="real"):
+    """The Jacobian row by row with forward-mode AD (tangent ``1j`` on a complex input's
+    element for ``part="imaginary"``)."""
     from ..ops.creation import zeros_like
     from . import forward_ad
 
-    jac = [[np.zeros((inputs[k].numel(), o.numel())) for k in wrt] for o in outputs]
+    jac = [[_zeros(inputs[k].numel(), o.numel(), o.dtype.is_complex or inputs[k].dtype
+                   .is_complex) for k in wrt] for o in outputs]
     for col, k in enumerate(wrt):
+        along_imag = part == "imaginary" and inputs[k].dtype.is_complex
         for j in range(inputs[k].numel()):
             with forward_ad.dual_level(), grad_mode.no_grad():
                 tangent = zeros_like(inputs[k])
-                tangent._data[np.unravel_index(j, tangent._data.shape)] = 1
+                tangent._data[np.unravel_index(j, tangent._data.shape)] = 1j if along_imag else 1
                 duals = list(inputs)
                 duals[k] = forward_ad.make_dual(inputs[k], tangent)
                 outs = [o for o in _tensor_outputs(func(*duals)) if _differentiable(o)]
@@ -209,6 +281,15 @@ def _forward_jacobian(func, inputs, wrt, outputs):
                     if t is not None:
                         jac[i][col][j] = _to_host(t)
     return jac
+
+
+def _random_like(rng, o, tensor):
+    """A random gradient for output ``o`` (complex with both parts random for complex ``o``)."""
+    shape = tuple(o.shape)
+    values = rng.standard_normal(shape)
+    if o.dtype.is_complex:
+        values = values + 1j * rng.standard_normal(shape)
+    return tensor(values, device=o.device).to(o.dtype).requires_grad_()
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rtol=0.001,
@@ -235,9 +316,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
         rng = np.random.default_rng(0)
         outputs = [o for o in _tensor_outputs(func(*inputs)) if _differentiable(o)
                    and o.requires_grad]
-        grad_outputs = tuple(
-            tensor(rng.standard_normal(tuple(o.shape)), device=o.device).to(o.dtype)
-            .requires_grad_() for o in outputs)
+        grad_outputs = tuple(_random_like(rng, o, tensor) for o in outputs)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_inputs = len(inputs)
