@@ -263,3 +263,120 @@ def test_saved_records_are_aligned_like_torch(tmp_path):
 def test_to_torch_helper_round_trip():
     e = ember.tensor([[1.5, 2.0]])
     assert_same(to_ember(to_torch(e)), to_torch(e))
+
+
+# ---------------------------------------------------------------- the zip writer
+
+
+def _big_state(rng):
+    """Records above the threaded-CRC threshold (several chunks each), plus small ones."""
+    return {"big": torch.from_numpy(rng.standard_normal(700_000).astype(np.float32)),
+            "odd": torch.from_numpy(rng.standard_normal((333, 1001))),  # not a chunk multiple
+            "view": torch.arange(12.0).view(3, 4).t(),
+            "bf16": torch.randn(5, generator=torch.Generator().manual_seed(0)).bfloat16(),
+            "step": 3, "name": "ckpt"}
+
+
+def _check_archive(path_or_buffer, expected):
+    with zipfile.ZipFile(path_or_buffer) as zf:
+        assert zf.testzip() is None  # every CRC-32 checks out
+    if hasattr(path_or_buffer, "seek"):
+        path_or_buffer.seek(0)
+    loaded = torch.load(path_or_buffer)
+    for key, value in expected.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(loaded[key], value) and loaded[key].dtype == value.dtype
+        else:
+            assert loaded[key] == value
+
+
+@pytest.mark.parametrize("chunk", [None, 4096 + 5])
+def test_written_archives_are_valid_zips_torch_reads(chunk, tmp_path, monkeypatch):
+    if chunk is not None:  # many chunks per record: the threaded CRC chains across them
+        monkeypatch.setattr(serialization, "_CHUNK", chunk)
+    state = _big_state(np.random.default_rng(0))
+    e_state = {k: to_ember(v) if isinstance(v, torch.Tensor) else v for k, v in state.items()}
+    ember.save(e_state, tmp_path / "e.pt")
+    _check_archive(tmp_path / "e.pt", state)
+    assert torch.equal(torch.load(tmp_path / "e.pt", mmap=True)["big"], state["big"])
+    buffer = io.BytesIO()
+    ember.save(e_state, buffer)
+    _check_archive(io.BytesIO(buffer.getvalue()), state)
+    back = ember.load(tmp_path / "e.pt")
+    for key, value in state.items():
+        if isinstance(value, torch.Tensor):
+            assert_same(back[key], value)
+
+
+def test_zip64_records_and_end_record(tmp_path, monkeypatch):
+    # The zip64 paths (sizes and offsets past 4 GiB, more than 65535 records) with small limits.
+    monkeypatch.setattr(serialization, "_ZIP64_LIMIT", 1000)
+    monkeypatch.setattr(serialization, "_ZIP_MAX_ENTRIES", 3)
+    state = _big_state(np.random.default_rng(1))
+    ember.save({k: to_ember(v) if isinstance(v, torch.Tensor) else v for k, v in state.items()},
+               tmp_path / "z.pt")
+    _check_archive(tmp_path / "z.pt", state)
+    with zipfile.ZipFile(tmp_path / "z.pt") as zf:
+        assert len(zf.infolist()) > 3 and zf.getinfo("z/data/0").file_size == 700_000 * 4
+    monkeypatch.undo()
+    assert_same(ember.load(tmp_path / "z.pt")["odd"], state["odd"])
+
+
+class _WriteOnly:
+    """A stream with nothing but write() (no tell/seek), returning nothing, like a socket."""
+
+    def __init__(self):
+        self.parts = []
+
+    def write(self, data):
+        self.parts.append(bytes(data))
+
+
+def test_streams_without_seek_and_unbuffered_files(tmp_path):
+    state = _big_state(np.random.default_rng(2))
+    e_state = {k: to_ember(v) if isinstance(v, torch.Tensor) else v for k, v in state.items()}
+    stream = _WriteOnly()
+    ember.save(e_state, stream)
+    _check_archive(io.BytesIO(b"".join(stream.parts)), state)
+    with open(tmp_path / "raw.pt", "wb", buffering=0) as raw:  # FileIO: writes may be partial
+        ember.save(e_state, raw)
+    _check_archive(tmp_path / "raw.pt", state)
+
+
+def test_saved_file_gets_the_usual_permissions(tmp_path):
+    (tmp_path / "plain").write_bytes(b"")
+    ember.save({"w": ember.ones(2)}, tmp_path / "c.pt")
+    assert (os.stat(tmp_path / "c.pt").st_mode & 0o777) == (
+        os.stat(tmp_path / "plain").st_mode & 0o777)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.pt", "plain"]
+
+
+@pytest.mark.parametrize("where", ["write", "fsync", "replace"])
+def test_failure_in_a_large_save_leaves_the_old_checkpoint(where, tmp_path, monkeypatch):
+    path = tmp_path / "ckpt.pt"
+    ember.save({"w": ember.ones(3)}, path)
+    big = {"w": ember.zeros(600_000)}  # above the threaded-CRC threshold
+    if where == "write":
+        calls = {"n": 0}
+        original = os.write
+
+        def failing_write(fd, data):
+            calls["n"] += 1
+            if calls["n"] == 20:  # part-way through the large record's chunks
+                raise OSError("No space left on device")
+            return original(fd, data)
+
+        monkeypatch.setattr(serialization, "_CHUNK", 100_000)
+        monkeypatch.setattr(os, "write", failing_write)
+    else:
+        def fail(*args):
+            raise OSError(f"{where} failed")
+
+        monkeypatch.setattr(os, where, fail)
+    with pytest.raises(OSError):
+        ember.save(big, path)
+    monkeypatch.undo()
+    assert ember.load(path)["w"].tolist() == [1.0, 1.0, 1.0]
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt.pt"]
+    ember.save(big, path)  # and the next save works
+    assert ember.load(path)["w"].shape == (600_000,)
