@@ -307,16 +307,65 @@ def _real_only(op, p, y):
                                   "which is not implemented yet.")
 
 
+def _is_complex(t):
+    return t._data.dtype.kind == "c"
+
+
+def _wirtinger_tangent(d1, dj, x, tx, y_complex):
+    """The tangent of one element-wise, R-linear map from its reverse-mode responses.
+
+    The tangent map is ``t -> alpha * t + beta * conj(t)``; the reverse rule is its adjoint
+    under ``Re<a, b>``, ``v -> conj(alpha) * v + beta * conj(v)``, so its responses to
+    ``v = 1`` (``d1``) and ``v = 1j`` (``dj``, complex outputs only) give
+    ``conj(alpha) = (d1 - 1j * dj) / 2`` and ``beta = (d1 + 1j * dj) / 2``. A real input has a
+    real tangent (``alpha + beta = d1 + 1j * dj`` with the real parts of the responses); a real
+    output has a real tangent, ``Re(conj(d1) * t)``.
+    """
+    if not _is_complex(x):
+        if d1 is not None and _is_complex(d1):
+            d1 = d1.real
+        if not y_complex:
+            return None if d1 is None else d1 * tx
+        if dj is not None and _is_complex(dj):
+            dj = dj.real
+        return _total(None if d1 is None else d1 * tx, None if dj is None else dj * tx * 1j)
+    if not y_complex:
+        return None if d1 is None else (d1.conj() * tx).real
+    if d1 is None and dj is None:
+        return None
+    d1 = 0 if d1 is None else d1
+    dj = 0 if dj is None else dj * 1j
+    return ((d1 - dj) / 2).conj() * tx + ((d1 + dj) / 2) * tx.conj()
+
+
+def _responses(op, p, y, needs, params, shape=None):
+    """The reverse derivative of ``op`` applied to a gradient of ones and, for a complex
+    output, of ``1j``: one pair per input (None where not needed)."""
+    ctx = _ctx(p, y, needs)
+    ones = y.new_ones(y._data.shape if shape is None else shape)
+
+    def call(grad):
+        grads = op.derivative(ctx, grad, **params)
+        return tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+
+    d1 = call(ones)
+    dj = call(ones * 1j) if _is_complex(y) else (None,) * len(p)
+    return d1, dj
+
+
 def _elementwise(op):
     """An elementwise op on real inputs has a diagonal Jacobian, so its tangent is its
-    reverse-mode derivative applied to the tangent (summed over the inputs with tangents)."""
+    reverse-mode derivative applied to the tangent (summed over the inputs with tangents).
+    With complex inputs or outputs, a holomorphic op's derivative is applied to the conjugated
+    tangent and conjugated back; any other op gets its R-linear tangent map from the
+    derivative's responses to 1 and 1j (:func:`_wirtinger_tangent`)."""
     holomorphic = op.name in _HOLOMORPHIC
 
     def rule(p, t, y, /, **params):
-        # For a holomorphic f the derivative gives g * conj(f'(x)): conjugate in and out.
-        complex_ = holomorphic and y._data.dtype.kind == "c"
-        if not complex_:
-            _real_only(op, p, y)
+        y_complex = _is_complex(y)
+        any_complex = y_complex or any(_is_complex(q) for q in p)
+        if any_complex and not (holomorphic and y_complex and all(_is_complex(q) for q in p)):
+            return _generic_complex(op, p, t, y, params)
         total = None
         n = len(p)
         shape = y._data.shape
@@ -325,30 +374,47 @@ def _elementwise(op):
                 continue
             if ti._data.shape != shape:
                 ti = ti.expand(shape)
-            if complex_:
+            if any_complex:
                 ti = ti.conj()
             grads = op.derivative(_ctx(p, y, tuple(j == i for j in range(n))), ti, **params)
             if not isinstance(grads, (tuple, list)):
                 grads = (grads,)
             total = _total(total, grads[i])
-        return total.conj() if complex_ and total is not None else total
+        return total.conj() if any_complex and total is not None else total
     return rule
+
+
+def _generic_complex(op, p, t, y, params):
+    needs = tuple(ti is not None for ti in t)
+    d1, dj = _responses(op, p, y, needs, params)
+    shape = y._data.shape
+    total = None
+    for i, ti in enumerate(t):
+        if ti is None:
+            continue
+        if ti._data.shape != shape:
+            ti = ti.expand(shape)
+        total = _total(total, _wirtinger_tangent(d1[i], dj[i], p[i], ti, _is_complex(y)))
+    return total
 
 
 def _reduction(op):
     """A reduction where each input element feeds one output element: the tangent is the sum,
     over each reduced group, of the tangent times the partial derivative (the reverse-mode
-    derivative of a gradient of ones)."""
+    derivative of a gradient of ones). With complex numbers, the per-element map is R-linear
+    (:func:`_wirtinger_tangent`) and summed the same way."""
     def rule(p, t, y, /, **params):
-        _real_only(op, p, y)
         x, tx = p[0], t[0]
-        ones = y.new_ones(y._data.shape) if not isinstance(y, tuple) else None
-        partial = op.derivative(_ctx(p, y, (True,) + (False,) * (len(p) - 1)), ones,
-                                **params)[0]
+        needs = (True,) + (False,) * (len(p) - 1)
+        if _is_complex(x) or _is_complex(y):
+            d1, dj = _responses(op, p, y, needs, params)
+            prod = _wirtinger_tangent(d1[0], dj[0], x, tx, _is_complex(y))
+        else:
+            ones = y.new_ones(y._data.shape)
+            prod = tx * op.derivative(_ctx(p, y, needs), ones, **params)[0]
         dims = params.get("dims")
         if dims is None:
             dims = tuple(range(x._data.ndim))
-        prod = tx * partial
         if not dims:
             return prod
         return prod.sum(dims, keepdim=params.get("keepdim", False))
@@ -375,6 +441,17 @@ def _logcumsumexp_rule(p, t, y, /, *, dim, reverse=False):
     if reverse:
         return (tx * e).flip(dim).cumsum(dim).flip(dim) / e.flip(dim).cumsum(dim).flip(dim)
     return (tx * e).cumsum(dim) / e.cumsum(dim)
+
+
+def _logsumexp_rule(p, t, y, /, *, dims, keepdim):
+    """``sum(t * exp(x - y))`` over ``dims`` (holomorphic: the same formula for complex)."""
+    (x,), (tx,) = p, t
+    kept = y
+    if not keepdim:
+        for d in sorted(dims):
+            kept = kept.unsqueeze(d)
+    prod = tx * (x - kept).exp()
+    return prod.sum(dims, keepdim=keepdim) if dims else prod
 
 
 def _cumprod_rule(p, t, y, *, dim, dtype=None):
@@ -493,7 +570,7 @@ def _install_rules():
 
     for name, rule in [("amax_op", None), ("amin_op", None), ("max_all_op", None),
                        ("min_all_op", None), ("prod_op", None), ("var_op", None),
-                       ("std_op", None), ("norm_op", None), ("logsumexp_op", None),
+                       ("std_op", None), ("norm_op", None), ("logsumexp_op", _logsumexp_rule),
                        ("median_all_op", None), ("nanmedian_all_op", None),
                        ("max_dim_op", _select_rule), ("min_dim_op", _select_rule),
                        ("sort_op", _select_rule), ("topk_op", _select_rule),
@@ -525,6 +602,14 @@ def _install_rules():
     op = getattr(shape, "pad_constant_op", None)
     if op is not None:
         rules.append((op, _pad_rule(op)))
+    op = getattr(creation, "complex_op", None)
+    if op is not None:  # complex(real, imag) and polar: real inputs, complex output
+        rules.append((op, _elementwise(op)))
+    from ..nn._functional import normalization
+
+    op = getattr(normalization, "_mean_op", None)
+    if op is not None:  # the statistics of batch/instance/layer/group norm: a linear mean
+        rules.append((op, _linear(op)))
     taken = {id(op) for op, _ in rules}
     for module in (pointwise, special, activation):
         for op in _module_ops(module):
