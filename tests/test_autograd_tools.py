@@ -116,6 +116,175 @@ def test_gradgradcheck_detects_bad_double_backward():
     both(program)
 
 
+# ---------------------------------------------------------------- gradcheck: complex numbers
+
+
+def cdata(*shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+# f(lib) -> function of (z: complex (2, 3), w: complex (3, 2), r: real (2, 3)); the second item
+# says whether torch's forward AD supports it (check_forward_ad).
+COMPLEX_FUNCS = {
+    "mul": (lambda lib: (lambda z, w, r: z * w.t() * r), True),
+    "abs": (lambda lib: (lambda z, w, r: z.abs() * r), True),
+    "angle": (lambda lib: (lambda z, w, r: z.angle() + r), True),
+    "exp": (lambda lib: (lambda z, w, r: (z * 0.5).exp()), True),
+    "conj": (lambda lib: (lambda z, w, r: z.conj() * w.t()), True),
+    "real_imag": (lambda lib: (lambda z, w, r: (z.real * r, z.imag, (z * w.t()).real)), True),
+    "matmul": (lambda lib: (lambda z, w, r: z @ w), True),
+    "sum": (lambda lib: (lambda z, w, r: (z.sum(1) * w.sum(0), (z.abs() ** 2).sum())), True),
+    "sgn": (lambda lib: (lambda z, w, r: z.sgn() * r), True),
+    "complex_polar": (lambda lib: (lambda z, w, r: (lib.complex(r, r.sin()) * z,
+                                                    lib.polar(r.exp(), r))), True),
+    "reductions": (lambda lib: (lambda z, w, r: (z.prod(1), z.var(0),
+                                                 lib.linalg.vector_norm(w, 2, 1))), True),
+    "views": (lambda lib: (lambda z, w, r: (z.t(), z[1], z.reshape(3, 2) * w)), True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_FUNCS))
+def test_gradcheck_complex_passes_like_torch(name):
+    make, forward = COMPLEX_FUNCS[name]
+    a, b, c = cdata(2, 3), cdata(3, 2, seed=1), data(2, 3, seed=2)
+
+    def program(lib):
+        fn = make(lib)
+        inputs = tuple(lib.tensor(v, requires_grad=True) for v in (a, b, c))
+        return (lib.autograd.gradcheck(fn, inputs, check_forward_ad=forward),
+                lib.autograd.gradgradcheck(fn, inputs))
+
+    both(program)
+    assert program(ember) == (True, True)
+
+
+def complex_bad_functions(lib):
+    class MissingConj(lib.autograd.Function):   # backward of x * x without the conj
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x
+
+    class WrongRealPart(lib.autograd.Function):  # right for imaginary output gradients only
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2 + g.real
+
+    class WrongJvp(lib.autograd.Function):   # right backward, jvp ignores imaginary tangents
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t.real * 2 + 0j
+
+    class RealOutput(lib.autograd.Function):   # |x|^2 with the gradient of x * x
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return (x * x.conj()).real
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x.conj()
+
+    return {"missing_conj": (MissingConj.apply, {}, "imaginary part of complex outputs"),
+            "wrong_real_part": (WrongRealPart.apply, {}, "real part of complex outputs"),
+            "wrong_jvp": (WrongJvp.apply, {"check_forward_ad": True},
+                          "imaginary part of complex inputs"),
+            "real_output": (RealOutput.apply, {}, "Jacobian mismatch for output 0")}
+
+
+@pytest.mark.parametrize("name", ["missing_conj", "wrong_real_part", "wrong_jvp",
+                                  "real_output"])
+def test_gradcheck_complex_detects_wrong_backward_like_torch(name):
+    a = cdata(2, seed=3)
+    messages = []
+    for lib in LIBS:
+        fn, kwargs, words = complex_bad_functions(lib)[name]
+        x = lib.tensor(a, requires_grad=True)
+        assert lib.autograd.gradcheck(fn, (x,), raise_exception=False, **kwargs) is False
+        with pytest.raises(RuntimeError) as info:
+            lib.autograd.gradcheck(fn, (x,), **kwargs)
+        assert type(info.value).__name__ == "GradcheckError"
+        assert words in str(info.value)
+        messages.append(str(info.value).replace("torch.", "ember."))
+    assert messages[0] == messages[1]
+
+
+def test_gradcheck_complex_correct_custom_function_passes():
+    def program(lib):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 2 * g * x.conj()
+
+        x = lib.tensor(cdata(3, seed=4), requires_grad=True)
+        return lib.autograd.gradcheck(Square.apply, (x,)), lib.autograd.gradgradcheck(
+            Square.apply, (x,))
+
+    both(program)
+    assert program(ember) == (True, True)
+
+
+def test_gradgradcheck_complex_detects_bad_double_backward():
+    def program(lib):
+        class BadDouble(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * (3 * x.detach() ** 2).conj()   # detached: second derivative lost
+
+        x = lib.tensor(cdata(2, seed=5), requires_grad=True)
+        return (lib.autograd.gradcheck(BadDouble.apply, (x,)),
+                lib.autograd.gradgradcheck(BadDouble.apply, (x,), raise_exception=False))
+
+    both(program)
+    assert program(ember) == (True, False)
+
+
+def test_gradcheck_complex64_warns_and_view_outputs():
+    for lib in LIBS:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x = lib.tensor(cdata(3), dtype=lib.complex64, requires_grad=True)
+            assert lib.autograd.gradcheck(lambda t: t * 2, (x,), eps=1e-3, atol=1e-2,
+                                          rtol=1e-2)
+        assert any("not a double precision" in str(w.message) for w in caught)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # complex128 and float64 inputs: no warning
+            y = lib.tensor(data(2, 3), requires_grad=True)
+            z = lib.tensor(cdata(3), requires_grad=True)
+            assert lib.autograd.gradcheck(lambda a, b: (a[0], a.t(), b.real, b[1:]), (y, z))
+
+
 # ---------------------------------------------------------------- functional
 
 
