@@ -1,10 +1,23 @@
 """Random numbers: :class:`Generator`, the default generator, sampling functions and in-place
 samplers (``uniform_``, ``normal_``, ...).
 
-A CPU generator wraps NumPy's ``Generator(PCG64(seed))``, so the same seed gives the same numbers
-on every run (torch's streams are not reproduced). A CUDA generator keeps a seed and an offset,
-as torch's Philox generators do: each draw seeds CuPy's generator from ``(seed, offset)`` and
-advances the offset, which makes its state 16 bytes that save and restore exactly.
+A CPU generator is a Mersenne Twister (mt19937) seeded as torch's ``CPUGeneratorImpl`` is (with
+the low 32 bits of the seed), and every CPU sampling function turns its 32-bit words into
+numbers the way torch's CPU kernels do, so ``ember.manual_seed(s); ember.rand(3)`` gives
+``torch.manual_seed(s); torch.rand(3)``. The words come vectorised from NumPy's ``MT19937``;
+only algorithms that are sequential by nature (``randperm``'s swaps, ``poisson``'s rejection
+loop) step through them in Python. Exact: uniform numbers, integers, permutations, the
+Box-Muller normals of ``randn``/``normal_`` (float64 exactly, float32 to within an ulp of
+torch's libm), exponential, geometric, Cauchy, log-normal, Bernoulli with a tensor ``p``,
+multinomial and Poisson. ``get_state`` is torch's 5056-byte ``CPUGeneratorImplState``, so a
+state moves between ember and torch both ways. Machine-dependent in torch, so not reproduced
+everywhere: ``bernoulli_`` with a scalar ``p`` follows torch's portable kernel (a 53-bit
+uniform below ``p``, which is what torch runs on non-Intel CPUs; on Intel CPUs torch draws from
+MKL's stream instead).
+
+A CUDA generator keeps a seed and an offset, as torch's Philox generators do: each draw seeds
+CuPy's generator from ``(seed, offset)`` and advances the offset, which makes its state 16 bytes
+that save and restore exactly (GPU streams are not torch's).
 """
 
 from __future__ import annotations
@@ -13,6 +26,7 @@ import builtins
 import contextlib
 import math
 import secrets
+import struct
 
 import numpy as np
 
@@ -31,6 +45,13 @@ __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_see
 
 _DEFAULT_SEED = 67280421310721
 _U64 = 1 << 64
+_MT_N = 624
+# torch's CPUGeneratorImplState: seed, left, seeded, next, 624 state words (as uint64), the
+# legacy normal_x/normal_y/normal_rho doubles, normal_is_valid (int + padding), then the cached
+# float normal and its flag (+ padding)
+_CPU_STATE = struct.Struct("<QiiQ624Q3di4xf?3x")
+_CPU_STATE_SIZE = _CPU_STATE.size          # 5056
+_CPU_LEGACY_SIZE = 5048
 
 
 def _check_seed(seed):
@@ -61,12 +82,20 @@ class Generator:
             device = canonical(device)
         self._device = device
         self._seed = _DEFAULT_SEED
+        if device.type == "cpu":
+            self._bg = np.random.MT19937()
+            self._npg = np.random.Generator(self._bg)
+            self._draws = _MTDraws(self)
         self._reseed()
 
     def _reseed(self):
         if self._device.type == "cpu":
-            self._np = np.random.Generator(np.random.PCG64(self._seed))
-            self._draws = _NumpyDraws(self._np)
+            self._bg._legacy_seeding(self._seed & 0xFFFFFFFF)
+            # torch's engine reads word 0 of a freshly seeded (untwisted) state with next == 0;
+            # remembered so that get_state can write torch's exact bytes
+            self._fresh_key = self._bg.state["state"]["key"]
+            self._normal_cache = None      # torch's cached second Box-Muller double
+            self._float_cache = None       # torch's cached float normal (kept for the state)
         else:
             self._offset = 0
 
@@ -83,7 +112,7 @@ class Generator:
 
     def seed(self):
         """Seed from a non-deterministic source and return the seed used."""
-        self._seed = secrets.randbits(63)
+        self._seed = secrets.randbits(64)
         self._reseed()
         return self._seed
 
@@ -92,41 +121,59 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The generator's state as a uint8 CPU tensor (see :meth:`set_state`)."""
+        """The generator's state as a uint8 CPU tensor (see :meth:`set_state`).
+
+        On the CPU it is torch's 5056-byte layout: ``torch.set_rng_state`` accepts it (and
+        ember accepts torch's), and both continue the same stream.
+        """
         if self._device.type == "cpu":
-            state = self._np.bit_generator.state
-            words = [self._seed, state["state"]["state"], state["state"]["inc"],
-                     state["has_uint32"], state["uinteger"]]
-            sizes = (8, 16, 16, 8, 8)
+            state = self._bg.state["state"]
+            key, pos = state["key"], int(state["pos"])
+            left, nxt = _MT_N + 1 - pos, pos
+            if pos == _MT_N and self._fresh_key is not None and \
+                    np.array_equal(key, self._fresh_key):
+                nxt = 0
+            normal = self._normal_cache
+            fnormal = self._float_cache
+            raw = _CPU_STATE.pack(self._seed, left, 1, nxt, *key.tolist(), 0.0,
+                                  0.0 if normal is None else normal, 0.0, normal is not None,
+                                  0.0 if fnormal is None else fnormal, fnormal is not None)
         else:
-            words, sizes = [self._seed, self._offset], (8, 8)
-        raw = b"".join(int(w).to_bytes(n, "little") for w, n in zip(words, sizes))
+            raw = b"".join(int(w).to_bytes(8, "little") for w in (self._seed, self._offset))
         return Tensor._make(np.frombuffer(raw, np.uint8).copy(), CPU)
 
     def set_state(self, new_state):
-        """Restore a state returned by :meth:`get_state`; returns the generator."""
+        """Restore a state returned by :meth:`get_state` (or by torch); returns the generator."""
         if not isinstance(new_state, Tensor) or new_state.dtype is not dt.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
-        sizes = (8, 16, 16, 8, 8) if self._device.type == "cpu" else (8, 8)
-        if new_state.numel() != builtins.sum(sizes):
-            kind = "CPUGeneratorImplState" if self._device.type == "cpu" else \
-                "CUDAGeneratorImplState"
-            raise RuntimeError(f"Expected a {kind} of size {builtins.sum(sizes)} but found the "
-                               f"input RNG state size to be {new_state.numel()}")
         raw = new_state._host_array().tobytes()
-        words, at = [], 0
-        for n in sizes:
-            words.append(int.from_bytes(raw[at:at + n], "little"))
-            at += n
-        if self._device.type == "cpu":
-            self._seed = words[0]
-            self._np = np.random.Generator(np.random.PCG64(0))
-            self._np.bit_generator.state = {
-                "bit_generator": "PCG64", "state": {"state": words[1], "inc": words[2]},
-                "has_uint32": words[3], "uinteger": words[4]}
-            self._draws = _NumpyDraws(self._np)
-        else:
-            self._seed, self._offset = words
+        if self._device.type != "cpu":
+            if len(raw) != 16:
+                raise RuntimeError(f"Expected a CUDAGeneratorImplState of size 16 but found the "
+                                   f"input RNG state size to be {len(raw)}")
+            self._seed = int.from_bytes(raw[:8], "little")
+            self._offset = int.from_bytes(raw[8:], "little")
+            return self
+        if len(raw) == _CPU_LEGACY_SIZE:
+            raw = raw + bytes(_CPU_STATE_SIZE - _CPU_LEGACY_SIZE)
+        elif len(raw) != _CPU_STATE_SIZE:
+            raise RuntimeError(f"Expected either a CPUGeneratorImplStateLegacy of size "
+                               f"{_CPU_LEGACY_SIZE} or a CPUGeneratorImplState of size "
+                               f"{_CPU_STATE_SIZE} but found the input RNG state size to be "
+                               f"{len(raw)}")
+        fields = _CPU_STATE.unpack(raw)
+        seed, left, seeded, nxt = fields[:4]
+        key = np.array(fields[4:4 + _MT_N], dtype=np.uint64).astype(np.uint32)
+        normal_y, normal_valid, fnormal, fvalid = fields[629], fields[631], fields[632], \
+            fields[633]
+        if not (seeded and 0 < left <= _MT_N and (nxt & 0xFFFFFFFF) <= _MT_N):
+            raise RuntimeError("Invalid mt19937 state")
+        self._seed = seed
+        self._bg.state = {"bit_generator": "MT19937",
+                          "state": {"key": key, "pos": _MT_N + 1 - left}}
+        self._fresh_key = key.copy() if (left == 1 and nxt == 0) else None
+        self._normal_cache = normal_y if normal_valid else None
+        self._float_cache = fnormal if fvalid else None
         return self
 
     def _backend(self, device):
@@ -146,35 +193,354 @@ class Generator:
         return f"<ember.Generator object, device={self._device}>"
 
 
-class _NumpyDraws:
-    """Draws on the CPU from a NumPy Generator (float32 or float64 arrays)."""
+# ---------------------------------------------------------------- torch's CPU transformations
+
+_TWO_PI = 2.0 * math.pi
+_UNIT_BITS = {"float16": 11, "bfloat16": 8, "float32": 24}
+_F32 = np.float32
+_F64 = np.float64
+
+
+def _to_storage(array, np_dtype):
+    """Cast float64 results to ``np_dtype`` as C++ ``static_cast`` does (half and bfloat16 go
+    through float, as c10's converters do)."""
+    if array.dtype == np_dtype:
+        return array
+    if np_dtype in (np.float16, dt.bfloat16.np) and array.dtype == _F64:
+        array = array.astype(_F32)
+    return array.astype(np_dtype)
+
+
+def _significant_bits(value):
+    """The number of significant bits of a float's mantissa."""
+    mantissa = int(math.frexp(abs(float(value)))[0] * (1 << 53))
+    return 53 - ((mantissa & -mantissa).bit_length() - 1) if mantissa else 0
+
+
+def _split(x):
+    big = x * 134217729.0
+    hi = big - (big - x)
+    return hi, x - hi
+
+
+def _fma(a, b, c, a_bits=53):
+    """``a * b + c`` with one rounding, as the fused multiply-add torch's compiled kernels use
+    (float64 arrays; ``b`` and ``c`` numbers). The product's rounding error is recovered
+    exactly (Dekker), so this is exact unless the final sum is a near-tie."""
+    p = a * b
+    if a_bits + _significant_bits(b) <= 53 or not a.size:
+        return p + c if c else p
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(np.float64(b))
+    err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    total = p + c
+    back = total - p
+    tail = (p - (total - back)) + (c - back)
+    return total + (tail + err)
+
+
+def _fma32(a, b, c):
+    """``a * b + c`` on float32 values with one rounding (the product is exact in double)."""
+    return (a.astype(_F64) * float(b) + float(c)).astype(_F32)
+
+
+class _MTDraws:
+    """Draws on the CPU from a generator's mt19937, with torch's CPU transformations."""
+
+    xp = np
 
     def __init__(self, gen):
-        self.gen, self.xp = gen, np
+        self.gen = gen
 
-    def uniform(self, shape, dtype):
-        return self.gen.random(shape, dtype=dtype)
+    # raw words ------------------------------------------------------------------------------
+    def words(self, n):
+        """``n`` 32-bit words (torch's ``random()``), as uint32."""
+        return self.gen._npg.integers(0, 1 << 32, n, dtype=np.uint32)
 
-    def normal(self, shape, dtype):
-        return self.gen.standard_normal(shape, dtype=dtype)
+    def words64(self, n):
+        """``n`` 64-bit words (torch's ``random64()``: two words, the first the high half)."""
+        v = self.words(2 * n).view(np.uint64)
+        return (v << np.uint64(32)) | (v >> np.uint64(32))
 
-    def exponential(self, shape, dtype):
-        return self.gen.standard_exponential(shape, dtype=dtype)
+    def unit(self, n, name):
+        """torch's ``uniform_real_distribution<T>(0, 1)``: float64 from 53 bits of random64,
+        float32 (also behind half and bfloat16) from the 24 low bits of one word (exact)."""
+        if name in ("float64", "complex128"):
+            w = self.words64(n)
+            w &= np.uint64((1 << 53) - 1)
+            out = w.view(np.int64).astype(_F64)
+            out *= 2.0 ** -53
+            return out
+        bits = 24
+        w = self.words(n)
+        w &= np.uint32((1 << bits) - 1)
+        out = w.view(np.int32).astype(_F32)
+        out *= _F32(2.0 ** -bits)
+        return out
 
-    def integers(self, low, high, shape):
-        return self.gen.integers(low, high, shape, dtype=np.int64)
+    # uniform --------------------------------------------------------------------------------
+    def uniform(self, n, dtype, low=0.0, high=1.0):
+        """``uniform_(low, high)`` values of real ``dtype`` (a flat array of that dtype)."""
+        name = dtype.name
+        x = self.unit(n, name)
+        if name == "float64":
+            if low != 0 or high != 1:
+                x = _fma(x, high - low, low)
+            return x
+        if low != 0 or high != 1:
+            # torch: bounds as float, (to - from) in float, the rest in double
+            lo, hi = _F32(low), _F32(high)
+            x = _fma(x.astype(_F64), float(hi - lo), float(lo), 24).astype(_F32)
+        if name == "float32":
+            return x
+        # half / bfloat16: torch draws them as float32 uniforms, rounded
+        out = x.astype(dtype.np)
+        # torch maps a value that rounds up to ``high`` back to ``low``
+        top, bottom = np.array(high, _F32).astype(dtype.np), np.array(low, _F32).astype(dtype.np)
+        out[out == top] = bottom
+        return out
 
-    def geometric(self, p, shape):
-        return self.gen.geometric(p, shape)
+    # normal ---------------------------------------------------------------------------------
+    def normal_serial(self, n, mean, std):
+        """torch's ``normal_distribution<double>`` element after element (float64 values):
+        Box-Muller on two 53-bit uniforms, the sine half cached in the generator."""
+        gen = self.gen
+        out = np.empty(n, _F64)
+        start = 0
+        if n and gen._normal_cache is not None:
+            out[0] = _fma(np.array([gen._normal_cache]), std, mean)[0]
+            gen._normal_cache = None
+            start = 1
+        m = n - start
+        pairs = (m + 1) // 2
+        if pairs:
+            u = self.unit(2 * pairs, "float64").reshape(pairs, 2)
+            if pairs <= 64:
+                # few values: the C library's functions, as torch calls them (NumPy's SIMD
+                # versions can differ from them in the last bit)
+                cos, sin = np.empty(pairs), np.empty(pairs)
+                for i, (u1, u2) in enumerate(u.tolist()):
+                    radius = math.sqrt(-2.0 * math.log1p(-u2))
+                    cos[i] = radius * math.cos(_TWO_PI * u1)
+                    sin[i] = radius * math.sin(_TWO_PI * u1)
+            else:
+                radius = np.sqrt(-2.0 * np.log1p(-u[:, 1]))
+                theta = _TWO_PI * u[:, 0]
+                cos = radius * np.cos(theta)
+                sin = radius * np.sin(theta)
+            out[start::2] = _fma(cos, std, mean)
+            out[start + 1::2] = _fma(sin[:m // 2], std, mean)
+            if m % 2:
+                gen._normal_cache = float(sin[-1])
+        return out
 
-    def cauchy(self, shape):
-        return self.gen.standard_cauchy(shape)
+    def normal_fill(self, n, dtype, mean, std):
+        """torch's ``normal_fill`` for a contiguous tensor of ``n >= 16`` elements: all
+        uniforms first, Box-Muller on blocks of 16 (u1 from the first 8, u2 from the last 8),
+        and when ``n % 16`` the last 16 redrawn and transformed again."""
+        name = dtype.name
+        store = dtype.np
+        full = n // 16
+        if store in (_F32, _F64):
+            data = self.unit(n, name)
+        else:
+            # half and bfloat16: computed in float, uniforms drawn for whole blocks only (then
+            # the redrawn tail), rounded once at the end
+            data = np.empty(n, _F32)
+            data[:full * 16] = self.unit(full * 16, name)
+        _box_muller16(data[:full * 16].reshape(full, 16), data.dtype.type, mean, std, store)
+        if n % 16:
+            tail = self.unit(16, name)
+            data[n - 16:] = tail
+            _box_muller16(data[n - 16:].reshape(1, 16), data.dtype.type, mean, std, store)
+        return data.astype(store, copy=False)
 
-    def poisson(self, lam):
-        return self.gen.poisson(lam)
+    def normal(self, n, dtype, mean=0.0, std=1.0, contiguous=True):
+        """``normal_(mean, std)`` values of real ``dtype`` (flat, in memory order)."""
+        if n >= 16 and contiguous:
+            return self.normal_fill(n, dtype, mean, std)
+        return _to_storage(self.normal_serial(n, mean, std), dtype.np)
+
+    # integers -------------------------------------------------------------------------------
+    def integers(self, low, high, n, dtype):
+        """torch's ``random_(from, to)``: ``random() % range + from``, or ``random64()`` when the
+        range needs more than 32 bits (int64 and float targets)."""
+        span = high - low
+        if span >= _U64:
+            vals = self.words64(n).view(np.int64)
+        elif span > 0xFFFFFFFF and dtype.name in ("int64", "float64", "float32", "bfloat16"):
+            vals = self.words64(n) % np.uint64(span)
+            vals += np.uint64(low % _U64)
+            vals = vals.view(np.int64)
+        else:
+            w = self.words(n)
+            if span <= 0xFFFFFFFF:
+                w %= np.uint32(span)
+                vals = w.astype(np.int64)
+            else:
+                vals = (w.astype(np.uint64) % np.uint64(span)).view(np.int64)
+            if low:
+                vals += low
+        return vals
+
+    def random_full(self, n, dtype):
+        """torch's ``random_()`` with no bounds: ``[0, 2**digits]`` for floats, ``[0, max]``
+        for integers, a bit for bool."""
+        name = dtype.name
+        if name == "bool":
+            return (self.words(n) & np.uint32(1)).astype(np.bool_)
+        if name in ("int64", "float64"):
+            w = self.words64(n)
+            mod = (1 << 63) if name == "int64" else (1 << 53) + 1
+            return (w % np.uint64(mod)).view(np.int64)
+        w = self.words(n)
+        if dtype.is_floating_point:
+            mod = (1 << _UNIT_BITS[name]) + 1
+        else:
+            mod = int(np.iinfo(dtype.np).max) + 1
+        if mod < (1 << 32):
+            w %= np.uint32(mod)
+        return w.astype(np.int64)
 
     def permutation(self, n):
-        return self.gen.permutation(n)
+        """torch's CPU ``randperm``: Fisher-Yates, swapping ``r[i]`` with
+        ``r[i + random() % (n - i)]`` for i = 0 .. n-2 (the inside-out variant with random64
+        for huge ``n``)."""
+        if n < 0xFFFFFFFF // 20:
+            if n < 2:
+                return np.arange(n, dtype=np.int64)
+            steps = np.arange(n - 1, dtype=np.int64)
+            pick = self.words(n - 1).astype(np.int64)
+            pick %= n - steps
+            pick += steps
+            order = list(range(n))
+            for i, j in enumerate(pick.tolist()):
+                order[i], order[j] = order[j], order[i]
+            return np.array(order, dtype=np.int64)
+        words = self.words64(n)
+        out = np.empty(n, np.int64)
+        for i, w in enumerate(words.tolist()):
+            z = w % (i + 1)
+            out[i] = out[z]
+            out[z] = i
+        return out
+
+    # other distributions (float64 values, as torch's <double> distributions) ---------------
+    def exponential(self, n, lambd=1.0):
+        u = self.unit(n, "float64")
+        return (-1.0 / lambd) * np.log1p(-u)
+
+    def geometric(self, n, p):
+        u = self.unit(n, "float64")
+        with np.errstate(divide="ignore"):
+            return np.ceil(np.log(u) / math.log1p(-p))
+
+    def cauchy(self, n, median=0.0, sigma=1.0):
+        u = self.unit(n, "float64")
+        return median + sigma * np.tan(math.pi * (u - 0.5))
+
+    def log_normal(self, n, mean, std):
+        return np.exp(self.normal_serial(n, mean, std))
+
+    def bernoulli(self, p, n, double):
+        """``u < p`` with ``u`` a 53-bit (``double``) or 24-bit uniform, one per element."""
+        u = self.unit(n, "float64" if double else "float32")
+        return u < p
+
+    def poisson(self, rates):
+        """torch's ``sample_poisson`` element after element (a rejection sampler for rates
+        >= 10, products of uniforms below), on pre-drawn uniforms; the generator advances by
+        exactly the words used."""
+        flat = rates.ravel()
+        out = np.zeros(flat.shape, np.int64)
+        todo = np.flatnonzero(flat > 0)
+        if not todo.size:
+            return out.reshape(rates.shape)
+        bg = self.gen._bg
+        saved = bg.state
+        budget = builtins.max(64, 8 * todo.size)
+        buf = self.unit(budget, "float64").tolist()
+        used = [0]
+
+        def uniform():
+            if used[0] == len(buf):
+                buf.extend(self.unit(len(buf), "float64").tolist())
+            used[0] += 1
+            return buf[used[0] - 1]
+
+        for i in todo.tolist():
+            out[i] = _poisson_one(float(flat[i]), uniform)
+        bg.state = saved
+        self.words(2 * used[0])
+        return out.reshape(rates.shape)
+
+
+def _poisson_one(lam, uniform):
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = uniform() - 0.5
+            v = uniform()
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)) <= \
+                    (-lam + k * loglam - math.lgamma(k + 1.0)):
+                return k
+    enlam = math.exp(-lam)
+    x, prod = 0, 1.0
+    while True:
+        prod *= uniform()
+        if prod > enlam:
+            x += 1
+        else:
+            return x
+
+
+def _box_muller16(blocks, compute, mean, std, store):
+    """torch's ``normal_fill_16`` on every row of ``blocks`` (rows of 16, in place): u1 from
+    the first 8 uniforms, u2 from the last 8; double arithmetic for float64, float arithmetic
+    otherwise (half and bfloat16 are computed in float and rounded once at the end), with the
+    libm functions evaluated in double and rounded to float."""
+    if not blocks.size:
+        return
+    u1, u2 = blocks[:, :8], blocks[:, 8:]
+    if compute == _F64:
+        if u1.size <= 64:
+            radius = np.sqrt(-2.0 * np.array([math.log(1.0 - v) for v in u1.ravel().tolist()]))
+            theta = (_TWO_PI * u2).ravel().tolist()
+            cos = radius * np.array([math.cos(t) for t in theta])
+            sin = radius * np.array([math.sin(t) for t in theta])
+            cos, sin = cos.reshape(u1.shape), sin.reshape(u1.shape)
+        else:
+            radius = np.sqrt(-2.0 * np.log(1.0 - u1))
+            theta = _TWO_PI * u2
+            cos = radius * np.cos(theta)
+            sin = radius * np.sin(theta)
+        blocks[:, :8] = _fma(cos, std, mean)
+        blocks[:, 8:] = _fma(sin, std, mean)
+        return
+    std32, mean32 = _F32(std), _F32(mean)
+    one_minus = _F32(1) - u1
+    log = np.log(one_minus.astype(_F64)).astype(_F32)
+    radius = np.sqrt(log * _F32(-2))
+    theta64 = (_F32(_TWO_PI) * u2).astype(_F64)
+    cos = np.cos(theta64).astype(_F32)
+    sin = np.sin(theta64).astype(_F32)
+    cos *= radius
+    sin *= radius
+    if std32 != 1 or mean32 != 0:
+        cos = _fma32(cos, std32, mean32)
+        sin = _fma32(sin, std32, mean32)
+    blocks[:, :8] = cos
+    blocks[:, 8:] = sin
 
 
 class _CupyDraws:
@@ -376,19 +742,65 @@ _parse_size = parse_size
 # ---------------------------------------------------------------- rand / randn
 
 
-def _rand_array(draws, shape, dtype):
+def _rand_array(draws, shape, dtype, low=0.0, high=1.0, order=None):
+    """Uniform numbers of ``dtype`` in ``[low, high)`` shaped ``shape``; on the CPU torch's
+    numbers, drawn in memory order ``order`` (see :func:`_memory_order`)."""
+    if draws.xp is np:
+        n = math.prod(shape)
+        if dtype.is_complex:
+            real = dtype.to_real()
+            flat = draws.uniform(2 * n, real, low, high).view(dtype.np)
+        else:
+            flat = draws.uniform(n, dtype, low, high)
+        return _arrange(flat, shape, order)
     if dtype.is_complex:
         real = dtype.to_real()
-        return _uniform01(draws, shape, real) + 1j * _uniform01(draws, shape, real)
-    return _uniform01(draws, shape, dtype)
+        array = _uniform01(draws, shape, real) + 1j * _uniform01(draws, shape, real)
+    else:
+        array = _uniform01(draws, shape, dtype)
+    if low != 0 or high != 1:
+        array = array * (high - low) + low
+    return array
 
 
-def _randn_array(draws, shape, dtype):
+def _randn_array(draws, shape, dtype, mean=0.0, std=1.0, order=None, contiguous=True):
+    """Normal numbers of ``dtype`` (complex: each part with variance std**2 / 2); on the CPU
+    torch's numbers (``contiguous`` picks torch's block path for 16 or more elements)."""
+    if draws.xp is np:
+        n = math.prod(shape)
+        if dtype.is_complex:
+            flat = draws.normal(2 * n, dtype.to_real(), mean, std / math.sqrt(2.0),
+                                contiguous).view(dtype.np)
+        else:
+            flat = draws.normal(n, dtype, mean, std, contiguous)
+        return _arrange(flat, shape, order)
     compute = _compute_dtype(dtype)
     if dtype.is_complex:
         scale = compute(math.sqrt(0.5))
-        return (draws.normal(shape, compute) * scale) + 1j * (draws.normal(shape, compute) * scale)
-    return draws.normal(shape, compute)
+        array = (draws.normal(shape, compute) * scale) + 1j * (draws.normal(shape, compute)
+                                                               * scale)
+    else:
+        array = draws.normal(shape, compute)
+    if std != 1 or mean != 0:
+        array = array * std + mean
+    return array
+
+
+def _memory_order(array):
+    """The axes of ``array`` from the slowest to the fastest in memory (the order in which
+    torch's TensorIterator fills a tensor), or None when that is the logical order."""
+    if array.ndim < 2 or array.flags.c_contiguous:
+        return None
+    strides = array.strides
+    perm = sorted(range(array.ndim), key=lambda ax: -abs(strides[ax]))
+    return None if perm == list(range(array.ndim)) else tuple(perm)
+
+
+def _arrange(flat, shape, order):
+    """Values drawn in memory order ``order`` placed at their logical positions."""
+    if order is None:
+        return flat.reshape(shape)
+    return flat.reshape([shape[ax] for ax in order]).transpose(np.argsort(order))
 
 
 def _sample_factory(kind, shape, dtype, device, generator):
@@ -868,6 +1280,13 @@ def _shape(self):
     return self._data.shape
 
 
+def _cpu_fill(self, make):
+    """``make(n)``'s float64 values (drawn in ``self``'s memory order) cast to its dtype."""
+    shape = _shape(self)
+    values = _to_storage(make(math.prod(shape)), self.dtype.np)
+    return _arrange(values, shape, _memory_order(self._data))
+
+
 def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     """Fill with uniform numbers in ``[from, to)``.
 
@@ -885,10 +1304,8 @@ def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     draws = _draws_for(self, generator)
     if draws is None:
         return _overwrite(self, None)
-    u = _rand_array(draws, _shape(self), dtype)
-    if from_ != 0 or to != 1:
-        u = u * (to - from_) + from_
-    return _overwrite(self, u)
+    return _overwrite(self, _rand_array(draws, _shape(self), dtype, from_, to,
+                                        _memory_order(self._data)))
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -905,7 +1322,8 @@ def _normal_(self, mean=0.0, std=1.0, *, generator=None):
     draws = _draws_for(self, generator)
     if draws is None:
         return _overwrite(self, None)
-    return _overwrite(self, _randn_array(draws, _shape(self), dtype) * std + mean)
+    return _overwrite(self, _randn_array(draws, _shape(self), dtype, mean, std,
+                                         _memory_order(self._data), self.is_contiguous()))
 
 
 def _random_(self, *args, generator=None, **kwargs):
@@ -923,6 +1341,7 @@ def _random_(self, *args, generator=None, **kwargs):
         low, high = (0, args[0]) if low is None and high is None else (args[0], high)
     elif len(args) == 2:
         low, high = args
+    bounded = low is not None or high is not None
     if low is None:
         low = 0
     lo, hi = _dtype_range(dtype)
@@ -936,7 +1355,15 @@ def _random_(self, *args, generator=None, **kwargs):
     draws = _draws_for(self, generator)
     if draws is None:
         return _overwrite(self, None)
-    return _overwrite(self, draws.integers(int(low), int(high), _shape(self)))
+    shape = _shape(self)
+    if draws.xp is not np:
+        return _overwrite(self, draws.integers(int(low), int(high), shape))
+    n, order = math.prod(shape), _memory_order(self._data)
+    if not bounded:
+        values = draws.random_full(n, dtype)
+    else:
+        values = draws.integers(int(low), int(high), n, dtype)
+    return _overwrite(self, _arrange(values, shape, order))
 
 
 def _exponential_(self, lambd=1.0, *, generator=None):
@@ -956,7 +1383,9 @@ def _exponential_(self, lambd=1.0, *, generator=None):
     draws = _draws_for(self, generator)
     if draws is None:
         return _overwrite(self, None)
-    return _overwrite(self, draws.exponential(_shape(self), _compute_dtype(dtype)) / lambd)
+    if draws.xp is not np:
+        return _overwrite(self, draws.exponential(_shape(self), _compute_dtype(dtype)) / lambd)
+    return _overwrite(self, _cpu_fill(self, lambda n: draws.exponential(n, lambd)))
 
 
 def _geometric_(self, p, *, generator=None):
@@ -975,7 +1404,9 @@ def _geometric_(self, p, *, generator=None):
     draws = _draws_for(self, generator)
     if draws is None:
         return _overwrite(self, None)
-    return _overwrite(self, draws.geometric(p, _shape(self)))
+    if draws.xp is not np:
+        return _overwrite(self, draws.geometric(p, _shape(self)))
+    return _overwrite(self, _cpu_fill(self, lambda n: draws.geometric(n, p)))
 
 
 def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
@@ -995,7 +1426,9 @@ def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     draws = _draws_for(self, generator)
     if draws is None:
         return _overwrite(self, None)
-    return _overwrite(self, draws.cauchy(_shape(self)) * sigma + median)
+    if draws.xp is not np:
+        return _overwrite(self, draws.cauchy(_shape(self)) * sigma + median)
+    return _overwrite(self, _cpu_fill(self, lambda n: draws.cauchy(n, median, sigma)))
 
 
 def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
@@ -1016,6 +1449,8 @@ def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     draws = _draws_for(self, generator)
     if draws is None:
         return _overwrite(self, None)
+    if draws.xp is np:
+        return _overwrite(self, _cpu_fill(self, lambda n: draws.log_normal(n, mean, std)))
     z = draws.normal(_shape(self), np.float64)
     return _overwrite(self, draws.xp.exp(z * std + mean))
 
