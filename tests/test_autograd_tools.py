@@ -228,6 +228,27 @@ def test_gradcheck_complex_detects_wrong_backward_like_torch(name):
     assert messages[0] == messages[1]
 
 
+def test_gradcheck_names_input_among_those_requiring_grad():
+    messages = []
+    for lib in LIBS:
+        class Bad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                return x * 2 + y
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3, g
+
+        a = lib.ones(2, dtype=lib.float64)
+        b = lib.ones(2, dtype=lib.float64, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            lib.autograd.gradcheck(lambda u, v: Bad.apply(v, u), (a, b))
+        messages.append(str(info.value).replace("torch.", "ember."))
+    assert messages[0].startswith("Jacobian mismatch for output 0 with respect to input 0,")
+    assert messages[0] == messages[1]
+
+
 def test_gradcheck_complex_correct_custom_function_passes():
     def program(lib):
         class Square(lib.autograd.Function):
