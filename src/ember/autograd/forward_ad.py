@@ -5,6 +5,11 @@ input has a tangent computes its output's tangent with the op's ``jvp`` rule (``
 :func:`unpack_dual` reads it back. Rules are written with ember ops, so tangents are themselves
 differentiable by reverse mode. One level at a time, as in torch.
 
+Complex numbers: an element-wise op's tangent map is R-linear, ``t -> alpha t + beta conj(t)``;
+where no explicit rule is given it is recovered from the op's reverse derivative (its adjoint
+under ``Re<a, b>``), so non-holomorphic ops (abs, angle, sgn, ...) and real <-> complex ops
+(real, imag, complex, polar) work; a real output always has a real tangent.
+
 Example::
 
     >>> import ember.autograd.forward_ad as fwAD
