@@ -298,3 +298,125 @@ def test_tensor_dataset_batches_equal_per_sample_collation():
     e_batches = list(edata.DataLoader(ds, batch_size=4))
     assert [[t.tolist() for t in b] for b in e_batches] == \
         [[t.tolist() for t in b] for b in t_batches]
+
+
+# ---------------------------------------------------------------- fast paths keep torch's results
+
+
+def _batches(loader):
+    return [_to_list(b) for b in loader]
+
+
+class _KeepsGetitem(edata.TensorDataset):
+    """A subclass that inherits __getitem__: the batched gather still applies."""
+
+
+def _overriding_pair():
+    calls = []
+
+    class Overrides(edata.TensorDataset):
+        def __getitem__(self, index):
+            calls.append(index)
+            x, y = super().__getitem__(index)
+            return x * 2, y
+
+    class TorchOverrides(tdata.TensorDataset):
+        def __getitem__(self, index):
+            x, y = super().__getitem__(index)
+            return x * 2, y
+
+    return Overrides, TorchOverrides, calls
+
+
+@pytest.mark.parametrize("kind", ["exact", "subclass", "overrides"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bool", "int64"])
+def test_tensor_dataset_batches_match_torch(kind, dtype):
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal((11, 2, 3)) > 0 if dtype == "bool" else (
+        rng.standard_normal((11, 2, 3)) * 5)
+    t_x = torch.from_numpy(values).to(getattr(torch, dtype))
+    t_y = torch.from_numpy(rng.integers(0, 10, 11))
+    e_x, e_y = ember.tensor(t_x.float().numpy()).to(getattr(ember, dtype)), ember.tensor(
+        t_y.numpy())
+    e_cls, t_cls, calls = {"exact": (edata.TensorDataset, tdata.TensorDataset, None),
+                           "subclass": (_KeepsGetitem, tdata.TensorDataset, None),
+                           "overrides": _overriding_pair()}[kind]
+    sampler = [[3, 0, -1, 7], [10, 10], [5]]  # negative and repeated indices, a short batch
+    e_loader = edata.DataLoader(e_cls(e_x, e_y), batch_sampler=sampler)
+    t_loader = tdata.DataLoader(t_cls(t_x, t_y), batch_sampler=sampler)
+    assert _batches(e_loader) == _batches(t_loader)
+    for e_batch, t_batch in zip(e_loader, t_loader):
+        assert e_batch[0].shape == tuple(t_batch[0].shape)
+        assert e_batch[0].is_contiguous() and e_batch[1].dtype is ember.int64
+    if calls is not None:  # an overriding __getitem__ is called once per index, as torch does
+        assert calls == [3, 0, -1, 7, 10, 10, 5] * 2
+
+
+@pytest.mark.parametrize("batches", [[[True, False]], [[(0, 1), (1, 2)]], [[]], [[np.int64(2), 1]],
+                                     [[11]], [[ember.tensor(4), ember.tensor(1)]]])
+def test_tensor_dataset_odd_indices_behave_like_torch(batches):
+    # indices that are not a plain list of ints take the per-sample path (and its errors)
+    rng = np.random.default_rng(4)
+    values = rng.standard_normal((11, 3))
+    e_ds = edata.TensorDataset(ember.tensor(values), ember.arange(11))
+    t_ds = tdata.TensorDataset(torch.tensor(values), torch.arange(11))
+    t_batches = [[torch.tensor(i.item()) if isinstance(i, ember.Tensor) else i for i in b]
+                 for b in batches]
+    try:
+        expected = _batches(tdata.DataLoader(t_ds, batch_sampler=t_batches))
+    except Exception as error:
+        with pytest.raises(type(error)):
+            list(edata.DataLoader(e_ds, batch_sampler=batches))
+        return
+    assert _batches(edata.DataLoader(e_ds, batch_sampler=batches)) == expected
+
+
+def test_tensor_dataset_with_grad_and_custom_collate():
+    x = ember.arange(12.0).view(4, 3).requires_grad_()
+    t_x = torch.arange(12.0).view(4, 3).requires_grad_()
+    batch, _ = next(iter(edata.DataLoader(edata.TensorDataset(x, ember.arange(4)),
+                                          batch_size=3)))
+    t_batch, _ = next(iter(tdata.DataLoader(tdata.TensorDataset(t_x, torch.arange(4)),
+                                            batch_size=3)))
+    assert batch.requires_grad and batch.tolist() == t_batch.tolist()
+    batch.sum().backward()
+    t_batch.sum().backward()
+    assert x.grad.tolist() == t_x.grad.tolist()
+    # a custom collate_fn gets the per-sample tuples, as in torch
+    seen = {"ember": [], "torch": []}
+    for name, lib, data in (("ember", edata, ember), ("torch", tdata, torch)):
+        loader = lib.DataLoader(lib.TensorDataset(data.arange(5)), batch_size=2,
+                                collate_fn=lambda samples, name=name: seen[name].append(samples))
+        assert list(loader) == [None] * 3
+    assert [[(type(s).__name__, len(s), s[0].item()) for s in b] for b in seen["ember"]] == \
+        [[(type(s).__name__, len(s), s[0].item()) for s in b] for b in seen["torch"]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "complex64", "bool",
+                                   "int64", "uint8"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 0), (2, 3)])
+def test_default_collate_stack_matches_torch(dtype, shape):
+    rng = np.random.default_rng(5)
+    values = [np.asarray(rng.standard_normal(shape) * 3) for _ in range(4)]
+    t_samples = [torch.from_numpy(v).to(getattr(torch, dtype)) for v in values]
+    e_samples = [ember.tensor(t.to(torch.complex64 if t.is_complex() else torch.float64)
+                              .numpy()).to(getattr(ember, dtype)) for t in t_samples]
+    e_out = edata.default_collate(e_samples)
+    t_out = tdata.default_collate(t_samples)
+    assert _to_list(e_out) == _to_list(t_out) and e_out.shape == tuple(t_out.shape)
+    transposed = [ember.tensor(np.ascontiguousarray(v.T)).t() if v.ndim == 2 else
+                  ember.tensor(v) for v in values]  # non-contiguous samples
+    assert edata.default_collate(transposed).tolist() == [v.tolist() for v in values]
+
+
+def test_default_collate_mixed_samples_fall_back_to_stack():
+    with pytest.raises(RuntimeError, match="equal size"):
+        edata.default_collate([ember.ones(2), ember.ones(3)])
+    mixed = edata.default_collate([ember.ones(2), ember.ones(2, dtype=ember.float64)])
+    t_mixed = tdata.default_collate([torch.ones(2), torch.ones(2, dtype=torch.float64)])
+    assert _to_list(mixed) == _to_list(t_mixed)
+    w = ember.ones(2, requires_grad=True)
+    stacked = edata.default_collate([w, ember.zeros(2)])
+    assert stacked.requires_grad and stacked.grad_fn is not None
+    meta = edata.default_collate([ember.ones(2, device="meta")] * 3)
+    assert meta.device.type == "meta" and meta.shape == (3, 2)

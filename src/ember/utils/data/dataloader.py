@@ -24,6 +24,7 @@ import weakref
 
 import numpy as np
 
+from ... import _device
 from ... import _dtype as dt
 from ... import multiprocessing as _multiprocessing  # noqa: F401  (tensors go through shm)
 from ._collate import default_collate, default_convert
@@ -31,6 +32,8 @@ from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info", "WorkerInfo"]
+
+_CPU = _device.device("cpu")
 
 _STATUS_CHECK_INTERVAL = 1.0  # seconds between checks that workers are alive
 _worker_info = None
@@ -102,14 +105,29 @@ class _Fetcher:
         self.drop_last = drop_last
         self.iterator = iter(dataset) if isinstance(dataset, IterableDataset) else None
         self.ended = False
-        # A TensorDataset collated by default_collate is one gather per tensor: the same
-        # batch as indexing each sample and stacking, without a tensor per sample.
-        self.tensor_batches = (type(dataset) is TensorDataset and collate_fn is default_collate)
+        # A TensorDataset (or a subclass that keeps its __getitem__ and has no __getitems__)
+        # collated by default_collate is one gather per tensor: the same batch as indexing each
+        # sample and stacking, without a tensor per sample.
+        kind = type(dataset)
+        self.tensor_batches = (isinstance(dataset, TensorDataset)
+                               and kind.__getitem__ is TensorDataset.__getitem__
+                               and getattr(kind, "__getitems__", None) is None
+                               and collate_fn is default_collate)
 
     def _tensor_batch(self, indices):
-        from ..._tensor import tensor
+        """The gathered batch, or None where the indices are not a plain list of integers
+        (bools, tuples, an empty batch...): those take the per-sample path and its errors."""
+        if type(indices) is not list:
+            return None
+        try:
+            index = np.array(indices)
+        except (ValueError, TypeError):
+            return None
+        if index.ndim != 1 or not index.size or index.dtype.kind not in "iu":
+            return None
+        from ..._tensor import Tensor
 
-        index = tensor(indices)
+        index = Tensor._make(index.astype(np.int64, copy=False), _CPU)
         return [t[index] for t in self.dataset.tensors]
 
     def fetch(self, indices):
@@ -117,7 +135,9 @@ class _Fetcher:
             return self._fetch_iterable(indices)
         if self.auto_collation:
             if self.tensor_batches:
-                return self._tensor_batch(indices)
+                batch = self._tensor_batch(indices)
+                if batch is not None:
+                    return batch
             getitems = getattr(self.dataset, "__getitems__", None)
             data = getitems(indices) if getitems else [self.dataset[i] for i in indices]
         else:
