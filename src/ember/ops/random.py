@@ -211,6 +211,15 @@ def _to_storage(array, np_dtype):
     return array.astype(np_dtype)
 
 
+def _libm(name, x):
+    """``np.<name>(x)``; for a few values the C library's function instead (what torch's
+    scalar kernels call; NumPy's SIMD versions can differ in the last bit)."""
+    if x.size <= 64:
+        fn = getattr(math, name)
+        return np.array([fn(v) for v in x.ravel().tolist()], np.float64).reshape(x.shape)
+    return getattr(np, name)(x)
+
+
 def _significant_bits(value):
     """The number of significant bits of a float's mantissa."""
     mantissa = int(math.frexp(abs(float(value)))[0] * (1 << 53))
@@ -428,19 +437,20 @@ class _MTDraws:
     # other distributions (float64 values, as torch's <double> distributions) ---------------
     def exponential(self, n, lambd=1.0):
         u = self.unit(n, "float64")
-        return (-1.0 / lambd) * np.log1p(-u)
+        return (-1.0 / lambd) * _libm("log1p", -u)
 
     def geometric(self, n, p):
         u = self.unit(n, "float64")
         with np.errstate(divide="ignore"):
-            return np.ceil(np.log(u) / math.log1p(-p))
+            return np.ceil(_libm("log", u) / math.log1p(-p)) if u.size > 64 or u.all() else \
+                np.ceil(np.log(u) / math.log1p(-p))
 
     def cauchy(self, n, median=0.0, sigma=1.0):
         u = self.unit(n, "float64")
-        return median + sigma * np.tan(math.pi * (u - 0.5))
+        return median + sigma * _libm("tan", math.pi * (u - 0.5))
 
     def log_normal(self, n, mean, std):
-        return np.exp(self.normal_serial(n, mean, std))
+        return _libm("exp", self.normal_serial(n, mean, std))
 
     def bernoulli(self, p, n, double):
         """``u < p`` with ``u`` a 53-bit (``double``) or 24-bit uniform, one per element."""
@@ -910,10 +920,28 @@ def _dtype_range(dtype):
     return -(1 << bits), 1 << bits
 
 
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+
+
 def _check_random_range(low, high, dtype):
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
+    if dtype.is_floating_point:
+        # torch refuses only what the dtype cannot hold, and warns beyond 2**digits
+        top = _FLOAT_MAX[dtype.name]
+        bits = _MANTISSA[dtype.name]
+        for value, name in ((low, "from"), (high - 1, "to - 1")):
+            if not -top <= value <= top:
+                raise RuntimeError(f"{name} is out of bounds for {_C_TYPE[dtype.name]}")
+            if not -(1 << bits) <= value <= 1 << bits:
+                import warnings
+
+                warnings.warn(f"{name} is out of bounds [-(2^{bits}), 2^{bits}]. Due to "
+                              f"precision limitations {_C_TYPE[dtype.name]} can support discrete "
+                              "uniform distribution only within this range.", stacklevel=3)
+        return
     lo, hi = _dtype_range(dtype)
     if not lo <= low <= hi:
         raise RuntimeError(f"from is out of bounds for {_C_TYPE[dtype.name]}")
@@ -922,7 +950,10 @@ def _check_random_range(low, high, dtype):
 
 
 def _integers(draws, low, high, shape, dtype):
-    array = draws.integers(low, high, shape)
+    if draws.xp is np:
+        array = draws.integers(low, high, math.prod(shape), dtype).reshape(shape)
+    else:
+        array = draws.integers(low, high, shape)
     if dtype.is_complex:
         return array.astype(dtype.np)
     return array.astype(dtype.np, copy=False)
@@ -1064,14 +1095,17 @@ def _normal_tensor(mean, std, generator, out):
         _check_std_scalar(std)
     if not isinstance(mean, Tensor):
         mean = scalar_tensor(mean, dtype, device)
+    scalar_std = 1.0
     if not isinstance(std, Tensor):
-        std = scalar_tensor(std, dtype, device)
+        scalar_std, std = std, scalar_tensor(1.0, dtype, device)
     shape = broadcast_shapes(mean._data.shape, std._data.shape)
     if device is META:
         noise = _meta(shape, dtype)
     else:
         draws = _generator_for(generator, device)
-        noise = _place(_randn_array(draws, shape, dtype), dtype)
+        # torch: normal_(0, std) then add mean for a number std, else normal_(0, 1), then
+        # mul std, add mean
+        noise = _place(_randn_array(draws, shape, dtype, 0.0, scalar_std), dtype)
     std = std.to(dtype) if std.dtype is not dtype else std
     mean = mean.to(dtype) if mean.dtype is not dtype else mean
     result = _normal_combine_op(mean, std, _new_tensor(noise, device))
@@ -1105,8 +1139,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     if device is META:
         array = _meta(shape, dtype)
     else:
-        array = _randn_array(_generator_for(generator, device), shape, dtype)
-        array = _place(array * std + mean, dtype)
+        array = _randn_array(_generator_for(generator, device), shape, dtype, mean, std)
+        array = _place(array, dtype)
     return _finish(_new_tensor(array, device), requires_grad, out, "normal")
 
 
@@ -1133,11 +1167,23 @@ def _check_p_scalar(p, name="bernoulli_"):
         raise RuntimeError(f"{name} expects p to be in [0, 1], but got p={_fmt(p)}")
 
 
-def _bernoulli_sample(p_array, shape, dtype, device, generator):
+def _bernoulli_sample(p_array, shape, dtype, device, generator, double=True, order=None):
+    """0/1 of ``dtype``: ``u < p`` with one uniform per element, 53-bit when ``p`` is float64
+    (or a number), 24-bit for other ``p`` dtypes, drawn in memory order ``order``."""
     if device is META:
         return _meta(shape, dtype)
     draws = _generator_for(generator, device)
     xp = draws.xp
+    if xp is np:
+        n = math.prod(shape)
+        if isinstance(p_array, np.ndarray):
+            p_array = np.broadcast_to(p_array, shape)
+            if order is not None:
+                p_array = p_array.transpose(order)
+            p_array = p_array.ravel()
+            if not double:
+                p_array = p_array.astype(_F32)
+        return _arrange(draws.bernoulli(p_array, n, double), shape, order).astype(dtype.np)
     u = draws.uniform(shape, np.float64)
     p_array = p_array.astype(np.float64) if hasattr(p_array, "astype") else p_array
     return xp.less(u, p_array).astype(dtype.np)
@@ -1167,7 +1213,8 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     data = input._data
     if device is not META and data.dtype == dt.bfloat16.np:
         data = data.astype(np.float32)
-    sample = _bernoulli_sample(data, shape, dtype, device, generator)
+    sample = _bernoulli_sample(data, shape, dtype, device, generator,
+                               double=dtype is dt.float64)
     return write_out(_bernoulli_combine_op(input, _new_tensor(sample, device)), out, "bernoulli")
 
 
@@ -1192,7 +1239,8 @@ def poisson(input, generator=None):
         rates = input._data.astype(np.float64)
         if rates.size and not builtins.bool((rates >= 0).all()):
             raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-        sample = _generator_for(generator, device).poisson(rates).astype(dtype.np)
+        draws = _generator_for(generator, device)
+        sample = draws.poisson(rates).astype(dtype.np)
     return _poisson_combine_op(input, _new_tensor(sample, device))
 
 
@@ -1234,7 +1282,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     totals = probs.sum(axis=1)
     if not builtins.bool((totals > 0).all()):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if replacement:
+    if xp is np:
+        index = _multinomial_cpu(draws, input._data.reshape(rows, categories), num_samples,
+                                 replacement)
+    elif replacement:
         # Inverse CDF, all rows in one searchsorted: row r's CDF is shifted into [2r, 2r + 1].
         # A zero-probability category repeats its predecessor's CDF value, so it is never the
         # first value above u; the clip catches u * total rounding up to the last value.
@@ -1254,6 +1305,28 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
                  xp.argsort(keys, axis=1))[:, :num_samples]
     result = _new_tensor(index.astype(np.int64).reshape(out_shape), device)
     return write_out(result, out, "multinomial")
+
+
+def _multinomial_cpu(draws, probs, num_samples, replacement):
+    """torch's CPU multinomial. Without replacement (or for one sample): ``q`` exponential(1)
+    in the input's dtype, the ``num_samples`` largest ``p / q``. With replacement: per row the
+    cumulative sums (in the input's dtype, divided by the total, the last set to 1) and for
+    each 53-bit uniform ``u`` the first category whose cumulative value is >= ``u``."""
+    rows, categories = probs.shape
+    store = probs.dtype
+    if not replacement or num_samples == 1:
+        q = _to_storage(draws.exponential(rows * categories), store).reshape(rows, categories)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = (probs / q).astype(np.float64)
+        # largest first; ties keep the lower index
+        return np.argsort(-ratio, axis=1, kind="stable")[:, :num_samples]
+    acc = _F32 if store.itemsize < 4 else store
+    cdf = np.cumsum(probs.astype(acc), axis=1, dtype=acc)
+    cdf /= cdf[:, -1:]
+    cdf[:, -1] = 1
+    u = draws.unit(rows * num_samples, "float64").reshape(rows, num_samples)
+    return np.stack([np.searchsorted(cdf[r].astype(np.float64), u[r], side="left")
+                     for r in range(rows)]) if rows else np.zeros((0, num_samples), np.int64)
 
 
 # ---------------------------------------------------------------- in-place samplers
@@ -1479,11 +1552,14 @@ def _bernoulli_(self, p=0.5, *, generator=None):
             raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
                                f"shape {list(broadcast_shapes(shape, p._data.shape))}")
         data = p._data.astype(np.float64)
-        return _overwrite(self, _bernoulli_sample(data, shape, dt.float64, device, generator))
+        return _overwrite(self, _bernoulli_sample(data, shape, dt.float64, device, generator,
+                                                  p.dtype is dt.float64,
+                                                  _memory_order(self._data)))
     _check_p_scalar(p)
     if device is META:
         return _overwrite(self, None)
-    return _overwrite(self, _bernoulli_sample(p, shape, dt.float64, device, generator))
+    return _overwrite(self, _bernoulli_sample(p, shape, dt.float64, device, generator,
+                                              order=_memory_order(self._data)))
 
 
 Tensor.uniform_ = _uniform_

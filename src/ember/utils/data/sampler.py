@@ -22,7 +22,10 @@ def _fresh_generator(generator):
     random = _random()
     if generator is not None:
         return generator
-    seed = int(random.randint(0, 2 ** 62, (), dtype=dt.int64).item())
+    from ...ops.creation import empty
+
+    # torch: a 63-bit seed from the default generator (random_() on an int64 scalar)
+    seed = int(empty((), dtype=dt.int64).random_().item())
     g = random.Generator()
     g.manual_seed(seed)
     return g
