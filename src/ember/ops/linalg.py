@@ -1233,6 +1233,44 @@ def _inv_derivative(ctx, grad):
     return (-matmul_op(inv, matmul_op(grad, inv)),)
 
 
+def _inv_h_kernel(xp, a):
+    """``A^{-H}`` by LU without the singularity check, solving ``A^H X = I`` with the LU
+    factors as torch's backward formulas do: a zero pivot gives the same inf/NaN entries."""
+    if a.size == 0:
+        return xp.empty(a.shape, a.dtype)
+    work = _compute(xp, a)
+    if xp is not np:  # CuPy: NaN, no error
+        return xp.linalg.inv(work).conj().swapaxes(-1, -2).astype(a.dtype)
+    try:
+        result = np.linalg.inv(work).conj().swapaxes(-1, -2)
+    except np.linalg.LinAlgError:
+        import warnings
+
+        import scipy.linalg
+
+        flat = work.reshape((-1,) + work.shape[-2:])
+        result = np.empty_like(flat)
+        eye = np.eye(flat.shape[-1], dtype=flat.dtype)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            for index, matrix in enumerate(flat):
+                lu = scipy.linalg.lu_factor(matrix, check_finite=False)
+                result[index] = scipy.linalg.lu_solve(lu, eye, trans=2, check_finite=False)
+        result = result.reshape(work.shape)
+    return np.ascontiguousarray(result).astype(a.dtype, copy=False)
+
+
+inv_h_op = Op("linalg_inv_h", _inv_h_kernel, meta=lambda a: (a.shape, a.dtype),
+              save_inputs=False, save_output=True, grad_name="LinalgInvExBackward0")
+
+
+@inv_h_op.defderivative
+def _inv_h_derivative(ctx, grad):
+    # Y = A^{-H}: dY = -Y dA^H Y, so grad_A = -Y G^H Y
+    y = ctx.output
+    return (-matmul_op(y, matmul_op(grad.mH, y)),)
+
+
 def linalg_inv(A, *, out=None):
     """The inverse of a square matrix (or a batch); raises :class:`LinAlgError` if singular.
 
@@ -1323,10 +1361,73 @@ def det_op(xp, a):
 @det_op.defderivative
 def _det_derivative(ctx, grad):
     (a,) = ctx.inputs
-    d = ctx.output
-    # d det(A) = det(A) tr(A^{-1} dA): grad_A = conj(grad * det) A^{-H}
-    scale = (grad * d.conj()).unsqueeze(-1).unsqueeze(-1)
-    return (scale * linalg_inv(a).mH,)
+    # d det(A) = tr(adj(A) dA): grad_A = grad * adj(A)^H, which stays finite (and nonzero for
+    # rank n-1) at singular matrices. As torch: where det is not negligible, adj(A) =
+    # det(A) A^{-1}; elsewhere, from the SVD A = U S Vh, adj(A)^H = conj(det U det Vh)
+    # U diag(prod_{j != i} s_j) Vh. Both are written with ember ops (double backward).
+    singular = _singular_mask(a, ctx.output)
+    if singular is None or not singular.any():
+        return (_det_grad_invertible(a, ctx.output, grad),)
+    if singular.all():
+        return (_det_grad_singular(a, grad),)
+    from .index import index_select
+    from .shape import cat
+
+    n = a._data.shape[-1]
+    flat_a = a.reshape(-1, n, n)
+    flat_d, flat_g = ctx.output.reshape(-1), grad.expand(ctx.output.shape).reshape(-1)
+    bad = np.flatnonzero(singular)
+    good = np.flatnonzero(~singular)
+    picks = [_index_on(i, a) for i in (good, bad)]
+    parts = [_det_grad_invertible(index_select(flat_a, 0, picks[0]),
+                                  index_select(flat_d, 0, picks[0]),
+                                  index_select(flat_g, 0, picks[0])),
+             _det_grad_singular(index_select(flat_a, 0, picks[1]),
+                                index_select(flat_g, 0, picks[1]))]
+    order = np.argsort(np.concatenate([good, bad]), kind="stable")
+    back = _index_on(order, a)
+    return (index_select(cat(parts, 0), 0, back).reshape(a.shape),)
+
+
+def _index_on(indices, like):
+    from .._tensor import tensor
+
+    return tensor(np.asarray(indices, np.int64), device=like._device)
+
+
+def _singular_mask(a, det):
+    """Which matrices of the (flattened) batch torch treats as singular in det's backward:
+    ``|det| <= eps * ||A||_2``; ``None`` on the meta device or for empty matrices."""
+    if a._device is META or a._data.shape[-1] == 0 or a._data.size == 0:
+        return None
+    xp = a._device.xp
+    data = a._data
+    if data.dtype in _LOW:
+        data = data.astype(np.float32)
+    n = data.shape[-1]
+    flat = data.reshape(-1, n, n)
+    finite = xp.isfinite(flat).all(axis=(-2, -1))
+    # non-finite matrices take the inverse formula (NaN/inf as torch); SVD would not converge
+    norm2 = xp.linalg.norm(xp.where(finite[:, None, None], flat, 0), ord=2, axis=(-2, -1))
+    eps = np.finfo(_real_np(data.dtype)).eps
+    mask = ~(xp.abs(det._data.reshape(-1)) > eps * norm2) & finite  # zero matrix: singular
+    return mask if xp is np else xp.asnumpy(mask)
+
+
+def _det_grad_invertible(a, det, grad):
+    scale = (grad * det.conj()).unsqueeze(-1).unsqueeze(-1)
+    return scale * inv_h_op(a)
+
+
+def _det_grad_singular(a, grad):
+    from .reduce import _exclusive_cumprod
+
+    u, s, vh = svd_op(a, full_matrices=True)
+    alpha = (det_op(u) * det_op(vh)).conj()
+    others = _exclusive_cumprod(s, -1 % s.ndim, False) * _exclusive_cumprod(s, -1 % s.ndim,
+                                                                              True)
+    weights = (grad * alpha).unsqueeze(-1) * others.to(a.dtype)
+    return matmul_op(u * weights.unsqueeze(-2), vh)
 
 
 def linalg_det(A, *, out=None):
@@ -1371,7 +1472,8 @@ def _slogdet_derivative(ctx, grad_sign, grad_logabs):
     g = grad_logabs.unsqueeze(-1).unsqueeze(-1)
     if a.dtype.is_complex:
         g = g.to(a.dtype)
-    return (g * linalg_inv(a).mH,)
+    # singular A: the LU solve divides by a zero pivot, giving inf/NaN as torch's does
+    return (g * inv_h_op(a),)
 
 
 def linalg_slogdet(A, *, out=None):
@@ -2111,52 +2213,171 @@ def linalg_matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None, to
     return write_out(result, out, "linalg.matrix_rank")
 
 
+def _lstsq_meta(a, b, *, driver, rcond):
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    m, n = a.shape[-2:]
+    real = _real_np(a.dtype)
+    rank = (a.shape[:-2] if driver != "gels" else (0,), np.dtype(np.int64))
+    svals = (a.shape[:-2] + (min(m, n),) if driver in ("gelsd", "gelss") else (0,), real)
+    return (batch + (n, b.shape[-1]), a.dtype), rank, svals
+
+
+def _gels(a, b):
+    """LAPACK ``?gels`` (QR/LQ, full rank assumed) on one matrix, as torch's 'gels' driver."""
+    import scipy.linalg
+
+    m, n = a.shape
+    gels, = scipy.linalg.get_lapack_funcs(("gels",), (a, b))
+    rhs = np.zeros((max(m, n), b.shape[1]), b.dtype)
+    rhs[:m] = b
+    _, x, _ = gels(a, rhs)
+    return x[:n]
+
+
+def _lstsq_kernel(xp, a, b, *, driver, rcond):
+    (sx, dx), (sr, _), (ss, ds) = _lstsq_meta(a, b, driver=driver, rcond=rcond)
+    m, n = a.shape[-2:]
+    if xp is not np:  # CuPy: the 'gels' driver only (checked by the caller), via pinv
+        return xp.matmul(xp.linalg.pinv(a), b).astype(dx, copy=False), xp.zeros(sr, np.int64), \
+            xp.zeros(ss, ds)
+    import warnings
+
+    import scipy.linalg
+
+    batch = sx[:-2]
+    count = math.prod(batch)
+    flat_a = np.broadcast_to(a, batch + (m, n)).reshape((count, m, n))
+    flat_b = np.broadcast_to(b, batch + b.shape[-2:]).reshape((count,) + b.shape[-2:])
+    x = np.zeros((count,) + sx[-2:], dx)
+    rank = np.zeros(count, np.int64)
+    svals = np.zeros((count, min(m, n)), ds)
+    if m and n:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i in range(flat_a.shape[0]):
+                if driver == "gels":
+                    x[i] = _gels(flat_a[i], flat_b[i])
+                    continue
+                x[i], _, rank[i], sv = scipy.linalg.lstsq(
+                    flat_a[i], flat_b[i], cond=rcond, lapack_driver=driver,
+                    check_finite=False)
+                if sv is not None and driver != "gelsy":
+                    svals[i] = sv
+    # rank and singular values describe A's own batch (torch does not broadcast them)
+    pick = tuple(0 if size == 1 and full != 1 else slice(None)
+                 for size, full in zip(a.shape[:-2], batch))
+    if driver == "gels":
+        rank_out = np.zeros(sr, np.int64)
+    else:
+        rank_out = np.ascontiguousarray(rank.reshape(batch)[pick]).reshape(sr)
+    if driver in ("gelsd", "gelss"):
+        svals_out = np.ascontiguousarray(svals.reshape(batch + (min(m, n),))[pick]).reshape(ss)
+    else:
+        svals_out = np.zeros(ss, ds)
+    return x.reshape(sx), rank_out, svals_out
+
+
+lstsq_op = Op("linalg_lstsq", _lstsq_kernel, meta=_lstsq_meta, multi_output=True,
+              differentiable_outputs=(0,), grad_name="LinalgLstsqBackward0")
+
+
+@lstsq_op.defderivative
+def _lstsq_derivative(ctx, grad, grad_rank, grad_svals, *, driver, rcond):
+    # As torch: the gradient of pinv(A) @ B (pinv with its default cutoff, not rcond)
+    a, b = ctx.inputs
+    pinv = linalg_pinv(a)
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[1]:
+        grad_b = matmul_op(pinv.mH, grad)
+    if ctx.needs_input_grad[0]:
+        grad_a = _pinv_vjp(matmul_op(grad, b.mH), pinv, a)
+    return grad_a, grad_b
+
+
+def _pinv_vjp(grad, pinv, a):
+    """The gradient reaching ``A`` from ``grad`` on ``P = pinv(A)``:
+    ``-P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A)``."""
+    ph, gh = pinv.mH, grad.mH
+    term1 = -matmul_op(matmul_op(ph, grad), ph)
+    term2 = matmul_op(gh - matmul_op(a, matmul_op(pinv, gh)), matmul_op(pinv, ph))
+    term3 = matmul_op(matmul_op(ph, pinv), gh - matmul_op(matmul_op(gh, pinv), a))
+    return term1 + term2 + term3
+
+
 def linalg_lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solution of ``A X = B``: ``(solution, residuals, rank,
-    singular_values)``; the solution is differentiable.
+    singular_values)``. As torch, the fields depend on ``driver`` ('gelsy' by default on the
+    CPU, 'gels' on CUDA): ``rank`` is empty for 'gels', ``singular_values`` only for 'gelsd' and
+    'gelss', ``residuals`` (squared column norms of ``A X - B``) only for tall ``A`` with
+    'gels', or with 'gelsd'/'gelss' when every matrix has full rank. The solution (and the
+    residuals) are differentiable, through ``pinv(A) @ B`` as in torch.
 
     Example::
 
         >>> ember.linalg.lstsq(ember.tensor([[1.], [1.]]), ember.tensor([[1.], [3.]])).solution
         tensor([[2.]])
     """
-    _check_matrix(A, "linalg.lstsq")
+    _check_tensor(A, "linalg.lstsq", "A")
     _check_tensor(B, "linalg.lstsq", "B")
-    if driver is not None and driver not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError("parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    if A._data.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B._data.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex) or A._data.dtype in _LOW:
+        raise RuntimeError("This function doesn't handle types other than float and double")
     if A._data.dtype != B._data.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
-                           f"dtype, but got input's dtype {A.dtype} and other's dtype "
-                           f"{B.dtype}".replace("ember.", "torch."))
-    vector = B._data.ndim == A._data.ndim - 1
+                           f"dtype, but got input's dtype {_short(A)} and other's dtype "
+                           f"{_short(B)}")
+    if A._device is not B._device:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected all tensors to be on the same device, "
+                           f"but found at least two devices, {A._device} and {B._device}!")
+    cuda = A._device.type == "cuda"
+    if driver is None:
+        driver = "gels" if cuda else "gelsy"
+    elif driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    elif cuda and driver != "gels":
+        raise RuntimeError("torch.linalg.lstsq: `driver` other than `gels` is not supported on "
+                           "CUDA")
+    diff = A._data.ndim - B._data.ndim
+    if not 0 <= diff <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to "
+                           "other.dim() and (input.dim() - other.dim()) <= 1")
+    vector = diff == 1
+    m, n = A._data.shape[-2:]
     b = B.unsqueeze(-1) if vector else B
-    if b._data.shape[-2] != A._data.shape[-2]:
+    _broadcast_batch(A._data.shape[:-2], b._data.shape[:-2])
+    if vector and B._data.shape[-1] != m:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-1)")
+    if not vector and B._data.shape[-2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    driver = driver or "gelsy"
-    rtol = rcond if rcond is not None and rcond > 0 else None
-    solution = matmul(linalg_pinv(A, rtol=rtol), b)
+    if rcond is None:
+        rcond = float(np.finfo(_real_np(A._data.dtype)).eps) * max(m, n)
+    solution, rank, svals = lstsq_op(A, b, driver=driver, rcond=float(rcond))
     from .creation import zeros
 
-    m, n = A._data.shape[-2:]
     real = dt.from_numpy_dtype(_real_np(A._data.dtype))
-    empty = zeros(0, dtype=real, device=A._device)
-    from ..autograd.grad_mode import no_grad
-
-    with no_grad():
-        rank = linalg_matrix_rank(A, rtol=rtol) if driver != "gels" else \
-            zeros(0, dtype=dt.int64, device=A._device)
-        svals = linalg_svdvals(A) if driver in ("gelsd", "gelss") else empty
-    residuals = empty
+    residuals = zeros(0, dtype=real, device=A._device)
     if m > n and driver != "gelsy":
-        full = bool((rank == n).all()) if driver != "gels" else True
+        full = driver == "gels" or A._device is META or bool((rank._data == n).all())
         if full:
-            diff = matmul(A, solution) - b
-            residuals = (diff.abs() ** 2).sum(-2)
-            if vector:
-                residuals = residuals.squeeze(-1)
+            residuals = ((matmul(A, solution) - b).abs() ** 2).sum(-2)
+            if driver == "gels" and n == 0:
+                residuals = residuals * 0  # LAPACK's quick return for an empty A
     if vector:
         solution = solution.squeeze(-1)
     return LstsqResult(solution, residuals, rank, svals)
+
+
+def _broadcast_batch(sa, sb):
+    """torch's broadcasting error for the batch dims of lstsq's operands."""
+    for i, (x, y) in enumerate(zip(sa[::-1], sb[::-1])):
+        if x != y and x != 1 and y != 1:
+            dim = max(len(sa), len(sb)) - 1 - i
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {dim}")
 
 
 # ================================================================ powers and exponentials
