@@ -1,6 +1,8 @@
-"""Random numbers: determinism under seeds and generators, state save/restore, shapes and dtypes
-against torch, statistical checks (moments, KS tests, frequencies) and torch's argument errors.
-Matching torch's streams is not a goal: torch is the oracle for shapes, dtypes and errors."""
+"""Random numbers: ember's CPU generator is torch's mt19937 and its sampling functions draw as
+torch's CPU kernels do, so every function is compared value for value against torch after the
+same seed (bit-exact, or within an ulp where torch's float libm or NumPy's SIMD maths round
+differently); also the state layout both ways, determinism under seeds and generators, shapes and
+dtypes, statistical checks (these cover the GPU path's code too) and torch's argument errors."""
 
 import numpy as np
 import pytest
@@ -491,3 +493,270 @@ def test_fork_rng_restores_the_default_generator():
     with fork_rng(enabled=False):
         ember.rand(1)
     assert ember.rand(4).tolist() != inside
+
+
+# ---------------------------------------------------------------- torch's numbers, exactly
+
+SEEDS = [0, 1, 7, 2 ** 40 + 3, -5]
+ALL_FLOATS = ["float32", "float64", "float16", "bfloat16"]
+
+
+def _both(seed, ember_fn, torch_fn):
+    ember.manual_seed(seed)
+    e = ember_fn()
+    torch.manual_seed(seed)
+    t = torch_fn()
+    return e, t
+
+
+def _exact(e, t):
+    _same_meta(e, t)
+    en = e.float().numpy() if e.dtype is ember.bfloat16 else e.numpy()
+    tn = t.float().numpy() if t.dtype is torch.bfloat16 else t.numpy()
+    np.testing.assert_array_equal(en, tn)
+
+
+def _close(e, t, ulps=2, scale=1.0):
+    """Equal up to ``ulps`` units in the last place of the dtype, relative to ``scale`` (for
+    float32 normals, whose libm calls round differently in torch; an offset ``mean`` makes the
+    error relative to the spread rather than to each value)."""
+    _same_meta(e, t)
+    en, tn = e.numpy(), t.numpy()
+    eps = np.finfo(tn.real.dtype).eps
+    np.testing.assert_allclose(en, tn, rtol=ulps * eps, atol=ulps * eps * scale * 4)
+
+
+def _check(e, t):
+    if e.dtype in (ember.float32, ember.complex64):
+        _close(e, t)
+    elif e.dtype in (ember.float64, ember.complex128):
+        _close(e, t, ulps=1)
+    else:
+        _exact(e, t)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", ALL_FLOATS + ["complex64", "complex128"])
+@pytest.mark.parametrize("size", [(), (0,), (1,), (3,), (4, 5), (2, 3, 70)])
+def test_rand_is_torchs(seed, name, size):
+    ed, td = getattr(ember, name), getattr(torch, name)
+    _exact(*_both(seed, lambda: ember.rand(size, dtype=ed), lambda: torch.rand(size, dtype=td)))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", ALL_FLOATS + ["complex64", "complex128"])
+@pytest.mark.parametrize("size", [(), (0,), (3,), (15,), (16,), (17,), (33,), (2, 50)])
+def test_randn_is_torchs(seed, name, size):
+    ed, td = getattr(ember, name), getattr(torch, name)
+    e, t = _both(seed, lambda: ember.randn(size, dtype=ed), lambda: torch.randn(size, dtype=td))
+    _check(e, t)
+    # the generator (with its cached normal) advanced the same way
+    _exact(*_both_continue(lambda: ember.rand(3, dtype=ember.float64),
+                           lambda: torch.rand(3, dtype=torch.float64)))
+
+
+def _both_continue(ember_fn, torch_fn):
+    return ember_fn(), torch_fn()
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+@pytest.mark.parametrize("name", ALL_FLOATS)
+@pytest.mark.parametrize("bounds", [(-3, 5), (0.1, 0.2), (-1e-3, 2.5)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_uniform_and_normal_inplace_are_torchs(seed, name, bounds, transposed):
+    ed, td = getattr(ember, name), getattr(torch, name)
+
+    def target(lib, dtype, n):
+        x = lib.empty(7, n, dtype=dtype)
+        return x.t() if transposed else x
+
+    lo, hi = bounds
+    _exact(*_both(seed, lambda: target(ember, ed, 40).uniform_(lo, hi),
+                  lambda: target(torch, td, 40).uniform_(lo, hi)))
+    for n in (1, 3, 40):   # serial (small or non-contiguous) and block paths
+        e, t = _both(seed, lambda: target(ember, ed, n).normal_(lo, hi),
+                     lambda: target(torch, td, n).normal_(lo, hi))
+        if name == "float32":
+            _close(e, t, ulps=4, scale=abs(lo) + hi)
+        elif name == "float64":
+            _close(e, t, ulps=2, scale=abs(lo) + hi)
+        else:
+            _exact(e, t)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name,low,high", [
+    ("int64", 0, 10), ("int64", -5, 100), ("int64", 3, 2 ** 40), ("int64", -2 ** 62, 2 ** 62),
+    ("int32", -7, 1000), ("int16", 0, 300), ("int8", -100, 100), ("uint8", 0, 256),
+    ("float32", -4, 9), ("float64", 0, 2 ** 40), ("float16", 0, 50), ("bfloat16", -3, 20)])
+def test_randint_is_torchs(seed, name, low, high):
+    ed, td = getattr(ember, name), getattr(torch, name)
+    _exact(*_both(seed, lambda: ember.randint(low, high, (3, 7), dtype=ed),
+                  lambda: torch.randint(low, high, (3, 7), dtype=td)))
+    _exact(*_both(seed, lambda: ember.randint_like(ember.zeros(4, dtype=ed), low, high),
+                  lambda: torch.randint_like(torch.zeros(4, dtype=td), low, high)))
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+@pytest.mark.parametrize("name", ["int64", "int32", "int16", "int8", "uint8", "bool", "float32",
+                                  "float64", "float16", "bfloat16"])
+def test_random_inplace_is_torchs(seed, name):
+    ed, td = getattr(ember, name), getattr(torch, name)
+    _exact(*_both(seed, lambda: ember.empty(30, dtype=ed).random_(),
+                  lambda: torch.empty(30, dtype=td).random_()))
+    _exact(*_both(seed, lambda: ember.empty(5, 6, dtype=ed).t().random_(2),
+                  lambda: torch.empty(5, 6, dtype=td).t().random_(2)))
+    if name not in ("bool", "uint8"):
+        _exact(*_both(seed, lambda: ember.empty(30, dtype=ed).random_(-3, 5),
+                      lambda: torch.empty(30, dtype=td).random_(-3, 5)))
+    if name == "int64":
+        _exact(*_both(seed, lambda: ember.empty(30, dtype=ed).random_(-2 ** 63, None),
+                      lambda: torch.empty(30, dtype=td).random_(-2 ** 63, None)))
+        _exact(*_both(seed, lambda: ember.empty(30, dtype=ed).random_(5, None),
+                      lambda: torch.empty(30, dtype=td).random_(5, None)))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 100, 3000])
+def test_randperm_is_torchs(seed, n):
+    _exact(*_both(seed, lambda: ember.randperm(n), lambda: torch.randperm(n)))
+    _exact(*_both(seed, lambda: ember.randperm(n, dtype=ember.float32),
+                  lambda: torch.randperm(n, dtype=torch.float32)))
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+@pytest.mark.parametrize("name", ALL_FLOATS)
+@pytest.mark.parametrize("n", [5, 40, 300])
+def test_other_inplace_distributions_are_torchs(seed, name, n):
+    ed, td = getattr(ember, name), getattr(torch, name)
+    cases = [("exponential_", (2.5,)), ("geometric_", (0.2,)), ("cauchy_", (1.0, 2.0)),
+             ("log_normal_", (0.5, 0.7)), ("bernoulli_", (0.3,))]
+    for method, args in cases:
+        e, t = _both(seed, lambda: getattr(ember.empty(n, dtype=ed), method)(*args),
+                     lambda: getattr(torch.empty(n, dtype=td), method)(*args))
+        if name == "float64" and n > 64 and method in ("exponential_", "cauchy_", "log_normal_"):
+            _close(e, t, ulps=2)     # NumPy's SIMD log1p/tan/exp vs the C library's
+        else:
+            _exact(e, t)
+    _exact(*_both(seed, lambda: ember.zeros(n, dtype=ember.int64).geometric_(0.4),
+                  lambda: torch.zeros(n, dtype=torch.int64).geometric_(0.4)))
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+@pytest.mark.parametrize("name", ALL_FLOATS)
+def test_bernoulli_multinomial_poisson_are_torchs(seed, name):
+    ed, td = getattr(ember, name), getattr(torch, name)
+    p = np.random.default_rng(seed % 100).random((5, 9))
+    p[1, 3] = 0.0
+    ep, tp = ember.tensor(p, dtype=ed), torch.tensor(p, dtype=td)
+    for fn in (lambda lib, x: lib.bernoulli(x),
+               lambda lib, x: lib.bernoulli(lib.zeros_like(x), 0.3),
+               lambda lib, x: lib.zeros(9, 5, dtype=x.dtype).t().bernoulli_(x[0]),
+               lambda lib, x: lib.poisson(x * 30),
+               lambda lib, x: lib.poisson(x * 3),
+               lambda lib, x: lib.multinomial(x, 20, True),
+               lambda lib, x: lib.multinomial(x, 6),
+               lambda lib, x: lib.multinomial(x[0], 1, True),
+               lambda lib, x: lib.multinomial(x[0], 9)):
+        _exact(*_both(seed, lambda: fn(ember, ep), lambda: fn(torch, tp)))
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+@pytest.mark.parametrize("name", ALL_FLOATS)
+@pytest.mark.parametrize("shape", [(3,), (40,), (2, 1, 9)])
+def test_normal_overloads_are_torchs(seed, name, shape):
+    ed, td = getattr(ember, name), getattr(torch, name)
+    cases = [lambda lib, d: lib.normal(lib.full(shape, 2.0, dtype=d), lib.full(shape, 3.0, dtype=d)),
+             lambda lib, d: lib.normal(lib.full(shape, 2.0, dtype=d), 3.0),
+             lambda lib, d: lib.normal(2.0, lib.full(shape, 3.0, dtype=d)),
+             lambda lib, d: lib.normal(2.0, 3.0, shape, dtype=d),
+             lambda lib, d: lib.randn_like(lib.zeros(shape, dtype=d)),
+             lambda lib, d: lib.rand_like(lib.zeros(shape, dtype=d))]
+    for fn in cases:
+        e, t = _both(seed, lambda: fn(ember, ed), lambda: fn(torch, td))
+        if name in ("float32", "float64"):
+            _close(e, t, ulps=4, scale=5.0)
+        else:
+            _exact(e, t)
+
+
+@pytest.mark.parametrize("seed", [0, 5, -1, 2 ** 63, 2 ** 64 - 1, -2 ** 63, 123456789012345])
+def test_seeds_and_state_bytes_are_torchs(seed):
+    ember.manual_seed(seed)
+    torch.manual_seed(seed)
+    assert ember.initial_seed() == torch.initial_seed()
+    np.testing.assert_array_equal(ember.get_rng_state().numpy(), torch.get_rng_state().numpy())
+    _exact(ember.rand(5), torch.rand(5))
+    ember.randn(3, dtype=ember.float64)      # leaves a cached normal in both
+    torch.randn(3, dtype=torch.float64)
+    np.testing.assert_array_equal(ember.get_rng_state().numpy(), torch.get_rng_state().numpy())
+    g, tg = ember.Generator().manual_seed(seed), torch.Generator().manual_seed(seed)
+    np.testing.assert_array_equal(g.get_state().numpy(), tg.get_state().numpy())
+
+
+@pytest.mark.parametrize("draws", [0, 1, 623, 624, 625, 2000])
+def test_state_moves_between_ember_and_torch(draws):
+    # torch -> ember
+    torch.manual_seed(9)
+    torch.rand(draws)
+    torch.randn(1, dtype=torch.float64)
+    ember.set_rng_state(ember.tensor(torch.get_rng_state().numpy()))
+    _exact(ember.randn(5, dtype=ember.float64), torch.randn(5, dtype=torch.float64))
+    _exact(ember.rand(700), torch.rand(700))
+    # ember -> torch
+    ember.manual_seed(11)
+    ember.rand(draws)
+    ember.randn(3, dtype=ember.float64)
+    torch.set_rng_state(torch.from_numpy(ember.get_rng_state().numpy()))
+    _exact(ember.randn(5, dtype=ember.float64), torch.randn(5, dtype=torch.float64))
+    _exact(ember.rand(700), torch.rand(700))
+    np.testing.assert_array_equal(ember.get_rng_state().numpy(), torch.get_rng_state().numpy())
+    # torch 2.13 refuses the legacy 5048-byte layout; so does ember
+    legacy = torch.get_rng_state()[:5048]
+    _raises_like(lambda: ember.set_rng_state(ember.tensor(legacy.numpy())),
+                 lambda: torch.set_rng_state(legacy), "size to be 5048")
+
+
+def test_set_state_errors_like_torch():
+    g, tg = ember.Generator(), torch.Generator()
+    bad = torch.get_rng_state()
+    bad[8:12] = 0      # left == 0
+    _raises_like(lambda: g.set_state(ember.tensor(bad.numpy())), lambda: tg.set_state(bad),
+                 "Invalid mt19937 state")
+    _raises_like(lambda: g.set_state(ember.zeros(5050, dtype=ember.uint8)),
+                 lambda: tg.set_state(torch.zeros(5050, dtype=torch.uint8)), "5056")
+
+
+def test_generator_seed_is_reproducible_and_random():
+    g = ember.Generator()
+    s = g.seed()
+    assert 0 <= s < 2 ** 64 and g.initial_seed() == s
+    tg = torch.Generator().manual_seed(s)
+    _exact(ember.rand(4, generator=g), torch.rand(4, generator=tg))
+
+
+def test_orthogonal_init_draws_as_torch():
+    for seed in (0, 1):
+        e, t = _both(seed, lambda: ember.nn.init.orthogonal_(ember.empty(4, 6)),
+                     lambda: torch.nn.init.orthogonal_(torch.empty(4, 6)))
+        np.testing.assert_allclose(e.numpy(), t.numpy(), atol=1e-6)
+        _exact(ember.rand(3), torch.rand(3))       # the generator advanced the same way
+
+
+def test_float_randint_range_warns_past_the_exact_range_like_torch():
+    with pytest.warns(UserWarning, match="out of bounds"):
+        torch.randint(0, 2 ** 30, (2,), dtype=torch.float32)
+    with pytest.warns(UserWarning, match="out of bounds"):
+        ember.randint(0, 2 ** 30, (2,), dtype=ember.float32)
+
+
+def test_randperm_large_is_fast_enough_and_torchs():
+    import time
+
+    ember.manual_seed(3)
+    start = time.perf_counter()
+    e = ember.randperm(60_000)
+    elapsed = time.perf_counter() - start
+    torch.manual_seed(3)
+    _exact(e, torch.randperm(60_000))
+    print(f"randperm(60000): {elapsed * 1e3:.1f} ms")

@@ -204,7 +204,10 @@ def orthogonal_(tensor, gain=1, generator=None):
     cols = tensor.numel() // rows
     from ..ops.random import randn
 
-    flat = randn(rows, cols, generator=generator, dtype=dt.float64).numpy()
+    # drawn in the tensor's dtype as torch does (same numbers, same generator advance); the
+    # QR runs in float64
+    draw_dtype = tensor.dtype if tensor.dtype.is_floating_point else dt.float64
+    flat = randn(rows, cols, generator=generator, dtype=draw_dtype).double().numpy()
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

@@ -51,7 +51,6 @@ _MT_N = 624
 # float normal and its flag (+ padding)
 _CPU_STATE = struct.Struct("<QiiQ624Q3di4xf?3x")
 _CPU_STATE_SIZE = _CPU_STATE.size          # 5056
-_CPU_LEGACY_SIZE = 5048
 
 
 def _check_seed(seed):
@@ -154,13 +153,9 @@ class Generator:
             self._seed = int.from_bytes(raw[:8], "little")
             self._offset = int.from_bytes(raw[8:], "little")
             return self
-        if len(raw) == _CPU_LEGACY_SIZE:
-            raw = raw + bytes(_CPU_STATE_SIZE - _CPU_LEGACY_SIZE)
-        elif len(raw) != _CPU_STATE_SIZE:
-            raise RuntimeError(f"Expected either a CPUGeneratorImplStateLegacy of size "
-                               f"{_CPU_LEGACY_SIZE} or a CPUGeneratorImplState of size "
-                               f"{_CPU_STATE_SIZE} but found the input RNG state size to be "
-                               f"{len(raw)}")
+        if len(raw) != _CPU_STATE_SIZE:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_CPU_STATE_SIZE} "
+                               f"but found the input RNG state size to be {len(raw)}")
         fields = _CPU_STATE.unpack(raw)
         seed, left, seeded, nxt = fields[:4]
         key = np.array(fields[4:4 + _MT_N], dtype=np.uint64).astype(np.uint32)
