@@ -82,6 +82,16 @@ def test_zero_stride_without_overlap_is_written(make):
     assert_same(*outs)
 
 
+@pytest.mark.parametrize("write", [lambda x: x.fill_(2.5), lambda x: x.zero_()])
+def test_fill_and_zero_write_expanded_tensors_as_torch(write):
+    outs = []
+    for lib in (ember, torch):
+        base = lib.arange(3.0)
+        write(base.expand(2, 3))
+        outs.append(base)
+    assert_same(*outs)
+
+
 def test_meta_overlap_is_not_checked():
     for lib in (ember, torch):
         lib.zeros(3, device="meta").expand(2, 3).add_(1)

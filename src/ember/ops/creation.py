@@ -855,7 +855,7 @@ def _fill_(self, value):
             return _copy_(self, value)
         value = value.item() if value._device is not META else 0
     value = _checked_fill_value(_scalar_value(value), self.dtype)
-    check_inplace_target(self)
+    check_inplace_target(self, expanded_ok=True)  # torch fills expanded tensors too
     if grad_mode.state.enabled and self._rg:
         return assign_inplace(self, fill_op(self, value=value), check_dtype=False)
     if self._device is not META:
