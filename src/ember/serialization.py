@@ -222,7 +222,7 @@ class _CrcWorker:
 class _FdSink:
     """Writes to an OS file descriptor; starts each chunk's writeback when asked to."""
 
-    can_patch = True
+    can_patch = hasattr(os, "pwrite")  # not on Windows: CRCs are then computed first
 
     def __init__(self, fd, writeback):
         self.fd = fd
