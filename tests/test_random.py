@@ -545,7 +545,8 @@ def test_rand_is_torchs(seed, name, size):
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("name", ALL_FLOATS + ["complex64", "complex128"])
-@pytest.mark.parametrize("size", [(), (0,), (3,), (15,), (16,), (17,), (33,), (2, 50)])
+@pytest.mark.parametrize("size", [(), (0,), (3,), (15,), (16,), (17,), (33,), (2, 50),
+                                  (5003,)])
 def test_randn_is_torchs(seed, name, size):
     ed, td = getattr(ember, name), getattr(torch, name)
     e, t = _both(seed, lambda: ember.randn(size, dtype=ed), lambda: torch.randn(size, dtype=td))

@@ -215,6 +215,9 @@ def _libm(name, x):
     return getattr(np, name)(x)
 
 
+_FAST_TRIG = 4096     # from this many float32 values on, NumPy's float32 SIMD sin/cos
+
+
 def _significant_bits(value):
     """The number of significant bits of a float's mantissa."""
     mantissa = int(math.frexp(abs(float(value)))[0] * (1 << 53))
@@ -232,7 +235,8 @@ def _fma(a, b, c, a_bits=53):
     (float64 arrays; ``b`` and ``c`` numbers). The product's rounding error is recovered
     exactly (Dekker), so this is exact unless the final sum is a near-tie."""
     p = a * b
-    if a_bits + _significant_bits(b) <= 53 or not a.size:
+    bits = _significant_bits(b)
+    if bits <= 1 or a_bits + bits <= 53 or not a.size:       # the product is exact
         return p + c if c else p
     a_hi, a_lo = _split(a)
     b_hi, b_lo = _split(np.float64(b))
@@ -270,8 +274,11 @@ class _MTDraws:
         """torch's ``uniform_real_distribution<T>(0, 1)``: float64 from 53 bits of random64,
         float32 (also behind half and bfloat16) from the 24 low bits of one word (exact)."""
         if name in ("float64", "complex128"):
-            w = self.words64(n)
-            w &= np.uint64((1 << 53) - 1)
+            v = self.words(2 * n).view(np.uint64)     # (second << 32) | first
+            w = v & np.uint64((1 << 21) - 1)           # the first word is the high half
+            w <<= np.uint64(32)
+            v >>= np.uint64(32)
+            w |= v
             out = w.view(np.int64).astype(_F64)
             out *= 2.0 ** -53
             return out
@@ -536,9 +543,14 @@ def _box_muller16(blocks, compute, mean, std, store):
     one_minus = _F32(1) - u1
     log = np.log(one_minus.astype(_F64)).astype(_F32)
     radius = np.sqrt(log * _F32(-2))
-    theta64 = (_F32(_TWO_PI) * u2).astype(_F64)
-    cos = np.cos(theta64).astype(_F32)
-    sin = np.sin(theta64).astype(_F32)
+    theta = _F32(_TWO_PI) * u2
+    if theta.size < _FAST_TRIG:
+        theta64 = theta.astype(_F64)
+        cos = np.cos(theta64).astype(_F32)
+        sin = np.sin(theta64).astype(_F32)
+    else:
+        # NumPy's float32 SIMD sin/cos: within an ulp of the rounded double result
+        cos, sin = np.cos(theta), np.sin(theta)
     cos *= radius
     sin *= radius
     if std32 != 1 or mean32 != 0:
