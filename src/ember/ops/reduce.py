@@ -865,8 +865,10 @@ def logsumexp_op(xp, a, *, dims, keepdim):
 def _logsumexp_derivative(ctx, grad, *, dims, keepdim):
     x = ctx.inputs[0]
     shape = x._data.shape
-    return (_keep(grad, shape, dims, keepdim) * (x - _keep(ctx.output, shape, dims,
-                                                            keepdim)).exp(),)
+    softmax = (x - _keep(ctx.output, shape, dims, keepdim)).exp()
+    if softmax.is_complex():
+        softmax = softmax.conj()  # torch's gradient convention for complex inputs
+    return (_keep(grad, shape, dims, keepdim) * softmax,)
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
