@@ -312,10 +312,10 @@ def test_logsumexp(dim):
 def test_logsumexp_complex_gradient_as_torch():
     rng = np.random.default_rng(3)
     z = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
-    assert_grads_match(lambda x: ember.logsumexp(x, 1).abs(),
-                       lambda x: torch.logsumexp(x, 1).abs(), z, double_backward=True)
+    assert_grads_match(lambda x: ember.logsumexp(x, 1), lambda x: torch.logsumexp(x, 1), z)
     x = ember.tensor(z, requires_grad=True)
     assert ember.autograd.gradcheck(lambda t: ember.logsumexp(t, 1), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: ember.logsumexp(t, 1), (x,))
 
 
 # ---------------------------------------------------------------- gradients of reductions
