@@ -34,7 +34,12 @@ class Tensor:
         (ember.Size([2, 2]), ember.float32)
     """
 
-    __slots__ = ("_data", "_device", "_rg", "grad_fn", "_output_nr", "_vc", "_base",
+    # ``_grad_fn`` is the node that produced this tensor; read it through the ``grad_fn``
+    # property, which regenerates a view's node when its base changed in place since (see
+    # ``autograd/views.py``). ``_gfv`` (views only): the version at which ``_grad_fn`` was
+    # made; ``_vmeta`` (views only): how the view was created (``views.CREATED_*``).
+    __slots__ = ("_data", "_device", "_rg", "_grad_fn", "_output_nr", "_vc", "_base",
+                 "_gfv", "_vmeta",
                  "_grad", "_hooks", "_retains_grad", "_acc", "_post_acc_hooks", "_fw_grad",
                  "__dict__", "__weakref__")
     __array_priority__ = 1000  # make NumPy defer to our reflected operators
@@ -60,7 +65,7 @@ class Tensor:
         t._data = array
         t._device = device
         t._rg = False
-        t.grad_fn = None
+        t._grad_fn = None
         t._output_nr = 0
         if base is None:
             t._vc = [0]
@@ -68,6 +73,8 @@ class Tensor:
         else:
             t._vc = base._vc
             t._base = base
+            t._gfv = base._vc[0]
+            t._vmeta = 0
         return t
 
     # ------------------------------------------------------------ metadata
@@ -285,8 +292,29 @@ class Tensor:
 
     @property
     def requires_grad(self):
-        """Whether operations on this tensor are recorded for autograd."""
-        return self._rg
+        """Whether operations on this tensor are recorded for autograd (a view also requires
+        grad when its base does, as in torch, even one made under ``no_grad``)."""
+        return self._rg or (self._base is not None and self._base.requires_grad)
+
+    @property
+    def grad_fn(self):
+        """The node that produced this tensor (None for leaves).
+
+        A view whose base (or another view of it) changed in place after the view's node was
+        made gets a fresh ``AsStridedBackward0`` node over the base's current history, as in
+        torch.
+        """
+        if self._base is None or self._gfv == self._vc[0]:
+            return self._grad_fn
+        from .autograd.views import view_grad_fn
+
+        return view_grad_fn(self)
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        self._grad_fn = node
+        if getattr(self, "_base", None) is not None:
+            self._gfv = self._vc[0]
 
     @requires_grad.setter
     def requires_grad(self, value):

@@ -300,8 +300,11 @@ def record(op, inputs, params, results):
     node = Node(op, params)
     edges, needs, meta = [], [], []
     for t in inputs:
-        if t.grad_fn is not None:
-            edges.append((t.grad_fn, t._output_nr))
+        fn = t._grad_fn
+        if t._base is not None and t._gfv != t._vc[0]:
+            fn = t.grad_fn  # a view whose base changed in place: regenerate its node
+        if fn is not None:
+            edges.append((fn, t._output_nr))
         elif t._rg:
             edges.append((grad_accumulator(t), 0))
         else:
@@ -322,11 +325,11 @@ def record(op, inputs, params, results):
         node._out_meta = tuple([(r._data.shape, r._data.dtype, r._device) for r in results])
         for i, r in enumerate(results):
             if differentiable is None or i in differentiable:
-                r.grad_fn, r._output_nr, r._rg = node, i, True
+                r._grad_fn, r._output_nr, r._rg = node, i, True
         outputs = results
     else:
         node._out_meta = ((results._data.shape, results._data.dtype, results._device),)
-        results.grad_fn, results._rg = node, True
+        results._grad_fn, results._rg = node, True
         outputs = (results,)
     if op.save_output:
         node._saved_out = tuple([_alias(r) for r in outputs])
@@ -443,7 +446,7 @@ class disable_saved_tensors_hooks:
 
 
 def register_tensor_hook(tensor, hook):
-    if not tensor._rg:
+    if not tensor.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if tensor.grad_fn is None:
         hooks = getattr(tensor, "_hooks", None)
@@ -473,15 +476,29 @@ def register_post_accumulate_hook(tensor, hook):
 
 
 def retain_grad(tensor):
-    if not tensor._rg:
+    if not tensor.requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if tensor.grad_fn is None or getattr(tensor, "_retains_grad", False):
         return
     tensor._retains_grad = True
-    node = tensor.grad_fn
+    _add_retain_hook(tensor, tensor.grad_fn)
+
+
+def _add_retain_hook(tensor, node):
     if node._retain_hooks is None:
         node._retain_hooks = {}
     node._retain_hooks[tensor._output_nr] = weakref.ref(tensor)
+
+
+def move_retained_grad(tensor, old_node, old_output_nr=None):
+    """``tensor`` got a new ``grad_fn`` (an in-place change): its ``retain_grad`` moves from
+    ``old_node`` to the new node, as torch moves it; its other hooks stay with the old one."""
+    hooks = old_node._retain_hooks
+    nr = tensor._output_nr if old_output_nr is None else old_output_nr
+    if hooks is not None and nr in hooks and hooks[nr]() is tensor:
+        del hooks[nr]
+    if tensor._grad_fn is not None:
+        _add_retain_hook(tensor, tensor._grad_fn)
 
 
 def _run_tensor_hooks(hooks, grad):

@@ -1,4 +1,4 @@
-"""Autograd through in-place writes to views (torch's ``CopySlices``).
+"""Autograd of views across in-place changes (torch's ``CopySlices`` and view regeneration).
 
 When an in-place op writes through a view ``v`` of a base ``b`` that is part of a graph,
 ``b``'s history changes too: ``b`` becomes "old ``b`` with ``v``'s elements replaced by the
@@ -6,11 +6,20 @@ result". :func:`rebase_view` records that as a ``CopySlices`` node on the base (
 incoming gradient with ``v``'s elements zeroed goes to old ``b``; ``v``'s elements go to the
 result) and gives the view a fresh ``AsStridedBackward0`` node reading it back out of the base.
 
-Both are expressed on the storage the base and the view share: positions in storage are
+Other views of the same base made before the write still hold their old node. As in torch,
+a view remembers the version of the shared version counter at which its node was made
+(``_gfv``); when its ``grad_fn`` is read (the attribute, or when it is used as an input of a
+recorded op or as the root of backward) and the version has moved on, :func:`view_grad_fn`
+regenerates it as an ``AsStridedBackward0`` node over the base's current history. Views
+made under no_grad, or returned by an op with several view outputs (``unbind``, ``split``),
+may not be rebased that way: :func:`creation_error` gives torch's error for them.
+
+Both nodes are expressed on the storage the base and the view share: positions in storage are
 ``offset + sum(index * stride)``, so any view geometry (slices, transposes, diagonals through
 ``as_strided``) is handled by three linear primitives on a flat buffer -- scatter into storage,
 gather from storage, and zero a region -- each the adjoint of another, so that double backward
-works.
+works. A real view of a complex base (``.real``, ``.imag``) works on the base's storage seen as
+reals: the complex tensor becomes a real one with a trailing dim of 2 (``view_as_real``).
 
 Example::
 
@@ -25,11 +34,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops._registry import Op
+from .. import _dtype as dt
+from ..ops._registry import _MULTI_OUTPUT_VIEW, _NO_GRAD_VIEW, Op
 from ..ops._util import scatter_add
-from .graph import record
+from .graph import _short_node_name, move_retained_grad, record
 
-__all__ = ["rebase_view"]
+__all__ = ["rebase_view", "view_grad_fn", "creation_error"]
 
 
 def _positions(xp, geom):
@@ -90,6 +100,46 @@ def _(ctx, grad, *, geom):
     return (_storage_mask(grad, geom=geom),)
 
 
+def _as_real_kernel(xp, z):
+    return xp.stack((z.real, z.imag), axis=-1)
+
+
+def _as_complex_kernel(xp, r):
+    out = xp.empty(r.shape[:-1], dtype=np.result_type(r.dtype, np.complex64))
+    out.real = r[..., 0]
+    out.imag = r[..., 1]
+    return out
+
+
+# A complex tensor as reals with a trailing dim of 2 and back (copies: they only carry
+# gradients between a complex base and its storage seen as reals).
+_as_real = Op("_as_real", _as_real_kernel, save_inputs=False,
+              meta=lambda z: (z.shape + (2,), dt.from_numpy_dtype(z.dtype).to_real()))
+_as_complex = Op("_as_complex", _as_complex_kernel, save_inputs=False,
+                 meta=lambda r: (r.shape[:-1], dt.from_numpy_dtype(r.dtype).to_complex()))
+
+
+@_as_real.defderivative
+def _(ctx, grad):
+    return (_as_complex(grad),)
+
+
+@_as_complex.defderivative
+def _(ctx, grad):
+    return (_as_real(grad),)
+
+
+def _to_storage(t, geom, size, as_real):
+    """Scatter ``t`` (laid out as ``geom``) into a flat buffer of ``size`` elements."""
+    return _storage_scatter(_as_real(t) if as_real else t, geom=geom, size=size)
+
+
+def _from_storage(flat, geom, as_complex):
+    """Gather a tensor laid out as ``geom`` from the flat buffer ``flat``."""
+    out = _storage_gather(flat, geom=geom)
+    return _as_complex(out) if as_complex else out
+
+
 def _never_run(xp, *arrays, **params):
     raise RuntimeError("recorded directly by rebase_view; never dispatched")
 
@@ -100,18 +150,18 @@ as_strided_view_op = Op("as_strided", _never_run, save_inputs=False)
 
 
 @copy_slices_op.defderivative
-def _(ctx, grad, *, base_geom, view_geom, size):
-    flat = _storage_scatter(grad, geom=base_geom, size=size)
+def _(ctx, grad, *, base_geom, view_geom, size, base_c, view_c):
+    flat = _to_storage(grad, base_geom, size, base_c)
     need_base, need_result = ctx.needs_input_grad
-    grad_base = _storage_gather(_storage_mask(flat, geom=view_geom), geom=base_geom) \
+    grad_base = _from_storage(_storage_mask(flat, geom=view_geom), base_geom, base_c) \
         if need_base else None
-    grad_result = _storage_gather(flat, geom=view_geom) if need_result else None
+    grad_result = _from_storage(flat, view_geom, view_c) if need_result else None
     return grad_base, grad_result
 
 
 @as_strided_view_op.defderivative
-def _(ctx, grad, *, base_geom, view_geom, size):
-    return (_storage_gather(_storage_scatter(grad, geom=view_geom, size=size), geom=base_geom),)
+def _(ctx, grad, *, base_geom, view_geom, size, base_c, view_c):
+    return (_from_storage(_to_storage(grad, view_geom, size, view_c), base_geom, base_c),)
 
 
 def _extent(geom):
@@ -123,16 +173,52 @@ def _extent(geom):
     return low, high
 
 
-def _geometries(base, view):
-    """Geometries of ``base`` and ``view`` on a flat buffer spanning both, and its size."""
-    geoms = [(tuple(t._data.shape), tuple(t.stride()), t.storage_offset()) for t in (base, view)]
+def _geometry(t, as_real):
+    """``(shape, strides, offset)`` of ``t`` in its storage, counted in elements of its dtype,
+    or for a complex tensor ``as_real`` in reals (``view_as_real``: a trailing dim of 2)."""
+    shape, strides, offset = tuple(t._data.shape), tuple(t.stride()), t.storage_offset()
+    if as_real:
+        return shape + (2,), tuple(2 * s for s in strides) + (1,), 2 * offset
+    return shape, strides, offset
+
+
+def _params(base, view):
+    """The geometries of ``base`` and ``view`` on a flat buffer spanning both, its size, and
+    which of the two is complex over a real storage unit (the other being real)."""
+    base_kind, view_kind = base._data.dtype.kind, view._data.dtype.kind
+    base_c = base_kind == "c" and view_kind != "c"
+    view_c = view_kind == "c" and base_kind != "c"
+    if base._data.dtype != view._data.dtype and not (base_c or view_c):
+        raise NotImplementedError("in-place autograd through a view with a dtype different from "
+                                  "its base is only supported between complex and real dtypes "
+                                  "(.real, .imag)")
+    geoms = [_geometry(base, base_c), _geometry(view, view_c)]
     extents = [e for e in map(_extent, geoms) if e is not None]
     if not extents:
-        return geoms[0], geoms[1], 0
-    low = min(e[0] for e in extents)
-    size = max(e[1] for e in extents) - low + 1
-    shifted = tuple((shape, strides, offset - low) for shape, strides, offset in geoms)
-    return shifted[0], shifted[1], size
+        size = 0
+    else:
+        low = min(e[0] for e in extents)
+        size = max(e[1] for e in extents) - low + 1
+        geoms = [(shape, strides, offset - low) for shape, strides, offset in geoms]
+    return {"base_geom": geoms[0], "view_geom": geoms[1], "size": size, "base_c": base_c,
+            "view_c": view_c}
+
+
+def _set_view_node(view, base, params):
+    """Give ``view`` a fresh ``AsStridedBackward0`` node reading it out of ``base``."""
+    old, old_nr = view._grad_fn, view._output_nr
+    view._output_nr = 0
+    node = record(as_strided_view_op, (base,), params, view)
+    view._gfv = view._vc[0]
+    child = node.next_functions[0][0]
+    if child is not None:
+        # The node may be made while the node that consumes it is being recorded: its
+        # sequence number must still lie between its child's and its consumer's (the engine
+        # relies on a node's number exceeding its children's).
+        node._seq = child._seq + 0.5
+    if old is not None and getattr(view, "_retains_grad", False):
+        move_retained_grad(view, old, old_nr)
+    return node
 
 
 def rebase_view(view, result):
@@ -144,11 +230,60 @@ def rebase_view(view, result):
     tensor that has a history: the old history then receives zero gradient).
     """
     base = view._base if view._base is not None else view
-    if view._data.dtype != base._data.dtype:
-        raise NotImplementedError("in-place autograd through a view with a dtype different from "
-                                  "its base (such as .real or .imag) is not supported")
-    base_geom, view_geom, size = _geometries(base, view)
-    params = {"base_geom": base_geom, "view_geom": view_geom, "size": size}
+    params = _params(base, view)
+    old_base_fn = base._grad_fn
     record(copy_slices_op, (base, result), params, base)
+    if old_base_fn is not None and getattr(base, "_retains_grad", False):
+        move_retained_grad(base, old_base_fn)
     if view is not base:
-        record(as_strided_view_op, (base,), params, view)
+        _set_view_node(view, base, params)
+
+
+def view_grad_fn(view):
+    """The ``grad_fn`` of a view whose base changed in place since its node was made.
+
+    As torch: a view without a node whose base does not require grad keeps none; a view made
+    under no_grad or by an op with several view outputs raises :func:`creation_error`; any
+    other view gets an ``AsStridedBackward0`` node over the base's current history.
+
+    Example::
+
+        >>> a = ember.ones(4, requires_grad=True).clone()
+        >>> v = a[:2]
+        >>> a.mul_(2)
+        >>> v.grad_fn.name()
+        'AsStridedBackward0'
+    """
+    base = view._base
+    if view._grad_fn is None and not base.requires_grad:
+        return None
+    if view._vmeta:
+        raise creation_error(view, indirect=True)
+    return _set_view_node(view, base, _params(base, view))
+
+
+_NO_GRAD_HINT = (" Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                 "can clarify your code by moving both the view and the inplace either both "
+                 "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                 "outside (if you want the inplace to be tracked).")
+_MULTI_OUTPUT_HINT = (" This view is the output of a function that returns multiple views. Such "
+                      "functions do not allow the output views to be modified inplace. You "
+                      "should replace the inplace operation by an out-of-place one.")
+
+
+def creation_error(view, indirect):
+    """torch's error for an in-place change that autograd may not follow through ``view``
+    (made under no_grad, or one of several views returned by one op): the write is through
+    ``view`` itself, or ``indirect`` (through its base or another view of it)."""
+    node, meta = view._grad_fn, view._vmeta
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    if meta == _NO_GRAD_VIEW or node is None:
+        prefix = "A view was created in" if node is None else (
+            f"Output {view._output_nr} of {_short_node_name(node)} is a view of a view which "
+            "was created in")
+        message = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        message = (f"Output {view._output_nr} of {_short_node_name(node)} is a view and "
+                   f"{modified} modified inplace.")
+    message += _MULTI_OUTPUT_HINT if meta == _MULTI_OUTPUT_VIEW else _NO_GRAD_HINT
+    return RuntimeError(message)

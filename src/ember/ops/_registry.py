@@ -110,6 +110,12 @@ _grad_state = grad_mode.state
 _fw_state = _forward_ad._state
 _new = object.__new__
 
+# How a view was made, as torch's CreationMeta (``Tensor._vmeta``; 0: plainly): under no_grad,
+# or as one of several views returned by one op (``unbind``, ``split``). In-place changes that
+# autograd would have to follow through such a view raise (``autograd/views.py``); a plain view
+# of a marked view keeps the mark.
+_NO_GRAD_VIEW, _MULTI_OUTPUT_VIEW = 1, 2
+
 
 def dispatch(op, inputs, params):
     """Run ``op`` on tensors ``inputs`` and record the autograd node when grad is needed."""
@@ -143,9 +149,17 @@ def run_op(op, *inputs, **params):
 
     base = None
     if op.view:
-        base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
+        base = inputs[0]._base
+        if base is None:
+            base, created = inputs[0], 0
+        else:
+            created = inputs[0]._vmeta  # a plain view of a marked view keeps the mark
     if op.multi_output:
         results = tuple(wrap(o, device, base) for o in out)
+        if base is not None:
+            created = _MULTI_OUTPUT_VIEW if _grad_state.enabled else _NO_GRAD_VIEW
+            for r in results:
+                r._vmeta = created
     else:
         if type(out) is not np.ndarray:
             out = _as_array(out, device)
@@ -153,7 +167,7 @@ def run_op(op, *inputs, **params):
         results._data = out
         results._device = device
         results._rg = False
-        results.grad_fn = None
+        results._grad_fn = None
         results._output_nr = 0
         if base is None:
             results._vc = [0]
@@ -161,9 +175,12 @@ def run_op(op, *inputs, **params):
         else:
             results._vc = base._vc
             results._base = base
+            results._gfv = base._vc[0]
+            results._vmeta = created if _grad_state.enabled else _NO_GRAD_VIEW
     if op.derivative is not None and _grad_state.enabled:
         for t in inputs:
-            if t._rg:
+            # a view requires grad when its base does (even one made under no_grad)
+            if t._rg or (t._base is not None and t._base._rg):
                 record(op, inputs, params, results)
                 break
     if _fw_state.level is not None:
@@ -285,30 +302,44 @@ def _writable_alias(data, expanded_ok):
         return None
 
 
-def check_inplace_target(target, expanded_ok=False):
-    """Refuse in-place writes that autograd cannot follow (a leaf that requires grad) and
+def check_inplace_target(target, expanded_ok=False, others_require_grad=False):
+    """Refuse in-place writes that autograd cannot follow (:func:`check_inplace_autograd`) and
     writes into tensors whose elements overlap (:func:`check_writable`)."""
     check_writable(target, expanded_ok)
-    check_inplace_autograd(target)
+    check_inplace_autograd(target, others_require_grad)
 
 
-def check_inplace_autograd(target):
-    """Refuse in-place changes of a leaf that requires grad (or of a view of one)."""
-    if target._rg and target.grad_fn is None and grad_mode.state.enabled:
+def check_inplace_autograd(target, others_require_grad=False):
+    """Refuse in-place changes that autograd cannot follow, as torch does: of a leaf that
+    requires grad, of a view of one, of a view made under no_grad or returned by an op with
+    several view outputs (``unbind``, ``split``). ``others_require_grad``: whether another
+    operand of the write requires grad."""
+    if not grad_mode.state.enabled:
+        return
+    base = target._base
+    if base is not None:
+        # bring the view up to date first (its base may have changed, or come to require grad)
+        target.grad_fn  # noqa: B018
+        view_requires_grad = target._rg or base.requires_grad
+        if target._vmeta and (view_requires_grad or others_require_grad):
+            from ..autograd.views import creation_error
+
+            raise creation_error(target, indirect=False)
+        if view_requires_grad and base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+    if target._rg and target._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    if target._base is not None and target._base._rg and target._base.grad_fn is None \
-            and grad_mode.state.enabled:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
 
 
 def assign_inplace(target, result, check_dtype=True):
     """Write ``result`` into ``target``'s memory, bump its version, and take over its graph.
 
     In-place operators compute their result out of place, then call this. When autograd
-    records, ``target`` becomes the output of ``result``'s node; the caller makes sure the
-    node saved a copy of the old value, not ``target`` itself.
+    records, ``target`` becomes the output of ``result``'s node (a view: its base gets a
+    ``CopySlices`` node, see ``autograd/views.py``); the caller makes sure the node saved a
+    copy of the old value, not ``target`` itself.
     """
     if check_dtype:
         _check_castable(result.dtype, target.dtype)
@@ -324,17 +355,30 @@ def assign_inplace(target, result, check_dtype=True):
         raise RuntimeError(
             "Expected all tensors to be on the same device, but found at least two devices, "
             f"{target._device} and {result._device}!")
+    base = target._base
+    recording = grad_mode.state.enabled and (
+        result._rg or target._rg or (base is not None and base.requires_grad))
+    if recording and base is not None and target._vmeta:
+        from ..autograd.views import creation_error
+
+        raise creation_error(target, indirect=False)
     if target._device is not META:
         check_writable(target)
         copyto(target._device, target._data, result._data)
     target._vc[0] += 1
-    if (result._rg or target._rg) and grad_mode.state.enabled:
-        if target._base is not None or not result._rg:
+    if recording:
+        if base is not None or not result._rg:
             from ..autograd.views import rebase_view
 
             rebase_view(target, result)
         else:
-            target.grad_fn, target._output_nr, target._rg = result.grad_fn, result._output_nr, True
+            old, old_nr = target._grad_fn, target._output_nr
+            target._grad_fn, target._output_nr, target._rg = \
+                result._grad_fn, result._output_nr, True
+            if old is not None and getattr(target, "_retains_grad", False):
+                from ..autograd.graph import move_retained_grad
+
+                move_retained_grad(target, old, old_nr)
     if _fw_state.level is not None and getattr(result, "_fw_grad", None) is not None:
         target._fw_grad = result._fw_grad
     return target
@@ -346,15 +390,17 @@ def inplace(op_fn, target, *args, **kwargs):
     When autograd records, the op sees a copy of ``target``'s old value, so that its node's
     saved inputs are not clobbered by the write.
     """
-    check_inplace_target(target)
+    others = _any_requires_grad(args)
+    check_inplace_target(target, others_require_grad=others)
     source = target
-    if grad_mode.state.enabled and (target._rg or _any_requires_grad(args)):
+    if grad_mode.state.enabled and (target._rg or others):
         source = target.clone()
     return assign_inplace(target, op_fn(source, *args, **kwargs))
 
 
 def _any_requires_grad(args):
-    return any(isinstance(a, Tensor) and a._rg for a in args)
+    return any(isinstance(a, Tensor) and (a._rg or (a._base is not None and a._base._rg))
+               for a in args)
 
 
 def write_out(result, out, name="op"):
