@@ -40,7 +40,8 @@ from ._util import scalar, scipy_special
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
            "negative", "pow", "where", "eq", "ne", "lt", "le", "gt", "ge", "greater",
            "greater_equal", "less", "less_equal", "not_equal", "maximum", "minimum", "conj",
-           "real", "imag", "clamp", "clip", "clamp_min", "clamp_max", "float_power",
+           "real", "imag", "view_as_real", "view_as_complex", "clamp", "clip", "clamp_min",
+           "clamp_max", "float_power",
            "floor_divide", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "isclose", "allclose",
            "equal", "heaviside", "logit", "polygamma", "mvlgamma", "round", "nan_to_num",
            "positive", "square"]
@@ -444,6 +445,86 @@ def imag(input):
     if input._data.dtype.kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return imag_op(input)
+
+
+def _view_as_real_meta(a):
+    return a.shape + (2,), dt.from_numpy_dtype(a.dtype).to_real()
+
+
+@defop("view_as_real", meta=_view_as_real_meta, save_inputs=False, view=True,
+       grad_name="ViewAsRealBackward0")
+def view_as_real_op(xp, a):
+    real = dt.from_numpy_dtype(a.dtype).to_real().np
+    if xp is np:
+        return a[..., None].view(real)
+    parts = a.real  # a view of the real parts; the imaginary parts follow one element later
+    return xp.lib.stride_tricks.as_strided(parts, a.shape + (2,),
+                                           parts.strides + (parts.itemsize,))
+
+
+@view_as_real_op.defderivative
+def _view_as_real_derivative(ctx, grad):
+    return (view_as_complex(grad.contiguous()),)
+
+
+def _view_as_complex_meta(a):
+    return a.shape[:-1], dt.from_numpy_dtype(a.dtype).to_complex()
+
+
+@defop("view_as_complex", meta=_view_as_complex_meta, save_inputs=False, view=True,
+       grad_name="ViewAsComplexBackward0")
+def view_as_complex_op(xp, a):
+    return a.view(dt.from_numpy_dtype(a.dtype).to_complex().np)[..., 0]
+
+
+@view_as_complex_op.defderivative
+def _view_as_complex_derivative(ctx, grad):
+    return (view_as_real(grad),)
+
+
+def view_as_real(input):
+    """A real view of a complex tensor, with a last dimension of size 2 holding the real and
+    imaginary parts (writes through it change ``input``).
+
+    Example::
+
+        >>> ember.view_as_real(ember.tensor([1 + 2j, 3 - 4j]))
+        tensor([[ 1.,  2.],
+                [ 3., -4.]])
+    """
+    if not input.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return view_as_real_op(input)
+
+
+def view_as_complex(input):
+    """A complex view of a real tensor whose last dimension (size 2, stride 1) holds the real
+    and imaginary parts.
+
+    Example::
+
+        >>> ember.view_as_complex(ember.tensor([[1., 2.], [3., -4.]]))
+        tensor([1.-0.j, 3.-4.j])
+    """
+    dtype = input.dtype
+    if dtype is dt.float16:
+        raise RuntimeError("view_as_complex of a float16 tensor would be complex32, which ember "
+                           "does not have; convert to float32 first")
+    if dtype not in (dt.float32, dt.float64):
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {_short_name(dtype)}")
+    shape, strides = input.shape, input.stride()
+    if not shape:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if strides[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if input.storage_offset() % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return view_as_complex_op(input)
 
 
 # ---------------------------------------------------------------- pow, float_power
