@@ -375,10 +375,30 @@ def test_failure_in_a_large_save_leaves_the_old_checkpoint(where, tmp_path, monk
             raise OSError(f"{where} failed")
 
         monkeypatch.setattr(os, where, fail)
+    fds = _open_fds()
     with pytest.raises(OSError):
         ember.save(big, path)
     monkeypatch.undo()
+    assert _open_fds() == fds  # neither the new file nor the held old one is left open
     assert ember.load(path)["w"].tolist() == [1.0, 1.0, 1.0]
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt.pt"]
     ember.save(big, path)  # and the next save works
     assert ember.load(path)["w"].shape == (600_000,)
+
+
+def _open_fds():
+    return sorted(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else []
+
+
+def test_replaced_checkpoint_is_released_in_the_background(tmp_path):
+    import threading
+
+    path = tmp_path / "ckpt.pt"
+    ember.save({"w": ember.ones(300_000)}, path)
+    fds = _open_fds()
+    ember.save({"w": ember.zeros(3)}, path)
+    for thread in threading.enumerate():
+        if thread.name == "ember-save-release":
+            thread.join()
+    assert _open_fds() == fds
+    assert torch.load(path)["w"].tolist() == [0.0, 0.0, 0.0]

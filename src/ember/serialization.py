@@ -394,6 +394,29 @@ def _writeback_starter():
 _WRITEBACK = None
 
 
+def _hold(path):
+    """A descriptor that keeps the checkpoint being replaced alive past the rename, or None.
+
+    Freeing a large file's pages and blocks happens when its last reference goes, in the
+    thread that drops it: without this that is the rename (~30 ms for 200 MB, as long as
+    torch's truncating open takes). Holding the old file open and closing it in a helper
+    thread lets ``save`` return while the kernel frees it.
+    """
+    if os.name != "posix":  # an open file cannot be replaced on Windows
+        return None
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError:  # no old file (or unreadable): nothing to defer
+        return None
+
+
+def _release_in_background(fd):
+    import threading
+
+    threading.Thread(target=os.close, args=(fd,), name="ember-save-release",
+                     daemon=True).start()
+
+
 def _fsync_directory(directory):
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -448,6 +471,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         # 0o666 less the umask, as a file that open() creates gets (mkstemp would give 0o600)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
                      0o666)
+        old = None
         try:
             try:
                 _write_archive(obj, _FdSink(fd, _writeback_starter()), archive_name,
@@ -455,11 +479,16 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            old = _hold(path)
             os.replace(tmp, path)
         except BaseException:
+            if old is not None:
+                os.close(old)
             tmp.unlink(missing_ok=True)
             raise
         _fsync_directory(directory)
+        if old is not None:
+            _release_in_background(old)
         return
     if not hasattr(f, "write"):
         raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a "
