@@ -93,3 +93,14 @@ def test_meta_shapes():
     assert r.shape == (3, 4, 2) and r.dtype is ember.float32 and r.device.type == "meta"
     c = ember.view_as_complex(ember.zeros(5, 2, dtype=ember.float64, device="meta"))
     assert c.shape == (5,) and c.dtype is ember.complex128
+
+
+def test_conj_physical_and_lazy_bit_queries_as_torch():
+    e, t = make_pair(_complex((2, 3)))
+    assert_same(ember.conj_physical(e), torch.conj_physical(t))
+    assert_same(e.conj_physical(), t.conj_physical())
+    # torch's conj() is lazy (is_conj True until resolved); ember's is computed: values agree
+    assert_same(e.conj().resolve_conj(), t.conj().resolve_conj())
+    assert not e.conj().is_conj() and not ember.is_neg(e) and e.resolve_neg() is e
+    r, tr = make_pair(np.arange(3.0))
+    assert_same(ember.conj_physical(r), torch.conj_physical(tr))

@@ -40,6 +40,7 @@ from ._util import scalar, scipy_special
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
            "negative", "pow", "where", "eq", "ne", "lt", "le", "gt", "ge", "greater",
            "greater_equal", "less", "less_equal", "not_equal", "maximum", "minimum", "conj",
+           "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg",
            "real", "imag", "view_as_real", "view_as_complex", "clamp", "clip", "clamp_min",
            "clamp_max", "float_power",
            "floor_divide", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "isclose", "allclose",
@@ -399,6 +400,62 @@ def conj(input):
     if input._data.dtype.kind != "c":
         return input
     return conj_op(input)
+
+
+def conj_physical(input):
+    """The complex conjugate as a new tensor (ember's :func:`conj` always computes it, so the
+    two agree; the input itself for real tensors).
+
+    Example::
+
+        >>> ember.conj_physical(ember.tensor([1 - 1j]))
+        tensor([1.+1.j])
+    """
+    return conj(input)
+
+
+def resolve_conj(input):
+    """``input`` itself: ember never keeps a lazy conjugate bit (``is_conj()`` is always False).
+
+    Example::
+
+        >>> ember.resolve_conj(ember.tensor([1j])).is_conj()
+        False
+    """
+    return input
+
+
+def resolve_neg(input):
+    """``input`` itself: ember never keeps a lazy negative bit (``is_neg()`` is always False).
+
+    Example::
+
+        >>> ember.resolve_neg(ember.tensor([1.])).is_neg()
+        False
+    """
+    return input
+
+
+def is_conj(input):
+    """False: ember's :func:`conj` computes the conjugate instead of setting a conjugate bit.
+
+    Example::
+
+        >>> ember.is_conj(ember.tensor([1j]).conj())
+        False
+    """
+    return False
+
+
+def is_neg(input):
+    """False: ember has no lazy negative bit.
+
+    Example::
+
+        >>> ember.is_neg(ember.tensor([1.]))
+        False
+    """
+    return False
 
 
 @defop("real", meta=lambda a: (a.shape, dt.from_numpy_dtype(a.dtype).to_real()),
@@ -1988,7 +2045,8 @@ for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "tru
               "greater_equal", "less", "less_equal", "not_equal", "maximum", "minimum",
               "conj", "clamp", "clip", "clamp_min", "clamp_max", "float_power", "floor_divide",
               "fmax", "fmin", "lerp", "addcmul", "addcdiv", "isclose", "allclose", "equal",
-              "logit", "polygamma", "mvlgamma", "round", "nan_to_num", "positive", "square"):
+              "logit", "polygamma", "mvlgamma", "round", "nan_to_num", "positive", "square",
+              "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg"):
     _method(_name, globals()[_name])
 for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
               "neg", "negative", "pow", "clamp", "clip", "clamp_min", "clamp_max",
