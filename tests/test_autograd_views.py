@@ -716,3 +716,38 @@ def test_meta_device_view_regeneration():
         results.append((_name(v), tuple(y.shape), str(y.dtype).split(".")[-1], tuple(g.shape),
                         str(g.dtype).split(".")[-1], _name(z), z.shape[0]))
     assert results[0] == results[1]
+
+
+# ---------------------------------------------------------------- other consumers of a stale view
+
+
+def _scaled(fw):
+    class Scaled(fw.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 3
+    return Scaled
+
+
+def test_custom_function_on_a_stale_view():
+    def scenario(fw, x, y):
+        a = x.clone()
+        v = a[1:]
+        a.mul_(y)
+        return _scaled(fw).apply(v) * v
+    _check_grads(scenario, _rand(4), _rand(4, seed=1), double_backward=False)
+
+
+def test_grad_with_respect_to_a_stale_view():
+    def scenario(fw, x):
+        a = x.clone()
+        v = a[1:]
+        a.mul_(2)
+        out = (v ** 2).sum() + a.sum()
+        return fw.autograd.grad(out, (v, a))
+    got, want = _both(scenario, _rand(4))
+    assert_same(got, want)
