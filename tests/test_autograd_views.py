@@ -637,6 +637,10 @@ _COMPLEX_WRITES = {
     "imag_slice_setitem": lambda fw, z, t: z.imag.__setitem__(slice(1, None), t[:3] ** 2),
     "real_of_view": lambda fw, z, t: z[1:].real.sub_(t[1:]),
     "imag_strided": lambda fw, z, t: z.imag[::2].mul_(-1),
+    "view_as_real_mul_": lambda fw, z, t: fw.view_as_real(z).mul_(2),
+    "view_as_real_column": lambda fw, z, t: fw.view_as_real(z)[:, 1].add_(t),
+    "view_as_real_setitem": lambda fw, z, t: fw.view_as_real(z).__setitem__((0, 0), 5.0),
+    "view_as_real_of_slice": lambda fw, z, t: fw.view_as_real(z[1:]).t()[0].mul_(t[1:]),
 }
 
 
@@ -679,6 +683,32 @@ def test_real_and_imag_views_both_written():
     arrays = (_rand(3, dtype=np.complex128), _rand(3, seed=1))
     _check_grads(scenario, *arrays, double_backward=False)
     _check_complex_grads(lambda fw, z0, t: (scenario(fw, z0, t)[0].abs() ** 3).sum(), *arrays)
+
+
+@pytest.mark.parametrize("write", ["view", "base"])
+def test_inplace_through_view_as_complex(write):
+    def scenario(fw, r0, t):
+        r = r0.clone()
+        c = fw.view_as_complex(r)
+        if write == "view":
+            c[1:].mul_(1 + 2j)
+        else:
+            r.mul_(t[:, None])   # c is stale: regenerated over r's new history
+        return r, c * c
+    arrays = (_rand(3, 2), _rand(3, seed=1))
+    _check_grads(scenario, *arrays, double_backward=False)
+    _check_complex_grads(lambda fw, r0, t: (scenario(fw, r0, t)[1].abs() ** 2).sum(), *arrays)
+
+
+def test_dtype_changing_views_regenerate_like_torch():
+    def scenario(fw, z0, r0):
+        z, r = z0.clone(), r0.clone()
+        views = (fw.view_as_real(z), z.real, z.imag[1:], fw.view_as_complex(r))
+        z.mul_(2j)
+        r.add_(1)
+        return [(_name(v), v._version, v.requires_grad) for v in views]
+    got, want = _both(scenario, _rand(3, dtype=np.complex128), _rand(3, 2))
+    assert got == want
 
 
 def test_complex64_real_inplace_values():

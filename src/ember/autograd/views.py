@@ -147,6 +147,10 @@ def _never_run(xp, *arrays, **params):
 copy_slices_op = Op("copy_slices", _never_run, save_inputs=False,
                     grad_name="torch::autograd::CopySlices")
 as_strided_view_op = Op("as_strided", _never_run, save_inputs=False)
+# the same node for a view that is all of its base seen with the other dtype, named as torch
+# names it there (it replays the view rather than reading storage positions)
+as_real_view_op = Op("view_as_real", _never_run, save_inputs=False)
+as_complex_view_op = Op("view_as_complex", _never_run, save_inputs=False)
 
 
 @copy_slices_op.defderivative
@@ -159,9 +163,12 @@ def _(ctx, grad, *, base_geom, view_geom, size, base_c, view_c):
     return grad_base, grad_result
 
 
-@as_strided_view_op.defderivative
-def _(ctx, grad, *, base_geom, view_geom, size, base_c, view_c):
+def _view_derivative(ctx, grad, *, base_geom, view_geom, size, base_c, view_c):
     return (_from_storage(_to_storage(grad, view_geom, size, view_c), base_geom, base_c),)
+
+
+for _op in (as_strided_view_op, as_real_view_op, as_complex_view_op):
+    _op.defderivative(_view_derivative)
 
 
 def _extent(geom):
@@ -208,7 +215,11 @@ def _set_view_node(view, base, params):
     """Give ``view`` a fresh ``AsStridedBackward0`` node reading it out of ``base``."""
     old, old_nr = view._grad_fn, view._output_nr
     view._output_nr = 0
-    node = record(as_strided_view_op, (base,), params, view)
+    op = as_strided_view_op
+    if params["base_geom"] == params["view_geom"]:
+        op = as_real_view_op if params["base_c"] else as_complex_view_op if params["view_c"] \
+            else op
+    node = record(op, (base,), params, view)
     view._gfv = view._vc[0]
     child = node.next_functions[0][0]
     if child is not None:
