@@ -119,3 +119,23 @@ def spawn_target(rank, shared):
 def spawn_fail(rank):
     if rank == 1:
         raise ValueError("rank 1 failed")
+
+
+class SeedProbe:
+    """A map-style dataset (for ember's and torch's DataLoader alike) whose samples report the
+    worker's seed and one draw from each generator a worker seeds."""
+
+    def __init__(self, lib_name, n=8):
+        self.lib_name, self.n = lib_name, n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        import importlib
+
+        lib = importlib.import_module(self.lib_name)
+        info = lib.utils.data.get_worker_info()
+        seed = info.seed if info is not None else -1
+        return [i, seed, int(np.random.randint(1 << 30)), random.random(),
+                float(lib.rand(()).item())]

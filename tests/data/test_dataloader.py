@@ -4,6 +4,7 @@ import collections
 import gc
 import multiprocessing
 import os
+import random
 import sys
 import time
 
@@ -420,3 +421,46 @@ def test_default_collate_mixed_samples_fall_back_to_stack():
     assert stacked.requires_grad and stacked.grad_fn is not None
     meta = edata.default_collate([ember.ones(2, device="meta")] * 3)
     assert meta.device.type == "meta" and meta.shape == (3, 2)
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_shuffle_order_and_worker_seeds_are_torchs(num_workers):
+    """After one manual_seed, ember's loader gives torch's batches: the shuffled order, each
+    worker's seed, and the numbers its ``random``, NumPy and ember generators then draw."""
+    import torch
+
+    runs = []
+    for lib in (ember, torch):
+        lib.manual_seed(1234)
+        random.seed(5)  # the main process's own generators (used with 0 workers)
+        np.random.seed(5)
+        loader = lib.utils.data.DataLoader(
+            _workers.SeedProbe(lib.__name__), batch_size=3, shuffle=True,
+            num_workers=num_workers, collate_fn=lambda batch: batch)
+        runs.append([list(epoch) for epoch in (loader, loader)])
+    assert runs[0] == runs[1]
+
+
+def test_pin_memory_without_a_gpu_warns_and_loads_unpinned_as_torch():
+    if ember.cuda.is_available():
+        pytest.skip("the machine has a GPU: pinning is tested in test_pin_memory_pins_batches")
+    batches = []
+    for lib in (ember, torch):
+        dataset = lib.utils.data.TensorDataset(lib.arange(6.0).view(3, 2))
+        loader = lib.utils.data.DataLoader(dataset, batch_size=2, pin_memory=True)
+        with pytest.warns(UserWarning, match="no accelerator is found"):
+            batches.append([b[0].tolist() for b in loader])
+        assert loader.pin_memory and not any(b[0].is_pinned() for b in loader)
+    assert batches[0] == batches[1]
+
+
+@pytest.mark.skipif(not ember.cuda.is_available(), reason="needs a GPU and CuPy")
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_pin_memory_pins_batches(num_workers):
+    Pair = collections.namedtuple("Pair", "x y")
+    data = [Pair(ember.full((2,), float(i)), {"label": ember.tensor(i)}) for i in range(4)]
+    loader = ember.utils.data.DataLoader(data, batch_size=2, pin_memory=True,
+                                         num_workers=num_workers)
+    for batch in loader:
+        assert isinstance(batch, Pair)
+        assert batch.x.is_pinned() and batch.y["label"].is_pinned()

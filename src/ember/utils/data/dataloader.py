@@ -11,6 +11,7 @@ worker's traceback, and shuts the workers down when the iterator ends or is drop
 
 from __future__ import annotations
 
+import collections.abc
 import itertools
 import multiprocessing
 import os
@@ -20,6 +21,7 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 import weakref
 
 import numpy as np
@@ -27,6 +29,7 @@ import numpy as np
 from ... import _device
 from ... import _dtype as dt
 from ... import multiprocessing as _multiprocessing  # noqa: F401  (tensors go through shm)
+from ..._tensor import Tensor
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -161,12 +164,15 @@ class _Fetcher:
         return self.collate_fn(data)
 
 
-def _seed_worker(seed, worker_id):
+def _seed_worker(base_seed, worker_id):
+    """Seed a worker's generators as torch does: ember's and ``random``'s with
+    ``base_seed + worker_id``, NumPy's legacy one from a SeedSequence of both numbers."""
     from ...ops.random import manual_seed
 
+    seed = base_seed + worker_id
     random.seed(seed)
     manual_seed(seed)
-    np.random.seed(np.random.SeedSequence([worker_id, seed]).generate_state(4))
+    np.random.seed(np.random.SeedSequence([worker_id, base_seed]).generate_state(4))
 
 
 def _alive(pid):
@@ -186,7 +192,7 @@ def _worker_loop(dataset, index_queue, result_queue, done_event, auto_collation,
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
     try:
         seed = base_seed + worker_id
-        _seed_worker(seed, worker_id)
+        _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
                                   dataset=dataset)
         init_error = None
@@ -346,10 +352,57 @@ class DataLoader:
         return len(self._index_sampler)
 
     def _base_seed(self):
-        from ...ops import random as ember_random
+        """The seed of this epoch's workers, drawn as torch draws it (so one seed gives torch's
+        worker seeds)."""
+        from ...ops.creation import empty
 
-        return int(ember_random.randint(0, 2 ** 62, (), dtype=dt.int64,
-                                        generator=self.generator).item())
+        return int(empty((), dtype=dt.int64).random_(generator=self.generator).item())
+
+
+def _pinning_possible(requested):
+    """``pin_memory=True`` pins only with a GPU; without one torch warns and loads unpinned."""
+    from ... import cuda
+
+    if requested and not cuda.is_available():
+        warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
+                      "device pinned memory won't be used.", UserWarning, stacklevel=4)
+        return False
+    return bool(requested)
+
+
+def pin_memory(data):
+    """``data`` with every CPU tensor in it (through dicts, lists, tuples, namedtuples and
+    objects with a ``pin_memory()`` method) copied into page-locked memory, as torch's loader
+    pins batches.
+
+    Example::
+
+        >>> batch = pin_memory({"x": ember.zeros(2)})   # with a GPU
+        >>> batch["x"].is_pinned()
+        True
+    """
+    if isinstance(data, Tensor):
+        return data.pin_memory()
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, collections.abc.Mapping):
+        pinned = {key: pin_memory(value) for key, value in data.items()}
+        try:
+            return type(data)(pinned)
+        except TypeError:
+            return pinned
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(pin_memory(item) for item in data))
+    if isinstance(data, tuple):
+        return tuple(pin_memory(item) for item in data)
+    if isinstance(data, collections.abc.Sequence):
+        try:
+            return type(data)([pin_memory(item) for item in data])
+        except TypeError:
+            return [pin_memory(item) for item in data]
+    if hasattr(data, "pin_memory"):
+        return data.pin_memory()
+    return data
 
 
 class _InfiniteConstantSampler:
@@ -365,6 +418,7 @@ class _SingleProcessIter:
         self._fetcher = _Fetcher(loader.dataset, loader._auto_collation, loader.collate_fn,
                                  loader.drop_last)
         self._yielded = 0
+        self._pin = _pinning_possible(loader.pin_memory)
         # drawn as the multi-worker iterator draws it, so any worker count sees the same order
         self._base_seed = loader._base_seed()
 
@@ -375,7 +429,7 @@ class _SingleProcessIter:
         indices = next(self._sampler_iter)
         batch = self._fetcher.fetch(indices)
         self._yielded += 1
-        return batch
+        return pin_memory(batch) if self._pin else batch
 
     def __len__(self):
         return len(self._loader)
@@ -386,6 +440,7 @@ class _MultiProcessIter:
 
     def __init__(self, loader):
         self._loader = loader
+        self._pin = _pinning_possible(loader.pin_memory)
         self._num_workers = loader.num_workers
         self._timeout = loader.timeout
         self._in_order = loader.in_order
@@ -520,7 +575,7 @@ class _MultiProcessIter:
         self._try_put_index()
         if isinstance(data, _ExceptionWrapper):
             data.reraise()
-        return data
+        return pin_memory(data) if self._pin else data
 
     def _shutdown_workers(self):
         if self._shutdown:
