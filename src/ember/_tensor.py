@@ -37,7 +37,7 @@ class Tensor:
     # ``_grad_fn`` is the node that produced this tensor; read it through the ``grad_fn``
     # property, which regenerates a view's node when its base changed in place since (see
     # ``autograd/views.py``). ``_gfv`` (views only): the version at which ``_grad_fn`` was
-    # made; ``_vmeta`` (views only): how the view was created (``views.CREATED_*``).
+    # made; ``_vmeta`` (views only): how the view was made (``_registry._NO_GRAD_VIEW``...).
     __slots__ = ("_data", "_device", "_rg", "_grad_fn", "_output_nr", "_vc", "_base",
                  "_gfv", "_vmeta",
                  "_grad", "_hooks", "_retains_grad", "_acc", "_post_acc_hooks", "_fw_grad",
@@ -296,6 +296,10 @@ class Tensor:
         grad when its base does, as in torch, even one made under ``no_grad``)."""
         return self._rg or (self._base is not None and self._base.requires_grad)
 
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
     @property
     def grad_fn(self):
         """The node that produced this tensor (None for leaves).
@@ -315,10 +319,6 @@ class Tensor:
         self._grad_fn = node
         if getattr(self, "_base", None) is not None:
             self._gfv = self._vc[0]
-
-    @requires_grad.setter
-    def requires_grad(self, value):
-        self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on a leaf in place and return the tensor.
