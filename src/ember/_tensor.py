@@ -21,6 +21,22 @@ __all__ = ["Tensor", "tensor", "as_tensor", "from_numpy", "from_dlpack", "is_ten
            "is_floating_point", "is_complex", "numel"]
 
 
+class _TraceState:
+    """``tracer`` is the active ``ember.jit`` tracer while a function is traced, else None: one
+    attribute test on the operator hot path (``_registry.run_op``)."""
+
+    __slots__ = ("tracer",)
+
+
+_trace_state = _TraceState()
+_trace_state.tracer = None
+
+
+def _traced_to_python(tensor, what):
+    if _trace_state.tracer is not None:
+        _trace_state.tracer.python_value(tensor, what)
+
+
 class Tensor:
     """A multi-dimensional array with PyTorch's semantics.
 
@@ -456,6 +472,10 @@ class Tensor:
             >>> ember.tensor([2.5]).item()
             2.5
         """
+        _traced_to_python(self, "number")
+        return self._item()
+
+    def _item(self):
         if self._device is META:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if self._data.size != 1:
@@ -474,6 +494,7 @@ class Tensor:
             >>> ember.tensor([[1, 2]]).tolist()
             [[1, 2]]
         """
+        _traced_to_python(self, "list")
         if self._device is META:
             raise RuntimeError("Tensor.tolist() cannot be called on meta tensors")
         array = self._host_array()
@@ -622,13 +643,16 @@ class Tensor:
     def __bool__(self):
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return builtins.bool(self.item())
+        _traced_to_python(self, "boolean")
+        return builtins.bool(self._item())
 
     def __float__(self):
-        return builtins.float(self.item())
+        _traced_to_python(self, "float")
+        return builtins.float(self._item())
 
     def __int__(self):
-        return builtins.int(self.item())
+        _traced_to_python(self, "integer")
+        return builtins.int(self._item())
 
     def __complex__(self):
         return builtins.complex(self.item())

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import META
-from .._tensor import Tensor
+from .._tensor import Tensor, _trace_state
 from ..autograd import forward_ad as _forward_ad
 from ..autograd import grad_mode
 from ..autograd.graph import record
@@ -185,6 +185,8 @@ def run_op(op, *inputs, **params):
                 break
     if _fw_state.level is not None:
         _forward_ad.propagate(op, inputs, params, results)
+    if _trace_state.tracer is not None:  # ember.jit.trace records the call
+        _trace_state.tracer.record(op, inputs, params, results)
     return results
 
 
@@ -381,6 +383,8 @@ def assign_inplace(target, result, check_dtype=True):
                 move_retained_grad(target, old, old_nr)
     if _fw_state.level is not None and getattr(result, "_fw_grad", None) is not None:
         target._fw_grad = result._fw_grad
+    if _trace_state.tracer is not None:
+        _trace_state.tracer.record_write(target, result)
     return target
 
 
@@ -430,4 +434,6 @@ def write_out(result, out, name="op"):
         check_writable(out)
         copyto(out._device, out._data, result._data)
     out._vc[0] += 1
+    if _trace_state.tracer is not None:
+        _trace_state.tracer.record_write(out, result)
     return out
