@@ -781,3 +781,46 @@ def test_grad_with_respect_to_a_stale_view():
         return fw.autograd.grad(out, (v, a))
     got, want = _both(scenario, _rand(4))
     assert_same(got, want)
+
+
+@pytest.mark.parametrize("write", [
+    lambda v, fw: v.mul_(2),          # a Python number: the in-place fast path
+    lambda v, fw: v.add_(1.5),
+    lambda v, fw: v.div_(fw.full((2,), 4.0, dtype=fw.float64)),  # a tensor without grad
+])
+def test_scalar_inplace_on_a_stale_view_is_recorded(write):
+    def scenario(fw, x):
+        a = x * 1
+        v = a[:2]
+        a.mul_(3)            # v is now stale
+        write(v, fw)
+        return a
+    _check_grads(scenario, _rand(4))
+
+
+def test_tensor_split_sections_are_plain_views_that_take_inplace_writes():
+    def scenario(fw, x):
+        a = x * 1
+        first, second, third = a.tensor_split(3)
+        second.mul_(5)
+        return a
+    _check_grads(scenario, _rand(7))
+
+
+def test_inplace_view_method_node_is_current():
+    for fw in (ember, torch):
+        b = fw.ones(2, 3, dtype=fw.float64, requires_grad=True) * 1
+        b.t_()
+        assert b.grad_fn.name() != "AsStridedBackward0"
+
+
+def test_view_of_a_tensor_that_later_requires_grad_records_scalar_inplace():
+    # torch refuses this case ("a leaf Variable that requires grad ..."); ember records it, so
+    # the gradient must be the exact one: d/dy sum(a) with a[:2] doubled after a.copy_(y)
+    y = ember.ones(4, dtype=ember.float64, requires_grad=True)
+    a = ember.zeros(4, dtype=ember.float64)
+    v = a[:2]
+    a.copy_(y * 1)
+    v.mul_(2)
+    a.sum().backward()
+    assert y.grad.tolist() == [2.0, 2.0, 1.0, 1.0]

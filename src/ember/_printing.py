@@ -251,6 +251,6 @@ def tensor_repr(t):
         suffixes.append(f"dtype={dtype!r}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name().rsplit('::', 1)[-1]}>")
-    elif t._rg:
+    elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

@@ -2059,8 +2059,9 @@ for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "tru
 def _direct_inplace(ufunc_name, general):
     """``x.add_(y)``-style methods that write straight into ``x`` with the ufunc's ``out=``.
 
-    The direct path is taken only when nothing needs recording (no grad, or no_grad), ``x`` is
-    floating, the operand is a tensor of the same dtype and device or a real Python number, and
+    The direct path is taken only when nothing needs recording (no grad, or no_grad; views
+    under grad mode always take the general path, which brings their history up to date and
+    refuses what torch refuses), ``x`` is floating, the operand is a tensor of the same dtype and device or a real Python number, and
     it broadcasts to ``x``'s shape: the optimiser-update case. Everything else goes through the
     general in-place path, which computes out of place and writes back.
     """
@@ -2068,7 +2069,8 @@ def _direct_inplace(ufunc_name, general):
         data = self._data
         if (not kwargs and data.dtype.kind == "f" and self._device._xp is not None
                 and _fw_state.level is None
-                and not (_grad_state.enabled and (self._rg or getattr(other, "_rg", False)))):
+                and not (_grad_state.enabled and (self._rg or self._base is not None
+                                                  or getattr(other, "_rg", False)))):
             if isinstance(other, Tensor):
                 operand = other._data
                 ok = (other._device is self._device and operand.dtype == data.dtype
@@ -2077,8 +2079,7 @@ def _direct_inplace(ufunc_name, general):
             else:
                 operand = other
                 ok = type(other) is float or type(other) is int
-            if ok and not (self._base is not None and self._base._rg
-                           and self._base.grad_fn is None and _grad_state.enabled):
+            if ok:
                 check_writable(self)  # may swap in a writable alias of a read-only view
                 data = self._data
                 getattr(self._device._xp, ufunc_name)(data, operand, out=data)

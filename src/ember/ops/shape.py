@@ -15,6 +15,7 @@ vice versa, so higher-order gradients work.
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 import warnings
 
@@ -1040,8 +1041,8 @@ def tensor_split(input, indices_or_sections, dim=0):
         if sections <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
         small, extra = divmod(size, sections)
-        sizes = tuple(small + 1 if i < extra else small for i in range(sections))
-        return split_op(input, dim=dim, sizes=sizes)
+        spec = list(itertools.accumulate(small + 1 if i < extra else small
+                                         for i in range(sections - 1)))
     pieces, start = [], 0
     for index in list(spec) + [size]:
         stop = _int(index, "index")
@@ -2034,12 +2035,13 @@ def _inplace_view(view_fn):
         check_inplace_autograd(self)
         view = view_fn(self, *args, **kwargs)
         self._data = view._data
-        if view.grad_fn is not None:
-            self.grad_fn, self._output_nr = view.grad_fn, view._output_nr
+        node = view.grad_fn  # read while the view is current (the bump below would age it)
+        self._vc[0] += 1
+        if node is not None:
+            self.grad_fn, self._output_nr = node, view._output_nr
         fw = getattr(view, "_fw_grad", None)
         if fw is not None:
             self._fw_grad = fw
-        self._vc[0] += 1
         return self
     method.__name__ = view_fn.__name__ + "_"
     method.__doc__ = (f"In-place version of :meth:`Tensor.{view_fn.__name__}`: this tensor's "
