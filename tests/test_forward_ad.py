@@ -610,3 +610,79 @@ def test_float32():
     for (p, tg), (tp, tt) in zip(mine, theirs):
         assert_same(p, tp, rtol=1e-5, atol=1e-6)
         assert_same(tg, tt, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- the generic rule (any op with a
+# reverse derivative, real tensors): linear algebra, convolutions, pooling, losses
+
+def _spd(lib, m):
+    return m @ m.mT + 3 * lib.eye(m.shape[-1], dtype=m.dtype)
+
+
+GENERIC = {
+    "inv": ((lambda lib, x: lib.linalg.inv(x + 3 * lib.eye(3, dtype=x.dtype))), [(3, 3)]),
+    "det": ((lambda lib, x: lib.linalg.det(x)), [(2, 3, 3)]),
+    "slogdet": ((lambda lib, x: lib.linalg.slogdet(_spd(lib, x))[1]), [(3, 3)]),
+    "solve": ((lambda lib, a, b: lib.linalg.solve(_spd(lib, a), b)), [(3, 3), (3, 2)]),
+    "cholesky": ((lambda lib, x: lib.linalg.cholesky(_spd(lib, x))), [(4, 4)]),
+    "eigvalsh": ((lambda lib, x: lib.linalg.eigvalsh(x + x.mT)), [(4, 4)]),
+    "svdvals": ((lambda lib, x: lib.linalg.svdvals(x)), [(4, 3)]),
+    "pinv": ((lambda lib, x: lib.linalg.pinv(x)), [(4, 3)]),
+    "matrix_exp": ((lambda lib, x: lib.linalg.matrix_exp(x)), [(3, 3)]),
+    "qr_r": ((lambda lib, x: lib.linalg.qr(x)[1]), [(4, 3)]),
+    "conv2d": ((lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding=1, stride=2)),
+               [(2, 3, 6, 6), (4, 3, 3, 3)]),
+    "conv_transpose1d": ((lambda lib, x, w: lib.nn.functional.conv_transpose1d(x, w)),
+                         [(2, 3, 5), (3, 2, 3)]),
+    "max_pool2d": ((lambda lib, x: lib.nn.functional.max_pool2d(x, 2)), [(2, 3, 4, 4)]),
+    "avg_pool1d": ((lambda lib, x: lib.nn.functional.avg_pool1d(x, 3, 2)), [(2, 3, 7)]),
+    "interpolate": ((lambda lib, x: lib.nn.functional.interpolate(
+        x, scale_factor=2, mode="bilinear", align_corners=False)), [(1, 2, 3, 3)]),
+    "cross_entropy": ((lambda lib, x: lib.nn.functional.cross_entropy(
+        x, lib.tensor([0, 2, 1]))), [(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GENERIC))
+def test_generic_rule_from_the_reverse_derivative(name):
+    fn, shapes = GENERIC[name]
+    check(fn, *shapes, rtol=1e-6, atol=1e-8)
+
+
+def test_generic_rule_tangent_is_differentiable_by_reverse_mode():
+    # forward-over-reverse: the tangent of inv is itself differentiable (a Hessian-vector product)
+    grads = []
+    for lib in (ember, torch):
+        x = lib.tensor(np.eye(3) * 2 + 0.1, requires_grad=True)
+        v = lib.ones(3, 3, dtype=lib.float64)
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            tangent = fw.unpack_dual(lib.linalg.inv(fw.make_dual(x, v))).tangent
+        grads.append(lib.autograd.grad(tangent.sum(), x)[0])
+    assert_same(*grads)
+
+
+def test_generic_rule_refuses_an_op_without_a_derivative_as_torch():
+    for lib in (ember, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([2.0, 3.0]), lib.tensor([1.0, 1.0]))
+            with pytest.raises(NotImplementedError):
+                lib.special.zeta(x, lib.tensor([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: ember.linalg.svd(x, full_matrices=False)[0],   # U: signs are LAPACK's, not torch's
+    lambda x: ember.linalg.svd(x, full_matrices=False)[2],
+    lambda x: ember.cdist(x, x.flip(0) + 1),                  # torch has no forward rule here
+    lambda x: ember.linalg.eigh(x + x.mT)[1],
+])
+def test_generic_rule_against_finite_differences(fn):
+    rng = np.random.default_rng(4)
+    a, t = rng.uniform(-2, 2, (4, 4)), rng.standard_normal((4, 4))
+    fw = ember.autograd.forward_ad
+    with fw.dual_level():
+        tangent = fw.unpack_dual(fn(fw.make_dual(ember.tensor(a), ember.tensor(t)))).tangent
+    eps = 1e-6
+    numeric = (fn(ember.tensor(a + eps * t)).numpy() - fn(ember.tensor(a - eps * t)).numpy())
+    np.testing.assert_allclose(tangent.numpy(), numeric / (2 * eps), rtol=1e-5, atol=1e-6)

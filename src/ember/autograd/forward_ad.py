@@ -10,6 +10,10 @@ where no explicit rule is given it is recovered from the op's reverse derivative
 under ``Re<a, b>``), so non-holomorphic ops (abs, angle, sgn, ...) and real <-> complex ops
 (real, imag, complex, polar) work; a real output always has a real tangent.
 
+Any other op with a reverse derivative (linear algebra, convolutions, pooling, losses) gets its
+tangent by differentiating that derivative once more, on real tensors: see
+:func:`_transposed_derivative_rule`.
+
 Example::
 
     >>> import ember.autograd.forward_ad as fwAD
@@ -168,6 +172,8 @@ def propagate(op, inputs, params, results):
         return  # integer/bool results carry no tangent (comparisons, argmax, ...), as in torch
     if rule is None and op.view and all(t is None for t in tangents[1:]):
         rule = _view_rule(op)
+    if rule is None and op.derivative is not None and _all_real(inputs, results):
+        rule = _transposed_derivative_rule(op)
     if rule is None:
         raise NotImplementedError(f"Trying to use forward AD with {op.name} that does not "
                                   "support it because it has not been implemented yet.")
@@ -182,6 +188,58 @@ def propagate(op, inputs, params, results):
             _set_tangent(results, _fit(out, results))
     finally:
         _state.busy = False
+
+
+def _all_real(inputs, results):
+    arrays = list(inputs) + list(results if isinstance(results, tuple) else (results,))
+    return not any(t._data.dtype.kind == "c" for t in arrays)
+
+
+def _transposed_derivative_rule(op):
+    """The rule of any op with a reverse derivative (real tensors): the "double vjp" trick.
+
+    The derivative computes ``u = J^T v`` and is linear in ``v``, so ``<J^T v, t> = <v, J t>``
+    and the gradient of that number with respect to ``v`` is the tangent ``J t``. Derivatives
+    are written with ember ops, so this runs reverse mode over them once; costlier than a
+    dedicated rule, exact all the same (linear algebra, convolutions, pooling, ...).
+    """
+    def rule(p, t, y, /, **params):
+        from . import grad as reverse_grad
+        from .grad_mode import enable_grad
+
+        results = y if op.multi_output else (y,)
+        differentiable = (op.differentiable_outputs if op.multi_output and
+                          op.differentiable_outputs is not None else range(len(results)))
+        with enable_grad():
+            # the probes' values do not matter (the derivative is linear in them), but they
+            # must not be zeros: some derivatives skip the terms of an all-zero gradient
+            probes = [r.new_zeros(r._data.shape) for r in results]
+            wrt = []
+            for k in differentiable:
+                if results[k]._data.dtype.kind == "f":
+                    probes[k] = results[k].new_ones(results[k]._data.shape).requires_grad_()
+                    wrt.append(k)
+            needs = tuple(ti is not None for ti in t)
+            try:
+                grads = op.derivative(_ctx(p, y, needs), *probes, **params)
+            except RuntimeError as error:  # an op whose derivative itself is missing (zeta)
+                if "not implemented" not in str(error):
+                    raise
+                raise NotImplementedError(f"Trying to use forward AD with {op.name} that does "
+                                          "not support it because it has not been implemented "
+                                          "yet.") from error
+            grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+            pairing = _total(*((g * _fit(ti, g)).sum() for g, ti in zip(grads, t)
+                               if g is not None and ti is not None))
+            if pairing is None or not wrt:
+                return None
+            tangents = reverse_grad(pairing, [probes[k] for k in wrt], create_graph=True,
+                                    allow_unused=True)
+        out = [None] * len(results)
+        for k, tangent in zip(wrt, tangents):
+            out[k] = tangent if tangent is not None else results[k].new_zeros(())
+        return tuple(out) if op.multi_output else out[0]
+    return rule
 
 
 def _differentiable_result(results):
