@@ -2061,9 +2061,10 @@ def _direct_inplace(ufunc_name, general):
 
     The direct path is taken only when nothing needs recording (no grad, or no_grad; views
     under grad mode always take the general path, which brings their history up to date and
-    refuses what torch refuses), ``x`` is floating, the operand is a tensor of the same dtype and device or a real Python number, and
-    it broadcasts to ``x``'s shape: the optimiser-update case. Everything else goes through the
-    general in-place path, which computes out of place and writes back.
+    refuses what torch refuses), ``x`` is floating, the operand is a tensor of the same dtype
+    and device or a real Python number, and it broadcasts to ``x``'s shape: the
+    optimiser-update case. Everything else goes through the general in-place path, which
+    computes out of place and writes back.
     """
     def method(self, other, **kwargs):
         data = self._data
