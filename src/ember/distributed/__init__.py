@@ -1,0 +1,33 @@
+"""``ember.distributed``: data-parallel training across processes, as ``torch.distributed``.
+
+Backends: ``'gloo'`` (CPU tensors; ember's own collectives over TCP sockets between the ranks),
+``'mpi'`` (through ``mpi4py`` when it is installed) and ``'nccl'`` (CUDA tensors through CuPy's
+NCCL bindings). Rendezvous through a store (:class:`TCPStore`, :class:`FileStore`,
+:class:`HashStore`) or an ``init_method`` URL (``env://``, ``tcp://``, ``file://``). Start the
+ranks with ``python -m ember.distributed.run --nproc-per-node=N script.py``.
+
+Example::
+
+    >>> import ember.distributed as dist
+    >>> dist.init_process_group("gloo")          # env:// from the launcher's variables
+    >>> t = ember.ones(3)
+    >>> dist.all_reduce(t)                        # t == world_size on every rank
+    >>> dist.destroy_process_group()
+"""
+
+from ._store import (  # noqa: F401
+    DistBackendError,
+    DistError,
+    DistNetworkError,
+    DistStoreError,
+    FileStore,
+    HashStore,
+    PrefixStore,
+    Store,
+    TCPStore,
+)
+from .distributed_c10d import *  # noqa: F403
+from .distributed_c10d import __all__ as _c10d_all
+
+__all__ = ["Store", "HashStore", "TCPStore", "FileStore", "PrefixStore", "DistError",
+           "DistBackendError", "DistStoreError", "DistNetworkError", *_c10d_all]
