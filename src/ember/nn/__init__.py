@@ -7,7 +7,7 @@ Example::
     ember.Size([3, 2])
 """
 
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules.module import (  # noqa: F401
     register_module_forward_hook,
