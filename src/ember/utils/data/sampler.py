@@ -191,7 +191,8 @@ class BatchSampler(Sampler):
 
 
 class DistributedSampler(Sampler):
-    """The share of ``dataset`` for replica ``rank`` of ``num_replicas`` (given explicitly).
+    """The share of ``dataset`` for replica ``rank`` of ``num_replicas`` (by default the rank
+    and world size of the default process group of ``ember.distributed``).
 
     Example::
 
@@ -204,8 +205,14 @@ class DistributedSampler(Sampler):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
         if num_replicas is None or rank is None:
-            raise RuntimeError("ember.distributed is not available yet: pass num_replicas and "
-                               "rank explicitly")
+            from ... import distributed as dist
+
+            if not dist.is_available():
+                raise RuntimeError("Requires distributed package to be available")
+            if num_replicas is None:
+                num_replicas = dist.get_world_size()
+            if rank is None:
+                rank = dist.get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")
