@@ -85,6 +85,7 @@ from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torc
 from .nn.functional import log_softmax, softmax  # noqa: E402, F401  (torch.softmax, ...)
 from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
 from . import func  # noqa: E402  (ember.func: functional_call, grad, vjp, jacrev)
+from . import jit  # noqa: E402  (ember.jit: trace, save/load, graph passes)
 
 __version__ = "0.1.0"
 

@@ -28,6 +28,10 @@ from ..autograd.graph import record
 
 __all__ = ["Op", "defop", "dispatch", "wrap"]
 
+# every Op made at import time, by name (namesakes kept apart): ember.jit looks the operator
+# names of a saved graph up here
+registry = {}
+
 
 class Op:
     """A primitive operator: its kernel, optional meta rule and optional derivative."""
@@ -36,7 +40,8 @@ class Op:
                  "grad_name", "view", "multi_output", "differentiable_outputs", "jvp")
 
     def __init__(self, name, kernel, *, meta=None, save_inputs=True, save_output=False,
-                 view=False, multi_output=False, differentiable_outputs=None, grad_name=None):
+                 view=False, multi_output=False, differentiable_outputs=None, grad_name=None,
+                 register=True):
         self.name = name
         self.kernel = kernel
         self.meta = meta
@@ -49,6 +54,8 @@ class Op:
         self.differentiable_outputs = differentiable_outputs
         camel = "".join(part.capitalize() for part in name.strip("_").split("_"))
         self.grad_name = grad_name or f"{camel}Backward0"
+        if register:
+            registry.setdefault(name, []).append(self)
 
     def defderivative(self, fn):
         """Decorator: attach ``fn(ctx, *grads) -> grads per input`` as this op's derivative."""

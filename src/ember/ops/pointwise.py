@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import META
-from .._tensor import Tensor
+from .._tensor import Tensor, _trace_state
 from ..autograd.forward_ad import _state as _fw_state
 from ..autograd.grad_mode import state as _grad_state
 from ._operands import (
@@ -2070,6 +2070,7 @@ def _direct_inplace(ufunc_name, general):
         data = self._data
         if (not kwargs and data.dtype.kind == "f" and self._device._xp is not None
                 and _fw_state.level is None
+                and _trace_state.tracer is None  # ember.jit records
                 and not (_grad_state.enabled and (self._rg or self._base is not None
                                                   or getattr(other, "_rg", False)))):
             if isinstance(other, Tensor):

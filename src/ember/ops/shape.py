@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import META
-from .._tensor import Tensor
+from .._tensor import Tensor, _trace_state
 from ..autograd.forward_ad import _state as _fw_state
 from ..autograd.grad_mode import state as _grad_state
 from ._operands import broadcast_shapes as _broadcast_shapes
@@ -1378,6 +1378,7 @@ def stack(tensors, dim=0, *, out=None):
     if (out is None and first._device._xp is not None
             and not (_grad_state.enabled and any(t._rg for t in tensors))
             and _fw_state.level is None
+            and _trace_state.tracer is None  # ember.jit records
             and all(t._data.dtype == first._data.dtype and t._device is first._device
                     for t in tensors)):
         # nothing to record and nothing to promote (the DataLoader's collate): one kernel call

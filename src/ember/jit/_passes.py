@@ -1,0 +1,365 @@
+"""Graph passes: dead-code elimination, common-subexpression elimination, constant folding,
+freezing, and fusion of element-wise chains.
+
+Each pass rewrites a :class:`Graph` in place and returns how many nodes it removed or made.
+``freeze`` and ``optimize_for_inference`` work on a copy and return a new module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ..ops._registry import Op, run_op
+from ._ir import CONSTANT, COPY, FUSED, GET_ATTR, OP, SIDE_EFFECTS, Graph, Node, rename_tree
+from ._tracer import paused
+
+__all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants",
+           "fuse_elementwise", "clone_graph", "freeze", "optimize_for_inference", "make_fused"]
+
+
+def clone_graph(graph):
+    """A copy of ``graph`` with its own values and nodes (constants shared)."""
+    new = Graph()
+    mapping = {}
+
+    def get(v):
+        if v not in mapping:
+            w = new.new_value(v.shape, v.dtype, v.name)
+            mapping[v] = w
+        return mapping[v]
+    new.inputs = [get(v) for v in graph.inputs]
+    new.nodes = [Node(n.kind, n.op, [get(v) for v in n.inputs], dict(n.params),
+                      [get(v) for v in n.outputs]) for n in graph.nodes]
+    new.output = rename_tree(graph.output, {v: get(v) for v in graph.output_values()})
+    new.constants = dict(graph.constants)
+    return new
+
+
+def eliminate_dead_code(graph):
+    """Drop nodes whose outputs nothing reads (in-place writes are kept). Returns the count."""
+    live = set(graph.output_values())
+    kept = []
+    for n in reversed(graph.nodes):
+        if n.kind in SIDE_EFFECTS or any(v in live for v in n.outputs):
+            kept.append(n)
+            live.update(n.inputs)
+    removed = len(graph.nodes) - len(kept)
+    graph.nodes = kept[::-1]
+    used = {n.params["name"] for n in graph.nodes if n.kind == CONSTANT}
+    for name in [k for k in graph.constants if k not in used]:
+        del graph.constants[name]
+    return removed
+
+
+def _key(n):
+    if n.kind == OP:
+        return (id(n.op), tuple(v.id for v in n.inputs), repr(sorted(n.params.items())))
+    if n.kind in (GET_ATTR, CONSTANT):
+        return (n.kind, n.params["name"])
+    return None
+
+
+def eliminate_common_subexpressions(graph):
+    """Reuse the result of an identical earlier node (same op, inputs and parameters) instead
+    of computing it again; an in-place write ends every match across it. Returns the count."""
+    seen, mapping, kept = {}, {}, []
+    for n in graph.nodes:
+        n.inputs = [mapping.get(v, v) for v in n.inputs]
+        if n.kind == COPY:
+            seen.clear()
+            kept.append(n)
+            continue
+        key = _key(n)
+        earlier = seen.get(key) if key is not None else None
+        if earlier is not None:
+            mapping.update(zip(n.outputs, earlier.outputs))
+            continue
+        if key is not None:
+            seen[key] = n
+        kept.append(n)
+    removed = len(graph.nodes) - len(kept)
+    graph.nodes = kept
+    graph.output = rename_tree(graph.output, mapping)
+    return removed
+
+
+def fold_constants(graph):
+    """Compute once the op nodes whose inputs are all constants and make their results
+    constants (then drop what became dead). Returns the number of nodes folded."""
+    constant_of = {}
+    written = {n.inputs[0] for n in graph.nodes if n.kind == COPY}
+    folded = 0
+    new_nodes = []
+    with paused(), grad_mode.no_grad():
+        for n in graph.nodes:
+            if n.kind == CONSTANT:
+                constant_of[n.outputs[0]] = graph.constants[n.params["name"]]
+            elif (n.kind in (OP, FUSED) and n.inputs and all(v in constant_of for v in n.inputs)
+                  and not any(v in written for v in n.outputs)):
+                result = n.op(*[constant_of[v] for v in n.inputs], **(
+                    n.params if n.kind == OP else {}))
+                results = result if isinstance(result, tuple) else (result,)
+                for v, t in zip(n.outputs, results):
+                    name = _fresh_name(graph, "folded")
+                    graph.constants[name] = t
+                    constant_of[v] = t
+                    new_nodes.append(Node(CONSTANT, None, [], {"name": name}, [v]))
+                folded += 1
+                continue
+            new_nodes.append(n)
+    graph.nodes = new_nodes
+    eliminate_dead_code(graph)
+    return folded
+
+
+def _fresh_name(graph, prefix):
+    k = len(graph.constants)
+    while f"{prefix}{k}" in graph.constants:
+        k += 1
+    return f"{prefix}{k}"
+
+
+# ---------------------------------------------------------------- freezing
+
+
+def _check_module(m, what):
+    from ._module import ScriptModule
+
+    if not isinstance(m, ScriptModule):
+        raise RuntimeError(f"{what} expects a ScriptModule as input. Please use "
+                           "ember.jit.trace to trace your 'nn.Module'.")
+
+
+def freeze(mod, preserved_attrs=None, optimize_numerics=True):
+    """A copy of the traced module ``mod`` (in eval mode) whose parameters and buffers are
+    constants of the graph, folded where they meet only other constants, with dead code and
+    common subexpressions removed (torch.jit.freeze). ``preserved_attrs`` stay attributes.
+
+    Example::
+
+        >>> net = ember.nn.Linear(3, 2).eval()
+        >>> frozen = ember.jit.freeze(ember.jit.trace(net, ember.randn(1, 3)))
+        >>> list(frozen.parameters())
+        []
+    """
+    from ._module import ScriptModule
+
+    _check_module(mod, "Freezing")
+    if mod.training:
+        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. "
+                           "Please call .eval() on your module before freezing.")
+    keep = set(preserved_attrs or ())
+    graph = clone_graph(mod.graph)
+    written = set()
+    for n in graph.nodes:
+        if n.kind == COPY:
+            written.add(n.inputs[0])
+    producers = {v: n for n in graph.nodes for v in n.outputs}
+    mutated = {producers[v].params["name"] for v in written
+               if v in producers and producers[v].kind == GET_ATTR}
+    attrs = mod._attributes()
+    kept_attrs = {k: a for k, a in attrs.items() if k in keep or k in mutated}
+    with grad_mode.no_grad(), paused():
+        for n in graph.nodes:
+            if n.kind == GET_ATTR and n.params["name"] not in kept_attrs:
+                name = "frozen." + n.params["name"]
+                graph.constants[name] = attrs[n.params["name"]][1].detach()
+                n.kind, n.params = CONSTANT, {"name": name}
+    eliminate_common_subexpressions(graph)
+    fold_constants(graph)
+    eliminate_dead_code(graph)
+    frozen = ScriptModule(graph, kept_attrs, {"": False}, mod.original_name)
+    frozen.eval()
+    object.__setattr__(frozen, "_frozen", True)
+    return frozen
+
+
+# ---------------------------------------------------------------- element-wise fusion
+
+
+def _binary(ufunc):
+    return lambda xp, args, out: getattr(xp, ufunc)(args[0], args[1], out=out)
+
+
+def _unary(ufunc):
+    return lambda xp, args, out: getattr(xp, ufunc)(args[0], out=out)
+
+
+def _sigmoid(xp, args, out):
+    out = xp.negative(args[0], out=out)
+    xp.exp(out, out=out)
+    xp.add(out, 1, out=out)
+    return xp.reciprocal(out, out=out)
+
+
+def _rsqrt(xp, args, out):
+    out = xp.sqrt(args[0], out=out)
+    return xp.reciprocal(out, out=out)
+
+
+def _relu(xp, args, out):
+    return xp.maximum(args[0], 0, out=out)
+
+
+# op name -> (in-place step, number of tensor inputs); each step computes the op's values
+# in the dtype of its operands (only float32/float64 chains without promotion are fused)
+_STEPS = {
+    "add": (_binary("add"), 2), "sub": (_binary("subtract"), 2),
+    "mul": (_binary("multiply"), 2), "div": (_binary("true_divide"), 2),
+    "neg": (_unary("negative"), 1), "exp": (_unary("exp"), 1), "log": (_unary("log"), 1),
+    "tanh": (_unary("tanh"), 1), "sin": (_unary("sin"), 1), "cos": (_unary("cos"), 1),
+    "sqrt": (_unary("sqrt"), 1), "abs": (_unary("absolute"), 1),
+    "reciprocal": (_unary("reciprocal"), 1), "sigmoid": (_sigmoid, 1), "rsqrt": (_rsqrt, 1),
+    "_relu": (_relu, 1),
+}
+_FLOATS = ("float32", "float64")
+
+
+class FusedOp:
+    """A fused chain of element-wise primitives: one :class:`Op` whose kernel evaluates the
+    chain in one buffer (``out=`` of each step), on NumPy or CuPy. When autograd must record
+    (grad mode and an input that requires grad), it runs the chain's primitives instead."""
+
+    def __init__(self, program, ops):
+        self.program = program
+        self.ops = ops
+        steps = [(_STEPS[name][0], tuple(refs)) for name, refs, _ in program]
+
+        def kernel(xp, *arrays):
+            acc = None
+            for step, refs in steps:
+                args = [acc if r < 0 else arrays[r] for r in refs]
+                acc = step(xp, args, acc)
+            return acc
+
+        def meta(*arrays):
+            return np.broadcast_shapes(*(a.shape for a in arrays)), arrays[0].dtype
+        self.op = Op("fused_elementwise", kernel, meta=meta, save_inputs=False,
+                     register=False)
+
+    def __call__(self, *tensors):
+        if grad_mode.state.enabled and any(t.requires_grad for t in tensors):
+            acc = None
+            for op, (_, refs, params) in zip(self.ops, self.program):
+                acc = op(*[acc if r < 0 else tensors[r] for r in refs], **params)
+            return acc
+        return run_op(self.op, *tensors)
+
+    @property
+    def name(self):
+        return "fused_elementwise"
+
+    multi_output = False
+
+
+def make_fused(program, where="<graph>"):
+    """The :class:`FusedOp` for a saved program (names checked against the fusible set)."""
+    from ._serialize import lookup
+
+    ops = []
+    for name, _refs, _params in program:
+        op = lookup(name) if name in _STEPS else None
+        if op is None:
+            raise RuntimeError(f"ember.jit.load: unknown operator '{name}' in a fused group in "
+                               f"{where}; refusing to load")
+        ops.append(op)
+    return FusedOp([[name, list(refs), dict(params)] for name, refs, params in program], ops)
+
+
+def _fusible(n):
+    if n.kind != OP or n.op.name not in _STEPS or len(n.inputs) != _STEPS[n.op.name][1]:
+        return False
+    if n.op.name in ("add", "sub"):
+        alpha = n.params.get("alpha", 1)
+        if not (alpha == 1 and type(alpha) is int) or set(n.params) - {"alpha"}:
+            return False
+    elif n.params:
+        return False
+    out = n.outputs[0]
+    return out.dtype in _FLOATS and all(v.dtype == out.dtype for v in n.inputs)
+
+
+def fuse_elementwise(graph, min_length=2):
+    """Replace chains of element-wise float ops (each feeding only the next, same shape and
+    dtype) by one ``fused`` node. Returns the number of fused nodes made."""
+    uses = {}
+    for n in graph.nodes:
+        for v in n.inputs:
+            uses[v] = uses.get(v, 0) + 1
+    for v in graph.output_values():
+        uses[v] = uses.get(v, 0) + 1
+    consumer = {}
+    for n in graph.nodes:
+        for v in n.inputs:
+            consumer.setdefault(v, n)
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    copies = [i for i, n in enumerate(graph.nodes) if n.kind == COPY]
+    grouped, replace = set(), {}
+    for n in graph.nodes:
+        if id(n) in grouped or not _fusible(n):
+            continue
+        chain = [n]
+        while True:
+            out = chain[-1].outputs[0]
+            nxt = consumer.get(out)
+            if (uses.get(out) != 1 or nxt is None or id(nxt) in grouped or not _fusible(nxt)
+                    or nxt.outputs[0].shape != n.outputs[0].shape
+                    or nxt.outputs[0].dtype != n.outputs[0].dtype
+                    or sum(v is out for v in nxt.inputs) != 1):
+                break
+            chain.append(nxt)
+        if len(chain) < min_length:
+            continue
+        first, last = position[id(chain[0])], position[id(chain[-1])]
+        if any(first < c < last for c in copies):
+            continue
+        inputs, program, inner = [], [], set()
+        for m in chain:
+            refs = []
+            for v in m.inputs:
+                if v in inner:
+                    refs.append(-1)
+                else:
+                    if v not in inputs:
+                        inputs.append(v)
+                    refs.append(inputs.index(v))
+            program.append([m.op.name, refs, dict(m.params)])
+            inner.add(m.outputs[0])
+        fused = Node(FUSED, FusedOp(program, [m.op for m in chain]), inputs,
+                     {"program": program}, [chain[-1].outputs[0]])
+        for m in chain:
+            grouped.add(id(m))
+        replace[id(chain[-1])] = fused
+    graph.nodes = [replace.get(id(n), n) for n in graph.nodes
+                   if id(n) not in grouped or id(n) in replace]
+    return len(replace)
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """Freeze ``mod`` (unless frozen) and fuse its element-wise chains into single kernels
+    that run in one buffer: fewer temporaries and less dispatch (torch.jit's
+    ``optimize_for_inference``). The result is for inference: with inputs that require grad
+    the fused groups fall back to their primitives.
+
+    Example::
+
+        >>> net = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.Tanh()).eval()
+        >>> fast = ember.jit.optimize_for_inference(ember.jit.trace(net, ember.randn(2, 3)))
+    """
+    from ._module import ScriptFunction
+
+    if isinstance(mod, ScriptFunction):
+        graph = clone_graph(mod.graph)
+        eliminate_common_subexpressions(graph)
+        fold_constants(graph)
+        fuse_elementwise(graph)
+        return ScriptFunction(graph, mod.name)
+    _check_module(mod, "optimize_for_inference")
+    frozen = mod if getattr(mod, "_frozen", False) else freeze(mod.eval())
+    if frozen is mod:
+        frozen = freeze(mod)
+    fuse_elementwise(frozen.graph)
+    frozen._graph_changed()
+    return frozen
+

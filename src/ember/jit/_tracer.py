@@ -1,0 +1,185 @@
+"""Tracing: run a function once and record every primitive it calls into a :class:`Graph`.
+
+Every primitive goes through ``ops._registry.run_op``, which hands its call to the active
+tracer (``Tensor._trace_state.tracer``, one attribute test when nothing is traced). In-place
+writes that go through ``assign_inplace``/``write_out`` are recorded as ``copy_`` nodes. A
+tensor the tracer has not seen (made by a factory such as ``ember.zeros``, or captured from
+the enclosing scope) becomes a constant, as in torch; a module's parameters and buffers become
+``get_attr`` nodes by name.
+
+In-place changes that skip the recorded paths (a fast path writing the array directly) would
+make the graph wrong silently: the tracer notices them through the version counters every
+in-place change bumps, and refuses the trace with a message naming the op.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+from .._tensor import Tensor, _trace_state
+from ._ir import CONSTANT, COPY, GET_ATTR, OP, Graph, Node
+
+__all__ = ["TracerWarning", "Tracer", "tracing", "is_tracing", "paused", "trace_graph"]
+
+
+class TracerWarning(Warning):
+    """A traced program may not generalise to other inputs (torch's TracerWarning)."""
+
+
+_PYTHON_VALUE = ("Converting a tensor to a Python {what} might cause the trace to be incorrect. "
+                 "We can't record the data flow of Python values, so this value will be "
+                 "treated as a constant in the future. This means that the trace might not "
+                 "generalize to other inputs!")
+
+
+def is_tracing():
+    """Whether ``ember.jit.trace`` is recording the current call."""
+    return _trace_state.tracer is not None
+
+
+class Tracer:
+    """The recorder ``run_op`` calls while tracing."""
+
+    def __init__(self, attr_names=None):
+        self.graph = Graph()
+        self.env = {}          # id(tensor) -> (tensor, value); the tensor is kept alive
+        self.versions = {}     # id(version counter list) -> (list, version last recorded)
+        self.attr_names = attr_names or {}   # id(param or buffer) -> dotted name
+        self.last_op = {}      # id(version list) -> name of the op that last wrote it
+
+    # ------------------------------------------------------------ values
+
+    def _meta(self, t):
+        return tuple(t._data.shape), t.dtype.name
+
+    def bind(self, tensor, value):
+        self.env[id(tensor)] = (tensor, value)
+        vc = tensor._vc
+        self.versions[id(vc)] = (vc, vc[0])
+
+    def new_value(self, tensor, name=None):
+        shape, dtype = self._meta(tensor)
+        value = self.graph.new_value(shape, dtype, name)
+        self.bind(tensor, value)
+        return value
+
+    def add_input(self, tensor, name):
+        if id(tensor) in self.env:  # the same tensor passed twice: its first position reads it
+            shape, dtype = self._meta(tensor)
+            value = self.graph.new_value(shape, dtype, name)
+        else:
+            value = self.new_value(tensor, name)
+        self.graph.inputs.append(value)
+        return value
+
+    def value_of(self, tensor, check=True):
+        entry = self.env.get(id(tensor))
+        if entry is not None and entry[0] is tensor:
+            if check:
+                self._check_version(tensor)
+            return entry[1]
+        name = self.attr_names.get(id(tensor))
+        if name is not None:
+            node = Node(GET_ATTR, None, [], {"name": name}, [])
+        else:
+            name = f"c{len(self.graph.constants)}"
+            with paused():
+                self.graph.constants[name] = tensor.detach().clone()
+            node = Node(CONSTANT, None, [], {"name": name}, [])
+        value = self.new_value(tensor)
+        node.outputs.append(value)
+        self.graph.nodes.append(node)
+        return value
+
+    def _check_version(self, tensor):
+        vc = tensor._vc
+        known = self.versions.get(id(vc))
+        if known is not None and known[0] is vc and known[1] != vc[0]:
+            raise RuntimeError(
+                "ember.jit.trace: a traced tensor was changed in place by an operation the "
+                "tracer could not record (a direct write such as fill_, copy_ or an indexed "
+                "assignment without autograd, or an in-place view op like t_()); the graph "
+                "would not reproduce it. Write the function out of place, or make the tensor "
+                "require grad while tracing.")
+
+    # ------------------------------------------------------------ hooks from run_op
+
+    def record(self, op, inputs, params, results):
+        ins = [self.value_of(t) for t in inputs]
+        outs = results if op.multi_output else (results,)
+        node = Node(OP, op, ins, dict(params), [self.new_value(t) for t in outs])
+        self.graph.nodes.append(node)
+
+    def record_write(self, target, result):
+        ins = [self.value_of(target, check=False), self.value_of(result)]
+        node = Node(COPY, None, ins, {}, [self.new_value(target)])
+        self.graph.nodes.append(node)
+
+    def python_value(self, tensor, what):
+        warnings.warn(_PYTHON_VALUE.format(what=what), TracerWarning, stacklevel=4)
+
+    # ------------------------------------------------------------ outputs
+
+    def output_tree(self, obj):
+        if isinstance(obj, Tensor):
+            return self.value_of(obj)
+        if isinstance(obj, tuple):
+            return ("tuple", [self.output_tree(o) for o in obj])
+        if isinstance(obj, list):
+            return ("list", [self.output_tree(o) for o in obj])
+        if isinstance(obj, dict):
+            return ("dict", [(k, self.output_tree(v)) for k, v in obj.items()])
+        raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can "
+                           f"be output from traced functions (got {type(obj).__name__})")
+
+
+@contextlib.contextmanager
+def tracing(tracer):
+    """Make ``tracer`` the active tracer for the block."""
+    if _trace_state.tracer is not None:
+        raise RuntimeError("ember.jit.trace cannot be nested")
+    _trace_state.tracer = tracer
+    try:
+        yield tracer
+    finally:
+        _trace_state.tracer = None
+
+
+@contextlib.contextmanager
+def paused():
+    """Run ember ops without recording them (the tracer's own work)."""
+    saved = _trace_state.tracer
+    _trace_state.tracer = None
+    try:
+        yield
+    finally:
+        _trace_state.tracer = saved
+
+
+def trace_graph(fn, inputs, input_names, attr_names=None):
+    """Run ``fn(*inputs)`` once under a tracer; return ``(graph, eager result)``."""
+    tracer = Tracer(attr_names)
+    for i, (t, name) in enumerate(zip(inputs, input_names)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"Type '{type(t).__name__}' cannot be traced. Only Tensors can be "
+                            f"passed as inputs to ember.jit.trace (input {i})")
+        tracer.add_input(t, name)
+    with tracing(tracer):
+        result = fn(*inputs)
+        tracer.graph.output = tracer.output_tree(result)
+    _name_inputs(tracer.graph)
+    return tracer.graph, result
+
+
+def _name_inputs(graph):
+    seen = set()
+    for v in graph.inputs:
+        base = v.name or "input"
+        name, k = base, 1
+        while name in seen:
+            name, k = f"{base}.{k}", k + 1
+        seen.add(name)
+        v.name = name
+
+
