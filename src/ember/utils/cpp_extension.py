@@ -65,6 +65,7 @@ _EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 _BASE_FLAGS = ["-O3", "-shared", "-fPIC", "-std=c++17", "-fvisibility=hidden"]
 _loaded = {}                       # library path -> module, for this process
 _import_lock = threading.Lock()    # one import of a library at a time in this process
+_versions = {}                     # name -> digests of the libraries built for it, in order
 
 
 def get_default_build_root():
@@ -258,7 +259,8 @@ def _write_if_changed(path, text):
         os.replace(tmp, path)
 
 
-def _compile(name, sources, build_directory, cflags, ldflags, includes, verbose, target):
+def _compile(name, module_name, sources, build_directory, cflags, ldflags, includes, verbose,
+             target):
     compiler = get_compiler()
     if shutil.which(compiler) is None:
         raise RuntimeError(f"Error building extension '{name}': C++ compiler '{compiler}' not "
@@ -266,7 +268,7 @@ def _compile(name, sources, build_directory, cflags, ldflags, includes, verbose,
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".so.tmp", dir=build_directory)
     os.close(fd)
     cmd = [compiler, *sources, *_BASE_FLAGS, *[f"-I{p}" for p in includes],
-           f"-DEMBER_EXTENSION_NAME={name}", *cflags, "-o", tmp, *ldflags]
+           f"-DEMBER_EXTENSION_NAME={module_name}", *cflags, "-o", tmp, *ldflags]
     if sys.platform == "darwin":
         cmd += ["-undefined", "dynamic_lookup"]
     if verbose:
@@ -286,17 +288,17 @@ def _compile(name, sources, build_directory, cflags, ldflags, includes, verbose,
             os.unlink(tmp)
 
 
-def _import(name, path):
+def _import(name, module_name, path):
     with _import_lock:
         module = _loaded.get(path)
         if module is None:
-            loader = importlib.machinery.ExtensionFileLoader(name, path)
-            spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+            loader = importlib.machinery.ExtensionFileLoader(module_name, path)
+            spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             _wrap_module(module)
             _loaded[path] = module
-        sys.modules[name] = module
+        sys.modules[name] = sys.modules[module_name] = module
         return module
 
 
@@ -320,8 +322,7 @@ def _jit_compile(name, sources, extra_cflags, extra_ldflags, extra_include_paths
 
     digest = hashlib.sha256()
     for part in (name, get_compiler(), _EXT_SUFFIX, sys.version, _header_digest(),
-                 *_BASE_FLAGS, *cflags, "|", *ldflags, "|", *includes, "|",
-                 str(bool(is_python_module))):
+                 *_BASE_FLAGS, *cflags, "|", *ldflags, "|", *includes):
         digest.update(part.encode() + b"\0")
     for path in sources:
         if write_sources is not None and path in write_sources:
@@ -334,15 +335,25 @@ def _jit_compile(name, sources, extra_cflags, extra_ldflags, extra_include_paths
                 raise RuntimeError(f"Error building extension '{name}': cannot read source "
                                    f"'{path}': {e}") from e
         digest.update(os.path.basename(path).encode() + b"\0" + data)
-    target = os.path.join(build_directory, f"{name}.{digest.hexdigest()[:16]}{_EXT_SUFFIX}")
+    # pybind11 (>= 3) keeps one module per name for the life of the interpreter, so a library
+    # rebuilt in this process gets a new module name, as torch does: name, name_v1, name_v2...
+    with _import_lock:
+        versions = _versions.setdefault(name, [])
+        if digest.hexdigest() not in versions:
+            versions.append(digest.hexdigest())
+        version = versions.index(digest.hexdigest())
+    module_name = name if version == 0 else f"{name}_v{version}"
+    digest.update(module_name.encode())
+    target = os.path.join(build_directory,
+                          f"{module_name}.{digest.hexdigest()[:16]}{_EXT_SUFFIX}")
 
     if not os.path.exists(target):
         with _file_lock(os.path.join(build_directory, "lock")):
             if not os.path.exists(target):      # another process may have built it meanwhile
                 for path, text in (write_sources or {}).items():
                     _write_if_changed(path, text)
-                _compile(name, sources, build_directory, cflags, ldflags, includes, verbose,
-                         target)
+                _compile(name, module_name, sources, build_directory, cflags, ldflags,
+                         includes, verbose, target)
     elif verbose:
         print(f"No modifications detected for re-loaded extension module {name}, skipping "
               f"build step...", file=sys.stderr)
@@ -353,7 +364,7 @@ def _jit_compile(name, sources, extra_cflags, extra_ldflags, extra_include_paths
 
         ctypes.CDLL(target, mode=getattr(ctypes, "RTLD_GLOBAL", 0))
         return target
-    return _import(name, target)
+    return _import(name, module_name, target)
 
 
 def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags=None,
