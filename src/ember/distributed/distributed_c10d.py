@@ -324,7 +324,7 @@ def _make_store(init_method, rank, world_size, timeout):
     rank = _env_int("rank", query, rank)
     world_size = _env_int("world_size", query, world_size)
     if parsed.scheme == "env":
-        for var in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"):
+        for var in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
             if (var == "RANK" and rank is not None) or (var == "WORLD_SIZE"
                                                           and world_size is not None):
                 continue
