@@ -77,7 +77,8 @@ from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 
-from . import autograd, cuda, linalg, nn, serialization, special  # noqa: E402  (need the ops)
+from . import autograd, cuda, fft, linalg, nn, serialization, special  # noqa: E402  (need the ops)
+from .fft import istft, stft  # noqa: E402  (torch.stft, torch.istft)
 from .serialization import load, save  # noqa: E402
 from . import multiprocessing, utils  # noqa: E402  (registers the tensor reducers)
 from .ops import random  # noqa: E402, F401  (torch.random: seeds and generator state)
