@@ -124,6 +124,19 @@ _new = object.__new__
 _NO_GRAD_VIEW, _MULTI_OUTPUT_VIEW = 1, 2
 
 
+class _AutocastHook:
+    """ember.autocast's switch (``ember/amp``): while ``on``, ``cast(op, inputs)`` casts an
+    op's inputs by torch's autocast op lists before it runs."""
+
+    __slots__ = ("on", "cast")
+
+    def __init__(self):
+        self.on, self.cast = False, None
+
+
+autocast_state = _AutocastHook()
+
+
 def dispatch(op, inputs, params):
     """Run ``op`` on tensors ``inputs`` and record the autograd node when grad is needed."""
     return run_op(op, *inputs, **params)
@@ -134,6 +147,8 @@ def run_op(op, *inputs, **params):
 
     This is the hot path of every operator: keep it short.
     """
+    if autocast_state.on:  # inside ember.autocast
+        inputs = autocast_state.cast(op, inputs)
     device = inputs[0]._device
     if len(inputs) == 1:
         arrays = (inputs[0]._data,)
