@@ -86,11 +86,24 @@ from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torc
 from .nn.functional import log_softmax, softmax  # noqa: E402, F401  (torch.softmax, ...)
 from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
 from . import func  # noqa: E402  (ember.func: functional_call, grad, vjp, jacrev)
+from . import amp, cpu  # noqa: E402  (ember.amp: autocast, GradScaler; ember.cpu.amp)
+from .cuda import amp as _cuda_amp  # noqa: E402, F401  (ember.cuda.amp: deprecated aliases)
+from .amp.autocast_mode import (  # noqa: E402
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from . import jit  # noqa: E402  (ember.jit: trace, save/load, graph passes)
 
 __version__ = "0.1.0"
 
 _allocator.tune_malloc()
+amp.autocast_mode.install()  # autocast wraps the composite functions of torch's op lists
 _method_docs.document_methods(Tensor, _sys.modules[__name__])
 
 # Torch computes 1/0, log(0) and overflow silently (inf/nan): so do ember's kernels. The filter
