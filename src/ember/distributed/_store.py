@@ -340,8 +340,10 @@ class TCPStore(Store):
         self._server = _StoreServer(host_name, port) if is_master else None
         self.port = self._server.port if is_master else port
         self.world_size = world_size
-        self._lock = threading.Lock()
-        self._sock = self._connect()
+        self._local = threading.local()  # one connection per thread: a blocking ``get`` in
+        self._socks = []                  # one thread never holds up another's ``set``
+        self._socks_lock = threading.Lock()
+        self._sock()
         if world_size is not None and world_size > 0:
             self.add("__ember_store_workers", 1)
             if is_master and wait_for_workers and world_size > 1:
@@ -371,15 +373,23 @@ class TCPStore(Store):
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
 
+    def _sock(self):
+        sock = getattr(self._local, "sock", None)
+        if sock is None:
+            sock = self._local.sock = self._connect()
+            with self._socks_lock:
+                self._socks.append(sock)
+        return sock
+
     def _call(self, cmd, *args):
-        with self._lock:
-            _send_msg(self._sock, (cmd, args))
-            return _recv_msg(self._sock)
+        sock = self._sock()
+        _send_msg(sock, (cmd, args))
+        return _recv_msg(sock)
 
     @property
     def local_address(self):
         """The address of this client's socket (the interface that reaches the master)."""
-        return self._sock.getsockname()[0]
+        return self._sock().getsockname()[0]
 
     def set(self, key, value):
         self._call("set", key, _as_bytes(value))
@@ -405,7 +415,8 @@ class TCPStore(Store):
 
     def __del__(self):
         try:
-            self._sock.close()
+            for sock in self._socks:
+                sock.close()
             if self._server is not None:
                 self._server.close()
         except Exception:
@@ -480,9 +491,10 @@ class FileStore(Store):
         return self._locked(update)
 
     def delete_key(self, key):
+        """Delete ``key``; returns True (as torch's FileStore, even for a missing key)."""
         def update(table):
             existed = table.pop(key, None) is not None
-            return existed, existed
+            return True, existed
         return self._locked(update)
 
     def num_keys(self):
