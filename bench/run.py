@@ -106,6 +106,64 @@ def mlp_step(fw):
     return step
 
 
+def _inference_mlp(fw):
+    nn = fw.nn
+    model = nn.Sequential(nn.Linear(64, 256), nn.Tanh(), nn.Linear(256, 256), nn.Sigmoid(),
+                          nn.Linear(256, 10)).eval()
+    _same_weights(fw, model)
+    x = fw.tensor(np.random.default_rng(0).standard_normal((32, 64), dtype=np.float32))
+    return model, x
+
+
+def _pointwise_fn(x):
+    for i in range(50):
+        x = x * 1.01 if i % 2 else (x + 0.5).tanh()
+    return x
+
+
+def _jit_optimized(fw, model, x):
+    import warnings
+
+    with warnings.catch_warnings():  # torch.jit's deprecation notices
+        warnings.simplefilter("ignore")
+        traced = fw.jit.trace(model, x)
+        return fw.jit.optimize_for_inference(traced) if isinstance(model, fw.nn.Module) \
+            else traced
+
+
+def mlp_inference(fw):
+    model, x = _inference_mlp(fw)
+
+    def step():
+        with fw.no_grad():
+            model(x)
+    return step
+
+
+def mlp_inference_jit(fw):
+    model, x = _inference_mlp(fw)
+    fast = _jit_optimized(fw, model, x)
+
+    def step():
+        with fw.no_grad():
+            fast(x)
+    return step
+
+
+def pointwise_inference(fw):
+    x = fw.ones(1000)
+    return lambda: _pointwise_fn(x)
+
+
+def pointwise_inference_jit(fw):
+    x = fw.ones(1000)
+    if fw is torch:  # torch's optimize_for_inference takes modules only: the trace alone
+        fast = _jit_optimized(fw, _pointwise_fn, x)
+    else:
+        fast = ember.jit.optimize_for_inference(ember.jit.trace(_pointwise_fn, x))
+    return lambda: fast(x)
+
+
 # ------------------------------------------------ models (one definition, both frameworks)
 
 
@@ -346,6 +404,12 @@ CASES = [
     ("matmul 1024x1024 float32", matmul_1024, "gflops:2147483648", "issue 2: at least 0.9x"),
     ("50 pointwise ops forward+backward", pointwise_chain_backward, "time", "issue 3: at most 3x"),
     ("MLP 784-256-10 step, batch 64 (raw ops)", mlp_step, "time", "issue 3: at most 1.5x"),
+    ("MLP 64-256-256-10 inference, batch 32, eager", mlp_inference, "time", "-"),
+    ("MLP 64-256-256-10 inference, batch 32, jit.trace + optimize_for_inference",
+     mlp_inference_jit, "time", "-"),
+    ("50 pointwise ops forward, 1000 elements, eager", pointwise_inference, "time", "-"),
+    ("50 pointwise ops forward, 1000 elements, jit.trace (+ ember's fusion)",
+     pointwise_inference_jit, "time", "-"),
     ("LeNet-5 SGD step, batch 64, 1x28x28", lenet_step, "time", "at most 2x"),
     ("ResNet (3 BasicBlocks, BatchNorm) SGD step, batch 32, 3x32x32", resnet_step, "time",
      "at most 2x"),
