@@ -139,7 +139,11 @@ def test_tuple_and_dict_outputs():
         return (s * 2, {"exp": s.exp(), "prod": a.matmul(b.t())}, [a - b, a / 2])
     ea, ta = _inputs((3, 4))
     eb, tb = _inputs((3, 4), seed=5)
-    traced = ember.jit.trace(f, (ea, eb))
+    with pytest.raises(RuntimeError, match="pass strict=False"):
+        _quiet_trace(f, (ta, tb))
+    with pytest.raises(RuntimeError, match="pass strict=False"):
+        ember.jit.trace(f, (ea, eb))
+    traced = ember.jit.trace(f, (ea, eb), strict=False)
     t_traced = _quiet_trace(f, (ta, tb), strict=False)
     out, t_out = traced(eb, ea), t_traced(tb, ta)
     assert isinstance(out, tuple) and isinstance(out[1], dict) and isinstance(out[2], list)
@@ -335,7 +339,7 @@ def test_load_in_fresh_process_without_the_class(tmp_path):
     model = Private()
     x = ember.randn(5, 4)
     path = tmp_path / "private.pt"
-    ember.jit.save(ember.jit.trace(model, x), str(path))
+    ember.jit.save(ember.jit.trace(model, x, strict=False), str(path))
     ember.save({"x": x}, str(tmp_path / "x.pt"))
     script = (
         "import sys, ember\n"

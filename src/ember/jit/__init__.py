@@ -83,6 +83,8 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     Tensors made inside that do not depend on the inputs become constants; a module's
     parameters and buffers are read by name, shared with the original module.
 
+    Dicts in the output need ``strict=False``, as in torch.
+
     ``check_trace`` re-runs the trace and the Python function on (copies of) the example
     inputs, or on each of ``check_inputs``: a different graph raises :class:`TracingCheckError`,
     different outputs warn with :class:`TracerWarning`, as torch.
@@ -106,29 +108,29 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         return func
     inputs = _as_tuple(example_inputs)
     if isinstance(func, Module):
-        return _trace_module(func, inputs, check_trace, check_inputs, check_tolerance)
+        return _trace_module(func, inputs, check_trace, check_inputs, check_tolerance, strict)
     if not callable(func):
         raise TypeError(f"ember.jit.trace expects a function or a Module, not "
                         f"{type(func).__name__}")
     names = _input_names(func, len(inputs))
-    graph, _ = trace_graph(func, inputs, names)
+    graph, _ = trace_graph(func, inputs, names, strict=strict)
     result = ScriptFunction(graph, getattr(func, "__name__", "fn"))
     if check_trace:
         _check(func, result, inputs, check_inputs, check_tolerance,
-               lambda i: trace_graph(func, i, names)[0])
+               lambda i: trace_graph(func, i, names, strict=strict)[0])
     return result
 
 
 def trace_module(mod, inputs, check_trace=True, check_inputs=None, check_tolerance=1e-5,
-                 **kwargs):
+                 strict=True, **kwargs):
     """Trace ``mod``'s methods given as ``{"forward": example_inputs}`` (only ``forward``)."""
     if set(inputs) != {"forward"}:
         raise NotImplementedError("ember.jit.trace_module traces only the forward method")
     return _trace_module(mod, _as_tuple(inputs["forward"]), check_trace, check_inputs,
-                         check_tolerance)
+                         check_tolerance, strict)
 
 
-def _trace_module(module, inputs, check_trace, check_inputs, check_tolerance):
+def _trace_module(module, inputs, check_trace, check_inputs, check_tolerance, strict=True):
     attrs = {}
     for name, p in module.named_parameters():
         attrs[name] = ("parameter", p, True)
@@ -144,7 +146,7 @@ def _trace_module(module, inputs, check_trace, check_inputs, check_tolerance):
     names = _input_names(module.forward, len(inputs))
 
     def retrace(i):
-        return trace_graph(module, i, names, attr_names)[0]
+        return trace_graph(module, i, names, attr_names, strict)[0]
     graph = retrace(inputs)
     training = {prefix: sub.training for prefix, sub in module.named_modules()}
     result = ScriptModule(graph, attrs, training, type(module).__name__)

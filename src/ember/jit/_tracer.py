@@ -33,6 +33,14 @@ _PYTHON_VALUE = ("Converting a tensor to a Python {what} might cause the trace t
                  "generalize to other inputs!")
 
 
+_STRICT_DICT = ("Encountering a dict at the output of the tracer might cause the trace to be "
+                "incorrect, this is only valid if the container structure does not change based "
+                "on the module's inputs. Consider using a constant container instead (e.g. for "
+                "`list`, use a `tuple` instead. for `dict`, use a `NamedTuple` instead). If you "
+                "absolutely need this and know the side effects, pass strict=False to trace() "
+                "to allow this behavior.")
+
+
 def is_tracing():
     """Whether ``ember.jit.trace`` is recording the current call."""
     return _trace_state.tracer is not None
@@ -41,7 +49,8 @@ def is_tracing():
 class Tracer:
     """The recorder ``run_op`` calls while tracing."""
 
-    def __init__(self, attr_names=None):
+    def __init__(self, attr_names=None, strict=True):
+        self.strict = strict
         self.graph = Graph()
         self.env = {}          # id(tensor) -> (tensor, value); the tensor is kept alive
         self.versions = {}     # id(version counter list) -> (list, version last recorded)
@@ -129,6 +138,8 @@ class Tracer:
         if isinstance(obj, list):
             return ("list", [self.output_tree(o) for o in obj])
         if isinstance(obj, dict):
+            if self.strict:
+                raise RuntimeError(_STRICT_DICT)
             return ("dict", [(k, self.output_tree(v)) for k, v in obj.items()])
         raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can "
                            f"be output from traced functions (got {type(obj).__name__})")
@@ -157,9 +168,9 @@ def paused():
         _trace_state.tracer = saved
 
 
-def trace_graph(fn, inputs, input_names, attr_names=None):
+def trace_graph(fn, inputs, input_names, attr_names=None, strict=True):
     """Run ``fn(*inputs)`` once under a tracer; return ``(graph, eager result)``."""
-    tracer = Tracer(attr_names)
+    tracer = Tracer(attr_names, strict)
     for i, (t, name) in enumerate(zip(inputs, input_names)):
         if not isinstance(t, Tensor):
             raise TypeError(f"Type '{type(t).__name__}' cannot be traced. Only Tensors can be "
