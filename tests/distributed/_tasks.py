@@ -289,3 +289,142 @@ def tcp_store_clients(rank, n, port):
         while int(store.get("done")) < n:
             time.sleep(0.01)
     return total, values, counter
+
+
+# ---------------------------------------------------------------- DistributedDataParallel
+
+
+def ddp_data(n_rows=12, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n_rows, 5)), rng.normal(size=(n_rows, 3))
+
+
+class Net(ember.nn.Module):
+    def __init__(self, unused=False):
+        super().__init__()
+        self.fc1 = ember.nn.Linear(5, 16)
+        self.fc2 = ember.nn.Linear(16, 3)
+        self.extra = ember.nn.Linear(5, 3) if unused else None
+
+    def forward(self, x, use_extra=False):
+        y = self.fc2(ember.tanh(self.fc1(x)))
+        return y + self.extra(x) if use_extra else y
+
+
+def make_net(seed, unused=False):
+    ember.manual_seed(seed)
+    return Net(unused).double()
+
+
+def train(model, opt, xs, ys, steps, use_extra=lambda step: False):
+    for step in range(steps):
+        opt.zero_grad()
+        loss = ((model(ember.tensor(xs), use_extra=use_extra(step)) - ember.tensor(ys)) ** 2
+                ).mean()
+        loss.backward()
+        opt.step()
+
+
+def params_of(module):
+    return {k: out(v.detach()) for k, v in module.named_parameters()}
+
+
+def ddp_train(rank, n, steps, options, optimizer="sgd", unused=False):
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    net = make_net(100 + rank, unused)  # different on every rank: DDP broadcasts rank 0's
+    model = DDP(net, **options)
+    X, Y = ddp_data()
+    rows = len(X) // n
+    xs, ys = X[rank * rows:(rank + 1) * rows], Y[rank * rows:(rank + 1) * rows]
+    opt = (ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if optimizer == "sgd"
+           else ember.optim.Adam(model.parameters(), lr=0.01))
+    # with an unused layer: used on odd steps only (find_unused_parameters=True)
+    train(model, opt, xs, ys, steps, use_extra=lambda step: unused and step % 2 == 1)
+    grads = {k: None if p.grad is None else out(p.grad) for k, p in net.named_parameters()}
+    views = [p.grad is not None and p.grad._base is not None for p in net.parameters()
+             if p.grad is not None]
+    return params_of(net), grads, list(model.state_dict()), len(model._buckets), views
+
+
+def ddp_no_sync(rank, n):
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    net = make_net(0)
+    model = DDP(net)
+    X, Y = ddp_data()
+    rows = len(X) // n
+    local = slice(rank * rows, (rank + 1) * rows)
+    half = rows // 2
+    x1, y1 = X[local][:half], Y[local][:half]
+    x2, y2 = X[local][half:], Y[local][half:]
+    with model.no_sync():
+        ((model(ember.tensor(x1)) - ember.tensor(y1)) ** 2).mean().backward()
+    local_grads = {k: out(p.grad) for k, p in net.named_parameters()}
+    ((model(ember.tensor(x2)) - ember.tensor(y2)) ** 2).mean().backward()
+    synced = {k: out(p.grad) for k, p in net.named_parameters()}
+    return local_grads, synced
+
+
+def ddp_unused_error(rank, n):
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    model = DDP(make_net(0, unused=True))
+    x = ember.ones(2, 5, dtype=ember.float64)
+    model(x).sum().backward()
+    try:
+        model(x)
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def ddp_buffers(rank, n, broadcast_buffers):
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    ember.manual_seed(rank)
+    net = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4)).double()
+    net[1].running_mean.fill_(float(rank + 1))
+    model = DDP(net, broadcast_buffers=broadcast_buffers)
+    states = [out(net[1].running_mean)]
+    for step in range(2):
+        x = ember.tensor(np.random.default_rng([step, rank]).normal(size=(6, 3)))
+        model(x).sum().backward()
+        states.append(out(net[1].running_mean))
+    return states, params_of(net)
+
+
+def torch_ddp_compare(rank, n, port, steps):
+    """ember's DDP and torch's gloo DDP on the same model, data and optimiser."""
+    import torch
+    import torch.distributed as tdist
+    from torch.nn.parallel import DistributedDataParallel as TDDP
+
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    tstore = tdist.TCPStore("127.0.0.1", port, n, rank == 0,
+                            timeout=datetime.timedelta(seconds=20))
+    tdist.init_process_group("gloo", store=tstore, rank=rank, world_size=n)
+    try:
+        net = make_net(0)
+        tnet = torch.nn.Sequential(torch.nn.Linear(5, 16), torch.nn.Tanh(),
+                                   torch.nn.Linear(16, 3)).double()
+        with torch.no_grad():
+            for tp, p in zip(tnet.parameters(), net.parameters()):
+                tp.copy_(torch.from_numpy(out(p.detach())))
+        model, tmodel = DDP(net, bucket_cap_mb=0.0005), TDDP(tnet)
+        opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        topt = torch.optim.SGD(tmodel.parameters(), lr=0.1, momentum=0.9)
+        X, Y = ddp_data()
+        rows = len(X) // n
+        xs, ys = X[rank * rows:(rank + 1) * rows], Y[rank * rows:(rank + 1) * rows]
+        train(model, opt, xs, ys, steps)
+        for _ in range(steps):
+            topt.zero_grad()
+            ((tmodel(torch.from_numpy(xs)) - torch.from_numpy(ys)) ** 2).mean().backward()
+            topt.step()
+        return ([out(p.detach()) for p in net.parameters()],
+                [p.detach().numpy().copy() for p in tnet.parameters()],
+                list(model.state_dict()), list(tmodel.state_dict()))
+    finally:
+        tdist.destroy_process_group()
