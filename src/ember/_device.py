@@ -122,6 +122,7 @@ class device:
 
 CPU = device("cpu")
 META = device("meta")
+DEFAULT = [CPU]  # where factories put tensors given no device (ember.set_default_device)
 
 
 def to_device(d):

@@ -15,7 +15,7 @@ import builtins
 import numpy as np
 
 from . import _dtype as dt
-from ._device import CPU, META, canonical, check_cuda_dtype, device_of_array
+from ._device import CPU, DEFAULT, META, canonical, check_cuda_dtype, device_of_array
 
 __all__ = ["Tensor", "tensor", "as_tensor", "from_numpy", "from_dlpack", "is_tensor",
            "is_floating_point", "is_complex", "numel"]
@@ -910,7 +910,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     array, dtype = _infer_array(data, dtype)
     target = canonical(device) if device is not None else (
         data._device if isinstance(data, Tensor) else
-        (device_of_array(array) if hasattr(array, "__cuda_array_interface__") else CPU))
+        (device_of_array(array) if hasattr(array, "__cuda_array_interface__") else DEFAULT[0]))
     out = Tensor._make(_place(array, dtype, target, copy=True), target)
     if pin_memory:
         from .ops.creation import _pinned
@@ -936,7 +936,7 @@ def as_tensor(data, dtype=None, device=None):
         return data.to(device=device or data._device, dtype=dtype or data.dtype)
     array, dtype = _infer_array(data, dtype)
     target = device or (device_of_array(array) if hasattr(array, "__cuda_array_interface__")
-                        else CPU)
+                        else DEFAULT[0])
     return Tensor._make(_place(array, dtype, target, copy=False), target)
 
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import CPU, META, canonical, check_cuda_dtype
+from .._device import DEFAULT, META, canonical, check_cuda_dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ._operands import broadcast_shapes
@@ -53,7 +53,7 @@ def _require_size(size, name):
 
 def _target(dtype, device):
     dtype = dt.to_dtype(dtype) if dtype is not None else dt.get_default_dtype()
-    device = canonical(device) if device is not None else CPU
+    device = canonical(device) if device is not None else DEFAULT[0]
     if device.type == "cuda":
         check_cuda_dtype(dtype)
     return dtype, device

@@ -31,7 +31,7 @@ import struct
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import CPU, META, canonical, check_cuda_dtype
+from .._device import CPU, DEFAULT, META, canonical, check_cuda_dtype
 from .._device import device as _device_type
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -739,7 +739,7 @@ def _factory_target(dtype, device, out, default):
         dtype = out.dtype if dtype is None else dtype
         device = out._device if device is None else device
     dtype = dt.to_dtype(dtype) if dtype is not None else default
-    device = canonical(device) if device is not None else CPU
+    device = canonical(device) if device is not None else DEFAULT[0]
     if device.type == "cuda":
         check_cuda_dtype(dtype)
     return dtype, device
