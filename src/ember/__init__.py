@@ -88,6 +88,8 @@ from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
 from . import func  # noqa: E402  (ember.func: functional_call, grad, vjp, jacrev)
 from . import amp, cpu  # noqa: E402  (ember.amp: autocast, GradScaler; ember.cpu.amp)
 from .cuda import amp as _cuda_amp  # noqa: E402, F401  (ember.cuda.amp: deprecated aliases)
+from . import _dynamo, accelerator, backends, compiler, mps, xpu  # noqa: E402, F401
+from ._compat import *  # noqa: E402, F403  (compile, set_default_device, cov, ...)
 from .amp.autocast_mode import (  # noqa: E402
     autocast,
     clear_autocast_cache,
