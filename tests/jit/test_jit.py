@@ -516,3 +516,23 @@ def test_fusion_leaves_mixed_dtypes_and_shared_values_alone():
     got = ember.jit.ScriptFunction(graph, "f")(x, n)
     want = f(x, n)
     assert all(np.allclose(a.numpy(), b.numpy()) for a, b in zip(got, want))
+
+
+def test_random_draws_during_tracing_warn():
+    net = ember.nn.Sequential(ember.nn.Linear(4, 4), ember.nn.Dropout(0.5))
+    with pytest.warns(ember.jit.TracerWarning, match="random numbers"):
+        ember.jit.trace(net, ember.randn(2, 4), check_trace=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ember.jit.trace(net.eval(), ember.randn(2, 4))  # eval: no draws, no warning
+
+
+def test_in_place_write_traced_without_grad_replays_with_grad():
+    def f(x, w):
+        y = x * 2
+        y.mul_(w)  # traced without grad: the op reads y itself
+        return y
+    traced = ember.jit.trace(f, (ember.randn(3), ember.randn(3)))
+    rng = np.random.default_rng(4)
+    assert_grads_match(traced, lambda x, w: (x * 2).mul_(w), rng.standard_normal(3),
+                       rng.standard_normal(3))

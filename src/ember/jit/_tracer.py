@@ -41,6 +41,12 @@ _STRICT_DICT = ("Encountering a dict at the output of the tracer might cause the
                 "to allow this behavior.")
 
 
+_RANDOM = ("The traced function drew random numbers (dropout in training mode, rand, ...): "
+           "ember.jit records them as constants, so the traced function replays the same "
+           "values on every call. Call .eval() on the module before tracing, or draw the "
+           "random tensors outside and pass them as inputs.")
+
+
 def is_tracing():
     """Whether ``ember.jit.trace`` is recording the current call."""
     return _trace_state.tracer is not None
@@ -121,9 +127,26 @@ class Tracer:
         self.graph.nodes.append(node)
 
     def record_write(self, target, result):
-        ins = [self.value_of(target, check=False), self.value_of(result)]
-        node = Node(COPY, None, ins, {}, [self.new_value(target)])
+        old, new = self.value_of(target, check=False), self.value_of(result)
+        self._clone_read_target(old, new)
+        node = Node(COPY, None, [old, new], {}, [self.new_value(target)])
         self.graph.nodes.append(node)
+
+    def _clone_read_target(self, old, new):
+        """When the op that computed a write read the target itself (traced without grad, so
+        ``inplace`` made no copy), let it read a clone, as ``inplace`` does under grad: the
+        replayed graph then keeps what autograd saved intact when its inputs require grad."""
+        from ..ops._registry import registry
+
+        nodes = self.graph.nodes
+        for i in range(len(nodes) - 1, -1, -1):
+            producer = nodes[i]
+            if new in producer.outputs:
+                if producer.kind == OP and old in producer.inputs:
+                    copy = self.graph.new_value(old.shape, old.dtype)
+                    producer.inputs = [copy if v is old else v for v in producer.inputs]
+                    nodes.insert(i, Node(OP, registry["clone"][0], [old], {}, [copy]))
+                return
 
     def python_value(self, tensor, what):
         warnings.warn(_PYTHON_VALUE.format(what=what), TracerWarning, stacklevel=4)
@@ -176,9 +199,14 @@ def trace_graph(fn, inputs, input_names, attr_names=None, strict=True):
             raise TypeError(f"Type '{type(t).__name__}' cannot be traced. Only Tensors can be "
                             f"passed as inputs to ember.jit.trace (input {i})")
         tracer.add_input(t, name)
+    from ..ops.random import default_generator
+
+    rng_before = default_generator.get_state()
     with tracing(tracer):
         result = fn(*inputs)
         tracer.graph.output = tracer.output_tree(result)
+    if not (default_generator.get_state() == rng_before).all():
+        warnings.warn(_RANDOM, TracerWarning, stacklevel=3)
     _name_inputs(tracer.graph)
     return tracer.graph, result
 
