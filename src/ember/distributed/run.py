@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
@@ -98,19 +100,27 @@ def main(args=None):
             if p.poll() is None:
                 p.send_signal(signum)
     old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    # a thread per rank reports its exit as it happens: the first failure is the cause (the
+    # other ranks often fail right after it, when their connections to it close)
+    exits = queue.Queue()
+    for local_rank, p in enumerate(procs):
+        threading.Thread(target=lambda r, p: exits.put((r, p.wait())), args=(local_rank, p),
+                         daemon=True).start()
     try:
-        while True:
-            codes = [p.poll() for p in procs]
-            failed = [(i, c) for i, c in enumerate(codes) if c not in (None, 0)]
-            if failed:
-                rank, code = failed[0]
+        finished = 0
+        while finished < len(procs):
+            try:
+                local_rank, code = exits.get(timeout=opts.monitor_interval)
+            except queue.Empty:
+                continue
+            finished += 1
+            if code != 0:
                 _stop(procs)
-                sys.stderr.write(f"ember.distributed.run: rank {opts.node_rank * nproc + rank} "
-                                 f"(local rank {rank}) failed with exit code {code}\n")
+                global_rank = opts.node_rank * nproc + local_rank
+                sys.stderr.write(f"ember.distributed.run: rank {global_rank} (local rank "
+                                 f"{local_rank}) failed with exit code {code}\n")
                 return code if code > 0 else 128 - code
-            if all(c == 0 for c in codes):
-                return 0
-            time.sleep(opts.monitor_interval)
+        return 0
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
