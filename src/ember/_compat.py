@@ -269,7 +269,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         c = c / norm_factor.to(c.dtype if not c.is_complex() else c.real.dtype)
     else:
         c = c / norm_factor
-    return c.squeeze() if input.ndim < 2 else c
+    return c.squeeze()
 
 
 def _check_weights(weights, name, n_obs):
