@@ -251,6 +251,9 @@ def test_tracer_warnings_as_torch(convert):
     e = _warnings_of(ember.jit.trace, f, ember.ones(3))
     t = _warnings_of(torch.jit.trace, f, torch.ones(3))
     assert e == t and len(e) == 1
+    with pytest.warns(ember.jit.TracerWarning) as record:
+        ember.jit.trace(f, ember.ones(3), check_trace=False)
+    assert record[0].filename == __file__  # points at the user's line
 
 
 def test_tracer_warning_class_and_is_tracing():
@@ -536,3 +539,13 @@ def test_in_place_write_traced_without_grad_replays_with_grad():
     rng = np.random.default_rng(4)
     assert_grads_match(traced, lambda x, w: (x * 2).mul_(w), rng.standard_normal(3),
                        rng.standard_normal(3))
+
+
+def test_check_inputs_run_the_trace_on_other_inputs():
+    def f(x):
+        return x.relu() * 2 if x.shape[0] == 2 else x.relu() + 1
+    ember.jit.trace(f, ember.randn(2, 3), check_inputs=[(ember.randn(2, 5),)])
+    with pytest.raises(ember.jit.TracingCheckError, match="Graphs differed"):
+        ember.jit.trace(f, ember.randn(2, 3), check_inputs=[(ember.randn(4, 3),)])
+    with pytest.raises(torch.jit.TracingCheckError):
+        _quiet_trace(f, torch.randn(2, 3), check_inputs=[(torch.randn(4, 3),)])
