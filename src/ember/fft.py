@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from . import _dtype as dt
-from ._tensor import Tensor
+from ._tensor import Tensor, tensor
 from .ops import creation as _cr
 from .ops import pointwise as _pw
 from .ops import shape as _sh
@@ -142,11 +142,11 @@ def _(ctx, grad, *, dims, mode, last_size):
     half = g.shape[last]
     doubled = last_size - half
     if doubled > 0:
-        weight = np.ones(half, _real_np(g.dtype))
+        weight = np.ones(half, g.dtype.to_real().np)
         weight[1:1 + doubled] = 2
         shape = [1] * g.ndim
         shape[last] = half
-        g = g * _cr.tensor(weight.reshape(shape), device=g.device)
+        g = g * tensor(weight.reshape(shape), device=g.device)
     return (g,)
 
 
@@ -613,13 +613,19 @@ def _freq(n, d, dtype, device, requires_grad, out, fname, onesided):
     dtype = dtype or dt.get_default_dtype()
     if not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(f"{fname} requires a floating point or complex dtype")
+    if dtype.is_complex:  # torch's arange refuses complex dtypes
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{_SHORT[dtype.name]}\'')
     count = n // 2 + 1 if onesided else n
     if count < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {count}: [{count}]")
     r = _cr.arange(count, dtype=dtype, device=device)
     if not onesided and n > 0:
         r = _pw.where(r >= (n + 1) // 2, r - n, r)
-    r = r * (1.0 / (n * d)) if n else r
+    if n * d:
+        r = r * (1.0 / (n * d))
+    else:  # torch multiplies by 1 / 0 = inf: 0 * inf is nan
+        with np.errstate(invalid="ignore"):
+            r = r * float("inf")
     r = write_out(r, out, fname)
     if requires_grad:
         r.requires_grad_()
@@ -655,6 +661,8 @@ def _shift(input, dim, inverse):
         raise TypeError(f"{'ifftshift' if inverse else 'fftshift'}(): argument 'input' must be "
                         f"Tensor, not {type(input).__name__}")
     if dim is None:
+        if input.ndim == 0:
+            raise RuntimeError("`shifts` required")
         dims = tuple(range(input.ndim))
     elif isinstance(dim, numbers.Integral):
         dims = (int(dim),)
