@@ -439,6 +439,8 @@ def destroy_process_group(group=None):
             _STATE.executor.shutdown(wait=True)
             _STATE.executor = None
         for pg in _STATE.groups:
+            if getattr(pg, "_serial", None) is not None:
+                pg._serial.shutdown(wait=True)
             pg._impl.close()
         if _STATE.mesh is not None:
             _STATE.mesh.close()
@@ -618,7 +620,14 @@ class _Buf:
         t._bump_version()
 
 
-def _executor():
+def _executor(pg=None):
+    """The threads async work runs on. Gloo matches messages by sequence number, so its work
+    may run concurrently; MPI and NCCL match by call order: one thread per group, in order."""
+    if pg is not None and getattr(pg._impl, "serial", False):
+        if getattr(pg, "_serial", None) is None:
+            pg._serial = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="ember-dist-serial")
+        return pg._serial
     if _STATE.executor is None:
         _STATE.executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=4, thread_name_prefix="ember-dist")
@@ -632,10 +641,14 @@ def _run(pg, fn, outputs, async_op, results=None):
         for b in outputs:
             b.done()
 
-    if not async_op:
+    if not async_op and not getattr(pg._impl, "serial", False):
         job()
         return None
-    return Work(_executor().submit(job), results)
+    work = Work(_executor(pg).submit(job), results)
+    if async_op:
+        return work
+    work.wait()  # in order behind the group's pending async work
+    return None
 
 
 def _device_native(pg):
@@ -1110,7 +1123,7 @@ def _recv(tensor, src, group, tag, group_src, async_op):
         buf.done()
 
     if async_op:
-        return Work(_executor().submit(work), [tensor])
+        return Work(_executor(pg).submit(work), [tensor])
     work()
     return pg._ranks[sender[0]]
 
