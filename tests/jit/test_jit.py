@@ -549,3 +549,10 @@ def test_check_inputs_run_the_trace_on_other_inputs():
         ember.jit.trace(f, ember.randn(2, 3), check_inputs=[(ember.randn(4, 3),)])
     with pytest.raises(torch.jit.TracingCheckError):
         _quiet_trace(f, torch.randn(2, 3), check_inputs=[(torch.randn(4, 3),)])
+
+
+def test_shapes_fixed_by_the_trace_give_a_clear_error():
+    net = ember.nn.Sequential(ember.nn.Conv2d(1, 2, 3), ember.nn.Flatten(), ember.nn.Linear(8, 2))
+    traced = ember.jit.trace(net, ember.randn(2, 1, 4, 4))
+    with pytest.raises(RuntimeError, match=r"traced with input shapes \[\(2, 1, 4, 4\)\]"):
+        traced(ember.randn(5, 1, 4, 4))

@@ -15,7 +15,7 @@ __all__ = ["ScriptModule", "ScriptFunction", "RecursiveScriptModule"]
 class _Plan:
     """A graph compiled for the interpreter: values as slots in a list, nodes as tuples."""
 
-    __slots__ = ("steps", "size", "n_inputs", "output")
+    __slots__ = ("steps", "size", "n_inputs", "output", "nodes", "input_shapes")
 
     def __init__(self, graph):
         slots = {}
@@ -43,6 +43,8 @@ class _Plan:
             else:  # pragma: no cover - every kind is listed above
                 raise RuntimeError(f"unknown node kind {n.kind}")
         self.steps = steps
+        self.nodes = list(graph.nodes)
+        self.input_shapes = [v.shape for v in graph.inputs]
         self.size = len(slots)
         self.output = map_tree(graph.output, slot) if graph.output is not None else None
 
@@ -54,18 +56,31 @@ def run_graph(plan, args, attr, constants):
                         f"{len(args)} argument(s)")
     env = [None] * plan.size
     env[:plan.n_inputs] = args
-    for kind, op, ins, params, outs in plan.steps:
-        if kind == 0:
-            env[outs[0]] = op(*[env[i] for i in ins], **params)
-        elif kind == 1:
-            for o, r in zip(outs, op(*[env[i] for i in ins], **params)):
-                env[o] = r
-        elif kind == 2:
-            env[outs[0]] = attr(op)
-        elif kind == 3:
-            env[outs[0]] = constants[op]
-        else:
-            env[outs[0]] = assign_inplace(env[ins[0]], env[ins[1]], check_dtype=False)
+    step = 0
+    try:
+        for kind, op, ins, params, outs in plan.steps:
+            if kind == 0:
+                env[outs[0]] = op(*[env[i] for i in ins], **params)
+            elif kind == 1:
+                for o, r in zip(outs, op(*[env[i] for i in ins], **params)):
+                    env[o] = r
+            elif kind == 2:
+                env[outs[0]] = attr(op)
+            elif kind == 3:
+                env[outs[0]] = constants[op]
+            else:
+                env[outs[0]] = assign_inplace(env[ins[0]], env[ins[1]], check_dtype=False)
+            step += 1
+    except (ValueError, RuntimeError) as error:
+        shapes = [tuple(a.shape) if hasattr(a, "shape") else a for a in args]
+        if shapes == plan.input_shapes:
+            raise
+        raise RuntimeError(
+            f"The traced graph failed at node '{plan.nodes[step].target}' "
+            f"({str(plan.nodes[step]).strip()}): {error}. It was traced with input shapes "
+            f"{plan.input_shapes} and called with {shapes}; sizes the traced code computed "
+            "from its inputs' shapes (view(x.size(0), -1), flatten, zeros_like...) are "
+            "constants of the trace: trace again with inputs of these shapes.") from error
     return _build(plan.output, env)
 
 
