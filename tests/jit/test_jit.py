@@ -556,3 +556,16 @@ def test_shapes_fixed_by_the_trace_give_a_clear_error():
     traced = ember.jit.trace(net, ember.randn(2, 1, 4, 4))
     with pytest.raises(RuntimeError, match=r"traced with input shapes \[\(2, 1, 4, 4\)\]"):
         traced(ember.randn(5, 1, 4, 4))
+
+
+def test_batchnorm_in_training_mode_updates_buffers_as_torch():
+    e_model, t_model = _pair(lambda nn: nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2)))
+    x, tx = _inputs((3, 1, 5, 5))
+    traced = ember.jit.trace(e_model, x, check_trace=False)
+    t_traced = _quiet_trace(t_model, tx, check_trace=False)
+    assert any(n.kind == "copy_" for n in traced.graph.nodes)  # the running stats' updates
+    x2, tx2 = _inputs((3, 1, 5, 5), seed=8)
+    assert_same(traced(x2), t_traced(tx2), rtol=1e-5, atol=1e-5)
+    for name, value in t_traced.state_dict().items():
+        assert_same(traced.state_dict()[name], value, rtol=1e-5, atol=1e-6)
+    assert int(traced.state_dict()["1.num_batches_tracked"]) == 2
