@@ -1,0 +1,162 @@
+"""The multivariate normal distribution."""
+
+from __future__ import annotations
+
+import math
+
+import ember
+
+from . import constraints
+from .distribution import Distribution
+from .utils import lazy_property
+
+__all__ = ["MultivariateNormal"]
+
+
+def _batch_mv(bmat, bvec):
+    return ember.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+
+
+def _tril_solve(L, b):
+    """``L^{-1} b`` for lower-triangular ``L`` (batched; only the lower triangle is read, so the
+    strict upper triangle gets no gradient, as torch's ``solve_triangular``)."""
+    return ember.linalg.solve(L.tril(), b)
+
+
+def _batch_mahalanobis(L, x):
+    """``x^T (L L^T)^{-1} x`` over the last dim, broadcasting ``L``'s batch dims."""
+    batch_shape = ember.broadcast_shapes(tuple(L.shape[:-2]), tuple(x.shape[:-1]))
+    n = x.shape[-1]
+    Lb = L.expand(tuple(batch_shape) + (n, n))
+    xb = x.expand(tuple(batch_shape) + (n,))
+    y = _tril_solve(Lb, xb.unsqueeze(-1)).squeeze(-1)
+    return y.pow(2).sum(-1)
+
+
+def _precision_to_scale_tril(P):
+    Lf = ember.linalg.cholesky(ember.flip(P, (-2, -1)))
+    L_inv = ember.transpose(ember.flip(Lf, (-2, -1)), -2, -1)
+    eye = ember.eye(P.shape[-1], dtype=P.dtype, device=P.device)
+    return _tril_solve(L_inv, eye.expand_as(L_inv)).tril()
+
+
+class MultivariateNormal(Distribution):
+    """The multivariate normal distribution with mean ``loc`` and one of
+    ``covariance_matrix``, ``precision_matrix`` or ``scale_tril`` (lower Cholesky factor).
+
+    Example::
+
+        >>> d = MultivariateNormal(ember.zeros(2), ember.eye(2))
+        >>> d.log_prob(ember.zeros(2))
+        tensor(-1.8379)
+    """
+
+    arg_constraints = {"loc": constraints.real_vector,
+                       "covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite,
+                       "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
+                 validate_args=None):
+        if loc.dim() < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        if (covariance_matrix is not None) + (scale_tril is not None) \
+                + (precision_matrix is not None) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
+                             "scale_tril may be specified.")
+        if scale_tril is not None:
+            if scale_tril.dim() < 2:
+                raise ValueError("scale_tril matrix must be at least two-dimensional, with "
+                                 "optional leading batch dimensions")
+            matrix = scale_tril
+        elif covariance_matrix is not None:
+            if covariance_matrix.dim() < 2:
+                raise ValueError("covariance_matrix must be at least two-dimensional, with "
+                                 "optional leading batch dimensions")
+            matrix = covariance_matrix
+        else:
+            if precision_matrix.dim() < 2:
+                raise ValueError("precision_matrix must be at least two-dimensional, with "
+                                 "optional leading batch dimensions")
+            matrix = precision_matrix
+        batch_shape = tuple(ember.broadcast_shapes(tuple(matrix.shape[:-2]),
+                                                   tuple(loc.shape[:-1])))
+        if scale_tril is not None:
+            self.scale_tril = scale_tril.expand(batch_shape + (-1, -1))
+        elif covariance_matrix is not None:
+            self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
+        else:
+            self.precision_matrix = precision_matrix.expand(batch_shape + (-1, -1))
+        self.loc = loc.expand(batch_shape + (-1,))
+        super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
+        if scale_tril is not None:
+            self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
+        else:
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(MultivariateNormal, _instance)
+        batch_shape = tuple(batch_shape)
+        loc_shape = batch_shape + tuple(self.event_shape)
+        cov_shape = batch_shape + tuple(self.event_shape) * 2
+        new.loc = self.loc.expand(loc_shape)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(cov_shape))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(
+            tuple(self._batch_shape) + tuple(self._event_shape) * 2)
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return ember.matmul(L, L.mT).expand(
+            tuple(self._batch_shape) + tuple(self._event_shape) * 2)
+
+    @lazy_property
+    def precision_matrix(self):
+        return ember.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
+            tuple(self._batch_shape) + tuple(self._event_shape) * 2)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(
+            tuple(self._batch_shape) + tuple(self._event_shape))
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = ember.empty(shape, dtype=self.loc.dtype, device=self.loc.device).normal_()
+        return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        diff = value - self.loc
+        M = _batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
+        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + M) - half_log_det
+
+    def entropy(self):
+        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det
+        if len(self._batch_shape) == 0:
+            return H
+        return H.expand(self._batch_shape)
