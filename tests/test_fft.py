@@ -1,5 +1,6 @@
 """ember.fft (and ember.stft/istft) against torch.fft: values, dtypes, shapes, errors, gradients."""
 
+import doctest
 import warnings
 
 import numpy as np
@@ -80,10 +81,12 @@ def test_multi_dimensional(fname, dtype, norm, case):
     _compare(fname, _data(shape, dtype, case), dict(kwargs, norm=norm))
 
 
+REAL_ONLY = ("rfft", "rfft2", "rfftn", "ihfft", "ihfft2", "ihfftn")
+
+
 @pytest.mark.parametrize("fname", ONE_D + N_D)
 def test_non_contiguous_input(fname):
-    a = _data((6, 5, 4), "complex128" if fname[0] in "fih" and "ihfft" not in fname
-              and "rfft" not in fname else "float64")
+    a = _data((6, 5, 4), "float64" if fname in REAL_ONLY else "complex128")
     e, t = make_pair(a)
     e, t = e.transpose(0, 2)[:, ::2], t.transpose(0, 2)[:, ::2]
     assert_same(getattr(ember.fft, fname)(e), getattr(torch.fft, fname)(t).resolve_conj())
@@ -181,10 +184,13 @@ def test_out():
     ember.fft.irfft(e.to(ember.complex64), out=e_out)
     torch.fft.irfft(t.to(torch.complex64), out=t_out)
     assert_same(e_out, t_out)
-    with pytest.raises(RuntimeError, match="expects a complex output tensor"):
-        ember.fft.fft(e, out=ember.empty(5))
-    with pytest.raises(RuntimeError):
-        torch.fft.fft(t, out=torch.empty(5))
+    for fname, dtype, arg in [("fft", "float32", "a"), ("irfft", "complex64", "c"),
+                              ("hfft", "int64", "c")]:
+        x, xt = (e, t) if arg == "a" else (e.to(ember.complex64), t.to(torch.complex64))
+        with pytest.raises(RuntimeError) as info:
+            getattr(torch.fft, fname)(xt, out=torch.empty(8, dtype=getattr(torch, dtype)))
+        with pytest.raises(RuntimeError, match=str(info.value)):
+            getattr(ember.fft, fname)(x, out=ember.empty(8, dtype=getattr(ember, dtype)))
     g = ember.ones(4, dtype=ember.float64, requires_grad=True)
     with pytest.raises(RuntimeError, match="out="):
         ember.fft.fft(g, out=ember.empty(4, dtype=ember.complex128))
@@ -276,9 +282,6 @@ GRAD_CASES = [("fft", (6,), {"n": 8}), ("ifft", (3, 5), {"dim": 0, "norm": "orth
               ("irfft2", (3, 4), {"norm": "ortho"}), ("irfftn", (2, 3, 4), {"s": (3, 5)}),
               ("hfft2", (3, 4), {}), ("ihfft2", (3, 5), {"norm": "ortho"}),
               ("hfftn", (2, 3, 4), {"s": (4, 5)}), ("ihfftn", (2, 3, 4), {"dim": (0, 2)})]
-
-
-REAL_ONLY = ("rfft", "rfft2", "rfftn", "ihfft", "ihfft2", "ihfftn")
 
 
 @pytest.mark.parametrize("case,dtype", [(c, d) for c in GRAD_CASES for d in
@@ -456,3 +459,54 @@ def test_stft_method_and_errors():
         with pytest.warns(UserWarning, match="deprecated"):
             r = ember.stft(x, 8, window=ember.ones(8), return_complex=False)
         assert_same(r, torch.stft(t, 8, window=torch.ones(8), return_complex=False))
+
+
+# ---------------------------------------------------------------- forward AD, devices, docs
+
+
+@pytest.mark.parametrize("fname", ["fft", "rfft", "irfft", "hfft", "ihfft", "fftn", "irfftn"])
+def test_forward_ad(fname):
+    dtype = "float64" if fname in REAL_ONLY else "complex128"
+    a, v = _data((3, 6), dtype, 1), _data((3, 6), dtype, 2)
+    results = []
+    for lib in (ember, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(lib.tensor(a), lib.tensor(v))
+            results.append(tuple(fw.unpack_dual(getattr(lib.fft, fname)(dual, norm="ortho"))))
+    (p, t), (tp, tt) = results
+    assert_same(p, tp.resolve_conj())
+    assert_same(t, tt.resolve_conj())
+
+
+@pytest.mark.parametrize("fname", ["fft", "ifft2", "rfft", "irfftn", "hfft", "ihfftn"])
+def test_on_device(device, fname):
+    a = _data((4, 6), "float64" if fname in REAL_ONLY else "complex128", 4)
+    e = ember.tensor(a, device=device).requires_grad_()
+    t = torch.from_numpy(a).requires_grad_()
+    ey, ty = getattr(ember.fft, fname)(e), getattr(torch.fft, fname)(t)
+    assert ey.device.type == device
+    assert_same(ey.cpu(), ty.resolve_conj())
+    ey.abs().sum().backward()
+    ty.abs().sum().backward()
+    assert_same(e.grad.cpu(), t.grad)
+
+
+def test_stft_on_device(device):
+    a = _data((2, 30), "float32", 6)
+    ew, tw = _window("hann", 8)
+    e = ember.tensor(a, device=device)
+    spec = ember.stft(e, 8, 2, window=ew.float().to(device), return_complex=True)
+    expected = torch.stft(torch.from_numpy(a), 8, 2, window=tw.float(), return_complex=True)
+    assert_same(spec.cpu(), expected, rtol=1e-5, atol=1e-5)
+    back = ember.istft(spec, 8, 2, window=ew.float().to(device))
+    assert_same(back.cpu(), torch.istft(expected, 8, 2, window=tw.float()), rtol=1e-5,
+                atol=1e-5)
+
+
+def test_docstring_examples():
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for test in finder.find(ember.fft, "ember.fft", globs={"ember": ember}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries > 20
