@@ -32,12 +32,12 @@ from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .transformed_distribution import Gumbel, LogNormal, TransformedDistribution
 from .transforms import (
-                         AffineTransform,
-                         ComposeTransform,
-                         ExpTransform,
-                         SigmoidTransform,
-                         TanhTransform,
-                         Transform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    SigmoidTransform,
+    TanhTransform,
+    Transform,
 )
 
 __all__ = ["AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
