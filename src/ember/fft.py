@@ -69,10 +69,10 @@ def _c2c_meta(a, *, dims, mode, forward):
 @defop("_fft_c2c", meta=_c2c_meta, save_inputs=False, grad_name="FftC2CBackward0")
 def fft_c2c(xp, a, *, dims, mode, forward):
     """Complex-to-complex DFT over ``dims``, divided as ``mode`` says."""
-    if forward:
-        out = xp.fft.fftn(a, axes=dims, norm=_NP_FORWARD[mode])
-    else:
-        out = xp.fft.ifftn(a, axes=dims, norm=_NP_INVERSE[mode])
+    fn = (xp.fft.fft if forward else xp.fft.ifft) if len(dims) == 1 \
+        else (xp.fft.fftn if forward else xp.fft.ifftn)  # the 1-D calls are cheaper
+    norm = (_NP_FORWARD if forward else _NP_INVERSE)[mode]
+    out = fn(a, axis=dims[0], norm=norm) if len(dims) == 1 else fn(a, axes=dims, norm=norm)
     return out.astype(_complex_np(a.dtype), copy=False)
 
 
@@ -94,10 +94,11 @@ def _r2c_meta(a, *, dims, mode, onesided):
 def fft_r2c(xp, a, *, dims, mode, onesided):
     """Real-to-complex forward DFT over ``dims``; one-sided: the last of ``dims`` keeps
     ``n // 2 + 1`` frequencies."""
-    if onesided:
-        out = xp.fft.rfftn(a, axes=dims, norm=_NP_FORWARD[mode])
+    norm = _NP_FORWARD[mode]
+    if len(dims) == 1:
+        out = (xp.fft.rfft if onesided else xp.fft.fft)(a, axis=dims[0], norm=norm)
     else:
-        out = xp.fft.fftn(a, axes=dims, norm=_NP_FORWARD[mode])
+        out = (xp.fft.rfftn if onesided else xp.fft.fftn)(a, axes=dims, norm=norm)
     return out.astype(_complex_np(a.dtype), copy=False)
 
 
@@ -127,8 +128,11 @@ def _c2r_meta(a, *, dims, mode, last_size):
 def fft_c2r(xp, a, *, dims, mode, last_size):
     """One-sided complex-to-real inverse DFT over ``dims``: the last of ``dims`` holds
     ``last_size // 2 + 1`` frequencies of a Hermitian signal of length ``last_size``."""
-    sizes = [a.shape[d] for d in dims[:-1]] + [last_size]
-    out = xp.fft.irfftn(a, s=sizes, axes=dims, norm=_NP_INVERSE[mode])
+    if len(dims) == 1:
+        out = xp.fft.irfft(a, last_size, axis=dims[0], norm=_NP_INVERSE[mode])
+    else:
+        sizes = [a.shape[d] for d in dims[:-1]] + [last_size]
+        out = xp.fft.irfftn(a, s=sizes, axes=dims, norm=_NP_INVERSE[mode])
     return out.astype(_real_np(a.dtype), copy=False)
 
 
