@@ -650,3 +650,29 @@ def test_constraints_check():
     assert C.is_dependent(D.Uniform.support) and C.is_dependent(D.Uniform.arg_constraints["low"])
     with pytest.raises(ValueError):
         C.dependent.check(ember.zeros(1))
+
+
+def test_transposed_and_zero_size_parameters():
+    loc, scale = _real(4, 3), _pos(3, 4)
+    e = D.Normal(ember.tensor(loc).T, ember.tensor(scale))
+    t = TD.Normal(torch.from_numpy(loc).T, torch.from_numpy(scale))
+    v = _real(2, 3, 4)
+    assert_same(e.log_prob(ember.tensor(v)), t.log_prob(torch.from_numpy(v)))
+    ember.manual_seed(0)
+    torch.manual_seed(0)
+    assert_same(e.sample((2,)), t.sample((2,)))
+    c = _pos(4, 3)
+    e, t = D.Dirichlet(ember.tensor(c).T.contiguous().T), TD.Dirichlet(torch.from_numpy(c))
+    assert_same(e.entropy(), t.entropy())
+    for name, args in [("Normal", (np.zeros((0, 2)), np.ones((0, 2)))),
+                       ("Gamma", (np.ones((0, 2)), np.ones((0, 2)))),
+                       ("Categorical", (np.ones((0, 3)),))]:
+        e = getattr(D, name)(*[ember.tensor(a) for a in args])
+        t = getattr(TD, name)(*[torch.from_numpy(a) for a in args])
+        assert e.batch_shape == t.batch_shape
+        ember.manual_seed(0)
+        torch.manual_seed(0)
+        s, st = e.sample((2,)), t.sample((2,))
+        assert tuple(s.shape) == tuple(st.shape)
+        assert_same(e.log_prob(s), t.log_prob(st))
+        assert_same(e.entropy(), t.entropy())

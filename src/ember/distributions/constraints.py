@@ -134,7 +134,7 @@ class _IndependentConstraint(Constraint):
             expected = self.base_constraint.event_dim + self.reinterpreted_batch_ndims
             raise ValueError(f"Expected value.dim() >= {expected} but got {value.dim()}")
         n = self.reinterpreted_batch_ndims
-        return result.reshape(tuple(result.shape[:result.dim() - n]) + (-1,)).all(-1)
+        return result.all(tuple(range(-n, 0))) if n else result
 
     def __repr__(self):
         return (f"{self.__class__.__name__[1:]}({self.base_constraint!r}, "
@@ -246,17 +246,15 @@ class _LowerTriangular(Constraint):
     event_dim = 2
 
     def check(self, value):
-        flat = (value.tril() == value).reshape(tuple(value.shape[:-2]) + (-1,))
-        return flat.all(-1)
+        return (value.tril() == value).all((-2, -1))
 
 
 class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        flat = (value.tril() == value).reshape(tuple(value.shape[:-2]) + (-1,))
         positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
-        return flat.all(-1) & positive_diagonal
+        return (value.tril() == value).all((-2, -1)) & positive_diagonal
 
 
 class _Square(Constraint):

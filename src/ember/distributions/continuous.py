@@ -45,7 +45,7 @@ class Normal(_LocScale):
 
     Example::
 
-        >>> ember.manual_seed(0)
+        >>> _ = ember.manual_seed(0)
         >>> ember.distributions.Normal(ember.tensor([0.0]), ember.tensor([1.0])).sample()
         tensor([1.5410])
     """

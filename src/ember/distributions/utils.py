@@ -84,7 +84,7 @@ def sum_rightmost(value, dim):
     """
     if dim == 0 or not isinstance(value, ember.Tensor):
         return value
-    return value.reshape(tuple(value.shape[:value.dim() - dim]) + (-1,)).sum(-1)
+    return value.sum(tuple(range(-dim, 0)))
 
 
 class lazy_property:
