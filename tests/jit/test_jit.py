@@ -569,3 +569,32 @@ def test_batchnorm_in_training_mode_updates_buffers_as_torch():
     for name, value in t_traced.state_dict().items():
         assert_same(traced.state_dict()[name], value, rtol=1e-5, atol=1e-6)
     assert int(traced.state_dict()["1.num_batches_tracked"]) == 2
+
+
+def test_detach_is_recorded():
+    def f(x):
+        y = x * 3
+        return y.detach() * x + y.data
+    traced = ember.jit.trace(f, ember.randn(3))
+    assert _count(traced.graph, name="detach") == 2
+    rng = np.random.default_rng(6)
+    assert_grads_match(traced, f, rng.standard_normal(3))
+    a = ember.randn(3)
+    assert np.allclose(traced(a).detach().numpy(), f(a).detach().numpy())
+
+
+def test_detached_parameter_stays_tied_to_the_module():
+    class Net(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = ember.nn.Parameter(ember.ones(3))
+
+        def forward(self, x):
+            return x * self.w.detach()
+    net = Net()
+    traced = ember.jit.trace(net, ember.randn(3))
+    with ember.no_grad():
+        net.w.mul_(2)
+    x = ember.randn(3)
+    assert np.allclose(traced(x).numpy(), (x * 2).numpy())
+    assert not traced(x).requires_grad

@@ -146,7 +146,8 @@ def _trace_module(module, inputs, check_trace, check_inputs, check_tolerance, st
     names = _input_names(module.forward, len(inputs))
 
     def retrace(i):
-        return trace_graph(module, i, names, attr_names, strict)[0]
+        return trace_graph(module, i, names, attr_names, strict,
+                           [t for _, t, _ in attrs.values()])[0]
     graph = retrace(inputs)
     training = {prefix: sub.training for prefix, sub in module.named_modules()}
     result = ScriptModule(graph, attrs, training, type(module).__name__)

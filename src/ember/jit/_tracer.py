@@ -18,9 +18,15 @@ import contextlib
 import warnings
 
 from .._tensor import Tensor, _trace_state
+from ..ops._registry import Op
 from ._ir import CONSTANT, COPY, GET_ATTR, OP, Graph, Node
 
 __all__ = ["TracerWarning", "Tracer", "tracing", "is_tracing", "paused", "trace_graph"]
+
+
+# ``Tensor.detach()`` and ``.data`` wrap the same array without an operator call; the tracer
+# records them as this op (the same array, no derivative: the result is cut from autograd)
+detach_op = Op("detach", lambda xp, a: a, meta=lambda a: (a.shape, a.dtype), save_inputs=False)
 
 
 class TracerWarning(Warning):
@@ -55,13 +61,14 @@ def is_tracing():
 class Tracer:
     """The recorder ``run_op`` calls while tracing."""
 
-    def __init__(self, attr_names=None, strict=True):
+    def __init__(self, attr_names=None, strict=True, attr_arrays=None):
         self.strict = strict
+        self.attr_arrays = attr_arrays or {}  # id(array) -> (array, param/buffer)
         self.graph = Graph()
         self.env = {}          # id(tensor) -> (tensor, value); the tensor is kept alive
         self.versions = {}     # id(version counter list) -> (list, version last recorded)
         self.attr_names = attr_names or {}   # id(param or buffer) -> dotted name
-        self.last_op = {}      # id(version list) -> name of the op that last wrote it
+        self.arrays = {}       # id(array) -> (array, value): finds detach()/.data aliases
 
     # ------------------------------------------------------------ values
 
@@ -70,6 +77,7 @@ class Tracer:
 
     def bind(self, tensor, value):
         self.env[id(tensor)] = (tensor, value)
+        self.arrays[id(tensor._data)] = (tensor._data, value)
         vc = tensor._vc
         self.versions[id(vc)] = (vc, vc[0])
 
@@ -94,6 +102,17 @@ class Tracer:
             if check:
                 self._check_version(tensor)
             return entry[1]
+        alias = self.arrays.get(id(tensor._data))
+        if alias is None:
+            owner = self.attr_arrays.get(id(tensor._data))
+            if owner is not None and owner[0] is tensor._data and owner[1] is not tensor:
+                alias = (owner[0], self.value_of(owner[1]))  # detach() of a parameter
+        if alias is not None and alias[0] is tensor._data:  # detach() or .data of a value
+            node = Node(OP, detach_op, [alias[1]], {}, [])
+            value = self.new_value(tensor)
+            node.outputs.append(value)
+            self.graph.nodes.append(node)
+            return value
         name = self.attr_names.get(id(tensor))
         if name is not None:
             node = Node(GET_ATTR, None, [], {"name": name}, [])
@@ -191,9 +210,10 @@ def paused():
         _trace_state.tracer = saved
 
 
-def trace_graph(fn, inputs, input_names, attr_names=None, strict=True):
-    """Run ``fn(*inputs)`` once under a tracer; return ``(graph, eager result)``."""
-    tracer = Tracer(attr_names, strict)
+def trace_graph(fn, inputs, input_names, attr_names=None, strict=True, attrs=()):
+    """Run ``fn(*inputs)`` once under a tracer; return ``(graph, eager result)``.
+    ``attrs``: the module's parameters and buffers (``detach()`` of one is recorded)."""
+    tracer = Tracer(attr_names, strict, {id(t._data): (t._data, t) for t in attrs})
     for i, (t, name) in enumerate(zip(inputs, input_names)):
         if not isinstance(t, Tensor):
             raise TypeError(f"Type '{type(t).__name__}' cannot be traced. Only Tensors can be "
