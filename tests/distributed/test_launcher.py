@@ -25,7 +25,7 @@ def test_environment_of_the_ranks(tmp_path):
         t = ember.ones(1)
         dist.all_reduce(t)
         keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-        line = f"{'|'.join(os.environ[k] for k in keys)} {t.item()} {sys.argv[1:]}\n"
+        line = f"{'|'.join(os.environ[k] for k in keys)} {t.item()} {sys.argv[1:]}\\n"
         os.write(1, line.encode())  # one write: lines of the ranks never interleave
         dist.destroy_process_group()
     """))
