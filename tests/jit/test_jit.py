@@ -598,3 +598,11 @@ def test_detached_parameter_stays_tied_to_the_module():
     x = ember.randn(3)
     assert np.allclose(traced(x).numpy(), (x * 2).numpy())
     assert not traced(x).requires_grad
+
+
+def test_captured_tensor_that_requires_grad_is_refused_as_torch():
+    w, tw = ember.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Cannot insert a Tensor that requires grad"):
+        _quiet_trace(lambda x: x * tw, torch.ones(2))
+    with pytest.raises(RuntimeError, match="Cannot insert a Tensor that requires grad"):
+        ember.jit.trace(lambda x: x * w, ember.ones(2))

@@ -117,6 +117,10 @@ class Tracer:
         if name is not None:
             node = Node(GET_ATTR, None, [], {"name": name}, [])
         else:
+            if tensor.requires_grad:
+                raise RuntimeError("Cannot insert a Tensor that requires grad as a constant. "
+                                   "Consider making it a parameter or input, or detaching the "
+                                   f"gradient\nTensor:\n{tensor}")
             name = f"c{len(self.graph.constants)}"
             with paused():
                 self.graph.constants[name] = tensor.detach().clone()
