@@ -38,7 +38,7 @@ FAMILIES = {
     "Beta": (lambda: [_pos(3, 1), _pos(4)], lambda: _unit(2, 3, 4)),
     "Poisson": (lambda: [_pos(3, 4)], lambda: RNG.integers(0, 5, (2, 3, 4)).astype(float)),
 }
-CDF = {"Normal", "Laplace", "Cauchy", "Gumbel", "LogNormal", "Uniform", "Exponential"}
+CDF = {"Gamma", "Normal", "Laplace", "Cauchy", "Gumbel", "LogNormal", "Uniform", "Exponential"}
 ICDF = {"Normal", "Laplace", "Cauchy", "Gumbel", "LogNormal", "Uniform", "Exponential"}
 NO_MODE = {"Uniform"}
 
@@ -119,6 +119,13 @@ def test_rsample_gradients(name):
         return getattr(TD, name)(*ps).rsample((2,))
 
     assert_grads_match(ef, tf, *arrays, double_backward=True)
+
+
+def test_gamma_cdf_gradient():
+    a, r, v = _pos(3, 1), _pos(4), _pos(2, 3, 4)
+    assert_grads_match(lambda x: D.Gamma(ember.tensor(a), x).cdf(ember.tensor(v)),
+                       lambda x: TD.Gamma(torch.from_numpy(a), x).cdf(torch.from_numpy(v)),
+                       r)
 
 
 def test_support_edges():

@@ -137,3 +137,24 @@ def binomial(count, prob):
         return ember.empty(count.shape, dtype=count.dtype, device="meta")
     with ember.no_grad():
         return _binomial_op(count, prob, seed=_seed_word(count.device))
+
+
+@defop("_gammainc", meta=lambda a, x: (np.broadcast_shapes(a.shape, x.shape), x.dtype))
+def _gammainc_op(xp, a, x):
+    """The regularised lower incomplete gamma function P(a, x) (torch.special.gammainc)."""
+    out = _special(xp).gammainc(a.astype(np.float64), x.astype(np.float64))
+    return xp.asarray(out).astype(x.dtype)
+
+
+@_gammainc_op.defderivative
+def _(ctx, grad):
+    a, x = ctx.inputs
+    # d/dx P(a, x) = x^(a-1) e^(-x) / Gamma(a); torch has no derivative w.r.t. a either
+    dx = ember.exp(ember.xlogy(a - 1, x) - x - ember.lgamma(a))
+    return (None, grad * dx)
+
+
+def gammainc(a, x):
+    """``P(a, x)``, differentiable w.r.t. ``x`` only (as torch)."""
+    a, x = ember.broadcast_tensors(a, x)
+    return _gammainc_op(a, x)

@@ -355,6 +355,11 @@ class Gamma(Distribution):
                 + ember.xlogy(self.concentration - 1, value)
                 - self.rate * value - ember.lgamma(self.concentration))
 
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return _ops.gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         c = self.concentration
         return c - ember.log(self.rate) + ember.lgamma(c) + (1.0 - c) * ember.digamma(c)
