@@ -606,3 +606,17 @@ def test_captured_tensor_that_requires_grad_is_refused_as_torch():
         _quiet_trace(lambda x: x * tw, torch.ones(2))
     with pytest.raises(RuntimeError, match="Cannot insert a Tensor that requires grad"):
         ember.jit.trace(lambda x: x * w, ember.ones(2))
+
+
+def test_cse_merges_equal_small_constants():
+    def f(x):
+        for _ in range(5):
+            x = x * 1.5 + 1.5
+        return x
+    traced = ember.jit.trace(f, ember.randn(3))
+    assert _count(traced.graph, "constant") == 10
+    graph = passes.clone_graph(traced.graph)
+    passes.eliminate_common_subexpressions(graph)
+    assert _count(graph, "constant") == 1 and len(graph.constants) == 1
+    x = ember.randn(3)
+    assert np.array_equal(ember.jit.ScriptFunction(graph, "f")(x).numpy(), traced(x).numpy())

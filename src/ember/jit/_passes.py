@@ -52,9 +52,13 @@ def eliminate_dead_code(graph):
     return removed
 
 
-def _key(n):
+def _key(n, graph):
     if n.kind == OP:
         return (id(n.op), tuple(v.id for v in n.inputs), repr(sorted(n.params.items())))
+    if n.kind == CONSTANT:
+        t = graph.constants[n.params["name"]]
+        if t._data.size <= 64 and t._device.type == "cpu":  # small constants by value
+            return (CONSTANT, t._data.dtype.str, t._data.shape, t._data.tobytes())
     if n.kind in (GET_ATTR, CONSTANT):
         return (n.kind, n.params["name"])
     return None
@@ -64,13 +68,14 @@ def eliminate_common_subexpressions(graph):
     """Reuse the result of an identical earlier node (same op, inputs and parameters) instead
     of computing it again; an in-place write ends every match across it. Returns the count."""
     seen, mapping, kept = {}, {}, []
+    written = {n.inputs[0] for n in graph.nodes if n.kind == COPY}
     for n in graph.nodes:
         n.inputs = [mapping.get(v, v) for v in n.inputs]
         if n.kind == COPY:
             seen.clear()
             kept.append(n)
             continue
-        key = _key(n)
+        key = None if any(v in written for v in n.outputs) else _key(n, graph)
         earlier = seen.get(key) if key is not None else None
         if earlier is not None:
             mapping.update(zip(n.outputs, earlier.outputs))
@@ -81,7 +86,18 @@ def eliminate_common_subexpressions(graph):
     removed = len(graph.nodes) - len(kept)
     graph.nodes = kept
     graph.output = rename_tree(graph.output, mapping)
+    _drop_unread_constants(graph)
     return removed
+
+
+def _drop_unread_constants(graph):
+    read = set(graph.output_values())
+    for n in graph.nodes:
+        read.update(n.inputs)
+    graph.nodes = [n for n in graph.nodes if n.kind != CONSTANT or n.outputs[0] in read]
+    used = {n.params["name"] for n in graph.nodes if n.kind == CONSTANT}
+    for name in [k for k in graph.constants if k not in used]:
+        del graph.constants[name]
 
 
 def fold_constants(graph):
@@ -168,7 +184,7 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
                 n.kind, n.params = CONSTANT, {"name": name}
     eliminate_common_subexpressions(graph)
     fold_constants(graph)
-    eliminate_dead_code(graph)
+    eliminate_common_subexpressions(graph)
     frozen = ScriptModule(graph, kept_attrs, {"": False}, mod.original_name)
     frozen.eval()
     object.__setattr__(frozen, "_frozen", True)
@@ -353,6 +369,7 @@ def optimize_for_inference(mod, other_methods=None):
         graph = clone_graph(mod.graph)
         eliminate_common_subexpressions(graph)
         fold_constants(graph)
+        eliminate_common_subexpressions(graph)
         fuse_elementwise(graph)
         return ScriptFunction(graph, mod.name)
     _check_module(mod, "optimize_for_inference")
