@@ -31,6 +31,20 @@ def test_before_init(call):
     assert str(ours.value) == NOT_INIT == str(theirs.value)
 
 
+def test_distributed_sampler_before_init():
+    import torch.utils.data as tdata
+
+    import ember.utils.data as edata
+
+    with pytest.raises(ValueError) as theirs:
+        tdata.DistributedSampler(range(4))
+    with pytest.raises(ValueError) as ours:
+        edata.DistributedSampler(range(4))
+    assert str(ours.value) == str(theirs.value)
+    # explicit arguments need no process group
+    assert list(edata.DistributedSampler(range(4), 2, 1, shuffle=False)) == [1, 3]
+
+
 def test_ddp_before_init():
     with pytest.raises(ValueError, match="has not been initialized"):
         ember.nn.parallel.DistributedDataParallel(ember.nn.Linear(2, 2))

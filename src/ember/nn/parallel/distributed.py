@@ -196,9 +196,12 @@ class DistributedDataParallel(Module):
         self._armed = False
         used_anywhere = None
         if self.find_unused_parameters:
-            flags = Tensor._make(np.asarray(self._used, dtype=np.uint8), _flag_device())
+            first = self._buckets[0].flat
+            xp = _xp(first._data)
+            flags = Tensor._make(xp.asarray(np.asarray(self._used, dtype=np.uint8)),
+                                 first._device)  # where the backend wants it (NCCL: the GPU)
             dist.all_reduce(flags, op=dist.ReduceOp.MAX, group=self.process_group)
-            used_anywhere = flags._data.astype(bool)
+            used_anywhere = np.asarray(flags._host_array()).astype(bool)
         index = {id(p): i for i, p in enumerate(self._params)}
         for bucket in self._buckets:
             bucket.work.wait()
@@ -275,13 +278,6 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = old
-
-
-def _flag_device():
-    """Where the unused-parameter flags live (the gloo/MPI backends: the CPU)."""
-    from ..._device import CPU
-
-    return CPU
 
 
 def _reached_leaves(outputs):
