@@ -221,6 +221,11 @@ def mismatched_sizes(rank, n):
     dist.all_reduce(t)
 
 
+def mismatched_dtypes(rank, n):
+    t = ember.ones(4, dtype=ember.float32 if rank == 0 else ember.int32)  # same byte size
+    dist.all_reduce(t)
+
+
 def recv_timeout(rank, n):
     g = dist.new_group(list(range(n)), timeout=datetime.timedelta(seconds=0.3))
     start = time.monotonic()

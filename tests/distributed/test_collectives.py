@@ -221,6 +221,9 @@ def test_mismatch_across_ranks_raises_and_group_survives():
     errors = w.run(_tasks.mismatched_sizes, raises=True)
     assert all(isinstance(e, dist.DistBackendError) and "size mismatch" in str(e)
                for e in errors)
+    errors = w.run(_tasks.mismatched_dtypes, raises=True)
+    assert all(isinstance(e, dist.DistBackendError) and "dtype mismatch" in str(e)
+               for e in errors)
     for r in w.run(_tasks.after_error):
         check(r, np.full(2, 2.0), "float32")
 

@@ -21,14 +21,20 @@ import socket
 import struct
 import threading
 import time
+import zlib
 
 import numpy as np
 
 from ._store import DistBackendError
 
-_HEADER = struct.Struct("<qqqqQ")  # group id, kind, a, b, payload bytes
+_HEADER = struct.Struct("<qqqqQQ")  # group id, kind, a, b, payload bytes, dtype code
 _RING_MIN_BYTES = 1 << 18
 _COLL, _P2P = 0, 1
+
+
+def _dtype_code(dtype):
+    """A code for ``dtype`` that every process computes alike (bfloat16 included)."""
+    return zlib.crc32(dtype.name.encode())
 
 
 def _bytes_of(array):
@@ -99,12 +105,12 @@ class Mesh:
         try:
             while True:
                 header = _recv_exact(sock, _HEADER.size)
-                gid, kind, a, b, nbytes = _HEADER.unpack(header)
+                gid, kind, a, b, nbytes, code = _HEADER.unpack(header)
                 payload = np.empty(nbytes, np.uint8)
                 if nbytes:
                     _recv_into(sock, memoryview(payload))
                 with self.cond:
-                    self.boxes[(peer, gid, kind, a, b)].append(payload)
+                    self.boxes[(peer, gid, kind, a, b)].append((code, payload))
                     self.cond.notify_all()
         except (OSError, ConnectionError) as e:
             with self.cond:
@@ -113,7 +119,7 @@ class Mesh:
 
     def send(self, peer, key, array):
         data = _bytes_of(array)
-        header = _HEADER.pack(*key, data.nbytes)
+        header = _HEADER.pack(*key, data.nbytes, _dtype_code(array.dtype))
         if peer in self.dead:
             raise DistBackendError(f"[Rank {self.rank}]: connection to rank {peer} is closed")
         try:
@@ -126,17 +132,18 @@ class Mesh:
                                    f"{e}") from None
 
     def recv(self, peers, key, timeout):
-        """The next payload for ``key`` from one of ``peers``: ``(peer, uint8 array)``."""
+        """The next message for ``key`` from one of ``peers``:
+        ``(peer, (dtype code, uint8 array))``."""
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:
                 for peer in peers:
                     box = self.boxes.get((peer,) + key)
                     if box:
-                        payload = box.popleft()
+                        message = box.popleft()
                         if not box:
                             del self.boxes[(peer,) + key]
-                        return peer, payload
+                        return peer, message
                 for peer in peers:
                     if peer in self.dead:
                         raise DistBackendError(f"[Rank {self.rank}]: connection to rank {peer} "
@@ -203,11 +210,16 @@ class GlooGroup:
         self.mesh.send(self.ranks[dst], (self.gid, _COLL, seq, step), array)
 
     def _recv(self, src, seq, step, like):
-        _, payload = self.mesh.recv([self.ranks[src]], (self.gid, _COLL, seq, step),
+        _, message = self.mesh.recv([self.ranks[src]], (self.gid, _COLL, seq, step),
                                     self.timeout)
-        return self._as(payload, like, src)
+        return self._as(message, like, src)
 
-    def _as(self, payload, like, src):
+    def _as(self, message, like, src):
+        code, payload = message
+        if code != _dtype_code(like.dtype):
+            raise DistBackendError(f"[Rank {self.rank}]: dtype mismatch with rank {src}: "
+                                   f"expected {like.dtype.name} (do the tensors have the same "
+                                   "dtype on every rank?)")
         if payload.nbytes != like.nbytes:
             raise DistBackendError(f"[Rank {self.rank}]: size mismatch with rank {src}: "
                                    f"received {payload.nbytes} bytes, expected {like.nbytes} "
@@ -331,9 +343,9 @@ class GlooGroup:
     def recv(self, array, src, tag):
         peers = [self.ranks[src]] if src is not None else \
             [g for g in self.ranks if g != self.mesh.rank]
-        peer, payload = self.mesh.recv(peers, (self.gid, _P2P, tag, 0), self.timeout)
+        peer, message = self.mesh.recv(peers, (self.gid, _P2P, tag, 0), self.timeout)
         src = self.ranks.index(peer)
-        array[...] = self._as(payload, array, src)
+        array[...] = self._as(message, array, src)
         return src
 
     def close(self):
