@@ -620,3 +620,15 @@ def test_cse_merges_equal_small_constants():
     assert _count(graph, "constant") == 1 and len(graph.constants) == 1
     x = ember.randn(3)
     assert np.array_equal(ember.jit.ScriptFunction(graph, "f")(x).numpy(), traced(x).numpy())
+
+
+def test_ops_of_other_threads_are_not_traced():
+    import threading
+
+    def f(x):
+        worker = threading.Thread(target=lambda: ember.ones(3).exp())
+        worker.start()
+        worker.join()
+        return x.sin()
+    traced = ember.jit.trace(f, ember.randn(3))
+    assert [n.op.name for n in traced.graph.op_nodes()] == ["sin"]

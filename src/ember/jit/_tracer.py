@@ -15,6 +15,7 @@ in-place change bumps, and refuses the trace with a message naming the op.
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 
 from .._tensor import Tensor, _trace_state
@@ -62,6 +63,7 @@ class Tracer:
     """The recorder ``run_op`` calls while tracing."""
 
     def __init__(self, attr_names=None, strict=True, attr_arrays=None):
+        self.thread = threading.get_ident()  # ops other threads run meanwhile are not traced
         self.strict = strict
         self.attr_arrays = attr_arrays or {}  # id(array) -> (array, param/buffer)
         self.graph = Graph()
@@ -144,12 +146,16 @@ class Tracer:
     # ------------------------------------------------------------ hooks from run_op
 
     def record(self, op, inputs, params, results):
+        if threading.get_ident() != self.thread:
+            return
         ins = [self.value_of(t) for t in inputs]
         outs = results if op.multi_output else (results,)
         node = Node(OP, op, ins, dict(params), [self.new_value(t) for t in outs])
         self.graph.nodes.append(node)
 
     def record_write(self, target, result):
+        if threading.get_ident() != self.thread:
+            return
         old, new = self.value_of(target, check=False), self.value_of(result)
         self._clone_read_target(old, new)
         node = Node(COPY, None, [old, new], {}, [self.new_value(target)])
@@ -172,6 +178,8 @@ class Tracer:
                 return
 
     def python_value(self, tensor, what):
+        if threading.get_ident() != self.thread:
+            return
         warnings.warn(_PYTHON_VALUE.format(what=what), TracerWarning, stacklevel=4)
 
     # ------------------------------------------------------------ outputs
