@@ -632,3 +632,10 @@ def test_ops_of_other_threads_are_not_traced():
         return x.sin()
     traced = ember.jit.trace(f, ember.randn(3))
     assert [n.op.name for n in traced.graph.op_nodes()] == ["sin"]
+
+
+def test_tracing_a_modules_forward_traces_the_module():
+    net = ember.nn.Linear(2, 2)
+    traced = ember.jit.trace(net.forward, ember.ones(1, 2))
+    assert isinstance(traced, ember.jit.ScriptModule)
+    assert [n for n, _ in traced.named_parameters()] == ["weight", "bias"]

@@ -107,6 +107,9 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
                       "Returning the object as is.", stacklevel=2)
         return func
     inputs = _as_tuple(example_inputs)
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, Module) and getattr(func, "__name__", None) == "forward":
+        func = owner  # torch traces ``module.forward`` as the module
     if isinstance(func, Module):
         return _trace_module(func, inputs, check_trace, check_inputs, check_tolerance, strict)
     if not callable(func):
