@@ -639,3 +639,16 @@ def test_tracing_a_modules_forward_traces_the_module():
     traced = ember.jit.trace(net.forward, ember.ones(1, 2))
     assert isinstance(traced, ember.jit.ScriptModule)
     assert [n for n, _ in traced.named_parameters()] == ["weight", "bias"]
+
+
+def test_fused_graph_follows_eager_promotion_on_other_dtypes():
+    def f(x, y):
+        return (x + y).tanh() * y
+    traced = ember.jit.trace(f, (ember.randn(3), ember.randn(3)))
+    fast = ember.jit.optimize_for_inference(traced)
+    assert _count(fast.graph, "fused") == 1
+    x, y = ember.randn(3, dtype=ember.float64), ember.randn(3)
+    got, want = fast(x, y), f(x, y)
+    assert got.dtype is want.dtype is ember.float64
+    assert np.allclose(got.numpy(), want.numpy())
+    assert fast(x, y.double()).dtype is ember.float64

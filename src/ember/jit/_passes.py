@@ -235,7 +235,8 @@ _FLOATS = ("float32", "float64")
 class FusedOp:
     """A fused chain of element-wise primitives: one :class:`Op` whose kernel evaluates the
     chain in one buffer (``out=`` of each step), on NumPy or CuPy. When autograd must record
-    (grad mode and an input that requires grad), it runs the chain's primitives instead."""
+    (grad mode and an input that requires grad), or the inputs do not share one floating
+    dtype, it runs the chain's primitives instead."""
 
     def __init__(self, program, ops):
         self.program = program
@@ -255,7 +256,11 @@ class FusedOp:
                      register=False)
 
     def __call__(self, *tensors):
-        if grad_mode.state.enabled and any(t.requires_grad for t in tensors):
+        dtype = tensors[0]._data.dtype
+        if (grad_mode.state.enabled and any(t.requires_grad for t in tensors)) or \
+                any(t._data.dtype != dtype for t in tensors) or dtype.kind != "f":
+            # autograd must record, or the inputs' dtypes differ from the traced ones (the
+            # primitives then promote as eager code does)
             acc = None
             for op, (_, refs, params) in zip(self.ops, self.program):
                 acc = op(*[acc if r < 0 else tensors[r] for r in refs], **params)
