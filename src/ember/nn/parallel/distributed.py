@@ -16,11 +16,17 @@ import contextlib
 
 import numpy as np
 
-from ... import distributed as dist
 from ..._tensor import Tensor
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
+
+
+def _dist():
+    """``ember.distributed``, imported on first use (``import ember`` stays lean)."""
+    from ... import distributed
+
+    return distributed
 
 
 def _xp(array):
@@ -39,7 +45,7 @@ def _coalesced_broadcast(tensors, src, group):
     for (_, device), ts in by_kind.items():
         xp = _xp(ts[0]._data)
         flat = xp.concatenate([t._data.reshape(-1) for t in ts]) if ts else None
-        dist.broadcast(Tensor._make(flat, device), src=src, group=group)
+        _dist().broadcast(Tensor._make(flat, device), src=src, group=group)
         offset = 0
         for t in ts:
             n = t._data.size
@@ -81,7 +87,7 @@ class DistributedDataParallel(Module):
                  bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False, **kwargs):
         super().__init__()
-        if not dist.is_initialized():
+        if not _dist().is_initialized():
             raise ValueError("Default process group has not been initialized, please make sure "
                              "to call init_process_group.")
         params = [p for p in module.parameters() if p.requires_grad]
@@ -109,8 +115,8 @@ class DistributedDataParallel(Module):
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
         self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
-        self._world = dist.get_world_size(process_group)
-        self._src = dist.get_global_rank(process_group, 0) if process_group is not None else 0
+        self._world = _dist().get_world_size(process_group)
+        self._src = _dist().get_global_rank(process_group, 0) if process_group is not None else 0
         # rank 0's state everywhere
         states = list(module.parameters()) + list(module.buffers())
         if states and self._world > 1 and init_sync:
@@ -190,7 +196,7 @@ class DistributedDataParallel(Module):
             flat /= self._world
         elif flat.dtype.name == "bfloat16":
             flat[...] = (flat.astype(np.float32) / self._world).astype(flat.dtype)
-        bucket.work = dist.all_reduce(bucket.flat, group=self.process_group, async_op=True)
+        bucket.work = _dist().all_reduce(bucket.flat, group=self.process_group, async_op=True)
 
     def _finish(self):
         self._armed = False
@@ -200,7 +206,7 @@ class DistributedDataParallel(Module):
             xp = _xp(first._data)
             flags = Tensor._make(xp.asarray(np.asarray(self._used, dtype=np.uint8)),
                                  first._device)  # where the backend wants it (NCCL: the GPU)
-            dist.all_reduce(flags, op=dist.ReduceOp.MAX, group=self.process_group)
+            _dist().all_reduce(flags, op=_dist().ReduceOp.MAX, group=self.process_group)
             used_anywhere = np.asarray(flags._host_array()).astype(bool)
         index = {id(p): i for i, p in enumerate(self._params)}
         for bucket in self._buckets:
