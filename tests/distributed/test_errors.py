@@ -89,6 +89,8 @@ def single():
 CASES = {
     "not a tensor": lambda d, T: d.all_reduce([1, 2]),
     "band float": lambda d, T: d.all_reduce(T.ones(2), op=d.ReduceOp.BAND),
+    "avg int": lambda d, T: d.all_reduce(T.ones(2, dtype=T.int64), op=d.ReduceOp.AVG),
+    "avg bool": lambda d, T: d.all_reduce(T.ones(2, dtype=T.bool), op=d.ReduceOp.AVG),
     "bxor float": lambda d, T: d.all_reduce(T.ones(2, dtype=T.float64), op=d.ReduceOp.BXOR),
     "all_gather list length": lambda d, T: d.all_gather([T.ones(2), T.ones(2)], T.ones(2)),
     "all_gather size": lambda d, T: d.all_gather([T.ones(3)], T.ones(2)),

@@ -109,6 +109,11 @@ def _reduce_fn(op, dtype):
                 RedOpType.BXOR: np.bitwise_xor}[op]
     if op in (RedOpType.MIN, RedOpType.MAX) and dtype.is_complex:
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with complex inputs")
+    if op == RedOpType.AVG and not (dtype.is_floating_point or dtype.is_complex):
+        names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                 "uint8": "Byte", "bool": "Bool"}
+        name = names.get(str(dtype).split(".")[-1], str(dtype))
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
     if op == RedOpType.PREMUL_SUM:
         raise ValueError("ReduceOp.PREMUL_SUM is not supported by ember's backends")
     return {RedOpType.SUM: np.add, RedOpType.AVG: np.add, RedOpType.PRODUCT: np.multiply,
@@ -116,12 +121,8 @@ def _reduce_fn(op, dtype):
 
 
 def _avg_fix(array, n):
-    """Divide a summed buffer by ``n`` in place (integers truncate toward zero, as NCCL)."""
-    if array.dtype.kind in "iu":
-        array[...] = np.sign(array) * (np.abs(array) // n)
-    elif array.dtype.kind == "b":
-        pass
-    elif array.dtype in (np.float16, dt.bfloat16.np):
+    """Divide a summed floating-point buffer by ``n`` in place (AVG rejects other dtypes)."""
+    if array.dtype in (np.float16, dt.bfloat16.np):
         array[...] = (array.astype(np.float32) / n).astype(array.dtype)
     else:
         array /= n
