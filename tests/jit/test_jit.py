@@ -652,3 +652,14 @@ def test_fused_graph_follows_eager_promotion_on_other_dtypes():
     assert got.dtype is want.dtype is ember.float64
     assert np.allclose(got.numpy(), want.numpy())
     assert fast(x, y.double()).dtype is ember.float64
+
+
+def test_fused_graph_on_inputs_that_broadcast_differently():
+    def f(x, y):
+        return x.exp().tanh() + y
+    fast = ember.jit.optimize_for_inference(
+        ember.jit.trace(f, (ember.randn(3), ember.randn(3))))
+    assert _count(fast.graph, "fused") == 1
+    x, y = ember.randn(3), ember.randn(2, 3)  # y is bigger than the first step's buffer
+    assert np.allclose(fast(x, y).numpy(), f(x, y).numpy())
+    assert np.allclose(fast(x, y[0]).numpy(), f(x, y[0]).numpy())

@@ -230,6 +230,7 @@ _STEPS = {
     "_relu": (_relu, 1),
 }
 _FLOATS = ("float32", "float64")
+_FUSED_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 
 class FusedOp:
@@ -241,6 +242,7 @@ class FusedOp:
     def __init__(self, program, ops):
         self.program = program
         self.ops = ops
+        self._checked = None  # the input shapes last found to fit one buffer
         steps = [(_STEPS[name][0], tuple(refs)) for name, refs, _ in program]
 
         def kernel(xp, *arrays):
@@ -258,14 +260,24 @@ class FusedOp:
     def __call__(self, *tensors):
         dtype = tensors[0]._data.dtype
         if (grad_mode.state.enabled and any(t.requires_grad for t in tensors)) or \
-                any(t._data.dtype != dtype for t in tensors) or dtype.kind != "f":
+                any(t._data.dtype != dtype for t in tensors) or dtype not in _FUSED_DTYPES:
             # autograd must record, or the inputs' dtypes differ from the traced ones (the
             # primitives then promote as eager code does)
-            acc = None
-            for op, (_, refs, params) in zip(self.ops, self.program):
-                acc = op(*[acc if r < 0 else tensors[r] for r in refs], **params)
-            return acc
+            return self._unfused(tensors)
+        shapes = tuple(t._data.shape for t in tensors)
+        if shapes != self._checked:
+            # the buffer has the first step's shape: every later operand must broadcast to it
+            first = np.broadcast_shapes(*(shapes[r] for r in self.program[0][1] if r >= 0))
+            if np.broadcast_shapes(first, *shapes) != first:
+                return self._unfused(tensors)
+            self._checked = shapes
         return run_op(self.op, *tensors)
+
+    def _unfused(self, tensors):
+        acc = None
+        for op, (_, refs, params) in zip(self.ops, self.program):
+            acc = op(*[acc if r < 0 else tensors[r] for r in refs], **params)
+        return acc
 
     @property
     def name(self):
