@@ -138,3 +138,31 @@ def test_single_rank_collectives_match_torch(single):
     w = edist.all_reduce(ember.ones(2), async_op=True)
     assert w.wait() is True and w.is_completed() and w.is_success()
     assert edist.barrier() is None
+
+
+@pytest.mark.parametrize("name", [
+    "init_process_group", "destroy_process_group", "new_group", "get_rank", "get_world_size",
+    "get_backend", "barrier", "broadcast", "all_reduce", "reduce", "all_gather",
+    "all_gather_into_tensor", "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor",
+    "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
+    "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
+])
+def test_signatures_match_torch(name):
+    import inspect
+
+    ours = inspect.signature(getattr(edist, name)).parameters
+    theirs = inspect.signature(getattr(tdist, name)).parameters
+    # torch's parameters, in torch's order (torch's private ``_ranks`` aside), same defaults
+    theirs = {k: v for k, v in theirs.items() if not k.startswith("_")}
+    assert list(ours)[:len(theirs)] == list(theirs)
+    for k, p in theirs.items():
+        if p.default is not inspect.Parameter.empty and not k.endswith("op") and k != "timeout":
+            assert ours[k].default == p.default, k
+
+
+def test_ddp_signature_matches_torch():
+    import inspect
+
+    ours = list(inspect.signature(ember.nn.parallel.DistributedDataParallel).parameters)
+    theirs = list(inspect.signature(torch.nn.parallel.DistributedDataParallel).parameters)
+    assert ours[:11] == theirs[:11]
