@@ -238,13 +238,14 @@ class GlooGroup:
                     self._send(peer, seq, 0, array)
             inputs = [array if peer == self.rank else self._recv(peer, seq, 0, array)
                       for peer in range(n)]
-            if self.rank == 0:
-                acc = array.copy()
-            else:
-                acc = inputs[0].copy()
-            for x in inputs[1:]:
+            # reduce in rank order on every rank (the same bits everywhere); ranks 0 and 1 may
+            # write into their own buffer at once, the others would overwrite an input
+            acc = array if self.rank < 2 else np.empty_like(array)
+            reduce_fn(inputs[0], inputs[1], acc)
+            for x in inputs[2:]:
                 reduce_fn(acc, x, acc)
-            array[...] = acc
+            if acc is not array:
+                array[...] = acc
             return
         flat = array.reshape(-1)
         bounds = [i * flat.size // n for i in range(n + 1)]
