@@ -225,26 +225,41 @@ def _flat(obj):
     return []
 
 
-# ---------------------------------------------------------------- scripting (not yet)
+# ---------------------------------------------------------------- scripting
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
-    """Not implemented yet: ember compiles programs by tracing.
+    """Compile a function written in a subset of Python into a :class:`ScriptFunction`.
 
-    Raises NotImplementedError pointing to :func:`trace` (functions and modules whose control
-    flow does not depend on tensor values trace to the same graph ``script`` would give).
+    The subset (``ember/jit/_script.py``): assignments to names, ``if``/``else``, ``for i in
+    range(...)``, one ``return`` at the end; expressions from arguments, literals, operators,
+    subscripts, tensor attributes and methods, and ember's public functions. Unlike
+    :func:`trace`, control flow stays in the graph (``prim::If`` and ``prim::Loop`` nodes) and
+    nothing is specialised to example shapes. Modules are not scriptable yet: trace them.
+    Code outside the subset raises NotImplementedError naming the construct.
 
     Example::
 
-        >>> ember.jit.script(lambda x: x)  # doctest: +SKIP
-        NotImplementedError: ...
+        >>> @ember.jit.script
+        ... def f(x, n: int):
+        ...     for i in range(n):
+        ...         x = x * 2 if False else x + i
+        ...     return x  # doctest: +SKIP
     """
+    from ..nn.modules.module import Module
+    from ._script import script_function
+
     if isinstance(obj, ScriptModule | ScriptFunction):
         return obj
-    raise NotImplementedError(
-        "ember.jit.script is not implemented yet: compile with ember.jit.trace(fn_or_module, "
-        "example_inputs) instead (control flow that depends on tensor values is then fixed "
-        "at the path the example inputs take)")
+    if isinstance(obj, Module):
+        raise NotImplementedError(
+            "ember.jit.script does not compile modules yet: use ember.jit.trace(module, "
+            "example_inputs) (control flow that depends on tensor values is then fixed at the "
+            "path the example inputs take), or script the functions the module calls")
+    if not inspect.isfunction(obj):
+        raise NotImplementedError(f"ember.jit.script compiles Python functions, not "
+                                  f"{type(obj).__name__}")
+    return ScriptFunction(script_function(obj), obj.__name__)
 
 
 def is_scripting():

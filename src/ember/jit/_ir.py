@@ -30,6 +30,7 @@ from .._device import device as _device_cls
 __all__ = ["Value", "Node", "Graph"]
 
 OP, GET_ATTR, CONSTANT, COPY, FUSED = "op", "get_attr", "constant", "copy_", "fused"
+CALL, IF, LOOP = "call", "if", "loop"  # made by ember.jit.script (``_script.py``)
 # nodes a pass must keep even when nothing reads their output
 SIDE_EFFECTS = frozenset({COPY})
 
@@ -70,7 +71,10 @@ class Node:
         """The name a node prints and saves with (``add``, ``prim::GetAttr``...)."""
         if self.kind == OP:
             return self.op.name
-        return {GET_ATTR: "prim::GetAttr", CONSTANT: "prim::Constant", COPY: "copy_",
+        if self.kind == CALL:
+            return self.params["fn"]
+        return {IF: "prim::If", LOOP: "prim::Loop", GET_ATTR: "prim::GetAttr",
+                CONSTANT: "prim::Constant", COPY: "copy_",
                 FUSED: "prim::FusedElementwise"}[self.kind]
 
     def __repr__(self):
@@ -116,29 +120,66 @@ class Graph:
 
     def python_code(self, name="forward", method=True):
         """Readable Python-like source of the graph (``ScriptModule.code``)."""
-        def ref(v):
-            return f"v{v.debug_name()}".replace(".", "_")
         args = ["self"] if method else []
-        args += [ref(v) for v in self.inputs]
+        args += [_ref(v) for v in self.inputs]
         lines = [f"def {name}({', '.join(args)}):"]
-        for n in self.nodes:
-            outs = ", ".join(ref(v) for v in n.outputs)
-            if n.kind == GET_ATTR:
-                lines.append(f"    {outs} = self.{n.params['name']}")
-            elif n.kind == CONSTANT:
-                lines.append(f"    {outs} = CONSTANTS[{n.params['name']!r}]")
-            elif n.kind == COPY:
-                lines.append(f"    {outs} = {ref(n.inputs[0])}.copy_({ref(n.inputs[1])})")
-            else:
-                params = "".join(f", {k}={v!r}" for k, v in n.params.items()
-                                 if n.kind == OP)
-                call = n.op.name if n.kind == OP else "fused_elementwise"
-                if n.kind == FUSED:
-                    params = f", program={[s[0] for s in n.params['program']]!r}"
-                lines.append(f"    {outs} = ops.{call}("
-                             f"{', '.join(ref(v) for v in n.inputs)}{params})")
-        lines.append(f"    return {_tree_code(self.output, ref)}")
+        lines += _code_lines(self, "    ")
+        lines.append(f"    return {_tree_code(self.output, _ref)}")
         return "\n".join(lines) + "\n"
+
+
+def _ref(v):
+    return f"v{v.debug_name()}".replace(".", "_")
+
+
+def _code_lines(graph, pad):
+    lines = []
+    for n in graph.nodes:
+        outs = ", ".join(_ref(v) for v in n.outputs)
+        if n.kind == GET_ATTR:
+            lines.append(f"{pad}{outs} = self.{n.params['name']}")
+        elif n.kind == CONSTANT:
+            lines.append(f"{pad}{outs} = CONSTANTS[{n.params['name']!r}]")
+        elif n.kind == COPY:
+            lines.append(f"{pad}{outs} = {_ref(n.inputs[0])}.copy_({_ref(n.inputs[1])})")
+        elif n.kind == CALL:
+            parts = [_ref(n.inputs[t["v"]]) if "v" in t else repr(t["c"])
+                     for t in n.params["args"]]
+            parts += [f"{k}=" + (_ref(n.inputs[t["v"]]) if "v" in t else repr(t["c"]))
+                      for k, t in n.params["kwargs"].items()]
+            fn = n.params["fn"]
+            if fn.startswith("method:"):
+                lines.append(f"{pad}{outs} = {parts[0]}.{fn[7:]}({', '.join(parts[1:])})")
+            elif fn.startswith("attr:"):
+                lines.append(f"{pad}{outs} = {parts[0]}.{fn[5:]}")
+            else:
+                lines.append(f"{pad}{outs} = {fn}({', '.join(parts)})")
+        elif n.kind in (IF, LOOP):
+            if n.kind == IF:
+                blocks = [("if " + _ref(n.inputs[0]) + ":", n.params["then"]),
+                          ("else:", n.params["else"])]
+            else:
+                start, stop, step = (_ref(v) for v in n.inputs[:3])
+                body = n.params["body"]
+                blocks = [(f"for {_ref(body.inputs[0])} in range({start}, {stop}, {step}):",
+                           body)]
+            outer = n.inputs[1:] if n.kind == IF else n.inputs[3:]
+            for head, block in blocks:
+                lines.append(pad + head)
+                inner = block.inputs[1:] if n.kind == LOOP else block.inputs
+                lines += [f"{pad}    {_ref(b)} = {_ref(o)}" for b, o in zip(inner, outer)]
+                lines += _code_lines(block, pad + "    ")
+                results = ", ".join(_ref(v) for v in block.output_values())
+                if outs:
+                    lines.append(f"{pad}    {outs} = {results}")
+        else:
+            params = "".join(f", {k}={v!r}" for k, v in n.params.items() if n.kind == OP)
+            call = n.op.name if n.kind == OP else "fused_elementwise"
+            if n.kind == FUSED:
+                params = f", program={[s[0] for s in n.params['program']]!r}"
+            lines.append(f"{pad}{outs} = ops.{call}("
+                         f"{', '.join(_ref(v) for v in n.inputs)}{params})")
+    return lines
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
@@ -154,8 +195,24 @@ def _type_text(v):
     return f"{_TYPE_NAMES.get(v.dtype, v.dtype)}({shape})"
 
 
-def _node_text(n):
+def _node_text(n, indent="  "):
     outs = ", ".join(f"%{v.debug_name()} : {_type_text(v)}" for v in n.outputs)
+    args = ", ".join(f"%{v.debug_name()}" for v in n.inputs)
+    if n.kind in (IF, LOOP):
+        blocks = [n.params["then"], n.params["else"]] if n.kind == IF else [n.params["body"]]
+        lines = [f"{indent}{outs} = {n.target}({args})"]
+        for i, block in enumerate(blocks):
+            names = ", ".join(f"%{v.debug_name()}" for v in block.inputs)
+            lines.append(f"{indent}  block{i}({names}):")
+            lines += [_node_text(m, indent + "    ") for m in block.nodes]
+            lines.append(f"{indent}    -> ({_tree_text(block.output)})")
+        return "\n".join(lines)
+    if n.kind == CALL:
+        parts = [f"%{n.inputs[t['v']].debug_name()}" if "v" in t else repr(t["c"])
+                 for t in n.params["args"]]
+        parts += [f"{k}=" + (f"%{n.inputs[t['v']].debug_name()}" if "v" in t else repr(t["c"]))
+                  for k, t in n.params["kwargs"].items()]
+        return f"{indent}{outs} = {n.target}({', '.join(parts)})"
     if n.kind == FUSED:
         attrs = "[" + ", ".join(step[0] for step in n.params["program"]) + "]"
     elif n.params:
@@ -163,8 +220,7 @@ def _node_text(n):
     else:
         attrs = ""
     prefix = "" if n.kind != OP else "ember::"
-    args = ", ".join(f"%{v.debug_name()}" for v in n.inputs)
-    return f"  {outs} = {prefix}{n.target}{attrs}({args})"
+    return f"{indent}{outs} = {prefix}{n.target}{attrs}({args})"
 
 
 def _param_text(v):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..nn.modules.module import Module
 from ..ops._registry import assign_inplace
-from ._ir import CONSTANT, COPY, FUSED, GET_ATTR, OP, map_tree
+from ._ir import CALL, CONSTANT, COPY, FUSED, GET_ATTR, IF, LOOP, OP, map_tree
 
 __all__ = ["ScriptModule", "ScriptFunction", "RecursiveScriptModule"]
 
@@ -40,6 +40,15 @@ class _Plan:
                 steps.append((3, n.params["name"], ins, None, outs))
             elif n.kind == COPY:
                 steps.append((4, None, ins, None, outs))
+            elif n.kind == CALL:
+                steps.append((5, n.op, ins, (n.params["args"], n.params["kwargs"]), outs))
+            elif n.kind == IF:
+                steps.append((6, (_Plan(n.params["then"]), _Plan(n.params["else"])), ins,
+                              None, outs))
+            elif n.kind == LOOP:
+                body = n.params["body"]
+                carried = [n.params["names"].index(c) for c in n.params["carried"]]
+                steps.append((7, _Plan(body), ins, carried, outs))
             else:  # pragma: no cover - every kind is listed above
                 raise RuntimeError(f"unknown node kind {n.kind}")
         self.steps = steps
@@ -68,8 +77,26 @@ def run_graph(plan, args, attr, constants):
                 env[outs[0]] = attr(op)
             elif kind == 3:
                 env[outs[0]] = constants[op]
-            else:
+            elif kind == 4:
                 env[outs[0]] = assign_inplace(env[ins[0]], env[ins[1]], check_dtype=False)
+            elif kind == 5:
+                args_t, kwargs_t = params
+                env[outs[0]] = op(*[env[ins[t["v"]]] if "v" in t else t["c"] for t in args_t],
+                                  **{k: env[ins[t["v"]]] if "v" in t else t["c"]
+                                     for k, t in kwargs_t.items()})
+            elif kind == 6:
+                branch = op[0] if env[ins[0]] else op[1]
+                results = run_graph(branch, [env[i] for i in ins[1:]], attr, constants)
+                for o, r in zip(outs, results):
+                    env[o] = r
+            else:
+                values = [env[i] for i in ins[3:]]
+                for i in range(int(env[ins[0]]), int(env[ins[1]]), int(env[ins[2]])):
+                    results = run_graph(op, [i] + values, attr, constants)
+                    for position, r in zip(params, results):
+                        values[position] = r
+                for o, position in zip(outs, params):
+                    env[o] = values[position]
             step += 1
     except (ValueError, RuntimeError) as error:
         shapes = [tuple(a.shape) if hasattr(a, "shape") else a for a in args]

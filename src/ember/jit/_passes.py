@@ -11,7 +11,20 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..ops._registry import Op, run_op
-from ._ir import CONSTANT, COPY, FUSED, GET_ATTR, OP, SIDE_EFFECTS, Graph, Node, rename_tree
+from ._ir import (
+    CALL,
+    CONSTANT,
+    COPY,
+    FUSED,
+    GET_ATTR,
+    IF,
+    LOOP,
+    OP,
+    SIDE_EFFECTS,
+    Graph,
+    Node,
+    rename_tree,
+)
 from ._tracer import paused
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants",
@@ -41,7 +54,8 @@ def eliminate_dead_code(graph):
     live = set(graph.output_values())
     kept = []
     for n in reversed(graph.nodes):
-        if n.kind in SIDE_EFFECTS or any(v in live for v in n.outputs):
+        if n.kind in SIDE_EFFECTS or n.kind in (IF, LOOP) or any(v in live for v in n.outputs) \
+                or (n.kind == CALL and n.params["fn"].endswith("_")):  # x.add_(...) in scripts
             kept.append(n)
             live.update(n.inputs)
     removed = len(graph.nodes) - len(kept)

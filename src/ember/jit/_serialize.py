@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import serialization
 from ..ops._registry import registry
-from ._ir import FUSED, OP, Graph, Node, decode_param, encode_param
+from ._ir import CALL, FUSED, IF, LOOP, OP, Graph, Node, decode_param, encode_param
 
 __all__ = ["save", "load"]
 
@@ -68,8 +68,12 @@ def graph_to_data(graph):
             entry["op"] = n.op.name
             if index:
                 entry["index"] = index
+        if n.kind in (IF, LOOP):
+            entry["blocks"] = {k: graph_to_data(v) for k, v in n.params.items()
+                               if isinstance(v, Graph)}
         try:
-            entry["params"] = {k: encode_param(v) for k, v in n.params.items()}
+            entry["params"] = {k: encode_param(v) for k, v in n.params.items()
+                               if not isinstance(v, Graph)}
         except TypeError as error:
             raise TypeError(f"ember.jit.save: node {n.target}: {error}") from None
         entry["outputs"] = [ref(v) for v in n.outputs]
@@ -113,6 +117,13 @@ def graph_from_data(data, constants, where):
                                    "from a newer ember, or a tampered one); refusing to load")
         elif kind == FUSED:
             op = make_fused(params["program"], where)
+        elif kind == CALL:
+            from ._script import resolve
+
+            op = resolve(params["fn"], where)
+        elif kind in (IF, LOOP):
+            for name, block in entry.get("blocks", {}).items():
+                params[name] = graph_from_data(block, {}, where)
         elif kind not in ("get_attr", "constant", "copy_"):
             raise RuntimeError(f"ember.jit.load: unknown node kind '{kind}' in {where}")
         graph.nodes.append(Node(kind, op, [values[i] for i in entry["inputs"]], params,
