@@ -87,7 +87,8 @@ def test_save_load_round_trip_and_tampering(tmp_path):
 
     with zipfile.ZipFile(path) as z:
         members = {n: z.read(n) for n in z.namelist()}
-    for fn_name in ("os.system", "method:__class__", "builtins.eval"):
+    for fn_name in ("os.system", "method:__class__", "builtins.eval", "ember.save",
+                    "ember.load"):
         doc = json.loads(members["graph.json"])
         for node in doc["graph"]["nodes"]:
             if node["kind"] == "call":
@@ -99,6 +100,16 @@ def test_save_load_round_trip_and_tampering(tmp_path):
             z.writestr("tensors.pt", members["tensors.pt"])
         with pytest.raises(RuntimeError, match="refusing"):
             ember.jit.load(str(bad))
+
+
+def test_functions_of_ember_namespaces():
+    def f(x):
+        return ember.linalg.norm(x, dim=-1) + ember.special.erf(x).sum(-1) + F.linear(
+            x, x).sum(-1)
+    g = ember.jit.script(f)
+    x = ember.randn(3, 3)
+    assert "ember.linalg.norm" in str(g.graph)
+    assert np.allclose(g(x).numpy(), f(x).numpy())
 
 
 def test_methods_run_only_on_tensors():
@@ -114,6 +125,7 @@ def test_methods_run_only_on_tensors():
     "def f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n",
     "def f(x):\n    return [v for v in x]\n",
     "def f(x):\n    return open('/etc/passwd')\n",
+    "def f(x):\n    ember.save(x, 'x.pt')\n    return x\n",
 ])
 def test_code_outside_the_subset_is_refused(source, tmp_path):
     path = tmp_path / "mod.py"

@@ -93,16 +93,33 @@ def resolve(name, where="<graph>"):
     if module == "builtins" and attr in _BUILTIN_NAMES:
         return getattr(builtins, attr)
     space = _namespaces().get(module)
-    if space is not None and not attr.startswith("_") and callable(getattr(space, attr, None)):
+    if space is not None and not attr.startswith("_") and _allowed(getattr(space, attr, None)):
         return getattr(space, attr)
     raise RuntimeError(f"ember.jit: unknown function '{name}' in {where}; refusing to load")
 
 
+# functions a graph may call: computations only (ember.save/load and other I/O live elsewhere)
+_ALLOWED_MODULES = ("ember.ops.", "ember.nn._functional", "ember.nn.functional",
+                    "ember.special", "ember.linalg", "ember.fft", "ember._tensor")
+
+
+def _allowed(obj):
+    return callable(obj) and isinstance(getattr(obj, "__module__", None), str) and \
+        obj.__module__.startswith(_ALLOWED_MODULES)
+
+
+_NAMES = {}
+
+
 def _public_name(obj):
-    for module, space in _namespaces().items():
-        for attr in (getattr(obj, "__name__", None),):
-            if attr and not attr.startswith("_") and getattr(space, attr, None) is obj:
-                return f"{module}.{attr}"
+    if not _NAMES:
+        for module, space in _namespaces().items():
+            for attr, value in vars(space).items():
+                if not attr.startswith("_") and _allowed(value):
+                    _NAMES.setdefault(id(value), (value, f"{module}.{attr}"))
+    found = _NAMES.get(id(obj))
+    if found is not None and found[0] is obj:
+        return found[1]
     if obj in (range, len, float, int, bool, min, max, abs, slice, tuple, list):
         return f"builtins.{obj.__name__}"
     return None
