@@ -663,3 +663,19 @@ def test_fused_graph_on_inputs_that_broadcast_differently():
     x, y = ember.randn(3), ember.randn(2, 3)  # y is bigger than the first step's buffer
     assert np.allclose(fast(x, y).numpy(), f(x, y).numpy())
     assert np.allclose(fast(x, y[0]).numpy(), f(x, y[0]).numpy())
+
+
+def test_deepcopy_of_a_traced_module(tmp_path):
+    import copy
+
+    e_model, _ = _pair(_mlp)
+    traced = ember.jit.optimize_for_inference(ember.jit.trace(e_model.eval(),
+                                                              ember.randn(2, 6)))
+    x = ember.randn(2, 6)
+    traced(x)
+    twin = copy.deepcopy(traced)
+    assert np.array_equal(twin(x).numpy(), traced(x).numpy())
+    assert twin.graph is not traced.graph
+    twin.save(str(tmp_path / "twin.pt"))  # its operators are still the registry's
+    assert np.array_equal(ember.jit.load(str(tmp_path / "twin.pt"))(x).numpy(),
+                          traced(x).numpy())

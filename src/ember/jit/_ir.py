@@ -91,6 +91,17 @@ class Graph:
         self.constants = {}
         self._next = 0
 
+    def __deepcopy__(self, memo):
+        # a copy with its own nodes and constants; the operators are shared (an Op is a
+        # registry entry, which must stay the one object that a saved name refers to)
+        import copy
+
+        from ._passes import clone_graph
+
+        new = clone_graph(self)
+        new.constants = {k: copy.deepcopy(v, memo) for k, v in self.constants.items()}
+        return new
+
     def new_value(self, shape=None, dtype=None, name=None):
         value = Value(self._next, shape, dtype, name)
         self._next += 1

@@ -17,6 +17,9 @@ class _Plan:
 
     __slots__ = ("steps", "size", "n_inputs", "output", "nodes", "input_shapes")
 
+    def __deepcopy__(self, memo):
+        return None  # a copied module compiles its own plan from its copied graph
+
     def __init__(self, graph):
         slots = {}
 
