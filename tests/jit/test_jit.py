@@ -679,3 +679,24 @@ def test_deepcopy_of_a_traced_module(tmp_path):
     twin.save(str(tmp_path / "twin.pt"))  # its operators are still the registry's
     assert np.array_equal(ember.jit.load(str(tmp_path / "twin.pt"))(x).numpy(),
                           traced(x).numpy())
+
+
+def test_lstm_layer_and_transformer_layer():
+    e_lstm, t_lstm = _pair(lambda nn: nn.LSTM(4, 5, num_layers=2, batch_first=True))
+    x, tx = _inputs((3, 6, 4))
+    traced = ember.jit.trace(e_lstm, x)
+    out, (h, c) = traced(x)
+    t_out, (th, tc) = t_lstm(tx)
+    assert_same([out, h, c], [t_out, th, tc], rtol=1e-5, atol=1e-6)
+
+    e_enc, t_enc = _pair(lambda nn: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
+                                                               batch_first=True))
+    x, tx = _inputs((2, 5, 8), seed=3)
+    traced = ember.jit.trace(e_enc.eval(), x)
+    fast = ember.jit.optimize_for_inference(traced)
+    assert len(fast.graph.nodes) < len(traced.graph.nodes)
+    with torch.no_grad():
+        want = t_enc.eval()(tx)
+    assert_same(traced(x), want, rtol=1e-4, atol=1e-5)
+    with ember.no_grad():
+        assert_same(fast(x), want, rtol=1e-4, atol=1e-5)
