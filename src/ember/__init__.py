@@ -101,6 +101,8 @@ from .amp.autocast_mode import (  # noqa: E402
     set_autocast_enabled,
 )
 from . import jit  # noqa: E402  (ember.jit: trace, save/load, graph passes)
+from . import distributions  # noqa: E402  (ember.distributions, as torch.distributions)
+from . import distributed  # noqa: E402  (ember.distributed: process groups, collectives)
 
 __version__ = "0.1.0"
 
