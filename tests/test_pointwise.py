@@ -526,6 +526,75 @@ def test_unary_dunders(dtype):
     run_both(lambda x: +x, lambda x: +x, (e,), (t,))
 
 
+FOREIGN_OPERANDS = [None, "a", [1, 2], object()]
+OPERATOR_SYMBOLS = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>", "@", "<",
+                    "<=", ">", ">=", "==", "!="]
+
+
+def _outcome(expression, namespace):
+    try:
+        return "value", eval(expression, namespace)
+    except TypeError as error:
+        return "TypeError", str(error)
+
+
+@pytest.mark.parametrize("symbol", OPERATOR_SYMBOLS)
+@pytest.mark.parametrize("other", FOREIGN_OPERANDS, ids=repr)
+def test_operators_with_foreign_operands_defer_to_python(symbol, other):
+    """``t == None`` is False and ``t + None`` raises Python's own TypeError, as in torch."""
+    for expression in (f"t {symbol} other", f"other {symbol} t"):
+        outcomes = []
+        for lib in (ember, torch):
+            namespace = {"t": lib.ones(2, 2), "other": other}
+            kind, value = _outcome(expression, namespace)
+            if kind == "value":
+                value = value.tolist() if hasattr(value, "tolist") else value
+            outcomes.append((kind, value.replace("Tensor", "T") if kind != "value" else value))
+        if isinstance(other, object) and type(other) is object:
+            outcomes = [(kind, value if kind == "value" else value.split(" at 0x")[0])
+                        for kind, value in outcomes]
+        assert outcomes[0] == outcomes[1], expression
+
+
+@pytest.mark.parametrize("symbol", ["+=", "-=", "*=", "&=", "@="])
+def test_inplace_operators_with_none_raise_pythons_error(symbol):
+    messages = []
+    for lib in (ember, torch):
+        namespace = {"t": lib.ones(2, 2, dtype=lib.int64)}
+        with pytest.raises(TypeError) as info:
+            exec(f"t {symbol} None", namespace)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+NUMPY_OPERAND_CASES = [
+    "t < np.ones(3)", "np.exp(t)", "np.add(t, 1)", "t == np.ones(3)", "t != np.zeros(3)",
+    "t + np.ones(3, bool)", "t.bool() & np.ones(3, bool)", "t + np.ones((2, 3))",
+    "t.long() / np.ones(3, np.int64)", "t.half() + np.ones(3, np.float32)",
+    "t.long() * np.float32(2.5)", "t.to(uint8) + np.int64(300)", "t.half() - np.float64(2)",
+    "np.ones(3) + t", "t.requires_grad_() + np.ones(3)", "np.asarray(t.requires_grad_())",
+]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("expression", NUMPY_OPERAND_CASES)
+def test_numpy_operands(expression):
+    """NumPy arrays and scalars as operands: the results (or errors) torch gives."""
+    outcomes = []
+    for lib in (ember, torch):
+        namespace = {"t": lib.ones(3), "np": np, "uint8": lib.uint8}
+        try:
+            result = eval(expression, namespace)
+        except (TypeError, RuntimeError) as error:
+            outcomes.append((type(error).__name__, str(error)))
+            continue
+        if isinstance(result, lib.Tensor):
+            outcomes.append(("tensor", repr(result.dtype).split(".")[-1], result.tolist()))
+        else:
+            outcomes.append((type(result).__name__, result))
+    assert outcomes[0] == outcomes[1]
+
+
 # ---------------------------------------------------------------- integer division by zero
 
 

@@ -526,10 +526,22 @@ class Tensor:
         return self._data.copy() if force else self._data
 
     def __array__(self, dtype=None, copy=None):
+        if self._rg:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         array = self._host_array()
         if dtype is not None:
             array = array.astype(dtype)
         return array
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy ufunc's result on tensors, as a tensor (``np.sin(t)``), as torch does.
+
+        Like torch, a bool result becomes uint8.
+        """
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return Tensor._make(np.asarray(array), CPU)
 
     def __dlpack__(self, stream=None, **kwargs):
         return self._data.__dlpack__() if stream is None else self._data.__dlpack__(stream=stream)

@@ -10,11 +10,11 @@ import numbers
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import META
+from .._device import CPU, META
 from .._tensor import Tensor
 
 __all__ = ["broadcast_shapes", "scalar_tensor", "promote_operands", "float_operand",
-           "wrap_dim", "wrap_dims"]
+           "wrap_dim", "wrap_dims", "operator_method"]
 
 
 def broadcast_shapes(*shapes):
@@ -145,10 +145,48 @@ def binary_operands(a, b, dtype=None):
                 return scalar, b
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError("expected at least one Tensor operand")
+    a, b = _from_numpy_operand(a), _from_numpy_operand(b)
     (a, b), _ = promote_operands(a, b, dtype=dtype)
     if a._data.shape != b._data.shape:
         broadcast_shapes(a._data.shape, b._data.shape)
     return a, b
+
+
+def _from_numpy_operand(x):
+    """A NumPy scalar operand as a 0-dim CPU tensor of its dtype, as torch converts them.
+
+    (NumPy arrays are not converted: the operator returns ``NotImplemented`` and NumPy computes
+    the result, which ``Tensor.__array_wrap__`` turns back into a tensor, as in torch.)
+    """
+    if isinstance(x, np.generic) and not isinstance(x, (float, int, complex)):
+        return Tensor._make(np.asarray(x, dtype=dt.from_numpy_dtype(x.dtype).np), CPU)
+    return x
+
+
+_OPERAND_TYPES = (Tensor, numbers.Number, np.generic)
+
+
+def operator_method(fn, name, arrays_as_tensors=False):
+    """``fn`` as the dunder ``name``: an operand of a foreign type gives ``NotImplemented``.
+
+    Python then tries the other operand's reflected method and, failing that, raises its own
+    TypeError ("unsupported operand type(s) for +: 'Tensor' and 'list'"); ``t == None`` is
+    False; with a NumPy array NumPy computes the result (``Tensor.__array_wrap__`` makes it a
+    tensor again), except for ``==`` (``arrays_as_tensors``), which takes the array as a
+    tensor; all as in torch.
+    """
+    def method(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            if isinstance(other, _OPERAND_TYPES):
+                raise
+            if arrays_as_tensors and isinstance(other, np.ndarray):
+                return fn(self, Tensor._make(np.array(other), CPU))
+            return NotImplemented
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    return method
 
 
 def float_operand(x):

@@ -18,7 +18,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor
-from ._operands import wrap_dim
+from ._operands import operator_method, wrap_dim
 from ._registry import Op, defop, inplace, write_out
 from ._util import host_values, linalg_errors
 
@@ -2632,9 +2632,9 @@ for _name in ("addmm", "addmv", "addr", "addbmm", "baddbmm"):
         globals()[_name]))
 Tensor.tensordot = lambda self, other, dims=2: tensordot(self, other, dims)
 Tensor.svd = svd
-Tensor.__matmul__ = matmul
-Tensor.__rmatmul__ = _rmatmul
-Tensor.__imatmul__ = _imatmul
+Tensor.__matmul__ = operator_method(matmul, "__matmul__")
+Tensor.__rmatmul__ = operator_method(_rmatmul, "__rmatmul__")
+Tensor.__imatmul__ = operator_method(_imatmul, "__imatmul__")
 del _name
 
 

@@ -31,6 +31,7 @@ from ._operands import (
     broadcast_meta,
     broadcast_shapes,
     float_operand,
+    operator_method,
     promote_operands,
     scalar_tensor,
 )
@@ -2029,6 +2030,8 @@ def _reflected(fn):
     return method
 
 
+
+
 def _invert(self):
     if self._data.dtype.kind not in "biu":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
@@ -2115,47 +2118,29 @@ Tensor.polygamma_ = lambda self, n: inplace(lambda s: polygamma(n, s), self)
 Tensor.real = property(real)
 Tensor.imag = property(imag)
 Tensor.where = lambda self, condition, other: where(condition, self, other)
-Tensor.__add__ = Tensor.__radd__ = add
-Tensor.__iadd__ = Tensor.add_
-Tensor.__sub__ = sub
-Tensor.__rsub__ = _reflected(sub)
-Tensor.__isub__ = Tensor.sub_
-Tensor.__mul__ = Tensor.__rmul__ = mul
-Tensor.__imul__ = Tensor.mul_
-Tensor.__truediv__ = div
-Tensor.__rtruediv__ = _reflected(div)
-Tensor.__itruediv__ = Tensor.div_
-Tensor.__floordiv__ = floor_divide
-Tensor.__rfloordiv__ = _reflected(floor_divide)
-Tensor.__ifloordiv__ = Tensor.floor_divide_
-Tensor.__mod__ = remainder
-Tensor.__rmod__ = _reflected(remainder)
-Tensor.__imod__ = Tensor.remainder_
-Tensor.__pow__ = pow
-Tensor.__rpow__ = _reflected(pow)
-Tensor.__ipow__ = Tensor.pow_
-Tensor.__and__ = Tensor.__rand__ = Tensor.bitwise_and
-Tensor.__iand__ = Tensor.bitwise_and_
-Tensor.__or__ = Tensor.__ror__ = Tensor.bitwise_or
-Tensor.__ior__ = Tensor.bitwise_or_
-Tensor.__xor__ = Tensor.__rxor__ = Tensor.bitwise_xor
-Tensor.__ixor__ = Tensor.bitwise_xor_
-Tensor.__lshift__ = bitwise_left_shift
-Tensor.__rlshift__ = _reflected(bitwise_left_shift)
-Tensor.__ilshift__ = Tensor.bitwise_left_shift_
-Tensor.__rshift__ = bitwise_right_shift
-Tensor.__rrshift__ = _reflected(bitwise_right_shift)
-Tensor.__irshift__ = Tensor.bitwise_right_shift_
+for _name, _fn in (
+        ("add", add), ("radd", add), ("iadd", Tensor.add_), ("sub", sub),
+        ("rsub", _reflected(sub)), ("isub", Tensor.sub_), ("mul", mul), ("rmul", mul),
+        ("imul", Tensor.mul_), ("truediv", div), ("rtruediv", _reflected(div)),
+        ("itruediv", Tensor.div_), ("floordiv", floor_divide),
+        ("rfloordiv", _reflected(floor_divide)), ("ifloordiv", Tensor.floor_divide_),
+        ("mod", remainder), ("rmod", _reflected(remainder)), ("imod", Tensor.remainder_),
+        ("pow", pow), ("rpow", _reflected(pow)), ("ipow", Tensor.pow_),
+        ("and", Tensor.bitwise_and), ("rand", Tensor.bitwise_and),
+        ("iand", Tensor.bitwise_and_), ("or", Tensor.bitwise_or), ("ror", Tensor.bitwise_or),
+        ("ior", Tensor.bitwise_or_), ("xor", Tensor.bitwise_xor), ("rxor", Tensor.bitwise_xor),
+        ("ixor", Tensor.bitwise_xor_), ("lshift", bitwise_left_shift),
+        ("rlshift", _reflected(bitwise_left_shift)), ("ilshift", Tensor.bitwise_left_shift_),
+        ("rshift", bitwise_right_shift), ("rrshift", _reflected(bitwise_right_shift)),
+        ("irshift", Tensor.bitwise_right_shift_), ("lt", lt), ("le", le), ("gt", gt),
+        ("ge", ge)):
+    setattr(Tensor, f"__{_name}__", operator_method(_fn, f"__{_name}__"))
+Tensor.__eq__ = operator_method(eq, "__eq__", arrays_as_tensors=True)
+Tensor.__ne__ = operator_method(ne, "__ne__")
 Tensor.__invert__ = _invert
 Tensor.__abs__ = _abs_dunder
 Tensor.__neg__ = neg
 Tensor.__pos__ = positive
-Tensor.__eq__ = eq
-Tensor.__ne__ = ne
-Tensor.__lt__ = lt
-Tensor.__le__ = le
-Tensor.__gt__ = gt
-Tensor.__ge__ = ge
 Tensor.__hash__ = object.__hash__
 
-del _name, _ufunc, _word, _alias_name
+del _name, _fn, _ufunc, _word, _alias_name
