@@ -103,6 +103,7 @@ from .amp.autocast_mode import (  # noqa: E402
 from . import jit  # noqa: E402  (ember.jit: trace, save/load, graph passes)
 from . import distributions  # noqa: E402  (ember.distributions, as torch.distributions)
 from . import distributed  # noqa: E402  (ember.distributed: process groups, collectives)
+from . import testing  # noqa: E402  (ember.testing: assert_close, make_tensor)
 
 __version__ = "0.1.0"
 
