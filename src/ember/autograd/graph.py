@@ -20,6 +20,7 @@ import weakref
 
 import numpy as np
 
+from ..profiler._recorder import state as _profiling
 from . import anomaly_mode, grad_mode
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "record", "run_backward",
@@ -634,8 +635,12 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
             if grads is None:  # no gradient reached this node: only release its children
                 _pass_nothing(node, dependencies, buffers, ready)
                 continue
-            _execute(node, grads, inputs, targets, captured, needed, accumulate, create_graph,
-                     retain_graph, buffers, dependencies, ready, stolen)
+            args = (node, grads, inputs, targets, captured, needed, accumulate, create_graph,
+                    retain_graph, buffers, dependencies, ready, stolen)
+            if _profiling.recorder is not None:  # ember.profiler times the node
+                _profiling.recorder.evaluate_function(node, _execute, args)
+            else:
+                _execute(*args)
     return captured
 
 
@@ -691,6 +696,8 @@ def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_
         from . import anomaly_mode
 
         input_grads = anomaly_mode.run_checked(node, grads)
+    elif _profiling.recorder is not None:
+        input_grads = _profiling.recorder.apply_node(node, grads)
     else:
         input_grads = node._apply(grads)
     if node._hooks:
