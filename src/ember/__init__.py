@@ -90,6 +90,25 @@ from . import amp, cpu  # noqa: E402  (ember.amp: autocast, GradScaler; ember.cp
 from .cuda import amp as _cuda_amp  # noqa: E402, F401  (ember.cuda.amp: deprecated aliases)
 from . import _dynamo, accelerator, backends, compiler, mps, xpu  # noqa: E402, F401
 from ._compat import *  # noqa: E402, F403  (compile, set_default_device, cov, ...)
+from ._tensor import (  # noqa: E402  (layouts, memory formats, legacy tensor types)
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 from .amp.autocast_mode import (  # noqa: E402
     autocast,
     clear_autocast_cache,
@@ -104,6 +123,8 @@ from . import jit  # noqa: E402  (ember.jit: trace, save/load, graph passes)
 from . import distributions  # noqa: E402  (ember.distributions, as torch.distributions)
 from . import distributed  # noqa: E402  (ember.distributed: process groups, collectives)
 from . import testing  # noqa: E402  (ember.testing: assert_close, make_tensor)
+from . import profiler  # noqa: E402  (ember.profiler; ember.autograd.profiler)
+from .autograd import profiler as _autograd_profiler  # noqa: E402, F401
 
 __version__ = "0.1.0"
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import functools
 import itertools
+import math
 import warnings
 
 import numpy as np
@@ -489,3 +490,795 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     return histogramdd_result(
         _tensor(hist.astype(np_dtype), device=input.device),
         tuple(_tensor(e, device=input.device) for e in edges))
+
+
+# ================================================================ torch.* names added for
+# programs that use them in passing: constants, switches, in-place and functional aliases
+
+pi = math.pi
+e = math.e
+inf = math.inf
+nan = math.nan
+newaxis = None
+
+__all__ += ["pi", "e", "inf", "nan", "newaxis", "set_warn_always", "is_warn_always_enabled",
+            "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+            "set_flush_denormal", "get_device", "is_same_size", "is_signed", "is_inference",
+            "is_nonzero", "detach"]
+
+_warn_always = [False]
+
+
+def set_warn_always(b):
+    """Make warnings that torch gives once per process (``TORCH_WARN_ONCE``) show every time.
+
+    ember's warnings go through Python's ``warnings`` module, whose filters decide how often
+    they show; the flag is kept and reported.
+
+    Example::
+
+        >>> ember.set_warn_always(True)
+        >>> ember.is_warn_always_enabled()
+        True
+    """
+    if type(b) is not bool:
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _warn_always[0] = b
+
+
+def is_warn_always_enabled():
+    """Whether :func:`set_warn_always` is on.
+
+    Example::
+
+        >>> ember.is_warn_always_enabled()
+        False
+    """
+    return _warn_always[0]
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turn anomaly detection (see ``ember.autograd.detect_anomaly``) on or off for this
+    thread, without a context.
+
+    Example::
+
+        >>> ember.set_anomaly_enabled(True); ember.is_anomaly_enabled()
+        True
+        >>> ember.set_anomaly_enabled(False)
+    """
+    from .autograd import anomaly_mode
+
+    anomaly_mode.state.enabled = builtins.bool(enabled)
+    anomaly_mode.state.check_nan = builtins.bool(check_nan)
+
+
+def is_anomaly_enabled():
+    """Whether anomaly detection is on.
+
+    Example::
+
+        >>> ember.is_anomaly_enabled()
+        False
+    """
+    from .autograd import anomaly_mode
+
+    return anomaly_mode.state.enabled
+
+
+def is_anomaly_check_nan_enabled():
+    """Whether anomaly detection checks gradients for NaN.
+
+    Example::
+
+        >>> ember.is_anomaly_check_nan_enabled()
+        True
+    """
+    from .autograd import anomaly_mode
+
+    return anomaly_mode.state.check_nan
+
+
+def set_flush_denormal(mode):
+    """Ask the CPU to flush denormal floats to zero. NumPy offers no such switch, so ember
+    leaves the FPU as it is and returns False ("not supported"), as torch does on CPUs
+    without the feature.
+
+    Example::
+
+        >>> ember.set_flush_denormal(True)
+        False
+    """
+    if type(mode) is not bool:
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return False
+
+
+def _require_tensor(value, name, arg="input", position=1):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                        f"{type(value).__name__}")
+
+
+def get_device(input):
+    """The CUDA ordinal of ``input``'s device, -1 on the CPU.
+
+    Example::
+
+        >>> ember.get_device(ember.zeros(2))
+        -1
+    """
+    _require_tensor(input, "get_device", "self")
+    return input.get_device()
+
+
+def is_same_size(input, other):
+    """Whether two tensors have the same shape.
+
+    Example::
+
+        >>> ember.is_same_size(ember.zeros(2, 3), ember.ones(2, 3))
+        True
+    """
+    _require_tensor(input, "is_same_size")
+    _require_tensor(other, "is_same_size", "other", 2)
+    return input.shape == other.shape
+
+
+def is_signed(input):
+    """Whether ``input``'s dtype is signed (all but uint8 and bool).
+
+    Example::
+
+        >>> ember.is_signed(ember.zeros(2, dtype=ember.uint8))
+        False
+    """
+    _require_tensor(input, "is_signed")
+    return input.is_signed()
+
+
+def is_inference(input):
+    """Whether ``input`` is an inference tensor. ember does not mark the tensors made under
+    ``inference_mode`` (they act as tensors made under ``no_grad``), so this is always False.
+
+    Example::
+
+        >>> ember.is_inference(ember.zeros(2))
+        False
+    """
+    _require_tensor(input, "is_inference")
+    return False
+
+
+def is_nonzero(input):
+    """The truth of a one-element tensor (``bool(input)``); torch's error for other sizes.
+
+    Example::
+
+        >>> ember.is_nonzero(ember.tensor([0.5]))
+        True
+    """
+    _require_tensor(input, "is_nonzero")
+    n = input.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return builtins.bool(input.item())
+
+
+def detach(input):
+    """``input.detach()``: the same data, cut from the graph.
+
+    Example::
+
+        >>> ember.detach(ember.ones(2, requires_grad=True)).requires_grad
+        False
+    """
+    _require_tensor(input, "detach")
+    return input.detach()
+
+
+Tensor.is_same_size = is_same_size
+Tensor.is_nonzero = is_nonzero
+Tensor.is_inference = is_inference
+
+
+# ---------------------------------------------------------------- top-level in-place aliases
+
+# torch.abs_(t) is t.abs_(): the in-place methods that torch also lists at the top level
+_INPLACE_ALIASES = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
+    "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_",
+    "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "i0_",
+    "index_put_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_",
+    "negative_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_",
+    "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
+    "gcd_", "lcm_", "ldexp_", "resize_as_", "conj_physical_")
+
+
+def _inplace_alias(name):
+    def alias(input, *args, **kwargs):
+        _require_tensor(input, name)
+        return getattr(input, name)(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = f"""``input.{name}(...)``: the in-place method ``Tensor.{name}``, called as a
+    function (it changes ``input`` and returns it).
+
+    Example (the pattern, shown with ``neg_``)::
+
+        >>> t = ember.tensor([1., -2.])
+        >>> ember.neg_(t) is t, t
+        (True, tensor([-1.,  2.]))
+    """
+    return alias
+
+
+for _name in _INPLACE_ALIASES:
+    globals()[_name] = _inplace_alias(_name)
+__all__ += list(_INPLACE_ALIASES)
+del _name
+
+
+# ---------------------------------------------------------------- top-level forms of nn ops
+#
+# torch lists many nn.functional operators at the top level with the signatures of its native
+# operators, which differ from the functional ones: ``reduction`` is an int (0: none,
+# 1: mean, 2: sum), ``dropout(input, p, train)`` has no defaults, ``batch_norm`` takes the
+# weight before the running statistics, ``embedding`` the weight before the indices.
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduction_name(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
+
+
+def _F():
+    from .nn import functional
+
+    return functional
+
+
+def _same_signature(name):
+    """A top-level alias of ``nn.functional.<name>`` where both take the same arguments."""
+    def alias(*args, **kwargs):
+        return getattr(_F(), name)(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = f"""``ember.nn.functional.{name}``, as torch lists it at the top level
+    (same arguments).
+
+    Example (the pattern, shown with ``pixel_shuffle``)::
+
+        >>> ember.pixel_shuffle(ember.zeros(1, 4, 2, 2), 2).shape
+        ember.Size([1, 1, 4, 4])
+    """
+    return alias
+
+
+_SAME_SIGNATURE = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                   "conv_transpose3d", "layer_norm", "group_norm", "adaptive_avg_pool1d",
+                   "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "cosine_similarity",
+                   "pairwise_distance", "pdist", "prelu", "hardshrink", "bilinear", "rms_norm")
+for _name in _SAME_SIGNATURE:
+    globals()[_name] = _same_signature(_name)
+native_channel_shuffle = _same_signature("channel_shuffle")
+native_channel_shuffle.__name__ = native_channel_shuffle.__qualname__ = "native_channel_shuffle"
+__all__ += [*_SAME_SIGNATURE, "native_channel_shuffle"]
+del _name
+
+
+def selu(input):
+    """SELU, element-wise (``nn.functional.selu``).
+
+    Example::
+
+        >>> ember.selu(ember.tensor([0.]))
+        tensor([0.])
+    """
+    return _F().selu(input)
+
+
+def selu_(input):
+    """SELU in place.
+
+    Example::
+
+        >>> ember.selu_(ember.tensor([0.]))
+        tensor([0.])
+    """
+    return _F().selu_(input)
+
+
+def celu(input, alpha=1.0):
+    """CELU, element-wise (``nn.functional.celu``).
+
+    Example::
+
+        >>> ember.celu(ember.tensor([1.]))
+        tensor([1.])
+    """
+    return _F().celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    """CELU in place.
+
+    Example::
+
+        >>> ember.celu_(ember.tensor([1.]))
+        tensor([1.])
+    """
+    return _F().celu_(input, alpha)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """Randomized leaky ReLU (``nn.functional.rrelu``); outside training the slope is
+    ``(lower + upper) / 2``.
+
+    Example::
+
+        >>> ember.rrelu(ember.tensor([-3.]), 0.25, 0.75)
+        tensor([-1.5000])
+    """
+    return _F().rrelu(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """Randomized leaky ReLU in place.
+
+    Example::
+
+        >>> ember.rrelu_(ember.tensor([-3.]), 0.25, 0.75)
+        tensor([-1.5000])
+    """
+    return _F().rrelu_(input, lower, upper, training)
+
+
+def threshold(input, threshold, value):
+    """``value`` where ``input <= threshold``, else ``input``.
+
+    Example::
+
+        >>> ember.threshold(ember.tensor([0.5, 2.]), 1., -1.)
+        tensor([-1.,  2.])
+    """
+    return _F().threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    """:func:`threshold` in place.
+
+    Example::
+
+        >>> ember.threshold_(ember.tensor([0.5, 2.]), 1., -1.)
+        tensor([-1.,  2.])
+    """
+    return _F().threshold_(input, threshold, value)
+
+
+def _check_dropout(input, p, train, name):
+    _require_tensor(input, name)
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p, train):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` when
+    ``train`` (torch's top-level form: all three arguments required).
+
+    Example::
+
+        >>> ember.dropout(ember.ones(3), 0.5, False)
+        tensor([1., 1., 1.])
+    """
+    _check_dropout(input, p, train, "dropout")
+    return _F().dropout(input, p, train)
+
+
+def dropout_(input, p, train):
+    """:func:`dropout` in place.
+
+    Example::
+
+        >>> ember.dropout_(ember.ones(3), 0.5, False)
+        tensor([1., 1., 1.])
+    """
+    _check_dropout(input, p, train, "dropout_")
+    return _F().dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout(input, p, train):
+    """Alpha dropout (keeps SELU's mean and variance) when ``train``.
+
+    Example::
+
+        >>> ember.alpha_dropout(ember.ones(3), 0.5, False)
+        tensor([1., 1., 1.])
+    """
+    _check_dropout(input, p, train, "alpha_dropout")
+    return _F().alpha_dropout(input, p, train)
+
+
+def alpha_dropout_(input, p, train):
+    """:func:`alpha_dropout` in place.
+
+    Example::
+
+        >>> ember.alpha_dropout_(ember.ones(3), 0.5, False)
+        tensor([1., 1., 1.])
+    """
+    _check_dropout(input, p, train, "alpha_dropout_")
+    return _F().alpha_dropout(input, p, train, inplace=True)
+
+
+def _feature_mask_shape(input):
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return (*input.shape[:2], *([1] * (input.ndim - 2)))
+
+
+def feature_dropout(input, p, train):
+    """Dropout of whole feature maps: each ``input[n, c]`` is zeroed with probability ``p``
+    (the rest scaled by ``1 / (1 - p)``) when ``train``.
+
+    Example::
+
+        >>> ember.feature_dropout(ember.ones(1, 2, 2), 0.5, False)
+        tensor([[[1., 1.],
+                 [1., 1.]]])
+    """
+    _check_dropout(input, p, train, "feature_dropout")
+    if not train or p == 0:
+        return input.clone() if train else input
+    keep = input.new_empty(_feature_mask_shape(input)).bernoulli_(1 - p)
+    return input * keep / (1 - p) if p < 1 else input * keep
+
+
+def feature_dropout_(input, p, train):
+    """:func:`feature_dropout` in place.
+
+    Example::
+
+        >>> ember.feature_dropout_(ember.ones(1, 2), 0.5, False)
+        tensor([[1., 1.]])
+    """
+    _check_dropout(input, p, train, "feature_dropout_")
+    if not train or p == 0:
+        return input
+    return input.copy_(feature_dropout(input, p, train))
+
+
+def feature_alpha_dropout(input, p, train):
+    """Alpha dropout of whole feature maps (``nn.functional.feature_alpha_dropout``).
+
+    Example::
+
+        >>> ember.feature_alpha_dropout(ember.ones(1, 2), 0.5, False)
+        tensor([[1., 1.]])
+    """
+    _check_dropout(input, p, train, "feature_alpha_dropout")
+    return _F().feature_alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout_(input, p, train):
+    """:func:`feature_alpha_dropout` in place.
+
+    Example::
+
+        >>> ember.feature_alpha_dropout_(ember.ones(1, 2), 0.5, False)
+        tensor([[1., 1.]])
+    """
+    _check_dropout(input, p, train, "feature_alpha_dropout_")
+    return _F().feature_alpha_dropout(input, p, train, inplace=True)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+               cudnn_enabled):
+    """Batch normalisation with torch's top-level argument order (weight and bias before the
+    running statistics; all arguments required).
+
+    Example::
+
+        >>> ember.batch_norm(ember.tensor([[1.], [3.]]), None, None, None, None, True, 0.1,
+        ...                  0., True)
+        tensor([[-1.],
+                [ 1.]])
+    """
+    return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                           eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                  eps, cudnn_enabled):
+    """Instance normalisation with torch's top-level argument order (all required).
+
+    Example::
+
+        >>> ember.instance_norm(ember.tensor([[[1., 3.]]]), None, None, None, None, True, 0.1,
+        ...                     0., True)
+        tensor([[[-1.,  1.]]])
+    """
+    return _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                              momentum, eps)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` picked by ``indices`` (torch's top-level order: weight first;
+    ``padding_idx=-1`` means none).
+
+    Example::
+
+        >>> ember.embedding(ember.eye(3), ember.tensor([2, 0]))
+        tensor([[0., 0., 1.],
+                [1., 0., 0.]])
+    """
+    pad = None if padding_idx == -1 else padding_idx
+    return _F().embedding(indices, weight, pad, scale_grad_by_freq=scale_grad_by_freq,
+                          sparse=sparse)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    """Rescale, in place and without recording, the rows of ``input`` named in ``indices``
+    whose ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm`` (as ``embedding``'s
+    ``max_norm`` does).
+
+    Example::
+
+        >>> w = ember.tensor([[3., 4.], [0.3, 0.4]])
+        >>> ember.embedding_renorm_(w, ember.tensor([0, 1]), 1.0, 2.0)
+        tensor([[0.6000, 0.8000],
+                [0.3000, 0.4000]])
+    """
+    from .autograd.grad_mode import no_grad
+
+    _require_tensor(input, "embedding_renorm_")
+    with no_grad():
+        rows = indices.reshape(-1).unique()
+        picked = input.index_select(0, rows)
+        norms = picked.norm(p=norm_type, dim=1, keepdim=True)
+        scale = (max_norm / (norms + 1e-7)).clamp(max=1.0).to(input.dtype)
+        input.index_copy_(0, rows, picked * scale)
+    return input
+
+
+def _default_stride(stride, kernel_size):
+    """torch's native pools take ``stride=[]`` (the default) to mean the kernel size."""
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        return None
+    return stride
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """1-D max pooling (torch's top-level form: no ``return_indices``).
+
+    Example::
+
+        >>> ember.max_pool1d(ember.tensor([[1., 3., 2., 0.]]), 2)
+        tensor([[3., 2.]])
+    """
+    return _F().max_pool1d(input, kernel_size, _default_stride(stride, kernel_size), padding,
+                           dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """2-D max pooling (torch's top-level form: no ``return_indices``).
+
+    Example::
+
+        >>> ember.max_pool2d(ember.arange(4.).reshape(1, 2, 2), 2)
+        tensor([[[3.]]])
+    """
+    return _F().max_pool2d(input, kernel_size, _default_stride(stride, kernel_size), padding,
+                           dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """3-D max pooling (torch's top-level form: no ``return_indices``).
+
+    Example::
+
+        >>> ember.max_pool3d(ember.arange(8.).reshape(1, 2, 2, 2), 2)
+        tensor([[[[7.]]]])
+    """
+    return _F().max_pool3d(input, kernel_size, _default_stride(stride, kernel_size), padding,
+                           dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):
+    """1-D max pooling returning ``(values, indices)``.
+
+    Example::
+
+        >>> ember.max_pool1d_with_indices(ember.tensor([[1., 3., 2., 0.]]), 2)[1]
+        tensor([[1, 2]])
+    """
+    return _F().max_pool1d(input, kernel_size, _default_stride(stride, kernel_size), padding,
+                           dilation, ceil_mode, return_indices=True)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """1-D average pooling.
+
+    Example::
+
+        >>> ember.avg_pool1d(ember.tensor([[1., 3., 2., 0.]]), 2)
+        tensor([[2., 1.]])
+    """
+    return _F().avg_pool1d(input, kernel_size, _default_stride(stride, kernel_size), padding,
+                           ceil_mode, count_include_pad)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """1-D adaptive max pooling returning ``(values, indices)`` (torch's top-level form).
+
+    Example::
+
+        >>> ember.adaptive_max_pool1d(ember.tensor([[1., 3., 2., 0.]]), 2)[0]
+        tensor([[3., 2.]])
+    """
+    return _F().adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def constant_pad_nd(input, pad, value=0):
+    """Pad the last dims of ``input`` with ``value`` (``pad`` as ``nn.functional.pad``'s;
+    negative amounts crop).
+
+    Example::
+
+        >>> ember.constant_pad_nd(ember.tensor([1., 2.]), (1, 0), 9.)
+        tensor([9., 1., 2.])
+    """
+    return _F().pad(input, pad, "constant", value)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    """The general convolution behind ``conv1d``/``2d``/``3d`` and their transposes, chosen by
+    the weight's rank and ``transposed``.
+
+    Example::
+
+        >>> ember.convolution(ember.ones(1, 1, 3), ember.ones(1, 1, 2), None, [1], [0], [1],
+        ...                   False, [0], 1)
+        tensor([[[2., 2.]]])
+    """
+    F = _F()
+    spatial = weight.ndim - 2
+    if spatial not in (1, 2, 3):
+        raise RuntimeError(f"convolution: expected a 3-D, 4-D or 5-D weight, but got "
+                           f"{weight.ndim}-D")
+    if transposed:
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[spatial - 1]
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    fn = (F.conv1d, F.conv2d, F.conv3d)[spatial - 1]
+    return fn(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _reduced(loss, reduction):
+    """Apply an int ``reduction`` to an element-wise loss."""
+    name = _reduction_name(reduction)
+    if name == "mean":
+        return loss.mean()
+    if name == "sum":
+        return loss.sum()
+    return loss
+
+
+def kl_div(input, target, reduction=1, log_target=False):
+    """The Kullback-Leibler divergence loss (``input`` holds log-probabilities); ``reduction``
+    1 (mean) averages over all elements.
+
+    Example::
+
+        >>> p = ember.tensor([0.5, 0.5])
+        >>> ember.kl_div(p.log(), p)
+        tensor(0.)
+    """
+    return _reduced(_F().kl_div(input, target, reduction="none", log_target=log_target),
+                    reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+    """Binary cross-entropy on logits (``reduction``: 0 none, 1 mean, 2 sum).
+
+    Example::
+
+        >>> ember.binary_cross_entropy_with_logits(ember.tensor([0.]), ember.tensor([1.]))
+        tensor(0.6931)
+    """
+    return _F().binary_cross_entropy_with_logits(input, target, weight,
+                                                 reduction=_reduction_name(reduction),
+                                                 pos_weight=pos_weight)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+    """``nn.functional.cosine_embedding_loss`` with an int ``reduction``.
+
+    Example::
+
+        >>> ember.cosine_embedding_loss(ember.ones(1, 2), ember.ones(1, 2), ember.tensor([1]))
+        tensor(0.)
+    """
+    return _F().cosine_embedding_loss(input1, input2, target, margin,
+                                      reduction=_reduction_name(reduction))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+    """``nn.functional.hinge_embedding_loss`` with an int ``reduction``.
+
+    Example::
+
+        >>> ember.hinge_embedding_loss(ember.tensor([0.5]), ember.tensor([-1.]))
+        tensor(0.5000)
+    """
+    return _F().hinge_embedding_loss(input, target, margin,
+                                     reduction=_reduction_name(reduction))
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+    """``nn.functional.margin_ranking_loss`` with an int ``reduction``.
+
+    Example::
+
+        >>> ember.margin_ranking_loss(ember.tensor([1.]), ember.tensor([2.]), ember.tensor([1.]))
+        tensor(1.)
+    """
+    return _F().margin_ranking_loss(input1, input2, target, margin,
+                                    reduction=_reduction_name(reduction))
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    """``nn.functional.poisson_nll_loss`` with torch's top-level arguments (all required;
+    ``reduction`` an int).
+
+    Example::
+
+        >>> ember.poisson_nll_loss(ember.tensor([0.]), ember.tensor([1.]), True, False, 1e-8, 1)
+        tensor(1.)
+    """
+    return _F().poisson_nll_loss(input, target, log_input, full, eps=eps,
+                                 reduction=_reduction_name(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
+                        reduction=1):
+    """``nn.functional.triplet_margin_loss`` with an int ``reduction``.
+
+    Example::
+
+        >>> a = ember.zeros(1, 2)
+        >>> ember.triplet_margin_loss(a, a, a)
+        tensor(1.)
+    """
+    return _F().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                    reduction=_reduction_name(reduction))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+             zero_infinity=False):
+    """``nn.functional.ctc_loss`` with an int ``reduction``.
+
+    Example::
+
+        >>> lp = ember.zeros(1, 1, 2).log_softmax(2)
+        >>> ember.ctc_loss(lp, ember.tensor([[1]]), [1], [1])
+        tensor(0.6931)
+    """
+    return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         reduction=_reduction_name(reduction), zero_infinity=zero_infinity)
+
+
+__all__ += ["selu", "selu_", "celu", "celu_", "rrelu", "rrelu_", "threshold", "threshold_",
+            "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
+            "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
+            "batch_norm", "instance_norm", "embedding", "embedding_renorm_", "max_pool1d",
+            "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "avg_pool1d",
+            "adaptive_max_pool1d", "constant_pad_nd", "convolution", "kl_div",
+            "binary_cross_entropy_with_logits", "cosine_embedding_loss", "hinge_embedding_loss",
+            "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss"]

@@ -179,7 +179,8 @@ class Tensor:
 
     @property
     def layout(self):
-        return "torch.strided"
+        """The storage layout: always ``ember.strided``."""
+        return strided
 
     def is_floating_point(self):
         """True for float16, bfloat16, float32 and float64 tensors."""
@@ -267,13 +268,20 @@ class Tensor:
         return UntypedStorage(self._storage_root(), self._device)
 
     def is_contiguous(self, memory_format=None):
-        """Whether the elements lie in row-major order without gaps.
+        """Whether the elements lie in row-major order without gaps (or, given
+        ``memory_format=ember.channels_last``, in that order).
 
         Example::
 
             >>> ember.zeros(2, 3).t().is_contiguous()
             False
         """
+        if memory_format is channels_last or memory_format is channels_last_3d:
+            return (self._data.ndim == _FORMAT_RANKS[memory_format.name]
+                    and has_channels_last_strides(self._data.shape, self.stride()))
+        if memory_format is not None and not isinstance(memory_format, _MemoryFormat):
+            raise TypeError(f"is_contiguous(): argument 'memory_format' must be "
+                            f"torch.memory_format, not {type(memory_format).__name__}")
         if self._device is META or self._data.size == 0:
             return True
         expected = 1
@@ -558,11 +566,19 @@ class Tensor:
             tensor([1., 2.], dtype=ember.float64)
         """
         device, dtype_, copy = _parse_to(self, *args, **kwargs)
+        fmt = kwargs.get("memory_format")
+        memory_format_param(fmt, self._data.ndim)
         from .ops.creation import to_copy
 
         if (device is None or device == self._device) and (dtype_ is None or dtype_ is self.dtype):
+            if fmt is not None and fmt is not preserve_format and (
+                    copy or self.stride() != _strides_in_format(self._data.shape, fmt)):
+                return self.clone(memory_format=fmt)
             return self.clone() if copy else self
-        return to_copy(self, dtype_, device)
+        result = to_copy(self, dtype_, device)
+        if fmt is not None and fmt is not preserve_format:
+            result = result.clone(memory_format=fmt)  # (torch converts and lays out at once)
+        return result
 
     def cpu(self):
         """This tensor on the CPU (itself if already there)."""
@@ -578,7 +594,9 @@ class Tensor:
         """The type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``."""
         if dtype is None:
             return _TYPE_NAMES[self.dtype.name]
-        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+        if isinstance(dtype, _LegacyTensorType):
+            dtype = dtype.dtype
+        elif isinstance(dtype, str) and dtype.endswith("Tensor"):
             reverse = {v: k for k, v in _TYPE_NAMES.items()}
             dtype = reverse[dtype.replace("ember.", "torch.")]
         return self.to(dt.to_dtype(dtype))
@@ -1016,3 +1034,182 @@ def numel(input):
     """The number of elements of ``input``."""
     return input.numel()
 
+
+
+# ---------------------------------------------------------------- layouts and memory formats
+
+
+class layout:
+    """How a tensor's elements are stored, as ``torch.layout``. ember has one: ``strided``
+    (dense memory addressed through strides); ``Tensor.layout`` is it.
+
+    Example::
+
+        >>> ember.zeros(2).layout is ember.strided
+        True
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return self.name  # pickled as the module-level name (a singleton)
+
+
+strided = layout("strided")
+
+
+class memory_format:
+    """The order in which a dense tensor's dims lie in memory, as ``torch.memory_format``:
+    ``contiguous_format`` (row-major), ``channels_last`` (NCHW tensors laid out as NHWC),
+    ``channels_last_3d`` (NCDHW as NDHWC) and ``preserve_format`` (keep the input's order).
+
+    Example::
+
+        >>> ember.zeros(2, 3, 4, 5).contiguous(memory_format=ember.channels_last).stride()
+        (60, 1, 15, 3)
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+_MemoryFormat = memory_format  # for code where a parameter shadows the class's name
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+# the name an op's parameters carry (plain strings keep saved jit graphs JSON)
+_FORMAT_PARAMS = {contiguous_format: "contiguous", channels_last: "channels_last",
+                  channels_last_3d: "channels_last_3d", preserve_format: None}
+_FORMAT_RANKS = {"channels_last": 4, "channels_last_3d": 5}
+
+
+def memory_format_param(fmt, ndim, default=None):
+    """The op parameter for a ``memory_format=`` argument (``None``: ``default``), checked
+    against the tensor's rank as torch checks it."""
+    if fmt is None:
+        return default
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"argument 'memory_format' must be torch.memory_format, not "
+                        f"{type(fmt).__name__}")
+    name = _FORMAT_PARAMS[fmt]
+    rank = _FORMAT_RANKS.get(name)
+    if rank is not None and ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+    return name
+
+
+def channels_last_order(ndim):
+    """The dim order in memory of a channels-last tensor (outermost first): N, spatial..., C."""
+    return (0, *range(2, ndim), 1)
+
+
+def _strides_in_format(shape, fmt):
+    """The strides of a fresh tensor of ``shape`` laid out in memory format ``fmt``."""
+    if fmt is contiguous_format:
+        return _contiguous_strides(shape)
+    order = channels_last_order(len(shape))
+    in_memory = _contiguous_strides([shape[d] for d in order])
+    strides = [0] * len(shape)
+    for d, stride in zip(order, in_memory):
+        strides[d] = stride
+    return tuple(strides)
+
+
+def has_channels_last_strides(shape, strides):
+    """Whether ``shape``/``strides`` are channels-last contiguous (torch's rule: dims of size
+    1 may have any stride)."""
+    if len(shape) not in (4, 5):
+        return False
+    expected = 1
+    for d in reversed(channels_last_order(len(shape))):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+# ---------------------------------------------------------------- legacy tensor types
+
+
+class _LegacyTensorType(type):
+    """The metaclass of ``ember.FloatTensor`` and its kin (torch's ``tensortype``): calling
+    one builds a CPU tensor of its dtype as torch's legacy constructors do, and
+    ``isinstance(t, ember.FloatTensor)`` tests a tensor's dtype and device."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj._device.type == "cpu" and obj.dtype is cls.dtype
+
+    def __call__(cls, *args, device=None):
+        if device is not None and canonical(device).type != "cpu":
+            raise RuntimeError(f"legacy constructor expects device type: cpu but device "
+                               f"type: {canonical(device).type} was passed")
+        return _legacy_new(cls.dtype, args)
+
+    def __repr__(cls):
+        return f"<class 'ember.{cls.__name__}'>"
+
+
+def _legacy_new(dtype, args):
+    """torch's legacy constructor rules: ints or a Size are a size (uninitialised memory),
+    one sequence is data, one tensor is returned when its dtype matches."""
+    if not args:
+        args = (0,)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        source = args[0]
+        if source.dtype is not dtype or source._device.type != "cpu":
+            raise TypeError(f"expected {_TYPE_NAMES[dtype.name]} (got {source.type()})")
+        return source.detach()
+    if len(args) == 1 and not isinstance(args[0], (builtins.int, Size, np.integer)):
+        return tensor(args[0], dtype=dtype)
+    size = tuple(args[0]) if isinstance(args[0], Size) else args
+    from .ops.creation import empty
+
+    return empty(*size, dtype=dtype)
+
+
+def _legacy_type(dtype):
+    name = _TYPE_NAMES[dtype.name].split(".")[1]
+    doc = f"""The legacy constructor of CPU {dtype} tensors (``torch.{name}``).
+
+    ``{name}(2, 3)`` is uninitialised memory of that size, ``{name}([1, 2])`` a tensor from
+    data; ``isinstance(t, ember.{name})`` is True for CPU {dtype} tensors.
+
+    Example::
+
+        >>> isinstance(ember.{name}([1, 0]), ember.{name})
+        True
+    """
+    return _LegacyTensorType(name, (), {"dtype": dtype, "is_cuda": False, "is_sparse": False,
+                                        "__module__": "ember", "__doc__": doc})
+
+
+_LEGACY_TYPES = {name: _legacy_type(getattr(dt, name)) for name in (
+    "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
+    "bool")}
+FloatTensor = _LEGACY_TYPES["float32"]
+DoubleTensor = _LEGACY_TYPES["float64"]
+HalfTensor = _LEGACY_TYPES["float16"]
+BFloat16Tensor = _LEGACY_TYPES["bfloat16"]
+LongTensor = _LEGACY_TYPES["int64"]
+IntTensor = _LEGACY_TYPES["int32"]
+ShortTensor = _LEGACY_TYPES["int16"]
+CharTensor = _LEGACY_TYPES["int8"]
+ByteTensor = _LEGACY_TYPES["uint8"]
+BoolTensor = _LEGACY_TYPES["bool"]

@@ -13,10 +13,22 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import DEFAULT, META, canonical, check_cuda_dtype
-from .._tensor import Tensor
+from .._tensor import (
+    Tensor,
+    channels_last_order,
+    memory_format_param,
+    preserve_format,
+)
 from ..autograd import grad_mode
 from ._operands import broadcast_shapes
-from ._registry import assign_inplace, check_inplace_target, copyto, defop, write_out
+from ._registry import (
+    assign_inplace,
+    check_inplace_target,
+    copyto,
+    defop,
+    on_device,
+    write_out,
+)
 
 __all__ = ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
            "full_like", "arange", "clone", "to_copy", "empty_strided", "linspace", "logspace",
@@ -271,10 +283,47 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return _factory(s, (), dtype, device, requires_grad, None, "scalar_tensor")
 
 
-def _like(input, fill, dtype, device, requires_grad):
+def _like(input, fill, dtype, device, requires_grad, memory_format=None):
     dtype = dt.to_dtype(dtype) if dtype is not None else input.dtype
     device = canonical(device) if device is not None else input._device
-    return _factory(fill, input._data.shape, dtype, device, requires_grad, None, "like")
+    result = _factory(fill, input._data.shape, dtype, device, False, None, "like")
+    result = _lay_out_like(result, input, memory_format)
+    return _finish(result, requires_grad, None, "like")
+
+
+def _lay_out_like(result, input, memory_format):
+    """``result`` (fresh, row-major) in the memory order ``memory_format`` asks for: by default
+    (``preserve_format``) the order of a dense ``input`` (torch keeps its strides: a
+    channels-last input gives a channels-last result)."""
+    fmt = memory_format_param(memory_format, input.ndim)
+    if result._device is META or input._device is META:
+        return result
+    if fmt is None:
+        if input.is_contiguous() or result._device != input._device or not _is_dense(input):
+            return result
+        with on_device(result._device):
+            array = result._device.xp.empty_like(input._data, dtype=result._data.dtype,
+                                                 order="K")
+        copyto(result._device, array, result._data)
+        result._data = array
+        return result
+    if fmt == "contiguous":
+        return result
+    with on_device(result._device):
+        result._data = _channels_last_copy(result._device.xp, result._data)
+    return result
+
+
+def _is_dense(t):
+    """Non-overlapping and without gaps: a permutation of a row-major layout."""
+    expected = 1
+    pairs = sorted(((s, st) for s, st in zip(t.shape, t.stride()) if s != 1),
+                   key=lambda p: p[1])
+    for size, stride in pairs:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -286,7 +335,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
         >>> ember.zeros_like(ember.tensor([1, 2]))
         tensor([0, 0])
     """
-    return _like(input, 0, dtype, device, requires_grad)
+    return _like(input, 0, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -298,7 +347,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
         >>> ember.ones_like(ember.tensor([1., 2.]))
         tensor([1., 1.])
     """
-    return _like(input, 1, dtype, device, requires_grad)
+    return _like(input, 1, dtype, device, requires_grad, memory_format)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -310,7 +359,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
         >>> ember.empty_like(ember.zeros(2, 2)).shape
         ember.Size([2, 2])
     """
-    return _like(input, None, dtype, device, requires_grad)
+    return _like(input, None, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -322,7 +371,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
         >>> ember.full_like(ember.zeros(2), 3.5)
         tensor([3.5000, 3.5000])
     """
-    return _like(input, _scalar_value(fill_value), dtype, device, requires_grad)
+    return _like(input, _scalar_value(fill_value), dtype, device, requires_grad,
+                 memory_format)
 
 
 def _new_factory(fill, name):
@@ -907,7 +957,17 @@ Tensor.zero_ = _zero_
 
 @defop("clone", meta=lambda a, **_: (a.shape, a.dtype), save_inputs=False)
 def clone_op(xp, a, *, memory_format=None):
+    if memory_format in ("channels_last", "channels_last_3d"):
+        return _channels_last_copy(xp, a)
     return a.copy(order="C" if memory_format == "contiguous" else "K")
+
+
+def _channels_last_copy(xp, a):
+    """A copy of an N, C, spatial... array whose memory runs N, spatial..., C."""
+    order = channels_last_order(a.ndim)
+    inverse = tuple(int(i) for i in np.argsort(order))
+    # copy(), not ascontiguousarray: a fresh array gives size-1 dims torch's strides too
+    return a.transpose(order).copy(order="C").transpose(inverse)
 
 
 @clone_op.defderivative
@@ -923,7 +983,9 @@ def clone(input, *, memory_format=None):
         >>> a = ember.tensor([1, 2]); b = a.clone(); b[0] = 5; a
         tensor([1, 2])
     """
-    return clone_op(input)
+    if memory_format is None:
+        return clone_op(input)
+    return clone_op(input, memory_format=memory_format_param(memory_format, input.ndim))
 
 
 def _copy_kernel(xp, a, *, dtype, device):
@@ -990,16 +1052,24 @@ def _move(input, device, dtype):
 
 
 def contiguous(input, memory_format=None):
-    """``input`` itself if contiguous, else a contiguous copy.
+    """``input`` itself if contiguous (in ``memory_format``: by default row-major), else a
+    copy that is.
 
     Example::
 
         >>> ember.zeros(2, 3).t().contiguous().is_contiguous()
         True
     """
-    if input.is_contiguous():
+    if memory_format is preserve_format:
+        if input.is_contiguous():
+            return input
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    fmt = memory_format_param(memory_format, input.ndim, "contiguous")
+    if fmt == "contiguous":
+        return input if input.is_contiguous() else clone_op(input, memory_format="contiguous")
+    if input.is_contiguous(memory_format=memory_format):
         return input
-    return clone_op(input, memory_format="contiguous")
+    return clone_op(input, memory_format=fmt)
 
 
 Tensor.clone = clone
