@@ -2,8 +2,14 @@
 
 ``functional_call`` runs a module with some parameters/buffers swapped for given tensors;
 ``grad``, ``grad_and_value``, ``vjp`` and ``jacrev`` are thin layers over ``ember.autograd``
-(reverse mode; arguments may be tensors or dicts/lists/tuples of tensors). There is no
-``vmap``.
+(reverse mode; arguments may be tensors or dicts/lists/tuples of tensors); ``jvp``,
+``jacfwd``, ``hessian`` and ``linearize`` use forward mode (``ember.autograd.forward_ad``,
+see ``_forward.py``); ``vmap`` maps a function over a batch dimension (``_vmap.py``: one call
+per element, stacked). All of them compose: ``vmap(grad(f))`` gives per-sample gradients,
+``jacfwd(jacrev(f))`` Hessians.
+
+Transforms detach their results unless an argument requires grad (or carries a tangent of an
+enclosing ``jvp``); torch also keeps the graph to tensors that ``func`` closes over.
 
 Example::
 
@@ -25,8 +31,11 @@ from ..autograd import functional as _functional
 from ..autograd import grad as _autograd_grad
 from ..autograd import grad_mode
 from ..ops.creation import zeros_like
+from . import _pytree
+from ._util import differentiable, has_tangent
 
-__all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jacrev"]
+__all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jacrev", "jvp", "jacfwd",
+           "hessian", "linearize", "vmap"]
 
 _MISSING = object()
 
@@ -185,21 +194,18 @@ def _flatten(tree):
 
 
 def _prepare(leaves):
-    """Fresh differentiable stand-ins for ``leaves`` (views when they already need grad, so
-    nested transforms see through them)."""
-    return [t.view_as(t) if t.requires_grad else t.detach().requires_grad_()
-            for t in leaves]
+    """Fresh differentiable stand-ins for ``leaves`` (views when they already need grad or
+    carry a tangent, so nested transforms see through them)."""
+    return [differentiable(t) for t in leaves]
 
 
-def _any_requires_grad(args):
-    for a in args:
-        try:
-            leaves, _ = _flatten(a)
-        except ValueError:
-            continue
-        if any(t.requires_grad for t in leaves):
-            return True
-    return False
+def _keeps_graph(args):
+    """Whether a transform's results must stay attached to ``args``: an argument carries the
+    tangent of an enclosing jvp, or requires grad while grad mode is on."""
+    leaves = [t for t in _pytree.flatten(args)[0] if isinstance(t, Tensor)]
+    if any(has_tangent(t) for t in leaves):
+        return True
+    return grad_mode.is_grad_enabled() and any(t.requires_grad for t in leaves)
 
 
 def _argnums_tuple(argnums, nargs, name):
@@ -236,7 +242,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """
     def wrapper(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "grad_and_value")
-        create_graph = _any_requires_grad(args) and grad_mode.is_grad_enabled()
+        create_graph = _keeps_graph(args)
         args = list(args)
         rebuilds = {}
         inputs = []
@@ -306,7 +312,7 @@ def vjp(func, *primals, has_aux=False):
         >>> fn(ember.ones(3))
         (tensor([2., 2., 2.]),)
     """
-    create_graph = _any_requires_grad(primals) and grad_mode.is_grad_enabled()
+    create_graph = _keeps_graph(primals)
     flats = [_flatten(p) for p in primals]
     fresh = [_prepare(leaves) for leaves, _ in flats]
     args = [rebuild(f) for (_, rebuild), f in zip(flats, fresh)]
@@ -361,7 +367,7 @@ def jacrev(func, argnums=0, *, has_aux=False):
     """
     def wrapper(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "jacrev")
-        create_graph = _any_requires_grad(args) and grad_mode.is_grad_enabled()
+        create_graph = _keeps_graph(args)
         aux_box, out_box = [], []
 
         def partial(*diff):
@@ -379,6 +385,8 @@ def jacrev(func, argnums=0, *, has_aux=False):
             if not isinstance(t, Tensor):
                 raise ValueError("jacrev: ember's jacrev takes tensor arguments only, got "
                                  f"{type(t).__name__}")
+        if create_graph:   # jacobian keeps the tangents of inputs that require grad
+            inputs = tuple(differentiable(t) for t in inputs)
         with grad_mode.enable_grad():
             jac = _functional.jacobian(partial, inputs, create_graph=create_graph)
         if isinstance(argnums, int):
@@ -387,3 +395,7 @@ def jacrev(func, argnums=0, *, has_aux=False):
             return jac, aux_box[0]
         return jac
     return wrapper
+
+
+from ._forward import hessian, jacfwd, jvp, linearize  # noqa: E402  (they use jacrev)
+from ._vmap import vmap  # noqa: E402

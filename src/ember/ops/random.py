@@ -611,14 +611,22 @@ def cuda_generator(index):
     return gen
 
 
+# Called with the Generator before every draw when set: ember.func.vmap uses it to refuse
+# random ops (randomness="error") or to replay one draw per batch element ("same").
+draw_hook = None
+
+
 def _generator_for(generator, device):
     if generator is not None:
         if not isinstance(generator, Generator):
             raise TypeError(f"expected a Generator, got {type(generator).__name__}")
-        return generator._backend(device)
-    if device.type == "cuda":
-        return cuda_generator(device.index)._backend(device)
-    return default_generator._backend(device)
+    elif device.type == "cuda":
+        generator = cuda_generator(device.index)
+    else:
+        generator = default_generator
+    if draw_hook is not None:
+        draw_hook(generator)
+    return generator._backend(device)
 
 
 def manual_seed(seed):
