@@ -86,6 +86,7 @@ from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torc
 from .nn.functional import log_softmax, softmax  # noqa: E402, F401  (torch.softmax, ...)
 from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
 from . import func  # noqa: E402  (ember.func: functional_call, grad, vjp, jacrev)
+from .func import vmap  # noqa: E402  (torch.vmap)
 from . import amp, cpu  # noqa: E402  (ember.amp: autocast, GradScaler; ember.cpu.amp)
 from .cuda import amp as _cuda_amp  # noqa: E402, F401  (ember.cuda.amp: deprecated aliases)
 from . import _dynamo, accelerator, backends, compiler, mps, xpu  # noqa: E402, F401
