@@ -304,14 +304,15 @@ class record_function(contextlib.ContextDecorator):
     """
 
     def __init__(self, name, args=None):
-        if not isinstance(name, str):
-            raise TypeError(f"record_function(): argument 'name' must be str, not "
-                            f"{type(name).__name__}")
         self.name = name
         self.args = args
         self._open = []  # one entry per active use (a decorated function may recurse)
 
     def __enter__(self):
+        if not isinstance(self.name, str):  # torch checks the name on entry, too
+            raise RuntimeError(f"record_function(): Expected a value of type 'str' for "
+                               f"argument 'name' but instead found type "
+                               f"'{type(self.name).__name__}'.")
         active = state.recorder
         record = None
         if active is not None:

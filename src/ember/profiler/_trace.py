@@ -64,7 +64,7 @@ def _complete_event(event, index, pid):
     return {
         "ph": "X",
         "cat": event._category,
-        "name": event.name,
+        "name": event.trace_name,
         "pid": pid,
         "tid": event.thread,
         "ts": event.time_range.start,

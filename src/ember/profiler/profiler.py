@@ -98,6 +98,15 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
     return action_at
 
 
+_warned = set()
+
+
+def _warn_once(message):
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, stacklevel=4)
+
+
 def _always_record(step):
     return ProfilerAction.RECORD
 
@@ -150,6 +159,10 @@ class _Profile:
 
     def prepare_trace(self):
         """Get a new session ready (the WARMUP phase records nothing)."""
+        if self.session is not None and not self.acc_events:
+            _warn_once("Warning: Profiler clears events at the end of each cycle. Only events "
+                       "from the current cycle will be reported. To keep events across "
+                       "cycles, set acc_events=True.")
         self.session = Session(self.record_shapes, self.profile_memory, self.with_stack,
                                self.with_flops, self.use_device)
 
@@ -163,13 +176,14 @@ class _Profile:
         """Stop recording; the session's events become this profiler's results."""
         if self.session is not None and self.session.running:
             events = self.session.stop()
-            if self.acc_events:
-                self._accumulated.extend(events)
+            if self.acc_events:  # the new cycle's events first, then the older ones (as torch)
+                self._accumulated = list(events) + self._accumulated
                 events = events._like(self._accumulated)
             self._events = events
 
     def events(self):
-        """The events of the last finished trace, in order of start (an ``EventList``).
+        """The events of the last finished trace, in order of start (an ``EventList``;
+        empty while the first trace is still running).
 
         Example::
 
@@ -178,9 +192,7 @@ class _Profile:
             >>> [e.name for e in prof.events()]
             ['aten::add']
         """
-        if self._events is None:
-            self._check_started("accessing events")
-        return self._events
+        return self._results("accessing events")
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         """The events averaged by name (and input shapes / top stack entries when asked).
@@ -189,14 +201,17 @@ class _Profile:
 
             >>> print(prof.key_averages().table(sort_by="self_cpu_time_total"))  # doctest: +SKIP
         """
-        if self._events is None:
-            self._check_started("getting key averages")
-        return self._events.key_averages(group_by_input_shape, group_by_stack_n)
+        return self._results("getting key averages").key_averages(group_by_input_shape,
+                                                                   group_by_stack_n)
 
-    def _check_started(self, what):
+    def _results(self, what):
+        if self._events is not None:
+            return self._events
         if self.session is None:
             raise AssertionError(f"Profiler must be initialized before {what}")
-        raise RuntimeError("Profiler didn't finish running")
+        from ._events import EventList
+
+        return EventList()
 
     def export_chrome_trace(self, path):
         """Write the last trace as Chrome trace JSON (gzip-compressed for a ``.gz`` path)."""
