@@ -44,9 +44,23 @@ svd = _ops.linalg_svd
 svdvals = _ops.linalg_svdvals
 vecdot = _ops.linalg_vecdot
 vector_norm = _ops.linalg_vector_norm
+lu = _ops.linalg_lu
+lu_factor = _ops.linalg_lu_factor
+lu_factor_ex = _ops.linalg_lu_factor_ex
+lu_solve = _ops.linalg_lu_solve
+solve_triangular = _ops.linalg_solve_triangular
+cond = _ops.linalg_cond
+ldl_factor = _ops.linalg_ldl_factor
+ldl_factor_ex = _ops.linalg_ldl_factor_ex
+ldl_solve = _ops.linalg_ldl_solve
+tensorinv = _ops.linalg_tensorinv
+tensorsolve = _ops.linalg_tensorsolve
+vander = _ops.linalg_vander
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eig", "eigh",
            "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "matmul",
            "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
            "pinv", "qr", "slogdet", "solve", "solve_ex", "svd", "svdvals", "vecdot",
-           "vector_norm"]
+           "vector_norm", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "solve_triangular",
+           "cond", "ldl_factor", "ldl_factor_ex", "ldl_solve", "tensorinv", "tensorsolve",
+           "vander"]
