@@ -1,0 +1,16 @@
+"""``ember.onnx``: export models to ONNX (torch.onnx's TorchScript-style exporter).
+
+:func:`export` traces a model with ``ember.jit.trace``, maps each primitive operator of the
+traced graph to ONNX operators (the table in ``_symbolic.py``, filled by ``_ops_*.py``) and
+writes an ONNX ModelProto with the model's parameters and buffers as initializers. It needs
+the ``onnx`` package (``pip install ember[onnx]``), imported only when an export runs.
+"""
+
+from __future__ import annotations
+
+from . import errors
+from ._export import TrainingMode, export, export_model_proto, is_in_onnx_export
+from .errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
+
+__all__ = ["export", "export_model_proto", "is_in_onnx_export", "TrainingMode", "errors",
+           "OnnxExporterError", "OnnxExporterWarning", "UnsupportedOperatorError"]
