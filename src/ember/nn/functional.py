@@ -12,6 +12,7 @@ from ._functional.conv import *  # noqa: F403
 from ._functional.distance import *  # noqa: F403
 from ._functional.dropout import *  # noqa: F403
 from ._functional.embedding import *  # noqa: F403
+from ._functional.fractional_pooling import *  # noqa: F403
 from ._functional.linear import *  # noqa: F403
 from ._functional.loss import *  # noqa: F403
 from ._functional.normalization import *  # noqa: F403

@@ -235,3 +235,43 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
             values[rows_to_zero, col] = 0
         tensor.copy_(_like(tensor, values))
     return tensor
+
+
+# ---------------------------------------------------------------- deprecated spellings
+
+
+def _deprecated_alias(initialiser):
+    """The pre-0.4 name of ``initialiser`` (no trailing underscore): warns, then delegates.
+
+    Example::
+
+        >>> ember.nn.init.uniform(ember.empty(2))  # FutureWarning: use nn.init.uniform_
+        tensor([...])
+    """
+    new_name = initialiser.__name__
+    old_name = new_name[:-1]
+
+    def alias(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+                      FutureWarning, stacklevel=2)
+        return initialiser(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old_name
+    alias.__doc__ = (f"{old_name}(...): deprecated spelling of :func:`{new_name}`, which it "
+                     f"calls after a ``FutureWarning``.\n\nExample::\n\n"
+                     f"    >>> {new_name}(t)  # instead of {old_name}(t)\n")
+    return alias
+
+
+# The names torch 2.13 still exports (there is no ``ones``, ``zeros`` or ``trunc_normal``).
+uniform = _deprecated_alias(uniform_)
+normal = _deprecated_alias(normal_)
+constant = _deprecated_alias(constant_)
+eye = _deprecated_alias(eye_)
+dirac = _deprecated_alias(dirac_)
+xavier_uniform = _deprecated_alias(xavier_uniform_)
+xavier_normal = _deprecated_alias(xavier_normal_)
+kaiming_uniform = _deprecated_alias(kaiming_uniform_)
+kaiming_normal = _deprecated_alias(kaiming_normal_)
+orthogonal = _deprecated_alias(orthogonal_)
+sparse = _deprecated_alias(sparse_)
