@@ -181,13 +181,24 @@ def propagate(op, inputs, params, results):
     try:
         out = rule(inputs, tangents, results, **params)
         if op.multi_output:
-            for r, t in zip(results, out):
+            for i, (r, t) in enumerate(zip(results, out)):
                 if t is not None:
                     _set_tangent(r, _fit(t, r))
+                    _share_with_saved_output(r, i)
         elif out is not None:
             _set_tangent(results, _fit(out, results))
+            _share_with_saved_output(results, 0)
     finally:
         _state.busy = False
+
+
+def _share_with_saved_output(result, index):
+    """Give the alias of ``result`` saved for its backward the same tangent, so that a
+    backward pass run inside this level (forward-over-reverse: ``jacfwd(jacrev(f))``)
+    differentiates the saved output too."""
+    saved = getattr(result._grad_fn, "_saved_out", None)
+    if saved and index < len(saved) and saved[index]._data is result._data:
+        saved[index]._fw_grad = result._fw_grad
 
 
 def _all_real(inputs, results):

@@ -155,6 +155,7 @@ class Node:
 
         connected = Tensor._make(alias._data, alias._device, alias)
         connected.grad_fn, connected._output_nr, connected._rg = self, index, True
+        connected._fw_grad = getattr(alias, "_fw_grad", None)  # forward-over-reverse
         return connected
 
     @property
