@@ -11,8 +11,8 @@ from . import _ops, constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Poisson", "Binomial",
-           "Geometric"]
+__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "Poisson", "Binomial", "Geometric"]
 
 
 def _one_of(probs, logits):
@@ -329,6 +329,25 @@ class OneHotCategorical(Distribution):
 
     def __repr__(self):
         return Distribution.__repr__(self)
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A :class:`OneHotCategorical` whose ``rsample`` passes gradients straight through: the
+    value is a one-hot sample, its gradient that of ``probs`` (Bengio et al., 2013).
+
+    Example::
+
+        >>> p = ember.tensor([0.25, 0.75], requires_grad=True)
+        >>> OneHotCategoricalStraightThrough(probs=p).rsample().requires_grad
+        True
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
 
 
 class Poisson(Distribution):

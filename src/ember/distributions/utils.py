@@ -7,7 +7,7 @@ import numbers
 import ember
 
 __all__ = ["broadcast_all", "probs_to_logits", "logits_to_probs", "clamp_probs",
-           "lazy_property", "sum_rightmost"]
+           "lazy_property", "sum_rightmost", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 
 def broadcast_all(*values):
@@ -112,3 +112,53 @@ class lazy_property:
             value = self.wrapped(instance)
         instance.__dict__[self.wrapped.__name__] = value
         return value
+
+
+def _tril_positions(n, diag, device):
+    """Flat (row-major) positions of the entries of an ``n x n`` matrix on or below the
+    ``diag``-th diagonal."""
+    rows = ember.arange(n, device=device).view(-1, 1)
+    cols = ember.arange(n, device=device)
+    return ember.nonzero((cols < rows + (diag + 1)).reshape(-1)).reshape(-1)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries on and below the ``diag``-th diagonal of (a batch of) square matrices, in
+    row order.
+
+    Example::
+
+        >>> tril_matrix_to_vec(ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor([1., 3., 4.])
+    """
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    flat = mat.reshape(tuple(mat.shape[:-2]) + (n * n,))
+    return flat.index_select(-1, _tril_positions(n, diag, mat.device))
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of :func:`tril_matrix_to_vec`: a lower triangular matrix (zeros above the
+    ``diag``-th diagonal) filled in row order from the last dim of ``vec``.
+
+    Example::
+
+        >>> vec_to_tril_matrix(ember.tensor([1.0, 3.0, 4.0]))
+        tensor([[1., 0.],
+                [3., 4.]])
+    """
+    length = vec.shape[-1]
+    # the positive root of n^2 + (1 + 2 diag) n - |diag| (diag + 1) - 2 length = 0
+    b = 1 + 2 * diag
+    n = (-b + (b * b + 8 * length + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if abs(round(n) - n) > ember.finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {length} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    positions = _tril_positions(n, diag, vec.device)
+    # every off-triangle entry reads the one zero appended after the vector's entries
+    source = ember.full((n * n,), length, dtype=ember.long, device=vec.device)
+    source[positions] = ember.arange(length, device=vec.device)
+    padded = ember.cat([vec, vec.new_zeros(tuple(vec.shape[:-1]) + (1,))], -1)
+    return padded.index_select(-1, source).reshape(tuple(vec.shape[:-1]) + (n, n))
