@@ -636,12 +636,13 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
             if grads is None:  # no gradient reached this node: only release its children
                 _pass_nothing(node, dependencies, buffers, ready)
                 continue
-            args = (node, grads, inputs, targets, captured, needed, accumulate, create_graph,
-                    retain_graph, buffers, dependencies, ready, stolen)
-            if _profiling.recorder is not None:  # ember.profiler times the node
-                _profiling.recorder.evaluate_function(node, _execute, args)
-            else:
-                _execute(*args)
+            if _profiling.recorder is None:
+                _execute(node, grads, inputs, targets, captured, needed, accumulate,
+                         create_graph, retain_graph, buffers, dependencies, ready, stolen)
+            else:  # ember.profiler times the node
+                _profiling.recorder.evaluate_function(node, _execute, (
+                    node, grads, inputs, targets, captured, needed, accumulate, create_graph,
+                    retain_graph, buffers, dependencies, ready, stolen))
     return captured
 
 
