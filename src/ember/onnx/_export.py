@@ -460,6 +460,7 @@ class _Emitter:
         self.env = {}
         self.param_inputs = []
         self.symbol_dims = {}     # dynamic axis name -> its Dim
+        self.producers = {v: n for n in merged.graph.nodes for v in n.outputs}
 
     def name_of(self, value):
         """The ONNX name of a traced value, making its initializer on first use."""
@@ -470,23 +471,28 @@ class _Emitter:
                                          "cannot be read", value)
             return name
         if value in self.known:
-            name = self._initializer_name(value)
             array = self.known[value].detach().cpu().numpy()
+            name = self._initializer_name(value)
+            if array.size == 1 and not self._is_attribute(value):
+                name = self.ctx.const(array)  # a scalar: a Constant node, as torch's
+                self.env[value] = name
+                return name
             self.ctx.initializers.append(self.onnx.numpy_helper.from_array(
                 np.ascontiguousarray(array), name))
             self.env[value] = name
             return name
         raise SymbolicValueError("the exporter found no definition for this value", value)
 
+    def _is_attribute(self, value):
+        return self.producers[value].kind == GET_ATTR
+
     def _initializer_name(self, value):
-        for node in self.merged.graph.nodes:
-            if value in node.outputs:
-                if node.kind == GET_ATTR:
-                    return node.params["name"]
-                if node.kind == CONSTANT:
-                    return f"onnx::{node.params['name']}"
-                return f"onnx::{node.target}_{value.id}"
-        return f"onnx::value_{value.id}"
+        node = self.producers[value]
+        if node.kind == GET_ATTR:
+            return node.params["name"]  # the state_dict's name, as torch's initializers
+        if node.kind == CONSTANT:
+            return f"onnx::{node.params['name']}"
+        return f"onnx::{node.target}_{value.id}"
 
     def build(self, input_names, output_names, axes, keep_initializers_as_inputs):
         helper = self.onnx.helper
@@ -502,6 +508,7 @@ class _Emitter:
         for node in graph.nodes:
             self._emit(node)
         outputs = self._outputs(output_names, axes)
+        self._drop_unread_initializers()
         inputs += self.param_inputs
         if keep_initializers_as_inputs:
             inputs += [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
@@ -514,6 +521,12 @@ class _Emitter:
         return helper.make_model(onnx_graph, opset_imports=[opset], producer_name="ember",
                                  producer_version=__version__,
                                  ir_version=helper.find_min_ir_version_for([opset]))
+
+    def _drop_unread_initializers(self):
+        # a mapping may leave an input unread (the recurrent matmul's layout-only weight)
+        read = {name for node in self.ctx.nodes for name in node.input}
+        self.ctx.initializers = [t for t in self.ctx.initializers if t.name in read]
+        self.param_inputs = [i for i in self.param_inputs if i.name in read]
 
     def _value_info(self, name, value, named_axes):
         dims = []

@@ -326,3 +326,23 @@ def _matmul(ctx, a, b):
 @symbolic("einsum", since=12)
 def _einsum(ctx, *operands, equation, shape=None):
     return ctx.op("Einsum", *operands, equation=equation.replace(" ", ""))
+
+
+# ---------------------------------------------------------------- bitwise
+
+
+def _bitwise(logical, bitwise):
+    def mapping(ctx, *operands):
+        operands = _operands(ctx, *operands)
+        if ctx.out_dtype() == "bool":
+            return ctx.op(logical, *operands)
+        if ctx.opset < 18:
+            ctx.fail(f"{bitwise} on integer tensors needs opset 18")
+        return ctx.op(bitwise, *operands)
+    return mapping
+
+
+for _name, _logical_type, _bitwise_type in [
+        ("bitwise_and", "And", "BitwiseAnd"), ("bitwise_or", "Or", "BitwiseOr"),
+        ("bitwise_xor", "Xor", "BitwiseXor"), ("bitwise_not", "Not", "BitwiseNot")]:
+    symbolic(_name)(_bitwise(_logical_type, _bitwise_type))
