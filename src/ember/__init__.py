@@ -121,6 +121,7 @@ from .amp.autocast_mode import (  # noqa: E402
     set_autocast_enabled,
 )
 from . import jit  # noqa: E402  (ember.jit: trace, save/load, graph passes)
+from . import onnx  # noqa: E402  (ember.onnx.export; imports the onnx package only when run)
 from . import distributions  # noqa: E402  (ember.distributions, as torch.distributions)
 from . import distributed  # noqa: E402  (ember.distributed: process groups, collectives)
 from . import testing  # noqa: E402  (ember.testing: assert_close, make_tensor)

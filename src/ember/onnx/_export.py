@@ -114,13 +114,22 @@ def export(model, args=(), f=None, *, kwargs=None, input_names=None, output_name
         keep_initializers_as_inputs=keep_initializers_as_inputs, training=training,
         dynamo=dynamo)
     if verbose:
-        print(_require_onnx().printer.to_text(proto.graph))
+        print(_graph_text(proto))
     data = proto.SerializeToString()
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as file:
             file.write(data)
     else:
         f.write(data)
+
+
+def _graph_text(proto):
+    """The graph as ONNX's text form, without the initializers' values."""
+    onnx = _require_onnx()
+    graph = onnx.GraphProto()
+    graph.CopyFrom(proto.graph)
+    del graph.initializer[:]
+    return onnx.printer.to_text(graph)
 
 
 def export_model_proto(model, args=(), *, kwargs=None, input_names=None, output_names=None,
