@@ -20,7 +20,7 @@ from ..._tensor import Tensor
 from ...ops._operands import wrap_dim
 from ...ops._registry import Op, _short_name, defop
 from ...ops._registry import inplace as _inplace
-from ...ops.pointwise import _check_dtype, _special, unary_op, where
+from ...ops.pointwise import _check_dtype, _low_precision, _special, unary_op, where
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
            "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_", "elu", "elu_", "selu",
@@ -61,6 +61,16 @@ def _quiet(kernel):
             with np.errstate(all="ignore"):
                 return kernel(xp, a, **params)
         return kernel(xp, a, **params)
+    return run
+
+
+def _quiet_binary(kernel):
+    """:func:`_quiet` for a kernel of two arrays."""
+    def run(xp, a, b, **params):
+        if xp is np:
+            with np.errstate(all="ignore"):
+                return kernel(xp, a, b, **params)
+        return kernel(xp, a, b, **params)
     return run
 
 
@@ -411,25 +421,135 @@ def celu_(input, alpha=1.0):
 # ---------------------------------------------------------------- smooth activations
 
 
+# ln(erfcx(z) / t) as a polynomial in t = 1 / (1 + z / 2), lowest power first: a degree-9
+# least-squares fit on Chebyshev nodes of t in (0, 1], made in float64 with
+# scipy.special.erfcx. Evaluated in float32 it gives the normal CDF within 4e-7 (absolute;
+# torch's float32 gelu is within 1.2e-6 of the exact one), its lower tail with a small relative
+# error, at a quarter of the time of SciPy's erf on float32 arrays.
+_ERFC_LOG_POLY = (-1.26551224, 1.00002453, 0.37407703, 0.09690357, -0.18680527, 0.28018438,
+                  -1.13722881, 1.49036696, -0.8230777, 0.1710676)
+_BLOCK = 1 << 16  # elements per block of a blockwise float32 kernel (its temporaries: ~L2)
+
+
+def _normal_cdf_f32(xp, x):
+    """``Phi(x)``, the standard normal CDF, of a 1-d float32 array.
+
+    The tail ``Phi(-|x|) = erfc(z) / 2`` with ``z = |x| / sqrt(2)`` comes from
+    ``erfc(z) = t * exp(P(t) - z * z)``; then ``Phi(x) = 1 - Phi(-x)`` for ``x >= 0``.
+
+    Example::
+
+        >>> _normal_cdf_f32(np, np.array([0.0], np.float32))
+        array([0.5], dtype=float32)
+    """
+    z = xp.abs(x)
+    z *= _INV_SQRT_2
+    t = z * 0.5
+    t += 1.0
+    xp.reciprocal(t, out=t)
+    tail = t * _ERFC_LOG_POLY[-1]
+    for coefficient in _ERFC_LOG_POLY[-2:0:-1]:
+        tail += coefficient
+        tail *= t
+    tail += _ERFC_LOG_POLY[0]
+    z *= z
+    tail -= z
+    xp.exp(tail, out=tail)
+    tail *= t
+    tail *= 0.5
+    return xp.where(x < 0, tail, 1.0 - tail)
+
+
+def _normal_pdf(xp, x):
+    """The standard normal density ``exp(-x^2 / 2) / sqrt(2 pi)`` of a 1-d array."""
+    pdf = x * x
+    pdf *= -0.5
+    xp.exp(pdf, out=pdf)
+    pdf *= _INV_SQRT_2PI
+    return pdf
+
+
+def _blockwise(xp, fn, *arrays):
+    """``fn(xp, *arrays)`` for same-shape float32 arrays; on the CPU block by block over the
+    flattened arrays, so that the temporaries of a long chain of ops stay in cache (over
+    arrays larger than the cache every NumPy op is bound by memory traffic)."""
+    shape = arrays[0].shape
+    flat = [a.reshape(-1) for a in arrays]  # 1-d: in-place ops on 0-d results need arrays
+    if xp is np and flat[0].size > _BLOCK:
+        out = np.empty(flat[0].shape, flat[0].dtype)
+        for start in range(0, out.size, _BLOCK):
+            block = slice(start, start + _BLOCK)
+            out[block] = fn(xp, *(a[block] for a in flat))
+        return out.reshape(shape)
+    return fn(xp, *flat).reshape(shape)
+
+
+def _gelu_f32(xp, x):
+    return x * _normal_cdf_f32(xp, x)
+
+
+def _gelu_grad_f32(xp, g, x):
+    slope = _normal_pdf(xp, x)
+    slope *= x
+    slope += _normal_cdf_f32(xp, x)
+    slope *= g
+    return slope
+
+
 def _gelu_kernel(xp, a, *, approximate):
     if approximate == "tanh":
         inner = (a + 0.044715 * a * a * a) * _SQRT_2_OVER_PI
         return 0.5 * a * (1 + xp.tanh(inner))
+    if a.dtype == _F32:  # float16/bfloat16 arrive here as float32 too
+        return _blockwise(xp, _gelu_f32, a)
     return 0.5 * a * (1 + _special(xp).erf(a * _INV_SQRT_2))
 
 
 def _gelu_derivative(x, y, g, *, approximate):
-    if approximate == "tanh":
-        x2 = x * x
-        t = ((x + 0.044715 * x2 * x) * _SQRT_2_OVER_PI).tanh()
-        inner_grad = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x2)
-        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner_grad)
-    cdf = 0.5 * (1 + (x * _INV_SQRT_2).erf())
-    pdf = (-0.5 * x * x).exp() * _INV_SQRT_2PI
-    return g * (cdf + x * pdf)
+    return _gelu_backward_op(g, x, approximate=approximate)
 
 
 _gelu_op = _op("gelu", _gelu_kernel, _gelu_derivative)
+
+
+@defop("_gelu_backward", meta=_same_meta, grad_name="GeluBackwardBackward0")
+@_quiet_binary
+@_low_precision
+def _gelu_backward_op(xp, g, x, *, approximate):
+    """``g * gelu'(x)``: the backward of :func:`gelu` as one kernel (a primitive of its own, as
+    torch's ``gelu_backward``, so that its derivative gives double backward)."""
+    if approximate == "tanh":
+        x2 = x * x
+        t = xp.tanh((x + 0.044715 * x2 * x) * _SQRT_2_OVER_PI)
+        inner_grad = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x2)
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner_grad)
+    if x.dtype == _F32:
+        return _blockwise(xp, _gelu_grad_f32, g, x)
+    cdf = 0.5 * (1 + _special(xp).erf(x * _INV_SQRT_2))
+    return g * (cdf + x * (xp.exp(-0.5 * x * x) * _INV_SQRT_2PI))
+
+
+def _gelu_second_derivative(x, approximate):
+    """``gelu''(x)`` with ember ops (differentiable again)."""
+    if approximate == "tanh":
+        # with u = c (x + a x^3), t = tanh(u): gelu'' = (1 - t^2) (u' - x t u'^2 + 3 a c x^2)
+        x2 = x * x
+        t = ((x + 0.044715 * x2 * x) * _SQRT_2_OVER_PI).tanh()
+        du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x2)
+        return (1 - t * t) * (du - x * t * du * du + (3 * 0.044715 * _SQRT_2_OVER_PI) * x2)
+    pdf = (-0.5 * x * x).exp() * _INV_SQRT_2PI
+    return pdf * (2 - x * x)
+
+
+@_gelu_backward_op.defderivative
+def _gelu_backward_derivative(ctx, grad, *, approximate):
+    g, x = ctx.inputs
+    dg = dx = None
+    if ctx.needs_input_grad[0]:
+        dg = _gelu_backward_op(grad, x, approximate=approximate)
+    if ctx.needs_input_grad[1]:
+        dx = grad * g * _gelu_second_derivative(x, approximate)
+    return dg, dx
 
 
 def gelu(input, approximate="none"):
