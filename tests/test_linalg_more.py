@@ -1,8 +1,6 @@
 """LU, triangular solves, LDL, cond, tensorinv/tensorsolve, vander and the randomised low-rank
 SVD against torch: values, batches, dtypes, gradients (and gradcheck), errors."""
 
-import warnings
-
 import numpy as np
 import pytest
 import torch
@@ -11,7 +9,7 @@ import ember
 from conftest import DTYPE_PAIRS, assert_grads_match, assert_same
 from test_linalg import pair, rand, same_error, well
 
-warnings.filterwarnings("ignore", message=r"torch\.\w+ is deprecated", category=UserWarning)
+pytestmark = pytest.mark.filterwarnings(r"ignore:torch\.\w+ is deprecated:UserWarning")
 FLOATS = ["float32", "float64", "complex64", "complex128"]
 SHAPES = [(3, 3), (2, 4, 3), (3, 5), (2, 1, 4, 4), (0, 3, 3), (3, 0)]
 

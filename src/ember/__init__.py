@@ -76,8 +76,10 @@ from .ops.pointwise import *  # noqa: F403
 from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
+from .ops.signal import *  # noqa: F403  (hann_window, ..., kaiser_window)
 
 from . import autograd, cuda, fft, linalg, nn, serialization, special  # noqa: E402  (need the ops)
+from . import signal  # noqa: E402  (ember.signal.windows)
 from .fft import istft, stft  # noqa: E402  (torch.stft, torch.istft)
 from .serialization import load, save  # noqa: E402
 from . import multiprocessing, utils  # noqa: E402  (registers the tensor reducers)
@@ -124,6 +126,7 @@ from . import jit  # noqa: E402  (ember.jit: trace, save/load, graph passes)
 from . import onnx  # noqa: E402  (ember.onnx.export; imports the onnx package only when run)
 from . import distributions  # noqa: E402  (ember.distributions, as torch.distributions)
 from . import distributed  # noqa: E402  (ember.distributed: process groups, collectives)
+from .special import gammainc as igamma, gammaincc as igammac  # noqa: E402  (torch.igamma)
 from . import testing  # noqa: E402  (ember.testing: assert_close, make_tensor)
 from . import profiler  # noqa: E402  (ember.profiler; ember.autograd.profiler)
 from .autograd import profiler as _autograd_profiler  # noqa: E402, F401

@@ -16,6 +16,7 @@ import numpy as np
 from . import _dtype as dt
 from .ops import pointwise as _pw
 from .ops._registry import Op, write_out
+from .ops._util import host_values
 from .ops.pointwise import _special
 
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "ndtr", "gammaln", "digamma", "psi",
@@ -255,3 +256,348 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 
     return _logsumexp(input, dim, keepdim, out=out)
 
+
+
+# ---------------------------------------------------------------- Bessel and Airy functions
+#
+# torch marks these as not differentiable: their outputs never require grad (no derivative
+# is attached to the op). Integer and bool inputs compute in the default float dtype; half
+# precision and complex inputs are refused, as torch's CPU kernels do.
+
+
+def _spherical_j0_kernel(xp, a):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = xp.sin(a) / a
+    ratio = xp.where(a == 0, a.dtype.type(1), ratio)
+    return xp.where(xp.isinf(a), a.dtype.type(0), ratio)  # sin(x)/x -> 0 as |x| -> inf
+
+
+def _exponentially_scaled(fn_name):
+    """``exp(|x|) * <fn_name>(x)`` in the input's own precision, as torch's kernels evaluate
+    I0 and I1: float32 overflows to inf where ``exp`` does (near 88.7), as in torch."""
+    def kernel(xp, a):
+        scaled = getattr(_special(xp), fn_name)(a).astype(a.dtype, copy=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return scaled * xp.exp(xp.abs(a))
+    return kernel
+
+
+def _undifferentiable(name, kernel, doc, example):
+    op = _pw.unary_op(name, kernel, None, low=False)
+
+    def fn(input, *, out=None):
+        x = _pw.unary_operand(input, name, "float", "hc")
+        return write_out(op(x), out, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""{doc} Not differentiable, as in torch.
+
+    Example::
+
+        >>> {example}
+    """
+    fn.op = op
+    __all__.append(name)
+    return fn
+
+
+def _scipy(fn_name):
+    return lambda xp, a: getattr(_special(xp), fn_name)(a)
+
+
+airy_ai = _undifferentiable(
+    "airy_ai", lambda xp, a: _special(xp).airy(a)[0], "The Airy function Ai.",
+    "ember.special.airy_ai(ember.tensor([0.]))\n        tensor([0.3550])")
+bessel_j0 = _undifferentiable(
+    "bessel_j0", _scipy("j0"), "The Bessel function of the first kind, order 0.",
+    "ember.special.bessel_j0(ember.tensor([0.]))\n        tensor([1.])")
+bessel_j1 = _undifferentiable(
+    "bessel_j1", _scipy("j1"), "The Bessel function of the first kind, order 1.",
+    "ember.special.bessel_j1(ember.tensor([0.]))\n        tensor([0.])")
+bessel_y0 = _undifferentiable(
+    "bessel_y0", _scipy("y0"), "The Bessel function of the second kind, order 0.",
+    "ember.special.bessel_y0(ember.tensor([1.]))\n        tensor([0.0883])")
+bessel_y1 = _undifferentiable(
+    "bessel_y1", _scipy("y1"), "The Bessel function of the second kind, order 1.",
+    "ember.special.bessel_y1(ember.tensor([1.]))\n        tensor([-0.7812])")
+modified_bessel_i0 = _undifferentiable(
+    "modified_bessel_i0", _exponentially_scaled("i0e"),
+    "The modified Bessel function of the first kind, order 0.",
+    "ember.special.modified_bessel_i0(ember.tensor([0.]))\n        tensor([1.])")
+modified_bessel_i1 = _undifferentiable(
+    "modified_bessel_i1", _exponentially_scaled("i1e"),
+    "The modified Bessel function of the first kind, order 1.",
+    "ember.special.modified_bessel_i1(ember.tensor([0.]))\n        tensor([0.])")
+modified_bessel_k0 = _undifferentiable(
+    "modified_bessel_k0", _scipy("k0"), "The modified Bessel function of the second kind, "
+    "order 0.", "ember.special.modified_bessel_k0(ember.tensor([1.]))\n        "
+    "tensor([0.4210])")
+modified_bessel_k1 = _undifferentiable(
+    "modified_bessel_k1", _scipy("k1"), "The modified Bessel function of the second kind, "
+    "order 1.", "ember.special.modified_bessel_k1(ember.tensor([1.]))\n        "
+    "tensor([0.6019])")
+scaled_modified_bessel_k0 = _undifferentiable(
+    "scaled_modified_bessel_k0", _scipy("k0e"), "``exp(x) * modified_bessel_k0(x)``.",
+    "ember.special.scaled_modified_bessel_k0(ember.tensor([1.]))\n        tensor([1.1445])")
+scaled_modified_bessel_k1 = _undifferentiable(
+    "scaled_modified_bessel_k1", _scipy("k1e"), "``exp(x) * modified_bessel_k1(x)``.",
+    "ember.special.scaled_modified_bessel_k1(ember.tensor([1.]))\n        tensor([1.6362])")
+spherical_bessel_j0 = _undifferentiable(
+    "spherical_bessel_j0", _spherical_j0_kernel, "The spherical Bessel function of the first "
+    "kind, order 0: ``sin(x) / x``.",
+    "ember.special.spherical_bessel_j0(ember.tensor([0.]))\n        tensor([1.])")
+
+
+# ---------------------------------------------------------------- incomplete gamma functions
+
+
+def _gamma_density(a, x):
+    """``x ** (a - 1) * exp(-x) / Gamma(a)``: the derivative of igamma in ``x``."""
+    return ((a - 1) * x.log() - x - a.lgamma()).exp()
+
+
+def _igamma_derivative(name, sign):
+    def derivative(ctx, grad):
+        a, x = ctx.inputs
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        return None, sign * grad * _gamma_density(a, x)
+    return derivative
+
+
+def _incomplete_gamma(name, fn_name, sign):
+    op = Op(name, _pw._low_precision(lambda xp, a, x: getattr(_special(xp), fn_name)(a, x)),
+            meta=_pw._same_shape_meta)
+    op.defderivative(_igamma_derivative(name, sign))
+
+    def fn(input, other, *, out=None):
+        _pw._check_tensor(input, name)
+        _pw._check_tensor(other, name, "other", 2)
+        dtype = dt.result_type(input, other)
+        _pw._check_dtype(f"{name}_cpu", dtype, "bic")
+        a, x = _pw.binary_operands(input, other, dtype=dtype)
+        return write_out(op(a, x), out, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.op = op
+    return fn
+
+
+_igamma = _incomplete_gamma("igamma", "gammainc", 1)
+_igammac = _incomplete_gamma("igammac", "gammaincc", -1)
+_igamma.__doc__ = """The regularised lower incomplete gamma function
+    ``P(input, other) = gamma(input, other) / Gamma(input)``; differentiable in ``other`` only,
+    as in torch.
+
+    Example::
+
+        >>> ember.special.gammainc(ember.tensor([1.]), ember.tensor([1.]))
+        tensor([0.6321])
+    """
+_igammac.__doc__ = """The regularised upper incomplete gamma function ``1 - P(input, other)``;
+    differentiable in ``other`` only, as in torch.
+
+    Example::
+
+        >>> ember.special.gammaincc(ember.tensor([1.]), ember.tensor([1.]))
+        tensor([0.3679])
+    """
+gammainc = _igamma  # also ember.igamma
+gammaincc = _igammac  # also ember.igammac
+__all__ += ["gammainc", "gammaincc"]
+for _name, _fn in (("igamma", _igamma), ("igammac", _igammac)):
+    _pw._method(_name, _fn)
+    _pw._method(_name + "_", _pw._inplace_method(_fn))
+del _name, _fn
+
+
+# ---------------------------------------------------------------- orthogonal polynomials
+#
+# Each is evaluated as torch's kernels do: the degree is the truncated ``n`` (0 below zero or
+# when not finite), closed forms at the ends of the interval, a trigonometric formula inside
+# it for high degrees, and otherwise the three-term recurrence, run for all elements at once
+# up to the largest degree and read off where each element's degree is reached.
+
+
+def _degrees(xp, n):
+    finite = xp.isfinite(n)
+    return xp.where(finite, xp.trunc(xp.where(finite, n, 0)), -1)
+
+
+def _recurrence(xp, x, degree, first, step):
+    """``p_degree(x)`` from ``p_0 = 1``, ``p_1 = first`` and ``p_{k+1} = step(k, p_k,
+    p_{k-1})``."""
+    one = xp.ones_like(x)
+    result = xp.where(degree == 0, one, first)
+    top = int(host_values(xp, degree.max())[0]) if degree.size else 0
+    previous, current = one, first
+    for k in range(1, top):
+        previous, current = current, step(k, current, previous)
+        result = xp.where(degree == k + 1, current, result)
+    return result
+
+
+def _chebyshev_step(y):
+    return lambda k, current, previous: (y + y) * current - previous
+
+
+def _odd_sign(xp, degree, value):
+    """``value`` for even degrees, ``-value`` for odd ones."""
+    return xp.where(degree % 2 == 0, value, -value)
+
+
+def _chebyshev(kind, threshold, shifted=False):
+    """The kernel of the Chebyshev polynomial of the first (t), second (u), third (v) or
+    fourth (w) kind, of ``2x - 1`` when ``shifted``."""
+    def kernel(xp, x, n):
+        x, n = xp.broadcast_arrays(x, n)
+        degree = _degrees(xp, n)
+        y = x + x - 1 if shifted else x
+        first = {"t": y, "u": y + y, "v": y + y - 1, "w": y + y + 1}[kind]
+        with np.errstate(all="ignore"):
+            result = _recurrence(xp, y, degree, first, _chebyshev_step(y))
+            theta = xp.arccos(y)
+            inside = (xp.abs(y) < 1) & (degree > threshold)
+            result = xp.where(inside, _chebyshev_inside(xp, kind, theta, degree, y), result)
+        top = y == 1
+        bottom = (x == 0) if shifted else (y == -1)
+        ones = xp.ones_like(x)
+        at_top = {"t": ones, "u": degree + 1, "v": ones, "w": degree + degree + 1}[kind]
+        at_bottom = _odd_sign(xp, degree, {"t": ones, "u": degree + 1,
+                                           "v": degree + degree + 1, "w": ones}[kind])
+        result = xp.where(top, at_top, xp.where(bottom, at_bottom, result))
+        return xp.where(degree < 0, xp.zeros_like(x), result).astype(x.dtype)
+    return kernel
+
+
+def _chebyshev_inside(xp, kind, theta, degree, y):
+    """The trigonometric forms for ``|y| < 1`` (``y = cos theta``)."""
+    if kind == "t":
+        return xp.cos(degree * theta)
+    if kind == "u":
+        sin = xp.sin(theta)
+        return xp.where(sin != 0, xp.sin((degree + 1) * theta) / sin,
+                        (degree + 1) * xp.cos((degree + 1) * theta) / y)
+    half = theta / 2
+    if kind == "v":
+        return xp.where(xp.sin(half) != 1, xp.cos((degree + 0.5) * theta) / xp.cos(half),
+                        _odd_sign(xp, degree, degree + degree + 1))
+    return xp.where(xp.cos(half) != 1, xp.sin((degree + 0.5) * theta) / xp.sin(half),
+                    xp.where(y > 0, degree + degree + 1, _odd_sign(xp, degree, 1.0 + 0 * y)))
+
+
+def _hermite_h(xp, x, n):
+    x, n = xp.broadcast_arrays(x, n)
+    degree = _degrees(xp, n)
+    with np.errstate(all="ignore"):
+        result = _recurrence(xp, x, degree, x + x,
+                             lambda k, current, previous: (x + x) * current - (k + k) * previous)
+    return xp.where(degree < 0, xp.zeros_like(x), result).astype(x.dtype)
+
+
+def _hermite_he(xp, x, n):
+    x, n = xp.broadcast_arrays(x, n)
+    degree = _degrees(xp, n)
+    with np.errstate(all="ignore"):
+        result = _recurrence(xp, x, degree, x,
+                             lambda k, current, previous: x * current - k * previous)
+    return xp.where(degree < 0, xp.zeros_like(x), result).astype(x.dtype)
+
+
+def _laguerre_l(xp, x, n):
+    x, n = xp.broadcast_arrays(x, n)
+    degree = _degrees(xp, n)
+
+    def step(k, current, previous):
+        return (((k + k) + (1 - x)) * current - k * previous) / (k + 1)
+
+    with np.errstate(all="ignore"):
+        result = _recurrence(xp, x, degree, 1 - x, step)
+    result = xp.where(x == 0, xp.ones_like(x), result)
+    return xp.where(degree < 0, xp.zeros_like(x), result).astype(x.dtype)
+
+
+def _legendre_p(xp, x, n):
+    x, n = xp.broadcast_arrays(x, n)
+    degree = _degrees(xp, n)
+
+    def step(k, current, previous):
+        return ((k + k + 1) * x * current - k * previous) / (k + 1)
+
+    with np.errstate(all="ignore"):
+        result = _recurrence(xp, x, degree, x, step)
+    ones = xp.ones_like(x)
+    result = xp.where(x == 1, ones, xp.where(x == -1, _odd_sign(xp, degree, ones), result))
+    return xp.where(degree < 0, xp.zeros_like(x), result).astype(x.dtype)
+
+
+def _polynomial(name, kernel, doc, example):
+    op = Op(name, kernel, meta=_pw._same_shape_meta)  # no derivative: not differentiable
+
+    def fn(input, n, *, out=None):
+        if not isinstance(input, _pw.Tensor) and not isinstance(n, _pw.Tensor):
+            raise TypeError(f"special_{name}() received an invalid combination of arguments - "
+                            f"got ({type(input).__name__}, {type(n).__name__}), but expected "
+                            "one of:\n * (Tensor x, Tensor n, *, Tensor out)\n * (Number x, "
+                            "Tensor n, *, Tensor out)\n * (Tensor x, Number n, *, Tensor out)")
+        dtype = dt.result_type(input, n)
+        if dtype.category <= dt._INT:
+            dtype = dt.get_default_dtype()
+        _pw._check_dtype(f"{name}_cpu", dtype, "hc")
+        x, degree = _pw.binary_operands(input, n, dtype=dtype)
+        return write_out(op(x, degree), out, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""{doc} ``n`` is truncated to an integer degree (negative degrees give 0).
+    Not differentiable, as in torch.
+
+    Example::
+
+        >>> {example}
+    """
+    fn.op = op
+    __all__.append(name)
+    return fn
+
+
+_POLY_EXAMPLE = "ember.special.{0}(ember.tensor([0.5]), 2)\n        tensor([{1}])"
+chebyshev_polynomial_t = _polynomial(
+    "chebyshev_polynomial_t", _chebyshev("t", 6), "The Chebyshev polynomial of the first kind "
+    "T_n.", _POLY_EXAMPLE.format("chebyshev_polynomial_t", "-0.5000"))
+chebyshev_polynomial_u = _polynomial(
+    "chebyshev_polynomial_u", _chebyshev("u", 8), "The Chebyshev polynomial of the second kind "
+    "U_n.", _POLY_EXAMPLE.format("chebyshev_polynomial_u", "0."))
+chebyshev_polynomial_v = _polynomial(
+    "chebyshev_polynomial_v", _chebyshev("v", 8), "The Chebyshev polynomial of the third kind "
+    "V_n.", _POLY_EXAMPLE.format("chebyshev_polynomial_v", "-1."))
+chebyshev_polynomial_w = _polynomial(
+    "chebyshev_polynomial_w", _chebyshev("w", 8), "The Chebyshev polynomial of the fourth kind "
+    "W_n.", _POLY_EXAMPLE.format("chebyshev_polynomial_w", "1."))
+shifted_chebyshev_polynomial_t = _polynomial(
+    "shifted_chebyshev_polynomial_t", _chebyshev("t", 6, shifted=True),
+    "The shifted Chebyshev polynomial of the first kind ``T_n(2x - 1)``.",
+    _POLY_EXAMPLE.format("shifted_chebyshev_polynomial_t", "-1."))
+shifted_chebyshev_polynomial_u = _polynomial(
+    "shifted_chebyshev_polynomial_u", _chebyshev("u", 6, shifted=True),
+    "The shifted Chebyshev polynomial of the second kind ``U_n(2x - 1)``.",
+    _POLY_EXAMPLE.format("shifted_chebyshev_polynomial_u", "-1."))
+shifted_chebyshev_polynomial_v = _polynomial(
+    "shifted_chebyshev_polynomial_v", _chebyshev("v", 6, shifted=True),
+    "The shifted Chebyshev polynomial of the third kind ``V_n(2x - 1)``.",
+    _POLY_EXAMPLE.format("shifted_chebyshev_polynomial_v", "1."))
+shifted_chebyshev_polynomial_w = _polynomial(
+    "shifted_chebyshev_polynomial_w", _chebyshev("w", 4, shifted=True),
+    "The shifted Chebyshev polynomial of the fourth kind ``W_n(2x - 1)``.",
+    _POLY_EXAMPLE.format("shifted_chebyshev_polynomial_w", "-1."))
+hermite_polynomial_h = _polynomial(
+    "hermite_polynomial_h", _hermite_h, "The physicists' Hermite polynomial H_n.",
+    _POLY_EXAMPLE.format("hermite_polynomial_h", "-1."))
+hermite_polynomial_he = _polynomial(
+    "hermite_polynomial_he", _hermite_he, "The probabilists' Hermite polynomial He_n.",
+    _POLY_EXAMPLE.format("hermite_polynomial_he", "-0.7500"))
+laguerre_polynomial_l = _polynomial(
+    "laguerre_polynomial_l", _laguerre_l, "The Laguerre polynomial L_n.",
+    _POLY_EXAMPLE.format("laguerre_polynomial_l", "0.1250"))
+legendre_polynomial_p = _polynomial(
+    "legendre_polynomial_p", _legendre_p, "The Legendre polynomial P_n.",
+    _POLY_EXAMPLE.format("legendre_polynomial_p", "-0.1250"))
