@@ -3,6 +3,7 @@ legacy tensor types, small functions, top-level aliases and Tensor methods, agai
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -201,3 +202,388 @@ def test_inplace_aliases(name, args):
     assert_same(e, t)
     _raises_like(lambda: getattr(ember, name)(1.0, *args), lambda: getattr(torch, name)(1.0, *args),
                  "Tensor")
+
+
+# ---------------------------------------------------------------- nn ops at the top level
+
+
+def _pairs(*shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [make_pair(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+
+
+def test_functional_aliases_with_native_signatures():
+    (xe, xt), (we, wt), (be, bt) = _pairs((2, 3, 8), (4, 3, 3), (4,))
+    assert_same(ember.conv1d(xe, we, be, 1, 1), torch.conv1d(xt, wt, bt, 1, 1), rtol=1e-5, atol=1e-5)
+    assert_same(ember.convolution(xe, we, be, [2], [1], [1], False, [0], 1),
+                torch.convolution(xt, wt, bt, [2], [1], [1], False, [0], 1), rtol=1e-5, atol=1e-5)
+    wte, wtt = make_pair(RNG.standard_normal((3, 2, 3)).astype(np.float32))
+    assert_same(ember.convolution(xe, wte, None, [2], [1], [1], True, [1], 1),
+                torch.convolution(xt, wtt, None, [2], [1], [1], True, [1], 1), rtol=1e-5, atol=1e-5)
+    assert_same(ember.max_pool1d(xe, 3, [], 1), torch.max_pool1d(xt, 3, [], 1))
+    assert_same(ember.max_pool1d_with_indices(xe, 2), torch.max_pool1d_with_indices(xt, 2))
+    assert_same(ember.avg_pool1d(xe, 3, 2, 1, True, False),
+                torch.avg_pool1d(xt, 3, 2, 1, True, False))
+    assert_same(ember.adaptive_max_pool1d(xe, 3), torch.adaptive_max_pool1d(xt, 3))
+    assert_same(ember.adaptive_avg_pool1d(xe, 3), torch.adaptive_avg_pool1d(xt, 3))
+    assert_same(ember.constant_pad_nd(xe, [1, 2], 0.5), torch.constant_pad_nd(xt, [1, 2], 0.5))
+    (x4e, x4t), = _pairs((2, 4, 3, 3), seed=1)
+    assert_same(ember.max_pool2d(x4e, 2, 1), torch.max_pool2d(x4t, 2, 1))
+    assert_same(ember.pixel_shuffle(x4e, 2), torch.pixel_shuffle(x4t, 2))
+    assert_same(ember.channel_shuffle(x4e, 2), torch.channel_shuffle(x4t, 2))
+    assert_same(ember.native_channel_shuffle(x4e, 2), torch.native_channel_shuffle(x4t, 2))
+    (me, mt), (ve, vt), (ge, gt), (bbe, bbt) = _pairs((3,), (3,), (3,), (3,), seed=2)
+    ve, vt = ve.abs() + 0.5, vt.abs() + 0.5
+    for training in (False, True):
+        re = ember.batch_norm(xe, ge, bbe, me.clone(), ve.clone(), training, 0.1, 1e-5, True)
+        rt = torch.batch_norm(xt, gt, bbt, mt.clone(), vt.clone(), training, 0.1, 1e-5, True)
+        assert_same(re, rt, rtol=1e-5, atol=1e-5)
+    assert_same(ember.instance_norm(xe, ge, bbe, None, None, True, 0.1, 1e-5, False),
+                torch.instance_norm(xt, gt, bbt, None, None, True, 0.1, 1e-5, False), rtol=1e-5, atol=1e-5)
+    assert_same(ember.layer_norm(xe, [8]), torch.layer_norm(xt, [8]), rtol=1e-5, atol=1e-5)
+    assert_same(ember.group_norm(x4e, 2), torch.group_norm(x4t, 2), rtol=1e-5, atol=1e-5)
+    assert_same(ember.rms_norm(xe, [8]), torch.rms_norm(xt, [8]), rtol=1e-5, atol=1e-5)
+    idx = np.array([[0, 2], [3, 0]])
+    assert_same(ember.embedding(we.reshape(4, 9), ember.tensor(idx)),
+                torch.embedding(wt.reshape(4, 9), torch.tensor(idx)))
+    assert_same(ember.embedding(we.reshape(4, 9), ember.tensor(idx), 0),
+                torch.embedding(wt.reshape(4, 9), torch.tensor(idx), 0))
+    w2e, w2t = make_pair(RNG.standard_normal((4, 3)) * 3)
+    assert_same(ember.embedding_renorm_(w2e, ember.tensor([0, 2, 2]), 1.5, 2.0),
+                torch.embedding_renorm_(w2t, torch.tensor([0, 2, 2]), 1.5, 2.0))
+    for name, args in (("selu", ()), ("celu", (0.7,)), ("hardshrink", (0.3,)),
+                       ("threshold", (0.1, 20.0)), ("rrelu", (0.1, 0.3)),
+                       ("prelu", (0.25,))):
+        targs_e = tuple(ember.tensor([a]) if name == "prelu" else a for a in args)
+        targs_t = tuple(torch.tensor([a]) if name == "prelu" else a for a in args)
+        assert_same(getattr(ember, name)(xe, *targs_e), getattr(torch, name)(xt, *targs_t))
+    (ae, at), (ce, ct) = _pairs((4, 5), (4, 5), seed=3)
+    assert_same(ember.cosine_similarity(ae, ce), torch.cosine_similarity(at, ct), rtol=1e-5, atol=1e-6)
+    assert_same(ember.pairwise_distance(ae, ce, 3.0), torch.pairwise_distance(at, ct, 3.0),
+                rtol=1e-5, atol=1e-5)
+    assert_same(ember.pdist(ae), torch.pdist(at), rtol=1e-5, atol=1e-5)
+    (bwe, bwt), = _pairs((2, 5, 5), seed=6)
+    assert_same(ember.bilinear(ae, ce, bwe, None), torch.bilinear(at, ct, bwt, None),
+                rtol=1e-5, atol=1e-5)
+
+
+def test_dropout_native_forms():
+    (xe, xt), = _pairs((4, 6, 3))
+    for name in ("dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout"):
+        fe, ft = getattr(ember, name), getattr(torch, name)
+        assert_same(fe(xe, 0.5, False), ft(xt, 0.5, False))  # not training: the identity
+        assert_same(fe(xe, 0.0, True), ft(xt, 0.0, True))
+        _raises_like(lambda: fe(xe, 0.5), lambda: ft(xt, 0.5))  # train is required
+        _raises_like(lambda: fe(xe, 1.5, True), lambda: ft(xt, 1.5, True), "probability")
+        ye, yt = xe.clone(), xt.clone()
+        assert getattr(ember, name + "_")(ye, 0.5, False) is ye
+        assert_same(ye, getattr(torch, name + "_")(yt, 0.5, False))
+    ember.manual_seed(0)
+    kept = ember.feature_dropout(ember.ones(64, 8, 5), 0.5, True)
+    # whole feature maps are dropped or scaled by 1 / (1 - p), like torch's
+    per_map = kept.reshape(64 * 8, 5)
+    assert bool(((per_map == 0).all(1) | (per_map == 2).all(1)).all())
+    assert 0.35 < float((per_map[:, 0] == 0).float().mean()) < 0.65
+    assert_same(ember.dropout(xe, 1.0, True), torch.dropout(xt, 1.0, True))
+
+
+def test_losses_with_int_reductions():
+    (ae, at), (be, bt) = _pairs((4, 5), (4, 5), seed=4)
+    ye, yt = make_pair(np.array([1.0, -1.0, 1.0, -1.0], np.float32))
+    pe, pt = make_pair((RNG.random((4, 5)) > 0.5).astype(np.float32))
+    for reduction in (0, 1, 2):
+        assert_same(ember.kl_div(ae.log_softmax(1), be.softmax(1), reduction),
+                    torch.kl_div(at.log_softmax(1), bt.softmax(1), reduction), rtol=1e-5, atol=1e-6)
+        assert_same(ember.kl_div(ae, be, reduction, log_target=True),
+                    torch.kl_div(at, bt, reduction, log_target=True), rtol=1e-5, atol=1e-5)
+        assert_same(ember.binary_cross_entropy_with_logits(ae, pe, None, be.abs(), reduction),
+                    torch.binary_cross_entropy_with_logits(at, pt, None, bt.abs(), reduction),
+                    rtol=1e-5, atol=1e-5)
+        assert_same(ember.cosine_embedding_loss(ae, be, ye, 0.1, reduction),
+                    torch.cosine_embedding_loss(at, bt, yt, 0.1, reduction), rtol=1e-5, atol=1e-6)
+        assert_same(ember.hinge_embedding_loss(ae, pe * 2 - 1, 0.5, reduction),
+                    torch.hinge_embedding_loss(at, pt * 2 - 1, 0.5, reduction), rtol=1e-5, atol=1e-6)
+        assert_same(ember.margin_ranking_loss(ae[:, 0], be[:, 0], ye, 0.2, reduction),
+                    torch.margin_ranking_loss(at[:, 0], bt[:, 0], yt, 0.2, reduction))
+        assert_same(ember.poisson_nll_loss(ae, pe, True, True, 1e-8, reduction),
+                    torch.poisson_nll_loss(at, pt, True, True, 1e-8, reduction), rtol=1e-5, atol=1e-5)
+        assert_same(ember.triplet_margin_loss(ae, be, ae.flip(0), 1.0, 2, 1e-6, True,
+                                              reduction),
+                    torch.triplet_margin_loss(at, bt, at.flip(0), 1.0, 2, 1e-6, True,
+                                              reduction), rtol=1e-5, atol=1e-5)
+    lpe, lpt = make_pair(RNG.standard_normal((6, 2, 4)).astype(np.float32))
+    lpe, lpt = lpe.log_softmax(2), lpt.log_softmax(2)
+    tge, tgt = make_pair(np.array([[1, 2], [3, 3]]))
+    assert_same(ember.ctc_loss(lpe, tge, [6, 5], [2, 2], 0, 2),
+                torch.ctc_loss(lpt, tgt, [6, 5], [2, 2], 0, 2), rtol=1e-5, atol=1e-4)
+    # reduction codes other than 1 and 2 reduce nothing, as in torch
+    assert_same(ember.kl_div(ae, be, 3), torch.kl_div(at, bt, 3), rtol=1e-5, atol=1e-5)
+
+
+def test_kl_div_gradient():
+    a, b = RNG.standard_normal((3, 4)), RNG.random((3, 4))
+    assert_grads_match(lambda x, y: ember.kl_div(x, y, 1), lambda x, y: torch.kl_div(x, y, 1),
+                       a, b)
+
+
+# ---------------------------------------------------------------- pointwise additions
+
+
+def test_gcd_lcm():
+    a = np.array([12, -18, 0, 7, 0, 100])
+    b = np.array([8, 12, 0, -21, 5, -75])
+    for dtype in (np.int64, np.int32, np.int16, np.int8, np.uint8):
+        (ae, at), (be, bt) = make_pair(a.astype(dtype)), make_pair(b.astype(dtype))
+        for name in ("gcd", "lcm"):
+            assert_same(getattr(ember, name)(ae, be), getattr(torch, name)(at, bt))
+            assert_same(getattr(ae, name)(be), getattr(at, name)(bt))
+            ce, ct = ae.clone(), at.clone()
+            assert getattr(ce, name + "_")(be) is ce
+            getattr(ct, name + "_")(bt)
+            assert_same(ce, ct)
+    ae, at = make_pair(a)
+    assert_same(ember.gcd(ae, ember.tensor(6)), torch.gcd(at, torch.tensor(6)))
+    assert_same(ember.gcd(ae.to(ember.int8), ae), torch.gcd(at.to(torch.int8), at))
+    for bad in (lambda m, x: m.gcd(x.float(), x.float()), lambda m, x: m.lcm(x > 0, x > 0),
+                lambda m, x: m.gcd(x, 3)):
+        _raises_like(lambda: bad(ember, ae), lambda: bad(torch, at))
+
+
+def test_ldexp_frexp():
+    (me, mt), (ee, et) = make_pair(RNG.standard_normal(6)), make_pair(
+        RNG.integers(-5, 5, 6))
+    assert_same(ember.ldexp(me, ee), torch.ldexp(mt, et))
+    assert_same(ember.ldexp(ee, ee), torch.ldexp(et, et))
+    assert_same(me.float().ldexp(ee), mt.float().ldexp(et))
+    ce, ct = me.clone(), mt.clone()
+    ce.ldexp_(ee)
+    ct.ldexp_(et)
+    assert_same(ce, ct)
+    _raises_like(lambda: ember.ldexp(me, 2), lambda: torch.ldexp(mt, 2), "Tensor")
+    assert_grads_match(lambda x, y: ember.ldexp(x, y), lambda x, y: torch.ldexp(x, y),
+                       RNG.standard_normal(4), RNG.standard_normal(4))
+    values = np.array([8.0, 0.3, -0.0, np.inf, -np.inf, np.nan, 1e-40, -3.75])
+    for dtype in (np.float64, np.float32, np.float16):
+        e, t = make_pair(values.astype(dtype))
+        re, rt = ember.frexp(e), torch.frexp(t)
+        assert_same(tuple(re), tuple(rt))
+        assert_same(re.mantissa, rt.mantissa) and re.exponent.dtype is ember.int32
+        assert_same(tuple(e.frexp()), tuple(t.frexp()))
+    e, t = make_pair(np.array([1, 2]))
+    _raises_like(lambda: ember.frexp(e), lambda: torch.frexp(t), "floating")
+    assert_grads_match(lambda x: ember.frexp(x)[0], lambda x: torch.frexp(x)[0],
+                       RNG.standard_normal(5) * 10)
+
+
+def test_isin():
+    e, t = make_pair(np.array([[1, 2, 3], [4, 2, 0]]))
+    for test in ([2, 5], [2.0, 5.5], [], [0, 1, 2, 3, 4]):
+        te, tt = make_pair(np.array(test))
+        for invert in (False, True):
+            assert_same(ember.isin(e, te, invert=invert), torch.isin(t, tt, invert=invert))
+            assert_same(ember.isin(e.float() + 0.5, te, assume_unique=True, invert=invert),
+                        torch.isin(t.float() + 0.5, tt, assume_unique=True, invert=invert))
+    assert_same(ember.isin(e, 2), torch.isin(t, 2))
+    assert_same(ember.isin(2, e), torch.isin(2, t))
+    _raises_like(lambda: ember.isin(e.to(ember.complex64), e),
+                 lambda: torch.isin(t.to(torch.complex64), t), "isin")
+
+
+def test_rsub():
+    (ae, at), (be, bt) = _pairs((3,), (2, 3), seed=5)
+    assert_same(ember.rsub(ae, be), torch.rsub(at, bt))
+    assert_same(ember.rsub(ae, be, alpha=2), torch.rsub(at, bt, alpha=2))
+    assert_same(ember.rsub(ae, 5), torch.rsub(at, 5))
+    ie, it = make_pair(np.array([1, 2]))
+    assert_same(ember.rsub(ie, 5), torch.rsub(it, 5))
+    _raises_like(lambda: ember.rsub(ie > 0, ie > 0), lambda: torch.rsub(it > 0, it > 0), "bool")
+    assert_grads_match(lambda x, y: ember.rsub(x, y, alpha=3),
+                       lambda x, y: torch.rsub(x, y, alpha=3), RNG.standard_normal(3),
+                       RNG.standard_normal(3))
+
+
+# ---------------------------------------------------------------- integrals and gradients
+
+
+@pytest.mark.parametrize("fn", ["trapezoid", "trapz", "cumulative_trapezoid"])
+def test_trapezoid_family(fn):
+    fe, ft = getattr(ember, fn), getattr(torch, fn)
+    (ye, yt), = _pairs((3, 5))
+    xe, xt = make_pair(np.cumsum(RNG.random(5)).astype(np.float32))
+    assert_same(fe(ye), ft(yt), rtol=1e-5, atol=1e-5)
+    assert_same(fe(ye, dim=0), ft(yt, dim=0), rtol=1e-5, atol=1e-5)
+    assert_same(fe(ye, xe), ft(yt, xt), rtol=1e-5, atol=1e-5)
+    assert_same(fe(ye, xe.expand(3, 5) * 2), ft(yt, xt.expand(3, 5) * 2), rtol=1e-5, atol=1e-5)
+    assert_same(fe(ye, dx=0.5), ft(yt, dx=0.5), rtol=1e-5, atol=1e-5)
+    ie, it = make_pair(np.array([1, 2, 4]))
+    assert_same(fe(ie), ft(it))
+    assert_same(fe(ie, dx=2), ft(it, dx=2))
+    assert_same(fe(ie, ember.tensor([0, 1, 3])), ft(it, torch.tensor([0, 1, 3])))
+    for shape in ((2, 0), (2, 1)):
+        (se, st), = _pairs(shape)
+        assert_same(fe(se), ft(st))
+    _raises_like(lambda: fe(ye, xe[:3]), lambda: ft(yt, xt[:3]), "one `x` value")
+    assert_grads_match(lambda y, x: fe(y, x, dim=0), lambda y, x: ft(y, x, dim=0),
+                       RNG.standard_normal((4, 3)), np.cumsum(RNG.random(4)))
+    assert_grads_match(lambda y: fe(y, dx=0.3), lambda y: ft(y, dx=0.3),
+                       RNG.standard_normal((2, 4)))
+
+
+def test_gradient():
+    (fe, ft), = _pairs((4, 5, 6))
+    for kwargs in ({}, {"edge_order": 2}, {"spacing": 2.0}, {"dim": 1}, {"dim": [0, -1]},
+                   {"spacing": [0.5, 2.0], "dim": (0, 2), "edge_order": 2},
+                   {"spacing": [3.0, 1.0, 0.5]}):
+        assert_same(ember.gradient(fe, **kwargs), torch.gradient(ft, **kwargs), rtol=1e-5, atol=1e-5)
+    coords = [np.cumsum(RNG.random(n) + 0.1) for n in (4, 5, 6)]
+    for edge_order in (1, 2):
+        assert_same(ember.gradient(fe, spacing=[ember.tensor(c) for c in coords],
+                                   edge_order=edge_order),
+                    torch.gradient(ft, spacing=[torch.tensor(c) for c in coords],
+                                   edge_order=edge_order), rtol=1e-5, atol=1e-4)
+    ie, it = make_pair(np.array([1, 2, 4, 8]))
+    assert_same(ember.gradient(ie), torch.gradient(it))
+    for bad in ({"edge_order": 3}, {"spacing": [1.0, 2.0]}):
+        _raises_like(lambda: ember.gradient(fe, **bad), lambda: torch.gradient(ft, **bad))
+    _raises_like(lambda: ember.gradient(fe[:1]), lambda: torch.gradient(ft[:1]), "edge_order")
+    assert_grads_match(lambda x: ember.gradient(x, edge_order=2)[1],
+                       lambda x: torch.gradient(x, edge_order=2)[1],
+                       RNG.standard_normal((3, 4)))
+
+
+def test_renorm_and_dist():
+    a = RNG.standard_normal((3, 4, 2)) * 2
+    e, t = make_pair(a)
+    for p, dim, maxnorm in ((2, 0, 1.5), (1, 1, 2.0), (3.5, -1, 0.5), (float("inf"), 2, 1.0),
+                            (2, 0, 100.0)):
+        assert_same(ember.renorm(e, p, dim, maxnorm), torch.renorm(t, p, dim, maxnorm))
+        assert_same(e.renorm(p, dim, maxnorm), t.renorm(p, dim, maxnorm))
+        ce, ct = e.clone(), t.clone()
+        ce.renorm_(p, dim, maxnorm)
+        ct.renorm_(p, dim, maxnorm)
+        assert_same(ce, ct)
+    assert_grads_match(lambda x: ember.renorm(x, 2, 1, 1.0), lambda x: torch.renorm(x, 2, 1, 1.0),
+                       a)
+    ie, it = make_pair(np.array([[1, 2], [3, 4]]))
+    for bad in (lambda m, x: m.renorm(x, 2, 0, 3), lambda m, x: m.renorm(x.float(), -1, 0, 3),
+                lambda m, x: m.renorm(x.float(), 2, 0, -3)):
+        _raises_like(lambda: bad(ember, ie), lambda: bad(torch, it))
+    (be, bt), = _pairs((4, 2), seed=9)
+    for p in (2, 1, 3.0, 0, float("inf"), -float("inf")):
+        assert_same(ember.dist(e[0], be.double(), p), torch.dist(t[0], bt.double(), p))
+    assert_same(e[0].dist(be.double()), t[0].dist(bt.double()))
+    assert_grads_match(lambda x, y: ember.dist(x, y, 3), lambda x, y: torch.dist(x, y, 3),
+                       RNG.standard_normal((2, 3)), RNG.standard_normal(3))
+    _raises_like(lambda: ember.dist(ie, ie), lambda: torch.dist(it, it), "dtype")
+
+
+# ---------------------------------------------------------------- creation additions
+
+
+def test_range_deprecated_inclusive():
+    for args, kwargs in (((1, 4), {}), ((0, 1, 0.3), {}), ((5, 1, -1.5), {}),
+                         ((1, 4), {"dtype": ember.int64}), ((0, 2, 0.5), {"dtype": "f64"})):
+        kw_e = {k: (ember.float64 if v == "f64" else v) for k, v in kwargs.items()}
+        kw_t = {k: (torch.float64 if v == "f64" else torch.int64 if v is ember.int64 else v)
+                for k, v in kwargs.items()}
+        with pytest.warns(UserWarning, match="torch.range is deprecated"):
+            re = ember.range(*args, **kw_e)
+        with pytest.warns(UserWarning):
+            rt = torch.range(*args, **kw_t)
+        assert_same(re, rt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for args in ((0, 4, 0), (4, 1), (0, 4, -1), (4,)):
+            _raises_like(lambda: ember.range(*args), lambda: torch.range(*args))
+
+
+def test_vander_and_diagflat():
+    for values, kwargs in (([1, 2, 3], {}), ([1.5, -2.0, 0.0], {"N": 4}),
+                           ([1, 2, 3], {"N": 2, "increasing": True}), ([True, False], {}),
+                           ([2.0, 3.0], {"N": 0}), ([], {})):
+        e, t = make_pair(np.array(values))
+        assert_same(ember.vander(e, **kwargs), torch.vander(t, **kwargs))
+    e, t = make_pair(np.array([1, 2, 3], np.int32))
+    assert_same(ember.vander(e), torch.vander(t))
+    # torch's own vander fails in backward; its closed form x ** (N - 1 - j) is the oracle
+    assert_grads_match(lambda x: ember.vander(x, 4),
+                       lambda x: x.unsqueeze(1) ** torch.arange(3, -1, -1),
+                       np.array([1.5, -0.5, 2.0]))
+    e, t = make_pair(np.zeros((1, 2)))
+    _raises_like(lambda: ember.vander(e), lambda: torch.vander(t), "one-dimensional")
+    _raises_like(lambda: ember.vander(e[0], N=-1), lambda: torch.vander(t[0], N=-1), "N must")
+    m = RNG.standard_normal((2, 2))
+    e, t = make_pair(m)
+    for offset in (0, 1, -2):
+        assert_same(ember.diagflat(e, offset), torch.diagflat(t, offset))
+        assert_same(e.diagflat(offset), t.diagflat(offset))
+    assert_grads_match(lambda x: ember.diagflat(x, 1), lambda x: torch.diagflat(x, 1), m)
+
+
+def test_frombuffer_shares_memory():
+    import array
+
+    a = array.array("i", [1, 2, 3])
+    e = ember.frombuffer(a, dtype=ember.int32)
+    assert_same(e, torch.frombuffer(array.array("i", [1, 2, 3]), dtype=torch.int32))
+    e[0] = 9
+    assert a[0] == 9
+    data = b"\x01\x02\x03\x04\x05\x06"
+    for kwargs in ({"dtype": "int16"}, {"dtype": "int16", "count": 1, "offset": 2},
+                   {"dtype": "uint8", "offset": 5}, {"dtype": "float32", "count": 1}):
+        kw_e = {k: getattr(ember, v) if k == "dtype" else v for k, v in kwargs.items()}
+        kw_t = {k: getattr(torch, v) if k == "dtype" else v for k, v in kwargs.items()}
+        assert_same(ember.frombuffer(data, **kw_e), torch.frombuffer(data, **kw_t))
+    for kwargs in ({"dtype": "int16", "offset": 7}, {"dtype": "int32"},
+                   {"dtype": "int16", "count": 4}, {"dtype": "int16", "count": 0}):
+        kw_e = {k: getattr(ember, v) if k == "dtype" else v for k, v in kwargs.items()}
+        kw_t = {k: getattr(torch, v) if k == "dtype" else v for k, v in kwargs.items()}
+        _raises_like(lambda: ember.frombuffer(data, **kw_e),
+                     lambda: torch.frombuffer(data, **kw_t))
+    _raises_like(lambda: ember.frombuffer(b"", dtype=ember.int8),
+                 lambda: torch.frombuffer(b"", dtype=torch.int8), "must not be 0")
+    _raises_like(lambda: ember.frombuffer([1], dtype=ember.int8),
+                 lambda: torch.frombuffer([1], dtype=torch.int8), "buffer protocol")
+    assert ember.frombuffer(bytearray(8), dtype=ember.float32, requires_grad=True).requires_grad
+
+
+# ---------------------------------------------------------------- windows
+
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window",
+                                  "bartlett_window", "kaiser_window"])
+def test_window_functions(name):
+    fe, ft = getattr(ember, name), getattr(torch, name)
+    for args in ((0,), (1,), (5,), (6, False), (7, True)):
+        assert_same(fe(*args), ft(*args), rtol=1e-5, atol=1e-6)
+        assert_same(fe(*args, dtype=ember.float64), ft(*args, dtype=torch.float64), rtol=1e-5, atol=1e-12)
+    assert fe(4, requires_grad=True).requires_grad
+    _raises_like(lambda: fe(4, dtype=ember.int64), lambda: ft(4, dtype=torch.int64),
+                 "floating point")
+    _raises_like(lambda: fe(-1), lambda: ft(-1), "non-negative")
+    if name == "hamming_window":
+        assert_same(fe(6, False, 0.5, 0.3), ft(6, False, 0.5, 0.3), rtol=1e-5, atol=1e-6)
+    if name == "kaiser_window":
+        assert_same(fe(6, True, 3.0), ft(6, True, 3.0), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["bartlett", "blackman", "cosine", "exponential", "gaussian",
+                                  "hamming", "hann", "kaiser", "nuttall"])
+def test_signal_windows(name):
+    import torch.signal.windows  # noqa: F401
+
+    fe, ft = getattr(ember.signal.windows, name), getattr(torch.signal.windows, name)
+    for m in (0, 1, 5, 6):
+        for sym in (True, False):
+            assert_same(fe(m, sym=sym), ft(m, sym=sym), rtol=1e-5, atol=1e-6)
+    _raises_like(lambda: fe(-1), lambda: ft(-1), "non-negative")
+    w_e, w_t = ember.signal.windows, torch.signal.windows
+    assert_same(w_e.general_cosine(5, a=[0.5, 0.3, 0.2]),
+                w_t.general_cosine(5, a=[0.5, 0.3, 0.2]), rtol=1e-5, atol=1e-6)
+    assert_same(w_e.general_hamming(6, alpha=0.6, sym=False),
+                w_t.general_hamming(6, alpha=0.6, sym=False), rtol=1e-5, atol=1e-6)
+    assert_same(w_e.kaiser(5, beta=3.0), w_t.kaiser(5, beta=3.0), rtol=1e-5, atol=1e-6)
+    assert_same(w_e.gaussian(4, std=0.5), w_t.gaussian(4, std=0.5), rtol=1e-5, atol=1e-6)
+    assert_same(w_e.exponential(5, tau=2.0, center=1.0, sym=False),
+                w_t.exponential(5, tau=2.0, center=1.0, sym=False), rtol=1e-5, atol=1e-6)
+    _raises_like(lambda: w_e.exponential(5, center=1.0), lambda: w_t.exponential(5, center=1.0))

@@ -728,13 +728,10 @@ del _name
 # 1: mean, 2: sum), ``dropout(input, p, train)`` has no defaults, ``batch_norm`` takes the
 # weight before the running statistics, ``embedding`` the weight before the indices.
 
-_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
-
-
 def _reduction_name(reduction):
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return _REDUCTIONS[reduction]
+    """torch's ``at::Reduction`` code as nn.functional's name (codes other than 1 and 2 reduce
+    nothing, as in torch)."""
+    return {1: "mean", 2: "sum"}.get(reduction, "none")
 
 
 def _F():

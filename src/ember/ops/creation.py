@@ -1074,3 +1074,132 @@ def contiguous(input, memory_format=None):
 
 Tensor.clone = clone
 Tensor.contiguous = contiguous
+
+
+# ================================================================ toplevel-helper section:
+# range (deprecated), vander, diagflat, frombuffer
+
+__all__ += ["range", "vander", "diagflat", "frombuffer"]
+
+
+
+def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False):
+    """Values from ``start`` to ``end`` *inclusive* by ``step``, in the default float dtype
+    unless told (deprecated, as in torch: use :func:`arange`, which excludes ``end``).
+
+    Example::
+
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ember.range(1, 4)
+        tensor([1., 2., 3., 4.])
+    """
+    import warnings
+
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    start, end, step = (_number(x) for x in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    count = int(math.floor((end - start) / step)) + 1
+    if dtype is None and out is not None and isinstance(out, Tensor):
+        dtype = out.dtype
+    dtype, device = _target(dtype, device)
+
+    def values(xp):
+        return start + xp.arange(count, dtype=np.float64) * step
+    result = Tensor._make(_range_array(device, dtype, count, values), device)
+    return _finish(result, requires_grad, out, "range")
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of a 1-D ``x``: column ``j`` is ``x ** (N - 1 - j)`` (or
+    ``x ** j`` when ``increasing``); ``N`` defaults to ``len(x)``. Integer and bool inputs give
+    int64.
+
+    Example::
+
+        >>> ember.vander(ember.tensor([1, 2, 3]))
+        tensor([[1, 1, 1],
+                [4, 2, 1],
+                [9, 3, 1]])
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"vander(): argument 'x' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x.dtype.category <= dt._INT:
+        x = x.to(dt.int64)
+    if n == 0:
+        return x.new_empty((x.shape[0], 0))
+    from .reduce import cumprod
+    from .shape import cat
+
+    # powers by running products (as torch): exact for integers, differentiable at zero
+    ones = x.new_ones((x.shape[0], 1))
+    powers = cumprod(cat([ones, x.unsqueeze(1).expand(x.shape[0], n - 1)], 1), 1)
+    return powers if increasing else powers.flip(1)
+
+
+def diagflat(input, offset=0):
+    """A 2-D matrix with the flattened ``input`` on diagonal ``offset``, zeros elsewhere.
+
+    Example::
+
+        >>> ember.diagflat(ember.tensor([[1, 2]]))
+        tensor([[1, 0],
+                [0, 2]])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"diagflat(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    from .linalg import diag
+
+    return diag(input.reshape(-1), offset)
+
+
+Tensor.diagflat = diagflat
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D CPU tensor sharing memory with an object that exposes the buffer protocol
+    (``bytearray``, ``array.array``, ``memoryview``...): ``count`` elements (-1: all) of
+    ``dtype`` from byte ``offset``. Read-only buffers (``bytes``) give tensors that refuse
+    writes.
+
+    Example::
+
+        >>> import array
+        >>> ember.frombuffer(array.array("i", [1, 2, 3]), dtype=ember.int32)
+        tensor([1, 2, 3], dtype=ember.int32)
+    """
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    dtype = dt.to_dtype(dtype)
+    length, item = view.nbytes, dtype.itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % item:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} "
+                             f"bytes) must be a multiple of element size ({item})")
+        count = (length - offset) // item
+    elif offset + count * item > length:
+        raise ValueError(f"requested buffer length ({count} * {item} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    array = np.frombuffer(view.cast("B"), dtype=dtype.np, count=count, offset=offset)
+    return _finish(Tensor._make(array, canonical("cpu")), requires_grad, None, "frombuffer")

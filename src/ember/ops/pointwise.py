@@ -2144,3 +2144,133 @@ Tensor.__pos__ = positive
 Tensor.__hash__ = object.__hash__
 
 del _name, _fn, _ufunc, _word, _alias_name
+
+
+# ================================================================ toplevel-helper section:
+# isin, gcd/lcm, ldexp, frexp, rsub (torch names common programs use)
+
+from .. import return_types as _return_types  # noqa: E402
+
+__all__ += ["isin", "ldexp", "frexp", "rsub"]
+
+binary("gcd", lambda xp, a, b: xp.gcd(a, b), "none", deny="bhfc", cpu_name="gcd_cpu",
+       scalar_other=False, low=False,
+       doc="The greatest common divisor of ``input`` and ``other``, elementwise (integers; "
+           "never negative, ``gcd(0, 0) = 0``).",
+       example="ember.gcd(ember.tensor([12, -18]), ember.tensor([8, 12]))\n"
+               "        tensor([4, 6])")
+binary("lcm", lambda xp, a, b: xp.lcm(a, b), "none", deny="bhfc", cpu_name="lcm_cpu",
+       scalar_other=False, low=False,
+       doc="The least common multiple of ``input`` and ``other``, elementwise (integers; "
+           "never negative, 0 when either is 0; wraps on overflow as torch).",
+       example="ember.lcm(ember.tensor([4, 6]), ember.tensor([6, 8]))\n"
+               "        tensor([12, 24])")
+
+
+@defop("isin", meta=lambda a, b, **_: (a.shape, dt.bool), save_inputs=False)
+def isin_op(xp, elements, test_elements, *, invert):
+    return xp.isin(elements, test_elements, invert=invert)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """For each element of ``elements``, whether it occurs in ``test_elements`` (either may be
+    a number; compared in their promoted dtype). ``invert`` negates the answer.
+
+    Example::
+
+        >>> ember.isin(ember.tensor([1, 2, 3]), ember.tensor([2, 5]))
+        tensor([False,  True, False])
+    """
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() received an invalid combination of arguments - got "
+                        f"({type(elements).__name__}, {type(test_elements).__name__})")
+    dtype = dt.result_type(elements, test_elements)
+    for x in (elements, test_elements):
+        if isinstance(x, Tensor) and x.dtype.is_complex:
+            raise RuntimeError(f"Unsupported input type encountered for isin(): "
+                               f"{_short_name(x.dtype)}")
+    (a, b), _ = promote_operands(elements, test_elements, dtype=dtype)
+    return isin_op(a, b, invert=builtins.bool(invert))
+
+
+def ldexp(input, other, *, out=None):
+    """``input * 2 ** other``, in floating point (integer inputs give the default dtype).
+
+    Example::
+
+        >>> ember.ldexp(ember.tensor([1., 3.]), ember.tensor([2, -1]))
+        tensor([4.0000, 1.5000])
+    """
+    _check_tensor(input, "ldexp")
+    _check_tensor(other, "ldexp", "other", 2)
+    dtype = dt.result_type(input, other)
+    if dtype.category <= dt._INT:
+        dtype = dt.get_default_dtype()
+    result = input.to(dtype) * other.to(dtype).exp2()
+    return write_out(result, out, "ldexp")
+
+
+Tensor.ldexp = ldexp
+
+
+def _ldexp_(self, other):
+    return inplace(ldexp, self, other)
+
+
+_ldexp_.__name__, _ldexp_.__doc__ = "ldexp_", "In-place version of :func:`ldexp`."
+Tensor.ldexp_ = _ldexp_
+
+
+_frexp_result = _return_types._make("frexp", ["mantissa", "exponent"])
+_return_types.frexp = _frexp_result
+
+
+@defop("frexp", meta=lambda a: ((a.shape, a.dtype), (a.shape, np.dtype(np.int32))),
+       save_inputs=False, save_output=True, multi_output=True, differentiable_outputs=(0,))
+def frexp_op(xp, a):
+    if a.dtype in _LOW:
+        mantissa, exponent = xp.frexp(a.astype(_F32))
+        return mantissa.astype(a.dtype), exponent.astype(np.int32)
+    mantissa, exponent = xp.frexp(a)
+    return mantissa, exponent.astype(np.int32)
+
+
+@frexp_op.defderivative
+def _frexp_derivative(ctx, grad, grad_exponent):
+    exponent = ctx.output[1]
+    return (grad / exponent.to(grad.dtype).exp2(),)
+
+
+def frexp(input, *, out=None):
+    """Split ``input`` into a mantissa in ``[0.5, 1)`` (in magnitude) and an int32 exponent
+    with ``input = mantissa * 2 ** exponent``; a named tuple ``(mantissa, exponent)``.
+
+    Example::
+
+        >>> ember.frexp(ember.tensor([8., 0.3])).exponent
+        tensor([ 4, -1], dtype=ember.int32)
+    """
+    _check_tensor(input, "frexp")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = frexp_op(input)
+    if out is not None:
+        write_out(mantissa, out[0], "frexp")
+        write_out(exponent, out[1], "frexp")
+        mantissa, exponent = out
+    return _frexp_result(mantissa, exponent)
+
+
+Tensor.frexp = frexp
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``: subtraction with the operands reversed.
+
+    Example::
+
+        >>> ember.rsub(ember.tensor([1, 2]), 5)
+        tensor([4, 3])
+    """
+    _check_tensor(input, "rsub")
+    return sub(other, input, alpha=alpha)

@@ -2159,3 +2159,257 @@ for _name in ("sum", "nansum", "mean", "nanmean", "prod", "std", "var", "max", "
 Tensor.cumsum_ = lambda self, dim, *, dtype=None: inplace(cumsum, self, dim, dtype=dtype)
 Tensor.cumprod_ = lambda self, dim, *, dtype=None: inplace(cumprod, self, dim, dtype=dtype)
 del _name
+
+
+# ================================================================ toplevel-helper section:
+# integrals and derivatives of samples (trapezoid, cumulative_trapezoid, gradient), renorm,
+# dist; all composed of differentiable ember ops
+
+__all__ += ["trapezoid", "trapz", "cumulative_trapezoid", "gradient", "renorm", "dist"]
+
+
+def _samples_tensor(y, name):
+    if not isinstance(y, Tensor):
+        raise TypeError(f"{name}(): argument 'y' (position 1) must be Tensor, not "
+                        f"{type(y).__name__}")
+
+
+def _trapezoid_spacing(y, x, dim):
+    """The spacings between samples along ``dim`` (shaped to broadcast with ``y``)."""
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        x = x.reshape([-1 if d == dim else 1 for d in range(y.ndim)])
+    return x.diff(dim=dim)
+
+
+def _left_right(y, dim):
+    n = y.shape[dim]
+    return y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim``: samples ``y`` at coordinates ``x`` (a 1-D tensor
+    along ``dim`` or a tensor that broadcasts with ``y``), or evenly ``dx`` apart (default 1).
+
+    Example::
+
+        >>> ember.trapezoid(ember.tensor([1., 2., 4.]))
+        tensor(4.5000)
+    """
+    _samples_tensor(y, "trapezoid")
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments: give x or "
+                        "dx, not both")
+    dim = wrap_dim(dim, y.ndim)
+    if y.shape[dim] == 0:
+        return y.sum(dim) * 0.0  # nothing to integrate: zeros, in floating point
+    if isinstance(x, Tensor):
+        left, right = _left_right(y, dim)
+        return (_trapezoid_spacing(y, x, dim) * (left + right)).sum(dim) / 2
+    spacing = 1 if x is None and dx is None else (dx if dx is not None else x)
+    ends = y.select(dim, 0) + y.select(dim, -1)
+    return (y.sum(dim) - ends * 0.5) * spacing
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """:func:`trapezoid` (its older name).
+
+    Example::
+
+        >>> ember.trapz(ember.ones(3), dx=0.5)
+        tensor(1.)
+    """
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integral along ``dim`` (one value fewer than ``y`` has).
+
+    Example::
+
+        >>> ember.cumulative_trapezoid(ember.tensor([1., 2., 4.]))
+        tensor([1.5000, 4.5000])
+    """
+    _samples_tensor(y, "cumulative_trapezoid")
+    dim = wrap_dim(dim, y.ndim)
+    if y.shape[dim] == 0:
+        return y.narrow(dim, 0, 0) * 0.5
+    left, right = _left_right(y, dim)
+    if isinstance(x, Tensor):
+        return (_trapezoid_spacing(y, x, dim) * (left + right)).cumsum(dim) / 2
+    spacing = 1 if x is None and dx is None else (dx if dx is not None else x)
+    return ((left + right) * spacing).cumsum(dim) / 2
+
+
+def _gradient_dims(input, dim):
+    if dim is None:
+        return list(range(input.ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return [wrap_dim(d, input.ndim) for d in dims]
+
+
+def _gradient_spacings(spacing, dims):
+    """One spacing per differentiated dim: a number (even samples) or 1-D coordinates."""
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar "
+                               f"or it's spacing and dim arguments to have the same length, "
+                               f"but got a spacing argument of length {len(spacing)} and a dim "
+                               f"argument of length {len(dims)}.")
+        return list(spacing)
+    if isinstance(spacing, Tensor) and spacing.ndim > 0:
+        raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or a "
+                           "list")
+    return [spacing] * len(dims)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Estimate the derivative of ``input`` along each of ``dim`` (default: all dims) by
+    second-order central differences inside, one-sided differences of order ``edge_order`` at
+    the ends; ``spacing``: a number, one per dim, or 1-D coordinate tensors. A tuple of
+    tensors, one per dim.
+
+    Example::
+
+        >>> ember.gradient(ember.tensor([1., 2., 4., 8.]))
+        (tensor([1.0000, 1.5000, 3.0000, 4.0000]),)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"gradient(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = _gradient_dims(input, dim)
+    spacings = _gradient_spacings(spacing, dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        input = input.to(dt.get_default_dtype())
+    return tuple(_gradient_along(input, d, h, edge_order) for d, h in zip(dims, spacings))
+
+
+def _gradient_along(f, dim, h, edge_order):
+    if isinstance(h, Tensor) and h.ndim == 1:
+        if h.shape[0] != f.shape[dim]:
+            raise RuntimeError(f"torch.gradient expected each tensor to be on the same device "
+                               f"and to have {f.shape[dim]} elements along dim {dim}")
+        dtype = dt.promote_types(f.dtype, h.dtype)
+        return _gradient_coordinates(f.to(dtype), dim, h.to(dtype), edge_order)
+    h = h.item() if isinstance(h, Tensor) else h
+    n = f.shape[dim]
+
+    def part(start, length=1):
+        return f.narrow(dim, start, length)
+    interior = (part(2, n - 2) - part(0, n - 2)) / (2 * h)
+    if edge_order == 1:
+        first = (part(1) - part(0)) / h
+        last = (part(n - 1) - part(n - 2)) / h
+    else:
+        first = (part(0) * -1.5 + part(1) * 2 - part(2) * 0.5) / h
+        last = (part(n - 3) * 0.5 - part(n - 2) * 2 + part(n - 1) * 1.5) / h
+    from .shape import cat
+
+    return cat([first, interior, last], dim)
+
+
+def _gradient_coordinates(f, dim, x, edge_order):
+    """Non-uniform samples at coordinates ``x``: the weights of the second-order
+    Lagrange-interpolating stencil on each uneven pair of steps."""
+    from .shape import cat
+
+    n = f.shape[dim]
+    shape = [-1 if d == dim else 1 for d in range(f.ndim)]
+    steps = x.diff()
+
+    def part(start, length=1):
+        return f.narrow(dim, start, length)
+
+    def along(t):
+        return t.reshape(shape)
+    h1, h2 = along(steps[:-1]), along(steps[1:])
+    interior = (part(0, n - 2) * (-h2 / (h1 * (h1 + h2))) + part(1, n - 2) * ((h2 - h1) / (h1 * h2))
+                + part(2, n - 2) * (h1 / (h2 * (h1 + h2))))
+    if edge_order == 1:
+        first = (part(1) - part(0)) / along(steps[:1])
+        last = (part(n - 1) - part(n - 2)) / along(steps[-1:])
+    else:
+        a, b = along(steps[:1]), along(steps[1:2])
+        first = (part(0) * (-(2 * a + b) / (a * (a + b))) + part(1) * ((a + b) / (a * b))
+                 + part(2) * (-a / (b * (a + b))))
+        a, b = along(steps[-2:-1]), along(steps[-1:])
+        last = (part(n - 3) * (b / (a * (a + b))) + part(n - 2) * (-(a + b) / (a * b))
+                + part(n - 1) * ((2 * b + a) / (b * (a + b))))
+    return cat([first, interior, last], dim)
+
+
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Rescale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` to norm
+    ``maxnorm`` (the others are kept).
+
+    Example::
+
+        >>> ember.renorm(ember.tensor([[1., 2.], [3., 4.]]), 2, 0, 3)
+        tensor([[1.0000, 2.0000],
+                [1.8000, 2.4000]])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"renorm(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_type_word(input.dtype)}")
+    dim = wrap_dim(dim, input.ndim)
+    others = tuple(d for d in range(input.ndim) if d != dim)
+    from ..linalg import vector_norm
+    from .pointwise import where
+
+    norms = vector_norm(input, p, dim=others, keepdim=True) if others else input.abs()
+
+    factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    return write_out(input * factor.to(input.dtype), out, "renorm")
+
+
+def _type_word(dtype):
+    from ._registry import _short_name
+
+    return _short_name(dtype)
+
+
+def _renorm_(self, p, dim, maxnorm):
+    return inplace(renorm, self, p, dim, maxnorm)
+
+
+_renorm_.__name__, _renorm_.__doc__ = "renorm_", "In-place version of :func:`renorm`."
+
+
+def dist(input, other, p=2):
+    """The ``p``-norm of ``input - other`` (broadcast), as a 0-dim tensor.
+
+    Example::
+
+        >>> ember.dist(ember.tensor([1., 2.]), ember.tensor([4., 6.]))
+        tensor(5.)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"dist(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if not isinstance(other, Tensor):
+        raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    difference = input - other
+    if not (difference.dtype.is_floating_point or difference.dtype.is_complex):
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {_type_word(difference.dtype)} instead.")
+    return norm(difference, p)
+
+
+Tensor.renorm = renorm
+Tensor.renorm_ = _renorm_
+Tensor.dist = dist
