@@ -124,6 +124,15 @@ def test_jacfwd_outputs_aux_scalar_and_dict_inputs():
         assert_same(e[k], t[k])
 
 
+def test_jacfwd_refuses_complex_as_torch():
+    for lib, func in LIBS:
+        z = lib.ones(2, dtype=lib.complex64)
+        with pytest.raises(RuntimeError, match="Expected all inputs to be real"):
+            func.jacfwd(lambda a: a)(z)
+        with pytest.raises(RuntimeError, match="Expected all outputs to be real"):
+            func.jacfwd(lambda a: a * z)(lib.ones(2))
+
+
 def test_jacfwd_random_ops_follow_vmap_randomness():
     for lib, func in LIBS:
         with pytest.raises(RuntimeError, match="randomness error mode"):

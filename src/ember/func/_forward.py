@@ -208,6 +208,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     from . import _argnums_tuple
 
     def wrapper(*args):
+        _refuse_complex(args, "inputs")
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
         diff_nums = nums[0] if isinstance(argnums, int) else nums
         flat_primals, primals_spec = _pytree.flatten(_pick(args, diff_nums))
@@ -217,6 +218,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         def push_forward(*basis):
             out = _jvp(func, args, _pytree.unflatten(basis, primals_spec), diff_nums,
                        False, has_aux)
+            _refuse_complex(out[0], "outputs")
             return (out[1], out[2]) if has_aux else out[1]
 
         results = vmap(push_forward, randomness=randomness)(*_standard_basis(flat_primals,
@@ -232,6 +234,14 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         jacobian = _pytree.unflatten(blocks, out_spec)
         return (jacobian, aux) if has_aux else jacobian
     return wrapper
+
+
+def _refuse_complex(tree, what):
+    """jacfwd is for real functions only, as in torch."""
+    for idx, leaf in enumerate(_pytree.flatten(tree)[0]):
+        if isinstance(leaf, Tensor) and leaf.dtype.is_complex:
+            raise RuntimeError(f"jacfwd: Expected all {what} to be real but received complex "
+                               f"tensor at flattened input idx: {idx}")
 
 
 def _standard_basis(primals, numels):
