@@ -92,13 +92,18 @@ class DataParallel(Module):
 
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
                   module_kwargs=None):
-    """Evaluate ``module(*inputs, **module_kwargs)`` as :class:`DataParallel` would.
+    """Evaluate ``module(*inputs, **module_kwargs)`` on GPUs as :class:`DataParallel` would.
+
+    As in torch, a machine without a GPU raises ``RuntimeError``.
 
     Example::
 
-        >>> ember.nn.parallel.data_parallel(ember.nn.Linear(4, 2), ember.randn(3, 4)).shape
+        >>> net = ember.nn.Linear(4, 2).cuda()
+        >>> ember.nn.parallel.data_parallel(net, ember.randn(3, 4, device="cuda")).shape
         ember.Size([3, 2])
     """
+    if not _gpu_indices():
+        raise RuntimeError("device type could not be determined")
     if not isinstance(inputs, tuple):
         inputs = (inputs,) if inputs is not None else ()
     wrapper = DataParallel(module, device_ids, output_device, dim)
