@@ -2,7 +2,6 @@
 entropies, cdfs, gradients, samples (torch's numbers where ember draws the same primitives,
 moments otherwise), shapes, expand and argument validation."""
 
-import math
 
 import numpy as np
 import pytest

@@ -10,10 +10,19 @@ import ember
 import ember.nn.functional as F
 
 from .continuous import Beta, Dirichlet, Exponential, Gamma, Laplace, Normal, Uniform
+from .continuous_bernoulli import ContinuousBernoulli
 from .discrete import Bernoulli, Categorical, OneHotCategorical, Poisson
 from .distribution import Distribution
 from .independent import Independent
-from .multivariate_normal import MultivariateNormal, _tril_solve
+from .lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    _lowrank_logdet,
+    _lowrank_mahalanobis,
+    _solve_capacitance,
+)
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _tril_solve
+from .transformed_distribution import Gumbel
+from .transformed_families import HalfNormal, Pareto
 from .utils import sum_rightmost
 
 __all__ = ["register_kl", "kl_divergence"]
@@ -222,3 +231,191 @@ def _kl_independent_independent(p, q):
         raise NotImplementedError
     result = kl_divergence(p.base_dist, q.base_dist)
     return sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+# ---------------------------------------------------------------------- the newer families
+
+
+def _infinite_like(tensor):
+    return ember.full_like(tensor, math.inf)
+
+
+def _batch_trace_XXT(bmat):
+    """``trace(X X^T)`` of a batch of matrices: the sum of their squared entries."""
+    return bmat.pow(2).sum((-2, -1))
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    # q puts no mass below its scale
+    return _inf_where(p.support.lower_bound < q.support.lower_bound, result)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    scale_rate = p.scale * q.rate
+    result = ((p.alpha / scale_rate).log() - p.alpha.reciprocal()
+              + p.alpha * scale_rate / (p.alpha - 1) - 1)
+    return _inf_where(p.alpha <= 1, result)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - common
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return _inf_where(p.alpha <= 1, t1 + t2 + t3 + t4 - 1)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    two_var = 2 * q.scale.pow(2)
+    common = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t2 = p.alpha.reciprocal()
+    t3 = p.alpha * common.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common - q.loc).pow(2)
+    return _inf_where(p.alpha <= 2, t1 - t2 + (t3 + t4) / two_var - 1)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    width = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
+    t2 = (ember.xlogy(p.high, p.high) - ember.xlogy(p.low, p.low) - width) / width
+    return _inf_where(p.low < q.support.lower_bound, t2 * (q.alpha + 1) - t1)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + ember.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - ember.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - ember.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).square()) + ember.log(q.scale)
+    t3 = (p.variance + p.mean.square() - 2.0 * q.loc * p.mean) / (2.0 * q.scale.square())
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    # torch's condition, kept as is: infinite unless q's interval strictly contains [0, 1]
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return _inf_where(outside, result)
+
+
+def _kl_to_continuous_bernoulli(p, q):
+    """``-H(p) - E_p[log q]`` for ``p`` supported inside ``[0, 1]``."""
+    return -p.entropy() - p.mean * q.logits - ember.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+register_kl(Beta, ContinuousBernoulli)(_kl_to_continuous_bernoulli)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = _kl_to_continuous_bernoulli(p, q)
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return _inf_where(outside, result)
+
+
+def _register_infinite(pairs, parameter):
+    """KL is infinite where p's support reaches outside q's: register that for each pair."""
+    def infinite(p, q):
+        return _infinite_like(getattr(p, parameter))
+    for type_p, type_q in pairs:
+        register_kl(type_p, type_q)(infinite)
+
+
+_register_infinite([(Beta, Pareto)], "concentration1")
+_register_infinite([(ContinuousBernoulli, Pareto)], "probs")
+_register_infinite([(Exponential, ContinuousBernoulli), (Exponential, Pareto)], "rate")
+_register_infinite([(Gamma, ContinuousBernoulli), (Gamma, Pareto)], "concentration")
+_register_infinite([(Gumbel, ContinuousBernoulli), (Gumbel, Pareto),
+                    (Laplace, ContinuousBernoulli), (Laplace, Pareto),
+                    (Normal, ContinuousBernoulli), (Normal, Pareto)], "loc")
+_register_infinite([(Pareto, Beta), (Pareto, ContinuousBernoulli), (Pareto, Uniform)],
+                   "scale")
+
+
+def _check_same_event_shape(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with different event shapes "
+                         "cannot be computed")
+
+
+def _lowrank_terms(q, diff):
+    """``log det Sigma_q`` and the Mahalanobis term of ``diff`` under a low-rank ``q``."""
+    W, Dq, C = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+    return _lowrank_logdet(W, Dq, C), _lowrank_mahalanobis(W, Dq, diff, C)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    _check_same_event_shape(p, q, "Low Rank Multivariate Normals")
+    logdet_q, mahalanobis = _lowrank_terms(q, q.loc - p.loc)
+    logdet_p = _lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag,
+                               p._capacitance_tril)
+    # trace(Sigma_q^-1 Sigma_p), with Sigma_q^-1 = D^-1 - A^T A by Woodbury
+    A = _solve_capacitance(q._capacitance_tril, q._unbroadcasted_cov_factor,
+                           q._unbroadcasted_cov_diag)
+    Wp, Dp, Dq = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, \
+        q._unbroadcasted_cov_diag
+    trace = ((Dp / Dq).sum(-1)
+             + _batch_trace_XXT(Wp * Dq.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A * Dp.sqrt().unsqueeze(-2))
+             - _batch_trace_XXT(A.matmul(Wp)))
+    return 0.5 * (logdet_q - logdet_p + trace + mahalanobis - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mvn_lowrank(p, q):
+    _check_same_event_shape(p, q, "(Low Rank) Multivariate Normals")
+    logdet_q, mahalanobis = _lowrank_terms(q, q.loc - p.loc)
+    Lp = p._unbroadcasted_scale_tril
+    logdet_p = 2 * Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    A = _solve_capacitance(q._capacitance_tril, q._unbroadcasted_cov_factor,
+                           q._unbroadcasted_cov_diag)
+    trace = (_batch_trace_XXT(Lp * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A.matmul(Lp)))
+    return 0.5 * (logdet_q - logdet_p + trace + mahalanobis - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p, q):
+    _check_same_event_shape(p, q, "(Low Rank) Multivariate Normals")
+    Lq = q._unbroadcasted_scale_tril
+    logdet_q = 2 * Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    logdet_p = _lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag,
+                               p._capacitance_tril)
+    mahalanobis = _batch_mahalanobis(Lq, q.loc - p.loc)
+    batch = tuple(ember.broadcast_shapes(tuple(Lq.shape[:-2]),
+                                         tuple(p._unbroadcasted_cov_factor.shape[:-2])))
+    n = p.event_shape[0]
+    Lq_b = Lq.expand(batch + (n, n))
+    Wp = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.shape[-1]))
+    sqrt_Dp = ember.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
+    trace = _batch_trace_XXT(_tril_solve(Lq_b, Wp)) + _batch_trace_XXT(_tril_solve(Lq_b,
+                                                                                   sqrt_Dp))
+    return 0.5 * (logdet_q - logdet_p + trace + mahalanobis - p.event_shape[0])

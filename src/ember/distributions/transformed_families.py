@@ -14,8 +14,13 @@ import ember
 from . import constraints
 from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform, \
-    StickBreakingTransform
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ExpTransform,
+    PowerTransform,
+    StickBreakingTransform,
+)
 from .utils import broadcast_all
 
 __all__ = ["HalfNormal", "HalfCauchy", "Weibull", "Pareto", "Kumaraswamy", "InverseGamma",
