@@ -584,7 +584,7 @@ shifted_chebyshev_polynomial_u = _polynomial(
 shifted_chebyshev_polynomial_v = _polynomial(
     "shifted_chebyshev_polynomial_v", _chebyshev("v", 6, shifted=True),
     "The shifted Chebyshev polynomial of the third kind ``V_n(2x - 1)``.",
-    _POLY_EXAMPLE.format("shifted_chebyshev_polynomial_v", "1."))
+    _POLY_EXAMPLE.format("shifted_chebyshev_polynomial_v", "-1."))
 shifted_chebyshev_polynomial_w = _polynomial(
     "shifted_chebyshev_polynomial_w", _chebyshev("w", 4, shifted=True),
     "The shifted Chebyshev polynomial of the fourth kind ``W_n(2x - 1)``.",
