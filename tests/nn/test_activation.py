@@ -491,3 +491,23 @@ def test_meta_prelu_and_modules():
     assert tuple(F.log_softmax(e, 1, dtype=ember.float64).shape) == (2, 3, 4)
     assert F.log_softmax(e, 1, dtype=ember.float64).dtype is ember.float64
 
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_float32_large_input_values_and_grads(approximate):
+    # more elements than one block of the blockwise float32 kernels, tails included
+    x = np.concatenate([_input((70000,), seed=5, dtype=np.float32),
+                        np.linspace(-12, 12, 4000, dtype=np.float32)]).reshape(-1, 8)
+    assert_grads_match(lambda t: F.gelu(t, approximate=approximate),
+                       lambda t: TF.gelu(t, approximate=approximate), x, rtol=1.3e-6,
+                       atol=1e-5)
+
+
+def test_gelu_backward_is_its_own_node_with_torch_name():
+    x = ember.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    (g,) = ember.autograd.grad(F.gelu(x).sum(), x, create_graph=True)
+    assert g.grad_fn.name() == "GeluBackwardBackward0"
+    t = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    (tg,) = torch.autograd.grad(TF.gelu(t).sum(), t, create_graph=True)
+    assert g.grad_fn.name() == tg.grad_fn.name()
+    assert_same(g, tg)

@@ -105,6 +105,38 @@ def test_double_backward_1d_3d():
                        double_backward=True)
 
 
+# (k, cin, cout, kernel, stride, padding, dilation, groups): the layouts of the one-GEMM
+# kernels: 1x1 (the input is its own column matrix), strided (col2im input gradient),
+# grouped, dilated and asymmetric flat grids, >= 8 channels (flipped-convolution input grad)
+_LAYOUTS = [
+    (2, 8, 16, (1, 1), 1, 0, 1, 2),
+    (2, 16, 8, (1, 1), 2, 0, 1, 1),
+    (2, 16, 16, (3, 3), 2, 1, 1, 2),
+    (2, 8, 8, (3, 3), 1, 1, 1, 1),
+    (2, 16, 8, (3, 2), 1, (2, 0), (2, 3), 2),
+    (1, 8, 8, (5,), 1, 2, 1, 1),
+    (3, 8, 8, (3, 2, 3), 1, (1, 0, 2), (1, 2, 1), 1),
+    (3, 8, 4, (2, 2, 2), 2, 1, 1, 2),
+]
+
+
+@pytest.mark.parametrize("layout", _LAYOUTS, ids=[str(i) for i in range(len(_LAYOUTS))])
+def test_gemm_layouts_values_grads_and_double_backward(layout):
+    k, cin, cout, kernel, stride, padding, dilation, groups = layout
+    spatial = {1: (11,), 2: (9, 8), 3: (6, 5, 7)}[k]
+    x, w, b = _arrays(k, False, cin, cout, groups, True, seed=11, kernel=kernel,
+                      spatial=spatial, n=3)
+    name = _FN[(k, False)]
+    fe = _call(getattr(F, name), False, stride, padding, dilation, groups, 0)
+    ft = _call(getattr(TF, name), False, stride, padding, dilation, groups, 0)
+    assert_grads_match(fe, ft, x, w, b, double_backward=True)
+    # float32 at a training-like size: the same kernels, float32 tolerances
+    x32, w32, _ = _arrays(k, False, cin, cout, groups, False, seed=12, kernel=kernel, n=8,
+                          spatial=tuple(2 * s for s in spatial))
+    x32, w32 = x32.astype(np.float32), w32.astype(np.float32)
+    assert_grads_match(fe, ft, x32, w32, rtol=1e-4, atol=1e-4)
+
+
 def test_grad_of_grad_matches_autograd_gradgradcheck():
     rng = np.random.default_rng(7)
     x = ember.tensor(rng.standard_normal((1, 2, 5, 4)), requires_grad=True)

@@ -482,3 +482,30 @@ def test_relu_op_meta_and_inplace_after_batchnorm():
     e(xe).sum().backward()
     t(xt).sum().backward()
     assert_same(xe.grad, xt.grad)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_layer_norm_first_order_grads_multi_dim(dtype):
+    # first-order backward (no create_graph) runs the fused kernel; two normalized dims
+    rng = _rng(4)
+    x = (rng.standard_normal((5, 3, 4, 6)) * 2 + 1).astype(dtype)
+    w, b = rng.standard_normal((4, 6)).astype(dtype), rng.standard_normal((4, 6)).astype(dtype)
+    tol = {} if dtype == "float64" else {"rtol": 1e-5, "atol": 1e-5}
+    assert_grads_match(lambda x, w, b: F.layer_norm(x, [4, 6], w, b, eps=1e-4),
+                       lambda x, w, b: TF.layer_norm(x, [4, 6], w, b, eps=1e-4), x, w, b,
+                       **tol)
+
+
+def test_layer_norm_grad_fn_and_double_backward_multi_dim():
+    rng = _rng(5)
+    x, w, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 4)), \
+        rng.standard_normal((3, 4))
+    assert_grads_match(lambda x, w, b: F.layer_norm(x, [3, 4], w, b),
+                       lambda x, w, b: TF.layer_norm(x, [3, 4], w, b), x, w, b,
+                       double_backward=True)
+    xe = ember.tensor(x, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    ones, zeros = ember.ones(4, dtype=ember.float64), ember.zeros(4, dtype=ember.float64)
+    assert F.layer_norm(xe, [4], ones, zeros).grad_fn.name() == \
+        TF.layer_norm(xt, [4], torch.ones(4, dtype=torch.float64),
+                      torch.zeros(4, dtype=torch.float64)).grad_fn.name()

@@ -381,6 +381,79 @@ def _check_affine_shape(t, name, normalized_shape):
                            f"{list(normalized_shape)}")
 
 
+def _ln_stats_meta(x, *, size, eps):
+    rows = (x.size // size if size else 0,)
+    return (rows, x.dtype), (rows, x.dtype)
+
+
+@defop("_layer_norm_stats", meta=_ln_stats_meta, multi_output=True, save_inputs=False)
+def _ln_stats_op(xp, x, *, size, eps):
+    """Mean and ``1 / sqrt(var + eps)`` of each row of ``x`` viewed as (M, size), two passes
+    (no gradient: :func:`_ln_train_op` takes them as constants)."""
+    rows = x.reshape(-1, size)
+    mean = rows.mean(axis=1)
+    xc = rows - mean[:, None]
+    var = xp.einsum("md,md->m", xc, xc) / size
+    rstd = 1.0 / xp.sqrt(var + eps)
+    return mean.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
+
+
+@defop("_layer_norm", grad_name="NativeLayerNormBackward0",
+       meta=lambda x, weight, bias, mean, rstd, *, size, eps: (x.shape, x.dtype))
+def _ln_train_op(xp, x, weight, bias, mean, rstd, *, size, eps):
+    """Layer norm of ``x`` given each row's ``mean`` and ``rstd`` (made with ``eps``, which
+    the derivative needs again): four passes."""
+    y = x.reshape(-1, size) - mean[:, None]
+    y *= rstd[:, None]
+    y *= weight.reshape(-1).astype(x.dtype, copy=False)
+    y += bias.reshape(-1).astype(x.dtype, copy=False)
+    return y.reshape(x.shape)
+
+
+def _ln_backward_meta(g, x, weight, mean, rstd, *, size):
+    return (x.shape, x.dtype), (weight.shape, weight.dtype), (weight.shape, weight.dtype)
+
+
+@defop("_layer_norm_backward", meta=_ln_backward_meta, multi_output=True)
+def _ln_backward_op(xp, g, x, weight, mean, rstd, *, size):
+    """First-order gradients of :func:`_ln_train_op` (run only when no graph is recorded):
+    with ``xhat = (x - mean) * rstd`` and ``gw = g * weight``, per row
+    ``dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))``."""
+    g2 = g.reshape(-1, size)
+    xhat = x.reshape(-1, size) - mean[:, None]
+    xhat *= rstd[:, None]
+    gw = g2 * weight.reshape(-1).astype(x.dtype, copy=False)
+    row_mean = gw.mean(axis=1)
+    row_dot = xp.einsum("md,md->m", gw, xhat) / size
+    dweight = xp.einsum("md,md->d", g2, xhat)
+    xhat *= row_dot[:, None]
+    gw -= row_mean[:, None]
+    gw -= xhat
+    gw *= rstd[:, None]
+    dbias = g2.sum(axis=0)
+    return (gw.reshape(x.shape), dweight.reshape(weight.shape).astype(weight.dtype, copy=False),
+            dbias.reshape(weight.shape).astype(weight.dtype, copy=False))
+
+
+@_ln_train_op.defderivative
+def _ln_train_derivative(ctx, grad, *, size, eps):
+    x, weight, _, mean, rstd = ctx.inputs
+    if not grad_mode.is_grad_enabled():
+        return _ln_backward_op(grad, x, weight, mean, rstd, size=size) + (None, None)
+    # Under create_graph: the same formula with ember ops, the statistics recomputed from ``x``
+    # so that double backward sees their dependence on the input.
+    k = weight.ndim
+    dims = tuple(range(x.ndim - k, x.ndim))
+    batch = tuple(range(x.ndim - k))
+    xc, _, var = _moments(x, dims)
+    xhat = xc * (var + eps).rsqrt()
+    gw = grad * weight.to(x.dtype)
+    dx = (var + eps).rsqrt() * (gw - _mean(gw, dims) - xhat * _mean(gw * xhat, dims))
+    dweight = (grad * xhat).sum(batch) if batch else grad * xhat
+    dbias = grad.sum(batch) if batch else grad
+    return dx, dweight, dbias, None, None
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """Layer normalization over the last ``len(normalized_shape)`` dims.
 
@@ -395,6 +468,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     _check_affine_shape(bias, "bias", normalized_shape)
     _check_mixed(input, weight, bias)
     x = _compute(input, "LayerNormKernelImpl")
+    if weight is not None and bias is not None and x.numel() and \
+            _forward_ad._state.level is None:
+        size = x.numel() // math.prod(x.shape[:x.ndim - len(dims)])
+        mean, rstd = _ln_stats_op(x, size=size, eps=float(eps))
+        return _finish(_ln_train_op(x, weight, bias, mean, rstd, size=size, eps=float(eps)),
+                       input)
     xc, _, var = _moments(x, dims)
     y = xc * (var + eps).rsqrt()
     if weight is not None:
