@@ -391,3 +391,22 @@ def test_missing_onnx_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ImportError, match=r"pip install onnx"):
         _export(ember.nn.ReLU(), (ember.randn(2),))
+
+
+def test_script_module_function_and_bound_forward():
+    model, _ = _pair(_mlp)
+    x = ember.randn(3, 6)
+    expected = _numpy(model(x))
+    traced = ember.jit.trace(model, x)
+    for target in (traced, model.forward):
+        data = _export(target, (x,))
+        graph = onnx.load_from_string(data).graph
+        assert [i.name for i in graph.input] == ["input"]
+        assert {t.name for t in graph.initializer} >= {"0.bias", "3.bias", "6.bias"}
+        np.testing.assert_allclose(_run(data, {"input": x.numpy()})[0], expected,
+                                   rtol=1e-5, atol=1e-6)
+    scaled = ember.jit.trace(lambda a, b: a * 2 + b, (x, x))
+    data = _export(scaled, (x, x))
+    assert [i.name for i in onnx.load_from_string(data).graph.input] == ["a", "b"]
+    np.testing.assert_allclose(_run(data, {"a": x.numpy(), "b": x.numpy()})[0],
+                               _numpy(x * 2 + x), rtol=1e-6)

@@ -157,6 +157,7 @@ def export_model_proto(model, args=(), *, kwargs=None, input_names=None, output_
         raise NotImplementedError("ember.onnx.export traces positional inputs only: pass "
                                   "the inputs in args")
     inputs = _as_inputs(args)
+    model = _owner_of_forward(model)
     with _export_mode(), _training_mode(model, training):
         names = _input_names(model, inputs, input_names)
         axes = _parse_dynamic_axes(dynamic_axes, names, output_names)
@@ -197,6 +198,16 @@ def _as_inputs(args):
     return tuple(args)
 
 
+def _owner_of_forward(model):
+    """The module itself for ``module.forward`` (exported as the module, as torch does)."""
+    from ..nn.modules.module import Module
+
+    owner = getattr(model, "__self__", None)
+    if isinstance(owner, Module) and getattr(model, "__name__", None) == "forward":
+        return owner
+    return model
+
+
 @contextlib.contextmanager
 def _export_mode():
     _exporting.append(True)
@@ -226,9 +237,13 @@ def _input_names(model, inputs, input_names):
     from ..jit import _input_names as signature_names
     from ..nn.modules.module import Module
 
-    fn = model.forward if isinstance(model, Module) else model
     names = list(input_names or [])[:len(inputs)]
-    defaults = signature_names(fn, len(inputs))
+    graph = getattr(model, "graph", None)  # a ScriptModule/ScriptFunction: its input names
+    if graph is not None and len(graph.inputs) == len(inputs):
+        defaults = [v.debug_name() for v in graph.inputs]
+    else:
+        defaults = signature_names(model.forward if isinstance(model, Module) else model,
+                                   len(inputs))
     for default in defaults[len(names):]:
         name, k = default, 1
         while name in names:

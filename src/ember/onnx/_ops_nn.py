@@ -195,6 +195,35 @@ def _adaptive_max_pool(ctx, x, nd, out):
     return ctx.op("MaxPool", x, kernel_shape=kernel, strides=kernel), None
 
 
+# ---------------------------------------------------------------- layer norm
+
+
+def _rows(ctx, x, size):
+    return ctx.op("Reshape", x, ctx.int64s([-1, size]))
+
+
+@symbolic("_layer_norm_stats")
+def _layer_norm_stats(ctx, x, size, eps):
+    # each row of x viewed as (-1, size): its mean and 1 / sqrt(biased variance + eps)
+    dtype = ctx.out_dtype()
+    rows = _rows(ctx, x, size)
+    mean = ctx.reduce("ReduceMean", rows, [1], False)
+    centred = ctx.op("Sub", rows, ctx.unsqueeze(mean, [1]))
+    variance = ctx.reduce("ReduceMean", ctx.op("Mul", centred, centred), [1], False)
+    rstd = ctx.op("Reciprocal", ctx.op("Sqrt", ctx.op("Add", variance, ctx.scalar(eps, dtype))))
+    return mean, rstd
+
+
+@symbolic("_layer_norm")
+def _layer_norm(ctx, x, weight, bias, mean, rstd, size, eps):
+    normed = ctx.op("Mul", ctx.op("Sub", _rows(ctx, x, size), ctx.unsqueeze(mean, [1])),
+                    ctx.unsqueeze(rstd, [1]))
+    flat = ctx.int64s([-1])
+    y = ctx.op("Add", ctx.op("Mul", normed, ctx.op("Reshape", weight, flat)),
+               ctx.op("Reshape", bias, flat))
+    return ctx.op("Reshape", y, ctx.op("Shape", x))  # back to x's shape, whatever its size
+
+
 # ---------------------------------------------------------------- embedding
 
 
