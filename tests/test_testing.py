@@ -88,6 +88,8 @@ CASES = {
     "ordered-vs-dict": lambda L: (OrderedDict(x=L.tensor(1.0), y=2.0), {"y": 2.0,
                                                                          "x": L.tensor(1.0)}),
     "type-error-wins": lambda L: ([L.tensor([1.0]), "a"], [L.tensor([2.0]), "b"]),
+    "requires-grad": lambda L: (L.tensor([1.0, 2.0], requires_grad=True) * 2,
+                                L.tensor([2.0, 4.5])),
     "parameter-vs-tensor": lambda L: (_param(L, [1.0, 2.0]), L.tensor([1.0, 2.0])),
     "meta-shape-only": lambda L: (L.empty(2, device="meta"), L.empty(2, device="meta")),
     "meta-vs-cpu": lambda L: (L.empty(2, device="meta"), L.zeros(2)),

@@ -17,7 +17,7 @@ __all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
            "fuse_linear_bn_weights"]
 
 
-def _check_eval_and_statistics(layer, bn):
+def _check_eval(layer, bn):
     if layer.training or bn.training:
         raise AssertionError("Fusion only for eval!")
 
@@ -41,7 +41,7 @@ def fuse_conv_bn_eval(conv, bn, transpose=False):
         >>> bool(ember.allclose(fused(x), bn(conv(x)), atol=1e-6))
         True
     """
-    _check_eval_and_statistics(conv, bn)
+    _check_eval(conv, bn)
     fused = copy.deepcopy(conv)
     _check_running_statistics(bn)
     fused.weight, fused.bias = fuse_conv_bn_weights(
@@ -85,7 +85,7 @@ def fuse_linear_bn_eval(linear, bn):
         >>> fused.weight.shape
         ember.Size([3, 4])
     """
-    _check_eval_and_statistics(linear, bn)
+    _check_eval(linear, bn)
     fused = copy.deepcopy(linear)
     if linear.out_features != bn.num_features and bn.num_features != 1:
         raise AssertionError("To fuse, linear.out_features == bn.num_features or "
