@@ -587,3 +587,29 @@ def test_results_while_the_first_trace_runs_are_empty_as_torch():
             lib.ones(2) + 1
             assert list(prof.events()) == [] and list(prof.key_averages()) == []
         assert "aten::add" in [e.name for e in prof.events()]
+
+
+def test_a_range_counts_the_memory_of_everything_inside_it():
+    torch_prof, ember_prof = profile_both(small_program, profile_memory=True)
+
+    def block(prof):
+        event = next(e for e in prof.events() if e.name == "block")
+        return event.cpu_memory_usage, event.self_cpu_memory_usage
+
+    assert block(ember_prof) == block(torch_prof) == (4 * 64 + 4, 0)  # 4 results of 4x4, a sum
+
+
+def test_convolution_event_matches_torchs_inner_convolution():
+    def program(lib, a, b):
+        lib.nn.functional.conv2d(lib.ones(1, 2, 5, 5), lib.ones(3, 2, 3, 3))
+
+    torch_prof, ember_prof = profile_both(program, record_shapes=True, with_flops=True)
+
+    def convolution(prof):
+        events = [e for e in prof.events() if e.name == "aten::convolution"]
+        return len(events), events[0].input_shapes[:2]
+
+    assert convolution(ember_prof) == convolution(torch_prof)
+    torch_flops = next(e.flops for e in torch_prof.events() if e.name == "aten::conv2d")
+    assert next(e.flops for e in ember_prof.events() if e.name == "aten::convolution") == \
+        torch_flops == 2 * (3 * 3 * 3) * (2 * 3 * 3)
