@@ -7,9 +7,16 @@ validation with torch's messages; :func:`kl_divergence` dispatches on the pair o
 Sampling draws the same primitive torch draws (``normal_``, ``uniform_``, ``exponential_``,
 ``cauchy_``, ``bernoulli``, ``multinomial``, ``poisson``) in the same order, so after the same
 ``manual_seed`` ember's samples equal torch's for Normal, Uniform, Exponential, Laplace, Cauchy,
-LogNormal, Gumbel, Bernoulli, Geometric, Categorical, OneHotCategorical, Poisson,
-MultivariateNormal, Independent and MixtureSameFamily. Gamma, Beta, Dirichlet and Binomial use
-ember's own samplers (torch's are its own too): reproducible, but not torch's numbers.
+LogNormal, Gumbel, Bernoulli, Geometric, Categorical, OneHotCategorical(StraightThrough),
+Poisson, MultivariateNormal, LowRankMultivariateNormal, Independent, MixtureSameFamily,
+HalfNormal, HalfCauchy, Weibull, Pareto, Kumaraswamy, LogisticNormal, GeneralizedPareto,
+ContinuousBernoulli, VonMises, RelaxedBernoulli, RelaxedOneHotCategorical and Multinomial.
+Gamma, Beta, Dirichlet and Binomial use ember's own samplers (torch's are its own too):
+reproducible, but not torch's numbers; so do the families built on them (Chi2, StudentT,
+FisherSnedecor, InverseGamma, NegativeBinomial, Wishart, LKJCholesky).
+
+:func:`biject_to` and :func:`transform_to` map each constraint to a transform onto it, with
+torch's choices.
 
 Example::
 
