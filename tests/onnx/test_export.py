@@ -271,7 +271,7 @@ def _many_ops(fw, x):
             x.view(-1), fw.cat([x, x * 2], 0), fw.stack([x, x], 1), x.tril(), x.triu(1),
             fw.where(x > 0, x, 0.0), x.masked_fill(x > 0, -1.0), (x > 0) & (x < 0.5),
             x.to(fw.float64), x.int() + 1, (x * 3).int() // 2, (x * 5).long() % 3,
-            fw.einsum("ij,kj->ik", x, x), x @ x.t())
+            fw.einsum("ij,kj->ik", x, x), x @ x.t(), fw.addmm(x[:, 0], x, x.t(), beta=0.5, alpha=2.))
 
 
 @pytest.mark.parametrize("opset", [14, 17, 20])
