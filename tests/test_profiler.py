@@ -613,3 +613,25 @@ def test_convolution_event_matches_torchs_inner_convolution():
     torch_flops = next(e.flops for e in torch_prof.events() if e.name == "aten::conv2d")
     assert next(e.flops for e in ember_prof.events() if e.name == "aten::convolution") == \
         torch_flops == 2 * (3 * 3 * 3) * (2 * 3 * 3)
+
+
+def test_traced_modules_record_the_ops_they_run():
+    model = ember.nn.Linear(4, 2)
+    traced = ember.jit.trace(model, ember.ones(3, 4))
+    names = []
+    for fn in (model, traced):
+        with ember.profiler.profile() as prof:
+            fn(ember.ones(3, 4))
+        names.append([e.name for e in prof.events()])
+    assert names[0] == names[1] and "aten::mm" in names[0]
+
+
+def test_nested_profilers_each_see_their_own_span():
+    with ember.profiler.profile() as outer:
+        ember.ones(2) * 2
+        with ember.profiler.profile() as inner:
+            ember.ones(2) + 1
+        ember.ones(2) - 1
+    assert [e.name for e in inner.events()] == ["aten::add"]
+    assert [e.name for e in outer.events()] == ["aten::mul", "aten::add", "aten::sub"]
+    assert _recorder.state.recorder is None
