@@ -1,17 +1,22 @@
 """nn.functional: convolutions (conv1d/2d/3d, conv_transpose1d/2d/3d) and fold/unfold.
 
 Convolution is im2col + GEMM: the (zero-padded) input is viewed through ``as_strided`` as its
-sliding windows, the windows are copied once, in the input's own ``(N, C, *K, *O)`` order, and
-multiplied by the weight in one GEMM per sample (a stacked ``matmul`` over samples and groups)
-whose result is already in ``(N, Cout, *O)`` order. Three primitive ops share that machinery and
-differentiate into one another, so that gradients of any order are convolutions:
+sliding windows, the windows are copied once into a ``(C * K, N * positions)`` matrix and
+multiplied by the weight in one GEMM over all samples (per group); the ``(Cout, N, ...)``
+result is transposed back to ``(N, Cout, *O)`` by one copy. With stride 1 the positions are
+the padded input's own flattened grid, in which every kernel tap is a constant shift, so the
+im2col copy reads long contiguous runs (the few extra positions at the end of each row are
+computed and cropped). A 1x1 convolution with stride 1 and no padding needs no copy: the
+input is its own column matrix.
+Three primitive ops share that machinery and differentiate into one another, so that
+gradients of any order are convolutions:
 
 * ``convolution(x, w)``: the forward convolution, ``y = x * w``;
 * ``convolution_input_grad(gy, w)``: its adjoint in ``x`` (the transposed convolution): for
   stride 1 (and enough channels) a convolution of ``gy`` with the flipped kernel, otherwise a
   GEMM and col2im (one strided add per kernel tap, clipped to the unpadded input);
 * ``convolution_weight_grad(x, gy)``: its adjoint in ``w``: one GEMM whose reduction runs over
-  all samples and positions (windows of ``x`` in ``(C, *K, N, *O)`` order times ``gy``).
+  all samples and positions (the same column matrix of ``x`` times ``gy`` transposed).
 
 With ``T(x, w, y) = <conv(x, w), y>`` trilinear, each op's derivative is one of the others.
 ``unfold``/``fold`` are the im2col/col2im pair on their own, adjoint to each other.
