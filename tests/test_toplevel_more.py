@@ -587,3 +587,169 @@ def test_signal_windows(name):
     assert_same(w_e.exponential(5, tau=2.0, center=1.0, sym=False),
                 w_t.exponential(5, tau=2.0, center=1.0, sym=False), rtol=1e-5, atol=1e-6)
     _raises_like(lambda: w_e.exponential(5, center=1.0), lambda: w_t.exponential(5, center=1.0))
+
+
+# ---------------------------------------------------------------- index additions
+
+
+def test_unravel_index():
+    for indices, shape in (([4, 1, 7], (3, 3)), (5, (2, 3)), ([9, -1, -7], (3, 3)),
+                           ([[0, 11], [5, 6]], (2, 3, 2)), ([1], 4), ([1], ())):
+        e, t = make_pair(np.array(indices))
+        assert_same(ember.unravel_index(e, shape), torch.unravel_index(t, shape))
+    e, t = make_pair(np.array([1, 2], np.int32))
+    assert_same(ember.unravel_index(e, (2, 2)), torch.unravel_index(t, (2, 2)))
+    e, t = make_pair(np.array([1.0]))
+    _raises_like(lambda: ember.unravel_index(e, (3,)), lambda: torch.unravel_index(t, (3,)),
+                 "integer dtype")
+    e, t = make_pair(np.array([1]))
+    _raises_like(lambda: ember.unravel_index(e, (3, -3)),
+                 lambda: torch.unravel_index(t, (3, -3)), "negative")
+    _raises_like(lambda: ember.unravel_index(e, (0, 2)),
+                 lambda: torch.unravel_index(t, (0, 2)), "ZeroDivisionError")
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce(reduce, include_self):
+    a = RNG.standard_normal((4, 3))
+    src = RNG.standard_normal((5, 3))
+    idx = np.array([0, 2, 0, 3, 2])
+    (ae, at), (se, st) = make_pair(a), make_pair(src)
+    ie, it = make_pair(idx)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: "index_reduce() is in beta"
+        assert_same(ember.index_reduce(ae, 0, ie, se, reduce, include_self=include_self),
+                    torch.index_reduce(at, 0, it, st, reduce, include_self=include_self))
+        assert_same(ae.t().index_reduce(1, ie, se.t(), reduce, include_self=include_self),
+                    at.t().index_reduce(1, it, st.t(), reduce, include_self=include_self))
+        ce, ct = ae.clone(), at.clone()
+        assert ce.index_reduce_(0, ie, se, reduce, include_self=include_self) is ce
+        ct.index_reduce_(0, it, st, reduce, include_self=include_self)
+        assert_same(ce, ct)
+        ints = [make_pair(np.array(x)) for x in ([[1, 1], [1, 1], [1, 1]], [[2, 5], [2, 3],
+                                                                            [4, 4]])]
+        (ne, nt), (me, mt) = ints
+        assert_same(ne.index_reduce(0, ember.tensor([0, 0, 2]), me, reduce,
+                                    include_self=include_self),
+                    nt.index_reduce(0, torch.tensor([0, 0, 2]), mt, reduce,
+                                    include_self=include_self))
+        assert_grads_match(
+            lambda x, s: ember.index_reduce(x, 0, ember.tensor(idx), s, reduce,
+                                            include_self=include_self),
+            lambda x, s: torch.index_reduce(x, 0, torch.tensor(idx), s, reduce,
+                                            include_self=include_self), a, src)
+
+
+def test_index_reduce_errors():
+    (ae, at), (se, st) = make_pair(np.ones((3, 2))), make_pair(np.full((3, 2), 2.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for index, reduce in ((np.array([0, 0, 2]), "sum"), (np.array([0.0, 0, 2]), "mean"),
+                              (np.array([0, 0, 5]), "mean"), (np.array([0, 0]), "mean"),
+                              (np.array([0, -1, 1]), "amax")):
+            _raises_like(lambda: ember.index_reduce(ae, 0, ember.tensor(index), se, reduce),
+                         lambda: torch.index_reduce(at, 0, torch.tensor(index), st, reduce))
+
+
+SCATTERS = [
+    ("slice_scatter", (4, 5), (2, 5), (0, 1, 3)),
+    ("slice_scatter", (4, 5), (4, 2), (1, None, None, 3)),
+    ("slice_scatter", (4, 5), (4, 4), (-1, 1)),
+    ("select_scatter", (4, 5), (5,), (0, -1)),
+    ("select_scatter", (4, 5), (4,), (1, 2)),
+    ("diagonal_scatter", (4, 5), (4,), ()),
+    ("diagonal_scatter", (4, 5), (3,), (2,)),
+    ("diagonal_scatter", (3, 4, 5), (4, 3), (0, 0, 2)),
+    ("as_strided_scatter", (6,), (2, 2), ((2, 2), (1, 2), 1)),
+    ("as_strided_scatter", (3, 4), (3, 2), ((3, 2), (4, 2))),
+]
+
+
+@pytest.mark.parametrize("name,shape,src_shape,args", SCATTERS)
+def test_view_scatters(name, shape, src_shape, args):
+    a, src = RNG.standard_normal(shape), RNG.standard_normal(src_shape)
+    (ae, at), (se, st) = make_pair(a), make_pair(src)
+    fe, ft = getattr(ember, name), getattr(torch, name)
+    re = fe(ae, se, *args)
+    assert_same(re, ft(at, st, *args))
+    assert_same(getattr(ae, name)(se, *args), getattr(at, name)(st, *args))
+    assert re.data_ptr() != ae.data_ptr() and re.is_contiguous()
+    oracle = ft
+    if name == "as_strided_scatter":
+        # torch 2.13's AsStridedScatterBackward gives the input the gradient of the written
+        # positions instead of the others; the oracle is the same function as a flat scatter
+        def oracle(x, s, size, stride, offset=0):
+            positions = torch.arange(x.numel()).as_strided(size, stride, offset).reshape(-1)
+            return x.reshape(-1).scatter(0, positions, s.reshape(-1)).reshape(x.shape)
+    assert_grads_match(lambda x, s: fe(x, s, *args), lambda x, s: oracle(x, s, *args), a, src,
+                       double_backward=True)
+    bad = np.zeros((7,))
+    _raises_like(lambda: fe(ae, ember.tensor(bad), *args), lambda: ft(at, torch.tensor(bad), *args),
+                 "expected src to have a size equal to the slice of self")
+
+
+# ---------------------------------------------------------------- *_copy forms
+
+
+COPIES = [
+    ("view_copy", (2, 6), ((3, 4),)), ("permute_copy", (2, 3, 4), ((2, 0, 1),)),
+    ("expand_copy", (3, 1), ((2, 3, 4),)), ("squeeze_copy", (1, 3, 1), ()),
+    ("squeeze_copy", (1, 3, 1), (2,)), ("unsqueeze_copy", (3, 2), (1,)),
+    ("t_copy", (3, 2), ()), ("transpose_copy", (2, 3, 4), (0, 2)),
+    ("diagonal_copy", (3, 4), (1,)), ("select_copy", (3, 4), (1, -1)),
+    ("slice_copy", (5, 4), (0, 1, 5, 2)), ("unfold_copy", (7,), (0, 3, 2)),
+    ("alias_copy", (2, 3), ()), ("detach_copy", (2, 3), ()),
+    ("as_strided_copy", (12,), ((3, 2), (1, 3), 1)),
+    ("split_copy", (5, 2), (2,)), ("split_with_sizes_copy", (5, 2), ([1, 4],)),
+    ("unbind_copy", (3, 2), (1,)),
+]
+
+
+@pytest.mark.parametrize("name,shape,args", COPIES)
+def test_copy_forms(name, shape, args):
+    a = RNG.standard_normal(shape)
+    e, t = make_pair(a)
+    re, rt = getattr(ember, name)(e, *args), getattr(torch, name)(t, *args)
+    assert_same(re, rt)
+    for r, s in zip(re if isinstance(re, tuple) else (re,), rt if isinstance(rt, tuple) else
+                    (rt,)):
+        assert r.stride() == s.stride() and (r.numel() == 0 or r.data_ptr() != e.data_ptr())
+    if name != "detach_copy":
+        def pick(out):
+            return out[0] if isinstance(out, tuple) else out
+        assert_grads_match(lambda x: pick(getattr(ember, name)(x, *args)),
+                           lambda x: pick(getattr(torch, name)(x, *args)), a)
+    if not isinstance(re, tuple):
+        out_e, out_t = ember.empty(0, dtype=ember.float64), torch.empty(0, dtype=torch.float64)
+        getattr(ember, name)(e, *args, out=out_e)
+        getattr(torch, name)(t, *args, out=out_t)
+        assert_same(out_e, out_t)
+
+
+def test_complex_view_copies():
+    e, t = make_pair(RNG.standard_normal((3, 2)))
+    assert_same(ember.view_as_complex_copy(e), torch.view_as_complex_copy(t))
+    ce, ct = ember.view_as_complex_copy(e), torch.view_as_complex_copy(t)
+    assert_same(ember.view_as_real_copy(ce), torch.view_as_real_copy(ct))
+    _raises_like(lambda: ember.view_copy(1, (1,)), lambda: torch.view_copy(1, (1,)), "Tensor")
+
+
+def test_unsafe_split_and_chunk():
+    a = RNG.standard_normal((5, 2))
+    e, t = make_pair(a)
+    assert_same(ember.unsafe_split(e, 2), torch.unsafe_split(t, 2))
+    assert_same(e.unsafe_split(2, 1), t.unsafe_split(2, 1))
+    assert_same(ember.unsafe_chunk(e, 2), torch.unsafe_chunk(t, 2))
+    assert_same(e.unsafe_chunk(3, 0), t.unsafe_chunk(3, 0))
+    assert_same(ember.unsafe_split_with_sizes(e, [1, 4]), torch.unsafe_split_with_sizes(t, [1, 4]))
+    # unlike split, their views may be changed in place while autograd records
+    xe, xt = make_pair(a, requires_grad=True)
+    pe, pt = (xe * 1).unsafe_split(2), (xt * 1).unsafe_split(2)
+    pe[0].mul_(3)
+    pt[0].mul_(3)
+    with pytest.raises(RuntimeError):
+        (xe * 1).split(2)[0].mul_(3)
+    ge = ember.autograd.grad(pe[0].sum() + pe[2].sum(), xe)[0]
+    gt = torch.autograd.grad(pt[0].sum() + pt[2].sum(), xt)[0]
+    assert_same(ge, gt)

@@ -1379,3 +1379,171 @@ for _fn in (scatter_add, scatter_reduce, index_add, index_copy, index_fill, mask
     setattr(Tensor, _fn.__name__ + "_", _inplace_method(_fn, _fn.__name__))
 Tensor.__getitem__ = _getitem
 Tensor.__setitem__ = _setitem
+
+
+# ================================================================ toplevel-helper section:
+# unravel_index, index_reduce, and the *_scatter ops (a copy of the input with a view of it
+# overwritten; differentiable through the in-place write on a fresh clone)
+
+__all__ += ["unravel_index", "index_reduce", "slice_scatter", "select_scatter",
+            "diagonal_scatter", "as_strided_scatter"]
+
+
+def unravel_index(indices, shape):
+    """The coordinates in a tensor of ``shape`` of the flat (row-major) ``indices``: a tuple
+    of int64 tensors, one per dim, shaped like ``indices``. As torch, indices wrap around
+    (``-1`` is the last element).
+
+    Example::
+
+        >>> ember.unravel_index(ember.tensor([4, 1, 7]), (3, 3))
+        (tensor([1, 0, 2]), tensor([1, 1, 1]))
+    """
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"unravel_index(): expected 'indices' to be a Tensor, but got "
+                        f"{type(indices).__name__}")
+    if indices.dtype.category != dt._INT:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got "
+                        f"{repr(indices.dtype).replace('ember.', 'torch.')}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    indices = indices.to(dt.int64)
+    coordinates, stride = [], 1
+    for size in reversed(shape):
+        coordinates.append(indices.div(stride, rounding_mode="floor").remainder(size))
+        stride *= size
+    return tuple(reversed(coordinates))
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    """Reduce the slices of ``source`` into ``input`` at positions ``index`` along ``dim``
+    with ``prod``, ``mean``, ``amax`` or ``amin`` (``include_self=False``: the old values of
+    the reached slices take no part).
+
+    Example::
+
+        >>> ember.ones(3).index_reduce(0, ember.tensor([0, 0, 2]), ember.tensor([2., 4., 8.]),
+        ...                            "prod")
+        tensor([8., 1., 8.])
+    """
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    dim = wrap_dim(dim, input._data.ndim)
+    if isinstance(index, Tensor) and index._data.dtype not in _INDEX_INT:
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{_short(index)}")
+    _check_index_along("index_reduce_", input, dim, index, source)
+    index = _to_device(index, input._device).to(dt.int64)
+    limit = input.shape[dim] if input.ndim else 1
+    if index.numel() and (int(index.max()) >= limit or int(index.min()) < 0):
+        raise IndexError("index out of range in self")
+    # each slice of ``source`` goes to one position: spread the index over source's shape
+    spread = index.reshape([-1 if d == dim else 1 for d in range(source.ndim)])
+    spread = spread.expand(source.shape) if source.ndim else spread.reshape(())
+    result = scatter_reduce(input, dim, spread, _to_device(source, input._device), reduce,
+                            include_self=include_self)
+    return write_out(result, out, "index_reduce")
+
+
+def _scatter_into_view(input, src, name, view_of):
+    """A copy of ``input`` whose view ``view_of(copy)`` holds ``src``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if not isinstance(src, Tensor):
+        raise TypeError(f"{name}(): argument 'src' (position 2) must be Tensor, not "
+                        f"{type(src).__name__}")
+    result = input.clone(memory_format=None)
+    target = view_of(result)
+    if tuple(target.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(target.shape)}")
+    target.copy_(src)
+    return result
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of ``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by
+    ``src``.
+
+    Example::
+
+        >>> ember.slice_scatter(ember.zeros(4), ember.ones(2), 0, 1, 3)
+        tensor([0., 1., 1., 0.])
+    """
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+
+    def view_of(t):
+        key = [slice(None)] * t.ndim
+        key[wrap_dim(dim, t.ndim)] = slice(start, end, step)
+        return t[tuple(key)]
+    return _scatter_into_view(input, src, "slice_scatter", view_of)
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of ``input`` with ``input.select(dim, index)`` replaced by ``src``.
+
+    Example::
+
+        >>> ember.select_scatter(ember.zeros(2, 2), ember.ones(2), 0, 0)
+        tensor([[1., 1.],
+                [0., 0.]])
+    """
+    return _scatter_into_view(input, src, "select_scatter", lambda t: t.select(dim, index))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of ``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src``.
+
+    Example::
+
+        >>> ember.diagonal_scatter(ember.zeros(2, 2), ember.ones(2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    return _scatter_into_view(input, src, "diagonal_scatter",
+                              lambda t: t.diagonal(offset, dim1, dim2))
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of ``input`` with ``input.as_strided(size, stride, storage_offset)`` replaced by
+    ``src`` (the geometry counts in the copy's contiguous storage).
+
+    Example::
+
+        >>> ember.as_strided_scatter(ember.zeros(4), ember.ones(2), (2,), (2,))
+        tensor([1., 0., 1., 0.])
+    """
+    def view_of(t):
+        return t.as_strided(size, stride, storage_offset)
+    # check the arguments on a throwaway copy, then scatter src into the flat positions the
+    # geometry addresses (a differentiable scatter: autograd through as_strided views of a
+    # clone would not give torch's gradient)
+    _scatter_into_view(input.detach() if isinstance(input, Tensor) else input,
+                       src.detach() if isinstance(src, Tensor) else src,
+                       "as_strided_scatter", view_of)
+    grids = np.indices(tuple(size), dtype=np.int64).reshape(len(size), -1)
+    positions = (storage_offset or 0) + (np.asarray(stride, np.int64)[:, None] * grids).sum(0)
+    index = Tensor._make(positions, input._device) if input._device.type == "cpu" else \
+        Tensor._make(positions, canonical_cpu()).to(input._device)
+    flat = input.reshape(-1)
+    return flat.scatter(0, index, src.reshape(-1).to(flat.dtype)).reshape(input.shape)
+
+
+def canonical_cpu():
+    from .._device import canonical
+
+    return canonical("cpu")
+
+
+Tensor.index_reduce = index_reduce
+Tensor.index_reduce_ = _inplace_method(index_reduce, "index_reduce")
+for _fn in (slice_scatter, select_scatter, diagonal_scatter, as_strided_scatter):
+    setattr(Tensor, _fn.__name__, _fn)
+del _fn
