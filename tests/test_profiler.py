@@ -635,3 +635,17 @@ def test_nested_profilers_each_see_their_own_span():
     assert [e.name for e in inner.events()] == ["aten::add"]
     assert [e.name for e in outer.events()] == ["aten::mul", "aten::add", "aten::sub"]
     assert _recorder.state.recorder is None
+
+
+def test_metadata_goes_into_the_trace_as_torch(tmp_path):
+    traces = []
+    for lib in (torch, ember):
+        with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU]) as prof:
+            lib.ones(2) + 1
+            prof.add_metadata("run", "baseline")  # torch keeps what is added while running
+            prof.add_metadata_json("config", '{"lr": 0.1}')
+        path = tmp_path / f"{lib.__name__}.json"
+        prof.export_chrome_trace(str(path))
+        trace = json.loads(path.read_text())
+        traces.append((trace["run"], trace["config"]))
+    assert traces[1] == traces[0]

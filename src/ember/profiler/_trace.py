@@ -21,7 +21,7 @@ def chrome_trace(events, info, path):
     trace_events = _metadata_events(pid, sorted({e.thread for e in events}))
     for index, event in enumerate(events):
         trace_events.append(_complete_event(event, index, pid))
-    return {
+    trace = {
         "schemaVersion": 1,
         "deviceProperties": [],
         "record_shapes": int(bool(info.get("record_shapes"))),
@@ -34,6 +34,8 @@ def chrome_trace(events, info, path):
         "traceEvents": trace_events,
         "traceName": os.fspath(path),
     }
+    trace.update(info.get("metadata", {}))  # entries from profile.add_metadata
+    return trace
 
 
 def _metadata_events(pid, threads, ts=0.0):

@@ -215,15 +215,21 @@ class _Profile:
 
     def export_chrome_trace(self, path):
         """Write the last trace as Chrome trace JSON (gzip-compressed for a ``.gz`` path)."""
-        self.events()._trace_info.update(self._metadata)
-        return self.events().export_chrome_trace(path)
+        events = self.events()
+        events._trace_info["metadata"] = dict(self._metadata)
+        return events.export_chrome_trace(path)
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """Write the recorded stacks (needs ``with_stack=True``) for flame-graph tools."""
         return self.events().export_stacks(path, metric)
 
     def add_metadata(self, key, value):
-        """Attach a string entry to the exported trace."""
+        """Attach a string entry to the exported trace (a top-level key of its JSON).
+
+        Example::
+
+            >>> prof.add_metadata("run", "baseline")              # doctest: +SKIP
+        """
         self._metadata[key] = value
 
     def add_metadata_json(self, key, value):
