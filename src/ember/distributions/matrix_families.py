@@ -250,10 +250,9 @@ class LKJCholesky(Distribution):
             y = self._beta.sample(sample_shape).unsqueeze(-1)
             normal = ember.randn(self._extended_shape(sample_shape), dtype=y.dtype,
                                  device=y.device).tril(-1)
-            direction = normal / normal.norm(dim=-1, keepdim=True)
-            # row 0 has no off-diagonal entries (its 0/0 direction is replaced by zeros)
-            first_row = ember.zeros_like(direction[..., :1, :])
-            direction = ember.cat([first_row, direction[..., 1:, :]], -2)
+            norm = normal.norm(dim=-1, keepdim=True)
+            # row 0 has no entries below the diagonal: its zero vector stays zero
+            direction = normal / ember.where(norm > 0, norm, ember.ones_like(norm))
             w = ember.sqrt(y) * direction
             tiny = ember.finfo(w.dtype).tiny
             diagonal = ember.clamp(1 - ember.sum(w ** 2, dim=-1), min=tiny).sqrt()
