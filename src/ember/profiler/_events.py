@@ -9,7 +9,6 @@ event's total time minus the total time of its direct children, as in torch.
 from __future__ import annotations
 
 import enum
-import gzip
 import json
 from collections import defaultdict
 
@@ -347,6 +346,8 @@ class EventList(list):
 
             >>> prof.export_chrome_trace("trace.json")            # doctest: +SKIP
         """
+        import gzip
+
         from ._trace import chrome_trace
 
         trace = chrome_trace(self, self._trace_info, path)

@@ -20,6 +20,8 @@ import sys
 import threading
 import time
 
+from ._events import build_event_list
+
 __all__ = ["record_function"]
 
 
@@ -284,8 +286,6 @@ class Session:
         """Stop recording; returns the session's events (an ``EventList``)."""
         recorder.detach(self)
         self.running = False
-        from ._events import build_event_list
-
         return build_event_list(self)
 
 

@@ -13,6 +13,7 @@ import os
 import time
 import warnings
 
+from ._events import EventList
 from ._recorder import Session, record_function
 
 __all__ = ["ProfilerAction", "ProfilerActivity", "profile", "schedule",
@@ -209,8 +210,6 @@ class _Profile:
             return self._events
         if self.session is None:
             raise AssertionError(f"Profiler must be initialized before {what}")
-        from ._events import EventList
-
         return EventList()
 
     def export_chrome_trace(self, path):
