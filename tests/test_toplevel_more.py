@@ -520,6 +520,7 @@ def test_vander_and_diagflat():
     assert_grads_match(lambda x: ember.diagflat(x, 1), lambda x: torch.diagflat(x, 1), m)
 
 
+@pytest.mark.filterwarnings("ignore:The given buffer is not writable")
 def test_frombuffer_shares_memory():
     import array
 
@@ -753,3 +754,126 @@ def test_unsafe_split_and_chunk():
     ge = ember.autograd.grad(pe[0].sum() + pe[2].sum(), xe)[0]
     gt = torch.autograd.grad(pt[0].sum() + pt[2].sum(), xt)[0]
     assert_same(ge, gt)
+
+
+# ---------------------------------------------------------------- Tensor methods
+
+
+def test_fill_diagonal_():
+    for shape, wrap in (((3, 4), False), ((7, 3), True), ((7, 3), False), ((2, 2, 2), False),
+                        ((4, 4), True)):
+        e, t = make_pair(np.zeros(shape))
+        assert e.fill_diagonal_(5.0, wrap) is e
+        assert_same(e, t.fill_diagonal_(5.0, wrap))
+    for shape in ((2, 3, 2), (3,)):
+        e, t = make_pair(np.zeros(shape))
+        _raises_like(lambda: e.fill_diagonal_(1), lambda: t.fill_diagonal_(1))
+    assert_grads_match(lambda x: (x * 1).fill_diagonal_(2.0), lambda x: (x * 1).fill_diagonal_(2.0),
+                       RNG.standard_normal((3, 3)))
+
+
+def test_tril_triu_inplace_and_conj_physical_():
+    a = RNG.standard_normal((3, 4))
+    for name, k in (("tril_", 0), ("tril_", -1), ("triu_", 1), ("triu_", -2)):
+        e, t = make_pair(a)
+        assert getattr(e, name)(k) is e
+        assert_same(e, getattr(t, name)(k))
+        assert_grads_match(lambda x: getattr(x * 1, name)(k), lambda x: getattr(x * 1, name)(k),
+                           a)
+    e, t = make_pair(np.array([1 + 2j, 3 - 1j]))
+    assert_same(e.conj_physical_(), t.conj_physical_())
+    assert_same(ember.conj_physical_(e), torch.conj_physical_(t))
+
+
+def test_cov_corrcoef_methods():
+    e, t = make_pair(RNG.standard_normal((3, 6)))
+    assert_same(e.cov(), t.cov())
+    assert_same(e.cov(correction=0), t.cov(correction=0))
+    assert_same(e.corrcoef(), t.corrcoef())
+
+
+def test_legacy_new():
+    for dtype in ("float32", "int32", "float64"):
+        e, t = make_pair(np.zeros(2, getattr(np, dtype)))
+        for args in ((2, 3), ([1, 2],), ((2, 3),), ()):
+            re, rt = e.new(*args), t.new(*args)
+            assert re.shape == rt.shape and re.dtype.name == str(rt.dtype)[6:]
+            if args and isinstance(args[0], (list, tuple)):
+                assert_same(re, rt)
+        assert e.new(ember.Size([4])).shape == (4,)
+        assert e.new(e).data_ptr() == e.data_ptr()
+    e, t = make_pair(np.zeros(2, np.float32))
+    _raises_like(lambda: e.new(ember.tensor([1, 2])), lambda: t.new(torch.tensor([1, 2])))
+
+
+def _owned_pair(array, requires_grad=False):
+    """torch.from_numpy memory cannot grow: torch's resize_ needs tensors that own theirs."""
+    return (ember.tensor(array, requires_grad=requires_grad),
+            torch.tensor(array, requires_grad=requires_grad))
+
+
+def test_resize_():
+    cases = [((6,), (2, 2), None), ((6,), (2, 4), None), ((4,), (2, 2), None),
+             ((2, 3, 2, 2), (2, 3, 2, 2), "channels_last"), ((3,), (5,), None), ((6,), (0,), None)]
+    for shape, new_shape, fmt in cases:
+        e, t = _owned_pair(np.arange(np.prod(shape), dtype=np.float32).reshape(shape))
+        kwargs_e = {} if fmt is None else {"memory_format": getattr(ember, fmt)}
+        kwargs_t = {} if fmt is None else {"memory_format": getattr(torch, fmt)}
+        re, rt = e.resize_(*new_shape, **kwargs_e), t.resize_(*new_shape, **kwargs_t)
+        assert re is e and re.shape == rt.shape and re.stride() == rt.stride()
+        n = min(np.prod(shape), np.prod(new_shape))
+        assert_same(re.reshape(-1)[:n], rt.reshape(-1)[:n])  # the rest is uninitialised
+    e, t = _owned_pair(np.arange(8.0).reshape(4, 2))
+    assert e.t().resize_(2, 4).stride() == t.t().resize_(2, 4).stride()  # same size: kept
+    assert e.t().resize_(2, 2).stride() == t.t().resize_(2, 2).stride()
+    # the memory stays shared when it is large enough
+    e = ember.arange(6.0)
+    e.resize_(2, 2)[0, 0] = 9
+    view = ember.arange(6.0)[1:]
+    view.resize_(2, 2)
+    assert view.storage_offset() == 1 and view.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    e, t = _owned_pair(np.arange(6.0))
+    assert_same(e.resize_as_(ember.zeros(3, 2)), t.resize_as_(torch.zeros(3, 2)))
+    assert_same(ember.resize_as_(e, ember.zeros(2, 3)), torch.resize_as_(t, torch.zeros(2, 3)))
+    e, t = _owned_pair(np.ones(2), requires_grad=True)
+    _raises_like(lambda: e.resize_(3), lambda: t.resize_(3), "require grad")
+    e, t = _owned_pair(np.ones(2))
+    _raises_like(lambda: e.resize_(2, memory_format=ember.channels_last),
+                 lambda: t.resize_(2, memory_format=torch.channels_last), "rank 4")
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        assert_same(ember.arange(4).resize(2, 2), torch.arange(4).resize(2, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _raises_like(lambda: ember.arange(3).resize(2), lambda: torch.arange(3).resize(2),
+                     "requested resize")
+        assert_same(ember.arange(4).resize_as(ember.zeros(2, 2)),
+                    torch.arange(4).resize_as(torch.zeros(2, 2)))
+
+
+def test_apply_map_():
+    e, t = make_pair(np.array([1.0, -2.0, 3.0]))
+    assert_same(e.apply_(lambda x: x * 2 + 1), t.apply_(lambda x: x * 2 + 1))
+    o_e, o_t = make_pair(np.array([[1.0], [2.0]]))
+    e, t = make_pair(np.ones((2, 3)))
+    assert_same(e.map_(o_e, lambda a, b: a - b), t.map_(o_t, lambda a, b: a - b))
+    i_e, i_t = make_pair(np.array([1, 2, 3]))
+    assert_same(i_e.apply_(lambda x: x / 2), i_t.apply_(lambda x: x / 2))
+    e, t = make_pair(np.ones(2), requires_grad=True)
+    _raises_like(lambda: e.apply_(abs), lambda: t.apply_(abs), "requires grad")
+    assert_same(ember.ones(2).map2_(ember.ones(2), ember.full((2,), 2.0), lambda a, b, c: a + b * c),
+                torch.ones(2).map2_(torch.ones(2), torch.full((2,), 2.0),
+                                    lambda a, b, c: a + b * c))
+
+
+def test_as_subclass():
+    class Mine(ember.Tensor):
+        pass
+
+    x = ember.ones(2, requires_grad=True)
+    y = (x * 2).as_subclass(Mine)
+    assert type(y) is Mine and isinstance(y, ember.Tensor)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    z = ember.arange(3.0)
+    assert z.as_subclass(Mine).data_ptr() == z.data_ptr()
+    _raises_like(lambda: z.as_subclass(int), lambda: torch.arange(3.0).as_subclass(int))

@@ -1279,3 +1279,103 @@ __all__ += ["selu", "selu_", "celu", "celu_", "rrelu", "rrelu_", "threshold", "t
             "adaptive_max_pool1d", "constant_pad_nd", "convolution", "kl_div",
             "binary_cross_entropy_with_logits", "cosine_embedding_loss", "hinge_embedding_loss",
             "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss"]
+
+
+# ---------------------------------------------------------------- Tensor methods torch has
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal (all indices equal) with ``fill_value`` in place; a tall 2-D
+    matrix with ``wrap=True`` starts the diagonal again every ``cols + 1`` rows.
+
+    Example::
+
+        >>> ember.zeros(2, 3).fill_diagonal_(5)
+        tensor([[5., 0., 0.],
+                [0., 5., 0.]])
+    """
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(self.shape, dtype=bool)
+    np.fill_diagonal(mask, True, wrap=builtins.bool(wrap))
+    from ._tensor import tensor
+
+    return self.masked_fill_(tensor(mask, device=self.device), fill_value)
+
+
+def _tril_(self, diagonal=0):
+    """:func:`ember.tril` in place.
+
+    Example::
+
+        >>> ember.ones(2, 2).tril_()
+        tensor([[1., 0.],
+                [1., 1.]])
+    """
+    from .ops._registry import inplace
+    from .ops.shape import tril
+
+    return inplace(tril, self, diagonal)
+
+
+def _triu_(self, diagonal=0):
+    """:func:`ember.triu` in place.
+
+    Example::
+
+        >>> ember.ones(2, 2).triu_(1)
+        tensor([[0., 1.],
+                [0., 0.]])
+    """
+    from .ops._registry import inplace
+    from .ops.shape import triu
+
+    return inplace(triu, self, diagonal)
+
+
+def _conj_physical_(self):
+    """Conjugate this tensor's elements in place (a no-op for real tensors).
+
+    Example::
+
+        >>> ember.tensor([1+1j]).conj_physical_()
+        tensor([1.-1.j])
+    """
+    from .ops._registry import inplace
+    from .ops.pointwise import conj_physical
+
+    return inplace(conj_physical, self)
+
+
+def _cov_method(self, *, correction=1, fweights=None, aweights=None):
+    """:func:`ember.cov` of this tensor.
+
+    Example::
+
+        >>> ember.tensor([[0., 1., 2.], [2., 1., 0.]]).cov()
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    return cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+
+def _corrcoef_method(self):
+    """:func:`ember.corrcoef` of this tensor.
+
+    Example::
+
+        >>> ember.tensor([[0., 1., 2.], [2., 1., 0.]]).corrcoef()
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    return corrcoef(self)
+
+
+Tensor.fill_diagonal_ = _fill_diagonal_
+Tensor.tril_ = _tril_
+Tensor.triu_ = _triu_
+Tensor.conj_physical_ = _conj_physical_
+Tensor.cov = _cov_method
+Tensor.corrcoef = _corrcoef_method

@@ -1166,22 +1166,23 @@ class _LegacyTensorType(type):
         return f"<class 'ember.{cls.__name__}'>"
 
 
-def _legacy_new(dtype, args):
+def _legacy_new(dtype, args, device=CPU, name=None):
     """torch's legacy constructor rules: ints or a Size are a size (uninitialised memory),
     one sequence is data, one tensor is returned when its dtype matches."""
     if not args:
         args = (0,)
     if len(args) == 1 and isinstance(args[0], Tensor):
         source = args[0]
-        if source.dtype is not dtype or source._device.type != "cpu":
-            raise TypeError(f"expected {_TYPE_NAMES[dtype.name]} (got {source.type()})")
+        if source.dtype is not dtype or source._device != device:
+            expected = name or _TYPE_NAMES[dtype.name]
+            raise TypeError(f"expected {expected} (got {source.type()})")
         return source.detach()
     if len(args) == 1 and not isinstance(args[0], (builtins.int, Size, np.integer)):
-        return tensor(args[0], dtype=dtype)
+        return tensor(args[0], dtype=dtype, device=device)
     size = tuple(args[0]) if isinstance(args[0], Size) else args
     from .ops.creation import empty
 
-    return empty(*size, dtype=dtype)
+    return empty(*size, dtype=dtype, device=device)
 
 
 def _legacy_type(dtype):
@@ -1213,3 +1214,216 @@ ShortTensor = _LEGACY_TYPES["int16"]
 CharTensor = _LEGACY_TYPES["int8"]
 ByteTensor = _LEGACY_TYPES["uint8"]
 BoolTensor = _LEGACY_TYPES["bool"]
+
+
+# ---------------------------------------------------------------- legacy and storage methods
+
+
+def _new(self, *args, device=None):
+    """The legacy constructor with this tensor's dtype and device: ``t.new(2, 3)`` is
+    uninitialised memory of that size, ``t.new([1, 2])`` a tensor from data, ``t.new()`` an
+    empty tensor.
+
+    Example::
+
+        >>> ember.zeros(1, dtype=ember.int32).new([1, 2])
+        tensor([1, 2], dtype=ember.int32)
+    """
+    target = self._device if device is None else canonical(device)
+    return _legacy_new(self.dtype, args, target, self.type())
+
+
+def _check_resizable(self):
+    if self._rg:
+        raise RuntimeError("cannot resize variables that require grad")
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Give this tensor a new shape in place, keeping its memory where it is large enough
+    (the elements are then the storage's, in row-major order) and allocating new memory
+    otherwise (new elements are uninitialised). Unlike torch, other tensors that share the
+    old memory do not see new memory.
+
+    Example::
+
+        >>> ember.arange(6.).resize_(2, 2)
+        tensor([[0., 1.],
+                [2., 3.]])
+    """
+    _check_resizable(self)
+    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) \
+        else tuple(sizes)
+    if any(not isinstance(s, (builtins.int, np.integer)) for s in shape):
+        raise TypeError("resize_(): argument 'size' must be tuple of ints")
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(shape)}: {list(shape)}")
+    fmt = memory_format_param(memory_format, len(shape))
+    if shape == self._data.shape and fmt is None:
+        return self
+    strides = _strides_in_format(shape, memory_format if fmt in _FORMAT_RANKS else
+                                 contiguous_format)
+    numel = builtins.int(np.prod(shape, dtype=np.int64))
+    if self._device is META:
+        self._data = np.broadcast_to(np.zeros((), self._data.dtype), shape)
+    else:
+        self._data = _resized_array(self, shape, strides, numel)
+    self._vc[0] += 1
+    return self
+
+
+def _resized_array(self, shape, strides, numel):
+    """An array of ``shape``/``strides`` (in elements) on this tensor's storage from its
+    offset, or on new memory holding the old storage's elements when that is too small."""
+    item = self._data.dtype.itemsize
+    xp = self._device.xp
+    root = self._storage_root()
+    offset = self.storage_offset()
+    if not root.flags.c_contiguous or offset + numel > root.size:
+        old = root.reshape(-1) if root.flags.c_contiguous else self._data.reshape(-1)
+        offset = offset if root.flags.c_contiguous else 0
+        root = xp.empty(offset + numel, self._data.dtype)
+        kept = builtins.min(old.size, root.size)
+        root[:kept] = old[:kept]
+        self._base = None  # new memory: no longer a view of anything
+    flat = root.reshape(-1)
+    return xp.lib.stride_tricks.as_strided(flat[offset:], shape,
+                                           tuple(st * item for st in strides))
+
+
+def _resize_as_(self, the_template, memory_format=None):
+    """Resize this tensor in place to the shape of ``the_template`` (see ``resize_``).
+
+    Example::
+
+        >>> ember.arange(6.).resize_as_(ember.zeros(3, 2)).shape
+        ember.Size([3, 2])
+    """
+    return _resize_(self, the_template.shape, memory_format=memory_format)
+
+
+def _resize_warned(self, sizes):
+    import warnings
+
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=3)
+    shape = tuple(sizes)
+    numel = builtins.int(np.prod(shape, dtype=np.int64))
+    if numel != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, shape))} ({numel} elements "
+                           f"in total), but the given tensor has a size of "
+                           f"{'x'.join(map(str, self.shape))} ({self.numel()} elements). "
+                           f"autograd's resize can only change the shape of a given tensor, "
+                           f"while preserving the number of elements. ")
+    return self.contiguous().view(shape)
+
+
+def _resize(self, *sizes):
+    """The deprecated out-of-place resize: a reshaped alias when the number of elements stays
+    (torch's rule), an error otherwise.
+
+    Example::
+
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ember.arange(4).resize(2, 2).shape
+        ember.Size([2, 2])
+    """
+    shape = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    return _resize_warned(self, shape)
+
+
+def _resize_as(self, tensor):
+    """The deprecated out-of-place ``resize_as``.
+
+    Example::
+
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ember.arange(4).resize_as(ember.zeros(2, 2)).shape
+        ember.Size([2, 2])
+    """
+    return _resize_warned(self, tensor.shape)
+
+
+def _python_elementwise(self, name, fn, *others):
+    """Write ``fn(self[i], other[i]...)`` (Python numbers) into every element of this CPU
+    tensor; ``others`` broadcast to its shape."""
+    if self._device.type != "cpu":
+        raise TypeError(f"{name} is only implemented on CPU tensors")
+    if self._rg:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                           f"var.detach().{name}() instead.")
+    arrays = [np.broadcast_to(o._data, self._data.shape) for o in others]
+    ufunc = np.frompyfunc(lambda *values: fn(*(v.item() if hasattr(v, "item") else v
+                                               for v in values)), 1 + len(arrays), 1)
+    if self._data.size:
+        from .ops._registry import check_writable
+
+        values = ufunc(self._data, *arrays)
+        check_writable(self)
+        self._data[...] = np.asarray(values).astype(self._data.dtype)
+        self._vc[0] += 1
+    return self
+
+
+def _apply_(self, callable):
+    """Replace every element ``x`` of this CPU tensor by ``callable(x)`` (a Python function
+    on numbers; slow, for debugging).
+
+    Example::
+
+        >>> ember.tensor([1., 2.]).apply_(lambda x: x * 10)
+        tensor([10., 20.])
+    """
+    return _python_elementwise(self, "apply_", callable)
+
+
+def _map_(self, tensor, callable):
+    """Replace every element ``x`` of this CPU tensor by ``callable(x, y)``, ``y`` the
+    matching element of ``tensor`` (broadcast).
+
+    Example::
+
+        >>> ember.tensor([1., 2.]).map_(ember.tensor([3., 4.]), lambda x, y: x * y)
+        tensor([3., 8.])
+    """
+    return _python_elementwise(self, "map_", callable, tensor)
+
+
+def _map2_(self, x, y, callable):
+    """Replace every element ``a`` of this CPU tensor by ``callable(a, b, c)``, ``b`` and
+    ``c`` the matching elements of ``x`` and ``y``.
+
+    Example::
+
+        >>> ember.ones(2).map2_(ember.ones(2), ember.ones(2), lambda a, b, c: a + b + c)
+        tensor([3., 3.])
+    """
+    return _python_elementwise(self, "map2_", callable, x, y)
+
+
+def _as_subclass(self, cls):
+    """This tensor as an instance of the Tensor subclass ``cls``: the same memory and the
+    same place in the autograd graph.
+
+    Example::
+
+        >>> class Mine(ember.Tensor): pass
+        >>> type(ember.ones(2).as_subclass(Mine)).__name__
+        'Mine'
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not "
+                        f"{cls!r}")
+    alias = self.view_as(self)
+    alias.__class__ = cls
+    return alias
+
+
+Tensor.new = _new
+Tensor.resize_ = _resize_
+Tensor.resize_as_ = _resize_as_
+Tensor.resize = _resize
+Tensor.resize_as = _resize_as
+Tensor.apply_ = _apply_
+Tensor.map_ = _map_
+Tensor.map2_ = _map2_
+Tensor.as_subclass = _as_subclass
