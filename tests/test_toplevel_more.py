@@ -877,3 +877,25 @@ def test_as_subclass():
     z = ember.arange(3.0)
     assert z.as_subclass(Mine).data_ptr() == z.data_ptr()
     _raises_like(lambda: z.as_subclass(int), lambda: torch.arange(3.0).as_subclass(int))
+
+
+def test_set_default_tensor_type_and_small_aliases():
+    try:
+        with pytest.warns(UserWarning, match="set_default_tensor_type"):
+            ember.set_default_tensor_type(ember.DoubleTensor)
+        assert ember.get_default_dtype() is ember.float64 and ember.tensor([1.0]).dtype is \
+            ember.float64
+        with pytest.warns(UserWarning):
+            ember.set_default_tensor_type("torch.FloatTensor")
+        assert ember.get_default_dtype() is ember.float32
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for bad in (lambda m: m.LongTensor, lambda m: m.float64, lambda m: "torch.Foo"):
+                _raises_like(lambda: ember.set_default_tensor_type(bad(ember)),
+                             lambda: torch.set_default_tensor_type(bad(torch)))
+    finally:
+        ember.set_default_dtype(ember.float32)
+        torch.set_default_dtype(torch.float32)
+    assert ember.legacy_contiguous_format is ember.contiguous_format
+    e, t = make_pair(RNG.standard_normal((2, 3)).astype(np.float32))
+    assert_same(e.prelu(ember.tensor([0.2])), t.prelu(torch.tensor([0.2])))

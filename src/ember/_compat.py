@@ -1379,3 +1379,51 @@ Tensor.triu_ = _triu_
 Tensor.conj_physical_ = _conj_physical_
 Tensor.cov = _cov_method
 Tensor.corrcoef = _corrcoef_method
+
+
+def set_default_tensor_type(t):
+    """Make tensors default to the floating dtype of the legacy type ``t``
+    (``ember.DoubleTensor`` or its name ``'torch.DoubleTensor'``); deprecated as in torch:
+    use :func:`ember.set_default_dtype`.
+
+    Example::
+
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ember.set_default_tensor_type(ember.DoubleTensor); ember.tensor([1.]).dtype
+        ember.float64
+        >>> ember.set_default_tensor_type(ember.FloatTensor)
+    """
+    from . import _tensor
+
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        name = t.split(".")[-1]
+        if name not in vars(_tensor) or not isinstance(vars(_tensor)[name],
+                                                       _tensor._LegacyTensorType):
+            raise AttributeError(f"module 'torch' has no attribute '{name}'")
+        t = vars(_tensor)[name]
+    if not isinstance(t, _tensor._LegacyTensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    dt.set_default_dtype(t.dtype)
+
+
+def _prelu_method(self, weight):
+    """:func:`ember.prelu` of this tensor.
+
+    Example::
+
+        >>> ember.tensor([-2., 2.]).prelu(ember.tensor([0.25]))
+        tensor([-0.5000,  2.0000])
+    """
+    return _F().prelu(self, weight)
+
+
+from ._tensor import contiguous_format as legacy_contiguous_format  # noqa: E402  (torch's alias)
+
+Tensor.prelu = _prelu_method
+__all__ += ["set_default_tensor_type", "legacy_contiguous_format"]
