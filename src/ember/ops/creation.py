@@ -965,7 +965,7 @@ def clone_op(xp, a, *, memory_format=None):
 def _channels_last_copy(xp, a):
     """A copy of an N, C, spatial... array whose memory runs N, spatial..., C."""
     order = channels_last_order(a.ndim)
-    inverse = tuple(int(i) for i in np.argsort(order))
+    inverse = tuple(order.index(d) for d in builtins.range(a.ndim))
     # copy(), not ascontiguousarray: a fresh array gives size-1 dims torch's strides too
     return a.transpose(order).copy(order="C").transpose(inverse)
 
@@ -1080,6 +1080,8 @@ Tensor.contiguous = contiguous
 # range (deprecated), vander, diagflat, frombuffer
 
 __all__ += ["range", "vander", "diagflat", "frombuffer"]
+
+# NB: ``range`` in this whole module is torch's (defined below): use ``builtins.range``.
 
 
 
