@@ -457,7 +457,14 @@ def _normal_cdf_f32(xp, x):
     xp.exp(tail, out=tail)
     tail *= t
     tail *= 0.5
-    return xp.where(x < 0, tail, 1.0 - tail)
+    # Phi = tail for x < 0, 1 - tail otherwise, as upper + (1 - 2 * upper) * tail with upper
+    # 0 or 1 (exact both ways; a float where() costs more than all the rest together)
+    upper = (x >= 0).astype(x.dtype)
+    sign = upper * -2.0
+    sign += 1.0
+    tail *= sign
+    tail += upper
+    return tail
 
 
 def _normal_pdf(xp, x):
