@@ -509,3 +509,12 @@ def test_layer_norm_grad_fn_and_double_backward_multi_dim():
     assert F.layer_norm(xe, [4], ones, zeros).grad_fn.name() == \
         TF.layer_norm(xt, [4], torch.ones(4, dtype=torch.float64),
                       torch.zeros(4, dtype=torch.float64)).grad_fn.name()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_batch_norm_training_over_several_sample_blocks(dtype):
+    # 7 samples of 8 x 40 x 40: the CPU kernels walk them in blocks of 5 and 2
+    e, t = _pair(lambda m: m.BatchNorm2d(8), dtype=dtype)
+    _randomize(e, t)
+    tol = {} if dtype == "float64" else {"rtol": 1e-4, "atol": 1e-4}
+    _check_module(e.train(), t.train(), (7, 8, 40, 40), dtype=dtype, steps=2, **tol)

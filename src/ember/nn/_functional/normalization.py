@@ -160,14 +160,31 @@ def _bn_stats_meta(x):
     return (c, x.dtype), (c, x.dtype)
 
 
+# The CPU kernels below walk the samples in blocks of about this many elements, so that each
+# block's intermediate values are still in cache when the next op reads them (measured 1.5-2x
+# faster than whole-array ops, which are bound by memory traffic); on a GPU one block.
+_BLOCK = 1 << 16
+
+
+def _sample_blocks(xp, a3):
+    """Slices over the samples of (N, C, L) ``a3``, about ``_BLOCK`` elements each."""
+    n = a3.shape[0]
+    step = n if xp is not np else _BLOCK // max(1, a3.shape[1] * a3.shape[2])
+    step = max(1, step)
+    return [slice(start, start + step) for start in range(0, n, step)]
+
+
 @defop("_batch_norm_stats", meta=_bn_stats_meta, multi_output=True, save_inputs=False)
 def _bn_stats_op(xp, x):
     """Per-channel mean and biased variance of ``x`` (N, C, *), two passes (no gradient)."""
     x3 = _bn_view(x)
     count = x3.shape[0] * x3.shape[2]
     mean = _bn_channel_sum(x3) / count
-    xc = x3 - mean[:, None]
-    var = _bn_channel_dot(xp, xc, xc) / count
+    var = xp.zeros_like(mean)
+    for block in _sample_blocks(xp, x3):
+        xc = x3[block] - mean[:, None]
+        var += _bn_channel_dot(xp, xc, xc)
+    var /= count
     return mean.astype(x.dtype, copy=False), var.astype(x.dtype, copy=False)
 
 
@@ -186,8 +203,11 @@ def _bn_train_op(xp, x, weight, bias, mean, var, *, eps):
     x3 = _bn_view(x)
     scale = (1.0 / xp.sqrt(var + eps)) * weight.astype(x.dtype, copy=False)
     shift = bias.astype(x.dtype, copy=False) - mean * scale
-    y = x3 * scale[:, None]
-    xp.add(y, shift[:, None], out=y)
+    y = xp.empty(x3.shape, x.dtype)
+    for block in _sample_blocks(xp, x3):
+        out = y[block]
+        xp.multiply(x3[block], scale[:, None], out=out)
+        out += shift[:, None]
     return y.reshape(x.shape)
 
 
@@ -198,22 +218,28 @@ def _bn_backward_meta(g, x, weight, mean, var, *, eps):
 
 @defop("_batch_norm_train_backward", meta=_bn_backward_meta, multi_output=True)
 def _bn_backward_op(xp, g, x, weight, mean, var, *, eps):
-    """First-order gradients of :func:`_bn_train_op` (run only when no graph is recorded)."""
+    """First-order gradients of :func:`_bn_train_op` (run only when no graph is recorded):
+    with ``xc = x - mean``, ``dx = k1 * g + k2 * xc + k3`` for per-channel ``k``."""
     g3, x3 = _bn_view(g), _bn_view(x)
     count = x3.shape[0] * x3.shape[2]
     invstd = 1.0 / xp.sqrt(var + eps)
     w = weight.astype(x.dtype, copy=False)
-    xc = x3 - mean[:, None]
-    dot = _bn_channel_dot(xp, g3, xc)
-    gsum = _bn_channel_sum(g3)
+    blocks = _sample_blocks(xp, x3)
+    dot = xp.zeros_like(mean)
+    gsum = xp.zeros_like(mean)
+    for block in blocks:
+        dot += _bn_channel_dot(xp, g3[block], x3[block] - mean[:, None])
+        gsum += _bn_channel_sum(g3[block])
     k1 = w * invstd
     k2 = -k1 * invstd * invstd * dot / count
     k3 = -k1 * gsum / count
-    # dx = k1 * g + k2 * xc + k3, in the buffer of xc plus one new array
-    xp.multiply(xc, k2[:, None], out=xc)
-    xp.add(xc, k3[:, None], out=xc)
-    dx = g3 * k1[:, None]
-    xp.add(dx, xc, out=dx)
+    dx = xp.empty(x3.shape, x.dtype)
+    for block in blocks:
+        out = dx[block]
+        xp.subtract(x3[block], mean[:, None], out=out)
+        out *= k2[:, None]
+        out += k3[:, None]
+        out += g3[block] * k1[:, None]
     return (dx.reshape(x.shape), (dot * invstd).astype(weight.dtype, copy=False),
             gsum.astype(weight.dtype, copy=False))
 
