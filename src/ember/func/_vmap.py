@@ -23,9 +23,11 @@ from __future__ import annotations
 import functools
 import threading
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _trace_state
+from ..autograd import grad_mode
 from ..ops import random as _random
-from . import _pytree
+from . import _batching, _pytree
+from ._util import carries_derivatives, has_tangent
 
 __all__ = ["vmap"]
 
@@ -155,12 +157,14 @@ class _Frame:
         self.first_states = {}     # generator -> its state when element 0 first drew
         self.restored = set()      # generators already rewound for the current element
         self.index = 0
+        self.drew = False          # whether a random op drew (the batched path then loops)
 
     def start_element(self, index):
         self.index = index
         self.restored = set()
 
     def before_draw(self, generator):
+        self.drew = True
         if self.randomness != "same":
             return
         if self.index == 0 or generator not in self.first_states:
@@ -204,14 +208,123 @@ def _vmap_call(func, in_dims, out_dims, randomness, args, kwargs):
         if batch_size == 0:
             output = func(*_pytree.unflatten(_stand_in(leaves, dims), spec), **kwargs)
             return _empty_batch(output, out_dims, func)
-        per_element = []
-        for index in range(batch_size):
+        frame.start_element(0)
+        first, batched = _first_element(func, leaves, dims, spec, kwargs, batch_size,
+                                        out_dims, frame)
+        if batched is not None:
+            return batched
+        per_element = [first]
+        for index in range(1, batch_size):
             frame.start_element(index)
             element = _pytree.unflatten(_element(leaves, dims, index), spec)
             per_element.append(func(*element, **kwargs))
     finally:
         frames.remove(frame)
     return _stack_outputs(per_element, out_dims, func)
+
+
+# ---------------------------------------------------------------- the batched path
+
+
+class _PathReport:
+    """Which path the last vmap call on this thread took, and why (for tests and debugging):
+    ``path`` is ``"batched"`` or ``"loop"``; ``reason`` says why it looped."""
+
+    def __init__(self):
+        self.enabled = True     # False: always loop (tests compare both paths)
+        self.path, self.reason = None, None
+
+
+last_call = _PathReport()
+
+
+def _first_element(func, leaves, dims, spec, kwargs, batch_size, out_dims, frame):
+    """Run ``func`` on element 0, recorded when the batched path may apply; return element 0's
+    output and the whole batch's outputs when the recording could be replayed batched (else
+    None: the caller loops over the other elements)."""
+    element_leaves = _element(leaves, dims, 0)
+    element = _pytree.unflatten(element_leaves, spec)
+    reason = _batching_refused(leaves, dims)
+    if reason is not None:
+        last_call.path, last_call.reason = "loop", reason
+        return func(*element, **kwargs), None
+    recorder = _batching.Recorder()
+    for dim, piece in zip(dims, element_leaves):
+        if dim is not None:
+            recorder.add_input(piece)
+    with _batching.recording(recorder):
+        first = func(*element, **kwargs)
+    if recorder.failure is None and frame.drew:
+        recorder.fail("a random draw")
+    if recorder.failure is None:
+        try:
+            return first, _replayed(recorder, first, leaves, dims, batch_size, out_dims, func)
+        except _batching.Unbatchable as why:
+            recorder.fail(str(why))
+    last_call.path, last_call.reason = "loop", recorder.failure
+    return first, None
+
+
+def _batching_refused(leaves, dims):
+    """Why the batched path cannot even be tried, or None."""
+    if not last_call.enabled:
+        return "the batched path is switched off"
+    if _trace_state.tracer is not None:
+        return "inside another recording (an outer vmap or ember.jit.trace)"
+    mapped = [leaf for leaf, d in zip(leaves, dims) if d is not None]
+    if mapped[0].device.type == "meta":
+        return "meta tensors"
+    if carries_derivatives(leaves) and (grad_mode.is_grad_enabled()
+                                        or any(has_tangent(t) for t in mapped)):
+        return "inputs carry derivatives (an enclosing grad or jvp)"
+    return None
+
+
+def _replayed(recorder, first, leaves, dims, batch_size, out_dims, func):
+    """The batch's outputs from one replay of the recording, with element 0's output
+    structure; raises Unbatchable when they cannot be had that way."""
+    out_leaves, out_spec = _pytree.flatten(first)
+    if carries_derivatives(out_leaves):
+        raise _batching.Unbatchable("results that keep an autograd graph or tangents")
+    out_dims_flat = _flat_out_dims(first, out_dims, out_spec, func)
+    for leaf, dim in zip(out_leaves, out_dims_flat):
+        if dim is not None and not isinstance(leaf, Tensor):
+            raise _not_tensor_error(func, leaf)
+    inputs = [leaf._data if d == 0 else leaf.movedim(d, 0)._data
+              for leaf, d in zip(leaves, dims) if d is not None]
+    device = next(leaf for leaf, d in zip(leaves, dims) if d is not None)._device
+    lookup = _batching.replay(recorder, inputs, batch_size, device)
+    input_roots = {_root(a) for a in inputs} | {_root(a) for a in recorder.constants.values()}
+    results = []
+    for leaf, dim in zip(out_leaves, out_dims_flat):
+        found = lookup(leaf) if isinstance(leaf, Tensor) else None
+        if dim is None:
+            if found is not None and found[1]:
+                # batched with out_dim None: the loop tells whether the values differ
+                raise _batching.Unbatchable("a batched output with out_dim None")
+            results.append(leaf)
+        elif found is None or not found[1]:    # the same for every element: repeated
+            results.append(_repeated(leaf, batch_size, dim))
+        else:
+            array = found[0]
+            if _root(array) in input_roots:   # func returned (a view of) an input: a copy
+                array = array.copy()
+            results.append(Tensor._make(array, device).movedim(0, dim))
+    last_call.path, last_call.reason = "batched", None
+    return _pytree.unflatten(results, out_spec)
+
+
+def _root(array):
+    """The id of the array that owns ``array``'s memory."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return id(array)
+
+
+def _repeated(tensor, batch_size, dim):
+    from ..ops.shape import stack
+
+    return stack([tensor] * batch_size, dim)
 
 
 def _flat_out_dims(output, out_dims, out_spec, func):
