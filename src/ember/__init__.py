@@ -130,6 +130,24 @@ from .special import gammainc as igamma, gammaincc as igammac  # noqa: E402  (to
 from . import testing  # noqa: E402  (ember.testing: assert_close, make_tensor)
 from . import profiler  # noqa: E402  (ember.profiler; ember.autograd.profiler)
 from .autograd import profiler as _autograd_profiler  # noqa: E402, F401
+from . import storage  # noqa: E402  (ember.storage; attaches untyped_storage, storage, set_)
+from .storage import (  # noqa: E402  (torch.UntypedStorage, torch.FloatStorage, ...)
+    BFloat16Storage,
+    BoolStorage,
+    ByteStorage,
+    CharStorage,
+    ComplexDoubleStorage,
+    ComplexFloatStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    IntStorage,
+    LongStorage,
+    ShortStorage,
+    TypedStorage,
+    UntypedStorage,
+    is_storage,
+)
 
 __version__ = "0.1.0"
 

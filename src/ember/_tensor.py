@@ -263,9 +263,7 @@ class Tensor:
         start = _array_address(root)
         return (self.data_ptr() - start) // self._data.dtype.itemsize
 
-    def untyped_storage(self):
-        """The storage behind this tensor (its size in bytes and data_ptr)."""
-        return UntypedStorage(self._storage_root(), self._device)
+    # untyped_storage(), storage(), set_()... are attached in ``ember/storage.py``
 
     def is_contiguous(self, memory_format=None):
         """Whether the elements lie in row-major order without gaps (or, given
@@ -816,24 +814,6 @@ class Size(tuple):
 
     def __radd__(self, other):
         return Size(tuple(other) + tuple(self))
-
-
-class UntypedStorage:
-    """The memory behind a tensor: its size in bytes and address."""
-
-    def __init__(self, array, device):
-        self._array = array
-        self.device = device
-
-    def nbytes(self):
-        """Size of the storage in bytes."""
-        return self._array.nbytes
-
-    size = nbytes
-
-    def data_ptr(self):
-        """Address of the storage's first byte."""
-        return 0 if self.device is META else _array_address(self._array)
 
 
 # ---------------------------------------------------------------- construction

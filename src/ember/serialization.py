@@ -100,7 +100,9 @@ class _TorchPickler(pickle._Pickler):
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
             storage_type = _global("torch", _STORAGE_NAMES[obj.dtype.name])
-            return ("storage", storage_type, obj.key, obj.location, obj.array.size)
+            # the root may hold another dtype (a tensor set_ on raw bytes): count in obj.dtype
+            count = obj.array.nbytes // obj.dtype.itemsize
+            return ("storage", storage_type, obj.key, obj.location, count)
         return None
 
     def reducer_override(self, obj):
