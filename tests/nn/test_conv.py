@@ -137,6 +137,24 @@ def test_gemm_layouts_values_grads_and_double_backward(layout):
     assert_grads_match(fe, ft, x32, w32, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("xshape, wshape, geom", [
+    ((5, 16, 9, 7), (12, 8, 3, 2), dict(padding=(2, 1), dilation=(2, 1), groups=2)),
+    ((3, 8, 6, 5, 7), (4, 8, 3, 2, 3), dict(padding=(1, 0, 2), dilation=(1, 2, 1))),
+    ((3, 8, 11), (8, 8, 5), dict(padding=2)),
+], ids=["2d_grouped_dilated", "3d_asymmetric", "1d"])
+def test_first_order_backward_from_shared_columns(xshape, wshape, geom):
+    # stride 1 and >= 8 channels per group: both gradients come from one im2col of the
+    # output gradient (convolution_backward); first order only, as a training step runs it
+    rng = np.random.default_rng(13)
+    x, w = rng.standard_normal(xshape), rng.standard_normal(wshape)
+    name = {3: "conv1d", 4: "conv2d", 5: "conv3d"}[len(xshape)]
+    assert_grads_match(lambda x, w: getattr(F, name)(x, w, **geom),
+                       lambda x, w: getattr(TF, name)(x, w, **geom), x, w)
+    assert_grads_match(lambda x, w: getattr(F, name)(x, w, **geom),
+                       lambda x, w: getattr(TF, name)(x, w, **geom),
+                       x.astype(np.float32), w.astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
 def test_grad_of_grad_matches_autograd_gradgradcheck():
     rng = np.random.default_rng(7)
     x = ember.tensor(rng.standard_normal((1, 2, 5, 4)), requires_grad=True)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ...autograd import grad_mode
 from ...ops._registry import defop
 from ...ops._util import as_strided
 
@@ -265,17 +266,32 @@ def convolution_op(xp, x, w, *, stride, padding, dilation, groups):
     return _forward(xp, x, w, osize, stride, padding, dilation, groups)
 
 
-def _flipped_conv(xp, gy, w, pads, dilation, groups):
-    """``gy`` (N, Cout, *O) convolved (stride 1) with ``w`` (Cout, C/G, *K) flipped in space,
-    its channels swapped within each group: the input gradient of a stride-1 convolution."""
+def _flipped_weight(xp, w, groups):
+    """``w`` (Cout, C/G, *K) flipped in space, its channels swapped within each group:
+    (C, Cout/G, *K), the weight of the input gradient as a convolution."""
     k = w.ndim - 2
     cout, cg = w.shape[:2]
     wf = w.reshape((groups, cout // groups, cg) + w.shape[2:])
     wf = wf[(slice(None),) * 3 + (slice(None, None, -1),) * k].swapaxes(1, 2)
-    wf = xp.ascontiguousarray(wf).reshape((groups * cg, cout // groups) + w.shape[2:])
+    return xp.ascontiguousarray(wf).reshape((groups * cg, cout // groups) + w.shape[2:])
+
+
+def _flipped_pads(w, shape, osize, padding, dilation):
+    """The padding of ``gy`` (output size ``osize``) that makes the stride-1 input gradient a
+    convolution with the flipped kernel: the kernel's reach less the forward padding."""
+    reach = [d * (k - 1) for d, k in zip(dilation, w.shape[2:])]
+    return tuple((r - lo, s - o + lo) for r, (lo, _), s, o in
+                 zip(reach, padding, shape[2:], osize))
+
+
+def _flipped_conv(xp, gy, w, pads, dilation, groups):
+    """``gy`` (N, Cout, *O) convolved (stride 1) with ``w`` (Cout, C/G, *K) flipped in space,
+    its channels swapped within each group: the input gradient of a stride-1 convolution."""
+    k = w.ndim - 2
     osize = tuple(o + lo + hi - d * (kk - 1) for o, (lo, hi), d, kk in
                   zip(gy.shape[2:], pads, dilation, w.shape[2:]))
-    return _forward(xp, gy, wf, osize, (1,) * k, pads, dilation, groups)
+    return _forward(xp, gy, _flipped_weight(xp, w, groups), osize, (1,) * k, pads, dilation,
+                    groups)
 
 
 def _input_grad_flat(xp, gy, w, shape, padding, dilation, groups):
@@ -320,9 +336,7 @@ def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, gr
         # the padding) with the flipped kernel, channels swapped: an im2col copy and a GEMM
         # instead of a GEMM and one strided add per tap (unless the GEMM would have very few
         # rows: C/G input channels)
-        reach = [d * (k - 1) for d, k in zip(dilation, w.shape[2:])]
-        pads = tuple((r - lo, s - o + lo) for r, (lo, _), s, o in
-                     zip(reach, padding, shape[2:], gy.shape[2:]))
+        pads = _flipped_pads(w, shape, gy.shape[2:], padding, dilation)
         if all(lo >= 0 and hi >= 0 for lo, hi in pads):
             return _flipped_conv(xp, gy, w, pads, dilation, groups)
         if gy.ndim > 3:
@@ -360,6 +374,54 @@ def convolution_weight_grad_op(xp, x, gy, *, ksize, stride, padding, dilation, g
     return dw.reshape((cout, x.shape[1] // groups) + tuple(ksize))
 
 
+def _shares_columns(x, w, stride, padding, dilation, groups):
+    """Whether :func:`convolution_backward_op` applies: a float32/float64 stride-1
+    convolution whose input gradient is a flipped convolution (>= 8 channels per group)."""
+    if x.dtype not in (dt.float32, dt.float64) or any(st != 1 for st in stride) \
+            or w.shape[1] < 8:
+        return False
+    pads = _flipped_pads(w, x.shape, _conv_meta(x, w, stride=stride, padding=padding,
+                                                 dilation=dilation, groups=1)[0][2:],
+                         padding, dilation)
+    return all(lo >= 0 and hi >= 0 for lo, hi in pads)
+
+
+def _backward_meta(gy, x, w, *, stride, padding, dilation, groups):
+    return (x.shape, x.dtype), (w.shape, w.dtype)
+
+
+@defop("convolution_backward", meta=_backward_meta, multi_output=True,
+       grad_name="ConvolutionBackward0")
+def convolution_backward_op(xp, gy, x, w, *, stride, padding, dilation, groups):
+    """Both first-order gradients of a stride-1 convolution from one im2col of ``gy``.
+
+    The input gradient is the flipped convolution of ``gy``: its columns (Cout * K, N * grid)
+    run over the input's own grid. The same columns give the weight gradient:
+    ``dw[co, ci, t] = sum_{n, s} gy_padded[n, co, s + flip(t)] * x[n, ci, s]``, a GEMM with
+    ``x`` transposed onto that grid, so ``x`` needs no im2col of its own. Run only when no
+    graph is recorded (create_graph uses the two differentiable ops).
+    """
+    n, c = x.shape[:2]
+    cout = w.shape[0]
+    k = w.ndim - 2
+    ksize = tuple(w.shape[2:])
+    pads = _flipped_pads(w, x.shape, gy.shape[2:], padding, dilation)
+    flipped = _grouped_weight(_flipped_weight(xp, w, groups), groups)   # (G, C/G, Cout/G*K)
+    source = _ColumnChunks(xp, gy, ksize, x.shape[2:], (1,) * k, pads, dilation)
+    gx = xp.empty(x.shape, xp.result_type(gy, w))
+    dwt = xp.zeros((groups, source.rows // groups, c // groups), xp.result_type(gy, x))
+    for start, stop in source.chunks:
+        cols = source.columns(start, stop).reshape(groups, source.rows // groups, -1)
+        gx[start:stop] = _from_grid(xp.matmul(flipped, cols).reshape(c, -1), stop - start,
+                                    source.grid, x.shape[2:])
+        dwt += xp.matmul(cols, _to_grid(xp, x[start:stop], source.grid, groups))
+    # (G, Cout/G, *K flipped, C/G) -> (Cout, C/G, *K)
+    dw = dwt.reshape((cout, ) + ksize + (c // groups,))
+    dw = dw[(slice(None),) + (slice(None, None, -1),) * k]
+    dw = xp.ascontiguousarray(xp.moveaxis(dw, -1, 1))
+    return gx, dw
+
+
 def _conj(t):
     return t.conj() if t.dtype.is_complex else t
 
@@ -376,6 +438,9 @@ def _fit(y, shape):
 @convolution_op.defderivative
 def _conv_derivative(ctx, grad, **geom):
     x, w = ctx.inputs
+    if ctx.needs_input_grad[0] and ctx.needs_input_grad[1] and \
+            not grad_mode.is_grad_enabled() and _shares_columns(x, w, **geom):
+        return convolution_backward_op(grad, _conj(x), _conj(w), **geom)
     gx = gw = None
     if ctx.needs_input_grad[0]:
         gx = convolution_input_grad_op(grad, _conj(w), shape=tuple(x.shape), **geom)
