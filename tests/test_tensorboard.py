@@ -562,19 +562,38 @@ def test_mesh(tmp_path):
 
 # ------------------------------------------------------------------------------------ graph
 
-def test_add_graph_writes_a_graphdef_torch_like(tmp_path):
-    ember.manual_seed(0)
-    torch.manual_seed(0)
-    models = {"ember": ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.ReLU(),
-                                           ember.nn.Linear(3, 2)),
-              "torch": torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(),
-                                           torch.nn.Linear(3, 2))}
-    example = np.random.default_rng(7).normal(size=(5, 4)).astype(np.float32)
+def sequential_model(lib):
+    model = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.ReLU(), lib.nn.Linear(3, 2))
+    return model, ((5, 4),)
+
+
+def two_input_model(lib):
+    class TwoInputs(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = lib.nn.Sequential(lib.nn.Conv2d(1, 2, 3), lib.nn.BatchNorm2d(2))
+            self.head = lib.nn.Linear(2, 2)
+
+        def forward(self, x, y):
+            features = self.body(x).mean((2, 3))
+            return self.head(features) + y, features
+
+    return TwoInputs(), ((2, 1, 5, 5), (2, 2))
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace")  # torch's own deprecation notice
+@pytest.mark.parametrize("build", [sequential_model, two_input_model])
+def test_add_graph_writes_a_graphdef_torch_like(tmp_path, build):
+    rng = np.random.default_rng(7)
+    models = {name: build(lib) for name, (lib, _) in LIBRARIES.items()}
+    shapes = models["ember"][1]
+    inputs = [rng.normal(size=shape).astype(np.float32) for shape in shapes]
 
     def calls(writer, lib):
-        model = models[lib.__name__]
+        model = models[lib.__name__][0]
         model.train()
-        writer.add_graph(model, as_tensor(lib, example))
+        example = tuple(as_tensor(lib, x) for x in inputs)
+        writer.add_graph(model, example[0] if len(example) == 1 else example)
         assert model.training  # restored after tracing in eval mode
 
     ours, theirs = accumulate_both(tmp_path, calls)
@@ -586,15 +605,31 @@ def test_add_graph_writes_a_graphdef_torch_like(tmp_path):
                                                   node.attr["_output_shapes"].list.shape[0].dim])
                       for node in graph_def.node if node.op == "IO Node")
 
-    assert io_shapes(ours_graph) == io_shapes(theirs_graph)
+    if build is sequential_model:
+        assert io_shapes(ours_graph) == io_shapes(theirs_graph)
+    else:
+        # torch ends a tuple output in one TupleConstruct node and one output of shape [1];
+        # ember gives each tensor of the output its own output node with its shape
+        inputs_only = [entry for entry in io_shapes(theirs_graph) if entry[0] == "input"]
+        assert io_shapes(ours_graph) == inputs_only + [("output", [2, 2])] * 2
 
     def parameter_scopes(graph_def):
         # torch appends a debug name to each GetAttr node ("weight/weight.1"); compare scopes
         return sorted(node.name.rsplit("/", 1)[0] if node.name.count("/") > 2 else node.name
                       for node in graph_def.node if node.op == "prim::GetAttr")
 
-    assert parameter_scopes(ours_graph) == parameter_scopes(theirs_graph)
+    def operator_scopes(graph_def):
+        return {node.name.rsplit("/", 1)[0] for node in graph_def.node
+                if node.op.startswith("aten::")}
+
+    assert operator_scopes(ours_graph) == operator_scopes(theirs_graph)
     names = {node.name for node in ours_graph.node}
     assert len(names) == len(ours_graph.node)
     assert all(source.split(":")[0] in names for node in ours_graph.node for source in node.input)
     assert ours_graph.versions.producer == theirs_graph.versions.producer
+    assert all(not module._forward_hooks and not module._forward_pre_hooks
+               for module in models["ember"][0].modules())
+    if build is sequential_model:
+        assert parameter_scopes(ours_graph) == parameter_scopes(theirs_graph)
+        assert operator_scopes(ours_graph) == {
+            "Sequential/Linear[0]", "Sequential/ReLU[1]", "Sequential/Linear[2]"}
