@@ -2,7 +2,8 @@
 (ints, negative, None, nested tuples/lists/dicts), non-tensor and keyword arguments, nested
 vmap, vmap with grad/jacrev (per-sample gradients of an nn.Linear model through
 functional_call, as torch's tutorial), grad through vmap, chunk_size, empty batches, torch's
-errors (type and message) and the three randomness modes."""
+errors (type and message) and the three randomness modes. Each test runs on both of vmap's
+paths (batched replay and per-element loop): see the ``vmap_path`` fixture."""
 
 import collections
 
@@ -12,8 +13,17 @@ import torch
 
 import ember
 from conftest import assert_same
+from ember.func import _vmap
 
 LIBS = ((ember, ember.func, ember.nn), (torch, torch.func, torch.nn))
+
+
+@pytest.fixture(autouse=True, params=["batched", "loop"])
+def vmap_path(request, monkeypatch):
+    """Every test runs twice: with vmap's batched path allowed (taken where it applies) and
+    with the per-element loop forced; both must give torch's results."""
+    monkeypatch.setattr(_vmap.last_call, "enabled", request.param == "batched")
+    return request.param
 
 
 def _data(*shapes, seed=0):

@@ -115,6 +115,12 @@ def reduction(xp, step, arrays, batched, batch_size):
     return step.op.kernel(xp, arrays[0], **params)
 
 
+def reduce_all(xp, step, arrays, batched, batch_size):
+    """``max``/``min`` of all elements: over every logical dim of each element."""
+    array = arrays[0]
+    return getattr(xp, step.op.name)(array, axis=tuple(range(1, array.ndim)))
+
+
 def along_dim(xp, step, arrays, batched, batch_size):
     """Ops with one ``dim`` (softmax, cumsum, max(dim), sort, gather, scatter, cat, unbind...):
     every tensor operand batched, the dim moved past the batch dim."""
@@ -253,6 +259,7 @@ def _table():
     table.update({name: index_along_dim for name in _INDEX_ALONG_DIM})
     table.update({name: matmul for name in _MATMUL})
     table.update({name: reshape_view for name in _RESHAPE_VIEWS})
+    table.update({"max": reduce_all, "min": reduce_all})
     table.update({"clone": clone, "expand": expand, "permute": permute, "diagonal": diagonal,
                   "_slice": basic_index, "_slice_backward": basic_index_backward,
                   "slice": leading_key, "select": leading_key, "slice_backward": leading_key})
