@@ -167,6 +167,24 @@ def pointwise_inference_jit(fw):
 # ------------------------------------------------ models (one definition, both frameworks)
 
 
+def per_sample_grads(fw):
+    """torch.func's tutorial pattern: vmap(grad(loss through functional_call)) over a batch."""
+    nn = fw.nn
+    fw.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+    rng = np.random.default_rng(0)
+    x = fw.tensor(rng.standard_normal((64, 64), dtype=np.float32))
+    y = fw.tensor(rng.integers(0, 10, 64))
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def sample_loss(params, sample, target):
+        out = fw.func.functional_call(model, params, (sample.unsqueeze(0),))
+        return nn.functional.cross_entropy(out, target.unsqueeze(0))
+
+    per_sample = fw.func.vmap(fw.func.grad(sample_loss), in_dims=(None, 0, 0))
+    return lambda: per_sample(params, x, y)
+
+
 def _lib(nn):
     """The framework (``ember`` or ``torch``) whose ``nn`` module this is."""
     return torch if torch is not None and nn is torch.nn else ember
@@ -455,6 +473,8 @@ CASES = [
     ("50 pointwise ops forward, 1000 elements, eager", pointwise_inference, "time", "-"),
     ("50 pointwise ops forward, 1000 elements, jit.trace (+ ember's fusion)",
      pointwise_inference_jit, "time", "-"),
+    ("per-sample gradients, MLP 64-32-10, batch 64, vmap(grad)", per_sample_grads, "time",
+     "at most 3x"),
     ("LeNet-5 SGD step, batch 64, 1x28x28", lenet_step, "time", "at most 2x"),
     ("ResNet (3 BasicBlocks, BatchNorm) SGD step, batch 32, 3x32x32", resnet_step, "time",
      "at most 2x"),
