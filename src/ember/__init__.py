@@ -148,6 +148,7 @@ from .storage import (  # noqa: E402  (torch.UntypedStorage, torch.FloatStorage,
     UntypedStorage,
     is_storage,
 )
+from . import quasirandom  # noqa: E402  (ember.quasirandom.SobolEngine)
 
 __version__ = "0.1.0"
 
