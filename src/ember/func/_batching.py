@@ -192,9 +192,10 @@ def replay(recorder, batched_inputs, batch_size, device):
 
         >>> rec = Recorder()
         >>> x = ember.arange(6.).reshape(2, 3)
+        >>> row = x[0]
+        >>> rec.add_input(row)
         >>> with recording(rec):
-        ...     rec.add_input(x[0])
-        ...     y = x[0].sum()
+        ...     y = row.sum()
         >>> lookup = replay(rec, [x._data], 2, x.device)
         >>> lookup(y)
         (array([ 3., 12.], dtype=float32), True)

@@ -1,11 +1,16 @@
 """``vmap``: map a function over a batch dimension, as ``torch.func.vmap``.
 
-ember runs ``func`` once per batch element and stacks the results: each input with an
-integer in_dim is sliced with ``select``, inputs with in_dim ``None`` (and keyword arguments)
-are passed whole, and every output is stacked along its out_dim. Slices and ``stack`` are
-ordinary differentiable ops, so vmap composes with ``grad``, ``jvp``, ``jacrev`` and itself in
-any order, and any Python inside ``func`` works (even ``.item()`` and data-dependent control
-flow, which torch's batching refuses). The price is one call of ``func`` per element.
+Two paths give the same results. The batched one (``_batching.py``) runs ``func`` once, on
+element 0, recording the primitives it calls, and replays them once on the whole batch through
+batching rules: one kernel call per primitive for all elements. Whatever it cannot be sure to
+replay rightly (an op without a rule, an in-place write, a random draw, a ``.item()``/``bool()``
+value that differs across the batch, results that must keep an autograd graph) sends the call
+to the per-element loop, which goes on from element 1: each input with an integer in_dim is
+sliced with ``select``, inputs with in_dim ``None`` (and keyword arguments) are passed whole,
+and every output is stacked along its out_dim. Slices and ``stack`` are ordinary
+differentiable ops, so the loop composes with ``grad``, ``jvp``, ``jacrev`` and itself in any
+order, and any Python inside ``func`` works (even ``.item()`` and data-dependent control flow,
+which torch's batching refuses). ``last_call`` says which path the latest call took.
 
 Randomness follows torch's three modes through ``ember.ops.random.draw_hook``: ``"error"``
 refuses random ops inside ``func``, ``"different"`` draws afresh for each element, and
@@ -42,8 +47,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     input; an entry may itself be a nested tuple/list/dict matching the input's structure. None
     passes that input unmapped (required for non-tensor inputs). ``out_dims``: the same for the
     outputs (None: the output is not batched). ``randomness``: ``"error"``, ``"different"`` or
-    ``"same"``. ``chunk_size``: accepted as torch's; ember maps element by element anyway, so
-    results do not depend on it.
+    ``"same"``. ``chunk_size``: accepted as torch's; results do not depend on it (the batched
+    path runs the whole batch at once, the loop one element at a time).
 
     Example::
 
