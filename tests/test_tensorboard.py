@@ -7,6 +7,7 @@ image bytes, text, plugin data, and the projector's files.
 """
 
 import dataclasses
+import io
 import math
 import os
 import re
@@ -359,6 +360,37 @@ def test_add_figure_renders_like_torch(tmp_path):
     assert (ours.Images("one")[0].width, ours.Images("one")[0].height) == (80, 60)
 
 
+@pytest.mark.parametrize("batch", [1, 3, 4, 5])
+def test_video_frames_tile_as_torch(batch):
+    from torch.utils.tensorboard._utils import _prepare_video
+
+    from ember.utils.tensorboard._images import video_frames
+
+    clips = np.random.default_rng(8).integers(0, 256, (batch, 4, 3, 5, 6), dtype=np.uint8)
+    np.testing.assert_array_equal(video_frames(clips), _prepare_video(clips))
+    floats = clips / 255.0
+    np.testing.assert_array_equal(video_frames(floats), _prepare_video(floats))
+
+
+def test_add_video_writes_an_animated_gif(tmp_path):
+    from PIL import Image
+
+    from ember.utils.tensorboard._images import video_frames
+
+    # black and white pixels only, so that the GIF's palette keeps them exactly
+    clips = np.random.default_rng(9).integers(0, 2, (2, 3, 3, 4, 5)).astype(np.float32)
+    with EmberWriter(str(tmp_path)) as writer:
+        writer.add_video("clip", ember.from_numpy(clips), 1, fps=5)
+    (event,) = accumulate(str(tmp_path)).Images("clip")
+    expected = (video_frames(clips) * 255).astype(np.uint8)
+    assert (event.step, event.height, event.width) == (1, 4, 10)
+    gif = Image.open(io.BytesIO(event.encoded_image_string))
+    assert (gif.format, gif.n_frames, gif.info["duration"]) == ("GIF", 3, 200)
+    for index in range(3):
+        gif.seek(index)
+        np.testing.assert_array_equal(np.asarray(gif.convert("RGB")), expected[index])
+
+
 # ------------------------------------------------------------------------------ text, audio
 
 def test_text(tmp_path):
@@ -633,3 +665,13 @@ def test_add_graph_writes_a_graphdef_torch_like(tmp_path, build):
         assert parameter_scopes(ours_graph) == parameter_scopes(theirs_graph)
         assert operator_scopes(ours_graph) == {
             "Sequential/Linear[0]", "Sequential/ReLU[1]", "Sequential/Linear[2]"}
+
+
+def test_add_onnx_graph_matches_torch(tmp_path, capsys):
+    pytest.importorskip("onnx")
+    model = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.ReLU(), ember.nn.Linear(3, 2))
+    path = str(tmp_path / "model.onnx")
+    ember.onnx.export(model, (ember.randn(5, 4),), path, input_names=["x"])
+    ours, theirs = accumulate_both(tmp_path / "logs", lambda w, lib: w.add_onnx_graph(path))
+    assert ours.Graph() == theirs.Graph()
+    assert [node.op for node in ours.Graph().node][:2] == ["Variable", "Variable"]

@@ -80,7 +80,7 @@ def _pillow_image_module():
     try:
         from PIL import Image
     except ImportError as missing:
-        raise ImportError("add_image needs Pillow to encode PNG images: pip install pillow"
+        raise ImportError("add_image needs Pillow to encode images: pip install pillow"
                           ) from missing
     return Image
 
@@ -124,6 +124,47 @@ def _draw_box(image, box, label, color="Red", thickness=2):
                        fill=color)
         draw.text((left + margin, bottom - text_height - margin), label, fill="black",
                   font=font)
+
+
+def video_frames(batch_btchw):
+    """A batch of B videos (B x T x C x H x W) as T frames T x H' x W' x C, the videos tiled
+    in a grid: B is padded with black videos to a power of two, laid out in
+    2**floor(log2(B) / 2) rows. uint8 values become floats in [0, 1].
+
+    Example::
+
+        >>> video_frames(np.zeros((3, 5, 3, 8, 8))).shape
+        (5, 8, 32, 3)
+    """
+    batch, frames, channels, height, width = batch_btchw.shape
+    if batch_btchw.dtype == np.uint8:
+        batch_btchw = np.float32(batch_btchw) / 255.0
+    padded = 1 << (batch - 1).bit_length()
+    if padded != batch:
+        blank = np.zeros((padded - batch, frames, channels, height, width))
+        batch_btchw = np.concatenate((batch_btchw, blank), axis=0)
+    rows = 2 ** ((batch.bit_length() - 1) // 2)
+    grid = batch_btchw.reshape(rows, padded // rows, frames, channels, height, width)
+    grid = grid.transpose(2, 0, 4, 1, 5, 3)  # T, row, H, column, W, C
+    return grid.reshape(frames, rows * height, padded // rows * width, channels)
+
+
+def encode_gif(frames_thwc, fps):
+    """An animated GIF (looping, ``fps`` frames per second) of T x H x W x C uint8 frames
+    (C is 1 or 3).
+
+    Example::
+
+        >>> encode_gif(np.zeros((2, 4, 4, 3), np.uint8), fps=4)[:6]
+        b'GIF89a'
+    """
+    image_module = _pillow_image_module()
+    images = [image_module.fromarray(frame[:, :, 0] if frame.shape[2] == 1 else frame)
+              for frame in frames_thwc]
+    with io.BytesIO() as buffer:
+        images[0].save(buffer, format="GIF", save_all=True, append_images=images[1:],
+                       duration=int(round(1000 / fps)), loop=0)
+        return buffer.getvalue()
 
 
 def figure_to_image(figures, close=True):

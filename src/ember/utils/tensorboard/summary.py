@@ -23,11 +23,11 @@ from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 
 from ..._tensor import Tensor
 from ._convert import make_np
-from ._images import convert_to_HWC, encode_png, to_uint8_pixels
+from ._images import convert_to_HWC, encode_gif, encode_png, to_uint8_pixels, video_frames
 
-__all__ = ["scalar", "histogram", "histogram_raw", "make_histogram", "image", "text",
-           "image_boxes", "hparams", "pr_curve", "pr_curve_raw", "compute_curve", "custom_scalars",
-           "tensor_proto", "audio", "mesh"]
+__all__ = ["scalar", "histogram", "histogram_raw", "make_histogram", "image", "image_boxes",
+           "video", "text", "hparams", "pr_curve", "pr_curve_raw", "compute_curve",
+           "custom_scalars", "tensor_proto", "audio", "mesh"]
 
 
 def _plugin_metadata(plugin_name, content=b""):
@@ -174,6 +174,22 @@ def make_image(pixels_hwc, rescale=1, rois=None, labels=None):
     height, width, channels = pixels_hwc.shape
     return Summary.Image(height=height, width=width, colorspace=channels,
                          encoded_image_string=encode_png(pixels_hwc, rescale, rois, labels))
+
+
+def video(tag, tensor, fps=4):
+    """A video summary: B x T x C x H x W (uint8, or floats in [0, 1]), the B videos tiled
+    in one animated GIF that TensorBoard's image dashboard plays.
+
+    Example::
+
+        >>> video("clip", np.zeros((1, 4, 3, 8, 8)), fps=2).value[0].image.width
+        8
+    """
+    frames = to_uint8_pixels(video_frames(make_np(tensor)))
+    _, height, width, channels = frames.shape
+    clip = Summary.Image(height=height, width=width, colorspace=channels,
+                         encoded_image_string=encode_gif(frames, fps))
+    return Summary(value=[Summary.Value(tag=tag, image=clip)])
 
 
 # ------------------------------------------------------------------------------------- text

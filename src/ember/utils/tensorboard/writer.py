@@ -24,6 +24,7 @@ from . import _embedding, summary
 from ._convert import make_np
 from ._graph import graph as _traced_graph
 from ._images import figure_to_image
+from ._onnx_graph import load_onnx_graph
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -65,6 +66,10 @@ class FileWriter:
         self.add_event(Event(graph_def=graph_def.SerializeToString()), None, walltime)
         tagged = TaggedRunMetadata(tag="step1", run_metadata=run_metadata.SerializeToString())
         self.add_event(Event(tagged_run_metadata=tagged), None, walltime)
+
+    def add_onnx_graph(self, graph_def, walltime=None):
+        """Queue a ``GraphDef`` (of an ONNX model) as the run's graph."""
+        self.add_event(Event(graph_def=graph_def.SerializeToString()), None, walltime)
 
     def flush(self):
         """Write every queued event to disk."""
@@ -284,6 +289,16 @@ class SummaryWriter:
         self.add_image(tag, figure_to_image(figure, close), global_step, walltime,
                        dataformats=layout)
 
+    def add_video(self, tag, vid_tensor, global_step=None, fps=4, walltime=None):
+        """Log videos (B x T x C x H x W, uint8 or floats in [0, 1]) as one animated GIF, the
+        B videos tiled in a grid. Encoded with Pillow, where torch needs moviepy.
+
+        Example::
+
+            >>> writer.add_video("rollout", ember.rand(2, 16, 3, 32, 32), fps=8)
+        """
+        self._add(summary.video(tag, vid_tensor, fps), global_step, walltime)
+
     def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None):
         """Log a mono sound clip (values in [-1, 1]) as 16-bit WAV.
 
@@ -317,6 +332,16 @@ class SummaryWriter:
         """
         self._get_file_writer().add_graph(
             _traced_graph(model, input_to_model, verbose, use_strict_trace))
+
+    def add_onnx_graph(self, prototxt):
+        """Log the graph of the ONNX model in the file ``prototxt`` (needs ``onnx``).
+
+        Example::
+
+            >>> ember.onnx.export(model, ember.randn(1, 784), "model.onnx")
+            >>> writer.add_onnx_graph("model.onnx")
+        """
+        self._get_file_writer().add_onnx_graph(load_onnx_graph(prototxt))
 
     # -------------------------------------------------------------------------- embedding
 
