@@ -226,8 +226,9 @@ def matmul(xp, step, arrays, batched, batch_size):
 
 # ---------------------------------------------------------------- the table
 
-_POINTWISE_EXTRA = ("where", "clamp", "lerp", "_relu", "_to_copy", "real", "imag")
-_SAME_SHAPE = ("_relu_backward", "_gelu_backward")
+_POINTWISE_EXTRA = ("where", "clamp", "lerp", "_relu", "_to_copy", "real", "imag",
+                    "_gelu_factor")
+_SAME_SHAPE = ("_relu_backward", "gelu", "_gelu_backward")
 _REDUCTIONS = ("sum", "nansum", "prod", "mean", "var", "std", "amax", "amin", "all", "any",
                "logsumexp", "norm", "count_nonzero", "flip", "_norm_mean")
 _ALONG_DIM = ("softmax", "log_softmax", "_safe_softmax", "cumsum", "cumprod", "logcumsumexp",
