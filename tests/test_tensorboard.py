@@ -447,6 +447,22 @@ def test_add_tensor_where_torch_writes_undecodable_fields(tmp_path, dtype):
     assert reference.tensor_proto.tensor_shape == event.tensor_proto.tensor_shape
 
 
+def test_add_tensor_bfloat16_writes_its_bit_patterns(tmp_path):
+    values = ember.tensor([0.5, -2.25, 3.0e38, 1.0e-3]).to(ember.bfloat16)
+    with EmberWriter(str(tmp_path)) as writer:
+        writer.add_tensor("bf16", values)
+    (event,) = accumulate(str(tmp_path)).Tensors("bf16")
+    assert event.tensor_proto.dtype == proto_dtype("DT_BFLOAT16")
+    bits = torch.tensor(values.float().numpy()).to(torch.bfloat16).view(torch.int16)
+    assert list(event.tensor_proto.half_val) == (bits.numpy().view(np.uint16)).tolist()
+
+
+def proto_dtype(name):
+    from tensorboard.compat.proto import types_pb2
+
+    return types_pb2.DataType.Value(name)
+
+
 # -------------------------------------------------------------------------------- PR curves
 
 @pytest.mark.parametrize("num_thresholds", [127, 10, 300])

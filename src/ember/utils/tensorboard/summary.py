@@ -242,7 +242,8 @@ def audio(tag, tensor, sample_rate=44100):
 # ------------------------------------------------------------------------------------ tensor
 
 def _half_bits(array):
-    return array.astype(np.float16).reshape(-1).view(np.uint16).tolist()
+    # float16 and bfloat16 arrays alike: their raw 16-bit patterns
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint16).tolist()
 
 
 def _complex_parts(array):
@@ -254,8 +255,9 @@ def _flat_list(array):
 
 
 # ember dtype name -> (TensorProto dtype, field, conversion of the NumPy array). The fields are
-# those TensorBoard decodes (tensor_util.make_ndarray): float16 as its 16-bit patterns, uint8
-# in int_val, where torch writes float32 bit patterns and uint32_val that read back wrong.
+# those TensorBoard decodes (tensor_util.make_ndarray): float16 and bfloat16 as their 16-bit
+# patterns, uint8 in int_val, where torch writes float32 bit patterns and uint32_val that read
+# back wrong.
 _TENSOR_FIELDS = {
     "float16": ("DT_HALF", "half_val", _half_bits),
     "bfloat16": ("DT_BFLOAT16", "half_val", _half_bits),
