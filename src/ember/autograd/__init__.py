@@ -11,6 +11,11 @@ Example::
 from __future__ import annotations
 
 from . import forward_ad, functional, graph
+from ._engine_flags import (
+    is_multithreading_enabled,
+    is_view_replay_enabled,
+    set_multithreading_enabled,
+)
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from .grad_mode import (
@@ -22,12 +27,14 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
            "set_detect_anomaly", "is_anomaly_enabled", "graph", "Function", "FunctionCtx",
            "InplaceFunction", "NestedIOFunction", "once_differentiable", "gradcheck",
-           "gradgradcheck", "GradcheckError", "functional", "forward_ad"]
+           "gradgradcheck", "GradcheckError", "functional", "forward_ad", "Variable",
+           "is_multithreading_enabled", "set_multithreading_enabled", "is_view_replay_enabled"]
 
 
 def _as_tuple(x):

@@ -24,7 +24,8 @@ from ..profiler._recorder import state as _profiling
 from . import anomaly_mode, grad_mode
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "record", "run_backward",
-           "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
+           "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+           "increment_version", "register_multi_grad_hook", "allow_mutation_on_saved_tensors"]
 
 _sequence = itertools.count()
 
@@ -628,6 +629,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     for node in list(buffers):
         if dependencies.get(node, 0) == 0:
             heapq.heappush(ready, (-node._seq, id(node), node))
+    outer_task = _task_state.task
+    if _multi_grad_hooks[0]:  # register_multi_grad_hook asks which nodes this pass will run
+        _task_state.task = _GraphTask(order, needed)
 
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
@@ -643,6 +647,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 _profiling.recorder.evaluate_function(node, _execute, (
                     node, grads, inputs, targets, captured, needed, accumulate, create_graph,
                     retain_graph, buffers, dependencies, ready, stolen))
+    _task_state.task = outer_task
     return captured
 
 
@@ -743,3 +748,151 @@ def _accumulate_plain(tensor, grad, create_graph):
         tensor._grad = g if create_graph else g.clone()
     else:
         tensor._grad = old + g
+
+
+# ---------------------------------------------------------------- graph tasks and multi-hooks
+
+
+class _GraphTask:
+    """One backward pass, as multi-grad hooks see it: which nodes it will run."""
+
+    def __init__(self, order, needed):
+        self.nodes = set(order)
+        self.needed = needed
+
+    def will_execute(self, node):
+        return node in self.nodes and (self.needed is None or self.needed.get(node, False))
+
+
+class _TaskState(threading.local):
+    task = None
+
+
+_task_state = _TaskState()
+_multi_grad_hooks = [0]  # how many multi-grad hooks exist; the engine tracks tasks only then
+
+
+def increment_version(tensor):
+    """Mark ``tensor`` (or each tensor of an iterable) as modified in place, as an in-place
+    operation would: autograd then refuses to use an earlier saved value of it.
+
+    Example::
+
+        >>> x = ember.ones(2)
+        >>> ember.autograd.graph.increment_version(x)
+        >>> x._version
+        1
+    """
+    from .._tensor import Tensor
+
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._vc[0] += 1
+
+
+class _MultiHandle:
+    """The handle of a multi-grad hook: ``remove()`` removes it from every tensor."""
+
+    def __init__(self, handles):
+        self.handles = handles
+        self._removed = False
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+        if not self._removed:
+            self._removed = True
+            _multi_grad_hooks[0] -= 1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _node_of(tensor):
+    return tensor.grad_fn if tensor.grad_fn is not None else grad_accumulator(tensor)
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn`` once per backward pass: with mode ``"all"``, after the gradients of all
+    ``tensors`` that the pass computes are known (``fn`` gets a list with None for those it
+    does not compute); with mode ``"any"``, with the first of them.
+
+    Example::
+
+        >>> a, b = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
+        >>> seen = []
+        >>> handle = ember.autograd.graph.register_multi_grad_hook(
+        ...     (a, b), lambda grads: seen.append([g.tolist() for g in grads]))
+        >>> (a * 2 + b * 3).sum().backward()
+        >>> seen
+        [[[2.0, 2.0], [3.0, 3.0]]]
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    per_task = weakref.WeakKeyDictionary()  # graph task -> [expected, count, grads] or fired
+
+    def make_hook(index):
+        def hook(grad):
+            task = _task_state.task
+            if mode == "any":
+                if task not in per_task:
+                    per_task[task] = True
+                    fn(grad)
+                return
+            if task not in per_task:
+                expected = sum(task.will_execute(_node_of(t)) for t in tensors
+                               if t.requires_grad)
+                per_task[task] = [expected, 0, [None] * len(tensors)]
+            record = per_task[task]
+            record[1] += 1
+            record[2][index] = grad
+            if record[1] == record[0]:
+                fn(record[2])
+
+        return hook
+
+    handles = tuple(t.register_hook(make_hook(i)) for i, t in enumerate(tensors)
+                    if t.requires_grad)
+    _multi_grad_hooks[0] += 1
+    return _MultiHandle(handles)
+
+
+class allow_mutation_on_saved_tensors:
+    """Context manager under which tensors saved for backward may be changed in place:
+    backward still uses the values they had when saved. (ember copies each tensor when it is
+    saved, where torch copies it only when it is modified: same results, more memory.)
+
+    Example::
+
+        >>> x, y = ember.ones(2, requires_grad=True), ember.full((2,), 2.)
+        >>> with ember.autograd.graph.allow_mutation_on_saved_tensors():
+        ...     loss = (x * y).sum()
+        ...     _ = y.mul_(10)
+        ...     loss.backward()
+        >>> x.grad
+        tensor([2., 2.])
+    """
+
+    def __init__(self):
+        self._hooks = saved_tensors_hooks(_copy_saved, _unpack_saved)
+
+    def __enter__(self):
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._hooks.__exit__(*exc)
+
+
+def _copy_saved(tensor):
+    from .grad_mode import no_grad
+
+    with no_grad():
+        return tensor.clone()
+
+
+def _unpack_saved(tensor):
+    return tensor
