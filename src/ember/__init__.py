@@ -149,6 +149,7 @@ from .storage import (  # noqa: E402  (torch.UntypedStorage, torch.FloatStorage,
     is_storage,
 )
 from . import quasirandom  # noqa: E402  (ember.quasirandom.SobolEngine)
+from . import library  # noqa: E402  (ember.library.custom_op; ops in ember.ops.<ns>)
 
 __version__ = "0.1.0"
 
