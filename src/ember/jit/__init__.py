@@ -73,7 +73,8 @@ def _input_names(fn, count):
 
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
           check_tolerance=1e-5, strict=True, _force_outplace=False, _module_class=None,
-          _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True):
+          _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True,
+          _dynamic_sizes=True):
     """Trace ``func`` (a function or an ``ember.nn.Module``) on ``example_inputs``.
 
     The function runs once; every primitive operator it calls is recorded in a graph, which
@@ -111,16 +112,18 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     if isinstance(owner, Module) and getattr(func, "__name__", None) == "forward":
         func = owner  # torch traces ``module.forward`` as the module
     if isinstance(func, Module):
-        return _trace_module(func, inputs, check_trace, check_inputs, check_tolerance, strict)
+        return _trace_module(func, inputs, check_trace, check_inputs, check_tolerance, strict,
+                             _dynamic_sizes)
     if not callable(func):
         raise TypeError(f"ember.jit.trace expects a function or a Module, not "
                         f"{type(func).__name__}")
     names = _input_names(func, len(inputs))
-    graph, _ = trace_graph(func, inputs, names, strict=strict)
+    graph, _ = trace_graph(func, inputs, names, strict=strict, dynamic_sizes=_dynamic_sizes)
     result = ScriptFunction(graph, getattr(func, "__name__", "fn"))
     if check_trace:
         _check(func, result, inputs, check_inputs, check_tolerance,
-               lambda i: trace_graph(func, i, names, strict=strict)[0])
+               lambda i: trace_graph(func, i, names, strict=strict,
+                                     dynamic_sizes=_dynamic_sizes)[0])
     return result
 
 
@@ -133,7 +136,8 @@ def trace_module(mod, inputs, check_trace=True, check_inputs=None, check_toleran
                          check_tolerance, strict)
 
 
-def _trace_module(module, inputs, check_trace, check_inputs, check_tolerance, strict=True):
+def _trace_module(module, inputs, check_trace, check_inputs, check_tolerance, strict=True,
+                  dynamic_sizes=True):
     attrs = {}
     for name, p in module.named_parameters():
         attrs[name] = ("parameter", p, True)
@@ -150,7 +154,7 @@ def _trace_module(module, inputs, check_trace, check_inputs, check_tolerance, st
 
     def retrace(i):
         return trace_graph(module, i, names, attr_names, strict,
-                           [t for _, t, _ in attrs.values()])[0]
+                           [t for _, t, _ in attrs.values()], dynamic_sizes)[0]
     graph = retrace(inputs)
     training = {prefix: sub.training for prefix, sub in module.named_modules()}
     result = ScriptModule(graph, attrs, training, type(module).__name__)

@@ -202,6 +202,8 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
 def _type_text(v):
     if v.dtype is None:
         return "Tensor"
+    if v.dtype == "int":  # a traced size (``_sizes.py``) or a tuple of them
+        return "int"
     shape = ", ".join(str(s) for s in v.shape)
     return f"{_TYPE_NAMES.get(v.dtype, v.dtype)}({shape})"
 

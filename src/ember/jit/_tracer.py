@@ -20,7 +20,7 @@ import warnings
 
 from .._tensor import Tensor, _trace_state
 from ..ops._registry import Op
-from ._ir import CONSTANT, COPY, GET_ATTR, OP, Graph, Node
+from ._ir import CALL, CONSTANT, COPY, GET_ATTR, OP, Graph, Node
 
 __all__ = ["TracerWarning", "Tracer", "tracing", "is_tracing", "paused", "trace_graph"]
 
@@ -62,7 +62,8 @@ def is_tracing():
 class Tracer:
     """The recorder ``run_op`` calls while tracing."""
 
-    def __init__(self, attr_names=None, strict=True, attr_arrays=None):
+    def __init__(self, attr_names=None, strict=True, attr_arrays=None, dynamic_sizes=True):
+        self.dynamic_sizes = dynamic_sizes  # record x.size(0) as graph values (``_sizes.py``)
         self.thread = threading.get_ident()  # ops other threads run meanwhile are not traced
         self.strict = strict
         self.attr_arrays = attr_arrays or {}  # id(array) -> (array, param/buffer)
@@ -177,6 +178,57 @@ class Tracer:
                     nodes.insert(i, Node(OP, registry["clone"][0], [old], {}, [copy]))
                 return
 
+    # ------------------------------------------------------------ traced sizes (_sizes.py)
+
+    def record_size_call(self, fn_name, args, result):
+        """Record ``fn_name(*args)`` computing the int ``result`` from traced sizes; return it
+        as a :class:`~ember.jit._sizes.SizeInt`."""
+        from ._sizes import SizeInt
+
+        inputs = []
+        templates = [self._template(a, inputs) for a in args]
+        out = self.graph.new_value((), "int")
+        self.graph.nodes.append(Node(CALL, None, inputs, {"fn": fn_name, "args": templates,
+                                                          "kwargs": {}}, [out]))
+        return SizeInt(result, out, self)
+
+    def record_public_call(self, fn_name, function, args, kwargs):
+        """Run ``function(*args, **kwargs)`` unrecorded and record it as one ``call`` node whose
+        traced sizes and tensors are inputs (the replay calls it with the new sizes)."""
+        inputs = []
+        arg_templates = [self._template(a, inputs) for a in args]
+        kwarg_templates = {k: self._template(v, inputs) for k, v in kwargs.items()}
+        with paused():
+            result = function(*args, **kwargs)
+        if not isinstance(result, Tensor):
+            raise RuntimeError(f"ember.jit.trace: {fn_name} returned a "
+                               f"{type(result).__name__}, not a Tensor")
+        node = Node(CALL, None, inputs, {"fn": fn_name, "args": arg_templates,
+                                         "kwargs": kwarg_templates}, [self.new_value(result)])
+        self.graph.nodes.append(node)
+        return result
+
+    def _template(self, arg, inputs):
+        """A ``call`` node's argument: ``{"v": input index}`` for a graph value (a tensor, a
+        traced size, a tuple holding traced sizes), else ``{"c": constant}``."""
+        from ._sizes import SizeInt, _contains_size
+
+        if isinstance(arg, Tensor):
+            value = self.value_of(arg)
+        elif isinstance(arg, SizeInt):
+            value = arg.value
+        elif isinstance(arg, (tuple, list)) and _contains_size(arg):
+            items = []
+            templates = [self._template(a, items) for a in arg]
+            value = self.graph.new_value((), "int")
+            fn_name = "jit.list" if isinstance(arg, list) else "jit.tuple"
+            self.graph.nodes.append(Node(CALL, None, items, {"fn": fn_name, "args": templates,
+                                                             "kwargs": {}}, [value]))
+        else:
+            return {"c": int(arg) if isinstance(arg, SizeInt) else arg}
+        inputs.append(value)
+        return {"v": len(inputs) - 1}
+
     def python_value(self, tensor, what):
         if threading.get_ident() != self.thread:
             return
@@ -202,13 +254,17 @@ class Tracer:
 @contextlib.contextmanager
 def tracing(tracer):
     """Make ``tracer`` the active tracer for the block."""
+    from . import _sizes
+
     if _trace_state.tracer is not None:
         raise RuntimeError("ember.jit.trace cannot be nested")
+    swapped = _sizes.install(tracer) if getattr(tracer, "dynamic_sizes", False) else []
     _trace_state.tracer = tracer
     try:
         yield tracer
     finally:
         _trace_state.tracer = None
+        _sizes.uninstall(swapped)
 
 
 @contextlib.contextmanager
@@ -222,10 +278,13 @@ def paused():
         _trace_state.tracer = saved
 
 
-def trace_graph(fn, inputs, input_names, attr_names=None, strict=True, attrs=()):
+def trace_graph(fn, inputs, input_names, attr_names=None, strict=True, attrs=(),
+                dynamic_sizes=True):
     """Run ``fn(*inputs)`` once under a tracer; return ``(graph, eager result)``.
-    ``attrs``: the module's parameters and buffers (``detach()`` of one is recorded)."""
-    tracer = Tracer(attr_names, strict, {id(t._data): (t._data, t) for t in attrs})
+    ``attrs``: the module's parameters and buffers (``detach()`` of one is recorded);
+    ``dynamic_sizes``: record sizes read from tensors as graph values (else as constants)."""
+    tracer = Tracer(attr_names, strict, {id(t._data): (t._data, t) for t in attrs},
+                    dynamic_sizes)
     for i, (t, name) in enumerate(zip(inputs, input_names)):
         if not isinstance(t, Tensor):
             raise TypeError(f"Type '{type(t).__name__}' cannot be traced. Only Tensors can be "
@@ -239,8 +298,31 @@ def trace_graph(fn, inputs, input_names, attr_names=None, strict=True, attrs=())
         tracer.graph.output = tracer.output_tree(result)
     if not (default_generator.get_state() == rng_before).all():
         warnings.warn(_RANDOM, TracerWarning, stacklevel=3)
+    _drop_unread_sizes(tracer.graph)
+    _resolve_calls(tracer.graph)
     _name_inputs(tracer.graph)
     return tracer.graph, result
+
+
+def _drop_unread_sizes(graph):
+    """Remove the size reads and size arithmetic nothing uses (``x.shape`` reads every dim)."""
+    read = set(graph.output_values())
+    kept = []
+    for n in reversed(graph.nodes):
+        if n.kind == CALL and n.outputs[0].dtype == "int" and n.outputs[0] not in read:
+            continue
+        read.update(n.inputs)
+        kept.append(n)
+    graph.nodes = kept[::-1]
+
+
+def _resolve_calls(graph):
+    """Point the ``call`` nodes at their functions (after the trace, which swaps some)."""
+    from ._script import resolve
+
+    for n in graph.nodes:
+        if n.kind == CALL and n.op is None:
+            n.op = resolve(n.params["fn"])
 
 
 def _name_inputs(graph):

@@ -306,7 +306,8 @@ def _trace(model, inputs, quiet=False):
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore")
-        traced = jit.trace(model, inputs, check_trace=False)
+        # sizes as constants: the traces at doubled axes below find the dynamic ones
+        traced = jit.trace(model, inputs, check_trace=False, _dynamic_sizes=False)
     if not (default_generator.get_state() == rng_before).all():
         raise OnnxExporterError(
             "the model drew random numbers while traced (dropout in training mode, rand...): "
