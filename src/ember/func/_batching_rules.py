@@ -134,10 +134,10 @@ def along_dim(xp, step, arrays, batched, batch_size):
 
 
 def index_along_dim(xp, step, arrays, batched, batch_size):
-    """``index_select``/``index_add``...: the index (operand 1) must be the same for all
-    elements; the other operands are batched and the dim shifted."""
+    """``index_select``/``index_add``...: with the index (operand 1) the same for all
+    elements, the other operands are batched and the dim shifted."""
     if batched[1]:
-        raise Unbatchable(f"{step.op.name} with a batched index")
+        return _along_dim_batched_index(xp, step, arrays, batched, batch_size)
     params = dict(step.params)
     params["dim"] = _shift(params["dim"], len(step.in_shapes[0]))
     full = [a if i == 1 else _full(xp, a, b, s, batch_size)
@@ -224,6 +224,326 @@ def matmul(xp, step, arrays, batched, batch_size):
     return out
 
 
+# ---------------------------------------------------------------- convolutions
+#
+# Two ways to fold the vmap batch into one convolution, as torch's rules do: with an unbatched
+# weight the batch joins the samples (B, N, C, ...) -> (B * N, C, ...); with a batched weight
+# it joins the channels, (N, B * C, ...), and each element's weight becomes its own group of a
+# convolution with B times the groups.
+
+
+def _batch_into_samples(array):
+    """(B, N, ...) -> (B * N, ...)."""
+    return array.reshape((-1,) + array.shape[2:])
+
+
+def _samples_into_batch(array, batch_size):
+    """(B * N, ...) -> (B, N, ...)."""
+    return array.reshape((batch_size, -1) + array.shape[1:])
+
+
+def _batch_into_channels(array):
+    """(B, N, C, ...) -> (N, B * C, ...): element b's channels become group b."""
+    swapped = array.swapaxes(0, 1)
+    return swapped.reshape(swapped.shape[:1] + (-1,) + swapped.shape[3:])
+
+
+def _channels_into_batch(array, batch_size):
+    """(N, B * C, ...) -> (B, N, C, ...)."""
+    split = array.reshape(array.shape[:1] + (batch_size, -1) + array.shape[2:])
+    return split.swapaxes(0, 1)
+
+
+def _conv_op(name):
+    from ..nn._functional import conv
+
+    return {"input_grad": conv.convolution_input_grad_op,
+            "weight_grad": conv.convolution_weight_grad_op}[name]
+
+
+def _grouped(params, batch_size):
+    return dict(params, groups=params["groups"] * batch_size)
+
+
+def convolution(xp, step, arrays, batched, batch_size):
+    """``convolution(x, w)``: x (N, C, *S), w (Cout, C/G, *K) per element."""
+    (x, w), (_, w_batched) = arrays, batched
+    if not w_batched:
+        out = step.op.kernel(xp, _batch_into_samples(x), w, **step.params)
+        return _samples_into_batch(out, batch_size)
+    x = _full(xp, x, batched[0], step.in_shapes[0], batch_size)
+    out = step.op.kernel(xp, _batch_into_channels(x), _batch_into_samples(w),
+                         **_grouped(step.params, batch_size))
+    return _channels_into_batch(out, batch_size)
+
+
+def _conv_input_grad(xp, gy, w, flags, shape, geom, batch_size, gy_shape):
+    """The adjoint of the convolution in x (also conv_transpose's forward)."""
+    kernel = _conv_op("input_grad").kernel
+    if not flags[1]:
+        out = kernel(xp, _batch_into_samples(gy), w,
+                     shape=(batch_size * shape[0],) + tuple(shape[1:]), **geom)
+        return _samples_into_batch(out, batch_size)
+    gy = _full(xp, gy, flags[0], gy_shape, batch_size)
+    out = kernel(xp, _batch_into_channels(gy), _batch_into_samples(w),
+                 shape=(shape[0], batch_size * shape[1]) + tuple(shape[2:]),
+                 **_grouped(geom, batch_size))
+    return _channels_into_batch(out, batch_size)
+
+
+def _conv_weight_grad(xp, x, gy, flags, shapes, ksize, geom, batch_size):
+    """The adjoint in w: one gradient per element, as the groups of one grouped adjoint."""
+    x, gy = (_full(xp, a, b, s, batch_size) for a, b, s in zip((x, gy), flags, shapes))
+    out = _conv_op("weight_grad").kernel(xp, _batch_into_channels(x), _batch_into_channels(gy),
+                                         ksize=ksize, **_grouped(geom, batch_size))
+    return out.reshape((batch_size, -1) + out.shape[1:])
+
+
+def convolution_input_grad(xp, step, arrays, batched, batch_size):
+    """``convolution_input_grad(gy, w)``: the transposed convolution."""
+    params = dict(step.params)
+    shape = params.pop("shape")
+    return _conv_input_grad(xp, *arrays, batched, shape, params, batch_size,
+                            step.in_shapes[0])
+
+
+def convolution_weight_grad(xp, step, arrays, batched, batch_size):
+    """``convolution_weight_grad(x, gy)``: a weight gradient per element."""
+    params = dict(step.params)
+    ksize = params.pop("ksize")
+    return _conv_weight_grad(xp, *arrays, batched, step.in_shapes, ksize, params, batch_size)
+
+
+def convolution_backward(xp, step, arrays, batched, batch_size):
+    """``convolution_backward(gy, x, w)``: both gradients, each through its own rule above."""
+    (gy, x, w), (gy_b, x_b, w_b) = arrays, batched
+    gy_shape, x_shape, w_shape = step.in_shapes
+    gx = _conv_input_grad(xp, gy, w, (gy_b, w_b), x_shape, step.params, batch_size, gy_shape)
+    gw = _conv_weight_grad(xp, x, gy, (x_b, gy_b), (x_shape, gy_shape), tuple(w_shape[2:]),
+                           step.params, batch_size)
+    return gx, gw
+
+
+# ---------------------------------------------------------------- trailing-dim ops
+
+
+def trailing_dims(xp, step, arrays, batched, batch_size):
+    """Ops that work on their operands' trailing dims and loop over any leading ones (pooling
+    over the last ``nd`` dims, the linalg decompositions over the last two): the batch is one
+    more leading dim; a ``shape`` parameter gets it too."""
+    full = [_full(xp, a, b, s, batch_size)
+            for a, b, s in zip(arrays, batched, step.in_shapes)]
+    params = dict(step.params)
+    if "shape" in params:
+        params["shape"] = (batch_size,) + tuple(params["shape"])
+    return step.op.kernel(xp, *full, **params)
+
+
+def diag_embed(xp, step, arrays, batched, batch_size):
+    """``diag_embed``: the new dims (of the result) move past the batch dim."""
+    params = dict(step.params)
+    params["dim1"], params["dim2"] = params["dim1"] + 1, params["dim2"] + 1
+    return step.op.kernel(xp, arrays[0], **params)
+
+
+def strided(xp, step, arrays, batched, batch_size):
+    """``strided_scatter``/``strided_gather`` address a contiguous element through (size,
+    stride, offset): the batch is one more dim whose stride is an element's size."""
+    params = dict(step.params)
+    element = step.params["shape"] if "shape" in params else step.in_shapes[0]
+    params["size"] = (batch_size,) + tuple(params["size"])
+    params["stride"] = (_numel(element),) + tuple(params["stride"])
+    if "shape" in params:
+        params["shape"] = (batch_size,) + tuple(params["shape"])
+    return step.op.kernel(xp, arrays[0], **params)
+
+
+def broadcast_matrices(xp, step, arrays, batched, batch_size):
+    """``linalg_solve(a, b)``-like ops whose kernel broadcasts the leading (batch) dims of
+    matrix operands: the operands' ranks lined up as for pointwise ops."""
+    rank = max(len(s) for s in step.in_shapes)
+    lifted = [_lift(a, b, len(s), rank) for a, b, s in zip(arrays, batched, step.in_shapes)]
+    return step.op.kernel(xp, *lifted, **step.params)
+
+
+# ---------------------------------------------------------------- layer norm
+#
+# The fused layer-norm ops work on rows of ``size`` elements; their statistics are one value
+# per row, so a batch of elements is simply more rows. Weight gradients sum over the rows of
+# one element only, and a batched weight differs per element: those are written out with the
+# batch dim kept apart.
+
+
+def layer_norm_stats(xp, step, arrays, batched, batch_size):
+    mean, rstd = step.op.kernel(xp, arrays[0], **step.params)
+    return mean.reshape(batch_size, -1), rstd.reshape(batch_size, -1)
+
+
+def _rows(xp, array, is_batched, shape, batch_size, size):
+    """An operand as (B, rows, size); an unbatched weight as (1, 1, size)."""
+    if not is_batched and _numel(shape) == size:
+        return array.reshape(1, 1, size)
+    return _full(xp, array, is_batched, shape, batch_size).reshape(batch_size, -1, size)
+
+
+def _per_row(xp, array, is_batched, shape, batch_size):
+    """A row statistic as (B, rows, 1)."""
+    return _full(xp, array, is_batched, shape, batch_size).reshape(batch_size, -1, 1)
+
+
+def _numel(shape):
+    count = 1
+    for s in shape:
+        count *= s
+    return count
+
+
+def layer_norm(xp, step, arrays, batched, batch_size):
+    """``_layer_norm(x, weight, bias, mean, rstd)``: the kernel on more rows, or with a
+    batched weight or bias, the same formula with the batch dim kept apart."""
+    (x, weight, bias, mean, rstd), flags = arrays, batched
+    shapes, size = step.in_shapes, step.params["size"]
+    mean, rstd = (_per_row(xp, a, flags[i], shapes[i], batch_size)
+                  for i, a in ((3, mean), (4, rstd)))
+    if not (flags[1] or flags[2]):
+        x = _full(xp, x, flags[0], shapes[0], batch_size)
+        return step.op.kernel(xp, x, weight, bias, mean.reshape(-1), rstd.reshape(-1),
+                              **step.params)
+    x3 = _rows(xp, x, flags[0], shapes[0], batch_size, size)
+    w3, b3 = (_rows(xp, a, flags[i], shapes[i], batch_size, size).astype(x.dtype)
+              for i, a in ((1, weight), (2, bias)))
+    y = (x3 - mean) * rstd * w3 + b3
+    return y.reshape((batch_size,) + tuple(step.out_shapes[0]))
+
+
+def layer_norm_backward(xp, step, arrays, batched, batch_size):
+    """``_layer_norm_backward(g, x, weight, mean, rstd)`` -> dx, and dweight, dbias summed
+    over each element's own rows."""
+    (g, x, weight, mean, rstd), flags = arrays, batched
+    shapes, size = step.in_shapes, step.params["size"]
+    g3, x3 = (_full(xp, a, flags[i], shapes[i], batch_size).reshape(batch_size, -1, size)
+              for i, a in ((0, g), (1, x)))
+    w3 = _rows(xp, weight, flags[2], shapes[2], batch_size, size).astype(x.dtype)
+    mean, rstd = (_per_row(xp, a, flags[i], shapes[i], batch_size)
+                  for i, a in ((3, mean), (4, rstd)))
+    xhat = (x3 - mean) * rstd
+    gw = g3 * w3
+    dx = rstd * (gw - gw.mean(-1, keepdims=True) - xhat * (gw * xhat).mean(-1, keepdims=True))
+    w_shape = (batch_size,) + tuple(shapes[2])
+    dweight = (g3 * xhat).sum(1).reshape(w_shape).astype(weight.dtype)
+    dbias = g3.sum(1).reshape(w_shape).astype(weight.dtype)
+    return dx.reshape((batch_size,) + tuple(shapes[1])), dweight, dbias
+
+
+# ---------------------------------------------------------------- lookups and einsum
+
+
+def embedding(xp, step, arrays, batched, batch_size):
+    """``embedding(weight, indices)``: a batched weight (B, V, D) is looked up as one table
+    (B * V, D), each element's indices moved to its own block of rows."""
+    (weight, indices), (weight_batched, _) = arrays, batched
+    if not weight_batched:
+        return step.op.kernel(xp, weight, indices, **step.params)
+    index_rank = len(step.in_shapes[1])
+    vocabulary = weight.shape[1]
+    offsets = xp.arange(batch_size).reshape((batch_size,) + (1,) * index_rank) * vocabulary
+    return step.op.kernel(xp, _batch_into_samples(weight), indices + offsets, **step.params)
+
+
+_UNUSED_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def einsum(xp, step, arrays, batched, batch_size):
+    """``einsum``: one more subscript, for the batch, on batched operands and the result."""
+    equation = step.params["equation"]
+    if "." in equation:
+        raise Unbatchable("an einsum equation with an ellipsis")
+    letter = next((c for c in _UNUSED_LETTERS if c not in equation), None)
+    if letter is None:
+        raise Unbatchable("an einsum equation that uses every letter")
+    inputs, output = equation.split("->")
+    subscripts = [letter + s if b else s for s, b in zip(inputs.split(","), batched)]
+    return step.op.kernel(xp, *arrays, equation=",".join(subscripts) + "->" + letter + output,
+                          shape=(batch_size,) + tuple(step.params["shape"]))
+
+
+def _along_dim_batched_index(xp, step, arrays, batched, batch_size):
+    """``index_select``/``index_add``/``index_copy``/``index_fill`` with an index that differs
+    per element: the indexed dim is merged with the batch dim (element b's positions offset by
+    b times its size) and the kernel runs along that one dim."""
+    shape = step.in_shapes[0]
+    if len(shape) == 0:
+        raise Unbatchable(f"{step.op.name} of a 0-dim operand with a batched index")
+    dim = step.params["dim"] % len(shape)
+    size = shape[dim]
+    index = arrays[1].reshape(batch_size, -1)
+    if index.size and (bool((index < 0).any()) or bool((index >= size).any())):
+        raise Unbatchable("an index out of range")   # the loop raises the element's error
+    flat_index = (index + xp.arange(batch_size).reshape(-1, 1) * size).reshape(-1)
+    merged = []
+    for i, (a, b, s) in enumerate(zip(arrays, batched, step.in_shapes)):
+        if i != 1:
+            moved = xp.moveaxis(_full(xp, a, b, s, batch_size), dim + 1, 1)
+            merged.append(moved.reshape((-1,) + moved.shape[2:]))
+    params = dict(step.params, dim=0)
+    out = step.op.kernel(xp, merged[0], flat_index, *merged[1:], **params)
+    out = out.reshape((batch_size, -1) + out.shape[1:])
+    return xp.moveaxis(out, 1, dim + 1)
+
+
+# ---------------------------------------------------------------- advanced indexing
+#
+# ``a[i, j]`` on the batch is ``a[rows, i, j]`` with ``rows`` the batch positions, lined up
+# with the (broadcast) index arrays. NumPy puts the indexed dims in front when the index
+# arrays are not next to each other; the element's own result has them in place when its
+# index arrays are adjacent and start past dim 0, so those results are permuted back.
+
+
+def _batched_key(xp, step, index_arrays, index_flags, index_shapes, batch_size):
+    """The index operands and positions for the batched array, and the permutation from
+    NumPy's layout of the result to the element's (batch first)."""
+    from ..ops.index import _index_shape
+
+    positions = tuple(step.params["positions"])
+    rank = len(np.broadcast_shapes(*index_shapes))
+    rows = xp.arange(batch_size).reshape((batch_size,) + (1,) * rank)
+    lifted = [_lift(i, b, len(s), rank) for i, b, s in zip(index_arrays, index_flags,
+                                                            index_shapes)]
+    first = positions[0]
+    adjacent = positions[-1] - first + 1 == len(positions)
+    result_rank = 1 + len(_index_shape(step.in_shapes[0], index_shapes, positions))
+    order = list(range(result_rank))
+    if adjacent and first > 0:   # NumPy: (B, *index, *before, *after)
+        order = [0] + order[1 + rank:1 + rank + first] + order[1:1 + rank] \
+            + order[1 + rank + first:]
+    return [rows] + lifted, (0,) + tuple(p + 1 for p in positions), order
+
+
+def advanced_index(xp, step, arrays, batched, batch_size):
+    """``index(a, *indices)``: ``a[..., i, ...]`` with index tensors."""
+    a = _full(xp, arrays[0], batched[0], step.in_shapes[0], batch_size)
+    key, positions, order = _batched_key(xp, step, arrays[1:], batched[1:],
+                                         step.in_shapes[1:], batch_size)
+    out = step.op.kernel(xp, a, *key, positions=positions)
+    return out.transpose(order)
+
+
+def advanced_index_put(xp, step, arrays, batched, batch_size):
+    """``index_put(a, values, *indices)``: the values broadcast to the element's indexed shape,
+    then laid out as NumPy's batched key reads them."""
+    from ..ops.index import _index_shape
+
+    a = _full(xp, arrays[0], batched[0], step.in_shapes[0], batch_size)
+    key, positions, order = _batched_key(xp, step, arrays[2:], batched[2:],
+                                         step.in_shapes[2:], batch_size)
+    indexed = _index_shape(step.in_shapes[0], step.in_shapes[2:], step.params["positions"])
+    values = _lift(arrays[1], batched[1], len(step.in_shapes[1]), len(indexed))
+    values = xp.broadcast_to(values, (batch_size,) + tuple(indexed))
+    values = values.transpose(np.argsort(order))
+    return step.op.kernel(xp, a, values, *key, positions=positions,
+                          accumulate=step.params["accumulate"])
+
+
 # ---------------------------------------------------------------- the table
 
 _POINTWISE_EXTRA = ("where", "clamp", "lerp", "_relu", "_to_copy", "real", "imag",
@@ -238,6 +558,10 @@ _ALONG_DIM = ("softmax", "log_softmax", "_safe_softmax", "cumsum", "cumprod", "l
 _INDEX_ALONG_DIM = ("index_select", "index_add", "index_copy", "index_fill")
 _MATMUL = ("matmul", "mm", "bmm", "mv", "dot")
 _RESHAPE_VIEWS = ("view", "squeeze", "unsqueeze", "alias")
+_TRAILING_DIMS = ("max_pool", "max_pool_backward", "avg_pool", "avg_pool_backward",
+                  "adaptive_max_pool", "linalg_inv", "linalg_det", "linalg_slogdet",
+                  "linalg_cholesky", "linalg_eigh", "linalg_svd", "linalg_qr", "tril", "triu")
+_BROADCAST_MATRICES = ("linalg_solve", "linalg_solve_triangular")
 
 
 def _pointwise_names():
@@ -264,6 +588,16 @@ def _table():
     table.update({"clone": clone, "expand": expand, "permute": permute, "diagonal": diagonal,
                   "_slice": basic_index, "_slice_backward": basic_index_backward,
                   "slice": leading_key, "select": leading_key, "slice_backward": leading_key})
+    table.update({name: trailing_dims for name in _TRAILING_DIMS})
+    table.update({name: broadcast_matrices for name in _BROADCAST_MATRICES})
+    table.update({"convolution": convolution, "convolution_input_grad": convolution_input_grad,
+                  "convolution_weight_grad": convolution_weight_grad,
+                  "convolution_backward": convolution_backward,
+                  "_layer_norm_stats": layer_norm_stats, "_layer_norm": layer_norm,
+                  "_layer_norm_backward": layer_norm_backward, "embedding": embedding,
+                  "einsum": einsum, "index": advanced_index, "index_put": advanced_index_put,
+                  "diag_embed": diag_embed, "strided_scatter": strided,
+                  "strided_gather": strided})
     return table
 
 

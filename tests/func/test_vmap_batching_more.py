@@ -1,0 +1,285 @@
+"""vmap's batching rules for convolutions, pooling, normalization, embedding, einsum, advanced
+indexing and linalg (``ember/func/_batching_rules.py``): each case runs ember's vmap, checks it
+took the batched path (``_vmap.last_call``), and compares with ``torch.func.vmap`` on the
+same inputs; ``vmap(grad(f))`` cases batch the backward primitives too."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from conftest import assert_same
+from ember.func import _vmap
+
+LIBS = ((ember, ember.func), (torch, torch.func))
+
+
+def _data(*shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s) for s in shapes]
+
+
+def _compare(fn, in_dims, arrays, expect_path="batched", grad=False, **tol):
+    """``vmap(fn)`` (or ``vmap(grad(fn))`` of its sum) on ember and torch, same inputs."""
+    results = []
+    for lib, func in LIBS:
+        def element(*args, lib=lib):
+            return fn(lib, *args)
+        if grad:
+            argnums = tuple(i for i, a in enumerate(arrays) if a.dtype.kind == "f")
+            mapped = func.grad(lambda *args, e=element: e(*args).sum(), argnums=argnums)
+        else:
+            mapped = element
+        results.append(func.vmap(mapped, in_dims=in_dims)(*[lib.tensor(a) for a in arrays]))
+        if lib is ember:
+            assert _vmap.last_call.path == expect_path, _vmap.last_call.reason
+    assert_same(results[0], results[1], **tol)
+    return results
+
+
+def _f(lib):
+    return lib.nn.functional
+
+
+# ---------------------------------------------------------------- rules vs torch, and grads
+
+B = 3
+IDX = np.array([[2, 0, 1], [1, 1, 3], [0, 3, 3]])            # one row per batch element
+
+CASES = {
+    # convolutions: unbatched weight (folded into the samples), batched weight (into groups)
+    "conv1d weight unbatched": (lambda lib, x, w: _f(lib).conv1d(x, w, padding=1),
+                                (0, None), [(B, 2, 3, 8), (4, 3, 3)]),
+    "conv2d weight batched": (lambda lib, x, w: _f(lib).conv2d(x, w, stride=2, padding=1),
+                              (0, 0), [(B, 2, 3, 7, 7), (B, 4, 3, 3, 3)]),
+    "conv2d groups, both batched": (lambda lib, x, w: _f(lib).conv2d(x, w, groups=3),
+                                    (0, 0), [(B, 2, 3, 6, 6), (B, 6, 1, 3, 3)]),
+    "conv2d input unbatched": (lambda lib, x, w: _f(lib).conv2d(x, w, dilation=2),
+                               (None, 0), [(2, 3, 7, 7), (B, 4, 3, 2, 2)]),
+    "conv2d no sample dim": (lambda lib, x, w: _f(lib).conv2d(x, w, padding="same"),
+                             (0, None), [(B, 3, 6, 6), (2, 3, 3, 3)]),
+    "conv2d 8 channels stride 1": (lambda lib, x, w: _f(lib).conv2d(x, w, padding=1),
+                                   (0, 0), [(B, 2, 8, 5, 5), (B, 8, 8, 3, 3)]),
+    "conv_transpose2d": (lambda lib, x, w: _f(lib).conv_transpose2d(x, w, stride=2,
+                                                                    output_padding=1),
+                         (0, None), [(B, 2, 3, 4, 4), (3, 2, 3, 3)]),
+    "conv_transpose1d weight batched": (lambda lib, x, w: _f(lib).conv_transpose1d(
+        x, w, stride=2, groups=2), (0, 0), [(B, 2, 4, 5), (B, 4, 3, 3)]),
+    # pooling
+    "max_pool2d": (lambda lib, x: _f(lib).max_pool2d(x, 3, stride=2, padding=1),
+                   (0,), [(B, 2, 3, 7, 7)]),
+    "max_pool1d indices": (lambda lib, x: _f(lib).max_pool1d(x, 2, return_indices=True)[1]
+                           .double() + _f(lib).max_pool1d(x, 2), (1,), [(3, B, 7)]),
+    "avg_pool2d": (lambda lib, x: _f(lib).avg_pool2d(x, 3, stride=2, padding=1,
+                                                     count_include_pad=False),
+                   (0,), [(B, 2, 7, 6)]),
+    "adaptive pools": (lambda lib, x: _f(lib).adaptive_max_pool2d(x, (3, 2))
+                       + _f(lib).adaptive_avg_pool2d(x, (3, 2)), (0,), [(B, 2, 3, 7, 5)]),
+    # normalization
+    "batch_norm training=False": (lambda lib, x, m, v: _f(lib).batch_norm(
+        x, m, v.abs() + 0.5, v, m, training=False), (0, None, 0), [(B, 4, 3, 5), (3,), (B, 3)]),
+    "layer_norm affine": (lambda lib, x, w, b: _f(lib).layer_norm(x, (2, 5), w, b),
+                          (0, None, None), [(B, 4, 2, 5), (2, 5), (2, 5)]),
+    "layer_norm batched weight": (lambda lib, x, w, b: _f(lib).layer_norm(x, (5,), w, b),
+                                  (None, 0, 0), [(4, 5), (B, 5), (B, 5)]),
+    "layer_norm plain": (lambda lib, x: _f(lib).layer_norm(x, (5,)), (0,), [(B, 4, 5)]),
+    "group_norm": (lambda lib, x, w: _f(lib).group_norm(x, 2, w, w), (0, None),
+                   [(B, 2, 4, 5), (4,)]),
+    # lookups, einsum, indexing
+    "embedding batched indices": (lambda lib, w, i: _f(lib).embedding(i, w), (None, 0),
+                                  [(5, 3), "idx"]),
+    "embedding batched weight": (lambda lib, w, i: _f(lib).embedding(i[0], w), (0, None),
+                                 [(B, 5, 3), "idx"]),
+    "embedding both batched": (lambda lib, w, i: _f(lib).embedding(i, w), (0, 0),
+                               [(B, 5, 3), "idx"]),
+    "einsum matmul": (lambda lib, x, y: lib.einsum("ij,jk->ik", x, y), (0, None),
+                      [(B, 2, 4), (4, 3)]),
+    "einsum both batched, trace": (lambda lib, x, y: lib.einsum("ij,jk->ik", x, y)
+                                   + lib.einsum("ii", y[:, :4]), (0, 0),
+                                   [(B, 2, 4), (B, 4, 4)]),
+    "einsum ellipsis": (lambda lib, x, y: lib.einsum("...ij,...j->...i", x, y), (1, 0),
+                        [(2, B, 3, 4), (B, 4)]),
+    "index leading": (lambda lib, x, i: x[i], (0, None), [(B, 4, 5), "idx"]),
+    "index after a slice": (lambda lib, x, i: x[:, i[:2], 1:], (0, 0), [(B, 4, 5, 3), "idx"]),
+    "index apart": (lambda lib, x, i: x[i, :, i.flip(0)], (0, 0), [(B, 4, 2, 4), "idx"]),
+    "index batched only": (lambda lib, x, i: x[1:, i], (None, 0), [(4, 4), "idx"]),
+    "index_select batched index": (lambda lib, x, i: x.index_select(1, i), (0, 0),
+                                   [(B, 2, 4), "idx"]),
+    "where masked_fill": (lambda lib, x, y: lib.where(y > 0, x, y).masked_fill(x < -0.5, 2.0),
+                          (0, None), [(B, 3, 4), (4,)]),
+    # linalg
+    "inv": (lambda lib, a: lib.linalg.inv(a) * 2, (0,), [(B, 3, 3)]),
+    "det slogdet": (lambda lib, a: lib.linalg.det(a) + lib.linalg.slogdet(a)[1], (0,),
+                    [(B, 3, 3)]),
+    "solve vector": (lambda lib, a, b: lib.linalg.solve(a, b), (0, 0), [(B, 3, 3), (B, 3)]),
+    "solve matrix, a unbatched": (lambda lib, a, b: lib.linalg.solve(a, b), (None, 0),
+                                  [(3, 3), (B, 3, 2)]),
+    "cholesky": (lambda lib, a: lib.linalg.cholesky(a @ a.mT + lib.eye(3, dtype=a.dtype)),
+                 (0,), [(B, 3, 3)]),
+    "eigh values, projector": (lambda lib, a: _eigh_parts(lib, a + a.mT), (0,), [(B, 3, 3)]),
+    "svd values, projector": (lambda lib, a: _svd_parts(lib, a), (0,), [(B, 4, 3)]),
+}
+
+
+def _eigh_parts(lib, a):
+    """Eigenvalues and a sign-free use of the eigenvectors (|v|, as LAPACK's signs are
+    arbitrary)."""
+    values, vectors = lib.linalg.eigh(a)
+    return values.sum() + (vectors.abs() * values).sum(0)
+
+
+def _svd_parts(lib, a):
+    u, s, vh = lib.linalg.svd(a, full_matrices=False)
+    return s + (u.abs().sum(0) * s) + (vh ** 2).sum(-1)
+
+
+def _arrays(shapes):
+    return [IDX.copy() if s == "idx" else a for s, a in
+            zip(shapes, _data(*[(1,) if s == "idx" else s for s in shapes]))]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_forward_rules_vs_torch(case):
+    fn, in_dims, shapes = CASES[case]
+    _compare(fn, in_dims, _arrays(shapes))
+
+
+# det's backward reads which matrices are singular straight from the data, so it stays on
+# the loop (no rule for its linalg_inv_h); torch refuses gradients of the running statistics.
+GRAD_CASES = sorted(set(CASES) - {"max_pool1d indices", "index_select batched index",
+                                  "det slogdet", "batch_norm training=False"})
+
+
+@pytest.mark.parametrize("case", GRAD_CASES)
+def test_grad_rules_vs_torch(case):
+    """vmap(grad(sum of f)) with respect to every floating argument: the backward primitives
+    batch too."""
+    fn, in_dims, shapes = CASES[case]
+    _compare(fn, in_dims, _arrays(shapes), grad=True)
+
+
+def test_batch_norm_grad_and_det_grad():
+    """batch_norm's input and weight gradients batch; det's gradient loops (results vs
+    torch's)."""
+    def norm(lib, x, w, m):
+        return lib.nn.functional.batch_norm(x, m.detach(), m.detach().abs() + 0.5, w, w,
+                                            training=False)
+    _compare(norm, (0, None, 0), _data((B, 4, 3, 5), (3,), (B, 3)), grad=True)
+    _compare(lambda lib, a: lib.linalg.det(a), (0,), _data((B, 3, 3)), grad=True,
+             expect_path="loop")
+    assert "linalg_inv_h" in _vmap.last_call.reason
+
+
+# ---------------------------------------------------------------- per-sample CNN gradients
+
+
+def _cnn_pair():
+    ember.manual_seed(0)
+    e_nn, t_nn = ember.nn, torch.nn
+
+    def build(nn):
+        return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Conv2d(8, 8, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(2),
+                             nn.Flatten(), nn.LayerNorm(32), nn.Linear(32, 5)).double()
+    e_model, t_model = build(e_nn), build(t_nn)
+    t_model.load_state_dict({k: torch.from_numpy(v.numpy().copy())
+                             for k, v in e_model.state_dict().items()})
+    return e_model, t_model
+
+
+def test_per_sample_gradients_of_a_cnn_are_batched():
+    """torch.func's per-sample-gradient pattern on a small CNN takes the batched path; its
+    gradients are torch's and the forced loop's."""
+    e_model, t_model = _cnn_pair()
+    (x,) = _data((6, 3, 8, 8), seed=1)
+    labels = np.random.default_rng(2).integers(0, 5, size=6)
+    grads = []
+    for (lib, func), model in zip(LIBS, (e_model, t_model)):
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def sample_loss(params, sample, target, model=model, lib=lib, func=func):
+            out = func.functional_call(model, params, (sample.unsqueeze(0),))
+            return lib.nn.functional.cross_entropy(out, target.unsqueeze(0))
+
+        compute = func.vmap(func.grad(sample_loss), in_dims=(None, 0, 0))
+        grads.append(compute(params, lib.tensor(x), lib.tensor(labels)))
+        if lib is ember:
+            assert _vmap.last_call.path == "batched", _vmap.last_call.reason
+            _vmap.last_call.enabled = False
+            try:
+                looped = compute(params, lib.tensor(x), lib.tensor(labels))
+            finally:
+                _vmap.last_call.enabled = True
+    assert sorted(grads[0]) == sorted(grads[1])
+    for name in grads[1]:
+        assert_same(grads[0][name], grads[1][name])
+        assert_same(looped[name], grads[1][name])
+
+
+def test_batch_norm_module_in_eval_mode():
+    """A BatchNorm2d module in eval mode, called through functional_call with its
+    (detached) parameters and buffers, torch.func's pattern."""
+    (x,) = _data((B, 2, 3, 4, 4))
+    results = []
+    for (lib, func), model in zip(LIBS, (ember.nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3))):
+        model.double().eval()
+        model.running_mean.fill_(0.3)
+        model.running_var.fill_(2.0)
+        state = {k: v.detach() for k, v in model.state_dict().items()}
+        state["weight"] = lib.linspace(0.5, 2.0, 3, dtype=lib.float64)
+        call = func.vmap(lambda u, state=state, model=model, func=func:
+                         func.functional_call(model, state, (u,)))
+        results.append(call(lib.tensor(x)))
+        if lib is ember:
+            assert _vmap.last_call.path == "batched", _vmap.last_call.reason
+    assert_same(*results)
+
+
+# ---------------------------------------------------------------- what still loops
+
+
+def test_dropout_still_loops():
+    """Random draws are the loop's (randomness modes); torch's numbers differ by generator,
+    so the reference is dropout's closed form: each value is 0 or x / (1 - p)."""
+    (x,) = _data((4, 50))
+    out = ember.vmap(lambda u: ember.nn.functional.dropout(u, 0.5),
+                     randomness="different")(ember.tensor(x))
+    assert _vmap.last_call.path == "loop"
+    kept = out.numpy() != 0
+    np.testing.assert_allclose(out.numpy()[kept], 2 * x[kept])
+    assert not (kept.all(1) | ~kept.any(1)).any()
+
+
+def test_eigh_backward_branch_is_guarded():
+    """eigh's backward skips the eigenvector term when its gradient is zero: a batch where
+    only element 0's is zero falls back to the loop, with torch's results."""
+    (a,) = _data((B, 3, 3))
+    scale = np.array([0.0, 1.0, 2.0])
+
+    def fn(lib, m, s):
+        values, vectors = lib.linalg.eigh(m + m.mT)
+        return values.sum() + s * (vectors[:, 0] * vectors[:, 1]).sum()
+    e, _ = _compare(fn, (0, 0), [a, scale], expect_path="loop", grad=True)
+    assert "differs" in _vmap.last_call.reason
+
+
+def test_batched_index_out_of_range_raises_the_elements_error():
+    x = ember.tensor(_data((B, 4))[0])
+    index = ember.tensor([[0], [1], [9]])
+    with pytest.raises(IndexError) as batched_error:
+        ember.vmap(lambda u, i: u.index_select(0, i))(x, index)
+    with pytest.raises(IndexError) as eager_error:
+        x[2].index_select(0, index[2])
+    assert str(batched_error.value) == str(eager_error.value)
+
+
+def test_singular_element_raises_torchs_batched_error():
+    a = np.stack([np.eye(3)] * B)
+    a[1] = 0.0
+    errors = []
+    for lib, func in LIBS:
+        with pytest.raises(Exception) as error:
+            func.vmap(lib.linalg.inv)(lib.tensor(a))
+        errors.append(error.value)
+    assert type(errors[0]).__name__ == "LinAlgError"
+    assert str(errors[0]) == str(errors[1])
