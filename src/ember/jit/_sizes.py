@@ -5,10 +5,11 @@ While :func:`ember.jit.trace` runs, the tracer swaps a short table of public ent
 (:data:`SIZE_SOURCES` and :data:`SIZE_CONSUMERS`) for recording versions, and puts them back
 when the trace ends; nothing on the operator hot path changes.
 
-* **Sources.** ``Tensor.size()``, ``.shape``, ``.numel()`` and ``len()`` called from user code
-  return :class:`SizeInt` s: ints that remember the graph value holding them (a ``call`` node
+* **Sources.** ``Tensor.size()``, ``.shape`` and ``.numel()`` called from user code return
+  :class:`SizeInt` s: ints that remember the graph value holding them (a ``call`` node
   ``method:size``). ember's own code keeps reading plain ints, so the primitives it records
-  stay as they were.
+  stay as they were (except ``unsqueeze``, recorded by its dim: ``stack`` uses it).
+  ``len(x)`` cannot be traced (Python makes it a plain int): it warns, as in torch.
 * **Arithmetic** (``+ - * // %``, unary ``-``) on a :class:`SizeInt` is recorded as an
   ``operator.*`` call and gives another :class:`SizeInt`.
 * **Consumers.** ``view``, ``reshape``, ``expand``, ``zeros(...)``, ``arange(n)``... given a
@@ -147,7 +148,7 @@ def _has_minus_one(args):
 
 
 def _source(original, name, tracer):
-    """``Tensor.size``/``numel``/``__len__`` returning traced ints to user code."""
+    """``Tensor.size``/``numel`` returning traced ints to user code."""
     def traced(self, *args, **kwargs):
         result = original(self, *args, **kwargs)
         if not _active(tracer) or not _is_user_frame(1):
@@ -155,8 +156,7 @@ def _source(original, name, tracer):
         if isinstance(result, tuple):  # size() of every dim
             return Size(tracer.record_size_call("method:size", [self, d], s)
                         for d, s in enumerate(result))
-        fn_name = "builtins.len" if name == "len" else f"method:{name}"
-        return tracer.record_size_call(fn_name, [self, *args], result)
+        return tracer.record_size_call(f"method:{name}", [self, *args], result)
     traced.__name__ = original.__name__
     traced.__doc__ = original.__doc__
     return traced
@@ -211,7 +211,20 @@ SIZE_CONSUMERS = (
     ("ember", "full_like", "ember.full_like", True, False),
     ("ember", "empty_like", "ember.empty_like", True, False),
 )
-SIZE_SOURCES = ("size", "numel", "__len__")
+SIZE_SOURCES = ("size", "numel")
+
+_LEN = ("Using len to get tensor shape might cause the trace to be incorrect. Recommended usage "
+        "would be tensor.shape[0]. Passing a tensor of different shape might lead to errors or "
+        "silently give incorrect results.")
+
+
+def _len_source(original, tracer):
+    """``len(x)``: Python makes its result a plain int, so the size is baked in (torch warns)."""
+    def traced(self):
+        if _active(tracer) and _is_user_frame(1):
+            warnings.warn(_LEN, _tracer_warning(), stacklevel=2)
+        return original(self)
+    return traced
 
 
 def install(tracer):
@@ -225,7 +238,9 @@ def install(tracer):
     for name in SIZE_SOURCES:
         original = Tensor.__dict__[name]
         saved.append((Tensor, name, original))
-        setattr(Tensor, name, _source(original, name.strip("_"), tracer))
+        setattr(Tensor, name, _source(original, name, tracer))
+    saved.append((Tensor, "__len__", Tensor.__dict__["__len__"]))
+    Tensor.__len__ = _len_source(Tensor.__dict__["__len__"], tracer)
     for owner_name, attr, fn_name, always, minus_one in SIZE_CONSUMERS:
         owner = owners[owner_name]
         original = getattr(owner, attr)

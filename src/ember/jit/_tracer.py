@@ -149,9 +149,22 @@ class Tracer:
     def record(self, op, inputs, params, results):
         if threading.get_ident() != self.thread:
             return
+        if self.dynamic_sizes and op.name == "unsqueeze":
+            return self._record_unsqueeze(inputs[0], results)
         ins = [self.value_of(t) for t in inputs]
         outs = results if op.multi_output else (results,)
         node = Node(OP, op, ins, dict(params), [self.new_value(t) for t in outs])
+        self.graph.nodes.append(node)
+
+    def _record_unsqueeze(self, source, result):
+        """``unsqueeze`` as ``source.unsqueeze(dim)``: the primitive carries the traced shape,
+        the method only the dim (``stack`` and ``x[:, None]`` then follow the batch size)."""
+        before, after = source._data.shape, result._data.shape
+        dim = next(i for i in range(len(after)) if after[:i] + after[i + 1:] == before)
+        value = self.value_of(source)
+        node = Node(CALL, None, [value], {"fn": "method:unsqueeze",
+                                          "args": [{"v": 0}, {"c": dim}], "kwargs": {}},
+                    [self.new_value(result)])
         self.graph.nodes.append(node)
 
     def record_write(self, target, result):
