@@ -10,7 +10,15 @@ the parameters and call the op's own kernel, so dtype handling stays the kernel'
   result's rank, so that broadcasting lines up the logical dims as in the element's call;
 * reductions, softmax, scans, gather/scatter, cat...: dim parameters move up by one;
 * view ops: the batch dim is prepended to shapes, keys and permutations;
-* the matmul family: one batched ``matmul`` (one GEMM when only the left side is batched).
+* the matmul family: one batched ``matmul`` (one GEMM when only the left side is batched);
+* convolutions: the batch folds into the samples when the weight is unbatched, into the
+  groups when it is batched (torch's two tricks), and per-element weight gradients are the
+  groups of one grouped weight gradient;
+* ops on trailing dims (pooling, linalg decompositions, tril): the batch is one more leading
+  dim; ``einsum`` gets one more subscript;
+* lookups with a per-element index (embedding, advanced indexing, ``index_select``/
+  ``index_add``): each element's positions are offset into its own block, or indexed by an
+  ``arange`` over the batch.
 
 A rule raises :class:`Unbatchable` for operands it cannot handle; vmap then loops.
 
