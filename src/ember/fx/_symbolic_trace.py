@@ -1,0 +1,356 @@
+"""``ember.fx`` tracing: :class:`Tracer`, :func:`symbolic_trace` and :func:`wrap`.
+
+How ember functions see a proxy: while a trace runs, the public namespaces ``ember`` and
+``ember.nn.functional`` (and the functions registered with :func:`wrap` or listed in
+``autowrap_functions``) are patched with thin wrappers that record a ``call_function`` node
+when any argument is a :class:`~ember.fx.Proxy` and call the original otherwise; everything is
+restored when the trace ends. ember's operators themselves carry no test for proxies, so
+eager code pays nothing. ``nn.Module.__call__`` and ``nn.Module.__getattr__`` are patched in
+the same way, so that leaf modules become ``call_module`` nodes and parameters read in
+``forward`` become ``get_attr`` nodes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import math
+import sys
+
+from .graph import Graph
+from .node import map_aggregate
+from .proxy import Attribute, Proxy, TraceError, find_proxy, unpacking_length
+
+__all__ = ["Tracer", "symbolic_trace", "wrap", "GraphAppendingTracer"]
+
+# Functions whose calls dead-code elimination keeps (filled by ember.fx at import).
+_side_effectful_functions = set()
+
+# (globals dict, name) pairs registered by wrap(): patched in every trace.
+_wrapped_globals = []
+
+
+def wrap(fn_or_name):
+    """Record calls of a module-level function as one ``call_function`` node instead of
+    tracing through it. Call it at module scope, with the function or its name.
+
+    >>> import ember.fx
+    >>> def clamp_len(x): return x
+    >>> _ = ember.fx.wrap("clamp_len")
+    """
+    caller = inspect.currentframe().f_back
+    if caller.f_code.co_name != "<module>":
+        raise NotImplementedError("wrap must be called at the top level of a module")
+    name = fn_or_name if isinstance(fn_or_name, str) else fn_or_name.__name__
+    _wrapped_globals.append((caller.f_globals, name))
+    return fn_or_name
+
+
+def _recording_wrapper(original):
+    """A stand-in for ``original`` that records a node when called with a proxy."""
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        proxy = find_proxy(args, kwargs)
+        if proxy is None:
+            return original(*args, **kwargs)
+        return proxy.tracer.create_proxy("call_function", original, args, kwargs)
+
+    wrapper.__fx_original__ = original
+    return wrapper
+
+
+class _Patcher:
+    """Replaces attributes for the length of a trace and puts the originals back."""
+
+    def __init__(self):
+        self._undo = []
+
+    def set(self, owner, name, value):
+        self._undo.append((owner, name, owner.__dict__.get(name, _MISSING)))
+        setattr(owner, name, value)
+
+    def set_item(self, mapping, name, value):
+        self._undo.append((mapping, name, mapping.get(name, _MISSING)))
+        mapping[name] = value
+
+    def restore(self):
+        for owner, name, old in reversed(self._undo):
+            if isinstance(owner, dict):
+                if old is _MISSING:
+                    owner.pop(name, None)
+                else:
+                    owner[name] = old
+            elif old is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, old)
+        self._undo.clear()
+
+
+_MISSING = object()
+
+
+def _is_plain_function(value):
+    return inspect.isfunction(value) or inspect.isbuiltin(value)
+
+
+class Tracer:
+    """Runs a module's ``forward`` on proxies and records the calls as a :class:`Graph`.
+
+    Override :meth:`is_leaf_module` to choose which submodules stay opaque
+    (``call_module`` nodes), and :meth:`call_module`, :meth:`create_proxy` or
+    :meth:`create_node` to change what is recorded.
+
+    >>> import ember, ember.fx
+    >>> graph = ember.fx.Tracer().trace(ember.nn.Sequential(ember.nn.ReLU()))
+    >>> [node.target for node in graph.nodes]
+    ['input', '0', 'output']
+    """
+
+    def __init__(self, autowrap_modules=(math,), autowrap_functions=()):
+        self._autowrap_function_ids = {
+            id(value) for module in autowrap_modules
+            for name, value in vars(module).items()
+            if not name.startswith("_") and callable(value)}
+        self._autowrap_functions = list(autowrap_functions)
+        self._autowrap_function_ids |= {id(fn) for fn in autowrap_functions}
+        self.param_shapes_constant = False
+
+    # ------------------------------------------------------------------ the rules
+
+    def is_leaf_module(self, m, module_qualified_name):
+        """ember.nn's own layers are leaves (but not ``Sequential``); user modules are traced
+        through."""
+        import ember.nn as nn
+        module = type(m).__module__ or ""
+        return module.startswith("ember.nn") and not isinstance(m, nn.Sequential)
+
+    def path_of_module(self, mod):
+        """The dotted name of ``mod`` inside the root module."""
+        for name, candidate in self.root.named_modules():
+            if candidate is mod:
+                return name
+        raise NameError("module is not installed as a submodule")
+
+    def call_module(self, m, forward, args, kwargs):
+        """Record a leaf module as one ``call_module`` node; run any other module's forward."""
+        module_qualified_name = self.path_of_module(m)
+        if not self.is_leaf_module(m, module_qualified_name):
+            return forward(*args, **kwargs)
+        return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        """A parameter read in ``forward`` becomes a ``get_attr`` proxy (one per parameter)."""
+        import ember.nn as nn
+        if not isinstance(attr_val, nn.Parameter):
+            return attr_val
+        for name, parameter in self.root.named_parameters():
+            if parameter is attr_val:
+                if name not in parameter_proxy_cache:
+                    parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {})
+                return parameter_proxy_cache[name]
+        return attr_val
+
+    # ------------------------------------------------------------------ making nodes
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        """Add a node to the graph being built."""
+        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+
+    def proxy(self, node):
+        """Wrap a node in a :class:`Proxy` bound to this tracer."""
+        return Proxy(node, self)
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                     proxy_factory_fn=None):
+        """Turn the arguments into graph values, make the node and return its proxy."""
+        node = self.create_node(kind, target, self.create_arg(tuple(args)),
+                                self.create_arg(dict(kwargs)), name, type_expr)
+        return self.proxy(node) if proxy_factory_fn is None else proxy_factory_fn(node)
+
+    def create_arg(self, a):
+        """Map a Python value to what a node stores: proxies -> nodes, a module's tensors ->
+        ``get_attr`` nodes, other tensors -> constants attached to the root."""
+        import ember
+        import ember.nn as nn
+
+        def convert(value):
+            if isinstance(value, Proxy):
+                return value.node
+            if isinstance(value, ember.Tensor):
+                return self._tensor_node(value)
+            if isinstance(value, nn.Module):
+                raise NotImplementedError(f"argument of type: {type(value)}")
+            return value
+
+        return map_aggregate(a, convert)
+
+    def _tensor_node(self, tensor):
+        name = self._tensor_names.get(id(tensor))
+        if name is None:
+            name = f"_tensor_constant{self._constant_count}"
+            self._constant_count += 1
+            setattr(self.root, name, tensor)
+            self._tensor_names[id(tensor)] = name
+        return self.create_node("get_attr", name, (), {})
+
+    def to_bool(self, obj):
+        """Control flow on a proxy cannot be traced."""
+        raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
+
+    def iter(self, obj):
+        """Iteration works only for unpacking a known number of values (``a, b = proxy``)."""
+        count = unpacking_length()
+        if count is not None:
+            return (obj[index] for index in range(count))
+        raise TraceError("Proxy object cannot be iterated. This can be attempted when the Proxy "
+                         "is used in a loop or as a *args or **kwargs function argument. See the "
+                         "ember.fx docs for a more detailed explanation of what types of control "
+                         "flow can be traced, and check out the Proxy docstring for help "
+                         "troubleshooting Proxy iteration errors")
+
+    def keys(self, obj):
+        """``**proxy`` records a ``keys`` method call."""
+        return Attribute(obj, "keys")()
+
+    # ------------------------------------------------------------------ tracing
+
+    def trace(self, root, concrete_args=None):
+        """Trace ``root`` (a module or a function) and return the :class:`Graph`."""
+        import ember.nn as nn
+        if isinstance(root, nn.Module):
+            self.root, fn = root, type(root).forward
+        else:
+            self.root, fn = nn.Module(), root
+        self.graph = Graph(tracer_cls=type(self))
+        self._constant_count = 0
+        self._tensor_names = self._collect_tensor_names(self.root)
+        patcher = _Patcher()
+        try:
+            args = self._create_placeholders(fn, isinstance(root, nn.Module), concrete_args)
+            self._patch(patcher, fn)
+            result = fn(*args)
+        finally:
+            patcher.restore()
+        self.create_node("output", "output", (self.create_arg(result),), {})
+        return self.graph
+
+    @staticmethod
+    def _collect_tensor_names(root):
+        import ember
+        names = {}
+        for module_name, module in root.named_modules():
+            prefix = f"{module_name}." if module_name else ""
+            for attribute, value in vars(module).items():
+                if isinstance(value, ember.Tensor):
+                    names.setdefault(id(value), prefix + attribute)
+        for name, buffer in root.named_buffers():
+            names.setdefault(id(buffer), name)
+        for name, parameter in root.named_parameters():
+            names.setdefault(id(parameter), name)
+        return names
+
+    def _create_placeholders(self, fn, is_method, concrete_args):
+        concrete_args = dict(concrete_args or {})
+        parameters = list(inspect.signature(fn).parameters.values())
+        if is_method:
+            parameters = parameters[1:]
+        values = [self.root] if is_method else []
+        for parameter in parameters:
+            if parameter.name in concrete_args:
+                value = concrete_args.pop(parameter.name)
+                self.graph.placeholder(parameter.name, default_value=value)
+                values.append(value)
+                continue
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise NotImplementedError("ember.fx cannot trace *args or **kwargs yet")
+            default = parameter.default
+            values.append(self.create_proxy("placeholder", parameter.name,
+                                            () if default is parameter.empty else (default,),
+                                            {}))
+        if concrete_args:
+            raise TypeError(f"concrete_args names unknown arguments: {sorted(concrete_args)}")
+        return values
+
+    def _patch(self, patcher, fn):
+        import ember
+        import ember.nn as nn
+        import ember.nn.functional as functional
+        tracer, parameter_proxy_cache = self, {}
+        original_call, original_getattr = nn.Module.__call__, nn.Module.__getattr__
+
+        def module_call(module, *args, **kwargs):
+            def forward(*args, **kwargs):
+                return original_call(module, *args, **kwargs)
+            return tracer.call_module(module, forward, args, kwargs)
+
+        def module_getattr(module, name):
+            value = original_getattr(module, name)
+            return tracer.getattr(name, value, parameter_proxy_cache)
+
+        patcher.set(nn.Module, "__call__", module_call)
+        patcher.set(nn.Module, "__getattr__", module_getattr)
+        public_ids = set()
+        for namespace in (ember, functional):
+            for name, value in list(vars(namespace).items()):
+                if _is_plain_function(value) and not name.startswith("_"):
+                    public_ids.add(id(value))
+                    patcher.set(namespace, name, _cached_wrapper(value))
+        # ember's own layers call their functionals through module-level imports: patch those
+        # too, so that a layer traced through (not a leaf) records F.linear, F.conv2d...
+        for module_name, module in list(sys.modules.items()):
+            if module_name.startswith("ember.nn.modules.") and module is not None:
+                self._patch_globals(patcher, vars(module), public_ids)
+        self._patch_globals(patcher, getattr(fn, "__globals__", {}),
+                            self._autowrap_function_ids)
+        for globals_dict, name in _wrapped_globals + [
+                (getattr(sys.modules.get(f.__module__), "__dict__", {}), f.__name__)
+                for f in self._autowrap_functions]:
+            value = globals_dict.get(name, getattr(builtins, name, None))
+            if value is not None and not hasattr(value, "__fx_original__"):
+                patcher.set_item(globals_dict, name, _cached_wrapper(value))
+
+    @staticmethod
+    def _patch_globals(patcher, globals_dict, function_ids):
+        for name, value in list(globals_dict.items()):
+            if id(value) in function_ids and not hasattr(value, "__fx_original__"):
+                patcher.set_item(globals_dict, name, _cached_wrapper(value))
+
+
+
+
+@functools.cache
+def _cached_wrapper(original):
+    return _recording_wrapper(original)
+
+
+class GraphAppendingTracer(Tracer):
+    """A tracer that only appends nodes to an existing graph (for proxies made by hand)."""
+
+    def __init__(self, graph):
+        super().__init__()
+        self.graph = graph
+        self._tensor_names = {}
+        self._constant_count = 0
+        import ember.nn as nn
+        self.root = graph.owning_module or nn.Module()
+
+
+def symbolic_trace(root, concrete_args=None):
+    """Trace a module or function into a :class:`~ember.fx.GraphModule`.
+
+    >>> import ember, ember.fx
+    >>> gm = ember.fx.symbolic_trace(ember.nn.Sequential(ember.nn.Linear(2, 2)))
+    >>> print(gm.code.strip())
+    def forward(self, input):
+        input_1 = input
+        _0 = getattr(self, "0")(input_1);  input_1 = None
+        return _0
+    """
+    from .graph_module import GraphModule
+    tracer = Tracer()
+    graph = tracer.trace(root, concrete_args)
+    name = type(root).__name__ if not inspect.isfunction(root) else root.__name__
+    return GraphModule(tracer.root, graph, name)

@@ -1,0 +1,430 @@
+"""``ember.fx.graph``: the FX graph (an ordered list of nodes), its editing API and the Python
+code generated from it."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import inspect
+import keyword
+import math
+import operator
+import re
+
+from .node import BINARY_SYMBOLS, UNARY_SYMBOLS, Node, map_arg, qualified_name
+
+__all__ = ["Graph", "PythonCode"]
+
+_ILLEGAL_CHARACTERS = re.compile(r"[^0-9a-zA-Z_]+")
+_NUMBERED_NAME = re.compile(r"(.*)_(\d+)$")
+
+
+def _snake_case(text):
+    """``"ReLU6"`` -> ``"re_lu6"``: an underscore wherever a capital follows a small letter."""
+    pieces, previous_lower = [], False
+    for char in text:
+        if previous_lower and char.isupper():
+            pieces.append("_")
+        pieces.append(char.lower())
+        previous_lower = char.islower()
+    return "".join(pieces)
+
+
+class _Namespace:
+    """Hands out unique, legal Python names, numbering clashes as torch.fx does (``relu_1``)."""
+
+    def __init__(self):
+        self._used = set()
+        self._counts = {}
+
+    def create_name(self, candidate):
+        candidate = _ILLEGAL_CHARACTERS.sub("_", candidate) or "_unnamed"
+        if candidate[0].isdigit():
+            candidate = f"_{candidate}"
+        match = _NUMBERED_NAME.match(candidate)
+        base, number = (match.group(1), int(match.group(2))) if match else (candidate, None)
+        if not number:
+            number = self._counts.get(base, 0)
+        while candidate in self._used or _is_reserved(candidate):
+            number += 1
+            candidate = f"{base}_{number}"
+        self._counts[base] = number
+        self._used.add(candidate)
+        return candidate
+
+    def reserve(self, name):
+        self._used.add(name)
+
+
+def _is_reserved(name):
+    return keyword.iskeyword(name) or name in builtins.__dict__ or name in ("ember", "self")
+
+
+class _NodeList:
+    """The live node sequence of a graph; iteration skips nodes erased along the way."""
+
+    def __init__(self, graph, reverse=False):
+        self._graph, self._reverse = graph, reverse
+
+    def __len__(self):
+        return len(self._graph._nodes)
+
+    def __iter__(self):
+        snapshot = list(self._graph._nodes)
+        for node in reversed(snapshot) if self._reverse else snapshot:
+            if not node._erased:
+                yield node
+
+    def __reversed__(self):
+        return iter(_NodeList(self._graph, not self._reverse))
+
+
+class PythonCode:
+    """Generated source and the globals it needs (torch.fx's ``PythonCode``)."""
+
+    def __init__(self, src, globals):
+        self.src = src
+        self.globals = globals
+
+
+class Graph:
+    """An ordered list of :class:`~ember.fx.Node`: the intermediate form of ``ember.fx``.
+
+    >>> import ember, ember.fx
+    >>> g = ember.fx.Graph()
+    >>> x = g.placeholder("x")
+    >>> _ = g.output(g.call_function(ember.relu, (x,)))
+    >>> print(g)  # doctest: +NORMALIZE_WHITESPACE
+    graph():
+        %x : [num_users=1] = placeholder[target=x]
+        %relu : [num_users=1] = call_function[target=ember.relu](args = (%x,), kwargs = {})
+        return relu
+    """
+
+    def __init__(self, owning_module=None, tracer_cls=None):
+        self._nodes = []
+        self._namespace = _Namespace()
+        self._insert = self._nodes.append
+        self.owning_module = owning_module
+        self._tracer_cls = tracer_cls
+
+    @property
+    def nodes(self):
+        """The nodes in execution order (erasing while iterating is allowed)."""
+        return _NodeList(self)
+
+    def find_nodes(self, *, op, target=None):
+        """The nodes of kind ``op`` (and with ``target``, if given)."""
+        return [node for node in self.nodes
+                if node.op == op and (target is None or node.target == target)]
+
+    # ------------------------------------------------------------------ creating nodes
+
+    def create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):
+        """Make a node and insert it at the current insertion point.
+
+        >>> import ember.fx
+        >>> g = ember.fx.Graph()
+        >>> g.create_node("placeholder", "x").name
+        'x'
+        """
+        if op not in ("placeholder", "get_attr", "call_function", "call_method",
+                      "call_module", "output", "root"):
+            raise ValueError(f"Unsupported node op: {op}")
+        name = self._namespace.create_name(name if name is not None
+                                           else self._target_to_name(target))
+        node = Node(self, name, op, target, args or (), kwargs or {}, type_expr)
+        self._insert(node)
+        return node
+
+    @staticmethod
+    def _target_to_name(target):
+        name = target.__name__ if callable(target) else target
+        if name.startswith("__") and name.endswith("__"):
+            name = name[2:-2]
+        return _snake_case(name)
+
+    def placeholder(self, name, type_expr=None, default_value=inspect.Signature.empty):
+        """A graph input named ``name``, optional when ``default_value`` is given."""
+        args = () if default_value is inspect.Signature.empty else (default_value,)
+        return self.create_node("placeholder", name, args, type_expr=type_expr)
+
+    def get_attr(self, qualified_name, type_expr=None):
+        """Read the parameter, buffer or attribute at the dotted path ``qualified_name``."""
+        return self.create_node("get_attr", qualified_name, type_expr=type_expr)
+
+    def call_function(self, the_function, args=None, kwargs=None, type_expr=None):
+        """Call a free function (``ember.relu``, ``operator.add``)."""
+        return self.create_node("call_function", the_function, args, kwargs,
+                                type_expr=type_expr)
+
+    def call_method(self, method_name, args=None, kwargs=None, type_expr=None):
+        """Call ``args[0].method_name(*args[1:], **kwargs)``."""
+        return self.create_node("call_method", method_name, args, kwargs, type_expr=type_expr)
+
+    def call_module(self, module_name, args=None, kwargs=None, type_expr=None):
+        """Call the submodule at the dotted path ``module_name``."""
+        return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
+
+    def output(self, result, type_expr=None):
+        """The graph's return value (nested tuples/lists/dicts of nodes allowed)."""
+        return self.create_node("output", "output", (result,), type_expr=type_expr)
+
+    def node_copy(self, node, arg_transform=lambda node: node):
+        """Copy ``node`` (from any graph) into this one, mapping its node arguments."""
+        args = map_arg(node.args, arg_transform)
+        kwargs = map_arg(node.kwargs, arg_transform)
+        copy = self.create_node(node.op, node.target, args, kwargs, node.name, node.type)
+        copy.meta = dict(node.meta)
+        return copy
+
+    def graph_copy(self, other, value_remap):
+        """Copy every node of ``other`` but its output; returns the output's value, remapped."""
+        for node in other.nodes:
+            if node.op == "output":
+                return map_arg(node.args[0], value_remap.__getitem__)
+            value_remap[node] = self.node_copy(node, value_remap.__getitem__)
+        return None
+
+    # ------------------------------------------------------------------ editing
+
+    def erase_node(self, to_erase):
+        """Remove a node that nothing uses any more.
+
+        >>> import ember.fx
+        >>> g = ember.fx.Graph(); x = g.placeholder("x"); g.erase_node(x); len(g.nodes)
+        0
+        """
+        if to_erase.users:
+            raise RuntimeError(f"Tried to erase Node {to_erase} but it still had "
+                               f"{len(to_erase.users)} users in the graph: "
+                               f"{ {user: None for user in to_erase.users} }!")
+        if to_erase.graph is not self:
+            raise RuntimeError(f"Attempting to remove {to_erase} from wrong graph!")
+        if to_erase._erased:
+            return
+        self._nodes.remove(to_erase)
+        to_erase._set_args_kwargs((), {})
+        to_erase._erased = True
+
+    def _move(self, node, index):
+        if node in self._nodes:
+            old = self._nodes.index(node)
+            self._nodes.pop(old)
+            index -= old < index
+        self._nodes.insert(index, node)
+
+    def inserting_before(self, node=None):
+        """Context manager: new nodes go just before ``node`` (the start if ``None``)."""
+        if node is None:
+            return self._insert_point(lambda new: self._nodes.insert(0, new))
+        return self._insert_point(node.prepend)
+
+    def inserting_after(self, node=None):
+        """Context manager: each new node goes just after ``node`` (the end if ``None``).
+
+        As in torch.fx, several nodes made inside one block land in reverse order of creation
+        right after ``node``.
+        """
+        if node is None:
+            return self._insert_point(self._nodes.append)
+        return self._insert_point(node.append)
+
+    @contextlib.contextmanager
+    def _insert_point(self, insert):
+        previous, self._insert = self._insert, insert
+        try:
+            yield
+        finally:
+            self._insert = previous
+
+    def eliminate_dead_code(self):
+        """Erase nodes without users that have no side effects; True if any was erased."""
+        changed = False
+        for node in reversed(self.nodes):
+            if not node.users and not node.is_impure():
+                self.erase_node(node)
+                changed = True
+        return changed
+
+    def lint(self):
+        """Check that the graph is well formed: arguments defined before use, names unique,
+        and ``get_attr``/``call_module`` targets present in the owning module."""
+        seen, names = set(), set()
+        for node in self.nodes:
+            if node.graph is not self:
+                raise RuntimeError(f"Node '{node}' does not belong to this Graph!")
+            if node.name in names:
+                raise RuntimeError(f"Node redefined name {node.name}!")
+            for used in node.all_input_nodes:
+                if used not in seen:
+                    raise RuntimeError(f"Argument '{used}' of Node '{node}' was used before "
+                                       "it has been defined! Please check that Nodes in the "
+                                       "graph are topologically ordered")
+            if node.op in ("get_attr", "call_module") and self.owning_module is not None:
+                self._check_target(node)
+            seen.add(node)
+            names.add(node.name)
+
+    def _check_target(self, node):
+        owner = self.owning_module
+        for atom in node.target.split("."):
+            if not hasattr(owner, atom):
+                raise RuntimeError(f"Node {node} target {node.target} references nonexistent "
+                                   f"attribute {atom} of {type(owner).__name__}")
+            owner = getattr(owner, atom)
+
+    # ------------------------------------------------------------------ printing and code
+
+    def __str__(self):
+        placeholders = ", ".join(node.name for node in self.nodes if node.op == "placeholder"
+                                 and node.target.startswith("*"))
+        lines = [f"graph({placeholders}):"]
+        lines += [f"    {node.format_node()}" for node in self.nodes]
+        return "\n".join(lines)
+
+    def print_tabular(self):
+        """Print one row per node: opcode, name, target, args, kwargs."""
+        rows = [("opcode", "name", "target", "args", "kwargs")]
+        rows += [(node.op, node.name, str(node._pretty_target()), str(node.args),
+                  str(node.kwargs)) for node in self.nodes]
+        widths = [max(len(row[column]) for row in rows) for column in range(5)]
+        rows.insert(1, tuple("-" * width for width in widths))
+        for row in rows:
+            print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+    def python_code(self, root_module="self"):
+        """The ``forward`` function's source and the globals it runs with."""
+        return _CodeWriter(self, root_module).write()
+
+
+class _CodeWriter:
+    """Turns a graph into the source of ``def forward(self, ...)``, in torch.fx's style."""
+
+    def __init__(self, graph, root_module):
+        import ember
+        self.graph = graph
+        self.root = root_module
+        self.globals = {"ember": ember, "operator": operator, "inf": math.inf,
+                        "nan": math.nan, "device": ember.device}
+        self.global_names = _Namespace()
+        for name in list(self.globals) + [node.name for node in graph.nodes]:
+            self.global_names.reserve(name)
+
+    def write(self):
+        parameters, body = [], []
+        last_uses = self._last_uses()
+        for node in self.graph.nodes:
+            if node.op == "placeholder":
+                parameters.append(self._parameter(node))
+                if node.name != node.target.lstrip("*"):
+                    body.append(f"{node.name} = {node.target.lstrip('*')}")
+                continue
+            line = self._statement(node)
+            dead = last_uses.get(node, [])
+            if node.op != "output" and not node.users:
+                dead = dead + [node]
+            if dead and node.op != "output":
+                line += ";  " + " = ".join(dead_node.name for dead_node in dead) + " = None"
+            body.append(line)
+        if not any(node.op == "output" for node in self.graph.nodes):
+            body.append("pass")
+        signature = ", ".join([self.root] + parameters)
+        source = f"\n\n\ndef forward({signature}):\n" + "".join(
+            f"    {line}\n" for line in body) + "    "
+        return PythonCode(source, self.globals)
+
+    def _last_uses(self):
+        assigned, last_uses = set(), {}
+        for node in reversed(self.graph.nodes):
+            for used in node.all_input_nodes:
+                if used not in assigned:
+                    assigned.add(used)
+                    last_uses.setdefault(node, []).append(used)
+        return last_uses
+
+    def _parameter(self, node):
+        if node.args:
+            return f"{node.target} = {self._expression(node.args[0])}"
+        return node.target
+
+    def _statement(self, node):
+        args, kwargs = node.args, node.kwargs
+        if node.op == "output":
+            return f"return {self._expression(args[0])}"
+        if node.op == "get_attr":
+            return f"{node.name} = {_format_target(self.root, node.target)}"
+        if node.op == "call_module":
+            return (f"{node.name} = {_format_target(self.root, node.target)}"
+                    f"({self._call_arguments(args, kwargs)})")
+        if node.op == "call_method":
+            return (f"{node.name} = {self._expression(args[0])}.{node.target}"
+                    f"({self._call_arguments(args[1:], kwargs)})")
+        return f"{node.name} = {self._function_call(node.target, args, kwargs)}"
+
+    def _function_call(self, function, args, kwargs):
+        if not kwargs:
+            if function in BINARY_SYMBOLS and len(args) == 2:
+                return (f"{self._expression(args[0])} {BINARY_SYMBOLS[function]} "
+                        f"{self._expression(args[1])}")
+            if function in UNARY_SYMBOLS and len(args) == 1:
+                return f"{UNARY_SYMBOLS[function]}{self._expression(args[0])}"
+            if function is operator.getitem and len(args) == 2:
+                return f"{self._expression(args[0])}[{self._expression(args[1])}]"
+            if (function is builtins.getattr and len(args) == 2 and isinstance(args[1], str)
+                    and args[1].isidentifier()):
+                return f"{self._expression(args[0])}.{args[1]}"
+        return f"{self._function_name(function)}({self._call_arguments(args, kwargs)})"
+
+    def _function_name(self, function):
+        name = qualified_name(function)
+        if name.startswith("builtins."):
+            return name[len("builtins."):]
+        head = name.split(".")[0]
+        if head in ("ember", "operator"):
+            return name
+        return self._add_global(getattr(function, "__name__", "fn"), function)
+
+    def _add_global(self, hint, value):
+        for existing, known in self.globals.items():
+            if known is value:
+                return existing
+        name = self.global_names.create_name(hint)
+        self.globals[name] = value
+        return name
+
+    def _call_arguments(self, args, kwargs):
+        pieces = [self._expression(arg) for arg in args]
+        pieces += [f"{key} = {self._expression(value)}" for key, value in kwargs.items()]
+        return ", ".join(pieces)
+
+    def _expression(self, value):
+        import ember
+        if isinstance(value, Node):
+            return value.name
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            inner = ", ".join(self._expression(item) for item in value)
+            return f"({inner},)" if len(value) == 1 else f"({inner})"
+        if isinstance(value, list):
+            return "[" + ", ".join(self._expression(item) for item in value) + "]"
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{self._expression(key)}: {self._expression(item)}"
+                                   for key, item in value.items()) + "}"
+        if isinstance(value, slice):
+            return (f"slice({self._expression(value.start)}, {self._expression(value.stop)}, "
+                    f"{self._expression(value.step)})")
+        if value is None or value is Ellipsis or isinstance(value, (bool, int, float, str)):
+            return repr(value)
+        if isinstance(value, ember.dtype):
+            return repr(value)
+        if isinstance(value, ember.device):
+            return f"device({str(value)!r})"
+        return self._add_global(f"_{type(value).__name__.lower()}_constant", value)
+
+
+def _format_target(root, target):
+    expression = root
+    for atom in target.split("."):
+        expression = (f"{expression}.{atom}" if atom.isidentifier()
+                      else f'getattr({expression}, "{atom}")')
+    return expression

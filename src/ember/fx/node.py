@@ -1,0 +1,237 @@
+"""``ember.fx.node``: one operation of an FX graph, and the helpers that walk its arguments."""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+__all__ = ["Node", "map_arg", "map_aggregate"]
+
+# Operators that generated code writes as Python syntax (``add = x + y``), as torch.fx does.
+BINARY_SYMBOLS = {
+    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+    operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.matmul: "@",
+    operator.lshift: "<<", operator.rshift: ">>", operator.and_: "&", operator.or_: "|",
+    operator.xor: "^", operator.eq: "==", operator.ne: "!=", operator.lt: "<",
+    operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+}
+UNARY_SYMBOLS = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+
+
+def map_aggregate(value, fn):
+    """Apply ``fn`` to every leaf of nested tuples, lists, dicts and slices.
+
+    >>> map_aggregate((1, [2, 3]), lambda v: v * 10)
+    (10, [20, 30])
+    """
+    if isinstance(value, tuple):
+        mapped = tuple(map_aggregate(item, fn) for item in value)
+        return type(value)(*mapped) if hasattr(value, "_fields") else mapped
+    if isinstance(value, list):
+        return [map_aggregate(item, fn) for item in value]
+    if isinstance(value, dict):
+        return {key: map_aggregate(item, fn) for key, item in value.items()}
+    if isinstance(value, slice):
+        return slice(map_aggregate(value.start, fn), map_aggregate(value.stop, fn),
+                     map_aggregate(value.step, fn))
+    return fn(value)
+
+
+def map_arg(value, fn):
+    """Apply ``fn`` to every :class:`Node` inside a nested argument structure.
+
+    >>> map_arg((1, "a"), lambda node: node)
+    (1, 'a')
+    """
+    return map_aggregate(value, lambda leaf: fn(leaf) if isinstance(leaf, Node) else leaf)
+
+
+def qualified_name(function):
+    """The dotted name under which generated code and graph printing show ``function``.
+
+    >>> import operator
+    >>> qualified_name(operator.add)
+    'operator.add'
+    """
+    name = function.__name__
+    if getattr(builtins, name, None) is function:
+        return f"builtins.{name}"
+    if getattr(operator, name, None) is function:
+        return f"operator.{name}"
+    import ember
+    import ember.nn.functional as functional
+    module = getattr(function, "__module__", "") or ""
+    if module.startswith("ember.nn") and getattr(functional, name, None) is function:
+        return f"ember.nn.functional.{name}"
+    if getattr(ember, name, None) is function:
+        return f"ember.{name}"
+    if getattr(functional, name, None) is function:
+        return f"ember.nn.functional.{name}"
+    return f"{module}.{getattr(function, '__qualname__', name)}"
+
+
+class Node:
+    """One operation in a :class:`~ember.fx.Graph`.
+
+    ``op`` is one of ``placeholder``, ``get_attr``, ``call_function``, ``call_method``,
+    ``call_module`` and ``output``; ``target`` is what it calls or reads; ``users`` are the
+    nodes that take this one as an argument.
+
+    >>> import ember.fx
+    >>> g = ember.fx.Graph()
+    >>> x = g.placeholder("x")
+    >>> (x.op, x.target, x.name)
+    ('placeholder', 'x', 'x')
+    """
+
+    def __init__(self, graph, name, op, target, args, kwargs, return_type=None):
+        self.graph = graph
+        self.name = name
+        self.op = op
+        self.target = target
+        self.type = return_type
+        self.users = {}
+        self.meta = {}
+        self._input_nodes = {}
+        self._args = ()
+        self._kwargs = {}
+        self._erased = False
+        self._set_args_kwargs(tuple(args), dict(kwargs))
+
+    # ------------------------------------------------------------------ arguments and uses
+
+    @property
+    def args(self):
+        """The positional arguments; assigning them updates the users of the nodes involved."""
+        return self._args
+
+    @args.setter
+    def args(self, new_args):
+        self._set_args_kwargs(tuple(new_args), self._kwargs)
+
+    @property
+    def kwargs(self):
+        """The keyword arguments; assigning them updates the users of the nodes involved."""
+        return self._kwargs
+
+    @kwargs.setter
+    def kwargs(self, new_kwargs):
+        self._set_args_kwargs(self._args, dict(new_kwargs))
+
+    def _set_args_kwargs(self, args, kwargs):
+        for old_input in self._input_nodes:
+            old_input.users.pop(self, None)
+        self._input_nodes = {}
+        map_arg(args, self._input_nodes.setdefault)
+        map_arg(kwargs, self._input_nodes.setdefault)
+        self._args, self._kwargs = args, kwargs
+        for new_input in self._input_nodes:
+            new_input.users.setdefault(self)
+
+    @property
+    def all_input_nodes(self):
+        """Every node this one reads, in order of first appearance."""
+        return list(self._input_nodes)
+
+    def update_arg(self, index, value):
+        """Replace positional argument ``index`` with ``value``."""
+        args = list(self._args)
+        args[index] = value
+        self.args = args
+
+    def update_kwarg(self, key, value):
+        """Set keyword argument ``key`` to ``value``."""
+        self.kwargs = {**self._kwargs, key: value}
+
+    def replace_input_with(self, old_input, new_input):
+        """Make this node read ``new_input`` wherever it read ``old_input``."""
+        swap = lambda node: new_input if node is old_input else node  # noqa: E731
+        self._set_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
+
+    def replace_all_uses_with(self, replace_with, delete_user_cb=lambda user: True):
+        """Make every user of this node read ``replace_with`` instead; returns those users.
+
+        >>> import ember.fx, operator
+        >>> g = ember.fx.Graph(); x = g.placeholder("x")
+        >>> y = g.call_function(operator.neg, (x,)); out = g.output(y)
+        >>> _ = y.replace_all_uses_with(x); out.args
+        (x,)
+        """
+        users = [user for user in self.users if delete_user_cb(user)]
+        for user in users:
+            user.replace_input_with(self, replace_with)
+        return users
+
+    # ------------------------------------------------------------------ position in the graph
+
+    @property
+    def next(self):
+        """The node after this one (the graph's root sentinel past the end is ``None``)."""
+        order = self.graph._nodes
+        index = order.index(self) + 1
+        return order[index] if index < len(order) else None
+
+    @property
+    def prev(self):
+        """The node before this one, or ``None`` at the start."""
+        order = self.graph._nodes
+        index = order.index(self)
+        return order[index - 1] if index > 0 else None
+
+    def prepend(self, node):
+        """Move ``node`` to just before this one."""
+        self.graph._move(node, self.graph._nodes.index(self))
+
+    def append(self, node):
+        """Move ``node`` to just after this one."""
+        self.graph._move(node, self.graph._nodes.index(self) + 1)
+
+    def is_impure(self):
+        """Whether dead-code elimination must keep this node even without users."""
+        if self.op in ("placeholder", "output"):
+            return True
+        if self.op == "call_module":
+            module = self.graph.owning_module
+            return module is not None and getattr(module.get_submodule(self.target),
+                                                  "_is_impure", False)
+        if self.op == "call_function":
+            from ._symbolic_trace import _side_effectful_functions
+            return self.target in _side_effectful_functions
+        return False
+
+    # ------------------------------------------------------------------ printing
+
+    def _pretty_target(self):
+        return qualified_name(self.target) if callable(self.target) else self.target
+
+    def format_node(self):
+        """The node as one line of the graph's printed form, as torch.fx prints it."""
+        head = f"%{self.name} : [num_users={len(self.users)}] = "
+        if self.op == "placeholder":
+            default = f"(default={self.args[0]})" if self.args else ""
+            return f"{head}placeholder[target={self.target}]{default}"
+        if self.op == "get_attr":
+            return f"{head}get_attr[target={self.target}]"
+        if self.op == "output":
+            return f"return {_format_arg(self.args[0], percent=False)}"
+        kwargs = "{" + ", ".join(f"{key}: {_format_arg(value)}"
+                                 for key, value in self.kwargs.items()) + "}"
+        return (f"{head}{self.op}[target={self._pretty_target()}]"
+                f"(args = {_format_arg(self.args)}, kwargs = {kwargs})")
+
+    def __repr__(self):
+        return self.name
+
+
+def _format_arg(value, percent=True):
+    if isinstance(value, Node):
+        return f"%{value.name}" if percent else value.name
+    if isinstance(value, tuple):
+        inner = ", ".join(_format_arg(item, percent) for item in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_format_arg(item, percent) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}: {_format_arg(item, percent)}"
+                               for key, item in value.items()) + "}"
+    return str(value)

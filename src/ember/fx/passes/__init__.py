@@ -1,0 +1,3 @@
+"""``ember.fx.passes``: analyses and rewrites over FX graphs."""
+
+from . import shape_prop  # noqa: F401
