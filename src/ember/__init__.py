@@ -164,3 +164,4 @@ _warnings.filterwarnings(
     category=RuntimeWarning, module=r"ember(\.|$)")
 
 del _dtype
+from . import fx  # noqa: E402  (ember.fx: symbolic tracing, GraphModule)
