@@ -86,6 +86,7 @@ from . import multiprocessing, utils  # noqa: E402  (registers the tensor reduce
 from .ops import random  # noqa: E402, F401  (torch.random: seeds and generator state)
 from .utils import data as _data  # noqa: E402, F401  (ember.utils.data, as torch.utils.data)
 from .nn.functional import log_softmax, softmax  # noqa: E402, F401  (torch.softmax, ...)
+from .nn._functional.rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402, F401  (torch.lstm, ...)
 from . import optim  # noqa: E402  (ember.optim: optimisers, lr schedulers, SWA)
 from . import func  # noqa: E402  (ember.func: functional_call, grad, vjp, jacrev)
 from .func import vmap  # noqa: E402  (torch.vmap)

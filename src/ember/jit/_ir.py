@@ -204,6 +204,8 @@ def _type_text(v):
         return "Tensor"
     if v.dtype == "int":  # a traced size (``_sizes.py``) or a tuple of them
         return "int"
+    if v.dtype == "tuple":  # tensors grouped for, or returned by, one call (``ember.lstm``)
+        return "Tensor[]"
     shape = ", ".join(str(s) for s in v.shape)
     return f"{_TYPE_NAMES.get(v.dtype, v.dtype)}({shape})"
 

@@ -213,27 +213,33 @@ class Tracer:
         kwarg_templates = {k: self._template(v, inputs) for k, v in kwargs.items()}
         with paused():
             result = function(*args, **kwargs)
-        if not isinstance(result, Tensor):
+        several = isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)
+        if not (isinstance(result, Tensor) or several):
             raise RuntimeError(f"ember.jit.trace: {fn_name} returned a "
                                f"{type(result).__name__}, not a Tensor")
-        node = Node(CALL, None, inputs, {"fn": fn_name, "args": arg_templates,
-                                         "kwargs": kwarg_templates}, [self.new_value(result)])
-        self.graph.nodes.append(node)
+        whole = self.graph.new_value((), "tuple") if several else self.new_value(result)
+        self.graph.nodes.append(Node(CALL, None, inputs, {"fn": fn_name, "args": arg_templates,
+                                                          "kwargs": kwarg_templates}, [whole]))
+        if several:  # a tuple of tensors (ember.lstm...): one getitem node per tensor
+            for i, tensor in enumerate(result):
+                self.graph.nodes.append(Node(CALL, None, [whole], {
+                    "fn": "operator.getitem", "args": [{"v": 0}, {"c": i}], "kwargs": {}},
+                    [self.new_value(tensor)]))
         return result
 
     def _template(self, arg, inputs):
         """A ``call`` node's argument: ``{"v": input index}`` for a graph value (a tensor, a
-        traced size, a tuple holding traced sizes), else ``{"c": constant}``."""
+        traced size, a tuple or list holding either), else ``{"c": constant}``."""
         from ._sizes import SizeInt, _contains_size
 
         if isinstance(arg, Tensor):
             value = self.value_of(arg)
         elif isinstance(arg, SizeInt):
             value = arg.value
-        elif isinstance(arg, (tuple, list)) and _contains_size(arg):
+        elif isinstance(arg, (tuple, list)) and (_contains_size(arg) or _holds_tensor(arg)):
             items = []
             templates = [self._template(a, items) for a in arg]
-            value = self.graph.new_value((), "int")
+            value = self.graph.new_value((), "tuple" if _holds_tensor(arg) else "int")
             fn_name = "jit.list" if isinstance(arg, list) else "jit.tuple"
             self.graph.nodes.append(Node(CALL, None, items, {"fn": fn_name, "args": templates,
                                                              "kwargs": {}}, [value]))
@@ -262,6 +268,12 @@ class Tracer:
             return ("dict", [(k, self.output_tree(v)) for k, v in obj.items()])
         raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can "
                            f"be output from traced functions (got {type(obj).__name__})")
+
+
+def _holds_tensor(items):
+    """Whether the tuple or list ``items`` holds a tensor (the weights of ``ember.lstm``...)."""
+    return any(isinstance(i, Tensor) or isinstance(i, (tuple, list)) and _holds_tensor(i)
+               for i in items)
 
 
 @contextlib.contextmanager

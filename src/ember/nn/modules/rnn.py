@@ -29,6 +29,7 @@ from ...ops.shape import cat, stack
 from .. import init
 from .._functional.dropout import dropout as _dropout
 from .._functional.linear import linear
+from .._functional.rnn import _traced_size, _traced_squeeze, gru, lstm, rnn_relu, rnn_tanh
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
@@ -493,6 +494,9 @@ def _rnn(mode, data, sizes, hx, cx, weights, has_bias, has_proj, num_layers, dro
 # ------------------------------------------------------------------ modules
 
 
+_FUNCTIONS = {"LSTM": lstm, "GRU": gru, "RNN_TANH": rnn_tanh, "RNN_RELU": rnn_relu}
+
+
 class RNNBase(Module):
     """Base class of RNN, LSTM and GRU: parameters, checks and the shared forward.
 
@@ -650,9 +654,10 @@ class RNNBase(Module):
     # ---------------------------------------------------------------- forward
 
     def _zeros_state(self, input, batch, size):
+        """The zero initial state; ``batch`` may be a traced size (``_traced_size``), which
+        ``new_zeros`` records so that a trace starts from zeros of the new batch size."""
         dirs = 2 if self.bidirectional else 1
-        return zeros(self.num_layers * dirs, batch, size, dtype=input.dtype,
-                     device=input.device)
+        return input.new_zeros((self.num_layers * dirs, batch, size))
 
     def _prepare(self, input, hx, name):
         """Unpack/unsqueeze the input; return (data, batch_sizes, perms, hx, unbatched...)."""
@@ -668,32 +673,23 @@ class RNNBase(Module):
         return input, None, None, None, batch_dim
 
     def _run(self, input, batch_sizes, hx, cx):
-        """The recurrence on a checked ``(T, B, *)``/``(B, T, *)`` input or packed data."""
-        if batch_sizes is not None:
-            data = input
-            sizes = [int(s) for s in batch_sizes.tolist()]
-        else:
-            if input.size(0 if not self.batch_first else 1) == 0:
-                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-            x = input.transpose(0, 1) if self.batch_first else input
-            steps, batch = x.shape[0], x.shape[1]
-            data = x.reshape(steps * batch, x.shape[2])
-            sizes = [batch] * steps
-        out, h, c = _rnn(self.mode, data, sizes, hx, cx, self._flat_weights, self.bias,
-                         self.proj_size > 0, self.num_layers, self.dropout, self.training,
-                         self.bidirectional)
+        """The recurrence on a checked ``(T, B, *)``/``(B, T, *)`` input or packed data, through
+        the public function (``ember.lstm``...) that a size-recording trace records whole."""
+        function = _FUNCTIONS[self.mode]
+        hidden = (hx, cx) if self.mode == "LSTM" else hx
+        flags = (self.bias, self.num_layers, self.dropout, self.training, self.bidirectional)
         if batch_sizes is None:
-            out = out.reshape(steps, batch, out.shape[-1])
-            if self.batch_first:
-                out = out.transpose(0, 1)
-        return out, h, c
+            results = function(input, hidden, self._flat_weights, *flags, self.batch_first)
+        else:
+            results = function(input, batch_sizes, hidden, self._flat_weights, *flags)
+        return results if self.mode == "LSTM" else (*results, None)
 
     def _finish(self, orig, out, hidden, batch_sizes, sorted_indices, unsorted_indices,
                 batch_dim):
         if isinstance(orig, PackedSequence):
             return PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices), hidden
         if batch_dim is not None:
-            out = out.squeeze(batch_dim)
+            out = _traced_squeeze(out, batch_dim)  # its length follows a trace's input
         return out, hidden
 
     def _forward_single_state(self, input, hx, name):
@@ -712,7 +708,7 @@ class RNNBase(Module):
                 elif hx.dim() != 3:
                     raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got "
                                        f"{hx.dim()}-D tensor")
-            batch = input.size(0) if self.batch_first else input.size(1)
+            batch = _traced_size(input, 0 if self.batch_first else 1)
         if hx is None:
             hx = self._zeros_state(input, batch, self.hidden_size)
         else:
@@ -839,7 +835,7 @@ class LSTM(RNNBase):
         if batch_sizes is not None:
             batch = int(batch_sizes[0])
         else:
-            batch = input.size(0) if self.batch_first else input.size(1)
+            batch = _traced_size(input, 0 if self.batch_first else 1)
         if hx is None:
             hx = (self._zeros_state(input, batch, real_hidden),
                   self._zeros_state(input, batch, self.hidden_size))
