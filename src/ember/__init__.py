@@ -166,3 +166,7 @@ _warnings.filterwarnings(
 
 del _dtype
 from . import fx  # noqa: E402  (ember.fx: symbolic tracing, GraphModule)
+from . import sparse  # noqa: E402  (ember.sparse: sparse COO tensors)
+from ._tensor import sparse_coo  # noqa: E402  (the sparse COO layout)
+from .sparse import sparse_coo_tensor  # noqa: E402
+from .sparse._dispatch import addmm, matmul, mm  # noqa: E402, F811  (also take a sparse mat1)

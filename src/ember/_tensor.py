@@ -1042,6 +1042,7 @@ class layout:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")  # the layout of ember.sparse.SparseCOOTensor
 
 
 class memory_format:
@@ -1407,3 +1408,50 @@ Tensor.apply_ = _apply_
 Tensor.map_ = _map_
 Tensor.map2_ = _map2_
 Tensor.as_subclass = _as_subclass
+
+
+# ---------------------------------------------------------------- sparse hooks (ember.sparse)
+
+
+def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """This tensor as a sparse COO tensor of its nonzero elements (the leading ``sparse_dim``
+    dims sparse, the rest dense).
+
+    Example::
+
+        >>> ember.tensor([0., 2.]).to_sparse()._values()
+        tensor([2.])
+    """
+    if layout not in (None, sparse_coo):
+        raise NotImplementedError(f"to_sparse: layout {layout} is not supported by ember")
+    from .sparse._ops import dense_to_sparse
+
+    return dense_to_sparse(self, sparse_dim)
+
+
+def _to_sparse_coo(self):
+    """``to_sparse()`` with every dim sparse.
+
+    Example::
+
+        >>> ember.tensor([0., 2.]).to_sparse_coo()._indices()
+        tensor([[1]])
+    """
+    return _to_sparse(self)
+
+
+def _to_dense(self, dtype=None, *, masked_grad=None):
+    """A dense tensor is its own dense form (cast to ``dtype`` if given).
+
+    Example::
+
+        >>> x = ember.ones(2)
+        >>> x.to_dense() is x
+        True
+    """
+    return self if dtype is None else self.to(dtype)
+
+
+Tensor.to_sparse = _to_sparse
+Tensor.to_sparse_coo = _to_sparse_coo
+Tensor.to_dense = _to_dense

@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _dtype as dt
 from ._device import META, canonical, device
-from ._tensor import Size, Tensor
+from ._tensor import Size, Tensor, layout
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals"]
@@ -112,6 +112,11 @@ class _TorchPickler(pickle._Pickler):
             return _global("torch", "Size"), (tuple(obj),)
         if isinstance(obj, device):
             return _global("torch", "device"), (str(obj),)
+        if isinstance(obj, layout):
+            return _global("torch.serialization", "_get_layout"), (f"torch.{obj.name}",)
+        if getattr(obj, "is_sparse", False) is True:  # ember.sparse.SparseCOOTensor
+            data = (obj._indices(), obj._values(), Size(obj.shape), obj.is_coalesced())
+            return _global("torch._utils", "_rebuild_sparse_tensor"), (obj.layout, data)
         return NotImplemented
 
     def save(self, obj, save_persistent_id=True):
@@ -612,6 +617,16 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     return func(*args)
 
 
+def _rebuild_sparse_tensor(layout, data):
+    """A sparse COO tensor from torch's pickled ``(indices, values, size, is_coalesced)``."""
+    from .sparse import sparse_coo_tensor
+
+    if layout.name != "sparse_coo":
+        raise RuntimeError(f"ember.load: sparse layout {layout} is not supported")
+    indices, values, size, *rest = data
+    return sparse_coo_tensor(indices, values, size, is_coalesced=bool(rest and rest[0]))
+
+
 def _make_device(spec, index=None):
     return device(spec, index) if index is not None else device(spec)
 
@@ -626,6 +641,22 @@ def _codecs_encode(text, encoding="latin1"):
     return codecs.encode(text, encoding)
 
 
+def _sparse_coo_layout():
+    from ._tensor import sparse_coo
+
+    return sparse_coo
+
+
+def _get_layout(name):
+    """The layout named ``torch.<name>`` in a checkpoint."""
+    from . import _tensor
+
+    found = getattr(_tensor, name.rpartition(".")[2], None)
+    if not isinstance(found, layout):
+        raise RuntimeError(f"ember.load: unknown layout {name}")
+    return found
+
+
 def _base_globals():
     names = {
         "collections.OrderedDict": collections.OrderedDict,
@@ -635,6 +666,8 @@ def _base_globals():
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
+        "torch.serialization._get_layout": _get_layout,
         "torch.Size": _make_size,
         "torch.device": _make_device,
         "torch.Tensor": Tensor,
@@ -651,6 +684,7 @@ def _base_globals():
         names[f"torch.{d.name}"] = d
     for storage_name, d in _DTYPE_OF_STORAGE.items():
         names[f"torch.{storage_name}"] = _StorageType(d)
+    names["torch.sparse_coo"] = _sparse_coo_layout()
     names["torch.float"], names["torch.double"], names["torch.long"] = (
         dt.float32, dt.float64, dt.int64)
     return names

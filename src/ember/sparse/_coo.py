@@ -1,0 +1,577 @@
+"""The sparse COO tensor: an ``indices`` tensor (sparse_dim x nnz, int64) that names the
+specified elements, and a ``values`` tensor (nnz x dense dims) that holds them.
+
+Why a class of its own rather than a ``Tensor`` subclass: a ``Tensor`` is an ndarray view, and
+every operator reads ``_data`` directly. A subclass would inherit hundreds of dense operators
+that would silently compute on the wrong memory; a separate class answers only what it
+implements, and every other tensor method raises torch's "Could not run 'aten::...' with
+arguments from the 'SparseCPU' backend" error. Everything it computes is built from ember
+operators on its ``values`` tensor, so autograd and CuPy come for free.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from .. import _dtype as dt
+from .._printing import _body
+from .._tensor import Size, Tensor, as_tensor, sparse_coo
+
+_NOT_IMPLEMENTED = ("Could not run 'aten::{name}' with arguments from the '{backend}' backend. "
+                    "This could be because the operator doesn't exist for this backend, or was "
+                    "omitted during the selective/custom build process (if using custom build).")
+
+
+class SparseCOOTensor:
+    """A sparse tensor in coordinate (COO) format, as torch's ``layout=torch.sparse_coo``.
+
+    Build one with :func:`ember.sparse_coo_tensor` or ``Tensor.to_sparse()``.
+
+    Example::
+
+        >>> s = ember.sparse_coo_tensor([[0, 1], [2, 0]], [3., 4.], (2, 3))
+        >>> s.to_dense()
+        tensor([[0., 0., 3.],
+                [4., 0., 0.]])
+    """
+
+    __slots__ = ("_idx", "_vals", "_size", "_coalesced", "_owns_values", "__weakref__")
+
+    def __init__(self, indices, values, size, is_coalesced=False, owns_values=False):
+        self._idx = indices
+        self._vals = values
+        self._size = Size(size)
+        self._coalesced = bool(is_coalesced)
+        # True when ``_vals`` is this tensor's own autograd leaf (requires_grad=True at
+        # construction): then ``.grad`` is read from ``_vals.grad``.
+        self._owns_values = owns_values
+
+    # ------------------------------------------------------------ metadata
+
+    @property
+    def shape(self):
+        return self._size
+
+    def size(self, dim=None):
+        """The size, or the size of one dim.
+
+        Example::
+
+            >>> ember.zeros(2, 3).to_sparse().size(1)
+            3
+        """
+        if dim is None:
+            return self._size
+        return self._size[_wrap_dim(dim, len(self._size))]
+
+    def dim(self):
+        """The number of dims (sparse plus dense).
+
+        Example::
+
+            >>> ember.zeros(2, 3).to_sparse().dim()
+            2
+        """
+        return len(self._size)
+
+    @property
+    def ndim(self):
+        return len(self._size)
+
+    def numel(self):
+        """The number of elements of the dense equivalent.
+
+        Example::
+
+            >>> ember.zeros(2, 3).to_sparse().numel()
+            6
+        """
+        return math.prod(self._size)
+
+    def __len__(self):
+        if not self._size:
+            raise TypeError("len() of a 0-d tensor")
+        return self._size[0]
+
+    @property
+    def dtype(self):
+        return self._vals.dtype
+
+    @property
+    def device(self):
+        return self._vals.device
+
+    @property
+    def layout(self):
+        return sparse_coo
+
+    @property
+    def is_sparse(self):
+        return True
+
+    @property
+    def is_cuda(self):
+        return self._vals.is_cuda
+
+    @property
+    def is_cpu(self):
+        return self._vals.is_cpu
+
+    def sparse_dim(self):
+        """How many leading dims are sparse (the rows of ``indices``).
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[0]], [[1., 2.]], (2, 2)).sparse_dim()
+            1
+        """
+        return self._idx.shape[0]
+
+    def dense_dim(self):
+        """How many trailing dims each value has.
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[0]], [[1., 2.]], (2, 2)).dense_dim()
+            1
+        """
+        return self._vals.dim() - 1
+
+    def _nnz(self):
+        """The number of specified elements (duplicates counted until coalesced).
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[0, 0]], [1., 2.], (2,))._nnz()
+            2
+        """
+        return self._idx.shape[1]
+
+    def is_coalesced(self):
+        """True when the indices are sorted and free of duplicates.
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[1, 0]], [1., 2.], (2,)).is_coalesced()
+            False
+        """
+        return self._coalesced
+
+    def _indices(self):
+        """The indices as stored, coalesced or not.
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[1, 0]], [1., 2.], (2,))._indices()
+            tensor([[1, 0]])
+        """
+        return self._idx
+
+    def _values(self):
+        """The values as stored, coalesced or not.
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[1, 0]], [1., 2.], (2,))._values()
+            tensor([1., 2.])
+        """
+        return self._vals
+
+    def indices(self):
+        """The indices of a coalesced tensor.
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[1, 0]], [1., 2.], (2,)).coalesce().indices()
+            tensor([[0, 1]])
+        """
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return self._idx
+
+    def values(self):
+        """The values of a coalesced tensor.
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[1, 0]], [1., 2.], (2,)).coalesce().values()
+            tensor([2., 1.])
+        """
+        if not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return self._vals
+
+    # ------------------------------------------------------------ autograd
+
+    @property
+    def requires_grad(self):
+        return self._vals.requires_grad
+
+    @property
+    def grad_fn(self):
+        return None if self._owns_values else self._vals.grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._owns_values or not self._vals.requires_grad
+
+    def requires_grad_(self, requires_grad=True):
+        """Make this tensor an autograd leaf whose ``.grad`` is sparse.
+
+        Example::
+
+            >>> ember.zeros(2).to_sparse().requires_grad_().requires_grad
+            True
+        """
+        if not self.is_leaf:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        if not self._owns_values:
+            self._vals = self._vals.detach()
+            self._owns_values = True
+        self._vals.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        """The gradient of a leaf, as a sparse tensor on this tensor's coalesced pattern."""
+        if not self._owns_values or self._vals.grad is None:
+            return None
+        # Every duplicate of one position receives the same gradient (the derivative with
+        # respect to that position), so the pattern's value is any one of them, not their sum.
+        from ._ops import first_of_duplicates
+
+        return first_of_duplicates(self._idx, self._vals.grad, self._size)
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            raise RuntimeError("assigning a gradient to a sparse tensor is not supported; "
+                               "assign None to clear it")
+        self._vals.grad = None
+
+    def detach(self):
+        """The same indices and values, cut from the autograd graph.
+
+        Example::
+
+            >>> ember.zeros(2).to_sparse().requires_grad_().detach().requires_grad
+            False
+        """
+        return SparseCOOTensor(self._idx, self._vals.detach(), self._size, self._coalesced)
+
+    # ------------------------------------------------------------ conversions
+
+    def coalesce(self):
+        """Sort the indices and sum the values of duplicates.
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[1, 0, 1]], [1., 2., 3.], (2,)).coalesce().values()
+            tensor([2., 4.])
+        """
+        if self._coalesced:
+            return self
+        from ._ops import coalesced
+
+        return coalesced(self)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """The dense tensor with the same elements (unspecified ones are zero).
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[1]], [5.], (3,)).to_dense()
+            tensor([0., 5., 0.])
+        """
+        from ._ops import to_dense
+
+        dense = to_dense(self)
+        return dense if dtype is None else dense.to(dtype)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None):
+        """Already sparse: returned as it is (a new ``sparse_dim`` is not supported).
+
+        Example::
+
+            >>> s = ember.zeros(2).to_sparse()
+            >>> s.to_sparse() is s
+            True
+        """
+        if sparse_dim is not None and sparse_dim != self.sparse_dim():
+            raise RuntimeError("to_sparse: conversion to a different sparse_dim is not "
+                               "supported for sparse COO tensors")
+        return self
+
+    to_sparse_coo = to_sparse
+
+    def to(self, *args, **kwargs):
+        """Move or cast the values and indices, as ``Tensor.to``.
+
+        Example::
+
+            >>> ember.zeros(2).to_sparse().to(ember.float64).dtype
+            ember.float64
+        """
+        values = self._vals.to(*args, **kwargs)
+        indices = self._idx.to(values.device)
+        return SparseCOOTensor(indices, values, self._size, self._coalesced)
+
+    def double(self):
+        return self.to(dt.float64)
+
+    def float(self):
+        return self.to(dt.float32)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to(device if device is not None else "cuda")
+
+    def clone(self):
+        """A copy with its own indices and values.
+
+        Example::
+
+            >>> ember.zeros(2).to_sparse().clone()._nnz()
+            0
+        """
+        return SparseCOOTensor(self._idx.clone(), self._vals.clone(), self._size,
+                               self._coalesced)
+
+    def data_ptr(self):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
+                        "first.")
+
+    def contiguous(self, memory_format=None):
+        raise RuntimeError("unsupported memory format option Contiguous")
+
+    # ------------------------------------------------------------ arithmetic
+
+    def __add__(self, other):
+        return self.add(other)
+
+    def add(self, other, *, alpha=1):
+        """Elementwise sum with another sparse tensor of the same size.
+
+        Example::
+
+            >>> a = ember.sparse_coo_tensor([[0]], [1.], (2,))
+            >>> (a + a).to_dense()
+            tensor([2., 0.])
+        """
+        from ._ops import add
+
+        return add(self, other, alpha=alpha)
+
+    def __sub__(self, other):
+        return self.add(other, alpha=-1)
+
+    def sub(self, other, *, alpha=1):
+        """``self - alpha * other`` for sparse tensors of the same size."""
+        return self.add(other, alpha=-alpha)
+
+    def __mul__(self, other):
+        return self.mul(other)
+
+    def __rmul__(self, other):
+        return self.mul(other)
+
+    def mul(self, other):
+        """Elementwise product with a scalar or with another sparse tensor.
+
+        Example::
+
+            >>> (ember.sparse_coo_tensor([[1]], [2.], (2,)) * 3).to_dense()
+            tensor([0., 6.])
+        """
+        from ._ops import mul
+
+        return mul(self, other)
+
+    def __truediv__(self, other):
+        return self.div(other)
+
+    def div(self, other):
+        """Division by a scalar (the pattern is kept).
+
+        Example::
+
+            >>> (ember.sparse_coo_tensor([[1]], [2.], (2,)) / 4).to_dense()
+            tensor([0.0000, 0.5000])
+        """
+        if not _is_scalar(other):
+            raise NotImplementedError(_not_implemented("div.Tensor", self))
+        return SparseCOOTensor(self._idx, self._vals / other, self._size, self._coalesced)
+
+    def __neg__(self):
+        return self.neg()
+
+    def neg(self):
+        """The negated values on the same pattern."""
+        return SparseCOOTensor(self._idx, -self._vals, self._size, self._coalesced)
+
+    def __matmul__(self, other):
+        return self.matmul(other)
+
+    def mm(self, mat2):
+        """Sparse times dense matrix product: see :func:`ember.sparse.mm`."""
+        from ._ops import mm
+
+        return mm(self, mat2)
+
+    matmul = mm
+
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        """Sum of the specified elements: see :func:`ember.sparse.sum`."""
+        if keepdim:
+            raise RuntimeError("sum: keepdim is not supported for sparse tensors")
+        from ._ops import sparse_sum
+
+        return sparse_sum(self, dim, dtype=dtype)
+
+    def transpose(self, dim0, dim1):
+        """Swap two sparse dims.
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[0], [2]], [1.], (2, 3)).t().to_dense()
+            tensor([[0., 0.],
+                    [0., 0.],
+                    [1., 0.]])
+        """
+        from ._ops import transpose
+
+        return transpose(self, dim0, dim1)
+
+    def t(self):
+        """The transpose of a matrix (a 2-D sparse tensor)."""
+        if self.dim() > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self.dim()}D")
+        return self if self.dim() < 2 else self.transpose(0, 1)
+
+    # ------------------------------------------------------------ printing
+
+    def __repr__(self):
+        lines = ["tensor(indices=" + _inner_repr(self._idx, 15) + ",",
+                 "       values=" + _inner_repr(self._vals, 14) + ","]
+        details = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
+        if self.dtype is not dt.get_default_dtype():
+            details.append(f"dtype={self.dtype!r}")
+        if self._vals.device.type != "cpu":
+            details.append(f"device='{self._vals.device}'")
+        details.append("layout=ember.sparse_coo")
+        if self.grad_fn is not None:
+            details.append(f"grad_fn=<{self.grad_fn.name().rsplit('::', 1)[-1]}>")
+        elif self.requires_grad:
+            details.append("requires_grad=True")
+        lines.append("       " + ", ".join(details) + ")")
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+    # ------------------------------------------------------------ dense-only operators
+
+    def __getattr__(self, name):
+        if not name.startswith("__") and hasattr(Tensor, name):
+            op = name.rstrip("_") + ("_" if name.endswith("_") else "")
+            raise NotImplementedError(_not_implemented(op, self))
+        raise AttributeError(f"'SparseCOOTensor' object has no attribute '{name}'")
+
+
+def _backend(sparse):
+    return "SparseCUDA" if sparse._vals.is_cuda else "SparseCPU"
+
+
+def _not_implemented(op_name, sparse):
+    return _NOT_IMPLEMENTED.format(name=op_name, backend=_backend(sparse))
+
+
+def _inner_repr(t, column):
+    """``tensor([...])`` of an index or value tensor, its later lines shifted to ``column``."""
+    t = t.detach()
+    if t.numel() == 0:
+        return f"tensor([], size={tuple(t.shape)})"
+    text = "tensor(" + _body(t, 7) + ")"
+    return text.replace("\n", "\n" + " " * column)
+
+
+def _is_scalar(value):
+    if isinstance(value, Tensor):
+        return value.dim() == 0
+    return isinstance(value, numbers.Number)
+
+
+def _wrap_dim(dim, ndim):
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {dim})")
+    return dim % max(ndim, 1)
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None, is_coalesced=None):
+    """A sparse COO tensor from ``indices`` (sparse_dim x nnz) and ``values`` (nnz x dense
+    dims). Without ``size``, each sparse dim is one past its largest index. Indices are
+    always checked against ``size`` (torch checks them only with ``check_invariants``).
+
+    Example::
+
+        >>> s = ember.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [3., 4., 5.], (2, 3))
+        >>> s._nnz(), s.sparse_dim(), s.dense_dim()
+        (3, 2, 0)
+    """
+    values = as_tensor(values, dtype=dtype, device=device)
+    indices = as_tensor(indices, device=values.device)
+    if indices.dtype is not dt.int64:
+        indices = indices.to(dt.int64)
+    if indices.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: "
+                           f"{list(indices.shape)}")
+    sparse_dims, nnz = indices.shape
+    if values.dim() == 0 or values.shape[0] != nnz:
+        got = values.shape[0] if values.dim() else 0
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
+                           f"{nnz}, nnz from values: {got}")
+    size = _checked_size(indices, values, size)
+    owns = bool(requires_grad)
+    if owns:
+        values = values.detach().requires_grad_()
+    elif values.requires_grad:
+        values = values.view_as(values)  # a node of its own: the sparse tensor is no leaf
+    return SparseCOOTensor(indices, values, size, bool(is_coalesced), owns_values=owns)
+
+
+def _checked_size(indices, values, size):
+    sparse_dims, nnz = indices.shape
+    if nnz:
+        lowest = indices.amin(1).tolist()
+        for d, low in enumerate(lowest):
+            if low < 0:
+                raise RuntimeError(f"found negative index {low} for dim {d}")
+        highest = indices.amax(1).tolist()
+    else:
+        highest = [-1] * sparse_dims
+    if size is None:
+        return tuple(h + 1 for h in highest) + tuple(values.shape[1:])
+    size = tuple(int(s) for s in size)
+    dense_dims = values.dim() - 1
+    if len(size) != sparse_dims + dense_dims:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: "
+                           f"len(size) = {len(size)}, sparse_dim = {sparse_dims}, "
+                           f"dense_dim = {dense_dims}")
+    for d, high in enumerate(highest):
+        if high >= size[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
+                               f"{size[d]} but found index {high}")
+    if tuple(values.shape[1:]) != size[sparse_dims:]:
+        raise RuntimeError(f"values has incorrect size, expected {list(size[sparse_dims:])}, "
+                           f"got {list(values.shape[1:])}")
+    return size
