@@ -146,6 +146,9 @@ def test_to_dense_and_to_sparse_round_trip():
     lambda lib: lib.sparse_coo_tensor(lib.zeros(2, 0, dtype=lib.long), lib.zeros(0), (2, 3)),
     lambda lib: lib.sparse_coo_tensor(INDICES, VALUES, SIZE, requires_grad=True),
     lambda lib: lib.tensor([[0.0, 0.25], [3.0, 0.0]]).to_sparse(),
+    lambda lib: lib.sparse_coo_tensor([[0, 2]], [1, 5], (3,)),
+    lambda lib: lib.sparse_coo_tensor([[0, 2]], [True, False], (3,)),
+    lambda lib: lib.sparse_coo_tensor([[0, 2]], [1, 5], (3,), dtype=lib.int32),
 ])
 def test_repr_matches_torch(make):
     assert repr(make(ember)) == torch_repr(make(torch))

@@ -463,7 +463,8 @@ class SparseCOOTensor:
         lines = ["tensor(indices=" + _inner_repr(self._idx, 15) + ",",
                  "       values=" + _inner_repr(self._vals, 14) + ","]
         details = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
-        if self.dtype is not dt.get_default_dtype():
+        default = dt.get_default_dtype()
+        if self.dtype not in (default, default.to_complex(), dt.int64, dt.bool):
             details.append(f"dtype={self.dtype!r}")
         if self._vals.device.type != "cpu":
             details.append(f"device='{self._vals.device}'")
