@@ -189,3 +189,44 @@ def test_functional_form_equals_torch(fn, cls):
 def test_functional_form_rejects_a_wrong_argument_count():
     with pytest.raises(TypeError, match="lstm"):
         ember.lstm(ember.randn(2, 1, 3), (ember.zeros(1, 1, 2),) * 2, [])
+
+
+def test_packed_sequence_input_is_refused_at_trace_time():
+    """ember's packing is computed in Python (not traceable): a clear error, not a wrong trace."""
+    from ember.nn.utils.rnn import pack_padded_sequence
+
+    class Packed(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = ember.nn.GRU(INPUT, HIDDEN)
+
+        def forward(self, x, lengths):
+            return self.rnn(pack_padded_sequence(x, lengths, enforce_sorted=False))[1]
+
+    with pytest.raises(RuntimeError, match="nn.GRU on a PackedSequence cannot be traced"):
+        ember.jit.trace(Packed(), (ember.randn(*TRACED, INPUT), ember.tensor([5, 2, 4])))
+
+
+def test_packed_overload_traced_with_batch_sizes_as_input_follows_them():
+    """ember.lstm(data, batch_sizes, ...) with the batch sizes an input of the trace: the
+    replay follows other batch sizes, equal to torch's packed overload."""
+    torch.manual_seed(2)
+    t_model = torch.nn.LSTM(INPUT, HIDDEN)
+    params = [ember.tensor(p.detach().numpy()) for p in t_model._flat_weights]
+
+    def run(data, batch_sizes, h0, c0):
+        return ember.lstm(data, batch_sizes, (h0, c0), params, True, 1, 0.0, False, False)
+
+    def example(sizes):
+        rng = np.random.default_rng(len(sizes))
+        arrays = [rng.standard_normal(shape).astype(np.float32)
+                  for shape in ((sum(sizes), INPUT), (1, sizes[0], HIDDEN), (1, sizes[0], HIDDEN))]
+        return [ember.tensor(arrays[0]), ember.tensor(sizes), *map(ember.tensor, arrays[1:])]
+
+    traced = ember.jit.trace(run, tuple(example([3, 3, 2, 1])))
+    for sizes in ([3, 3, 2, 1], [4, 2], [2, 2, 2, 1, 1]):
+        inputs = example(sizes)
+        expected = torch.lstm(to_torch(inputs[0]), torch.tensor(sizes),
+                              (to_torch(inputs[2]), to_torch(inputs[3])),
+                              list(t_model._flat_weights), True, 1, 0.0, False, False)
+        assert_same(traced(*inputs), tuple(t.detach() for t in expected), rtol=1e-5, atol=1e-6)

@@ -109,7 +109,7 @@ def run_graph(plan, args, attr, constants):
             f"The traced graph failed at node '{plan.nodes[step].target}' "
             f"({str(plan.nodes[step]).strip()}): {error}. It was traced with input shapes "
             f"{plan.input_shapes} and called with {shapes}; sizes written as numbers, "
-            "computed inside ember's modules (nn.LSTM's unrolled steps...) or from len() and "
+            "computed inside ember's own code (a module's internal sizes) or from len() and "
             "Python branches are constants of the trace (sizes read with x.size(i)/x.shape "
             "follow the input): trace again with inputs of these shapes.") from error
     return _build(plan.output, env)

@@ -29,7 +29,15 @@ from ...ops.shape import cat, stack
 from .. import init
 from .._functional.dropout import dropout as _dropout
 from .._functional.linear import linear
-from .._functional.rnn import _traced_size, _traced_squeeze, gru, lstm, rnn_relu, rnn_tanh
+from .._functional.rnn import (
+    _dynamic_tracer,
+    _traced_size,
+    _traced_squeeze,
+    gru,
+    lstm,
+    rnn_relu,
+    rnn_tanh,
+)
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
@@ -494,6 +502,14 @@ def _rnn(mode, data, sizes, hx, cx, weights, has_bias, has_proj, num_layers, dro
 # ------------------------------------------------------------------ modules
 
 
+_PACKED_TRACE = (
+    "ember.jit.trace: nn.{name} on a PackedSequence cannot be traced: ember's "
+    "pack_padded_sequence and pad_packed_sequence compute the batch sizes and orderings in "
+    "Python, so the trace would replay the traced lengths on every input. Trace the model on "
+    "the padded batch instead (the traced nn.{name} follows its batch size and length), or "
+    "call ember.{function}(data, batch_sizes, hx, params, ...) with the batch sizes as an "
+    "input of the traced function.")
+
 _FUNCTIONS = {"LSTM": lstm, "GRU": gru, "RNN_TANH": rnn_tanh, "RNN_RELU": rnn_relu}
 
 
@@ -662,6 +678,9 @@ class RNNBase(Module):
     def _prepare(self, input, hx, name):
         """Unpack/unsqueeze the input; return (data, batch_sizes, perms, hx, unbatched...)."""
         if isinstance(input, PackedSequence):
+            if _dynamic_tracer() is not None:
+                raise RuntimeError(_PACKED_TRACE.format(
+                    name=name, function=_FUNCTIONS[self.mode].__name__))
             data, batch_sizes, sorted_indices, unsorted_indices = input
             return data, batch_sizes, sorted_indices, unsorted_indices, None
         if input.dim() not in (2, 3):
