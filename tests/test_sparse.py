@@ -363,3 +363,17 @@ def test_ember_file_loads_in_torch():
     buffer.seek(0)
     again = ember.load(buffer)
     assert_same_sparse(again["s"], loaded["s"])
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from ember.sparse import _coo, _ops
+
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for module in (ember.sparse, _coo, _ops):
+        for test in finder.find(module, module.__name__,
+                                globs={"ember": ember, **vars(module)}):
+            runner.run(test)
+    assert runner.failures == 0 and runner.tries > 30

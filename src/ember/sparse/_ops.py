@@ -222,7 +222,7 @@ def add(a, b, *, alpha=1):
 
         >>> a = ember.sparse_coo_tensor([[0]], [1.], (2,))
         >>> b = ember.sparse_coo_tensor([[1]], [2.], (2,))
-        >>> ember.sparse.add(a, b).to_dense()
+        >>> (a + b).to_dense()
         tensor([1., 2.])
     """
     if isinstance(b, Tensor):
