@@ -145,6 +145,9 @@ def binary_operands(a, b, dtype=None):
                 return scalar, b
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError("expected at least one Tensor operand")
+    for x in (a, b):
+        if not isinstance(x, _OPERAND_TYPES):  # e.g. an ember.fx Proxy: its reflected op runs
+            raise TypeError(f"unsupported operand type {type(x).__name__}")
     a, b = _from_numpy_operand(a), _from_numpy_operand(b)
     (a, b), _ = promote_operands(a, b, dtype=dtype)
     if a._data.shape != b._data.shape:
