@@ -191,22 +191,6 @@ def test_functional_form_rejects_a_wrong_argument_count():
         ember.lstm(ember.randn(2, 1, 3), (ember.zeros(1, 1, 2),) * 2, [])
 
 
-def test_packed_sequence_input_is_refused_at_trace_time():
-    """ember's packing is computed in Python (not traceable): a clear error, not a wrong trace."""
-    from ember.nn.utils.rnn import pack_padded_sequence
-
-    class Packed(ember.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.rnn = ember.nn.GRU(INPUT, HIDDEN)
-
-        def forward(self, x, lengths):
-            return self.rnn(pack_padded_sequence(x, lengths, enforce_sorted=False))[1]
-
-    with pytest.raises(RuntimeError, match="nn.GRU on a PackedSequence cannot be traced"):
-        ember.jit.trace(Packed(), (ember.randn(*TRACED, INPUT), ember.tensor([5, 2, 4])))
-
-
 def test_packed_overload_traced_with_batch_sizes_as_input_follows_them():
     """ember.lstm(data, batch_sizes, ...) with the batch sizes an input of the trace: the
     replay follows other batch sizes, equal to torch's packed overload."""

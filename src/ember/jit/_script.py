@@ -58,7 +58,8 @@ def _namespaces():
     import ember.special
 
     return {"ember": ember, "ember.nn.functional": ember.nn.functional,
-            "ember.linalg": ember.linalg, "ember.special": ember.special}
+            "ember.linalg": ember.linalg, "ember.special": ember.special,
+            "ember.nn.utils.rnn": ember.nn.utils.rnn}
 
 
 def resolve(name, where="<graph>"):
@@ -100,7 +101,8 @@ def resolve(name, where="<graph>"):
 
 # functions a graph may call: computations only (ember.save/load and other I/O live elsewhere)
 _ALLOWED_MODULES = ("ember.ops.", "ember.nn._functional", "ember.nn.functional",
-                    "ember.special", "ember.linalg", "ember.fft", "ember._tensor")
+                    "ember.special", "ember.linalg", "ember.fft", "ember._tensor",
+                    "ember.nn.utils.rnn")
 
 
 def _allowed(obj):

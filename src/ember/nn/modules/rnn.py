@@ -30,7 +30,6 @@ from .. import init
 from .._functional.dropout import dropout as _dropout
 from .._functional.linear import linear
 from .._functional.rnn import (
-    _dynamic_tracer,
     _traced_size,
     _traced_squeeze,
     gru,
@@ -39,7 +38,7 @@ from .._functional.rnn import (
     rnn_tanh,
 )
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence
+from ..utils.rnn import PackedSequence, max_batch_size
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -502,14 +501,6 @@ def _rnn(mode, data, sizes, hx, cx, weights, has_bias, has_proj, num_layers, dro
 # ------------------------------------------------------------------ modules
 
 
-_PACKED_TRACE = (
-    "ember.jit.trace: nn.{name} on a PackedSequence cannot be traced: ember's "
-    "pack_padded_sequence and pad_packed_sequence compute the batch sizes and orderings in "
-    "Python, so the trace would replay the traced lengths on every input. Trace the model on "
-    "the padded batch instead (the traced nn.{name} follows its batch size and length), or "
-    "call ember.{function}(data, batch_sizes, hx, params, ...) with the batch sizes as an "
-    "input of the traced function.")
-
 _FUNCTIONS = {"LSTM": lstm, "GRU": gru, "RNN_TANH": rnn_tanh, "RNN_RELU": rnn_relu}
 
 
@@ -647,7 +638,7 @@ class RNNBase(Module):
 
     def get_expected_hidden_size(self, input, batch_sizes):
         if batch_sizes is not None:
-            batch = int(batch_sizes[0])
+            batch = int(batch_sizes.numpy()[0])
         else:
             batch = input.size(0) if self.batch_first else input.size(1)
         dirs = 2 if self.bidirectional else 1
@@ -678,9 +669,6 @@ class RNNBase(Module):
     def _prepare(self, input, hx, name):
         """Unpack/unsqueeze the input; return (data, batch_sizes, perms, hx, unbatched...)."""
         if isinstance(input, PackedSequence):
-            if _dynamic_tracer() is not None:
-                raise RuntimeError(_PACKED_TRACE.format(
-                    name=name, function=_FUNCTIONS[self.mode].__name__))
             data, batch_sizes, sorted_indices, unsorted_indices = input
             return data, batch_sizes, sorted_indices, unsorted_indices, None
         if input.dim() not in (2, 3):
@@ -716,7 +704,7 @@ class RNNBase(Module):
         input, batch_sizes, sorted_indices, unsorted_indices, batch_dim = self._prepare(
             input, hx, name)
         if batch_sizes is not None:
-            batch = int(batch_sizes[0])
+            batch = max_batch_size(batch_sizes)
         else:
             if hx is not None:
                 if batch_dim is not None:
@@ -828,7 +816,7 @@ class LSTM(RNNBase):
 
     def get_expected_cell_size(self, input, batch_sizes):
         if batch_sizes is not None:
-            batch = int(batch_sizes[0])
+            batch = int(batch_sizes.numpy()[0])
         else:
             batch = input.size(0) if self.batch_first else input.size(1)
         dirs = 2 if self.bidirectional else 1
@@ -852,7 +840,7 @@ class LSTM(RNNBase):
             input, hx, "LSTM")
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         if batch_sizes is not None:
-            batch = int(batch_sizes[0])
+            batch = max_batch_size(batch_sizes)
         else:
             batch = _traced_size(input, 0 if self.batch_first else 1)
         if hx is None:

@@ -29,8 +29,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor, as_tensor
-from ...ops.creation import arange, empty_like
-from ...ops.reduce import sort
+from ...ops.reduce import argsort, sort
 from ...ops.shape import cat
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence",
@@ -149,9 +148,9 @@ def invert_permutation(permutation):
     """
     if permutation is None:
         return None
-    output = empty_like(permutation)
-    output.scatter_(0, permutation, arange(0, permutation.numel(), device=permutation.device))
-    return output
+    # The position of each value is its inverse image; argsort is one recorded op, so a traced
+    # inversion follows the batch size of the new input.
+    return argsort(permutation)
 
 
 def _host_ints(t):
@@ -184,11 +183,51 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         lengths, sorted_indices = sort(lengths, descending=True)
         sorted_indices = sorted_indices.to(input.device)
         input = input.index_select(0 if batch_first else 1, sorted_indices)
-    data, batch_sizes = _pack_padded(input, lengths, batch_first)
+    data, batch_sizes = _traced_call("pack_padded_tensors", pack_padded_tensors,
+                                     input, lengths, batch_first)
     return PackedSequence(data, batch_sizes, sorted_indices, None)
 
 
-def _pack_padded(input, lengths, batch_first):
+def _traced_call(name, function, *args):
+    """``function(*args)``; under a size-recording ``ember.jit.trace``, recorded whole as one
+    call node (as torch records ``aten::_pack_padded_sequence``), so that the replay packs the
+    new input by its own lengths instead of repeating the traced ones."""
+    from .._functional.rnn import _dynamic_tracer
+
+    tracer = _dynamic_tracer()
+    if tracer is None:
+        return function(*args)
+    return tracer.record_public_call(f"ember.nn.utils.rnn.{name}", function, args, {})
+
+
+def max_batch_size(batch_sizes):
+    """The batch size of a packed batch (``batch_sizes[0]``) as an int; under a size-recording
+    ``ember.jit.trace`` an int that the trace follows, so that a zero initial state built from
+    it takes the new input's batch size on replay.
+
+    Example::
+
+        >>> max_batch_size(ember.tensor([3, 2, 2]))
+        3
+    """
+    size = int(batch_sizes.numpy()[0])
+    from .._functional.rnn import _dynamic_tracer
+
+    tracer = _dynamic_tracer()
+    if tracer is None:
+        return size
+    return tracer.record_size_call("method:item", [batch_sizes[0]], size)
+
+
+def pack_padded_tensors(input, lengths, batch_first=False):
+    """The two tensors of a packed batch, ``(data, batch_sizes)``, from a padded one whose
+    ``lengths`` are sorted (torch's ``torch._pack_padded_sequence``).
+
+    Example::
+
+        >>> pack_padded_tensors(ember.tensor([[1, 4], [2, 5], [3, 0]]), ember.tensor([3, 2]))
+        (tensor([1, 4, 2, 5, 3]), tensor([2, 2, 1]))
+    """
     if lengths.dim() != 1 or lengths.device.type != "cpu":
         raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got "
                            f"{lengths.dim()}D {lengths.device} Long tensor")
@@ -237,7 +276,29 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         (tensor([[ 1,  3],
                 [ 2, -1]]), tensor([2, 1]))
     """
-    sizes = _host_ints(sequence.batch_sizes)
+    padded, lengths = _traced_call("pad_packed_tensors", pad_packed_tensors, sequence.data,
+                                   sequence.batch_sizes, batch_first, padding_value,
+                                   total_length)
+    if sequence.unsorted_indices is not None:
+        unsorted = sequence.unsorted_indices
+        return (padded.index_select(0 if batch_first else 1, unsorted),
+                lengths[unsorted.cpu()])
+    return padded, lengths
+
+
+def pad_packed_tensors(data, batch_sizes, batch_first=False, padding_value=0.0,
+                       total_length=None):
+    """The padded batch and the lengths, ``(padded, lengths)``, from the two tensors of a
+    packed batch, in its sorted order (torch's ``torch._pad_packed_sequence``).
+
+    Example::
+
+        >>> pad_packed_tensors(ember.tensor([1, 4, 2, 5, 3]), ember.tensor([2, 2, 1]))
+        (tensor([[1, 4],
+                [2, 5],
+                [3, 0]]), tensor([3, 2]))
+    """
+    sizes = _host_ints(batch_sizes)
     max_seq_length = sizes.shape[0]
     if total_length is not None:
         if total_length < max_seq_length:
@@ -245,7 +306,6 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                              f"sequence in input, but got total_length={total_length} and max "
                              f"sequence length being {max_seq_length}")
         max_seq_length = total_length
-    data = sequence.data
     batch = int(sizes[0]) if sizes.shape[0] else 0
     lens = (sizes[None, :] > np.arange(batch)[:, None]).sum(1)
     n = data.shape[0]
@@ -262,12 +322,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         source = cat([data, data.new_full((1,) + rest, padding_value)])
     padded = source.index_select(0, _index(gather.ravel(), data.device))
     padded = padded.reshape(gather.shape + rest)
-    lengths = as_tensor(lens.astype(np.int64), device="cpu")
-    if sequence.unsorted_indices is not None:
-        unsorted = sequence.unsorted_indices
-        return (padded.index_select(0 if batch_first else 1, unsorted),
-                lengths[unsorted.cpu()])
-    return padded, lengths
+    return padded, as_tensor(lens.astype(np.int64), device="cpu")
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
