@@ -5,16 +5,17 @@ a :class:`Node` of a :class:`Graph`; a :class:`GraphModule` runs the Python code
 from that graph, and :class:`Interpreter`/:class:`Transformer` run or rebuild it node by node.
 """
 
-from . import passes  # noqa: F401
+from . import passes, subgraph_rewriter  # noqa: F401
 from ._symbolic_trace import Tracer, _side_effectful_functions, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
 from .proxy import Proxy, TraceError
+from .subgraph_rewriter import replace_pattern
 
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Node", "Proxy",
-           "TraceError", "Interpreter", "Transformer", "map_arg"]
+           "TraceError", "Interpreter", "Transformer", "map_arg", "replace_pattern"]
 
 
 def _register_side_effects():

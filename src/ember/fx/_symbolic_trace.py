@@ -17,6 +17,7 @@ import functools
 import inspect
 import math
 import sys
+import types
 
 from .graph import Graph
 from .node import map_aggregate
@@ -231,7 +232,7 @@ class Tracer:
         try:
             args = self._create_placeholders(fn, isinstance(root, nn.Module), concrete_args)
             self._patch(patcher, fn)
-            result = fn(*args)
+            result = _with_variadics_as_positional(fn)(*args)
         finally:
             patcher.restore()
         self.create_node("output", "output", (self.create_arg(result),), {})
@@ -264,8 +265,12 @@ class Tracer:
                 self.graph.placeholder(parameter.name, default_value=value)
                 values.append(value)
                 continue
-            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-                raise NotImplementedError("ember.fx cannot trace *args or **kwargs yet")
+            if parameter.kind is parameter.VAR_POSITIONAL:
+                values.append(self.create_proxy("placeholder", f"*{parameter.name}", (), {}))
+                continue
+            if parameter.kind is parameter.VAR_KEYWORD:
+                values.append(self.create_proxy("placeholder", f"**{parameter.name}", (), {}))
+                continue
             default = parameter.default
             values.append(self.create_proxy("placeholder", parameter.name,
                                             () if default is parameter.empty else (default,),
@@ -319,6 +324,23 @@ class Tracer:
                 patcher.set_item(globals_dict, name, _cached_wrapper(value))
 
 
+
+
+def _with_variadics_as_positional(fn):
+    """``fn`` with its ``*args``/``**kwargs`` turned into ordinary positional parameters, so
+    that each receives one proxy standing for the whole tuple or dict (as torch.fx does)."""
+    code = fn.__code__
+    variadic = code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    if not variadic:
+        return fn
+    extra = bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    if code.co_kwonlyargcount:
+        raise NotImplementedError("ember.fx cannot trace keyword-only arguments next to "
+                                  "*args/**kwargs")
+    plain = code.replace(co_flags=code.co_flags & ~variadic,
+                         co_argcount=code.co_argcount + extra)
+    return types.FunctionType(plain, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
 
 
 @functools.cache

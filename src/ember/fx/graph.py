@@ -179,8 +179,11 @@ class Graph:
         return copy
 
     def graph_copy(self, other, value_remap):
-        """Copy every node of ``other`` but its output; returns the output's value, remapped."""
+        """Copy every node of ``other`` but its output and the nodes already in
+        ``value_remap``; returns the output's value, remapped."""
         for node in other.nodes:
+            if node in value_remap:
+                continue
             if node.op == "output":
                 return map_arg(node.args[0], value_remap.__getitem__)
             value_remap[node] = self.node_copy(node, value_remap.__getitem__)
@@ -277,9 +280,7 @@ class Graph:
     # ------------------------------------------------------------------ printing and code
 
     def __str__(self):
-        placeholders = ", ".join(node.name for node in self.nodes if node.op == "placeholder"
-                                 and node.target.startswith("*"))
-        lines = [f"graph({placeholders}):"]
+        lines = ["graph():"]
         lines += [f"    {node.format_node()}" for node in self.nodes]
         return "\n".join(lines)
 

@@ -150,4 +150,19 @@ class GraphModule(Module):
         return result
 
     def __reduce__(self):
-        raise NotImplementedError("pickling a GraphModule is not supported by ember.fx yet")
+        # The per-instance class cannot be pickled by name: pickle the module's state and a
+        # copy of its graph not tied to this module, and rebuild (forward is generated again).
+        graph = Graph(tracer_cls=self.graph._tracer_cls)
+        graph.output(graph.graph_copy(self.graph, {}))
+        state = {key: value for key, value in self.__dict__.items()
+                 if key not in ("_graph", "_code")}
+        return _rebuild_graph_module, (state, graph, type(self).__name__)
+
+
+def _rebuild_graph_module(state, graph, class_name):
+    """Unpickle a :class:`GraphModule`: its state, then its graph (which regenerates
+    ``forward``)."""
+    module = GraphModule(Module(), Graph(), class_name)
+    module.__dict__.update(state)
+    module.graph = graph
+    return module

@@ -14,7 +14,8 @@ __all__ = ["ShapeProp", "TensorMetadata"]
 class TensorMetadata(NamedTuple):
     """What ShapeProp stores in ``node.meta["tensor_meta"]`` (torch.fx's fields).
 
-    ember has no memory-format objects: ``memory_format`` is ``None``.
+    ``memory_format`` is the first of ``contiguous_format``, ``channels_last`` and
+    ``channels_last_3d`` in which the tensor is contiguous, else ``None``.
     """
 
     shape: Any
@@ -26,9 +27,20 @@ class TensorMetadata(NamedTuple):
     qparams: dict
 
 
+def _memory_format(tensor):
+    import ember
+    for candidate in (ember.contiguous_format, ember.channels_last, ember.channels_last_3d):
+        try:
+            if tensor.is_contiguous(memory_format=candidate):
+                return candidate
+        except RuntimeError:  # channels_last asked of a tensor of the wrong rank
+            continue
+    return None
+
+
 def _extract_tensor_metadata(tensor):
     return TensorMetadata(tensor.shape, tensor.dtype, tensor.requires_grad, tensor.stride(),
-                          None, False, {})
+                          _memory_format(tensor), False, {})
 
 
 class ShapeProp(Interpreter):

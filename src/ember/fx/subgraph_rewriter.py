@@ -1,0 +1,177 @@
+"""``ember.fx.subgraph_rewriter``: find every copy of a pattern in a traced graph and replace
+it with another function's graph (torch.fx's ``replace_pattern``).
+
+A pattern is a function (or module) traced with :func:`~ember.fx.symbolic_trace`; its
+placeholders match any graph value, every other node must match a node with the same op,
+target and arguments, and the nodes inside a match (all but the one returned) must not be
+used outside it. Matches are searched in graph order and overlapping ones are dropped.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .graph_module import GraphModule
+from .node import Node
+
+__all__ = ["Match", "replace_pattern", "replace_pattern_with_filters"]
+
+
+class Match(NamedTuple):
+    """One replaced copy of the pattern: the pattern's returned node (``anchor``) and the map
+    from each pattern node to the graph node it matched."""
+
+    anchor: Node
+    nodes_map: dict
+
+
+class InternalMatch(NamedTuple):
+    """What a match filter sees (torch's ``InternalMatch``): the pattern's ``anchors``, the
+    node map, and the graph nodes bound to the pattern's inputs and returned values."""
+
+    anchors: list
+    nodes_map: dict
+    placeholder_nodes: list
+    returning_nodes: list
+
+
+def _pattern_graph(pattern):
+    if isinstance(pattern, GraphModule):
+        return pattern.graph
+    from ._symbolic_trace import symbolic_trace
+    return symbolic_trace(pattern).graph
+
+
+class _Matcher:
+    """Matches the pattern backwards from its returned node, one graph node at a time."""
+
+    def __init__(self, pattern_graph):
+        self.pattern_nodes = [n for n in pattern_graph.nodes if n.op not in ("placeholder",
+                                                                             "output")]
+        output = next(n for n in pattern_graph.nodes if n.op == "output")
+        returned = output.args[0]
+        if not isinstance(returned, Node):
+            raise NotImplementedError("ember.fx.replace_pattern: the pattern must return "
+                                      "exactly one value")
+        self.anchor = returned
+        self.placeholders = [n for n in pattern_graph.nodes if n.op == "placeholder"]
+
+    def match_at(self, graph_node):
+        nodes_map = {}
+        if not self._match_node(self.anchor, graph_node, nodes_map):
+            return None
+        if not self._is_self_contained(nodes_map):
+            return None
+        return InternalMatch([self.anchor], nodes_map,
+                             [nodes_map[n] for n in self.placeholders], [graph_node])
+
+    def _match_node(self, pattern_node, graph_node, nodes_map):
+        if pattern_node in nodes_map:
+            return nodes_map[pattern_node] is graph_node
+        if any(matched is graph_node for matched in nodes_map.values()):
+            return False
+        if pattern_node.op == "placeholder":
+            nodes_map[pattern_node] = graph_node
+            return True
+        if (pattern_node.op != graph_node.op or pattern_node.target != graph_node.target
+                or set(pattern_node.kwargs) != set(graph_node.kwargs)):
+            return False
+        nodes_map[pattern_node] = graph_node
+        pairs = list(zip(pattern_node.kwargs.values(),
+                         (graph_node.kwargs[key] for key in pattern_node.kwargs)))
+        return (self._match_argument(pattern_node.args, graph_node.args, nodes_map)
+                and all(self._match_argument(p, g, nodes_map) for p, g in pairs))
+
+    def _match_argument(self, pattern_arg, graph_arg, nodes_map):
+        if isinstance(pattern_arg, Node):
+            return isinstance(graph_arg, Node) and self._match_node(pattern_arg, graph_arg,
+                                                                    nodes_map)
+        if isinstance(pattern_arg, (tuple, list)):
+            return (type(pattern_arg) is type(graph_arg) and len(pattern_arg) == len(graph_arg)
+                    and all(self._match_argument(p, g, nodes_map)
+                            for p, g in zip(pattern_arg, graph_arg)))
+        return not isinstance(graph_arg, Node) and pattern_arg == graph_arg
+
+    def _is_self_contained(self, nodes_map):
+        """Nodes computed inside the match (not the anchor) are used only inside it."""
+        inside = {nodes_map[n] for n in self.pattern_nodes}
+        return all(user in inside for node in inside if node is not nodes_map[self.anchor]
+                   for user in node.users)
+
+
+def _find_matches(graph, matcher):
+    matches, taken = [], set()
+    for node in graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        match = matcher.match_at(node)
+        if match is None:
+            continue
+        computed = {match.nodes_map[n] for n in matcher.pattern_nodes}
+        if computed & taken:
+            continue
+        taken |= computed
+        matches.append(match)
+    return matches
+
+
+def _insertion_point(graph, returned):
+    """Just before the first user of the matched value (the end when it has none)."""
+    for node in graph.nodes:
+        if node in returned.users:
+            return node
+    return None
+
+
+def _replace(gm, match, matcher, replacement_graph, replaced):
+    """Replace one match; ``replaced`` maps graph nodes already replaced to their new values
+    (a later match may read one through a placeholder, as torch's rewriter records)."""
+    graph = gm.graph
+    for pattern_input in matcher.placeholders:
+        bound = match.nodes_map[pattern_input]
+        match.nodes_map[pattern_input] = replaced.get(bound, bound)
+    replacement_placeholders = [n for n in replacement_graph.nodes if n.op == "placeholder"]
+    value_map = {new: match.nodes_map[old]
+                 for new, old in zip(replacement_placeholders, matcher.placeholders)}
+    returned = match.returning_nodes[0]
+    with graph.inserting_before(_insertion_point(graph, returned)):
+        new_value = graph.graph_copy(replacement_graph, value_map)
+    returned.replace_all_uses_with(new_value)
+    replaced[returned] = new_value
+    for pattern_node in reversed(matcher.pattern_nodes):
+        graph.erase_node(match.nodes_map[pattern_node])
+
+
+def replace_pattern_with_filters(gm, pattern, replacement, match_filters=None):
+    """:func:`replace_pattern`, keeping only the matches for which every
+    ``filter(match, original_graph, pattern_graph)`` in ``match_filters`` is true.
+
+    >>> import ember, ember.fx
+    >>> gm = ember.fx.symbolic_trace(lambda x: ember.relu(x) + 1)
+    >>> len(replace_pattern_with_filters(gm, lambda x: ember.relu(x), lambda x: x.abs(),
+    ...                                  [lambda match, graph, pattern: False]))
+    0
+    """
+    pattern_graph = _pattern_graph(pattern)
+    replacement_graph = _pattern_graph(replacement)
+    matcher = _Matcher(pattern_graph)
+    matches = [match for match in _find_matches(gm.graph, matcher)
+               if all(keep(match, gm.graph, pattern_graph) for keep in match_filters or ())]
+    replaced = {}
+    for match in matches:
+        _replace(gm, match, matcher, replacement_graph, replaced)
+    gm.recompile()
+    return [Match(match.anchors[0], match.nodes_map) for match in matches]
+
+
+def replace_pattern(gm, pattern, replacement):
+    """Replace every non-overlapping copy of ``pattern`` in ``gm``'s graph with
+    ``replacement`` (functions or modules taking the same inputs); returns the matches.
+
+    >>> import ember, ember.fx
+    >>> gm = ember.fx.symbolic_trace(lambda x: ember.relu(x) + ember.relu(x + 1))
+    >>> matches = replace_pattern(gm, lambda x: ember.relu(x), lambda x: ember.sigmoid(x))
+    >>> len(matches), "relu" in gm.code
+    (2, False)
+    """
+    return replace_pattern_with_filters(gm, pattern, replacement)
