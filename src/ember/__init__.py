@@ -170,3 +170,5 @@ from . import sparse  # noqa: E402  (ember.sparse: sparse COO tensors)
 from ._tensor import sparse_coo  # noqa: E402  (the sparse COO layout)
 from .sparse import sparse_coo_tensor  # noqa: E402
 from .sparse._dispatch import addmm, matmul, mm  # noqa: E402, F811  (also take a sparse mat1)
+from .amp import GradScaler  # noqa: E402  (torch.GradScaler: the device-generic scaler)
+from .cuda import OutOfMemoryError  # noqa: E402  (torch.OutOfMemoryError)

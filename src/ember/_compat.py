@@ -1427,3 +1427,315 @@ from ._tensor import contiguous_format as legacy_contiguous_format  # noqa: E402
 
 Tensor.prelu = _prelu_method
 __all__ += ["set_default_tensor_type", "legacy_contiguous_format"]
+
+
+# ------------------------------------------------------------------ top-level leftovers
+# (ember.cuda helper's section: device-generic Stream/Event, small torch top-level functions)
+
+
+class Stream:
+    """A device-generic stream (``torch.Stream``): on ``cuda`` an :class:`ember.cuda.Stream`,
+    on ``cpu`` (and ``meta``) the one in-order queue, whose work is always done.
+
+    Example::
+
+        >>> ember.Stream().query()
+        True
+    """
+
+    def __new__(cls, device=None, *, priority=0):
+        from ._device import to_device
+
+        target = to_device("cpu" if device is None else device)
+        if target.type == "cuda":
+            from . import cuda
+
+            if not cuda.is_available():
+                raise RuntimeError("PyTorch is not linked with support for cuda devices "
+                                   "(ember needs CuPy and a GPU)")
+            return cuda.Stream(target, priority=priority)
+        stream = super().__new__(cls)
+        stream.device = target
+        stream.device_type, stream.device_index, stream.stream_id = target.type, -1, 0
+        return stream
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def wait_stream(self, stream):
+        pass
+
+    def record_event(self, event=None):
+        raise RuntimeError(f"{self.device_type} backend doesn't support events.")
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and other.device == self.device
+
+    def __hash__(self):
+        return hash((self.device_type, self.stream_id))
+
+    def __repr__(self):
+        return (f"ember.Stream device_type={self.device_type}, device_index={self.device_index},"
+                f" stream_id={self.stream_id}")
+
+
+class Event:
+    """A device-generic event (``torch.Event``): on ``cuda`` an :class:`ember.cuda.Event`; a CPU
+    event is always reached but cannot be recorded (torch's CPU backend has no events).
+
+    Example::
+
+        >>> ember.Event().query()
+        True
+    """
+
+    def __new__(cls, device=None, *, enable_timing=False, blocking=False, interprocess=False):
+        from ._device import to_device
+
+        target = to_device("cpu" if device is None else device)
+        if target.type == "cuda":
+            from . import cuda
+
+            if not cuda.is_available():
+                raise RuntimeError("PyTorch is not linked with support for cuda devices "
+                                   "(ember needs CuPy and a GPU)")
+            with cuda.device(target):
+                return cuda.Event(enable_timing, blocking, interprocess)
+        event = super().__new__(cls)
+        event.device, event.enable_timing = target, enable_timing
+        return event
+
+    def record(self, stream=None):
+        raise RuntimeError(f"{self.device.type} backend doesn't support events.")
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def wait(self, stream=None):
+        pass
+
+    def elapsed_time(self, end_event):
+        if not (self.enable_timing and end_event.enable_timing):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        raise RuntimeError(f"{self.device.type} backend doesn't support events.")
+
+
+def binomial(count, prob, generator=None):
+    """Binomial counts: ``count`` trials with success probability ``prob``, element-wise.
+
+    ember draws with its own sampler (not torch's numbers for a seed; see the migration notes).
+
+    Example::
+
+        >>> ember.binomial(ember.tensor([0., 5.]), ember.tensor([0.5, 1.]))
+        tensor([0., 5.])
+    """
+    from .distributions import _ops
+
+    if not (isinstance(count, Tensor) and isinstance(prob, Tensor)):
+        raise TypeError("binomial(): argument 'count' and 'prob' must be Tensor")
+    return _ops.binomial(*_broadcast_pair(count, prob))
+
+
+def _broadcast_pair(a, b):
+    from . import broadcast_tensors
+
+    return broadcast_tensors(a, b)
+
+
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
+    """Deprecated (kept by torch for the JIT): ``linalg.vector_norm(input, 2, dim, keepdim)``.
+
+    Example::
+
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ember.frobenius_norm(ember.tensor([[3., 4.]]), dim=(1,))
+        tensor([5.])
+    """
+    from . import linalg
+
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
+                  "It will be removed in a future PyTorch release. Please use "
+                  "`linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning, stacklevel=2)
+    return linalg.vector_norm(input, 2.0, dim, keepdim, out=out)
+
+
+def _affine(x, weight, bias):
+    from .nn import functional as F
+
+    return F.linear(x, weight, bias)
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One step of an Elman RNN: ``tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
+
+    Example::
+
+        >>> w = ember.zeros(2, 3); ember.rnn_tanh_cell(ember.ones(1, 3), ember.zeros(1, 2), w,
+        ...                                            ember.zeros(2, 2))
+        tensor([[0., 0.]])
+    """
+    return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).tanh()
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One step of an Elman RNN with ReLU: ``relu(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
+
+    Example::
+
+        >>> w = ember.zeros(2, 3); ember.rnn_relu_cell(ember.ones(1, 3), ember.ones(1, 2), w,
+        ...                                            ember.eye(2))
+        tensor([[1., 1.]])
+    """
+    return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).relu()
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One LSTM step; ``hx`` is ``(h, c)``; returns ``(h', c')``. Gates in torch's order:
+    input, forget, cell, output.
+
+    Example::
+
+        >>> z = ember.zeros(1, 2); h, c = ember.lstm_cell(ember.ones(1, 3), (z, z),
+        ...     ember.zeros(8, 3), ember.zeros(8, 2)); c
+        tensor([[0., 0.]])
+    """
+    h, c = hx
+    gates = _affine(input, w_ih, b_ih) + _affine(h, w_hh, b_hh)
+    in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, -1)
+    c_next = forget_gate.sigmoid() * c + in_gate.sigmoid() * cell_gate.tanh()
+    h_next = out_gate.sigmoid() * c_next.tanh()
+    return h_next, c_next
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One GRU step; gates in torch's order: reset, update, new.
+
+    Example::
+
+        >>> ember.gru_cell(ember.ones(1, 3), ember.ones(1, 2), ember.zeros(6, 3),
+        ...                ember.zeros(6, 2))
+        tensor([[0.5000, 0.5000]])
+    """
+    x_reset, x_update, x_new = _affine(input, w_ih, b_ih).chunk(3, -1)
+    h_reset, h_update, h_new = _affine(hx, w_hh, b_hh).chunk(3, -1)
+    reset = (x_reset + h_reset).sigmoid()
+    update = (x_update + h_update).sigmoid()
+    new = (x_new + reset * h_new).tanh()
+    return new + update * (hx - new)
+
+
+_GRID_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
+_GRID_PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """:func:`ember.nn.functional.grid_sample` with torch's integer codes: interpolation 0
+    bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection.
+
+    Example::
+
+        >>> x = ember.arange(4.).view(1, 1, 2, 2)
+        >>> ember.grid_sampler(x, ember.zeros(1, 1, 1, 2), 0, 0, False)
+        tensor([[[[1.5000]]]])
+    """
+    from .nn import functional as F
+
+    if interpolation_mode not in _GRID_MODES:
+        raise RuntimeError(f"grid_sampler(): unknown interpolation mode {interpolation_mode}")
+    if padding_mode not in _GRID_PADDINGS:
+        raise RuntimeError(f"grid_sampler(): unknown padding mode {padding_mode}")
+    return F.grid_sample(input, grid, _GRID_MODES[interpolation_mode],
+                         _GRID_PADDINGS[padding_mode], align_corners)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """:func:`grid_sampler` for 4-D inputs.
+
+    Example::
+
+        >>> x = ember.arange(4.).view(1, 1, 2, 2)
+        >>> ember.grid_sampler_2d(x, ember.zeros(1, 1, 1, 2), 1, 0, True)
+        tensor([[[[3.]]]])
+    """
+    if input.dim() != 4:
+        raise RuntimeError(f"grid_sampler_2d(): expected 4D input, but got input with sizes "
+                           f"{list(input.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def _warn_autocast_renamed(old, new):
+    warnings.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
+def get_autocast_cpu_dtype():
+    """Deprecated: ``get_autocast_dtype('cpu')``.
+
+    Example::
+
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ember.get_autocast_cpu_dtype()
+        ember.bfloat16
+    """
+    from .amp import autocast_mode
+
+    _warn_autocast_renamed("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')")
+    return autocast_mode.get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    """Deprecated: ``get_autocast_dtype('cuda')``.
+
+    Example::
+
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ember.get_autocast_gpu_dtype()
+        ember.float16
+    """
+    from .amp import autocast_mode
+
+    _warn_autocast_renamed("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')")
+    return autocast_mode.get_autocast_dtype("cuda")
+
+
+def set_autocast_cpu_dtype(dtype):
+    """Deprecated: ``set_autocast_dtype('cpu', dtype)``.
+
+    Example::
+
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ember.set_autocast_cpu_dtype(ember.bfloat16)
+    """
+    from .amp import autocast_mode
+
+    _warn_autocast_renamed("set_autocast_cpu_dtype", "set_autocast_dtype('cpu', dtype)")
+    autocast_mode.set_autocast_dtype("cpu", dtype)
+
+
+def set_autocast_gpu_dtype(dtype):
+    """Deprecated: ``set_autocast_dtype('cuda', dtype)``.
+
+    Example::
+
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ember.set_autocast_gpu_dtype(ember.float16)
+    """
+    from .amp import autocast_mode
+
+    _warn_autocast_renamed("set_autocast_gpu_dtype", "set_autocast_dtype('cuda', dtype)")
+    autocast_mode.set_autocast_dtype("cuda", dtype)
+
+
+__all__ += ["Stream", "Event", "binomial", "frobenius_norm", "rnn_tanh_cell", "rnn_relu_cell",
+            "lstm_cell", "gru_cell", "grid_sampler", "grid_sampler_2d", "get_autocast_cpu_dtype",
+            "get_autocast_gpu_dtype", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype"]

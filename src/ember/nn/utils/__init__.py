@@ -45,3 +45,8 @@ def __getattr__(name):
         return _importlib.import_module(f"{__name__}.{name}")
     except ModuleNotFoundError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+from . import stateless  # noqa: E402,F401  (deprecated functional_call)
+from .init import skip_init  # noqa: E402,F401
+
+__all__ += ["skip_init"]
