@@ -108,7 +108,7 @@ def current_device():
 
     Example::
 
-        >>> ember.cuda.current_device()         # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.current_device()         # doctest: +SKIP
         0
     """
     return require_gpu().cuda.Device().id
@@ -119,7 +119,7 @@ def set_device(device):
 
     Example::
 
-        >>> ember.cuda.set_device(0)            # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.set_device(0)            # doctest: +SKIP
     """
     require_gpu(CudaBindingMissingError).cuda.Device(_index(device)).use()
 
@@ -129,7 +129,7 @@ def synchronize(device=None):
 
     Example::
 
-        >>> ember.cuda.synchronize()            # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.synchronize()            # doctest: +SKIP
     """
     require_gpu().cuda.Device(_index(device)).synchronize()
 

@@ -54,7 +54,7 @@ def require_gpu(error=CudaUnavailableError):
 
     Example::
 
-        >>> require_gpu()          # doctest: +SKIP  (without a GPU: CudaUnavailableError)
+        >>> require_gpu()          # doctest: +SKIP
     """
     cupy = cupy_module()
     if cupy is None:

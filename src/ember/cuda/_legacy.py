@@ -51,7 +51,7 @@ def _legacy_cuda_type(name, dtype_name):
 
     Example::
 
-        >>> ember.cuda.{name}([1, 0])     # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.{name}([1, 0])     # doctest: +SKIP
     """
     return _LegacyCudaTensorType(name, (), {"dtype": getattr(dt, dtype_name), "is_cuda": True,
                                             "is_sparse": False, "__module__": "ember.cuda",

@@ -179,7 +179,7 @@ def reset_peak_memory_stats(device=None):
 
     Example::
 
-        >>> ember.cuda.reset_peak_memory_stats()    # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.reset_peak_memory_stats()    # doctest: +SKIP
     """
     require_gpu(CudaBindingMissingError)
     tracker = track()
@@ -193,7 +193,7 @@ def reset_max_memory_allocated(device=None):
 
     Example::
 
-        >>> ember.cuda.reset_max_memory_allocated()   # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.reset_max_memory_allocated()   # doctest: +SKIP
     """
     _warn_renamed_reset("reset_max_memory_allocated")
     reset_peak_memory_stats(device)
@@ -204,7 +204,7 @@ def reset_max_memory_cached(device=None):
 
     Example::
 
-        >>> ember.cuda.reset_max_memory_cached()      # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.reset_max_memory_cached()      # doctest: +SKIP
     """
     _warn_renamed_reset("reset_max_memory_cached")
     reset_peak_memory_stats(device)
@@ -261,7 +261,7 @@ def memory_summary(device=None, abbreviated=False):
 
     Example::
 
-        >>> print(ember.cuda.memory_summary())       # doctest: +SKIP  (needs a GPU)
+        >>> print(ember.cuda.memory_summary())       # doctest: +SKIP
     """
     stats = memory_stats(device)
     if not stats:
@@ -288,7 +288,7 @@ def mem_get_info(device=None):
 
     Example::
 
-        >>> free, total = ember.cuda.mem_get_info()   # doctest: +SKIP  (needs a GPU)
+        >>> free, total = ember.cuda.mem_get_info()   # doctest: +SKIP
     """
     cupy = require_gpu()
     from . import _index
@@ -315,7 +315,7 @@ def set_per_process_memory_fraction(fraction, device=None):
 
     Example::
 
-        >>> ember.cuda.set_per_process_memory_fraction(0.5)   # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.set_per_process_memory_fraction(0.5)   # doctest: +SKIP
     """
     cupy = require_gpu()
     if not isinstance(fraction, float):
@@ -333,7 +333,7 @@ def get_per_process_memory_fraction(device=None):
 
     Example::
 
-        >>> ember.cuda.get_per_process_memory_fraction()   # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.get_per_process_memory_fraction()   # doctest: +SKIP
         1.0
     """
     cupy = require_gpu()
@@ -351,6 +351,6 @@ def ipc_collect():
 
     Example::
 
-        >>> ember.cuda.ipc_collect()                  # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.ipc_collect()                  # doctest: +SKIP
     """
     require_gpu()

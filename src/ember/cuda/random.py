@@ -89,7 +89,7 @@ def initial_seed():
 
     Example::
 
-        >>> ember.cuda.initial_seed()        # doctest: +SKIP  (needs a GPU)
+        >>> ember.cuda.initial_seed()        # doctest: +SKIP
         67280421310721
     """
     return _generator().initial_seed()
@@ -100,7 +100,7 @@ def get_rng_state(device="cuda"):
 
     Example::
 
-        >>> state = ember.cuda.get_rng_state()   # doctest: +SKIP  (needs a GPU)
+        >>> state = ember.cuda.get_rng_state()   # doctest: +SKIP
     """
     return _generator(device).get_state()
 

@@ -7,7 +7,7 @@ written against CuPy's API; the machine it was written on has no GPU.)
 
 Example::
 
-    >>> s = ember.cuda.Stream()                      # doctest: +SKIP  (needs a GPU)
+    >>> s = ember.cuda.Stream()                      # doctest: +SKIP
     >>> with ember.cuda.stream(s):                   # doctest: +SKIP
     ...     y = x @ x
     >>> s.synchronize()                              # doctest: +SKIP
@@ -35,7 +35,7 @@ class Stream:
 
     Example::
 
-        >>> s = ember.cuda.Stream(priority=-1)       # doctest: +SKIP  (needs a GPU)
+        >>> s = ember.cuda.Stream(priority=-1)       # doctest: +SKIP
         >>> s.query()                                # doctest: +SKIP
         True
     """
@@ -130,7 +130,7 @@ class ExternalStream(Stream):
 
     Example::
 
-        >>> s = ember.cuda.ExternalStream(cupy_stream.ptr)   # doctest: +SKIP  (needs a GPU)
+        >>> s = ember.cuda.ExternalStream(cupy_stream.ptr)   # doctest: +SKIP
     """
 
     def __init__(self, stream_ptr, device=None, **kwargs):
