@@ -554,8 +554,7 @@ def advanced_index_put(xp, step, arrays, batched, batch_size):
 
 # ---------------------------------------------------------------- the table
 
-_POINTWISE_EXTRA = ("where", "clamp", "lerp", "_relu", "_to_copy", "real", "imag",
-                    "_gelu_factor")
+_POINTWISE_EXTRA = ("where", "clamp", "lerp", "_relu", "_to_copy", "real", "imag")
 _SAME_SHAPE = ("_relu_backward", "gelu", "_gelu_backward")
 _REDUCTIONS = ("sum", "nansum", "prod", "mean", "var", "std", "amax", "amin", "all", "any",
                "logsumexp", "norm", "count_nonzero", "flip", "_norm_mean")
