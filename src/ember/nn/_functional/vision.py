@@ -6,7 +6,8 @@ comes for free. Interpolation is separable: one spatial dim at a time, each outp
 reads 1 (nearest), 2 (linear) or 4 (cubic) input positions along that dim through
 ``index_select`` and mixes them with per-position weights, using torch's source-index
 formulas (computed in float32 for float32/half inputs, as torch's ``opmath`` does).
-``grid_sample`` gathers the 2^d corners of each sample point from the flattened input planes.
+``grid_sample`` gathers the 2^d corners of each sample point (4x4 taps for bicubic) from the
+flattened input planes.
 """
 
 from __future__ import annotations
@@ -382,12 +383,15 @@ def _reflect(c, twice_low, twice_high):
     return where(flips.fmod(2) == 0, extra + low, span - extra + low)
 
 
-def _source_coordinate(c, size, padding_mode, align_corners):
-    """A normalised grid coordinate in [-1, 1] as a (padded) pixel coordinate."""
+def _unnormalize(c, size, align_corners):
+    """A normalised grid coordinate in [-1, 1] as a pixel coordinate (no padding yet)."""
     if align_corners:
-        c = (c + 1) / 2 * (size - 1)
-    else:
-        c = ((c + 1) * size - 1) / 2
+        return (c + 1) / 2 * (size - 1)
+    return ((c + 1) * size - 1) / 2
+
+
+def _pad_coordinate(c, size, padding_mode, align_corners):
+    """A pixel coordinate moved inside the input as ``padding_mode`` says ('zeros' leaves it)."""
     if padding_mode == "border":
         c = c.clamp(0, size - 1)
     elif padding_mode == "reflection":
@@ -396,11 +400,18 @@ def _source_coordinate(c, size, padding_mode, align_corners):
     return c
 
 
+def _source_coordinate(c, size, padding_mode, align_corners):
+    """A normalised grid coordinate in [-1, 1] as a (padded) pixel coordinate."""
+    return _pad_coordinate(_unnormalize(c, size, align_corners), size, padding_mode,
+                           align_corners)
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample ``input`` ``(N, C, *spatial)`` at the normalised points of ``grid``
     ``(N, *out, nd)``, ``grid[..., 0]`` being x (the last dim).
 
-    ``mode``: 'bilinear' or 'nearest'; ``padding_mode``: 'zeros', 'border', 'reflection'.
+    ``mode``: 'bilinear', 'nearest' or 'bicubic' (4-D input only); ``padding_mode``: 'zeros',
+    'border', 'reflection'.
 
     Example::
 
@@ -439,10 +450,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
                                f"dimensions, but input has sizes {in_shape} with dimension "
                                f"{i + 2} being empty")
-    if mode == "bicubic":
-        if nd != 2:
-            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-        raise NotImplementedError("grid_sample(mode='bicubic') is not implemented in ember")
+    if mode == "bicubic" and nd != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"grid_sampler_{nd}d_cpu" not implemented for '
                                   f"'{_short_name(input.dtype)}'")
@@ -451,8 +460,13 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     out = grid_shape[1:-1]
     points = math.prod(out)
     g = grid.reshape(n, points, nd)
-    coords = [_source_coordinate(g[..., nd - 1 - j], spatial[j], padding_mode, align_corners)
-              for j in range(nd)]  # coords[j] runs along spatial dim j
+    if mode == "bicubic":
+        # the padding applies to each of the 4x4 taps, not to the sample point: torch's rule
+        coords = [_unnormalize(g[..., 1 - j], spatial[j], align_corners) for j in range(2)]
+    else:
+        coords = [_source_coordinate(g[..., nd - 1 - j], spatial[j], padding_mode,
+                                     align_corners)
+                  for j in range(nd)]  # coords[j] runs along spatial dim j
     strides = [math.prod(spatial[j + 1:]) for j in range(nd)]
     planes = input.reshape(n, c, math.prod(spatial))
 
@@ -474,6 +488,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if mode == "nearest":
         positions = [cj.detach().round() for cj in coords]
         result = read(positions, inside(positions))
+    elif mode == "bicubic":
+        result = _bicubic_sum(coords, spatial, padding_mode, align_corners, read, inside)
     else:
         lows = [cj.detach().floor() for cj in coords]
         result = None
@@ -487,6 +503,23 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             term = read(positions, valid) * where(valid, weight, weight.new_zeros(())).unsqueeze(1)
             result = term if result is None else result + term
     return result.reshape([n, c] + out)
+
+
+def _bicubic_sum(coords, spatial, padding_mode, align_corners, read, inside):
+    """Torch's bicubic grid sampling: the 4x4 pixels around each point, weighted by cubic
+    convolution (A = -0.75) of the point's fractional offsets; each tap pixel is padded on
+    its own (so a point near the border still mixes 16 distinct reads)."""
+    lows = [cj.detach().floor() for cj in coords]
+    weights = [_cubic_weights(cj - lo, float) for cj, lo in zip(coords, lows)]
+    result = None
+    for taps in itertools.product(range(4), repeat=2):
+        positions = [_pad_coordinate(lo + (k - 1), size, padding_mode, align_corners)
+                     for lo, k, size in zip(lows, taps, spatial)]
+        valid = inside(positions)
+        weight = weights[0][taps[0]] * weights[1][taps[1]]
+        term = read(positions, valid) * weight.unsqueeze(1)
+        result = term if result is None else result + term
+    return result
 
 
 def _base_coords(steps, align_corners, dtype, device):
