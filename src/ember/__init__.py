@@ -167,8 +167,9 @@ _warnings.filterwarnings(
 del _dtype
 from . import fx  # noqa: E402  (ember.fx: symbolic tracing, GraphModule)
 from . import sparse  # noqa: E402  (ember.sparse: sparse COO tensors)
-from ._tensor import sparse_coo  # noqa: E402  (the sparse COO layout)
-from .sparse import sparse_coo_tensor  # noqa: E402
+from ._tensor import sparse_coo, sparse_csc, sparse_csr  # noqa: E402  (sparse layouts)
+from .sparse import sparse_coo_tensor, sparse_csc_tensor, sparse_csr_tensor  # noqa: E402
 from .sparse._dispatch import addmm, matmul, mm  # noqa: E402, F811  (also take a sparse mat1)
 from .amp import GradScaler  # noqa: E402  (torch.GradScaler: the device-generic scaler)
 from .cuda import OutOfMemoryError  # noqa: E402  (torch.OutOfMemoryError)
+from .ops.linalg import geqrf, lobpcg, orgqr, ormqr  # noqa: E402  (LAPACK's compact QR family)

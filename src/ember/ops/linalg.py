@@ -3616,3 +3616,270 @@ def pca_lowrank(A, q=None, center=True, niter=2):
 for _name in ("lu", "lu_solve", "qr", "triangular_solve"):
     _method(_name, globals()[_name])
 del _name
+
+
+# ================================================================ geqrf, orgqr, ormqr, lobpcg
+# geqrf is LAPACK's compact QR (host kernel, not differentiable, as in torch). orgqr is torch's
+# old name of linalg.householder_product; ormqr applies the same reflectors to another matrix
+# without forming Q, composed from ember ops so that its derivative comes for free.
+
+GeqrfResult = _named_tuple("geqrf", ["a", "tau"])
+
+
+def _geqrf_meta(a):
+    batch, (m, n) = tuple(a.shape[:-2]), a.shape[-2:]
+    return (a.shape, a.dtype), (batch + (min(m, n),), a.dtype)
+
+
+@defop("geqrf", meta=_geqrf_meta, multi_output=True, differentiable_outputs=(0, 1))
+def geqrf_op(xp, a):
+    if xp is not np:  # pragma: no cover - _on_host gives this kernel host arrays only
+        raise RuntimeError("geqrf: the kernel runs on the host")
+    import scipy.linalg
+
+    m, n = a.shape[-2:]
+    flat = a.reshape((int(np.prod(a.shape[:-2])), m, n))
+    packed = np.array(flat, copy=True)
+    tau = np.zeros((flat.shape[0], min(m, n)), a.dtype)
+    for index, matrix in enumerate(flat if m and n else ()):
+        factor, = scipy.linalg.get_lapack_funcs(("geqrf",), (matrix,))
+        packed[index], tau[index], _, _ = factor(matrix)
+    return packed.reshape(a.shape), tau.reshape(a.shape[:-2] + (min(m, n),))
+
+
+@geqrf_op.defderivative
+def _geqrf_derivative(ctx, *grads):
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+def geqrf(input, *, out=None):
+    """LAPACK's QR factorisation in compact form: ``R`` on and above the diagonal of ``a``,
+    the Householder vectors below it, their scales in ``tau``. Not differentiable, as in torch.
+
+    Example::
+
+        >>> a, tau = ember.geqrf(ember.tensor([[3., 1.], [4., 2.]]))
+        >>> a[0, 0]
+        tensor(-5.)
+    """
+    _check_tensor(input, "geqrf")
+    if input._data.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if input._data.dtype in _LOW or not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{_short(input)}'")
+    result = GeqrfResult(*_on_host(geqrf_op, input._device, input))
+    return _write_tuple(result, out, "geqrf", GeqrfResult)
+
+
+def orgqr(input, tau, *, out=None):
+    """The explicit ``Q`` of :func:`geqrf`'s reflectors: torch's alias of
+    :func:`ember.linalg.householder_product`.
+
+    Example::
+
+        >>> a, tau = ember.geqrf(ember.eye(2))
+        >>> ember.orgqr(a, tau).abs()
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    return linalg_householder_product(input, tau, out=out)
+
+
+def _check_householder_args(input, tau, name):
+    """torch's shared checks of orgqr/ormqr's ``tau`` against ``input``."""
+    if input._data.ndim - tau._data.ndim != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {tau._data.ndim} and input.ndim is equal to "
+                           f"{input._data.ndim}")
+    if input._data.ndim > 2 and tau._data.shape[:-1] != input._data.shape[:-2]:
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau._data.shape[:-1])}")
+
+
+def _reflector_columns(input):
+    """The Householder vectors ``v_i`` as the columns of one matrix: ``input``'s strictly lower
+    part with ones on the diagonal."""
+    m, n = input._data.shape[-2:]
+    from .creation import eye
+
+    return input.tril(-1) + eye(m, n, dtype=input.dtype, device=input._device)
+
+
+def _apply_reflector(c, v, t, left):
+    """``H c`` (``left``) or ``c H`` with ``H = I - t v v^H``; ``v`` is a column, ``t`` a
+    ``(..., 1, 1)`` scale."""
+    if left:
+        return c - matmul(v * t, matmul(v.mH, c))
+    return c - matmul(matmul(c, v) * t, v.mH)
+
+
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """Multiplies ``input3`` by the ``Q`` of :func:`geqrf`'s reflectors (``input``, ``tau`` =
+    ``input2``) without forming it: ``Q C``, ``Q^H C``, ``C Q`` or ``C Q^H`` as chosen by
+    ``left`` and ``transpose``.
+
+    Example::
+
+        >>> a, tau = ember.geqrf(ember.tensor([[3., 1.], [4., 2.]]))
+        >>> q = ember.orgqr(a, tau)
+        >>> ember.allclose(ember.ormqr(a, tau, ember.eye(2)), q)
+        True
+    """
+    name = "torch.ormqr"
+    for arg, tensor in (("input", input), ("input2", input2), ("input3", input3)):
+        _check_tensor(tensor, "ormqr", arg)
+    if input._data.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if input3._data.ndim < 2:
+        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    m, n = input._data.shape[-2:]
+    k = tau_size = input2._data.shape[-1] if input2._data.ndim else 1
+    if input3._data.shape[side] != m:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau_size != min(input3._data.shape[side], n):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           "input.shape[-1])")
+    _check_householder_args(input, input2, name)
+    if input3._data.ndim != input._data.ndim:
+        raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {input3._data.ndim} and "
+                           f"input.ndim is equal to {input._data.ndim}")
+    if input._data.ndim > 2 and input3._data.shape[:-2] != input._data.shape[:-2]:
+        raise RuntimeError(f"{name}: Expected batch dimensions of other to be equal to "
+                           f"input.shape[:-2], but got {list(input3._data.shape[:-2])}")
+    if input2.dtype != input.dtype:
+        raise RuntimeError(f"{name}: Expected input and tau to have the same dtype, but input "
+                           f"has dtype{_short(input)} and tau has dtype {_short(input2)}")
+    if input3.dtype != input.dtype:
+        raise RuntimeError(f"{name}: Expected input and other to have the same dtype, but input "
+                           f"has dtype{_short(input)} and other has dtype {_short(input3)}")
+    if input._data.dtype in _LOW or not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f"\"ormqr_cpu\" not implemented for '{_short(input)}'")
+    vectors = _reflector_columns(input)
+    scales = input2.conj() if transpose and input.dtype.is_complex else input2
+    # Q = H_0 H_1 ... H_{k-1}: Q C applies the last reflector first, Q^H C the first
+    order = range(k) if left == bool(transpose) else reversed(range(k))
+    result = input3
+    for i in order:
+        result = _apply_reflector(result, vectors[..., :, i:i + 1],
+                                  scales[..., i:i + 1].unsqueeze(-1), left)
+    return write_out(result, out, "ormqr")
+
+
+def _b_orthonormal_basis(S, BS, eps):
+    """An orthonormal (in the ``B`` inner product) basis of ``S``'s columns, dropping directions
+    that ``S`` barely spans: the symmetric orthogonalisation ``S V diag(1/sqrt(w))`` of the Gram
+    matrix's eigenpairs ``(w, V)`` above ``eps`` times the largest."""
+    gram = matmul(S.mT, BS)
+    w, v = linalg_eigh((gram + gram.mT) / 2)
+    keep = (w > eps * w.max()).nonzero().reshape(-1)
+    v = v.index_select(-1, keep) * w.index_select(-1, keep).rsqrt()
+    return matmul(S, v)
+
+
+def _lobpcg_single(A, B, X, iK, k, niter, tol, largest):
+    """One matrix's LOBPCG iterations: Rayleigh-Ritz on [X, preconditioned residual, previous
+    step] until ``k`` residuals are below ``tol`` relative to ``|A| + |E| |B|``."""
+    apply_b = (lambda M: M) if B is None else (lambda M: matmul(B, M))
+    eps = float(np.finfo(X._data.dtype).eps) * 10
+    a_norm = linalg_matrix_norm(A, 2)
+    b_norm = 1.0 if B is None else linalg_matrix_norm(B, 2)
+    n = X._data.shape[-1]
+    X = _b_orthonormal_basis(X, apply_b(X), eps)
+    previous = None
+    for _ in range(niter + 1):
+        projected = matmul(X.mT, matmul(A, X))
+        E, C = linalg_eigh((projected + projected.mT) / 2)
+        order = E.argsort(descending=largest)[:n]
+        E, X = E.index_select(0, order), matmul(X, C.index_select(-1, order))
+        residual = matmul(A, X) - apply_b(X) * E
+        error = residual.norm(dim=0) / (X.norm(dim=0) * (a_norm + E.abs() * b_norm))
+        if int((error[:k] < tol).sum()) == k:
+            break
+        search = residual if iK is None else matmul(iK, residual)
+        parts = [X, search] if previous is None else [X, search, previous]
+        basis = _b_orthonormal_basis(_cat(parts, -1), apply_b(_cat(parts, -1)), eps)
+        projected = matmul(basis.mT, matmul(A, basis))
+        theta, Z = linalg_eigh((projected + projected.mT) / 2)
+        order = theta.argsort(descending=largest)[:n]
+        X_new = matmul(basis, Z.index_select(-1, order))
+        previous = X_new - matmul(X, matmul(X.mT, apply_b(X_new)))
+        X = _b_orthonormal_basis(X_new, apply_b(X_new), eps)
+    return E[:k], X[:, :k]
+
+
+def _cat(tensors, dim):
+    from .shape import cat
+
+    return cat(tensors, dim)
+
+
+def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None,
+           method=None, tracker=None, ortho_iparams=None, ortho_fparams=None,
+           ortho_bparams=None):
+    """The ``k`` largest (or smallest) eigenpairs of the symmetric generalised problem
+    ``A x = lambda B x`` by LOBPCG (``B`` positive definite, identity when None).
+
+    ``X`` is the initial block (random when None, as torch), ``iK`` a preconditioner, ``tol``
+    the relative residual at which an eigenpair has converged. Eigenpairs equal ``eigh``'s to
+    within ``tol``; the iterates are ember's own (torch's robust ``ortho`` method keeps other
+    bookkeeping). Not differentiable yet: call it on detached tensors.
+
+    Example::
+
+        >>> A = ember.diag(ember.arange(1., 11., dtype=ember.float64))
+        >>> E, X = ember.lobpcg(A, k=2)
+        >>> E.round()
+        tensor([10.,  9.], dtype=ember.float64)
+    """
+    if A._data.shape[-2] != A._data.shape[-1]:
+        raise AssertionError(f"A must be square, got shape {_size_repr(A)}")
+    if B is not None and B._data.shape != A._data.shape:
+        raise AssertionError(f"A and B must have same shape, got {_size_repr(A)} vs "
+                             f"{_size_repr(B)}")
+    if method not in (None, "ortho", "basic"):
+        raise ValueError(f"LOBPCG method '{method}' is not supported by ember (ortho, basic)")
+    if A.requires_grad or (B is not None and B.requires_grad):
+        raise NotImplementedError("ember's lobpcg is not differentiable yet: call it on "
+                                  "A.detach() (and B.detach())")
+    if tol is None:
+        tol = {"float32": 1.2e-07, "float64": 2.23e-16}[A.dtype.name] ** 0.5
+    m = A._data.shape[-1]
+    k = (1 if X is None else X._data.shape[-1]) if k is None else k
+    n = (k if n is None else n) if X is None else X._data.shape[-1]
+    if m < 3 * n:
+        raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows (={m}) "
+                         f"is smaller than 3 x the number of requested eigenpairs (={n})")
+    niter = 1000 if niter is None else niter
+    largest = True if largest is None else largest
+    batch = A._data.shape[:-2]
+    from .random import randn
+
+    flat_a = A.reshape((-1, m, m))
+    flat_b = None if B is None else B.reshape((-1, m, m))
+    flat_x = None if X is None else X.reshape((-1,) + X._data.shape[-2:])
+    values, vectors = [], []
+    for index in range(flat_a._data.shape[0]):
+        start = (randn(m, n, dtype=A.dtype, device=A._device) if flat_x is None
+                 else flat_x[index])
+        if tuple(start._data.shape) != (m, n):
+            raise AssertionError(f"X shape mismatch: got {_size_repr(start)}, expected "
+                                 f"{(m, n)}")
+        E, U = _lobpcg_single(flat_a[index], None if flat_b is None else flat_b[index], start,
+                              iK, k, niter, tol, largest)
+        values.append(E)
+        vectors.append(U)
+    from .shape import stack
+
+    return (stack(values).reshape(batch + (k,)), stack(vectors).reshape(batch + (m, k)))
+
+
+def _size_repr(t):
+    return f"torch.Size({list(t._data.shape)})"
+
+
+for _name in ("geqrf", "orgqr", "ormqr"):
+    _method(_name, globals()[_name])
+__all__ += ["geqrf", "orgqr", "ormqr", "lobpcg"]
+del _name
