@@ -1043,6 +1043,8 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")  # the layout of ember.sparse.SparseCOOTensor
+sparse_csr = layout("sparse_csr")  # ember.sparse.SparseCompressedTensor, compressed rows
+sparse_csc = layout("sparse_csc")  # ember.sparse.SparseCompressedTensor, compressed columns
 
 
 class memory_format:
@@ -1415,18 +1417,59 @@ Tensor.as_subclass = _as_subclass
 
 def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """This tensor as a sparse COO tensor of its nonzero elements (the leading ``sparse_dim``
-    dims sparse, the rest dense).
+    dims sparse, the rest dense), or as CSR/CSC with ``layout=``.
 
     Example::
 
         >>> ember.tensor([0., 2.]).to_sparse()._values()
         tensor([2.])
     """
+    if layout in (sparse_csr, sparse_csc):
+        from .sparse._compressed import dense_to_compressed
+
+        return dense_to_compressed(self, layout)
     if layout not in (None, sparse_coo):
         raise NotImplementedError(f"to_sparse: layout {layout} is not supported by ember")
     from .sparse._ops import dense_to_sparse
 
     return dense_to_sparse(self, sparse_dim)
+
+
+def _to_sparse_csr(self, dense_dim=None):
+    """This 2-D tensor in compressed sparse row (CSR) form.
+
+    Example::
+
+        >>> ember.tensor([[0., 2.], [3., 0.]]).to_sparse_csr().crow_indices()
+        tensor([0, 1, 2])
+    """
+    return _to_sparse(self, layout=sparse_csr)
+
+
+def _to_sparse_csc(self, dense_dim=None):
+    """This 2-D tensor in compressed sparse column (CSC) form.
+
+    Example::
+
+        >>> ember.tensor([[0., 2.], [3., 0.]]).to_sparse_csc().ccol_indices()
+        tensor([0, 1, 2])
+    """
+    return _to_sparse(self, layout=sparse_csc)
+
+
+def _sparse_mask(self, mask):
+    """This dense tensor's elements at the specified positions of the sparse COO ``mask``,
+    as a sparse tensor with ``mask``'s pattern.
+
+    Example::
+
+        >>> mask = ember.sparse_coo_tensor([[1]], [1.], (3,))
+        >>> ember.tensor([4., 5., 6.]).sparse_mask(mask)._values()
+        tensor([5.])
+    """
+    from .sparse._ops import sparse_mask
+
+    return sparse_mask(self, mask)
 
 
 def _to_sparse_coo(self):
@@ -1454,4 +1497,8 @@ def _to_dense(self, dtype=None, *, masked_grad=None):
 
 Tensor.to_sparse = _to_sparse
 Tensor.to_sparse_coo = _to_sparse_coo
+Tensor.to_sparse_csr = _to_sparse_csr
+Tensor.to_sparse_csc = _to_sparse_csc
+Tensor.sparse_mask = _sparse_mask
+Tensor.is_sparse_csr = property(lambda self: False, doc="False: a dense tensor is not CSR.")
 Tensor.to_dense = _to_dense

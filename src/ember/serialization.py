@@ -117,6 +117,9 @@ class _TorchPickler(pickle._Pickler):
         if getattr(obj, "is_sparse", False) is True:  # ember.sparse.SparseCOOTensor
             data = (obj._indices(), obj._values(), Size(obj.shape), obj.is_coalesced())
             return _global("torch._utils", "_rebuild_sparse_tensor"), (obj.layout, data)
+        if type(obj).__name__ == "SparseCompressedTensor":  # ember.sparse CSR/CSC
+            data = (obj._compressed, obj._plain, obj.values(), Size(obj.shape))
+            return _global("torch._utils", "_rebuild_sparse_tensor"), (obj.layout, data)
         return NotImplemented
 
     def save(self, obj, save_persistent_id=True):
@@ -618,9 +621,13 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 
 
 def _rebuild_sparse_tensor(layout, data):
-    """A sparse COO tensor from torch's pickled ``(indices, values, size, is_coalesced)``."""
-    from .sparse import sparse_coo_tensor
+    """A sparse COO tensor from torch's pickled ``(indices, values, size, is_coalesced)``, or
+    a CSR/CSC one from ``(compressed indices, plain indices, values, size)``."""
+    from .sparse import sparse_coo_tensor, sparse_csc_tensor, sparse_csr_tensor
 
+    if layout.name in ("sparse_csr", "sparse_csc"):
+        build = sparse_csr_tensor if layout.name == "sparse_csr" else sparse_csc_tensor
+        return build(*data)
     if layout.name != "sparse_coo":
         raise RuntimeError(f"ember.load: sparse layout {layout} is not supported")
     indices, values, size, *rest = data
@@ -685,6 +692,8 @@ def _base_globals():
     for storage_name, d in _DTYPE_OF_STORAGE.items():
         names[f"torch.{storage_name}"] = _StorageType(d)
     names["torch.sparse_coo"] = _sparse_coo_layout()
+    names["torch.sparse_csr"] = _get_layout("torch.sparse_csr")
+    names["torch.sparse_csc"] = _get_layout("torch.sparse_csc")
     names["torch.float"], names["torch.double"], names["torch.long"] = (
         dt.float32, dt.float64, dt.int64)
     return names

@@ -1,7 +1,8 @@
-"""ember.sparse: sparse COO tensors and their operators, as ``torch.sparse``.
+"""ember.sparse: sparse COO, CSR and CSC tensors and their operators, as ``torch.sparse``.
 
 A sparse COO tensor stores the coordinates (``indices``, sparse_dim x nnz) and the values
-(nnz x dense dims) of its specified elements; every other element is zero.
+(nnz x dense dims) of its specified elements; every other element is zero. A CSR (CSC) matrix
+stores, for each row (column), where its elements start in the plain indices and values.
 
 Example::
 
@@ -11,9 +12,12 @@ Example::
             [3., 0.]])
 """
 
+from ._compressed import SparseCompressedTensor, sparse_csc_tensor, sparse_csr_tensor
 from ._coo import SparseCOOTensor, sparse_coo_tensor
+from ._invariants import check_sparse_tensor_invariants
 from ._ops import addmm, log_softmax, mm, softmax
 from ._ops import sparse_sum as sum  # noqa: A001  (torch.sparse.sum)
 
-__all__ = ["SparseCOOTensor", "sparse_coo_tensor", "addmm", "mm", "sum", "softmax",
-           "log_softmax"]
+__all__ = ["SparseCOOTensor", "SparseCompressedTensor", "sparse_coo_tensor",
+           "sparse_csr_tensor", "sparse_csc_tensor", "check_sparse_tensor_invariants", "addmm",
+           "mm", "sum", "softmax", "log_softmax"]

@@ -370,6 +370,14 @@ class SparseCOOTensor:
 
         return add(self, other, alpha=alpha)
 
+    def __radd__(self, other):
+        """``dense + sparse``: a dense tensor, as torch gives."""
+        if isinstance(other, Tensor):
+            from ._ops import dense_add_sparse
+
+            return dense_add_sparse(other, self)
+        return NotImplemented
+
     def __sub__(self, other):
         return self.add(other, alpha=-1)
 
@@ -420,13 +428,54 @@ class SparseCOOTensor:
     def __matmul__(self, other):
         return self.matmul(other)
 
+    def __rmatmul__(self, other):
+        """``dense @ sparse``: a dense matrix."""
+        if isinstance(other, Tensor):
+            from ._ops import dense_sparse_mm
+
+            return dense_sparse_mm(other, self)
+        return NotImplemented
+
     def mm(self, mat2):
-        """Sparse times dense matrix product: see :func:`ember.sparse.mm`."""
+        """Sparse times dense (a dense result) or sparse (a sparse result): see
+        :func:`ember.sparse.mm`."""
         from ._ops import mm
 
         return mm(self, mat2)
 
     matmul = mm
+
+    def select(self, dim, index):
+        """The slice at ``index`` along ``dim`` (sparse while sparse dims remain).
+
+        Example::
+
+            >>> s = ember.sparse_coo_tensor([[0, 1], [1, 0]], [2., 3.], (2, 2))
+            >>> s.select(1, 0).to_dense()
+            tensor([0., 3.])
+        """
+        from ._ops import select
+
+        return select(self, dim, index)
+
+    def index_select(self, dim, index):
+        """The slices at ``index`` along ``dim``, a sparse tensor.
+
+        Example::
+
+            >>> s = ember.sparse_coo_tensor([[0, 1], [1, 0]], [2., 3.], (2, 2))
+            >>> s.index_select(0, ember.tensor([1])).to_dense()
+            tensor([[3., 0.]])
+        """
+        from ._ops import index_select
+
+        return index_select(self, dim, index)
+
+    def __getitem__(self, index):
+        """``s[i]`` with an int: ``select(0, i)`` (other indexing is not supported)."""
+        if isinstance(index, numbers.Integral) and not isinstance(index, bool):
+            return self.select(0, int(index))
+        raise NotImplementedError(_not_implemented("index.Tensor", self))
 
     def sum(self, dim=None, keepdim=False, dtype=None):
         """Sum of the specified elements: see :func:`ember.sparse.sum`."""
@@ -460,8 +509,8 @@ class SparseCOOTensor:
     # ------------------------------------------------------------ printing
 
     def __repr__(self):
-        lines = ["tensor(indices=" + _inner_repr(self._idx, 15) + ",",
-                 "       values=" + _inner_repr(self._vals, 14) + ","]
+        text = ("tensor(indices=" + _inner_repr(self._idx, 15) + ",\n"
+                "       values=" + _inner_repr(self._vals, 14))
         details = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
         default = dt.get_default_dtype()
         if self.dtype not in (default, default.to_complex(), dt.int64, dt.bool):
@@ -473,8 +522,7 @@ class SparseCOOTensor:
             details.append(f"grad_fn=<{self.grad_fn.name().rsplit('::', 1)[-1]}>")
         elif self.requires_grad:
             details.append("requires_grad=True")
-        lines.append("       " + ", ".join(details) + ")")
-        return "\n".join(lines)
+        return _repr_suffixes(text, details, force_newline=True)
 
     __str__ = __repr__
 
@@ -502,6 +550,23 @@ def _inner_repr(t, column):
         return f"tensor([], size={tuple(t.shape)})"
     text = "tensor(" + _body(t, 7) + ")"
     return text.replace("\n", "\n" + " " * column)
+
+
+def _repr_suffixes(text, suffixes, force_newline, indent=7, linewidth=80):
+    """``text`` followed by ``, suffix`` items, each moved to a new line when it would pass
+    ``linewidth`` (and the first one always, for COO tensors), then the closing parenthesis:
+    torch's layout of a tensor repr's trailing details."""
+    parts = [text]
+    line_length = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if force_newline or line_length + len(suffix) + 2 > linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            line_length = indent + len(suffix)
+            force_newline = False
+        else:
+            parts.append(", " + suffix)
+            line_length += len(suffix) + 2
+    return "".join(parts) + ")"
 
 
 def _is_scalar(value):

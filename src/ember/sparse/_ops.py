@@ -148,10 +148,11 @@ def _check_sparse_matrix(sparse, name):
 
 
 def mm(mat1, mat2):
-    """The product of a sparse COO matrix and a dense matrix, a dense matrix.
+    """The product of two matrices, one of them (or both) sparse COO.
 
-    Gradients flow to ``mat2`` and to ``mat1``'s values: a leaf ``mat1`` gets a sparse
-    gradient on its own pattern.
+    sparse @ dense and dense @ sparse give a dense matrix, sparse @ sparse a coalesced sparse
+    one. Gradients flow to the dense operand and to the sparse operands' values: a leaf gets a
+    sparse gradient on its own pattern.
 
     Example::
 
@@ -161,8 +162,12 @@ def mm(mat1, mat2):
                 [3.]])
     """
     if not isinstance(mat1, SparseCOOTensor):
+        if isinstance(mat2, SparseCOOTensor) and isinstance(mat1, Tensor):
+            return dense_sparse_mm(mat1, mat2)
         return _dense_linalg().mm(mat1, mat2)
     _check_sparse_matrix(mat1, "mm")
+    if isinstance(mat2, SparseCOOTensor):
+        return sparse_sparse_mm(mat1, mat2)
     if not isinstance(mat2, Tensor):
         raise TypeError(f"mm(): argument 'mat2' must be Tensor, not {type(mat2).__name__}")
     if mat2.dim() != 2:
@@ -171,13 +176,74 @@ def mm(mat1, mat2):
     if mat2.shape[0] != inner:
         raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {inner}, got "
                            f"{mat2.shape[0]}")
-    if mat2.dtype is not mat1.dtype:
-        raise RuntimeError(f"expected scalar type {_cpp_name(mat1.dtype)} but found "
-                           f"{_cpp_name(mat2.dtype)}")
+    _check_same_dtype(mat1, mat2)
     row_index, column_index = mat1._idx[0], mat1._idx[1]
     contributions = mat1._vals.unsqueeze(1) * mat2.index_select(0, column_index)
     product = mat2.new_zeros((rows, mat2.shape[1]))
     return product.index_add(0, row_index, contributions)
+
+
+def _check_same_dtype(a, b):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {_cpp_name(a.dtype)} but found "
+                           f"{_cpp_name(b.dtype)}")
+
+
+def _shapes_text(a, b):
+    return (f"({a.shape[0]}x{a.shape[1]} and "
+            f"{'x'.join(str(s) for s in b.shape)})")
+
+
+def dense_sparse_mm(dense, sparse):
+    """A dense matrix times a sparse COO matrix, a dense matrix: ``(sparse.t() @ dense.t()).t()``.
+
+    Example::
+
+        >>> s = ember.sparse_coo_tensor([[0], [1]], [2.], (2, 2))
+        >>> dense_sparse_mm(ember.ones(1, 2), s)
+        tensor([[0., 2.]])
+    """
+    _check_sparse_matrix(sparse, "mm")
+    if dense.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    if dense.shape[1] != sparse.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"{_shapes_text(dense, sparse)}")
+    return mm(sparse.t(), dense.t()).t()
+
+
+def sparse_sparse_mm(a, b):
+    """The product of two sparse COO matrices, a coalesced sparse matrix.
+
+    Each element (i, k) of ``a`` meets the elements of row k of ``b``; their products are
+    gathered as (i, j) elements and coalesced.
+
+    Example::
+
+        >>> s = ember.sparse_coo_tensor([[0, 1], [1, 0]], [2., 3.], (2, 2))
+        >>> sparse_sparse_mm(s, s).to_dense()
+        tensor([[6., 0.],
+                [0., 6.]])
+    """
+    _check_sparse_matrix(b, "mm")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied {_shapes_text(a, b)}")
+    _check_same_dtype(a, b)
+    ember = _ember()
+    b = b.coalesce()  # sorted by row: row k of b is one run of its elements
+    b_rows = b._idx[0]
+    run_starts = ember.searchsorted(b_rows, ember.arange(b.shape[0] + 1, device=b_rows.device))
+    a_columns = a._idx[1]
+    pairs_per_a = run_starts[a_columns + 1] - run_starts[a_columns]
+    a_pick = ember.repeat_interleave(ember.arange(a._nnz(), device=a_columns.device),
+                                     pairs_per_a)
+    # The k-th pair of element e of ``a`` uses b's element run_starts[column(e)] + k.
+    first_pair = pairs_per_a.cumsum(0) - pairs_per_a
+    offset = ember.arange(a_pick.shape[0], device=a_pick.device) - first_pair[a_pick]
+    b_pick = run_starts[a_columns[a_pick]] + offset
+    indices = ember.stack([a._idx[0][a_pick], b._idx[1][b_pick]])
+    values = a._vals[a_pick] * b._vals[b_pick]
+    return SparseCOOTensor(indices, values, (a.shape[0], b.shape[1])).coalesce()
 
 
 def _cpp_name(dtype):
@@ -388,3 +454,106 @@ def log_softmax(input, dim, *, dtype=None):
     log_sums = _group_sums(shifted.exp(), group, groups).log()
     values = shifted - log_sums[group]
     return SparseCOOTensor(sparse._idx, values, sparse.shape, is_coalesced=True)
+
+
+# ---------------------------------------------------------------- dense with sparse
+
+
+def dense_add_sparse(dense, sparse, alpha=1):
+    """``dense + alpha * sparse``, a dense tensor (the sparse operand broadcasts into it).
+
+    Example::
+
+        >>> s = ember.sparse_coo_tensor([[1]], [5.], (2,))
+        >>> dense_add_sparse(ember.ones(2), s)
+        tensor([1., 6.])
+    """
+    scaled = sparse.to_dense()
+    return dense + (scaled if alpha == 1 else scaled * alpha)
+
+
+def sparse_mask(dense, mask):
+    """``dense.sparse_mask(mask)``: the dense tensor's elements at ``mask``'s specified
+    positions, with ``mask``'s indices (as stored) and coalesced flag.
+
+    Example::
+
+        >>> mask = ember.sparse_coo_tensor([[0, 1], [1, 0]], [1., 1.], (2, 2))
+        >>> sparse_mask(ember.tensor([[1., 2.], [3., 4.]]), mask)._values()
+        tensor([2., 3.])
+    """
+    if not isinstance(mask, SparseCOOTensor):
+        raise RuntimeError(f"sparse_mask expects mask to be sparse, got "
+                           f"{type(mask).__name__}")
+    if tuple(dense.shape) != tuple(mask.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(dense.shape)} but mask has size {list(mask.shape)}")
+    values = dense[tuple(mask._idx.unbind(0))]
+    return SparseCOOTensor(mask._idx, values, mask.shape, mask.is_coalesced())
+
+
+# ---------------------------------------------------------------- indexing
+
+
+def index_select(sparse, dim, index):
+    """The slices of ``sparse`` at ``index`` along a sparse ``dim``, in ``index``'s order
+    (repeats allowed): for each entry of ``index``, the matching elements in stored order.
+
+    Example::
+
+        >>> s = ember.sparse_coo_tensor([[0, 1], [1, 0]], [2., 3.], (2, 2))
+        >>> index_select(s, 0, ember.tensor([1, 1])).to_dense()
+        tensor([[3., 0.],
+                [3., 0.]])
+    """
+    ndim, sparse_dim = sparse.dim(), sparse.sparse_dim()
+    dim = _wrap_dim(dim, ndim)
+    if not isinstance(index, Tensor) or index.dim() > 1 or index.dtype not in (dt.int64,
+                                                                               dt.int32):
+        raise IndexError("index_select(): Expected dtype int32 or int64 for index")
+    index = index.reshape(-1).to(dt.int64)
+    length = sparse.shape[dim]
+    if index.numel() and (int(index.amin()) < -length or int(index.amax()) >= length):
+        raise IndexError(f"index_select(): index out of range for tensor of size "
+                         f"{list(sparse.shape)} at dimension {dim}")
+    index = index % max(length, 1)
+    size = list(sparse.shape)
+    size[dim] = index.shape[0]
+    if dim >= sparse_dim:
+        values = sparse._vals.index_select(dim - sparse_dim + 1, index)
+        return SparseCOOTensor(sparse._idx, values, size, sparse.is_coalesced())
+    # matches[p, e]: element e lies in the slice index[p]; nonzero() walks p, then e
+    matches = index.unsqueeze(1) == sparse._idx[dim].unsqueeze(0)
+    position, element = matches.nonzero().unbind(1)
+    indices = sparse._idx[:, element].clone()
+    indices[dim] = position
+    return SparseCOOTensor(indices, sparse._vals[element], size)
+
+
+def select(sparse, dim, index):
+    """One slice along ``dim``: sparse while sparse dims remain, else the dense value slice.
+
+    Example::
+
+        >>> s = ember.sparse_coo_tensor([[0, 1], [1, 0]], [2., 3.], (2, 2))
+        >>> select(s, 0, 1).to_dense()
+        tensor([3., 0.])
+    """
+    ndim, sparse_dim = sparse.dim(), sparse.sparse_dim()
+    dim = _wrap_dim(dim, ndim)
+    length = sparse.shape[dim]
+    if not -length <= index < length:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(sparse.shape)} at dimension {dim}")
+    index %= length
+    size = [s for d, s in enumerate(sparse.shape) if d != dim]
+    if dim >= sparse_dim:
+        values = sparse._vals.select(dim - sparse_dim + 1, index)
+        return SparseCOOTensor(sparse._idx, values, size, sparse.is_coalesced())
+    hits = sparse._idx[dim] == index
+    kept_rows = [d for d in range(sparse_dim) if d != dim]
+    values = sparse._vals[hits]
+    if not kept_rows:  # the only sparse dim: the (summed) dense slice
+        return values.sum(0)
+    return SparseCOOTensor(sparse._idx[kept_rows][:, hits], values, size,
+                           sparse.is_coalesced())
