@@ -1736,6 +1736,54 @@ def set_autocast_gpu_dtype(dtype):
     autocast_mode.set_autocast_dtype("cuda", dtype)
 
 
+_BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                  per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """torch's top-level ``embedding_bag``: :func:`ember.nn.functional.embedding_bag` with the
+    weight first and ``mode`` as a code (0 sum, 1 mean, 2 max), returning ``(output,
+    offset2bag, bag_size, max_indices)`` filled as torch's CPU kernel fills them.
+
+    Example::
+
+        >>> w = ember.arange(6.).reshape(3, 2)
+        >>> ember.embedding_bag(w, ember.tensor([0, 1, 2]), ember.tensor([0, 1]), mode=1)[2]
+        tensor([1, 2])
+    """
+    from .nn import functional as F
+    from .nn._functional.embedding import _embedding_bag_bookkeeping
+
+    if not isinstance(offsets, Tensor):
+        raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
+                        f"{type(offsets).__name__}")
+    if not isinstance(mode, int) or isinstance(mode, bool):
+        raise TypeError(f"embedding_bag(): argument 'mode' (position 5) must be int, not "
+                        f"{type(mode).__name__}")
+    if mode not in _BAG_MODES:
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    num_weights = weight.shape[0]
+    if padding_idx is None:
+        padding_idx = -1
+    elif -num_weights <= padding_idx < num_weights:
+        padding_idx %= num_weights
+    else:
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, "
+                           f"-{num_weights} through {num_weights - 1}, but got {padding_idx}")
+    flat = indices.reshape(-1)  # torch's kernel reads the indices flat, whatever their shape
+    if per_sample_weights is not None:
+        per_sample_weights = per_sample_weights.reshape(-1)
+    name = _BAG_MODES[mode]
+    output = F.embedding_bag(flat, weight, offsets, scale_grad_by_freq=scale_grad_by_freq,
+                             mode=name, sparse=sparse, per_sample_weights=per_sample_weights,
+                             include_last_offset=include_last_offset,
+                             padding_idx=None if padding_idx < 0 else padding_idx)
+    extras = _embedding_bag_bookkeeping(flat, weight, offsets, name, padding_idx,
+                                        include_last_offset)
+    return (output,) + extras
+
+
 __all__ += ["Stream", "Event", "binomial", "frobenius_norm", "rnn_tanh_cell", "rnn_relu_cell",
             "lstm_cell", "gru_cell", "grid_sampler", "grid_sampler_2d", "get_autocast_cpu_dtype",
-            "get_autocast_gpu_dtype", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype"]
+            "get_autocast_gpu_dtype", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype",
+            "embedding_bag"]

@@ -313,6 +313,58 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     return out
 
 
+def _embedding_bag_bookkeeping(input, weight, offsets, mode, padding_idx, include_last_offset):
+    """The three extra results of the top-level ``torch.embedding_bag``, as torch's CPU kernel
+    fills them: ``offset2bag`` (the bag of each position; left empty in 'sum' mode on its
+    float32/float16/bfloat16 fast path without padding), ``bag_size`` (non-padding entries per
+    bag; in 'sum' mode zeros, one per offset) and ``max_indices`` (the row chosen per bag and column in 'max'
+    mode, else a copy of ``bag_size``). ``padding_idx`` is already wrapped (-1: none).
+    """
+    from ...autograd import no_grad
+
+    device, index_dtype = input._device, input._data.dtype
+    xp = device.xp
+    flat = input.reshape(-1)
+    keep, bags, nbags = _bag_layout(flat, offsets, include_last_offset, padding_idx)
+    fast_sum = weight.dtype in (dt.float32, dt.float16, dt.bfloat16) and padding_idx < 0
+    offset2bag = bags[:0] if mode == "sum" and fast_sum else bags
+    if mode == "sum":
+        bag_size = xp.zeros(offsets.shape[0], dtype=index_dtype)  # one per offset, as torch
+    else:
+        bag_size = xp.bincount(bags[keep], minlength=nbags).astype(index_dtype)
+    if mode != "max":
+        max_indices = bag_size.copy()
+    else:
+        with no_grad():
+            max_indices = _max_rows(flat, weight.detach(), keep, bags, nbags)._data
+    wrap = [Tensor._make(a.astype(index_dtype), device) for a in (offset2bag, bag_size,
+                                                                    max_indices)]
+    return tuple(wrap)
+
+
+def _max_rows(flat, weight, keep, bags, nbags):
+    """Per bag and column, the index whose weight is largest (the first one on ties), 0 for an
+    empty bag."""
+    device = flat._device
+    kept = Tensor._make(device.xp.nonzero(keep)[0], device)
+    count, dim = kept.shape[0], weight.shape[1]
+    if count == 0:
+        return flat.new_zeros((nbags, dim))
+    idx = flat.index_select(0, kept).long()
+    bag = Tensor._make(bags, device).index_select(0, kept)
+    rows = weight.index_select(0, idx)
+    bag_per_column = bag.unsqueeze(1).expand(-1, dim)
+    best = weight.new_zeros((nbags, dim)).scatter_reduce(0, bag_per_column, rows, "amax",
+                                                         include_self=False)
+    is_best = rows == best.gather(0, bag_per_column)
+    position = arange(count, device=device).unsqueeze(1).expand(-1, dim)
+    candidate = position.masked_fill(is_best.logical_not(), count)
+    first = position.new_full((nbags, dim), count).scatter_reduce(0, bag_per_column, candidate,
+                                                                  "amin")
+    chosen = idx.index_select(0, first.clamp(max=count - 1).reshape(-1)).reshape(nbags, dim)
+    return chosen.masked_fill(first == count, 0)
+
+
 def one_hot(tensor, num_classes=-1):
     """int64 one-hot vectors of the class indices in ``tensor``: shape ``(*, num_classes)``.
 
