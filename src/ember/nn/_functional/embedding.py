@@ -317,8 +317,9 @@ def _embedding_bag_bookkeeping(input, weight, offsets, mode, padding_idx, includ
     """The three extra results of the top-level ``torch.embedding_bag``, as torch's CPU kernel
     fills them: ``offset2bag`` (the bag of each position; left empty in 'sum' mode on its
     float32/float16/bfloat16 fast path without padding), ``bag_size`` (non-padding entries per
-    bag; in 'sum' mode zeros, one per offset) and ``max_indices`` (the row chosen per bag and column in 'max'
-    mode, else a copy of ``bag_size``). ``padding_idx`` is already wrapped (-1: none).
+    bag; in 'sum' mode zeros, one per offset) and ``max_indices`` (the row chosen per bag and
+    column in 'max' mode, else a copy of ``bag_size``). ``padding_idx`` comes wrapped (-1:
+    none).
     """
     from ...autograd import no_grad
 
