@@ -196,3 +196,14 @@ def test_lobpcg_shape_errors_match_torch():
     other, torch_other = _pair(_spd(8))
     assert _error(lambda: ember.lobpcg(mine, B=other)) == \
         _error(lambda: torch.lobpcg(theirs, B=torch_other))
+
+
+@pytest.mark.parametrize("shapes,dtypes", [
+    (((4, 3), (4,)), (np.float32, np.float32)), (((3, 4), (3,)), (np.float32, np.float32)),
+    (((4, 3), (3,)), (np.float32, np.float64)), (((2, 4, 3), (3, 3)), (np.float32,) * 2),
+    (((2, 4, 3), (3,)), (np.float32,) * 2), (((3,), (3,)), (np.float32,) * 2),
+])
+def test_householder_product_errors_match_torch(shapes, dtypes):
+    pairs = [_pair(_random(s).astype(d)) for s, d in zip(shapes, dtypes)]
+    assert _error(lambda: ember.orgqr(*[p[0] for p in pairs])) == \
+        _error(lambda: torch.orgqr(*[p[1] for p in pairs]))

@@ -2600,7 +2600,11 @@ def linalg_householder_product(A, tau, *, out=None):
         >>> ember.linalg.householder_product(ember.zeros(3, 2), ember.zeros(2)).shape
         ember.Size([3, 2])
     """
-    _check_matrix(A, "torch.linalg.householder_product")
+    _check_tensor(A, "torch.linalg.householder_product")
+    if A._data.ndim < 2:
+        raise RuntimeError("torch.linalg.householder_product: input must have at least 2 "
+                           "dimensions.")
+    _check_float(A, "torch.linalg.householder_product")
     m, n = A._data.shape[-2:]
     k = tau._data.shape[-1]
     if m < n:
@@ -2609,6 +2613,10 @@ def linalg_householder_product(A, tau, *, out=None):
     if k > n:
         raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
                            "than or equal to tau.shape[-1]")
+    _check_householder_args(A, tau, "torch.linalg.householder_product")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"torch.linalg.householder_product: tau dtype {_short(tau)} does not "
+                           f"match input dtype {_short(A)}")
     from .creation import eye
 
     ident = eye(m, dtype=A.dtype, device=A._device)
