@@ -217,9 +217,9 @@ class SparseCompressedTensor:
         if layout in (sparse_csr, sparse_csc):
             return self if layout is self._layout else _transposed_layout(self)
         row, column = self._coordinates()
-        coo = SparseCOOTensor(self._stack(row, column), self._vals, self._size,
-                              is_coalesced=self._layout is sparse_csr)
-        return coo if self._layout is sparse_csr else coo.coalesce()
+        # torch keeps the storage order: CSR's is row-major (coalesced), CSC's is not
+        return SparseCOOTensor(self._stack(row, column), self._vals, self._size,
+                               is_coalesced=self._layout is sparse_csr)
 
     to_sparse_coo = to_sparse
 
@@ -348,7 +348,7 @@ class SparseCompressedTensor:
 
 def _transposed_layout(matrix):
     """A CSR matrix as CSC or the reverse: sort the elements by the other index."""
-    coo = matrix.to_sparse()
+    coo = matrix.to_sparse().coalesce()
     target = sparse_csc if matrix.layout is sparse_csr else sparse_csr
     return _compress(coo, target, grad_fn_name=None)
 

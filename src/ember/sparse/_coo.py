@@ -15,7 +15,7 @@ import math
 import numbers
 
 from .. import _dtype as dt
-from .._printing import _body
+from .._printing import PRINT_OPTS, _body
 from .._tensor import Size, Tensor, as_tensor, sparse_coo
 
 _NOT_IMPLEMENTED = ("Could not run 'aten::{name}' with arguments from the '{backend}' backend. "
@@ -544,18 +544,18 @@ def _not_implemented(op_name, sparse):
 
 
 def _inner_repr(t, column):
-    """``tensor([...])`` of an index or value tensor, its later lines shifted to ``column``."""
+    """``tensor([...])`` of an index or value tensor that starts at ``column``."""
     t = t.detach()
     if t.numel() == 0:
         return f"tensor([], size={tuple(t.shape)})"
-    text = "tensor(" + _body(t, 7) + ")"
-    return text.replace("\n", "\n" + " " * column)
+    return "tensor(" + _body(t, column + 7) + ")"
 
 
-def _repr_suffixes(text, suffixes, force_newline, indent=7, linewidth=80):
+def _repr_suffixes(text, suffixes, force_newline, indent=7):
     """``text`` followed by ``, suffix`` items, each moved to a new line when it would pass
     ``linewidth`` (and the first one always, for COO tensors), then the closing parenthesis:
     torch's layout of a tensor repr's trailing details."""
+    linewidth = PRINT_OPTS.linewidth
     parts = [text]
     line_length = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
