@@ -17,7 +17,8 @@ from __future__ import annotations
 from .._device import cupy_module
 
 __all__ = ["NO_GPU_MESSAGE", "CudaUnavailableError", "CudaBindingMissingError",
-           "CudaStatsMissingError", "OutOfMemoryError", "require_gpu"]
+           "CudaStatsMissingError", "OutOfMemoryError", "require_gpu",
+           "register_out_of_memory_type", "translate_out_of_memory"]
 
 NO_GPU_MESSAGE = ("Found no NVIDIA driver or no CuPy on your system: ember's cuda device needs "
                   "a GPU and CuPy (pip install 'ember[cuda]').")
@@ -62,15 +63,49 @@ def require_gpu(error=CudaUnavailableError):
     return cupy
 
 
+_STAND_IN_OUT_OF_MEMORY_TYPES = []
+
+
+def register_out_of_memory_type(error_type):
+    """Treat ``error_type`` like CuPy's OutOfMemoryError: for tests on machines without CuPy.
+
+    Example::
+
+        >>> class FakeOutOfMemory(MemoryError): pass
+        >>> register_out_of_memory_type(FakeOutOfMemory)
+    """
+    if error_type not in _STAND_IN_OUT_OF_MEMORY_TYPES:
+        _STAND_IN_OUT_OF_MEMORY_TYPES.append(error_type)
+
+
+def _out_of_memory_types():
+    cupy = cupy_module()
+    found = [cupy.cuda.memory.OutOfMemoryError] if cupy is not None else []
+    return tuple(found + _STAND_IN_OUT_OF_MEMORY_TYPES)
+
+
+def _format_size(nbytes):
+    """A byte count as torch's messages print it: bytes, KiB, MiB or GiB."""
+    if nbytes < 1024:
+        return f"{nbytes} bytes"
+    for unit, power in (("KiB", 1), ("MiB", 2), ("GiB", 3)):
+        if nbytes < 1024 ** (power + 1) or unit == "GiB":
+            return f"{nbytes / 1024 ** power:.2f} {unit}"
+
+
 def translate_out_of_memory(error):
     """``error`` as an :class:`OutOfMemoryError` when it is CuPy's, else ``error`` itself.
+
+    CuPy's error keeps the requested size in ``_size``; the message starts as torch's does
+    ("CUDA out of memory. Tried to allocate 20.00 MiB") and ends with CuPy's own words.
 
     Example::
 
         >>> translate_out_of_memory(ValueError("x"))
         ValueError('x')
     """
-    cupy = cupy_module()
-    if cupy is not None and isinstance(error, cupy.cuda.memory.OutOfMemoryError):
-        return OutOfMemoryError(f"CUDA out of memory. {error}")
-    return error
+    if not isinstance(error, _out_of_memory_types()):
+        return error
+    size = getattr(error, "_size", None)
+    tried = f" Tried to allocate {_format_size(size)}." if isinstance(size, int) else ""
+    return OutOfMemoryError(f"CUDA out of memory.{tried} ({error})")

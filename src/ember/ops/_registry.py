@@ -240,8 +240,16 @@ def _run_cuda(op, device, arrays, params):
     """Run a kernel on the tensors' GPU, whichever GPU is current (CuPy computes on the
     current device and refuses arrays of another)."""
     cp = device.xp
-    with cp.cuda.Device(device.index):
-        return op.kernel(cp, *arrays, **params)
+    try:
+        with cp.cuda.Device(device.index):
+            return op.kernel(cp, *arrays, **params)
+    except Exception as error:  # CuPy's out-of-memory becomes torch's (the CPU path skips this)
+        from ..cuda._errors import translate_out_of_memory
+
+        translated = translate_out_of_memory(error)
+        if translated is error:
+            raise
+        raise translated from error
 
 
 def _as_array(out, device):
