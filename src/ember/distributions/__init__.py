@@ -45,6 +45,7 @@ from .discrete import (
     Poisson,
 )
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma_families import Chi2, FisherSnedecor, StudentT
 from .generalized_pareto import GeneralizedPareto
 from .independent import Independent, MixtureSameFamily
@@ -90,7 +91,8 @@ from .von_mises import VonMises
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
            "Categorical", "Cauchy", "Chi2", "ComposeTransform", "Constraint",
            "ContinuousBernoulli", "CorrCholeskyTransform", "CumulativeDistributionTransform",
-           "Dirichlet", "Distribution", "ExpTransform", "Exponential", "FisherSnedecor",
+           "Dirichlet", "Distribution", "ExpTransform", "ExponentialFamily", "Exponential",
+           "FisherSnedecor",
            "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
            "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy",
            "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",

@@ -9,6 +9,7 @@ import ember
 
 from . import _ops, constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Beta",
@@ -40,7 +41,7 @@ class _LocScale(Distribution):
             self._validate_sample(value)
 
 
-class Normal(_LocScale):
+class Normal(_LocScale, ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     Example::
@@ -89,6 +90,15 @@ class Normal(_LocScale):
 
     def icdf(self, value):
         return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
@@ -252,7 +262,7 @@ class Uniform(Distribution):
         return ember.log(self.high - self.low)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """The exponential distribution with rate ``rate``.
 
     Example::
@@ -303,11 +313,20 @@ class Exponential(Distribution):
     def icdf(self, value):
         return -ember.log1p(-value) / self.rate
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
+
     def entropy(self):
         return 1.0 - ember.log(self.rate)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The gamma distribution with shape ``concentration`` and ``rate``.
 
     ``rsample`` is differentiable w.r.t. ``concentration`` through the implicit
@@ -360,12 +379,21 @@ class Gamma(Distribution):
             self._validate_sample(value)
         return _ops.gammainc(self.concentration, self.rate * value)
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
+
     def entropy(self):
         c = self.concentration
         return c - ember.log(self.rate) + ember.lgamma(c) + (1.0 - c) * ember.digamma(c)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution with concentration vector ``concentration`` (last dim).
 
     Example::
@@ -417,6 +445,13 @@ class Dirichlet(Distribution):
         c0 = c.sum(-1, True)
         return c * (c0 - c) / (c0.pow(2) * (c0 + 1))
 
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
     def entropy(self):
         c = self.concentration
         k = c.shape[-1]
@@ -425,7 +460,7 @@ class Dirichlet(Distribution):
                 - ((c - 1.0) * ember.digamma(c)).sum(-1))
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """The beta distribution with ``concentration1`` (alpha) and ``concentration0`` (beta).
 
     Example::
@@ -484,6 +519,13 @@ class Beta(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         return self._dirichlet.log_prob(ember.stack([value, 1.0 - value], -1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
 
     def entropy(self):
         return self._dirichlet.entropy()

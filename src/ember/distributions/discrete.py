@@ -9,6 +9,7 @@ import ember.nn.functional as F
 
 from . import _ops, constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough",
@@ -52,7 +53,7 @@ class _ProbsOrLogits(Distribution):
         return self._param.shape
 
 
-class Bernoulli(_ProbsOrLogits):
+class Bernoulli(_ProbsOrLogits, ExponentialFamily):
     """The Bernoulli distribution over ``{0, 1}`` with ``probs`` or ``logits``.
 
     Example::
@@ -91,6 +92,15 @@ class Bernoulli(_ProbsOrLogits):
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (ember.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()
 
     def entropy(self):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
@@ -350,7 +360,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
         return samples + (probs - probs.detach())
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """The Poisson distribution with ``rate``.
 
     Example::
@@ -389,6 +399,13 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self):
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
 
 
 def _clamp_by_zero(x):

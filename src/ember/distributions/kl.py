@@ -13,6 +13,7 @@ from .continuous import Beta, Dirichlet, Exponential, Gamma, Laplace, Normal, Un
 from .continuous_bernoulli import ContinuousBernoulli
 from .discrete import Bernoulli, Categorical, OneHotCategorical, Poisson
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .independent import Independent
 from .lowrank_multivariate_normal import (
     LowRankMultivariateNormal,
@@ -115,6 +116,24 @@ def _inf_where(mask, value):
 
 def _zero_where(mask, value):
     return ember.where(mask, ember.zeros_like(value), value)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_exponential_family(p, q):
+    """The Bregman divergence of the log normaliser: ``F(theta_q) - F(theta_p) -
+    <theta_q - theta_p, grad F(theta_p)>``, for two members of one family."""
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    p_params = [param.detach().requires_grad_() for param in p._natural_params]
+    q_params = q._natural_params
+    with ember.enable_grad():
+        p_normalizer = p._log_normalizer(*p_params)
+        gradients = ember.autograd.grad(p_normalizer.sum(), p_params, create_graph=True)
+    result = q._log_normalizer(*q_params) - p_normalizer
+    for p_param, q_param, gradient in zip(p_params, q_params, gradients):
+        result = result - sum_rightmost((q_param - p_param) * gradient, len(q.event_shape))
+    return result
 
 
 @register_kl(Bernoulli, Bernoulli)
