@@ -48,7 +48,7 @@ class ExponentialFamily(Distribution):
         Example::
 
             >>> from ember.distributions import Normal
-            >>> ExponentialFamily.entropy(Normal(0.0, 1.0))
+            >>> ExponentialFamily.entropy(Normal(0.0, 1.0)).detach()
             tensor(1.4189)
         """
         params = [p.detach().requires_grad_() for p in self._natural_params]
