@@ -377,3 +377,96 @@ def test_docstring_examples_run():
                                 globs={"ember": ember, **vars(module)}):
             runner.run(test)
     assert runner.failures == 0 and runner.tries > 30
+
+
+# ---------------------------------------------------------------- dense with sparse, indexing
+
+
+def test_dense_times_sparse_values_and_gradients():
+    t, e = pair()
+    left = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
+    lt, le = torch.tensor(left, requires_grad=True), ember.tensor(left, requires_grad=True)
+    outs_t, outs_e = [torch.mm(lt, t), lt @ t], [ember.mm(le, e), le @ e]
+    for out_e, out_t in zip(outs_e, outs_t):
+        assert_same_dense(out_e, out_t)
+    sum(o.sin().sum() for o in outs_t).backward()
+    sum(o.sin().sum() for o in outs_e).backward()
+    np.testing.assert_allclose(le.grad.numpy(), lt.grad.numpy(), rtol=1e-5)
+
+
+def test_sparse_times_sparse_is_sparse_as_torch():
+    t, e = pair()
+    vt = torch.tensor(VALUES, requires_grad=True)
+    ve = ember.tensor(VALUES, requires_grad=True)
+    st = torch.sparse_coo_tensor(INDICES, vt, SIZE)
+    se = ember.sparse_coo_tensor(INDICES, ve, SIZE)
+    for out_t, out_e in ((torch.mm(t, t.t()), ember.mm(e, e.t())),
+                         (torch.sparse.mm(st, t), ember.sparse.mm(se, e))):
+        assert_same_sparse(out_e, out_t)
+        assert repr(out_e.detach()) == torch_repr(out_t.detach())
+    torch.sparse.mm(st, t).to_dense().pow(2).sum().backward()
+    ember.sparse.mm(se, e).to_dense().pow(2).sum().backward()
+    np.testing.assert_allclose(ve.grad.numpy(), vt.grad.numpy(), rtol=1e-6)
+
+
+def test_dense_plus_sparse_is_dense():
+    t, e = pair()
+    dense = np.arange(9.0, dtype=np.float32).reshape(3, 3)
+    result = ember.tensor(dense) + e
+    assert isinstance(result, ember.Tensor)
+    assert_same_dense(result, torch.tensor(dense) + t)
+
+
+@pytest.mark.parametrize("dim,index", [(0, 1), (1, 2), (-1, 0), (0, -1)])
+def test_select_matches_torch(dim, index):
+    t, e = pair()
+    assert_same_sparse(e.select(dim, index), t.select(dim, index))
+    hybrid = [[1.0, 2.0, 0.0], [3.0, 4.0, 5.0]]
+    hybrid_t = torch.sparse_coo_tensor([[0, 2]], hybrid, (3, 3))
+    hybrid_e = ember.sparse_coo_tensor([[0, 2]], hybrid, (3, 3))
+    assert_same_dense(hybrid_e.select(dim, index), hybrid_t.select(dim, index))
+
+
+def test_getitem_and_index_select_match_torch():
+    t, e = pair()
+    assert_same_sparse(e[1], t[1])
+    for dim, index in ((0, [1, 1, 0]), (1, [2]), (1, [])):
+        expected = t.index_select(dim, torch.tensor(index, dtype=torch.int64))
+        got = e.index_select(dim, ember.tensor(index, dtype=ember.int64))
+        assert_same_sparse(got, expected)
+        assert repr(got) == torch_repr(expected)
+    with pytest.raises(IndexError):
+        t.select(0, 3)
+    with pytest.raises(IndexError):
+        e.select(0, 3)
+
+
+def test_sparse_mask_values_pattern_and_gradient():
+    t, e = pair()
+    dense = np.random.default_rng(2).standard_normal((3, 3)).astype(np.float32)
+    dt_, de = torch.tensor(dense, requires_grad=True), ember.tensor(dense, requires_grad=True)
+    masked_t, masked_e = dt_.sparse_mask(t), de.sparse_mask(e)
+    assert_same_sparse(masked_e, masked_t)
+    assert_same_sparse(de.sparse_mask(e.coalesce()), dt_.sparse_mask(t.coalesce()))
+    masked_t.to_dense().pow(2).sum().backward()
+    masked_e.to_dense().pow(2).sum().backward()
+    np.testing.assert_allclose(de.grad.numpy(), dt_.grad.numpy(), rtol=1e-6)
+
+
+def test_check_sparse_tensor_invariants_flag():
+    checker_t, checker_e = torch.sparse.check_sparse_tensor_invariants, \
+        ember.sparse.check_sparse_tensor_invariants
+    assert checker_e.is_enabled() == checker_t.is_enabled()
+    with checker_t(), checker_e():
+        assert checker_e.is_enabled() == checker_t.is_enabled() is True
+        with checker_t(enable=False), checker_e(enable=False):
+            assert checker_e.is_enabled() == checker_t.is_enabled() is False
+    assert checker_e.is_enabled() == checker_t.is_enabled()
+
+    @checker_e()
+    def inside():
+        return checker_e.is_enabled()
+
+    assert inside() is True and checker_e.is_enabled() is False
+    with pytest.raises(RuntimeError):  # ember checks indices always
+        ember.sparse_coo_tensor([[5]], [1.0], (2,))

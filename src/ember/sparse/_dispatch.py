@@ -1,12 +1,13 @@
 """``ember.mm``, ``ember.addmm`` and ``ember.matmul`` that also take sparse (COO, CSR, CSC)
-operands, as torch's do. Dense arguments go straight to the dense operators (one type test in front)."""
+operands, as torch's do. Dense arguments go straight to the dense operators (two type tests
+in front)."""
 
 from __future__ import annotations
 
 import functools
 
-from ..ops import linalg as _dense
 from .._tensor import Tensor
+from ..ops import linalg as _dense
 from ..ops._registry import write_out
 from . import _ops
 from ._compressed import SparseCompressedTensor, compressed_mm

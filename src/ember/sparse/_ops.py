@@ -527,7 +527,8 @@ def index_select(sparse, dim, index):
     position, element = matches.nonzero().unbind(1)
     indices = sparse._idx[:, element].clone()
     indices[dim] = position
-    return SparseCOOTensor(indices, sparse._vals[element], size)
+    # torch flags a result of at most one element coalesced
+    return SparseCOOTensor(indices, sparse._vals[element], size, element.shape[0] <= 1)
 
 
 def select(sparse, dim, index):
@@ -556,4 +557,4 @@ def select(sparse, dim, index):
     if not kept_rows:  # the only sparse dim: the (summed) dense slice
         return values.sum(0)
     return SparseCOOTensor(sparse._idx[kept_rows][:, hits], values, size,
-                           sparse.is_coalesced())
+                           sparse.is_coalesced() or values.shape[0] <= 1)
