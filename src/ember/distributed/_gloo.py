@@ -236,16 +236,17 @@ class GlooGroup:
             for peer in range(n):
                 if peer != self.rank:
                     self._send(peer, seq, 0, array)
-            inputs = [array if peer == self.rank else self._recv(peer, seq, 0, array)
-                      for peer in range(n)]
-            # reduce in rank order on every rank (the same bits everywhere); ranks 0 and 1 may
-            # write into their own buffer at once, the others would overwrite an input
-            acc = array if self.rank < 2 else np.empty_like(array)
+            inputs = [np.ascontiguousarray(array).reshape(array.shape) if peer == self.rank
+                      else self._recv(peer, seq, 0, array) for peer in range(n)]
+            # reduce in rank order on every rank, all operands contiguous and the result in a
+            # fresh buffer: NumPy then takes the same inner loop everywhere (its SIMD loops may
+            # round differently from its strided ones, e.g. complex products with FMA), so
+            # every rank computes the same bits
+            acc = np.empty(array.shape, array.dtype)
             reduce_fn(inputs[0], inputs[1], acc)
             for x in inputs[2:]:
                 reduce_fn(acc, x, acc)
-            if acc is not array:
-                array[...] = acc
+            array[...] = acc
             return
         flat = array.reshape(-1)
         bounds = [i * flat.size // n for i in range(n + 1)]
