@@ -11,18 +11,17 @@ gradients reach the values given to :func:`sparse_csr_tensor`.
 
 from __future__ import annotations
 
-import math
-
 from .. import _dtype as dt
 from .._tensor import Size, Tensor, as_tensor, sparse_csc, sparse_csr
-from ._coo import SparseCOOTensor, _inner_repr, _repr_suffixes, _wrap_dim
+from ._base import SparseTensorBase
+from ._coo import SparseCOOTensor, _inner_repr, _repr_suffixes
 
 # What each layout calls its compressed and its plain indices, and its name in torch's errors.
 _NAMES = {sparse_csr: ("crow_indices", "col_indices", "SparseCsr", "row"),
           sparse_csc: ("ccol_indices", "row_indices", "SparseCsc", "column")}
 
 
-class SparseCompressedTensor:
+class SparseCompressedTensor(SparseTensorBase):
     """A 2-D sparse matrix in CSR or CSC form.
 
     Build one with :func:`ember.sparse_csr_tensor`, :func:`ember.sparse_csc_tensor`,
@@ -51,47 +50,6 @@ class SparseCompressedTensor:
     # ------------------------------------------------------------ metadata
 
     @property
-    def shape(self):
-        return self._size
-
-    def size(self, dim=None):
-        """The size, or the size of one dim.
-
-        Example::
-
-            >>> ember.zeros(2, 3).to_sparse_csr().size(1)
-            3
-        """
-        return self._size if dim is None else self._size[_wrap_dim(dim, 2)]
-
-    def dim(self):
-        """Always 2: a compressed tensor is a matrix."""
-        return 2
-
-    ndim = property(dim)
-
-    def numel(self):
-        """The number of elements of the dense equivalent.
-
-        Example::
-
-            >>> ember.zeros(2, 3).to_sparse_csr().numel()
-            6
-        """
-        return math.prod(self._size)
-
-    def __len__(self):
-        return self._size[0]
-
-    @property
-    def dtype(self):
-        return self._vals.dtype
-
-    @property
-    def device(self):
-        return self._vals.device
-
-    @property
     def layout(self):
         return self._layout
 
@@ -102,10 +60,6 @@ class SparseCompressedTensor:
     @property
     def is_sparse_csr(self):
         return self._layout is sparse_csr
-
-    @property
-    def is_cuda(self):
-        return self._vals.is_cuda
 
     def _nnz(self):
         """The number of specified elements.
@@ -185,18 +139,6 @@ class SparseCompressedTensor:
                            f"{_NAMES[self._layout][2]}")
 
     # ------------------------------------------------------------ autograd
-
-    @property
-    def requires_grad(self):
-        return self._vals.requires_grad
-
-    @property
-    def grad_fn(self):
-        return None if self._owns_values else self._vals.grad_fn
-
-    @property
-    def is_leaf(self):
-        return self._owns_values or not self._vals.requires_grad
 
     def detach(self):
         """The same indices and values, cut from the autograd graph."""
@@ -283,18 +225,6 @@ class SparseCompressedTensor:
         return SparseCompressedTensor(self._compressed.to(values.device),
                                       self._plain.to(values.device), values, self._size,
                                       self._layout)
-
-    def double(self):
-        return self.to(dt.float64)
-
-    def float(self):
-        return self.to(dt.float32)
-
-    def cpu(self):
-        return self.to("cpu")
-
-    def cuda(self, device=None):
-        return self.to(device if device is not None else "cuda")
 
     # ------------------------------------------------------------ products
 

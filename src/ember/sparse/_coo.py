@@ -11,19 +11,19 @@ operators on its ``values`` tensor, so autograd and CuPy come for free.
 
 from __future__ import annotations
 
-import math
 import numbers
 
 from .. import _dtype as dt
 from .._printing import PRINT_OPTS, _body
 from .._tensor import Size, Tensor, as_tensor, sparse_coo
+from ._base import SparseTensorBase
 
 _NOT_IMPLEMENTED = ("Could not run 'aten::{name}' with arguments from the '{backend}' backend. "
                     "This could be because the operator doesn't exist for this backend, or was "
                     "omitted during the selective/custom build process (if using custom build).")
 
 
-class SparseCOOTensor:
+class SparseCOOTensor(SparseTensorBase):
     """A sparse tensor in coordinate (COO) format, as torch's ``layout=torch.sparse_coo``.
 
     Build one with :func:`ember.sparse_coo_tensor` or ``Tensor.to_sparse()``.
@@ -50,73 +50,12 @@ class SparseCOOTensor:
     # ------------------------------------------------------------ metadata
 
     @property
-    def shape(self):
-        return self._size
-
-    def size(self, dim=None):
-        """The size, or the size of one dim.
-
-        Example::
-
-            >>> ember.zeros(2, 3).to_sparse().size(1)
-            3
-        """
-        if dim is None:
-            return self._size
-        return self._size[_wrap_dim(dim, len(self._size))]
-
-    def dim(self):
-        """The number of dims (sparse plus dense).
-
-        Example::
-
-            >>> ember.zeros(2, 3).to_sparse().dim()
-            2
-        """
-        return len(self._size)
-
-    @property
-    def ndim(self):
-        return len(self._size)
-
-    def numel(self):
-        """The number of elements of the dense equivalent.
-
-        Example::
-
-            >>> ember.zeros(2, 3).to_sparse().numel()
-            6
-        """
-        return math.prod(self._size)
-
-    def __len__(self):
-        if not self._size:
-            raise TypeError("len() of a 0-d tensor")
-        return self._size[0]
-
-    @property
-    def dtype(self):
-        return self._vals.dtype
-
-    @property
-    def device(self):
-        return self._vals.device
-
-    @property
     def layout(self):
         return sparse_coo
 
     @property
     def is_sparse(self):
         return True
-
-    @property
-    def is_cuda(self):
-        return self._vals.is_cuda
-
-    @property
-    def is_cpu(self):
-        return self._vals.is_cpu
 
     def sparse_dim(self):
         """How many leading dims are sparse (the rows of ``indices``).
@@ -205,18 +144,6 @@ class SparseCOOTensor:
         return self._vals
 
     # ------------------------------------------------------------ autograd
-
-    @property
-    def requires_grad(self):
-        return self._vals.requires_grad
-
-    @property
-    def grad_fn(self):
-        return None if self._owns_values else self._vals.grad_fn
-
-    @property
-    def is_leaf(self):
-        return self._owns_values or not self._vals.requires_grad
 
     def requires_grad_(self, requires_grad=True):
         """Make this tensor an autograd leaf whose ``.grad`` is sparse.
@@ -318,18 +245,6 @@ class SparseCOOTensor:
         values = self._vals.to(*args, **kwargs)
         indices = self._idx.to(values.device)
         return SparseCOOTensor(indices, values, self._size, self._coalesced)
-
-    def double(self):
-        return self.to(dt.float64)
-
-    def float(self):
-        return self.to(dt.float32)
-
-    def cpu(self):
-        return self.to("cpu")
-
-    def cuda(self, device=None):
-        return self.to(device if device is not None else "cuda")
 
     def clone(self):
         """A copy with its own indices and values.
@@ -573,13 +488,6 @@ def _is_scalar(value):
     if isinstance(value, Tensor):
         return value.dim() == 0
     return isinstance(value, numbers.Number)
-
-
-def _wrap_dim(dim, ndim):
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"Dimension out of range (expected to be in range of "
-                         f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {dim})")
-    return dim % max(ndim, 1)
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,

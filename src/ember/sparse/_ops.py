@@ -11,7 +11,8 @@ import math
 
 from .. import _dtype as dt
 from .._tensor import Tensor
-from ._coo import SparseCOOTensor, _is_scalar, _not_implemented, _wrap_dim
+from ._base import wrap_dim as _wrap_dim
+from ._coo import SparseCOOTensor, _is_scalar, _not_implemented
 
 
 def _ember():
