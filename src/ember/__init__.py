@@ -77,6 +77,7 @@ from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.signal import *  # noqa: F403  (hann_window, ..., kaiser_window)
+from .ops.foreach import *  # noqa: F403  (torch._foreach_add_, ...: fused optimisers)
 
 from . import autograd, cuda, fft, linalg, nn, serialization, special  # noqa: E402  (need the ops)
 from . import signal  # noqa: E402  (ember.signal.windows)
