@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import operator
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -854,14 +856,64 @@ _ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or 
              "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
 
 
-def _as_tuple(key):
+_SEQUENCE_AS_TUPLE = ("Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                      "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                      "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+                      "which will result either in an error or a different result")
+
+
+def _is_sequence(obj):
+    """Whether torch reads ``obj`` as a sequence of indices (Python's sequence protocol:
+    lists, tuples, ranges, strings, NumPy arrays...), to be turned into an index tensor."""
+    return isinstance(obj, (Sequence, np.ndarray)) and not isinstance(obj, Tensor)
+
+
+def _as_tuple(key, warn=True):
+    """The elements of an index, by torch's (NumPy's old) rule: a tuple is a tuple; a short
+    non-tuple sequence holding a slice, None, Ellipsis, a tensor or another sequence counts as
+    a tuple too (with torch's deprecation warning); anything else is one element.
+
+    >>> _as_tuple([0, slice(None)])  # doctest: +SKIP
+    (0, slice(None, None, None))
+    """
     if type(key) is tuple:
         return key
-    if isinstance(key, list) and len(key) < 32 and any(
-            k is None or k is Ellipsis or isinstance(k, (list, tuple, slice, Tensor, np.ndarray))
-            for k in key):
-        return tuple(key)
+    if type(key) is np.ndarray or not _is_sequence(key) or len(key) >= 32:
+        return (key,)
+    for k in key:
+        if k is None or k is Ellipsis or isinstance(k, (slice, Tensor)) or _is_sequence(k):
+            if warn:
+                import warnings
+
+                warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=4)
+            return tuple(key)
     return (key,)
+
+
+def _type_name(item):
+    """The type's name as torch's messages give it (``range``, ``numpy.float64``)."""
+    kind = type(item)
+    if kind.__module__ == "builtins" or kind.__flags__ & _HEAP_TYPE:
+        return kind.__name__
+    return f"{kind.__module__}.{kind.__name__}"
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, named without its module
+
+
+def _sequence_index(item, device):
+    """A sequence used as an index, as the index tensor torch makes of it: bool (a mask) and
+    uint8 (a deprecated mask) stay, any other element type becomes int64 (floats truncate)."""
+    from .._tensor import tensor
+
+    if isinstance(item, range):
+        return tensor(np.arange(item.start, item.stop, item.step, dtype=np.int64), device=device)
+    if isinstance(item, (list, tuple)) and len(item) == 0:
+        return tensor([], dtype=dt.int64, device=device)
+    result = tensor(item, device=device)
+    if result._data.dtype not in (np.bool_, np.uint8, np.int64):
+        result = result.to(dt.int64)
+    return result
 
 
 def _slice_bound(v):
@@ -890,22 +942,14 @@ def _classify(item, device, tensor_scalars_as_int):
         return "none", None
     if item is Ellipsis:
         return "ellipsis", None
-    if isinstance(item, (bool, np.bool_)):
-        return "bool", bool(item)
+    if isinstance(item, bool):
+        return "bool", item
     if isinstance(item, (int, np.integer)):
         return "int", int(item)
     if isinstance(item, slice):
         return "slice", _norm_slice(item)
-    if isinstance(item, (list, tuple, np.ndarray)):
-        from .._tensor import tensor
-
-        if isinstance(item, (list, tuple)) and len(item) == 0:
-            item = tensor([], dtype=dt.int64, device=device)
-        else:
-            try:
-                item = tensor(item, device=device)
-            except TypeError:
-                raise IndexError(_BAD_INDEX.format(type(item).__name__)) from None
+    if _is_sequence(item):
+        item = _sequence_index(item, device)
     if isinstance(item, Tensor):
         kind = item._data.dtype
         if kind == np.uint8:
@@ -924,9 +968,9 @@ def _classify(item, device, tensor_scalars_as_int):
         if item._data.ndim == 0 and tensor_scalars_as_int and item._device is not META:
             return "int", int(item.item())
         return "index", _to_device(item, device)
-    if isinstance(item, str):
-        raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
-    raise IndexError(_BAD_INDEX.format(type(item).__name__))
+    if hasattr(type(item), "__index__"):
+        return "int", operator.index(item)
+    raise IndexError(_BAD_INDEX.format(_type_name(item)))
 
 
 def _parse(self, key, tensor_scalars_as_int=True):
@@ -1012,7 +1056,7 @@ def _parse(self, key, tensor_scalars_as_int=True):
 def _has_tensor_index(key):
     """Whether an index holds index tensors or masks (not just Python bools): torch then
     requires a value of the same dtype."""
-    return any(isinstance(k, (Tensor, list, np.ndarray)) for k in _as_tuple(key))
+    return any(isinstance(k, Tensor) or _is_sequence(k) for k in _as_tuple(key, warn=False))
 
 
 _FULL = slice(None)

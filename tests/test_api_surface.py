@@ -1,0 +1,117 @@
+"""What real PyTorch programs reach for at the edges of the API: any sequence as an index,
+devices such as ``cpu:0``, factories given ``size=``, the rarer Tensor attributes, keyword
+arguments and top-level names, each against torch."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from conftest import assert_same, make_pair
+
+
+def _outcome(fn):
+    """``fn()``'s result as a comparable value, or the type of the exception it raised."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fn()
+    except Exception as err:  # noqa: BLE001 - the exception type is what is compared
+        return type(err)
+    if hasattr(result, "shape"):
+        return tuple(result.shape), np.asarray(result.detach().cpu().numpy()).tolist()
+    return result
+
+
+def _raises_like(fn_e, fn_t, match=None):
+    """Both calls raise the same exception type (and ember's message matches ``match``)."""
+    with pytest.raises(Exception) as t_err:
+        fn_t()
+    with pytest.raises(type(t_err.value), match=match):
+        fn_e()
+
+
+# ---------------------------------------------------------------- sequences as indices
+
+
+class _Index:
+    """An object that is not an int but converts to one (``__index__``)."""
+
+    def __index__(self):
+        return 2
+
+
+INDEX_KEYS = {
+    "range": lambda m: range(3),
+    "range with a list": lambda m: (range(3), [1, 2, 3]),
+    "stepped range": lambda m: range(0, 4, 2),
+    "empty range": lambda m: range(0),
+    "range in a tuple": lambda m: (range(2),),
+    "list of ranges": lambda m: [range(2), range(2)],
+    "numpy int64": lambda m: np.array([0, 2]),
+    "numpy int32": lambda m: np.array([0, 2], dtype=np.int32),
+    "numpy 2-d": lambda m: np.array([[0, 1], [2, 3]]),
+    "numpy bool": lambda m: np.array([True, False, True, False]),
+    "numpy float": lambda m: np.array([0.7, 1.9]),
+    "numpy 0-d": lambda m: np.array(1),
+    "nested list": lambda m: [[0, 1], [2, 3]],
+    "bool list": lambda m: [True, False, True, False],
+    "float list": lambda m: [0.0, 1.0],
+    "float list, int": lambda m: ([0.0, 1.0], 0),
+    "list with a slice": lambda m: [0, slice(None)],
+    "list with None": lambda m: [0, None],
+    "list of tensors": lambda m: [m.tensor(0), m.tensor(1)],
+    "__index__": lambda m: _Index(),
+    "__index__ in a tuple": lambda m: (1, _Index()),
+    "long list": lambda m: [0] * 40,
+    "float": lambda m: 1.0,
+    "numpy float scalar": lambda m: np.float64(1.0),
+    "numpy bool scalar": lambda m: np.bool_(True),
+    "set": lambda m: {1, 2},
+    "string": lambda m: "a",
+    "bytes": lambda m: b"ab",
+}
+
+
+@pytest.mark.parametrize("name", INDEX_KEYS)
+def test_sequence_index_reads_as_torch(name):
+    make_key = INDEX_KEYS[name]
+    e = ember.arange(24).reshape(4, 6)
+    t = torch.arange(24).reshape(4, 6)
+    assert _outcome(lambda: e[make_key(ember)]) == _outcome(lambda: t[make_key(torch)])
+
+
+@pytest.mark.parametrize("name", ["range with a list", "numpy int64", "nested list", "bool list",
+                                  "__index__", "list with a slice"])
+def test_sequence_index_writes_as_torch(name):
+    make_key = INDEX_KEYS[name]
+    e = ember.arange(24).reshape(4, 6)
+    t = torch.arange(24).reshape(4, 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e[make_key(ember)] = -1
+        t[make_key(torch)] = -1
+    assert_same(e, t)
+
+
+def test_sequence_taken_as_tuple_warns_as_torch():
+    e = ember.arange(24).reshape(4, 6)
+    with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):
+        e[[0, slice(None)]]
+
+
+def test_bad_index_names_its_type_as_torch():
+    e = ember.arange(6)
+    with pytest.raises(IndexError, match=r"\(got numpy.float64\)"):
+        e[np.float64(1.0)]
+    with pytest.raises(IndexError, match=r"\(got set\)"):
+        e[{1}]
+
+
+def test_range_index_has_gradients():
+    e, t = make_pair(np.arange(12.0).reshape(4, 3), requires_grad=True)
+    (e[range(3), [0, 1, 2]] * 2).sum().backward()
+    (t[range(3), [0, 1, 2]] * 2).sum().backward()
+    assert_same(e.grad, t.grad)
