@@ -115,3 +115,41 @@ def test_range_index_has_gradients():
     (e[range(3), [0, 1, 2]] * 2).sum().backward()
     (t[range(3), [0, 1, 2]] * 2).sum().backward()
     assert_same(e.grad, t.grad)
+
+
+# ---------------------------------------------------------------- devices with an index
+
+
+def test_cpu_device_with_index_is_kept_but_tensors_land_on_cpu():
+    assert repr(ember.device("cpu:0")) == repr(torch.device("cpu:0"))
+    assert (ember.device("cpu:0") == ember.device("cpu")) == (torch.device("cpu:0") ==
+                                                              torch.device("cpu"))
+    assert str(ember.device("cpu", 0)) == str(torch.device("cpu", 0))
+    made = {
+        "zeros": lambda m: m.zeros(2, device="cpu:0"),
+        "tensor": lambda m: m.tensor([1.0], device="cpu:0"),
+        "randn": lambda m: m.randn(2, device=m.device("cpu", 0)),
+        "to": lambda m: m.ones(2).to("cpu:0"),
+        "to device=": lambda m: m.ones(2).to(device=m.device("cpu:3")),
+        "new_zeros": lambda m: m.ones(2).new_zeros(2, device="cpu:0"),
+        "zeros_like": lambda m: m.zeros_like(m.ones(2), device="cpu:0"),
+        "Linear": lambda m: m.nn.Linear(2, 2, device="cpu:0").weight,
+        "module.to": lambda m: m.nn.Linear(2, 2).to("cpu:0").weight,
+        "meta:0": lambda m: m.zeros(2, device="meta:0"),
+    }
+    for name, make in made.items():
+        assert repr(make(ember).device) == repr(make(torch).device), name
+    assert repr(ember.Generator(device="cpu:0").device) == repr(
+        torch.Generator(device="cpu:0").device)
+
+
+def test_cpu0_tensor_mixes_with_cpu_tensor():
+    e = ember.ones(2, device="cpu:0") + ember.arange(2.0)
+    t = torch.ones(2, device="cpu:0") + torch.arange(2.0)
+    assert_same(e, t)
+    assert_same(ember.arange(3.0).to("cpu:0") * 2, torch.arange(3.0).to("cpu:0") * 2)
+
+
+@pytest.mark.parametrize("text", ["cpu:00", "cuda:01", "cpu:-1", "cpu: 0", "cpu:x"])
+def test_bad_device_strings_raise_as_torch(text):
+    _raises_like(lambda: ember.device(text), lambda: torch.device(text), match="Invalid device")

@@ -73,7 +73,7 @@ class device:
             if index is not None:
                 raise RuntimeError(f"type (string) must not include an index because index was "
                                    f"passed explicitly: {type}")
-            if not idx.isdigit():
+            if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
                 raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(idx)
         if kind not in ("cpu", "cuda", "meta"):
@@ -135,8 +135,17 @@ def to_device(d):
 
 
 def canonical(d):
-    """The device a tensor actually lands on: ``cuda`` becomes ``cuda:<current>``."""
+    """The device a tensor actually lands on: ``cuda`` becomes ``cuda:<current>``; ``cpu:0``
+    (any index) is ``cpu`` and ``meta:0`` is ``meta``, as torch's tensors report them.
+
+    >>> canonical("cpu:0")
+    device(type='cpu')
+    """
     d = to_device(d)
+    if d.type == "cpu":
+        return CPU
+    if d.type == "meta":
+        return META
     if d.type == "cuda":
         cp = require_cupy()
         index = cp.cuda.Device().id if d.index is None else d.index

@@ -763,8 +763,7 @@ def _target_device(location, map_location):
                 "Attempting to deserialize object on a CUDA device but ember.cuda.is_available()"
                 " is False. If you are running on a CPU-only machine, please use ember.load "
                 "with map_location=ember.device('cpu') to map your storages to the CPU.")
-        return canonical(target)
-    return target
+    return canonical(target)
 
 
 def _place_storage(array, location, map_location):

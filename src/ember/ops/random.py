@@ -77,7 +77,7 @@ class Generator:
         device = _device_type(device) if not isinstance(device, _device_type) else device
         if device.type == "meta":
             raise RuntimeError("META device type not an accelerator.")
-        if device.type == "cuda" and device.index is None:
+        if device.type == "cpu" or (device.type == "cuda" and device.index is None):
             device = canonical(device)
         self._device = device
         self._seed = _DEFAULT_SEED
