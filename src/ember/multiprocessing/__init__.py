@@ -30,7 +30,9 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import CPU
 from .._tensor import Tensor
+from . import _channel
 from ._cuda_ipc import reduce_cuda_tensor, share_cuda_
+from ._queue import Queue  # noqa: F401  (replaces multiprocessing.Queue)
 
 __all__ = list(multiprocessing.__all__) + ["set_sharing_strategy", "get_sharing_strategy",
                                            "get_all_sharing_strategies", "spawn",
@@ -133,7 +135,7 @@ def _address(array):
 
 
 def _rebuild_shared(dup_fd, nbytes, dtype_name, offset, shape, strides, requires_grad, kind):
-    fd = dup_fd.detach()
+    fd = _receive_fd(dup_fd)
     buffer = mmap.mmap(fd, max(nbytes, 1))
     _remember(buffer, fd)
     dtype = getattr(dt, dtype_name)
@@ -147,6 +149,21 @@ def _rebuild_shared(dup_fd, nbytes, dtype_name, offset, shape, strides, requires
     if requires_grad:
         t.requires_grad_()
     return t
+
+
+def _receive_fd(handle):
+    """The descriptor behind ``handle``: attached to the message (``ember.multiprocessing.Queue``,
+    DataLoader workers) or fetched from the sending process (Python's queues and pipes), which
+    fails once that process has exited."""
+    try:
+        return handle.detach()
+    except (OSError, EOFError) as error:
+        raise RuntimeError(
+            "could not receive a shared tensor: the process that sent it exited (or closed "
+            "its end) before the tensor's shared memory was received. Keep the sender alive "
+            "until its tensors are received, or send through ember.multiprocessing.Queue, "
+            f"whose items carry their memory with them ({type(error).__name__}: {error})"
+        ) from error
 
 
 def _reduce_tensor(tensor):
@@ -165,7 +182,7 @@ def _reduce_tensor(tensor):
     offset = _address(tensor._data) - _address(np.frombuffer(buffer, dtype=np.uint8)) \
         if tensor._data.size else 0
     return (_rebuild_shared,
-            (reduction.DupFd(_SHARED_FDS[buffer]), len(buffer), tensor.dtype.name, offset,
+            (_channel.fd_handle(_SHARED_FDS[buffer]), len(buffer), tensor.dtype.name, offset,
              tensor._data.shape, tensor._data.strides, tensor.requires_grad,
              type(tensor).__name__))
 
