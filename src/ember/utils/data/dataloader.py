@@ -18,8 +18,10 @@ import os
 import queue
 import random
 import signal
+import socket
 import sys
 import threading
+import time
 import traceback
 import warnings
 import weakref
@@ -30,6 +32,7 @@ from ... import _device
 from ... import _dtype as dt
 from ... import multiprocessing as _multiprocessing  # noqa: F401  (tensors go through shm)
 from ..._tensor import Tensor
+from ...multiprocessing import _channel
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -38,7 +41,9 @@ __all__ = ["DataLoader", "get_worker_info", "WorkerInfo"]
 
 _CPU = _device.device("cpu")
 
-_STATUS_CHECK_INTERVAL = 1.0  # seconds between checks that workers are alive
+_STATUS_CHECK_INTERVAL = 1.0  # seconds between a worker's checks that the main process lives
+_DEATH_CHECK_INTERVAL = 0.1  # seconds between the main process's checks that workers live
+_SHUTDOWN_GRACE = 5.0  # seconds a worker has to exit once asked, before it is terminated
 _worker_info = None
 
 
@@ -185,11 +190,51 @@ def _alive(pid):
     return True
 
 
-def _worker_loop(dataset, index_queue, result_queue, done_event, auto_collation, collate_fn,
+# Tests make a worker die at a chosen point of handing a batch over, to prove that every such
+# moment ends in the main process's "exited unexpectedly" error. The variable holds
+# "stage:batch:action": stage "fetched" (batch made, not yet pickled), "packed" (its tensors in
+# shared memory, descriptors copied, nothing sent) or "sent"; batch counts the batches worker 0
+# has made (from 1); action "kill" (SIGKILL) or "exit" (os._exit(1)).
+_FAULT_VARIABLE = "EMBER_DATALOADER_TEST_FAULT"
+
+
+def _fault_from_environment(worker_id):
+    spec = os.environ.get(_FAULT_VARIABLE)
+    if not spec or worker_id != 0:
+        return None
+    stage, batch, action = spec.split(":")
+    return stage, int(batch), action
+
+
+def _fault_point(fault, stage, batch):
+    if fault is None or fault[:2] != (stage, batch):
+        return
+    if fault[2] == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    os._exit(1)
+
+
+def _send_result(result_socket, send_idx, data, worker_id, fault, batch):
+    """Send one result; an unpicklable batch is sent as the error it raised."""
+    _fault_point(fault, "fetched", batch)
+    try:
+        packet = _channel.pack((send_idx, data))
+    except Exception:
+        error = _ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id} "
+                                                  f"(sending the batch)")
+        packet = _channel.pack((send_idx, error))
+    _fault_point(fault, "packed", batch)
+    _channel.send_packet(result_socket, packet)
+    _fault_point(fault, "sent", batch)
+
+
+def _worker_loop(dataset, index_queue, result_socket, stop_flag, auto_collation, collate_fn,
                  drop_last, base_seed, init_fn, worker_id, num_workers, parent_pid):
-    """The body of a worker process."""
+    """The body of a worker process: fetch the batches its index queue names and send them,
+    until the main process sets ``stop_flag``, sends None, shuts the result socket or dies."""
     global _worker_info
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    fault = _fault_from_environment(worker_id)
     try:
         seed = base_seed + worker_id
         _seed_worker(base_seed, worker_id)
@@ -204,14 +249,15 @@ def _worker_loop(dataset, index_queue, result_queue, done_event, auto_collation,
             init_error = _ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process "
                                                           f"{worker_id}")
         iterable_done = False
-        while True:
+        batches = 0
+        while not stop_flag.value:
             if not _alive(parent_pid):  # the main process died: nothing left to serve
                 break
             try:
                 task = index_queue.get(timeout=_STATUS_CHECK_INTERVAL)
             except queue.Empty:
                 continue
-            if task is None or done_event.is_set():
+            if task is None or stop_flag.value:
                 break
             send_idx, indices = task
             if init_error is not None:
@@ -227,13 +273,11 @@ def _worker_loop(dataset, index_queue, result_queue, done_event, auto_collation,
                 except Exception:
                     data = _ExceptionWrapper(sys.exc_info(),
                                              f"in DataLoader worker process {worker_id}")
-            result_queue.put((send_idx, data))
+            batches += 1
+            _send_result(result_socket, send_idx, data, worker_id, fault, batches)
             del data
-    except KeyboardInterrupt:
-        pass
-    if done_event.is_set():
-        result_queue.cancel_join_thread()
-        result_queue.close()
+    except (KeyboardInterrupt, BrokenPipeError, ConnectionResetError):
+        pass  # Ctrl-C, or the main process closed the result socket: it wants no more
 
 
 class DataLoader:
@@ -334,7 +378,7 @@ class DataLoader:
         if self.num_workers == 0:
             return _SingleProcessIter(self)
         if self.persistent_workers:
-            if self._iterator is None:
+            if self._iterator is None or self._iterator._shutdown:
                 self._iterator = _MultiProcessIter(self)
             else:
                 self._iterator._reset(self)
@@ -454,21 +498,30 @@ class _MultiProcessIter:
         self._shutdown = False
         self._workers = []
         self._index_queues = []
-        self._result_queue = context.Queue()
-        self._done_event = context.Event()
+        self._stop_flag = context.RawValue("b", 0)
+        self._result_socket, writer = _channel.socket_pair()
         base_seed = loader._base_seed()
-        for worker_id in range(self._num_workers):
-            index_queue = context.Queue()
-            index_queue.cancel_join_thread()
-            worker = context.Process(
-                target=_worker_loop,
-                args=(loader.dataset, index_queue, self._result_queue, self._done_event,
-                      loader._auto_collation, loader.collate_fn, loader.drop_last, base_seed,
-                      loader.worker_init_fn, worker_id, self._num_workers, os.getpid()),
-                daemon=True)
-            worker.start()
-            self._index_queues.append(index_queue)
-            self._workers.append(worker)
+        try:
+            for worker_id in range(self._num_workers):
+                index_queue = context.Queue()
+                index_queue.cancel_join_thread()
+                worker = context.Process(
+                    target=_worker_loop,
+                    args=(loader.dataset, index_queue, writer, self._stop_flag,
+                          loader._auto_collation, loader.collate_fn, loader.drop_last,
+                          base_seed, loader.worker_init_fn, worker_id, self._num_workers,
+                          os.getpid()),
+                    daemon=True)
+                self._index_queues.append(index_queue)
+                worker.start()
+                self._workers.append(worker)
+        finally:
+            writer.close()  # the workers hold it now: all of them gone is an end of file
+        self._results = queue.SimpleQueue()
+        self._receiver = threading.Thread(target=_receive_results,
+                                          args=(self._result_socket, self._results),
+                                          name="DataLoaderResultReceiver", daemon=True)
+        self._receiver.start()
         _live_iterators.add(self)
         self._reset(loader, first=True)
 
@@ -505,34 +558,35 @@ class _MultiProcessIter:
         self._tasks_outstanding += 1
         self._send_idx += 1
 
-    def _get_data(self):
-        """One (idx, data) from the result queue, with timeouts and dead-worker checks."""
-        waited = 0.0
+    def _get_data(self, deadline):
+        """One (idx, data) from the workers. Raises torch's errors when a worker has died or
+        when ``deadline`` (a ``time.monotonic()`` value, or None) passes first; either way the
+        workers are stopped first."""
         while True:
-            interval = _STATUS_CHECK_INTERVAL
-            if self._timeout > 0:
-                interval = min(interval, self._timeout - waited)
+            wait_for = _DEATH_CHECK_INTERVAL
+            if deadline is not None:
+                wait_for = min(wait_for, deadline - time.monotonic())
             try:
-                return self._result_queue.get(timeout=max(interval, 0.01))
+                return self._results.get(timeout=max(wait_for, 0.0))
             except queue.Empty:
-                waited += interval
-                dead = [w for w in self._workers if not w.is_alive()]
-                if dead:
-                    pids = ", ".join(str(w.pid) for w in dead)
-                    codes = {w.exitcode for w in dead}
-                    self._shutdown_workers()
-                    detail = ""
-                    if any(code is not None and code < 0 for code in codes):
-                        detail = " (killed by signal: " + ", ".join(
-                            signal.Signals(-c).name for c in codes if c is not None and c < 0) + ")"
-                    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited "
-                                       f"unexpectedly{detail}") from None
-                if self._timeout > 0 and waited >= self._timeout:
-                    self._shutdown_workers()
-                    raise RuntimeError(f"DataLoader timed out after {self._timeout} "
-                                       "seconds") from None
+                pass
+            self._raise_if_a_worker_died()
+            if deadline is not None and time.monotonic() >= deadline:
+                self._shutdown_workers(grace=0)
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} "
+                                   "seconds") from None
+
+    def _raise_if_a_worker_died(self):
+        dead = [w for w in self._workers if not w.is_alive()]
+        if not dead:
+            return
+        self._shutdown_workers(grace=0)
+        pids = ", ".join(str(w.pid) for w in dead)
+        raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited "
+                           f"unexpectedly") from _death_detail(dead[0])
 
     def __next__(self):
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
             while self._rcvd_idx < self._send_idx:
                 info = self._task_info.get(self._rcvd_idx)
@@ -553,7 +607,10 @@ class _MultiProcessIter:
                 return self._process(data)
             if self._shutdown:
                 raise StopIteration
-            idx, data = self._get_data()
+            idx, data = self._get_data(deadline)
+            if isinstance(data, _ReceiveError):
+                self._shutdown_workers(grace=0)
+                data.reraise()
             self._tasks_outstanding -= 1
             if isinstance(data, _IterableStop):
                 self._workers_active[data.worker_id] = False
@@ -577,42 +634,84 @@ class _MultiProcessIter:
             data.reraise()
         return pin_memory(data) if self._pin else data
 
-    def _shutdown_workers(self):
+    def _shutdown_workers(self, grace=_SHUTDOWN_GRACE):
+        """Stop the workers: ask them to stop, close the result socket (a worker blocked
+        sending gets a broken pipe), give them ``grace`` seconds to exit, then terminate them.
+        Batches still in flight are dropped with the socket, their shared memory with them."""
         if self._shutdown:
             return
         self._shutdown = True
         _live_iterators.discard(self)
-        self._done_event.set()
+        self._stop_flag.value = 1
         for q in self._index_queues:
             try:
                 q.put(None)
             except (OSError, ValueError):
                 pass
-        for worker in self._workers:
-            worker.join(timeout=5)
-            if worker.is_alive():
-                worker.terminate()
-                worker.join(timeout=5)
+        try:
+            self._result_socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        _stop_processes(self._workers, grace)
+        if self._receiver is not threading.current_thread():  # __del__ may run in any thread
+            self._receiver.join()
+        self._result_socket.close()
         for q in self._index_queues:
             q.cancel_join_thread()
             q.close()
-        self._drain_results()
-        self._result_queue.cancel_join_thread()
-        self._result_queue.close()
-
-    def _drain_results(self):
-        """Receive what the workers left on the queue so its shared memory is released."""
-        while True:
-            try:
-                self._result_queue.get(timeout=0.05)
-            except (queue.Empty, OSError, ValueError, EOFError):
-                return
 
     def __del__(self):
         try:
             self._shutdown_workers()
         except Exception:  # interpreter shutdown: queues may already be gone
             pass
+
+
+class _ReceiveError:
+    """A batch that arrived but could not be unpickled in the main process."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def reraise(self):
+        raise self.error
+
+
+def _receive_results(result_socket, results):
+    """The main process's receiving thread: unpickle each batch as it arrives, so that a
+    Ctrl-C in the main thread never finds a batch half received (descriptors not yet owned)."""
+    while True:
+        try:
+            item = _channel.receive(result_socket)
+        except (EOFError, OSError):  # every worker is gone, or the iterator shut the socket
+            return
+        except Exception as error:
+            item = (None, _ReceiveError(error))
+        results.put(item)
+
+
+def _stop_processes(processes, grace):
+    """Join ``processes``, terminating (then killing) those still alive after ``grace`` s."""
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(timeout=max(deadline - time.monotonic(), 0))
+    for stop in ("terminate", "kill"):
+        alive = [p for p in processes if p.is_alive()]
+        for process in alive:
+            getattr(process, stop)()
+        for process in alive:
+            process.join(timeout=_SHUTDOWN_GRACE)
+
+
+def _death_detail(process):
+    """torch's description of how a worker died (the cause of the "exited unexpectedly")."""
+    code = process.exitcode
+    if code is not None and code < 0:
+        return RuntimeError(f"DataLoader worker (pid {process.pid}) is killed by signal: "
+                            f"{signal.strsignal(-code)}. ")
+    return RuntimeError(f"DataLoader worker (pid {process.pid}) exited unexpectedly with exit "
+                        f"code {code}. Details are lost due to multiprocessing. Rerunning with "
+                        f"num_workers=0 may give better error trace.")
 
 
 _live_iterators = weakref.WeakSet()  # iterators with running workers, shut down at exit
