@@ -23,6 +23,20 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from . import _passes as passes
+from ._annotations import (
+    Attribute,
+    CompilationUnit,
+    Error,
+    Final,
+    annotate,
+    enable_onednn_fusion,
+    export_opnames,
+    interface,
+    onednn_fusion_enabled,
+    script_if_tracing,
+    set_fusion_strategy,
+    strict_fusion,
+)
 from ._ir import Graph, Node, Value
 from ._module import RecursiveScriptModule, ScriptFunction, ScriptModule
 from ._passes import freeze, optimize_for_inference
@@ -32,7 +46,10 @@ from ._tracer import TracerWarning, is_tracing, trace_graph
 __all__ = ["trace", "trace_module", "script", "save", "load", "freeze", "optimize_for_inference",
            "ScriptModule", "ScriptFunction", "RecursiveScriptModule", "TracerWarning",
            "TracingCheckError", "Graph", "Node", "Value", "ignore", "unused", "export",
-           "is_scripting", "is_tracing", "passes"]
+           "is_scripting", "is_tracing", "passes", "Attribute", "CompilationUnit", "Error",
+           "Final", "annotate", "enable_onednn_fusion", "export_opnames", "interface",
+           "isinstance", "onednn_fusion_enabled", "script_if_tracing", "set_fusion_strategy",
+           "strict_fusion"]
 
 
 class TracingCheckError(Exception):
@@ -315,3 +332,13 @@ Example::
     ... def helper(x):
     ...     return x
 """
+
+
+def __getattr__(name):
+    # ``ember.jit.isinstance`` is served here so that this module's own code keeps Python's
+    # builtin ``isinstance``
+    if name == "isinstance":
+        from ._annotations import isinstance as jit_isinstance
+
+        return jit_isinstance
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
