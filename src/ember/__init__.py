@@ -152,6 +152,7 @@ from .storage import (  # noqa: E402  (torch.UntypedStorage, torch.FloatStorage,
 )
 from . import quasirandom  # noqa: E402  (ember.quasirandom.SobolEngine)
 from . import library  # noqa: E402  (ember.library.custom_op; ops in ember.ops.<ns>)
+from . import _C  # noqa: E402, F401  (torch._C's switches that programs flip)
 
 __version__ = "0.1.0"
 
