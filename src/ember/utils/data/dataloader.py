@@ -25,6 +25,7 @@ import time
 import traceback
 import warnings
 import weakref
+from multiprocessing.connection import wait
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from ... import _device
 from ... import _dtype as dt
 from ... import multiprocessing as _multiprocessing  # noqa: F401  (tensors go through shm)
 from ..._tensor import Tensor
+from ..._traceback import hide_internal_frames
 from ...multiprocessing import _channel
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
@@ -228,10 +230,25 @@ def _send_result(result_socket, send_idx, data, worker_id, fault, batch):
     _fault_point(fault, "sent", batch)
 
 
-def _worker_loop(dataset, index_queue, result_socket, stop_flag, auto_collation, collate_fn,
-                 drop_last, base_seed, init_fn, worker_id, num_workers, parent_pid):
-    """The body of a worker process: fetch the batches its index queue names and send them,
-    until the main process sets ``stop_flag``, sends None, shuts the result socket or dies."""
+def _next_task(task_socket, parent_pid):
+    """The next (send_idx, indices) from the main process; None when the main process says
+    stop, closes the socket, or has died."""
+    while _alive(parent_pid):
+        if not wait([task_socket], _STATUS_CHECK_INTERVAL):
+            continue
+        try:
+            return _channel.receive(task_socket, block=False)
+        except BlockingIOError:
+            continue
+        except (EOFError, OSError):
+            return None
+    return None
+
+
+def _worker_loop(dataset, task_socket, result_socket, auto_collation, collate_fn, drop_last,
+                 base_seed, init_fn, worker_id, num_workers, parent_pid):
+    """The body of a worker process: fetch the batches the main process names and send them,
+    until it sends None, shuts the task or result socket, or dies."""
     global _worker_info
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
     fault = _fault_from_environment(worker_id)
@@ -250,14 +267,9 @@ def _worker_loop(dataset, index_queue, result_socket, stop_flag, auto_collation,
                                                           f"{worker_id}")
         iterable_done = False
         batches = 0
-        while not stop_flag.value:
-            if not _alive(parent_pid):  # the main process died: nothing left to serve
-                break
-            try:
-                task = index_queue.get(timeout=_STATUS_CHECK_INTERVAL)
-            except queue.Empty:
-                continue
-            if task is None or stop_flag.value:
+        while True:
+            task = _next_task(task_socket, parent_pid)
+            if task is None:
                 break
             send_idx, indices = task
             if init_error is not None:
@@ -470,10 +482,14 @@ class _SingleProcessIter:
         return self
 
     def __next__(self):
-        indices = next(self._sampler_iter)
-        batch = self._fetcher.fetch(indices)
-        self._yielded += 1
-        return pin_memory(batch) if self._pin else batch
+        try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
+            indices = next(self._sampler_iter)
+            batch = self._fetcher.fetch(indices)
+            self._yielded += 1
+            return pin_memory(batch) if self._pin else batch
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
 
     def __len__(self):
         return len(self._loader)
@@ -497,23 +513,24 @@ class _MultiProcessIter:
         self._context = context
         self._shutdown = False
         self._workers = []
-        self._index_queues = []
-        self._stop_flag = context.RawValue("b", 0)
+        self._task_sockets = []
+        self._receiver = None
         self._result_socket, writer = _channel.socket_pair()
         base_seed = loader._base_seed()
         try:
             for worker_id in range(self._num_workers):
-                index_queue = context.Queue()
-                index_queue.cancel_join_thread()
+                task_socket, worker_end = _channel.socket_pair()
+                self._task_sockets.append(task_socket)
                 worker = context.Process(
                     target=_worker_loop,
-                    args=(loader.dataset, index_queue, writer, self._stop_flag,
-                          loader._auto_collation, loader.collate_fn, loader.drop_last,
-                          base_seed, loader.worker_init_fn, worker_id, self._num_workers,
-                          os.getpid()),
+                    args=(loader.dataset, worker_end, writer, loader._auto_collation,
+                          loader.collate_fn, loader.drop_last, base_seed, loader.worker_init_fn,
+                          worker_id, self._num_workers, os.getpid()),
                     daemon=True)
-                self._index_queues.append(index_queue)
-                worker.start()
+                try:
+                    worker.start()
+                finally:
+                    worker_end.close()
                 self._workers.append(worker)
         finally:
             writer.close()  # the workers hold it now: all of them gone is an end of file
@@ -553,7 +570,7 @@ class _MultiProcessIter:
                 break
         else:
             return
-        self._index_queues[worker_id].put((self._send_idx, indices))
+        self._send_task(worker_id, (self._send_idx, indices))
         self._task_info[self._send_idx] = (worker_id,)
         self._tasks_outstanding += 1
         self._send_idx += 1
@@ -586,6 +603,13 @@ class _MultiProcessIter:
                            f"unexpectedly") from _death_detail(dead[0])
 
     def __next__(self):
+        try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
+            return self._next_batch()
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+
+    def _next_batch(self):
         deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
             while self._rcvd_idx < self._send_idx:
@@ -614,7 +638,8 @@ class _MultiProcessIter:
             self._tasks_outstanding -= 1
             if isinstance(data, _IterableStop):
                 self._workers_active[data.worker_id] = False
-                self._index_queues[data.worker_id].put(None) if not self._persistent else None
+                if not self._persistent:
+                    self._send_task(data.worker_id, None)
                 self._try_put_index()
                 continue
             if idx != self._rcvd_idx and self._in_order:
@@ -625,6 +650,12 @@ class _MultiProcessIter:
                 return self._process(data, advance=False)
             del self._task_info[idx]
             return self._process(data)
+
+    def _send_task(self, worker_id, task):
+        try:
+            _channel.send(self._task_sockets[worker_id], task)
+        except OSError:  # the worker has died: the next wait for a batch reports it
+            pass
 
     def _process(self, data, advance=True):
         if advance:
@@ -642,23 +673,16 @@ class _MultiProcessIter:
             return
         self._shutdown = True
         _live_iterators.discard(self)
-        self._stop_flag.value = 1
-        for q in self._index_queues:
+        for sock in self._task_sockets + [self._result_socket]:
             try:
-                q.put(None)
-            except (OSError, ValueError):
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
                 pass
-        try:
-            self._result_socket.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
         _stop_processes(self._workers, grace)
-        if self._receiver is not threading.current_thread():  # __del__ may run in any thread
+        if self._receiver not in (None, threading.current_thread()):  # __del__: any thread
             self._receiver.join()
-        self._result_socket.close()
-        for q in self._index_queues:
-            q.cancel_join_thread()
-            q.close()
+        for sock in self._task_sockets + [self._result_socket]:
+            sock.close()
 
     def __del__(self):
         try:
