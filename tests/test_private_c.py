@@ -7,7 +7,8 @@ import ember
 
 SETTERS = ["_jit_set_profiling_mode", "_jit_set_profiling_executor",
            "_jit_set_texpr_fuser_enabled", "_jit_override_can_fuse_on_cpu",
-           "_jit_override_can_fuse_on_gpu", "_jit_set_nvfuser_guard_mode"]
+           "_jit_override_can_fuse_on_gpu", "_jit_set_nvfuser_guard_mode",
+           "_jit_set_nvfuser_enabled"]
 
 
 @pytest.mark.parametrize("name", SETTERS)

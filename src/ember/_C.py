@@ -65,7 +65,7 @@ def _jit_can_fuse_on_gpu():
 
 def _jit_set_nvfuser_enabled(enabled):
     """nvFuser's switch: deprecated and a no-op in torch, as here."""
-    return _swap("nvfuser", enabled)
+    _swap("nvfuser", enabled)
 
 
 def _jit_set_nvfuser_guard_mode(enabled):
