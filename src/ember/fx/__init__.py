@@ -6,16 +6,16 @@ from that graph, and :class:`Interpreter`/:class:`Transformer` run or rebuild it
 """
 
 from . import passes, subgraph_rewriter  # noqa: F401
-from ._symbolic_trace import Tracer, _side_effectful_functions, symbolic_trace, wrap
+from ._symbolic_trace import Tracer, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
-from .node import Node, map_arg
+from .node import Node, _side_effectful_functions, has_side_effect, map_arg
 from .proxy import Proxy, TraceError
 from .subgraph_rewriter import replace_pattern
 
-__all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Node", "Proxy",
-           "TraceError", "Interpreter", "Transformer", "map_arg", "replace_pattern"]
+__all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter",
+           "Transformer", "Node", "Proxy", "replace_pattern", "has_side_effect", "map_arg"]
 
 
 def _register_side_effects():
@@ -23,6 +23,10 @@ def _register_side_effects():
     for name in ("_assert", "manual_seed"):
         if hasattr(ember, name):
             _side_effectful_functions.add(getattr(ember, name))
+    profiler_ops = ember.ops.profiler
+    _side_effectful_functions.update((profiler_ops._record_function_enter,
+                                      profiler_ops._record_function_enter_new,
+                                      profiler_ops._record_function_exit))
 
 
 _register_side_effects()

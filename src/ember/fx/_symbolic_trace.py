@@ -13,6 +13,7 @@ the same way, so that leaf modules become ``call_module`` nodes and parameters r
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import inspect
 import math
@@ -20,13 +21,18 @@ import sys
 import types
 
 from .graph import Graph
-from .node import map_aggregate
-from .proxy import Attribute, Proxy, TraceError, find_proxy, unpacking_length
+from .node import _side_effectful_functions, map_aggregate  # noqa: F401
+from .proxy import (  # noqa: F401
+    GraphAppendingTracer,
+    ParameterProxy,
+    Proxy,
+    Scope,
+    ScopeContextManager,
+    TracerBase,
+    find_proxy,
+)
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "GraphAppendingTracer"]
-
-# Functions whose calls dead-code elimination keeps (filled by ember.fx at import).
-_side_effectful_functions = set()
+__all__ = ["Tracer", "symbolic_trace", "wrap"]
 
 # (globals dict, name) pairs registered by wrap(): patched in every trace.
 _wrapped_globals = []
@@ -97,7 +103,7 @@ def _is_plain_function(value):
     return inspect.isfunction(value) or inspect.isbuiltin(value)
 
 
-class Tracer:
+class Tracer(TracerBase):
     """Runs a module's ``forward`` on proxies and records the calls as a :class:`Graph`.
 
     Override :meth:`is_leaf_module` to choose which submodules stay opaque
@@ -110,14 +116,21 @@ class Tracer:
     ['input', '0', 'output']
     """
 
-    def __init__(self, autowrap_modules=(math,), autowrap_functions=()):
+    def __init__(self, autowrap_modules=(math,), autowrap_functions=(),
+                 param_shapes_constant=False):
         self._autowrap_function_ids = {
             id(value) for module in autowrap_modules
             for name, value in vars(module).items()
             if not name.startswith("_") and callable(value)}
         self._autowrap_functions = list(autowrap_functions)
         self._autowrap_function_ids |= {id(fn) for fn in autowrap_functions}
-        self.param_shapes_constant = False
+        self.param_shapes_constant = param_shapes_constant
+        self.submodule_paths = None
+        self.root_module_name = ""
+        self.scope = Scope("", None)
+        self.module_stack = collections.OrderedDict()
+        self.num_calls = {}
+        self.node_name_to_scope = {}
 
     # ------------------------------------------------------------------ the rules
 
@@ -136,57 +149,71 @@ class Tracer:
         raise NameError("module is not installed as a submodule")
 
     def call_module(self, m, forward, args, kwargs):
-        """Record a leaf module as one ``call_module`` node; run any other module's forward."""
+        """Record a leaf module as one ``call_module`` node; run any other module's forward.
+        Nodes recorded inside get the module in ``meta["nn_module_stack"]``."""
         module_qualified_name = self.path_of_module(m)
-        if not self.is_leaf_module(m, module_qualified_name):
-            return forward(*args, **kwargs)
-        return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+        with ScopeContextManager(self.scope, Scope(module_qualified_name, type(m))) as scope:
+            calls = self.num_calls.get(module_qualified_name, 0)
+            key = f"{scope.module_path}@{calls}" if calls else scope.module_path
+            self.module_stack[key] = (module_qualified_name, scope.module_type)
+            self.num_calls[module_qualified_name] = calls + 1
+            try:
+                if not self.is_leaf_module(m, module_qualified_name):
+                    return forward(*args, **kwargs)
+                return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+            finally:
+                self.module_stack.popitem(last=True)
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
-        """A parameter read in ``forward`` becomes a ``get_attr`` proxy (one per parameter)."""
+        """A parameter read in ``forward`` becomes a ``get_attr`` proxy (one per parameter;
+        a :class:`~ember.fx.proxy.ParameterProxy` with ``param_shapes_constant``)."""
         import ember.nn as nn
         if not isinstance(attr_val, nn.Parameter):
             return attr_val
         for name, parameter in self.root.named_parameters():
             if parameter is attr_val:
                 if name not in parameter_proxy_cache:
-                    parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {})
+                    factory = None
+                    if self.param_shapes_constant:
+                        def factory(node, name=name):
+                            return ParameterProxy(self, node, name, attr_val)
+                    parameter_proxy_cache[name] = self.create_proxy(
+                        "get_attr", name, (), {}, proxy_factory_fn=factory)
                 return parameter_proxy_cache[name]
         return attr_val
+
+    def get_fresh_qualname(self, prefix):
+        """A name starting with ``prefix`` that the root module does not have yet."""
+        index = 0
+        while hasattr(self.root, f"{prefix}{index}"):
+            index += 1
+        return f"{prefix}{index}"
+
+    def create_args_for_root(self, root_fn, is_module, concrete_args=None):
+        """Make the placeholders of ``root_fn``'s parameters; returns ``(fn, args)`` where
+        ``args`` are the values (proxies, or concrete arguments) to call it with."""
+        args = self._create_placeholders(root_fn, is_module, concrete_args)
+        return _with_variadics_as_positional(root_fn), args
 
     # ------------------------------------------------------------------ making nodes
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
-        """Add a node to the graph being built."""
-        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
-
-    def proxy(self, node):
-        """Wrap a node in a :class:`Proxy` bound to this tracer."""
-        return Proxy(node, self)
-
-    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
-                     proxy_factory_fn=None):
-        """Turn the arguments into graph values, make the node and return its proxy."""
-        node = self.create_node(kind, target, self.create_arg(tuple(args)),
-                                self.create_arg(dict(kwargs)), name, type_expr)
-        return self.proxy(node) if proxy_factory_fn is None else proxy_factory_fn(node)
+        """Insert a node (see :meth:`TracerBase.create_node`); a function that the trace
+        has wrapped for recording is stored as the original function."""
+        target = getattr(target, "__fx_original__", target)
+        return super().create_node(kind, target, args, kwargs, name, type_expr)
 
     def create_arg(self, a):
-        """Map a Python value to what a node stores: proxies -> nodes, a module's tensors ->
-        ``get_attr`` nodes, other tensors -> constants attached to the root."""
+        """Lower a value to what a node stores (see :meth:`TracerBase.create_arg`); a tensor
+        of the root becomes a ``get_attr`` node, any other tensor a constant attached to the
+        root (``_tensor_constant0``...)."""
         import ember
         import ember.nn as nn
-
-        def convert(value):
-            if isinstance(value, Proxy):
-                return value.node
-            if isinstance(value, ember.Tensor):
-                return self._tensor_node(value)
-            if isinstance(value, nn.Module):
-                raise NotImplementedError(f"argument of type: {type(value)}")
-            return value
-
-        return map_aggregate(a, convert)
+        if isinstance(a, ember.Tensor):
+            return self._tensor_node(a)
+        if isinstance(a, nn.Module):
+            raise NotImplementedError(f"argument of type: {type(a)}")
+        return super().create_arg(a)
 
     def _tensor_node(self, tensor):
         name = self._tensor_names.get(id(tensor))
@@ -196,25 +223,6 @@ class Tracer:
             setattr(self.root, name, tensor)
             self._tensor_names[id(tensor)] = name
         return self.create_node("get_attr", name, (), {})
-
-    def to_bool(self, obj):
-        """Control flow on a proxy cannot be traced."""
-        raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
-
-    def iter(self, obj):
-        """Iteration works only for unpacking a known number of values (``a, b = proxy``)."""
-        count = unpacking_length()
-        if count is not None:
-            return (obj[index] for index in range(count))
-        raise TraceError("Proxy object cannot be iterated. This can be attempted when the Proxy "
-                         "is used in a loop or as a *args or **kwargs function argument. See the "
-                         "ember.fx docs for a more detailed explanation of what types of control "
-                         "flow can be traced, and check out the Proxy docstring for help "
-                         "troubleshooting Proxy iteration errors")
-
-    def keys(self, obj):
-        """``**proxy`` records a ``keys`` method call."""
-        return Attribute(obj, "keys")()
 
     # ------------------------------------------------------------------ tracing
 
@@ -226,6 +234,9 @@ class Tracer:
         else:
             self.root, fn = nn.Module(), root
         self.graph = Graph(tracer_cls=type(self))
+        self.module_stack = collections.OrderedDict()
+        self.num_calls = {}
+        self.node_name_to_scope = {}
         self._constant_count = 0
         self._tensor_names = self._collect_tensor_names(self.root)
         patcher = _Patcher()
@@ -303,6 +314,10 @@ class Tracer:
                 if _is_plain_function(value) and not name.startswith("_"):
                     public_ids.add(id(value))
                     patcher.set(namespace, name, _cached_wrapper(value))
+        for namespace in _operator_namespaces():
+            for name, value in list(vars(namespace).items()):
+                if getattr(value, "_ember_op_packet", False):
+                    patcher.set(namespace, name, _cached_wrapper(value))
         # ember's own layers call their functionals through module-level imports: patch those
         # too, so that a layer traced through (not a leaf) records F.linear, F.conv2d...
         for module_name, module in list(sys.modules.items()):
@@ -343,21 +358,16 @@ def _with_variadics_as_positional(fn):
                               fn.__closure__)
 
 
+def _operator_namespaces():
+    """``ember.ops.profiler`` and the namespaces of custom operators (``ember.ops.mylib``)."""
+    import ember.ops
+    return [value for value in vars(ember.ops).values()
+            if getattr(value, "_ember_op_namespace", False)] + [ember.ops.profiler]
+
+
 @functools.cache
 def _cached_wrapper(original):
     return _recording_wrapper(original)
-
-
-class GraphAppendingTracer(Tracer):
-    """A tracer that only appends nodes to an existing graph (for proxies made by hand)."""
-
-    def __init__(self, graph):
-        super().__init__()
-        self.graph = graph
-        self._tensor_names = {}
-        self._constant_count = 0
-        import ember.nn as nn
-        self.root = graph.owning_module or nn.Module()
 
 
 def symbolic_trace(root, concrete_args=None):

@@ -4,8 +4,47 @@ from __future__ import annotations
 
 import builtins
 import operator
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Optional, Union
 
-__all__ = ["Node", "map_arg", "map_aggregate"]
+from .._device import device
+from .._dtype import dtype
+from .._tensor import Tensor, layout, memory_format
+from .immutable_collections import immutable_dict, immutable_list
+
+__all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect"]
+
+# The leaf values a node's arguments may hold besides nodes and containers (torch.fx's names).
+BaseArgumentTypes = str | int | float | bool | complex | dtype | Tensor | device | memory_format \
+    | layout
+base_types = typing.get_args(BaseArgumentTypes)
+
+# What a node calls or reads: a function, or a method/attribute/module name.
+Target = Callable[..., Any] | str
+
+# A recursive alias needs typing's Union (``|`` cannot join forward references).
+Argument = Optional[Union[  # noqa: UP007, UP045
+    tuple["Argument", ...], Sequence["Argument"], Mapping[str, "Argument"], slice, range,
+    "Node", BaseArgumentTypes]]
+
+# Functions whose calls dead-code elimination keeps although nothing uses their result;
+# ember.fx adds its own (ember._assert, the profiler's range operators) when it is imported.
+_side_effectful_functions = set()
+
+
+def has_side_effect(fn):
+    """Mark ``fn`` as having side effects, so that ``Graph.eliminate_dead_code`` keeps its
+    calls even when their result is unused; returns ``fn`` (usable as a decorator).
+
+    >>> @has_side_effect
+    ... def log_value(x):
+    ...     print(x)
+    >>> log_value in _side_effectful_functions
+    True
+    """
+    _side_effectful_functions.add(fn)
+    return fn
 
 # Operators that generated code writes as Python syntax (``add = x + y``), as torch.fx does.
 BINARY_SYMBOLS = {
@@ -19,7 +58,9 @@ UNARY_SYMBOLS = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
 
 
 def map_aggregate(value, fn):
-    """Apply ``fn`` to every leaf of nested tuples, lists, dicts and slices.
+    """Apply ``fn`` to every leaf of nested tuples, lists, dicts and slices; lists and dicts
+    come back as :class:`~ember.fx.immutable_collections.immutable_list`/``immutable_dict``,
+    as in torch.fx.
 
     >>> map_aggregate((1, [2, 3]), lambda v: v * 10)
     (10, [20, 30])
@@ -28,9 +69,9 @@ def map_aggregate(value, fn):
         mapped = tuple(map_aggregate(item, fn) for item in value)
         return type(value)(*mapped) if hasattr(value, "_fields") else mapped
     if isinstance(value, list):
-        return [map_aggregate(item, fn) for item in value]
+        return immutable_list(map_aggregate(item, fn) for item in value)
     if isinstance(value, dict):
-        return {key: map_aggregate(item, fn) for key, item in value.items()}
+        return immutable_dict((key, map_aggregate(item, fn)) for key, item in value.items())
     if isinstance(value, slice):
         return slice(map_aggregate(value.start, fn), map_aggregate(value.stop, fn),
                      map_aggregate(value.step, fn))
@@ -122,8 +163,12 @@ class Node:
         for old_input in self._input_nodes:
             old_input.users.pop(self, None)
         self._input_nodes = {}
-        map_arg(args, self._input_nodes.setdefault)
-        map_arg(kwargs, self._input_nodes.setdefault)
+        def note_input(node):
+            self._input_nodes.setdefault(node)
+            return node
+
+        args = map_arg(args, note_input)
+        kwargs = map_arg(kwargs, note_input)
         self._args, self._kwargs = args, kwargs
         for new_input in self._input_nodes:
             new_input.users.setdefault(self)
@@ -142,6 +187,48 @@ class Node:
     def update_kwarg(self, key, value):
         """Set keyword argument ``key`` to ``value``."""
         self.kwargs = {**self._kwargs, key: value}
+
+    def insert_arg(self, idx, arg):
+        """Insert ``arg`` into the positional arguments at index ``idx``.
+
+        >>> import ember.fx, operator
+        >>> g = ember.fx.Graph(); x = g.placeholder("x")
+        >>> add = g.call_function(operator.add, (x,)); add.insert_arg(1, 2); add.args
+        (x, 2)
+        """
+        if not 0 <= idx <= len(self._args):
+            raise AssertionError("insert_args index must be between 0 and len(self.args)")
+        self.args = self._args[:idx] + (arg,) + self._args[idx:]
+
+    @property
+    def stack_trace(self):
+        """The user source location recorded for this node (``meta["stack_trace"]``), or
+        ``None``."""
+        return self.meta.get("stack_trace")
+
+    @stack_trace.setter
+    def stack_trace(self, trace):
+        self.meta["stack_trace"] = trace
+
+    def normalized_arguments(self, root, arg_types=None, kwarg_types=None,
+                             normalize_to_only_use_kwargs=False):
+        """The call's arguments bound to the target's signature, as an
+        :class:`~ember.fx.operator_schemas.ArgsKwargsPair` (``None`` if it cannot be bound).
+
+        >>> import ember, ember.fx
+        >>> g = ember.fx.Graph(); x = g.placeholder("x")
+        >>> s = g.call_function(ember.sum, (x, 0))
+        >>> s.normalized_arguments(None, normalize_to_only_use_kwargs=True).kwargs
+        {'input': x, 'dim': 0}
+        """
+        from .operator_schemas import normalize_function, normalize_module
+        if self.op == "call_function":
+            return normalize_function(self.target, self.args, self.kwargs, arg_types,
+                                      kwarg_types, normalize_to_only_use_kwargs)
+        if self.op == "call_module":
+            return normalize_module(root, self.target, self.args, self.kwargs,
+                                    normalize_to_only_use_kwargs)
+        return None
 
     def replace_input_with(self, old_input, new_input):
         """Make this node read ``new_input`` wherever it read ``old_input``."""
@@ -195,7 +282,6 @@ class Node:
             return module is not None and getattr(module.get_submodule(self.target),
                                                   "_is_impure", False)
         if self.op == "call_function":
-            from ._symbolic_trace import _side_effectful_functions
             return self.target in _side_effectful_functions
         return False
 

@@ -12,3 +12,5 @@ creation      factories, ranges, copies and dtype/device conversion
 random        generators and sampling
 ============  =====================================================================
 """
+
+from . import profiler  # noqa: E402,F401  (ember.ops.profiler: torch.ops.profiler's range ops)
