@@ -32,6 +32,7 @@ __all__ = [
     "all_gather_into_tensor", "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor",
     "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv", "batch_isend_irecv",
     "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
+    "get_default_backend_for_device",
 ]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -260,6 +261,23 @@ def is_available():
 def is_initialized():
     """Whether the default process group has been initialised."""
     return _STATE.default is not None
+
+
+_DEFAULT_BACKENDS = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "mps": "gloo"}
+
+
+def get_default_backend_for_device(device):
+    """The collective backend torch picks for a device type: 'gloo' for cpu, 'nccl' for cuda.
+
+    Example::
+
+        >>> ember.distributed.get_default_backend_for_device("cpu")
+        'gloo'
+    """
+    kind = device.type if hasattr(device, "type") else str(device).split(":")[0]
+    if kind not in _DEFAULT_BACKENDS:
+        raise ValueError(f"Default backend not registered for device : {kind}")
+    return _DEFAULT_BACKENDS[kind]
 
 
 def is_gloo_available():
