@@ -7,7 +7,18 @@ Example::
     ember.Size([3, 2])
 """
 
-from . import functional, init, parallel, utils  # noqa: F401
+from . import (  # noqa: F401
+    attention,
+    backends,
+    common_types,
+    cpp,
+    functional,
+    grad,
+    init,
+    parallel,
+    utils,
+)
+from ._factory import factory_kwargs  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules.module import (  # noqa: F401
     register_module_forward_hook,

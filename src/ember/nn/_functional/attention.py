@@ -17,6 +17,8 @@ from ..._tensor import Tensor
 from ...ops._registry import Op, _short_name
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import cat, pad
+from ..attention import _backends as _sdpa_backends
+from ..attention.bias import CausalBias
 from .activation import softmax
 from .dropout import dropout
 from .linear import linear
@@ -131,6 +133,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         >>> F.scaled_dot_product_attention(q, k, v, is_causal=True).shape
         ember.Size([2, 4, 5, 8])
     """
+    _sdpa_backends.check_cpu_kernel()
+    if isinstance(attn_mask, CausalBias):
+        attn_mask = attn_mask._materialize(query.device)
     _sdpa_checks(query, key, value, attn_mask, dropout_p, is_causal)
     L, S = query.shape[-2], key.shape[-2]
     scale_factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale

@@ -13,6 +13,7 @@ from .fold import *  # noqa: F403
 from .fractional_pooling import *  # noqa: F403
 from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403
+from .linear_cross_entropy_options import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import Module  # noqa: F401
 from .normalization import *  # noqa: F403

@@ -10,7 +10,7 @@ from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(idx, size, kind):
@@ -18,6 +18,22 @@ def _index(idx, size, kind):
     if not -size <= idx < size:
         raise IndexError(f"index {idx} is out of range")
     return idx % size if size else idx
+
+
+class Container(Module):
+    """torch's oldest container: submodules given as keyword arguments (use Sequential or
+    ModuleDict in new code).
+
+    Example::
+
+        >>> Container(fc=ember.nn.Linear(2, 2)).fc
+        Linear(in_features=2, out_features=2, bias=True)
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -268,3 +268,16 @@ class ConvTranspose3d(_ConvTranspose):
 
     _k = 3
     _function = staticmethod(F.conv_transpose3d)
+
+
+_LAZY_VARIANTS = ("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+                  "LazyConvTranspose2d", "LazyConvTranspose3d")
+
+
+def __getattr__(name):
+    # torch's lazy variants are importable from this module too; ember defines them in
+    # lazy.py, which imports this module, so they are fetched on first use
+    if name in _LAZY_VARIANTS:
+        from . import lazy
+        return getattr(lazy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,10 +3,13 @@ functional form in :mod:`ember.nn.functional`."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from .._functional import loss as F
+from .._functional.linear_cross_entropy import linear_cross_entropy
 from .distance import PairwiseDistance
+from .linear import Linear
 from .module import Module
 
 __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
@@ -14,7 +17,7 @@ __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss"
            "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss",
            "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
            "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
-           "TripletMarginWithDistanceLoss", "CTCLoss"]
+           "TripletMarginWithDistanceLoss", "CTCLoss", "LinearCrossEntropyLoss"]
 
 
 class _Loss(Module):
@@ -438,3 +441,51 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A ``Linear(in_features, num_classes * prod(out_features))`` head and cross entropy, fused.
+
+    ``forward(input, target)`` reshapes the head's weight to ``(num_classes, *out_features,
+    in_features)`` and calls :func:`~ember.nn.functional.linear_cross_entropy`, as torch does.
+
+    Example::
+
+        >>> loss = LinearCrossEntropyLoss(3, 5)
+        >>> loss(ember.randn(4, 3), ember.tensor([0, 4, 2, 1])).shape
+        ember.Size([])
+    """
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(
+                f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(
+                f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        # Linear holds a 2-D weight; forward views it with the extra class dimensions
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias,
+                             device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        head = self.linear
+        weight = head.weight.reshape((self.num_classes, *self.out_features, head.in_features))
+        bias = None if head.bias is None else head.bias.reshape(
+            (self.num_classes, *self.out_features))
+        return linear_cross_entropy(input, weight, target, linear_bias=bias, weight=self.weight,
+                                    reduction=self.reduction, ignore_index=self.ignore_index,
+                                    label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

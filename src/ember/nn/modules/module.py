@@ -61,10 +61,6 @@ class RemovableHandle:
         self.remove()
 
 
-class _HookDict(OrderedDict):
-    """An ordered dict of hooks that RemovableHandle can reference weakly."""
-
-
 def register_module_forward_pre_hook(hook):
     """Register ``hook(module, args)`` to run before every module's forward."""
     handle = RemovableHandle(_global_forward_pre_hooks)
@@ -77,6 +73,20 @@ def register_module_forward_hook(hook):
     handle = RemovableHandle(_global_forward_hooks)
     _global_forward_hooks[handle.id] = hook
     return handle
+
+
+# the fields every module has, with their empty value: filled in when unpickling a module saved
+# before a field existed (torch's __setstate__ fills the same ones)
+_STATE_DEFAULTS = (
+    ("training", lambda: True),
+    ("_parameters", dict), ("_buffers", dict), ("_modules", dict),
+    ("_non_persistent_buffers_set", set), ("_is_full_backward_hook", lambda: None),
+    *((name, OrderedDict) for name in (
+        "_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+        "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+        "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+        "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")),
+)
 
 
 def _addindent(text, spaces):
@@ -112,17 +122,10 @@ class Module:
     def __init__(self, *args, **kwargs):
         if args or kwargs:
             raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
-        setattr_ = object.__setattr__
-        setattr_(self, "training", True)
-        setattr_(self, "_parameters", OrderedDict())
-        setattr_(self, "_buffers", OrderedDict())
-        setattr_(self, "_non_persistent_buffers_set", set())
-        setattr_(self, "_modules", OrderedDict())
-        for name in ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
-                     "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
-                     "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
-                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
-            setattr_(self, name, _HookDict())
+        # plain dicts and OrderedDicts exactly as torch's Module holds them, so that a pickled
+        # module names the same globals as torch's (and loads under torch's weights_only)
+        for name, default in _STATE_DEFAULTS:
+            object.__setattr__(self, name, default())
 
     def forward(self, *input):
         """Define the computation; called through ``module(*args)``."""
@@ -272,6 +275,10 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        # a module pickled by an older torch (or ember) may lack the newer bookkeeping fields
+        for name, default in _STATE_DEFAULTS:
+            if name not in self.__dict__:
+                object.__setattr__(self, name, default())
 
     # ------------------------------------------------------------ traversal
 

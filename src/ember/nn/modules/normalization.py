@@ -24,6 +24,7 @@ from .._functional.normalization import (
     rms_norm,
 )
 from ..parameter import Parameter
+from .cross_map_lrn import CrossMapLRN2d  # noqa: F401  (torch's path for it)
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",

@@ -7,6 +7,7 @@ Each module stores torch's attributes (so ``repr`` matches) and calls its functi
 from __future__ import annotations
 
 from .._functional import pooling as F
+from .fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",

@@ -1,0 +1,18 @@
+"""``ember.nn.modules.batchnorm``: torch's module path.
+
+ember defines the normalisation layers in ``normalization.py``, their lazy forms in ``lazy.py``;
+this module re-exports :class:`BatchNorm1d`, :class:`BatchNorm2d`, :class:`BatchNorm3d`,
+:class:`LazyBatchNorm1d`, :class:`LazyBatchNorm2d`, :class:`LazyBatchNorm3d`,
+:class:`SyncBatchNorm` under torch's path, so torch's imports work unchanged.
+
+Example::
+
+    >>> from ember.nn.modules.batchnorm import BatchNorm1d
+"""
+
+from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .sync_batchnorm import SyncBatchNorm
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d",
+           "LazyBatchNorm2d", "LazyBatchNorm3d", "SyncBatchNorm"]

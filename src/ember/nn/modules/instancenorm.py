@@ -1,0 +1,17 @@
+"""``ember.nn.modules.instancenorm``: torch's module path.
+
+ember defines the normalisation layers in ``normalization.py``, their lazy forms in ``lazy.py``;
+this module re-exports :class:`InstanceNorm1d`, :class:`InstanceNorm2d`, :class:`InstanceNorm3d`,
+:class:`LazyInstanceNorm1d`, :class:`LazyInstanceNorm2d`, :class:`LazyInstanceNorm3d` under torch's
+path, so torch's imports work unchanged.
+
+Example::
+
+    >>> from ember.nn.modules.instancenorm import InstanceNorm1d
+"""
+
+from .lazy import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d
+from .normalization import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
