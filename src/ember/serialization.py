@@ -28,6 +28,8 @@ import pickle
 import secrets
 import struct
 import sys
+import types
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -97,6 +99,17 @@ class _TorchPickler(pickle._Pickler):
 
     dispatch[_Global] = _save_global_name
 
+    def save_global(self, obj, name=None):
+        """Write a class or function by the name torch gives it (``torch.nn.modules.linear.Linear``
+        for ember's ``Linear``), so that torch loads what ember saves; others keep their own."""
+        torch_name = _torch_name_of(obj, name)
+        if torch_name is None:
+            super().save_global(obj, name)
+        else:
+            self.save(_global(*torch_name))
+
+    dispatch[types.FunctionType] = save_global
+
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
             storage_type = _global("torch", _STORAGE_NAMES[obj.dtype.name])
@@ -158,6 +171,85 @@ def _global(module, name):
     if key not in _GLOBALS:
         _GLOBALS[key] = _Global(module, name)
     return _GLOBALS[key]
+
+
+# ---------------------------------------------------------------- torch's names for ember's objects
+
+
+def _is_private_path(path):
+    return any(part.startswith("_") for part in path.split("."))
+
+
+def _torch_path(module):
+    """``ember.nn.modules.linear`` -> ``torch.nn.modules.linear``; None for a non-ember module."""
+    if module == "ember" or module.startswith("ember."):
+        return "torch" + module[len("ember"):]
+    return None
+
+
+def _ember_path(module):
+    """``torch.nn.modules.linear`` -> ``ember.nn.modules.linear``; other modules stay."""
+    if module == "torch" or module.startswith("torch."):
+        return "ember" + module[len("torch"):]
+    return module
+
+
+def _attribute_path(owner, qualname):
+    for part in qualname.split("."):
+        owner = getattr(owner, part, None)
+    return owner
+
+
+def _shared_prefix(a, b):
+    count = 0
+    for x, y in zip(a.split("."), b.split(".")):
+        if x != y:
+            break
+        count += 1
+    return count
+
+
+_PUBLIC_HOMES = {}
+
+
+def _public_home(obj, module, qualname):
+    """The public ember module a program names ``obj`` by.
+
+    An object defined in a private module (``ember.nn._functional.activation.relu``) is found
+    under the loaded public module that re-exports it and is nearest its definition
+    (``ember.nn.functional``): that is the name torch gives its own object.
+
+    Example::
+
+        >>> _public_home(ember.nn.functional.relu, "ember.nn._functional.activation", "relu")
+        'ember.nn.functional'
+    """
+    if not _is_private_path(module):
+        return module
+    key = (module, qualname)
+    if key not in _PUBLIC_HOMES:
+        homes = [name for name, mod in list(sys.modules.items())
+                 if name.partition(".")[0] == "ember" and not _is_private_path(name)
+                 and mod is not None and _attribute_path(mod, qualname) is obj]
+        _PUBLIC_HOMES[key] = max(homes, default=module,
+                                 key=lambda home: (_shared_prefix(home, module),
+                                                   -home.count("."), home))
+    return _PUBLIC_HOMES[key]
+
+
+def _torch_name_of(obj, name=None):
+    """``(module, qualname)`` under which torch knows ember's ``obj``; None if it is not ember's.
+
+    Example::
+
+        >>> _torch_name_of(ember.nn.Linear)
+        ('torch.nn.modules.linear', 'Linear')
+    """
+    qualname = name or getattr(obj, "__qualname__", None)
+    module = getattr(obj, "__module__", None)
+    if qualname is None or not isinstance(module, str) or _torch_path(module) is None:
+        return None
+    return _torch_path(_public_home(obj, module, qualname)), qualname
 
 
 def _location(dev):
@@ -510,31 +602,32 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
 # ---------------------------------------------------------------- safe globals
 
 
+# torch's allow-list: the entries (a class or function, or a ``(global, "module.name")`` pair)
+# kept as an insertion-ordered set
 _user_safe_globals = {}
 
-
-def _global_name(obj):
-    return f"{obj.__module__}.{obj.__qualname__}"
+# modules whose globals are refused even when allow-listed, as torch refuses them
+_BLOCKED_MODULES = ("sys", "os", "posix", "nt")
 
 
 def add_safe_globals(safe_globals):
     """Allow ``weights_only`` loading to use these classes or functions too.
+
+    An entry is a class or function, or a ``(global, "module.name")`` pair for one that a
+    checkpoint names differently. ember's own classes are matched by the name torch gives
+    them (``torch.nn.modules.linear.Linear``), as they are written in a checkpoint.
 
     Example::
 
         >>> ember.serialization.add_safe_globals([MyConfig])
     """
     for entry in safe_globals:
-        if isinstance(entry, tuple):
-            obj, name = entry
-            _user_safe_globals[name] = obj
-        else:
-            _user_safe_globals[_global_name(entry)] = entry
+        _user_safe_globals[entry] = None
 
 
 def get_safe_globals():
     """The globals added with :func:`add_safe_globals`."""
-    return list(_user_safe_globals.values())
+    return list(_user_safe_globals)
 
 
 def clear_safe_globals():
@@ -544,6 +637,8 @@ def clear_safe_globals():
 
 class safe_globals:
     """Context manager that allows some globals during the ``with`` block only.
+
+    Leaving the block removes exactly the globals it added, as torch's does.
 
     Example::
 
@@ -555,12 +650,73 @@ class safe_globals:
         self.globals_list = globals_list
 
     def __enter__(self):
-        self._saved = dict(_user_safe_globals)
         add_safe_globals(self.globals_list)
 
     def __exit__(self, *exc):
-        _user_safe_globals.clear()
-        _user_safe_globals.update(self._saved)
+        for entry in self.globals_list:
+            _user_safe_globals.pop(entry, None)
+
+
+def _checkpoint_name(obj):
+    """``module.qualname`` of a class or function as a checkpoint names it (torch's name for
+    ember's objects)."""
+    module, qualname = _torch_name_of(obj) or (obj.__module__, obj.__qualname__)
+    return f"{module}.{qualname}"
+
+
+def _as_torch_name(full_name):
+    """A checkpoint name with ember's package spelled as torch's (older ember files)."""
+    module, _, rest = full_name.partition(".")
+    return f"torch.{rest}" if module == "ember" else full_name
+
+
+def _user_allowed_globals():
+    """The allow-listed globals by checkpoint name; torch's checks on ``(global, name)`` pairs."""
+    allowed = {}
+    for entry in _user_safe_globals:
+        if isinstance(entry, tuple):
+            if len(entry) != 2:
+                raise ValueError("Expected tuple of length 2 (global, str of callable full "
+                                 f"path), but got tuple of length: {len(entry)}")
+            if type(entry[1]) is not str:
+                raise TypeError("Expected second item in tuple to be str of callable full "
+                                f"path, but got: {type(entry[1])}")
+            allowed[_as_torch_name(entry[1])] = entry[0]
+        else:
+            allowed[_checkpoint_name(entry)] = entry
+    return allowed
+
+
+# ---------------------------------------------------------------- when to load weights only
+
+
+_TRUE_VALUES = ("1", "y", "yes", "true")
+
+
+def _env_flag(name):
+    return os.getenv(name, "0").lower() in _TRUE_VALUES
+
+
+def _resolve_weights_only(weights_only, pickle_module):
+    """torch's rule: ``weights_only`` defaults to True unless a ``pickle_module`` is given;
+    ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` forces True, and ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` forces
+    False when the caller did not pass ``weights_only``."""
+    not_set = weights_only is None
+    if not_set:
+        weights_only = pickle_module is None
+    force = _env_flag("TORCH_FORCE_WEIGHTS_ONLY_LOAD")
+    force_no = _env_flag("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+    if force:
+        return True
+    if force_no and not_set:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the "
+                      "`weights_only` argument was not explicitly passed to `ember.load`, "
+                      "forcing weights_only=False.", UserWarning, stacklevel=3)
+        return False
+    return bool(weights_only)
 
 
 # ---------------------------------------------------------------- reading
@@ -648,12 +804,6 @@ def _codecs_encode(text, encoding="latin1"):
     return codecs.encode(text, encoding)
 
 
-def _sparse_coo_layout():
-    from ._tensor import sparse_coo
-
-    return sparse_coo
-
-
 def _get_layout(name):
     """The layout named ``torch.<name>`` in a checkpoint."""
     from . import _tensor
@@ -682,45 +832,51 @@ def _base_globals():
         "_codecs.encode": _codecs_encode,
         "builtins.bytearray": bytearray,
         "builtins.set": set,
-        "builtins.frozenset": frozenset,
         "builtins.complex": complex,
-        "builtins.slice": slice,
-        "builtins.range": range,
     }
     for d in dt.ALL_DTYPES:
         names[f"torch.{d.name}"] = d
     for storage_name, d in _DTYPE_OF_STORAGE.items():
         names[f"torch.{storage_name}"] = _StorageType(d)
-    names["torch.sparse_coo"] = _sparse_coo_layout()
-    names["torch.sparse_csr"] = _get_layout("torch.sparse_csr")
-    names["torch.sparse_csc"] = _get_layout("torch.sparse_csc")
-    names["torch.float"], names["torch.double"], names["torch.long"] = (
-        dt.float32, dt.float64, dt.int64)
+        names[f"torch.cuda.{storage_name}"] = _StorageType(d)
     return names
 
 
 _SAFE_GLOBALS = _base_globals()
+_MISSING = object()
+
+_RERUN_ADVICE = ("Re-running `ember.load` with `weights_only` set to `False` will likely succeed, "
+                 "but it can result in arbitrary code execution. Do it only if you got the file "
+                 "from a trusted source.")
 
 _UNSAFE_MESSAGE = (
     "Weights only load failed. This file can still be loaded, to do so you have two options, "
     "do those steps only if you trust the source of the checkpoint.\n"
-    "\t(1) Re-running `ember.load` with `weights_only` set to `False` will likely succeed, but "
-    "it can result in arbitrary code execution.\n"
+    "\t(1) " + _RERUN_ADVICE + "\n"
     "\t(2) Alternatively, to load with `weights_only=True` please check the recommended steps "
     "in the following error message.\n"
     "\tWeightsUnpickler error: Unsupported global: GLOBAL {name} was not an allowed global by "
-    "default. Please use `ember.serialization.add_safe_globals([{short}])` to allowlist this "
-    "global if you trust it.")
+    "default. Please use `ember.serialization.add_safe_globals([{name}])` or the "
+    "`ember.serialization.safe_globals([{name}])` context manager to allowlist this global if "
+    "you trust this class/function.")
+
+
+def _display_name(full_name):
+    """A global as torch's message shows it: ``builtins.print`` -> ``print``."""
+    module, _, name = full_name.partition(".")
+    return name if module == "builtins" and name else full_name
 
 
 class _Unpickler(pickle.Unpickler):
     """Maps torch's globals to ember's and, with ``weights_only``, refuses everything else."""
 
-    def __init__(self, file, weights_only, load_storage, source):
-        super().__init__(file, encoding="utf-8")
+    def __init__(self, file, weights_only, load_storage, source, **pickle_load_args):
+        pickle_load_args.setdefault("encoding", "utf-8")
+        super().__init__(file, **pickle_load_args)
         self.weights_only = weights_only
         self.load_storage = load_storage
         self.source = source
+        self._allowed = None
 
     def find_class(self, module, name):
         if (module, name) in _compat_pickle.NAME_MAPPING:  # protocol-2 pickles use Python 2 names
@@ -730,12 +886,33 @@ class _Unpickler(pickle.Unpickler):
         full = f"{module}.{name}"
         if full in _SAFE_GLOBALS:
             return _SAFE_GLOBALS[full]
-        if full in _user_safe_globals:
-            return _user_safe_globals[full]
         if self.weights_only:
+            return self._allow_listed(module, full)
+        return self._import(module, name)
+
+    def _allow_listed(self, module, full):
+        if module in _BLOCKED_MODULES:
             raise pickle.UnpicklingError(
-                f"{self.source}: " + _UNSAFE_MESSAGE.format(name=full, short=name))
-        return super().find_class(module, name)
+                f"{self.source}: Weights only load failed. {_RERUN_ADVICE}\n\nTrying to load "
+                f"unsupported GLOBAL {full} whose module {module} is blocked.")
+        if self._allowed is None:
+            self._allowed = _user_allowed_globals()
+        found = self._allowed.get(_as_torch_name(full), _MISSING)
+        if found is _MISSING:
+            raise pickle.UnpicklingError(
+                f"{self.source}: " + _UNSAFE_MESSAGE.format(name=_display_name(full)))
+        return found
+
+    def _import(self, module, name):
+        """The class or function a checkpoint names, torch's modules read as ember's."""
+        ember_module = _ember_path(module)
+        try:
+            return super().find_class(ember_module, name)
+        except (ImportError, AttributeError) as error:
+            if ember_module == module:
+                raise
+            raise type(error)(f"{error} (the checkpoint names {module}.{name}; ember has no "
+                              "object at the same path)") from None
 
     def persistent_load(self, pid):
         if (not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage"
@@ -877,22 +1054,32 @@ class _ZipReader:
         return info.header_offset + 30 + name_len + extra_len
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          **pickle_load_args):
     """Load an object saved by :func:`save` or by ``torch.save``.
 
     ``map_location`` (a device, a string, a dict from saved to new locations, or a callable)
     moves storages; ``mmap=True`` maps the file instead of reading it; loading onto ``'meta'``
-    reads no data. ``weights_only=True`` (the default) refuses pickles that name anything but
-    tensors and plain containers.
+    reads no data. ``weights_only`` (the default unless a ``pickle_module`` is given) refuses
+    pickles that name anything but tensors, plain containers and the globals allowed with
+    :func:`add_safe_globals`. torch's environment switches ``TORCH_FORCE_WEIGHTS_ONLY_LOAD``
+    and ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` (the latter only when ``weights_only`` is not
+    given) decide as they do for ``torch.load``. A whole pickled model names torch's classes
+    (``torch.nn.modules.linear.Linear``); they load as ember's class of the same path.
 
     Example::
 
         >>> state = ember.load("ckpt.pt", map_location="cpu")
     """
     source = _source_name(f)
-    if weights_only is None:
-        weights_only = True
+    weights_only = _resolve_weights_only(weights_only, pickle_module)
+    if weights_only:
+        if pickle_module is not None:
+            raise RuntimeError("Can not safely load weights when explicit pickle_module is "
+                               "specified")
+        if pickle_load_args:
+            warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+            pickle_load_args = {k: v for k, v in pickle_load_args.items() if k == "encoding"}
     opened = None
     if isinstance(f, (str, os.PathLike)):
         try:
@@ -905,21 +1092,24 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         if mmap:
             raise ValueError("f must be a file path in order to use the mmap argument")
     try:
-        return _load_from(fileobj, source, path, map_location, weights_only, bool(mmap))
+        return _load_from(fileobj, source, path, map_location, weights_only, bool(mmap),
+                          pickle_load_args)
     finally:
         if opened is not None:
             opened.close()
 
 
-def _load_from(fileobj, source, path, map_location, weights_only, mmap):
+def _load_from(fileobj, source, path, map_location, weights_only, mmap, pickle_load_args=None):
+    pickle_load_args = pickle_load_args or {}
     start = fileobj.tell() if hasattr(fileobj, "tell") else 0
     head = fileobj.read(4)
     fileobj.seek(start)
     if len(head) == 0:
         raise RuntimeError(f"{source}: the file is empty")
     if head[:2] == b"PK":
-        return _load_zip(fileobj, source, path, map_location, weights_only, mmap)
-    return _load_legacy(fileobj, source, map_location, weights_only)
+        return _load_zip(fileobj, source, path, map_location, weights_only, mmap,
+                         pickle_load_args)
+    return _load_legacy(fileobj, source, map_location, weights_only, pickle_load_args)
 
 
 def _skip_data(map_location):
@@ -927,7 +1117,7 @@ def _skip_data(map_location):
             (map_location if isinstance(map_location, device) else device(map_location)) is META)
 
 
-def _load_zip(fileobj, source, path, map_location, weights_only, mmap):
+def _load_zip(fileobj, source, path, map_location, weights_only, mmap, pickle_load_args):
     reader = _ZipReader(fileobj, source, path, mmap)
     skip = _skip_data(map_location)
     cache = {}
@@ -939,7 +1129,8 @@ def _load_zip(fileobj, source, path, map_location, weights_only, mmap):
         return cache[key]
 
     data = reader.read(reader.prefix + "data.pkl")
-    unpickler = _Unpickler(io.BytesIO(data), weights_only, load_storage, source)
+    unpickler = _Unpickler(io.BytesIO(data), weights_only, load_storage, source,
+                           **pickle_load_args)
     try:
         return unpickler.load()
     except pickle.UnpicklingError:
@@ -948,7 +1139,7 @@ def _load_zip(fileobj, source, path, map_location, weights_only, mmap):
         raise RuntimeError(f"{source}: corrupt checkpoint pickle ({error})") from None
 
 
-def _load_legacy(fileobj, source, map_location, weights_only):
+def _load_legacy(fileobj, source, map_location, weights_only, pickle_load_args):
     """Read the pre-1.6 format: pickled header, the object, storage keys, raw storages."""
     def header():
         try:
@@ -971,7 +1162,8 @@ def _load_legacy(fileobj, source, map_location, weights_only):
         storages.setdefault(key, (dtype, location, numel))
         return key
 
-    unpickler = _LegacyUnpickler(fileobj, weights_only, load_storage, source)
+    unpickler = _LegacyUnpickler(fileobj, weights_only, load_storage, source,
+                                 **pickle_load_args)
     try:
         result = unpickler.load()
         keys = _Unpickler(fileobj, True, None, source).load()

@@ -243,7 +243,7 @@ def load(f, map_location=None, _extra_files=None):
                                "ember.load)")
         doc = json.loads(z.read("graph.json"))
         tensors = serialization.load(io.BytesIO(z.read("tensors.pt")),
-                                     map_location=map_location)
+                                     map_location=map_location, weights_only=True)
         if _extra_files is not None:
             for name in _extra_files:
                 if f"extra/{name}" in names:

@@ -24,7 +24,7 @@ from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor, tensor
 from ..autograd.grad_mode import enable_grad
-from ..nn.modules.module import RemovableHandle, _HookDict
+from ..nn.modules.module import RemovableHandle
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -38,8 +38,8 @@ class _RequiredParameter:
 
 required = _RequiredParameter()
 
-_global_step_pre_hooks: OrderedDict = _HookDict()
-_global_step_post_hooks: OrderedDict = _HookDict()
+_global_step_pre_hooks: OrderedDict = OrderedDict()
+_global_step_post_hooks: OrderedDict = OrderedDict()
 
 
 def register_optimizer_step_pre_hook(hook):
@@ -115,12 +115,12 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = defaults
-        self._optimizer_step_pre_hooks = _HookDict()
-        self._optimizer_step_post_hooks = _HookDict()
-        self._optimizer_state_dict_pre_hooks = _HookDict()
-        self._optimizer_state_dict_post_hooks = _HookDict()
-        self._optimizer_load_state_dict_pre_hooks = _HookDict()
-        self._optimizer_load_state_dict_post_hooks = _HookDict()
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_state_dict_post_hooks = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks = OrderedDict()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + _typename(params))
@@ -152,7 +152,7 @@ class Optimizer:
                      "_optimizer_load_state_dict_pre_hooks",
                      "_optimizer_load_state_dict_post_hooks"):
             if name not in self.__dict__:
-                setattr(self, name, _HookDict())
+                setattr(self, name, OrderedDict())
         self.defaults.setdefault("differentiable", False)
         for group in self.param_groups:
             for key, value in self._group_defaults_on_load.items():

@@ -67,6 +67,17 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A :class:`Linear` under torch's name, the output projection of
+    :class:`~ember.nn.MultiheadAttention` (its class is part of a pickled model).
+
+    Example::
+
+        >>> ember.nn.MultiheadAttention(4, 2).out_proj
+        NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)
+    """
+
+
 class Bilinear(Module):
     """``y = x1^T A x2 + b`` with ``A`` of shape (out_features, in1_features, in2_features).
 

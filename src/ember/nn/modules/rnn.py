@@ -590,6 +590,13 @@ class RNNBase(Module):
     def _flat_weights(self):
         return [getattr(self, name, None) for name in self._flat_weights_names]
 
+    def __getstate__(self):
+        # torch's RNN keeps its weights in a ``_flat_weights`` list that an unpickled torch
+        # module reads; ember derives the list, so it is written out for torch to find
+        state = super().__getstate__()
+        state["_flat_weights"] = self._flat_weights
+        return state
+
     @property
     def all_weights(self):
         """The parameters of each layer and direction, as lists."""

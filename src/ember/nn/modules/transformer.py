@@ -1,9 +1,10 @@
-"""nn modules: multi-head attention and the transformer family.
+"""nn modules: the transformer family.
 
-:class:`MultiheadAttention` holds torch's parameters (``in_proj_weight`` packed (3E, E), or
-``q/k/v_proj_weight`` when kdim/vdim differ from embed_dim; ``in_proj_bias``; ``bias_k``/
-``bias_v``; ``out_proj``) and calls :func:`~ember.nn.functional.multi_head_attention_forward`.
-The transformer layers compose it with Linear, LayerNorm and Dropout exactly as torch does, so
+:class:`MultiheadAttention` (in ``activation.py``, where torch has it) holds torch's parameters
+(``in_proj_weight`` packed (3E, E), or ``q/k/v_proj_weight`` when kdim/vdim differ from
+embed_dim; ``in_proj_bias``; ``bias_k``/``bias_v``; ``out_proj``) and calls
+:func:`~ember.nn.functional.multi_head_attention_forward`. The transformer layers compose it with
+Linear, LayerNorm and Dropout exactly as torch does, so
 ``state_dict`` keys, shapes, ``repr`` and (with the same weights) results equal torch's.
 
 torch's inference fast paths (fused kernels, nested tensors) compute the same function; the
@@ -18,153 +19,19 @@ import copy
 import warnings
 
 from ...autograd import grad_mode
-from ...ops.creation import empty, full
+from ...ops.creation import full
 from .. import init
 from .._functional import activation as _act
-from .._functional.attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
-from ..parameter import Parameter
-from .activation import GELU, ReLU
+from .._functional.attention import _canonical_mask, _none_or_dtype
+from .activation import GELU, MultiheadAttention, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 
-__all__ = ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
+__all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder",
            "TransformerEncoderLayer", "TransformerDecoderLayer"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A :class:`Linear` under torch's name for the output projection of attention."""
-
-
-class MultiheadAttention(Module):
-    """Multi-head attention: ``Concat(head_1..head_h) W_O`` with
-    ``head_i = softmax(Q W_Q^i (K W_K^i)^T / sqrt(d)) V W_V^i``.
-
-    Inputs are (L, N, E) (or (N, L, E) with ``batch_first``, or unbatched (L, E)); returns
-    ``(attn_output, attn_weights)`` where the weights are None unless ``need_weights``.
-
-    Example::
-
-        >>> mha = ember.nn.MultiheadAttention(8, 2, batch_first=True)
-        >>> x = ember.randn(3, 5, 8)
-        >>> out, w = mha(x, x, x)
-        >>> out.shape, w.shape
-        (ember.Size([3, 5, 8]), ember.Size([3, 5, 5]))
-    """
-
-    __constants__ = ["batch_first"]
-
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
-                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
-                 dtype=None):
-        if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
-                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
-        factory = {"device": device, "dtype": dtype}
-        super().__init__()
-        self.embed_dim = embed_dim
-        self.kdim = kdim if kdim is not None else embed_dim
-        self.vdim = vdim if vdim is not None else embed_dim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        self.num_heads = num_heads
-        self.dropout = dropout
-        self.batch_first = batch_first
-        self.head_dim = embed_dim // num_heads
-        if self.head_dim * num_heads != self.embed_dim:
-            raise AssertionError("embed_dim must be divisible by num_heads")
-        if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), **factory))
-            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), **factory))
-            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), **factory))
-            self.register_parameter("in_proj_weight", None)
-        else:
-            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), **factory))
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(empty(3 * embed_dim, **factory))
-        else:
-            self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
-                                                        **factory)
-        if add_bias_kv:
-            self.bias_k = Parameter(empty((1, 1, embed_dim), **factory))
-            self.bias_v = Parameter(empty((1, 1, embed_dim), **factory))
-        else:
-            self.bias_k = self.bias_v = None
-        self.add_zero_attn = add_zero_attn
-        self._reset_parameters()
-
-    def _reset_parameters(self):
-        if self._qkv_same_embed_dim:
-            init.xavier_uniform_(self.in_proj_weight)
-        else:
-            init.xavier_uniform_(self.q_proj_weight)
-            init.xavier_uniform_(self.k_proj_weight)
-            init.xavier_uniform_(self.v_proj_weight)
-        if self.in_proj_bias is not None:
-            init.constant_(self.in_proj_bias, 0.0)
-            init.constant_(self.out_proj.bias, 0.0)
-        if self.bias_k is not None:
-            init.xavier_normal_(self.bias_k)
-        if self.bias_v is not None:
-            init.xavier_normal_(self.bias_v)
-
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
-                attn_mask=None, average_attn_weights=True, is_causal=False):
-        """Attend from ``query`` to ``key``/``value``; see the class docstring for shapes."""
-        is_batched = query.dim() == 3
-        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
-                                           _none_or_dtype(attn_mask), "attn_mask", query.dtype)
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
-                                    check_other=False)
-        if self.batch_first and is_batched:
-            # keep the identities (query is key is value) the packed projection relies on
-            if key is value:
-                if query is key:
-                    query = key = value = query.transpose(1, 0)
-                else:
-                    query, key = query.transpose(1, 0), key.transpose(1, 0)
-                    value = key
-            else:
-                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        separate = not self._qkv_same_embed_dim
-        out, weights = multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-            self.out_proj.weight, self.out_proj.bias, training=self.training,
-            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
-            use_separate_proj_weight=separate,
-            q_proj_weight=self.q_proj_weight if separate else None,
-            k_proj_weight=self.k_proj_weight if separate else None,
-            v_proj_weight=self.v_proj_weight if separate else None,
-            average_attn_weights=average_attn_weights, is_causal=is_causal)
-        if self.batch_first and is_batched:
-            return out.transpose(1, 0), weights
-        return out, weights
-
-    def merge_masks(self, attn_mask, key_padding_mask, query):
-        """Combine an (L, L) or (N * heads, L, L) ``attn_mask`` with an (N, L)
-        ``key_padding_mask`` into one (N, heads, L, L) mask; returns (mask, mask_type)."""
-        mask_type, merged = None, None
-        if key_padding_mask is not None:
-            mask_type, merged = 1, key_padding_mask
-        if attn_mask is not None:
-            batch_size, seq_len, _ = query.shape
-            mask_type = 2
-            if attn_mask.dim() == 3:
-                expanded = attn_mask.view(batch_size, -1, seq_len, seq_len)
-            else:
-                expanded = attn_mask.view(1, 1, seq_len, seq_len).expand(
-                    batch_size, self.num_heads, -1, -1)
-            merged = expanded
-            if key_padding_mask is not None:
-                merged = expanded + key_padding_mask.view(batch_size, 1, 1, seq_len).expand(
-                    -1, self.num_heads, -1, -1)
-        return merged, mask_type
 
 
 # ---------------------------------------------------------------- helpers
