@@ -153,3 +153,58 @@ def test_cpu0_tensor_mixes_with_cpu_tensor():
 @pytest.mark.parametrize("text", ["cpu:00", "cuda:01", "cpu:-1", "cpu: 0", "cpu:x"])
 def test_bad_device_strings_raise_as_torch(text):
     _raises_like(lambda: ember.device(text), lambda: torch.device(text), match="Invalid device")
+
+
+# ---------------------------------------------------------------- sizes by keyword
+
+SIZE_KEYWORD_CALLS = {
+    "empty": lambda m, x: m.empty(size=(2, 3)),
+    "empty list": lambda m, x: m.empty(size=[2, 3], dtype=m.int32),
+    "zeros": lambda m, x: m.zeros(size=(2, 3)),
+    "zeros Size": lambda m, x: m.zeros(size=m.Size([2])),
+    "ones": lambda m, x: m.ones(size=(2, 3), dtype=m.float64),
+    "full": lambda m, x: m.full(size=(2,), fill_value=3.0),
+    "rand": lambda m, x: m.rand(size=(2, 3), generator=m.Generator()),
+    "randn": lambda m, x: m.randn(size=(2, 3)),
+    "randint": lambda m, x: m.randint(5, size=(2, 3)),
+    "normal": lambda m, x: m.normal(0.0, 1.0, size=(2, 3)),
+    "new_empty": lambda m, x: x.new_empty(size=(2, 3)),
+    "new_zeros": lambda m, x: x.new_zeros(size=(2, 3)),
+    "new_ones": lambda m, x: x.new_ones(size=[2]),
+    "view": lambda m, x: x.view(size=(3, 2)),
+    "reshape": lambda m, x: x.reshape(shape=(3, 2)),
+    "torch.reshape": lambda m, x: m.reshape(x, shape=(6,)),
+    "expand": lambda m, x: x[:1].expand(size=(4, 3)),
+    "permute": lambda m, x: x.permute(dims=(1, 0)),
+    "torch.permute": lambda m, x: m.permute(x, dims=(1, 0)),
+    "repeat": lambda m, x: x.repeat(repeats=(2, 1)),
+    "sum_to_size": lambda m, x: x.sum_to_size(size=(1, 3)),
+    "resize_": lambda m, x: x.clone().resize_(size=(3,)),
+    # refused as torch refuses them
+    "int size": lambda m, x: m.empty(size=2),
+    "tensor size": lambda m, x: m.zeros(size=m.tensor([2, 3])),
+    "both": lambda m, x: m.ones((2,), size=(2,)),
+    "both reshape": lambda m, x: x.reshape(6, shape=(6,)),
+    "int to expand": lambda m, x: x.expand(size=3),
+    "int to new_empty": lambda m, x: x.new_empty(size=3),
+}
+
+
+@pytest.mark.parametrize("name", SIZE_KEYWORD_CALLS)
+def test_sizes_by_keyword_as_torch(name):
+    call = SIZE_KEYWORD_CALLS[name]
+    e, t = ember.ones(2, 3), torch.ones(2, 3)
+
+    def shape_and_dtype(m, x):
+        result = call(m, x)
+        return tuple(result.shape), str(result.dtype).split(".")[1]
+    assert _outcome(lambda: shape_and_dtype(ember, e)) == _outcome(
+        lambda: shape_and_dtype(torch, t))
+
+
+def test_sizes_by_keyword_give_torch_values():
+    assert_same(ember.ones(size=(2, 3)), torch.ones(size=(2, 3)))
+    ember.manual_seed(3)
+    torch.manual_seed(3)
+    assert_same(ember.randn(size=(4,)), torch.randn(size=(4,)))
+    assert_same(ember.arange(6.0).view(size=(2, 3)), torch.arange(6.0).view(size=(2, 3)))

@@ -1221,7 +1221,7 @@ def _check_resizable(self):
         raise RuntimeError("cannot resize variables that require grad")
 
 
-def _resize_(self, *sizes, memory_format=None):
+def _resize_(self, *sizes, size=None, memory_format=None):
     """Give this tensor a new shape in place, keeping its memory where it is large enough
     (the elements are then the storage's, in row-major order) and allocating new memory
     otherwise (new elements are uninitialised). Unlike torch, other tensors that share the
@@ -1234,6 +1234,9 @@ def _resize_(self, *sizes, memory_format=None):
                 [2., 3.]])
     """
     _check_resizable(self)
+    from .ops._operands import varargs_or_keyword
+
+    sizes = varargs_or_keyword("resize_", sizes, size)
     shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) \
         else tuple(sizes)
     if any(not isinstance(s, (builtins.int, np.integer)) for s in shape):

@@ -229,3 +229,25 @@ def broadcast_meta(out_dtype=None):
         shape = broadcast_shapes(*(a.shape for a in arrays))
         return shape, out_dtype or arrays[0].dtype
     return meta
+
+
+def varargs_or_keyword(name, positional, keyword, argument="size"):
+    """The sizes (or dims) a varargs parameter received: positionally as ``f(2, 3)`` or
+    ``f((2, 3))``, or by keyword as ``f(size=(2, 3))``, which torch accepts too; giving both,
+    or a keyword that is not a tuple or list, raises torch's TypeError.
+
+    Example::
+
+        >>> varargs_or_keyword("zeros", (), (2, 3))
+        ((2, 3),)
+        >>> varargs_or_keyword("zeros", (2, 3), None)
+        (2, 3)
+    """
+    if keyword is None:
+        return positional
+    if positional:
+        raise TypeError(f"{name}() got multiple values for argument '{argument}'")
+    if not isinstance(keyword, (tuple, list)):
+        raise TypeError(f"{name}(): argument '{argument}' must be tuple of ints, not "
+                        f"{type(keyword).__name__}")
+    return (keyword,)

@@ -20,7 +20,7 @@ from .._tensor import (
     preserve_format,
 )
 from ..autograd import grad_mode
-from ._operands import broadcast_shapes
+from ._operands import broadcast_shapes, varargs_or_keyword
 from ._registry import (
     assign_inplace,
     check_inplace_target,
@@ -161,8 +161,8 @@ def _pinned(result):
     return result.pin_memory()
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False):
+def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
     """A tensor of zeros.
 
     Example::
@@ -171,12 +171,13 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
         tensor([[0., 0., 0.],
                 [0., 0., 0.]])
     """
+    size = varargs_or_keyword("zeros", sizes, size)
     return _factory(0, _require_size(size, "zeros"), dtype, device,
                     requires_grad, out, "zeros", pin_memory)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False):
+def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
     """A tensor of ones.
 
     Example::
@@ -184,12 +185,13 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
         >>> ember.ones(2, dtype=ember.int64)
         tensor([1, 1])
     """
+    size = varargs_or_keyword("ones", sizes, size)
     return _factory(1, _require_size(size, "ones"), dtype, device,
                     requires_grad, out, "ones", pin_memory)
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
+def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False, memory_format=None):
     """An uninitialised tensor (its values are whatever the memory held).
 
     Example::
@@ -197,6 +199,7 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
         >>> ember.empty(2, 3).shape
         ember.Size([2, 3])
     """
+    size = varargs_or_keyword("empty", sizes, size)
     return _factory(None, _require_size(size, "empty"), dtype, device,
                     requires_grad, out, "empty", pin_memory)
 
@@ -376,9 +379,9 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 
 def _new_factory(fill, name):
-    def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
-            pin_memory=False):
-        shape = _require_size(size, name)
+    def new(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
+            layout=None, pin_memory=False):
+        shape = _require_size(varargs_or_keyword(name, sizes, size), name)
         return _factory(fill, shape, dtype or self.dtype, device or self._device, requires_grad,
                         None, name)
     new.__name__ = name

@@ -35,6 +35,7 @@ from .._device import CPU, DEFAULT, META, canonical, check_cuda_dtype
 from .._device import device as _device_type
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ._operands import varargs_or_keyword
 from ._registry import _short_name, check_inplace_target, copyto, defop, write_out
 from .creation import _write_factory_out, parse_size
 
@@ -839,7 +840,7 @@ def _sample_factory(kind, shape, dtype, device, generator):
     return _place(array, dtype)
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform random numbers in ``[0, 1)``.
 
@@ -848,6 +849,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
         >>> ember.manual_seed(0); ember.rand(2, 3).shape
         ember.Size([2, 3])
     """
+    size = varargs_or_keyword("rand", sizes, size)
     if not size:
         raise TypeError("rand() received an invalid combination of arguments - got (), but "
                         "expected (tuple of ints size, *, Generator generator, Tensor out, "
@@ -860,7 +862,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _finish(result, requires_grad, out, "rand")
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal random numbers (complex: real and imaginary parts with variance 1/2).
 
@@ -869,6 +871,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
         >>> ember.randn(4, dtype=ember.float64).dtype
         ember.float64
     """
+    size = varargs_or_keyword("randn", sizes, size)
     if not size:
         raise TypeError("randn() received an invalid combination of arguments - got (), but "
                         "expected (tuple of ints size, *, Generator generator, Tensor out, "

@@ -22,7 +22,7 @@ from .. import _dtype as dt
 from .. import return_types
 from .._device import META
 from .._tensor import Tensor
-from ._operands import wrap_dim, wrap_dims
+from ._operands import varargs_or_keyword, wrap_dim, wrap_dims
 from ._registry import Op, defop, inplace, write_out
 from ._util import accumulate, host_values
 
@@ -225,7 +225,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
                             dtype=_sum_dtype(input, dtype)), out, "sum")
 
 
-def sum_to_size(input, *size):
+def sum_to_size(input, *sizes, size=None):
     """Sum ``input`` down to a shape it was broadcast from.
 
     Example::
@@ -233,6 +233,7 @@ def sum_to_size(input, *size):
         >>> ember.ones(2, 3).sum_to_size(1, 3)
         tensor([[2., 2., 2.]])
     """
+    size = varargs_or_keyword("sum_to_size", sizes, size)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     shape = input._data.shape
@@ -2281,7 +2282,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = _gradient_dims(input, dim)
-    spacings = _gradient_spacings(spacing, dims)
+    spacings = _gradient_spacings(1 if spacing is None else spacing, dims)
     for d in dims:
         if input.shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least "

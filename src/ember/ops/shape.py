@@ -27,7 +27,7 @@ from .._tensor import Tensor, _trace_state
 from ..autograd.forward_ad import _state as _fw_state
 from ..autograd.grad_mode import state as _grad_state
 from ._operands import broadcast_shapes as _broadcast_shapes
-from ._operands import wrap_dim
+from ._operands import varargs_or_keyword, wrap_dim
 from ._registry import Op, check_inplace_autograd, defop, write_out
 from ._util import scatter_add
 
@@ -280,7 +280,7 @@ def _alias(input):
     return alias_op(input, shape=input._data.shape, strides=input.stride())
 
 
-def _view(self, *shape, dtype=None):
+def _view(self, *shape, dtype=None, size=None):
     """A view with a new shape over the same memory, or a reinterpretation as ``dtype``.
 
     Refuses (RuntimeError, as torch) when the strides don't allow the shape without a copy.
@@ -293,7 +293,7 @@ def _view(self, *shape, dtype=None):
     """
     if dtype is not None and not shape:
         return _view_dtype(self, dt.to_dtype(dtype))
-    shape = _shape_args(shape)
+    shape = _shape_args(shape if size is None else varargs_or_keyword("view", shape, size))
     if len(shape) == 1 and isinstance(shape[0], dt.dtype):
         return _view_dtype(self, shape[0])
     shape = infer_size(shape, self._data.size)
@@ -351,7 +351,7 @@ def _type_label(x):
     return names.get(d.name, d.name)
 
 
-def reshape(input, *shape):
+def reshape(input, *shapes, shape=None):
     """The same data with a new shape: a view when the strides allow, else a copy.
 
     Example::
@@ -360,7 +360,9 @@ def reshape(input, *shape):
         tensor([[0, 1],
                 [2, 3]])
     """
-    shape = infer_size(_shape_args(shape), input._data.size)
+    shape = _shape_args(shapes if shape is None else
+                        varargs_or_keyword("reshape", shapes, shape, "shape"))
+    shape = infer_size(shape, input._data.size)
     strides = _view_strides(input._data.shape, input.stride(), shape)
     if strides is None:
         input = input.contiguous()
@@ -508,7 +510,7 @@ def _permute_derivative(ctx, grad, *, dims):
     return (permute_op(grad, dims=tuple(inverse)),)
 
 
-def permute(input, *dims):
+def permute(input, *dim_args, dims=None):
     """A view with the dimensions reordered.
 
     Example::
@@ -516,7 +518,8 @@ def permute(input, *dims):
         >>> ember.zeros(2, 3, 4).permute(2, 0, 1).shape
         ember.Size([4, 2, 3])
     """
-    dims = _shape_args(dims)
+    dims = _shape_args(dim_args if dims is None else
+                      varargs_or_keyword("permute", dim_args, dims, "dims"))
     ndim = input._data.ndim
     if len(dims) != ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -672,7 +675,7 @@ def _expand_derivative(ctx, grad, *, shape, strides):
     return (grad.sum_to_size(ctx._input_meta[0][0]),)
 
 
-def expand(input, *sizes):
+def expand(input, *sizes, size=None):
     """A view that repeats size-1 dims (``-1`` keeps a size) without copying.
 
     Example::
@@ -681,6 +684,8 @@ def expand(input, *sizes):
         tensor([[1, 1, 1],
                 [2, 2, 2]])
     """
+    if size is not None:
+        sizes = varargs_or_keyword("expand", sizes, size)
     sizes = tuple(_int(s, "size") for s in _shape_args(sizes))
     shape = input._data.shape
     if len(sizes) < len(shape):
@@ -1653,7 +1658,7 @@ def _repeat_derivative(ctx, grad, *, repeats):
     return (reshape(summed, in_shape),)
 
 
-def _repeat(self, *sizes):
+def _repeat(self, *sizes, repeats=None):
     """Tile the tensor ``sizes[i]`` times along each dim (a copy; new dims in front).
 
     Example::
@@ -1661,6 +1666,7 @@ def _repeat(self, *sizes):
         >>> ember.tensor([1, 2]).repeat(2)
         tensor([1, 2, 1, 2])
     """
+    sizes = varargs_or_keyword("repeat", sizes, repeats, "repeats")
     repeats = tuple(_int(s, "repeats") for s in _shape_args(sizes))
     if len(repeats) < self._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
