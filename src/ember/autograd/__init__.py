@@ -10,6 +10,7 @@ Example::
 
 from __future__ import annotations
 
+from .._traceback import hide_internal_frames
 from . import forward_ad, functional, graph
 from ._engine_flags import (
     is_multithreading_enabled,
@@ -77,13 +78,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         >>> x.grad
         tensor([3., 3., 3.])
     """
-    outputs = _as_tuple(tensors)
-    grad_tensors = _as_tuple(grad_tensors)
-    inputs = _as_tuple(inputs)
-    if inputs is not None and len(inputs) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    grads = _make_grads(outputs, grad_tensors)
-    graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+    try:  # free until an error: then ember's frames leave its traceback
+        outputs = _as_tuple(tensors)
+        grad_tensors = _as_tuple(grad_tensors)
+        inputs = _as_tuple(inputs)
+        if inputs is not None and len(inputs) == 0:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        grads = _make_grads(outputs, grad_tensors)
+        graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
+                           accumulate=True)
+    except Exception as error:
+        hide_internal_frames(error)
+        raise
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -97,31 +103,35 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         >>> ember.autograd.grad(g, x)[0]      # second derivative: 6x
         tensor(18.)
     """
-    if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True is not supported yet")
-    outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
-    if allow_unused is None:
-        allow_unused = materialize_grads
-    if materialize_grads and not allow_unused:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads"
-                         "=True, but got: allow_unused=False.")
-    for t in inputs:
-        if not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _make_grads(outputs, _as_tuple(grad_outputs))
-    result = graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
-                                accumulate=False)
-    final = []
-    for index, (t, g) in enumerate(zip(inputs, result)):
-        if g is None:
-            if materialize_grads:
-                from ..ops.creation import zeros_like
+    try:  # free until an error: then ember's frames leave its traceback
+        if is_grads_batched:
+            raise NotImplementedError("is_grads_batched=True is not supported yet")
+        outputs = _as_tuple(outputs)
+        inputs = _as_tuple(inputs)
+        if allow_unused is None:
+            allow_unused = materialize_grads
+        if materialize_grads and not allow_unused:
+            raise ValueError("Expected allow_unused to be True or not passed when "
+                             "materialize_grads=True, but got: allow_unused=False.")
+        for t in inputs:
+            if not t.requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+        grads = _make_grads(outputs, _as_tuple(grad_outputs))
+        result = graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
+                                    accumulate=False)
+        final = []
+        for index, (t, g) in enumerate(zip(inputs, result)):
+            if g is None:
+                if materialize_grads:
+                    from ..ops.creation import zeros_like
 
-                g = zeros_like(t)
-            elif not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not "
-                                   "have been used in the graph. Set allow_unused=True if this "
-                                   "is the desired behavior.")
-        final.append(g)
-    return tuple(final)
+                    g = zeros_like(t)
+                elif not allow_unused:
+                    raise RuntimeError(f"The differentiated Tensor at index {index} appears to "
+                                       "not have been used in the graph. Set allow_unused=True "
+                                       "if this is the desired behavior.")
+            final.append(g)
+        return tuple(final)
+    except Exception as error:
+        hide_internal_frames(error)
+        raise

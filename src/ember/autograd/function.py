@@ -28,6 +28,7 @@ import functools
 import inspect
 
 from .._tensor import Tensor
+from .._traceback import hide_internal_frames
 from . import grad_mode
 from .graph import _BACKWARD_TWICE, Node, _hook_state, _raise_modified, edge_of
 
@@ -243,7 +244,11 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` on ``args`` and record the node that will call ``backward``."""
-        return _apply(cls, args, kwargs)
+        try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
+            return _apply(cls, args, kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
 
 
 def _bind(cls, custom_setup, args, kwargs):

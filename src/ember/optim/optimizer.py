@@ -23,6 +23,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor, tensor
+from .._traceback import hide_internal_frames
 from ..autograd.grad_mode import enable_grad
 from ..nn.modules.module import RemovableHandle
 
@@ -72,20 +73,24 @@ def _hooked_step(step):
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        for hook in itertools.chain(_global_step_pre_hooks.values(),
-                                    self._optimizer_step_pre_hooks.values()):
-            result = hook(self, args, kwargs)
-            if result is not None:
-                if isinstance(result, tuple) and len(result) == 2:
-                    args, kwargs = result
-                else:
-                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
-                                       f"new_kwargs), but got {result}.")
-        out = step(self, *args, **kwargs)
-        for hook in itertools.chain(self._optimizer_step_post_hooks.values(),
-                                    _global_step_post_hooks.values()):
-            hook(self, args, kwargs)
-        return out
+        try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
+            for hook in itertools.chain(_global_step_pre_hooks.values(),
+                                        self._optimizer_step_pre_hooks.values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
+                                           f"new_kwargs), but got {result}.")
+            out = step(self, *args, **kwargs)
+            for hook in itertools.chain(self._optimizer_step_post_hooks.values(),
+                                        _global_step_post_hooks.values()):
+                hook(self, args, kwargs)
+            return out
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
 
     wrapper._ember_hooked = True
     return wrapper

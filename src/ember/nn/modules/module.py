@@ -15,6 +15,7 @@ from collections import OrderedDict, namedtuple
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ..._traceback import hide_internal_frames
 from ...autograd import grad_mode
 from ..parameter import Buffer, Parameter, is_lazy
 
@@ -507,11 +508,15 @@ class Module:
     # ------------------------------------------------------------ calling
 
     def _call_impl(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
-                or self._backward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks):
-            return self.forward(*args, **kwargs)
-        return _call_with_hooks(self, args, kwargs)
+        try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
+            if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                    or self._backward_pre_hooks or _global_forward_hooks
+                    or _global_forward_pre_hooks):
+                return self.forward(*args, **kwargs)
+            return _call_with_hooks(self, args, kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
 
     __call__ = _call_impl
 
