@@ -12,6 +12,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import CPU, META
 from .._tensor import Tensor
+from .._traceback import hide_internal_frames
 
 __all__ = ["broadcast_shapes", "scalar_tensor", "promote_operands", "float_operand",
            "wrap_dim", "wrap_dims", "operator_method"]
@@ -179,14 +180,18 @@ def operator_method(fn, name, arrays_as_tensors=False):
     tensor; all as in torch.
     """
     def method(self, other):
-        try:
-            return fn(self, other)
-        except TypeError:
-            if isinstance(other, _OPERAND_TYPES):
-                raise
-            if arrays_as_tensors and isinstance(other, np.ndarray):
-                return fn(self, Tensor._make(np.array(other), CPU))
-            return NotImplemented
+        try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
+            try:
+                return fn(self, other)
+            except TypeError:
+                if isinstance(other, _OPERAND_TYPES):
+                    raise
+                if arrays_as_tensors and isinstance(other, np.ndarray):
+                    return fn(self, Tensor._make(np.array(other), CPU))
+                return NotImplemented
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
     method.__name__ = method.__qualname__ = name
     method.__doc__ = fn.__doc__
     return method
