@@ -200,6 +200,13 @@ def _attribute_path(owner, qualname):
     return owner
 
 
+def _exports(module, qualname, obj):
+    """Does ``module`` export ``obj`` under ``qualname``, itself or wrapped (a public function
+    that dispatches ``__torch_function__`` around its implementation)?"""
+    found = _attribute_path(module, qualname)
+    return found is obj or (found is not None and getattr(found, "__wrapped__", None) is obj)
+
+
 def _shared_prefix(a, b):
     count = 0
     for x, y in zip(a.split("."), b.split(".")):
@@ -230,7 +237,7 @@ def _public_home(obj, module, qualname):
     if key not in _PUBLIC_HOMES:
         homes = [name for name, mod in list(sys.modules.items())
                  if name.partition(".")[0] == "ember" and not _is_private_path(name)
-                 and mod is not None and _attribute_path(mod, qualname) is obj]
+                 and mod is not None and _exports(mod, qualname, obj)]
         _PUBLIC_HOMES[key] = max(homes, default=module,
                                  key=lambda home: (_shared_prefix(home, module),
                                                    -home.count("."), home))
