@@ -13,7 +13,7 @@ import re
 
 from .node import BINARY_SYMBOLS, UNARY_SYMBOLS, Node, map_arg, qualified_name
 
-__all__ = ["Graph", "PythonCode"]
+__all__ = ["PythonCode", "CodeGen", "Graph"]
 
 _ILLEGAL_CHARACTERS = re.compile(r"[^0-9a-zA-Z_]+")
 _NUMBERED_NAME = re.compile(r"(.*)_(\d+)$")
@@ -87,6 +87,56 @@ class PythonCode:
         self.globals = globals
 
 
+class CodeGen:
+    """How a graph becomes Python source: the ``def`` line, the ``return`` statement, extra
+    globals, and how inputs and outputs are adapted. Subclass it and install it with
+    :meth:`Graph.set_codegen` to change the generated function's calling convention.
+
+    >>> import ember.fx
+    >>> class Doubled(CodeGen):
+    ...     def generate_output(self, output_args, *, descs=None, repr_fn=repr):
+    ...         return f"return ({repr_fn(output_args)}, {repr_fn(output_args)})"
+    >>> g = ember.fx.Graph(); g.set_codegen(Doubled())
+    >>> _ = g.output(g.placeholder("x"))
+    >>> print(g.python_code("self").src.strip())
+    def forward(self, x):
+        return (x, x)
+    """
+
+    def __init__(self):
+        self._body_transformer = None
+        self._func_name = "forward"
+
+    def gen_fn_def(self, free_vars, maybe_return_annotation, *, expanded_def=False):
+        """The ``def`` line of the generated function (``self`` is added first)."""
+        if not free_vars or free_vars[0] != "self":
+            free_vars.insert(0, "self")
+        if expanded_def:
+            arguments = "".join(f"    {name},\n" for name in free_vars)
+            return f"def {self._func_name}(\n{arguments}){maybe_return_annotation}:"
+        return f"def {self._func_name}({', '.join(free_vars)}){maybe_return_annotation}:"
+
+    def generate_output(self, output_args, *, descs=None, repr_fn=repr):
+        """The ``return`` statement (unindented) for the graph's output value."""
+        return f"return {repr_fn(output_args)}"
+
+    def process_inputs(self, *args):
+        """Turn the generated function's inputs into the graph's inputs (identity here)."""
+        return args
+
+    def process_outputs(self, outputs):
+        """Turn the graph's outputs into the generated function's outputs (identity here)."""
+        return outputs
+
+    def additional_globals(self):
+        """Extra ``(name, value)`` pairs the generated code needs as globals."""
+        return []
+
+    def _gen_python_code(self, nodes, root_module, namespace=None, **options):
+        graph = next(iter(nodes)).graph if len(nodes) else Graph()
+        return _CodeWriter(graph, root_module, self).write()
+
+
 class Graph:
     """An ordered list of :class:`~ember.fx.Node`: the intermediate form of ``ember.fx``.
 
@@ -107,11 +157,19 @@ class Graph:
         self._insert = self._nodes.append
         self.owning_module = owning_module
         self._tracer_cls = tracer_cls
+        self._codegen = CodeGen()
 
     @property
     def nodes(self):
         """The nodes in execution order (erasing while iterating is allowed)."""
         return _NodeList(self)
+
+    def output_node(self):
+        """The graph's ``output`` node (its last node)."""
+        node = next(iter(reversed(self.nodes)))
+        if node.op != "output":
+            raise AssertionError(f"Expected output node, got op={node.op}")
+        return node
 
     def find_nodes(self, *, op, target=None):
         """The nodes of kind ``op`` (and with ``target``, if given)."""
@@ -294,20 +352,63 @@ class Graph:
         for row in rows:
             print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
 
-    def python_code(self, root_module="self"):
-        """The ``forward`` function's source and the globals it runs with."""
-        return _CodeWriter(self, root_module).write()
+    def python_code(self, root_module, *, verbose=False, include_stride=False,
+                    include_device=False, colored=False, expanded_def=False,
+                    record_func=False):
+        """The ``forward`` function's source and the globals it runs with, written by the
+        graph's :class:`CodeGen` (the display options are accepted and not used)."""
+        return _CodeWriter(self, root_module, self._codegen, expanded_def).write()
+
+    def set_codegen(self, codegen):
+        """Use ``codegen`` (a :class:`CodeGen`) to generate this graph's code."""
+        self._codegen = codegen
+
+    def on_generate_code(self, make_transformer):
+        """Within the ``with`` block, generated code bodies pass through the transformer
+        ``make_transformer(previous_transformer)`` returns: a function from the list of body
+        lines to a new list. Also usable without ``with`` (the transformer stays).
+
+        >>> import ember.fx
+        >>> g = ember.fx.Graph(); _ = g.output(g.placeholder("x"))
+        >>> add_comment = lambda previous: lambda body: ["# generated\\n"] + body
+        >>> with g.on_generate_code(add_comment):
+        ...     print(g.python_code("self").src.strip())
+        def forward(self, x):
+            # generated
+            return x
+        """
+        previous = self._codegen._body_transformer
+        self._codegen._body_transformer = make_transformer(previous)
+
+        @contextlib.contextmanager
+        def restore_on_exit():
+            try:
+                yield
+            finally:
+                self._codegen._body_transformer = previous
+        return restore_on_exit()
+
+    def process_inputs(self, *args):
+        """The graph's inputs for the generated function's ``args`` (see :class:`CodeGen`)."""
+        return self._codegen.process_inputs(*args)
+
+    def process_outputs(self, out):
+        """The generated function's outputs for the graph's ``out`` (see :class:`CodeGen`)."""
+        return self._codegen.process_outputs(out)
 
 
 class _CodeWriter:
     """Turns a graph into the source of ``def forward(self, ...)``, in torch.fx's style."""
 
-    def __init__(self, graph, root_module):
+    def __init__(self, graph, root_module, codegen, expanded_def=False):
         import ember
         self.graph = graph
         self.root = root_module
+        self.codegen = codegen
+        self.expanded_def = expanded_def
         self.globals = {"ember": ember, "operator": operator, "inf": math.inf,
                         "nan": math.nan, "device": ember.device}
+        self.globals.update(codegen.additional_globals())
         self.global_names = _Namespace()
         for name in list(self.globals) + [node.name for node in graph.nodes]:
             self.global_names.reserve(name)
@@ -330,9 +431,14 @@ class _CodeWriter:
             body.append(line)
         if not any(node.op == "output" for node in self.graph.nodes):
             body.append("pass")
-        signature = ", ".join([self.root] + parameters)
-        source = f"\n\n\ndef forward({signature}):\n" + "".join(
-            f"    {line}\n" for line in body) + "    "
+        body = [line + "\n" for line in body]
+        if self.codegen._body_transformer is not None:
+            body = self.codegen._body_transformer(body)
+        code = "".join(body).rstrip("\n")
+        definition = self.codegen.gen_fn_def([self.root] + parameters, "",
+                                             expanded_def=self.expanded_def)
+        source = f"\n\n\n{definition}\n" + "".join(
+            f"    {line}\n" for line in code.split("\n")) + "    "
         return PythonCode(source, self.globals)
 
     def _last_uses(self):
@@ -352,7 +458,7 @@ class _CodeWriter:
     def _statement(self, node):
         args, kwargs = node.args, node.kwargs
         if node.op == "output":
-            return f"return {self._expression(args[0])}"
+            return self.codegen.generate_output(args[0], repr_fn=self._expression)
         if node.op == "get_attr":
             return f"{node.name} = {_format_target(self.root, node.target)}"
         if node.op == "call_module":

@@ -10,7 +10,7 @@ import linecache
 from ..nn.modules.module import Module
 from .graph import Graph
 
-__all__ = ["GraphModule"]
+__all__ = ["reduce_graph_module", "reduce_package_graph_module", "GraphModule"]
 
 _source_counter = itertools.count()
 
@@ -86,6 +86,93 @@ class GraphModule(Module):
             owner = getattr(owner, atom)
         setattr(owner, last, value)
 
+    # ------------------------------------------------------------------ submodules
+
+    def add_submodule(self, target, m):
+        """Install module ``m`` at the dotted path ``target``, creating empty modules along
+        the way; False if something on the path exists and is not a module.
+
+        >>> import ember, ember.fx
+        >>> gm = ember.fx.symbolic_trace(lambda x: x)
+        >>> gm.add_submodule("blocks.act", ember.nn.ReLU()), type(gm.blocks.act).__name__
+        (True, 'ReLU')
+        """
+        *path, name = target.split(".")
+        owner = self
+        for atom in path:
+            child = getattr(owner, atom, None)
+            if child is None:
+                child = Module()
+                owner.add_module(atom, child)
+            if not isinstance(child, Module):
+                return False
+            owner = child
+        owner.add_module(name, m)
+        return True
+
+    def delete_submodule(self, target):
+        """Remove the submodule at the dotted path ``target``; False if there is none."""
+        *path, name = target.split(".")
+        owner = self
+        for atom in path:
+            owner = getattr(owner, atom, None)
+            if not isinstance(owner, Module):
+                return False
+        if not isinstance(getattr(owner, name, None), Module):
+            return False
+        delattr(owner, name)
+        return True
+
+    def delete_all_unused_submodules(self):
+        """Remove every submodule that no ``call_module``/``get_attr`` node uses (a module is
+        used if it, something inside it, or one of its descendants is used)."""
+        used = set()
+        for node in self.graph.nodes:
+            if node.op not in ("call_module", "get_attr") or not isinstance(node.target, str):
+                continue
+            atoms = node.target.split(".")
+            used.update(".".join(atoms[:end]) for end in range(1, len(atoms) + 1))
+            if node.op == "call_module":
+                inner = self.get_submodule(node.target)
+                used.update(f"{node.target}.{name}" for name, _ in inner.named_modules()
+                            if name)
+        unused = [name for name, _ in self.named_modules() if name and name not in used]
+        for name in unused:
+            self.delete_submodule(name)
+
+    def to_folder(self, folder, module_name="FxModule"):
+        """Write this module to ``folder`` as Python source (``module.py``, with the class
+        ``module_name``) next to its submodules and state (``*.pt`` files), so that
+        ``from folder.module import FxModule`` gives an ordinary module computing the same.
+        """
+        import os
+
+        import ember
+        os.makedirs(folder, exist_ok=True)
+        ember.save(self.state_dict(), os.path.join(folder, "state_dict.pt"))
+        lines = ["import ember", "import operator", "from ember import device", "",
+                 f"class {module_name}(ember.nn.Module):", "    def __init__(self):",
+                 "        super().__init__()", "        import os",
+                 "        folder = os.path.dirname(os.path.abspath(__file__))"]
+        for name, child in self.named_children():
+            ember.save(child, os.path.join(folder, f"{name}.pt"))
+            lines.append(f"        self.{name} = ember.load(os.path.join(folder, '{name}.pt'), "
+                         "weights_only=False)")
+        for name, parameter in self._parameters.items():
+            lines.append(f"        self.{name} = ember.nn.Parameter(ember.empty("
+                         f"{tuple(parameter.shape)}, dtype={parameter.dtype}))")
+        for name, buffer in self._buffers.items():
+            lines.append(f"        self.register_buffer('{name}', ember.empty("
+                         f"{tuple(buffer.shape)}, dtype={buffer.dtype}))")
+        lines.append("        self.load_state_dict(ember.load(os.path.join(folder, "
+                     "'state_dict.pt')))")
+        body = "\n".join("    " + line if line.strip() else line
+                         for line in self.code.splitlines())
+        with open(os.path.join(folder, "module.py"), "w") as source:
+            source.write("\n".join(lines) + "\n" + body + "\n")
+        with open(os.path.join(folder, "__init__.py"), "w") as init:
+            init.write(f"from .module import {module_name}\n")
+
     # ------------------------------------------------------------------ graph and code
 
     @property
@@ -157,6 +244,53 @@ class GraphModule(Module):
         state = {key: value for key, value in self.__dict__.items()
                  if key not in ("_graph", "_code")}
         return _rebuild_graph_module, (state, graph, type(self).__name__)
+
+
+def reduce_graph_module(body, import_block):
+    """Rebuild a :class:`GraphModule` from its attribute dict ``body`` (which holds the
+    generated source as ``_code``) and ``import_block``, the import lines that source needs:
+    the code is run to get ``forward``, and traced again, every submodule kept whole, to
+    recover the graph (torch.fx's unpickling path).
+
+    >>> import ember, ember.fx
+    >>> gm = ember.fx.symbolic_trace(ember.nn.Sequential(ember.nn.ReLU()))
+    >>> rebuilt = reduce_graph_module(dict(gm.__dict__), "import ember")
+    >>> rebuilt.code == gm.code
+    True
+    """
+    source = body.get("_code") or body["code"]
+    namespace = {}
+    exec(compile(import_block + source, f"<eval_with_key>.{next(_source_counter)}", "exec"),
+         namespace)  # noqa: S102
+    return _module_from_code(namespace["forward"], body)
+
+
+def reduce_package_graph_module(importer, body, generated_module_name):
+    """Rebuild a :class:`GraphModule` whose generated code is the module
+    ``generated_module_name`` of ``importer`` (an object with ``import_module(name)``)."""
+    return _module_from_code(importer.import_module(generated_module_name).forward, body)
+
+
+def _module_from_code(forward, body):
+    from ._symbolic_trace import Tracer
+    tracer_class = body.get("_tracer_cls") or Tracer
+
+    class KeepModules(tracer_class):
+        def is_leaf_module(self, m, module_qualified_name):
+            return True
+
+    # A module of the saved attributes whose class runs the saved code: tracing it gives
+    # back the graph.
+    code_only = object.__new__(type("CodeOnlyModule", (Module,), {"forward": forward}))
+    object.__setattr__(code_only, "__dict__", {key: value for key, value in body.items()
+                                               if key not in ("_graph", "_code")})
+    graph = KeepModules().trace(code_only, **body.get("_tracer_extras", {}))
+    graph._tracer_cls = body.get("_tracer_cls")
+    module = GraphModule(code_only, graph, body.get("_graphmodule_cls_name", "GraphModule"))
+    for key, value in code_only.__dict__.items():
+        if not hasattr(module, key):
+            setattr(module, key, value)
+    return module
 
 
 def _rebuild_graph_module(state, graph, class_name):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import inspect
 
+from . import traceback as fx_traceback
+from ._symbolic_trace import Tracer
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import map_aggregate, map_arg
@@ -47,12 +49,26 @@ class Interpreter:
         for node in self.graph.nodes:
             if node in self.env:
                 continue
-            self.env[node] = self.run_node(node)
+            with fx_traceback.set_current_meta(node, f"Interpreter_{type(self).__name__}"):
+                self.env[node] = self.run_node(node)
             for dead in self.user_to_last_uses.get(node, []):
                 del self.env[dead]
             if node.op == "output":
                 return self.env[node]
         return None
+
+    def boxed_run(self, args_list):
+        """:meth:`run` with the arguments given as a list, which is emptied (so the caller
+        holds no references to the inputs while the graph runs)."""
+        placeholders = [node for node in self.graph.nodes if node.op == "placeholder"]
+        if len(args_list) != len(placeholders):
+            detail = "extra arguments" if len(args_list) > len(placeholders) else \
+                "missing arguments"
+            raise RuntimeError(f"Interpreter.boxed_run expected {len(placeholders)} arguments "
+                               f"for placeholders but received {len(args_list)} ({detail})")
+        env = dict(zip(placeholders, args_list))
+        args_list.clear()
+        return self.run(initial_env=env)
 
     def run_node(self, n):
         """Fetch the node's arguments from the environment and call the method named by its op."""
@@ -120,6 +136,21 @@ class Interpreter:
         return map_arg(args, value_of)
 
 
+class _TransformerTracer(Tracer):
+    """Appends to the transformed graph; every module stays a ``call_module`` node and a
+    tensor argument becomes a constant attribute of the module (as when tracing)."""
+
+    def __init__(self, graph, root):
+        super().__init__()
+        self.graph = graph
+        self.root = root
+        self._tensor_names = self._collect_tensor_names(root)
+        self._constant_count = 0
+
+    def is_leaf_module(self, m, module_qualified_name):
+        return True
+
+
 class Transformer(Interpreter):
     """Rebuilds a graph node by node; override the per-op methods to change nodes, then call
     :meth:`transform` for the new :class:`GraphModule`.
@@ -136,11 +167,9 @@ class Transformer(Interpreter):
 
     def __init__(self, module):
         super().__init__(module, garbage_collect_values=False)
-        from ._symbolic_trace import GraphAppendingTracer
         self.new_graph = Graph()
         self.new_graph.owning_module = module
-        self.tracer = GraphAppendingTracer(self.new_graph)
-        self.tracer.root = module
+        self.tracer = _TransformerTracer(self.new_graph, module)
 
     def placeholder(self, target, args, kwargs):
         """A placeholder of the same name in the new graph."""

@@ -9,12 +9,14 @@ used outside it. Matches are searched in graph order and overlapping ones are dr
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
+from .graph import Graph
 from .graph_module import GraphModule
 from .node import Node
 
-__all__ = ["Match", "replace_pattern", "replace_pattern_with_filters"]
+__all__ = ["Match", "replace_pattern", "replace_pattern_with_filters", "ReplacedPatterns"]
 
 
 class Match(NamedTuple):
@@ -23,6 +25,17 @@ class Match(NamedTuple):
 
     anchor: Node
     nodes_map: dict
+
+
+@dataclasses.dataclass
+class ReplacedPatterns:
+    """One replaced copy of the pattern: its ``anchor`` (the graph node the pattern's
+    returned node matched), the pattern-to-graph ``nodes_map``, and the new nodes inserted
+    in its place (``replacements``)."""
+
+    anchor: Node
+    nodes_map: dict
+    replacements: list
 
 
 class InternalMatch(NamedTuple):
@@ -36,6 +49,8 @@ class InternalMatch(NamedTuple):
 
 
 def _pattern_graph(pattern):
+    if isinstance(pattern, Graph):
+        return pattern
     if isinstance(pattern, GraphModule):
         return pattern.graph
     from ._symbolic_trace import symbolic_trace
@@ -45,7 +60,9 @@ def _pattern_graph(pattern):
 class _Matcher:
     """Matches the pattern backwards from its returned node, one graph node at a time."""
 
-    def __init__(self, pattern_graph):
+    def __init__(self, pattern_graph, ignore_literals=False, node_name_match=""):
+        self.ignore_literals = ignore_literals
+        self.node_name_match = node_name_match
         self.pattern_nodes = [n for n in pattern_graph.nodes if n.op not in ("placeholder",
                                                                              "output")]
         output = next(n for n in pattern_graph.nodes if n.op == "output")
@@ -70,7 +87,8 @@ class _Matcher:
             return nodes_map[pattern_node] is graph_node
         if any(matched is graph_node for matched in nodes_map.values()):
             return False
-        if pattern_node.op == "placeholder":
+        if pattern_node.op == "placeholder" or (self.node_name_match
+                                                 and self.node_name_match in graph_node.name):
             nodes_map[pattern_node] = graph_node
             return True
         if (pattern_node.op != graph_node.op or pattern_node.target != graph_node.target
@@ -90,6 +108,8 @@ class _Matcher:
             return (type(pattern_arg) is type(graph_arg) and len(pattern_arg) == len(graph_arg)
                     and all(self._match_argument(p, g, nodes_map)
                             for p, g in zip(pattern_arg, graph_arg)))
+        if self.ignore_literals:  # a literal in the pattern stands for any argument
+            return True
         return not isinstance(graph_arg, Node) and pattern_arg == graph_arg
 
     def _is_self_contained(self, nodes_map):
@@ -134,17 +154,25 @@ def _replace(gm, match, matcher, replacement_graph, replaced):
     value_map = {new: match.nodes_map[old]
                  for new, old in zip(replacement_placeholders, matcher.placeholders)}
     returned = match.returning_nodes[0]
+    before = set(graph.nodes)
     with graph.inserting_before(_insertion_point(graph, returned)):
         new_value = graph.graph_copy(replacement_graph, value_map)
     returned.replace_all_uses_with(new_value)
     replaced[returned] = new_value
     for pattern_node in reversed(matcher.pattern_nodes):
         graph.erase_node(match.nodes_map[pattern_node])
+    return [node for node in graph.nodes if node not in before]
 
 
-def replace_pattern_with_filters(gm, pattern, replacement, match_filters=None):
+def replace_pattern_with_filters(gm, pattern, replacement=None, match_filters=None,
+                                 ignore_literals=False, replacement_callback=None,
+                                 node_name_match=""):
     """:func:`replace_pattern`, keeping only the matches for which every
-    ``filter(match, original_graph, pattern_graph)`` in ``match_filters`` is true.
+    ``filter(match, original_graph, pattern_graph)`` in ``match_filters`` is true; returns
+    a :class:`ReplacedPatterns` per replaced match. With ``ignore_literals`` a constant in
+    the pattern matches any argument; ``replacement_callback(match, original_graph,
+    pattern_graph)`` may give each match its own replacement graph; a non-empty
+    ``node_name_match`` accepts any graph node whose name contains it.
 
     >>> import ember, ember.fx
     >>> gm = ember.fx.symbolic_trace(lambda x: ember.relu(x) + 1)
@@ -153,15 +181,21 @@ def replace_pattern_with_filters(gm, pattern, replacement, match_filters=None):
     0
     """
     pattern_graph = _pattern_graph(pattern)
-    replacement_graph = _pattern_graph(replacement)
-    matcher = _Matcher(pattern_graph)
+    matcher = _Matcher(pattern_graph, ignore_literals, node_name_match)
     matches = [match for match in _find_matches(gm.graph, matcher)
                if all(keep(match, gm.graph, pattern_graph) for keep in match_filters or ())]
-    replaced = {}
+    if replacement is None and replacement_callback is None:
+        raise AssertionError("Must provide either a replacement GraphModule or a "
+                             "replacement callback")
+    replacement_graph = None if replacement is None else _pattern_graph(replacement)
+    replaced, results = {}, []
     for match in matches:
-        _replace(gm, match, matcher, replacement_graph, replaced)
+        graph_for_match = (replacement_callback(match, gm.graph, pattern_graph)
+                           if replacement_callback is not None else replacement_graph)
+        new_nodes = _replace(gm, match, matcher, graph_for_match, replaced)
+        results.append(ReplacedPatterns(match.anchors[0], match.nodes_map, new_nodes))
     gm.recompile()
-    return [Match(match.anchors[0], match.nodes_map) for match in matches]
+    return results
 
 
 def replace_pattern(gm, pattern, replacement):
@@ -174,4 +208,5 @@ def replace_pattern(gm, pattern, replacement):
     >>> len(matches), "relu" in gm.code
     (2, False)
     """
-    return replace_pattern_with_filters(gm, pattern, replacement)
+    return [Match(result.anchor, result.nodes_map)
+            for result in replace_pattern_with_filters(gm, pattern, replacement)]
