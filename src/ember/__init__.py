@@ -81,6 +81,7 @@ from .ops.foreach import *  # noqa: F403  (torch._foreach_add_, ...: fused optim
 
 from . import autograd, cuda, fft, linalg, nn, serialization, special  # noqa: E402  (need the ops)
 from . import signal  # noqa: E402  (ember.signal.windows)
+from . import masked  # noqa: E402  (ember.masked: torch.masked's reductions)
 from .fft import istft, stft  # noqa: E402  (torch.stft, torch.istft)
 from .serialization import load, save  # noqa: E402
 from . import multiprocessing, utils  # noqa: E402  (registers the tensor reducers)
@@ -175,3 +176,16 @@ from .sparse._dispatch import addmm, matmul, mm  # noqa: E402, F811  (also take 
 from .amp import GradScaler  # noqa: E402  (torch.GradScaler: the device-generic scaler)
 from .cuda import OutOfMemoryError  # noqa: E402  (torch.OutOfMemoryError)
 from .ops.linalg import geqrf, lobpcg, orgqr, ormqr  # noqa: E402  (LAPACK's compact QR family)
+from . import overrides  # noqa: E402  (ember.overrides: the __torch_function__ protocol)
+from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402
+
+overrides._install()  # last: every public function and Tensor method honours __torch_function__
+from .sparse._products import (  # noqa: E402  (torch's older sparse-dense product names)
+    dsmm,
+    hsmm,
+    hspmm,
+    saddmm,
+    smm,
+    spmm,
+    sspaddmm,
+)

@@ -800,13 +800,18 @@ def tensordot(a, b, dims=2, out=None):
     if a._data.dtype != b._data.dtype:
         raise RuntimeError("both inputs should have same dtype")
     sa, sb = a._data.shape, b._data.shape
-    for da, db in zip(dims_a, dims_b):
-        if sa[wrap_dim(da, len(sa))] != sb[wrap_dim(db, len(sb))]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size "
-                               f"{sa[wrap_dim(da, len(sa))]} in dim {da} and second has size "
-                               f"{sb[wrap_dim(db, len(sb))]} in dim {db}")
     ca = [wrap_dim(d, len(sa)) for d in dims_a]
     cb = [wrap_dim(d, len(sb)) for d in dims_b]
+    for da, db, ia, ib in zip(dims_a, dims_b, ca, cb):
+        # A contracted dim of size 1 broadcasts against the other: sum that side over it.
+        if sa[ia] != sb[ib] and sa[ia] == 1:
+            b = b.sum(ib, keepdim=True, dtype=b.dtype)
+        elif sa[ia] != sb[ib] and sb[ib] == 1:
+            a = a.sum(ia, keepdim=True, dtype=a.dtype)
+        elif sa[ia] != sb[ib]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{sa[ia]} in dim {da} and second has size {sb[ib]} in dim {db}")
+    sa, sb = a._data.shape, b._data.shape
     free_a = [d for d in range(len(sa)) if d not in ca]
     free_b = [d for d in range(len(sb)) if d not in cb]
     k = int(np.prod([sa[d] for d in ca], dtype=np.int64))
