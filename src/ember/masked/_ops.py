@@ -222,7 +222,7 @@ def argmax(input, dim=None, *, keepdim=False, dtype=None, mask=None):
 
         >>> ember.masked.argmax(ember.tensor([1., 5., 3.]), 0,
         ...                     mask=ember.tensor([True, False, True]))
-        tensor(2)
+        tensor(2.)
     """
     dtype = input.dtype if dtype is None else dtype
     return ember.argmax(_fill_masked("argmax", input, mask), dim, bool(keepdim)).to(dtype=dtype)
@@ -236,7 +236,7 @@ def argmin(input, dim=None, *, keepdim=False, dtype=None, mask=None):
 
         >>> ember.masked.argmin(ember.tensor([1., 5., 3.]), 0,
         ...                     mask=ember.tensor([False, True, True]))
-        tensor(2)
+        tensor(2.)
     """
     dtype = input.dtype if dtype is None else dtype
     return ember.argmin(_fill_masked("argmin", input, mask), dim, bool(keepdim)).to(dtype=dtype)
