@@ -1538,16 +1538,19 @@ def logit(input, eps=None, *, out=None):
 
 def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=None,
            cpu_name=None, out_dtype=None, low=True, scalar_input=False, scalar_other=True,
-           other_name="other", doc, example, inplace_method=True):
+           other_name="other", doc, example, inplace_method=True, save="input"):
     """Declare a binary pointwise op, its public function ``name(input, other, *, out=None)``,
     its method and in-place method.
 
     ``derivative(ctx, grad)`` follows :meth:`Op.defderivative` (or ``"none"`` for an op torch
-    does not differentiate). ``promote="float"`` turns integer results into the default float
-    dtype; ``scalar_input``/``scalar_other`` say where torch accepts a Python number.
+    does not differentiate); ``save`` says what it reads: the inputs (``ctx.inputs``), the
+    output (``ctx.output``) or ``"both"``. ``promote="float"`` turns integer results into the
+    default float dtype; ``scalar_input``/``scalar_other`` say where torch accepts a Python
+    number.
     """
     op = Op(name, _low_precision(kernel) if low else kernel,
-            meta=_bool_meta if out_dtype == "bool" else _same_shape_meta)
+            meta=_bool_meta if out_dtype == "bool" else _same_shape_meta,
+            save_inputs=save in ("input", "both"), save_output=save in ("output", "both"))
     if derivative == "none":
         op.defderivative(_not_differentiable(name))
     elif derivative is not None:
@@ -1634,14 +1637,15 @@ _alias("arctan2", "atan2")
 
 
 def _hypot_derivative(ctx, grad):
+    # the saved result, not a recomputed sqrt(a*a + b*b), which overflows for large inputs
     a, b = ctx.inputs
-    result = (a * a + b * b).sqrt()
+    result = ctx.output
     need_a, need_b = ctx.needs_input_grad
     return (grad * a / result if need_a else None, grad * b / result if need_b else None)
 
 
 binary("hypot", lambda xp, a, b: xp.hypot(a, b), _hypot_derivative, deny="bic",
-       scalar_other=False, doc="``sqrt(input ** 2 + other ** 2)``, elementwise.",
+       scalar_other=False, save="both", doc="``sqrt(input ** 2 + other ** 2)``, elementwise.",
        example="ember.hypot(ember.tensor([3.]), ember.tensor([4.]))\n        tensor([5.])")
 
 
