@@ -7,17 +7,16 @@ import warnings
 import numpy as np
 import pytest
 import torch
-
-import ember
+import torch.nn.attention.bias  # noqa: F401
+import torch.nn.attention.flex_attention  # noqa: F401
+import torch.nn.utils.prune as TP
 from tests.conftest import to_ember
 
-import ember.nn.attention.bias  # noqa: E402,F401
-import ember.nn.attention.flex_attention  # noqa: E402,F401
-import ember.nn.attention.varlen  # noqa: E402,F401
-import ember.nn.utils.prune as EP  # noqa: E402
-import torch.nn.attention.bias  # noqa: E402,F401
-import torch.nn.attention.flex_attention  # noqa: E402,F401
-import torch.nn.utils.prune as TP  # noqa: E402
+import ember
+import ember.nn.attention.bias  # noqa: F401
+import ember.nn.attention.flex_attention  # noqa: F401
+import ember.nn.attention.varlen  # noqa: F401
+import ember.nn.utils.prune as EP
 
 
 def close(a, b, atol=1e-5):
@@ -266,8 +265,9 @@ def test_grouped_mm_matches_torch(shapes, offs):
 
 
 def test_module_utils_and_factory_kwargs_match_torch():
-    from ember.nn.modules import utils as eu
     from torch.nn.modules import utils as tu
+
+    from ember.nn.modules import utils as eu
     for name in ("_single", "_pair", "_triple", "_quadruple"):
         assert getattr(eu, name)(3) == getattr(tu, name)(3)
         assert getattr(eu, name)([1, 2]) == getattr(tu, name)([1, 2])
