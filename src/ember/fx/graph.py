@@ -10,6 +10,7 @@ import keyword
 import math
 import operator
 import re
+import typing
 
 from .node import BINARY_SYMBOLS, UNARY_SYMBOLS, Node, map_arg, qualified_name
 
@@ -228,6 +229,46 @@ class Graph:
         """The graph's return value (nested tuples/lists/dicts of nodes allowed)."""
         return self.create_node("output", "output", (result,), type_expr=type_expr)
 
+    def create_size_node(self, tensor_node, dim):
+        """A node computing ``tensor_node.size(dim)`` (its ``meta["val"]`` filled in when
+        ``tensor_node`` carries an example value)."""
+        return self._shape_query(tensor_node, "size", dim)
+
+    def create_stride_node(self, tensor_node, dim):
+        """A node computing ``tensor_node.stride(dim)``."""
+        return self._shape_query(tensor_node, "stride", dim)
+
+    def create_storage_offset_node(self, tensor_node):
+        """A node computing ``tensor_node.storage_offset()``."""
+        return self._shape_query(tensor_node, "storage_offset")
+
+    def _shape_query(self, tensor_node, method, *dims):
+        node = self.call_method(method, (tensor_node, *dims))
+        for key in ("val", "example_value"):
+            example = tensor_node.meta.get(key)
+            if example is not None:
+                node.meta[key] = getattr(example, method)(*dims)
+                break
+        return node
+
+    def materialize_symints(self, values):
+        """``values`` as graph values. ember has no symbolic sizes (torch's ``SymInt``), so
+        every size is a plain int and is returned as is.
+
+        >>> Graph().materialize_symints([2, 3])
+        [2, 3]
+        """
+        for value in values:
+            if not isinstance(value, int):
+                raise NotImplementedError(
+                    f"Graph.materialize_symints: {type(value).__name__} is not an int; torch's "
+                    "SymInt (symbolic sizes) does not exist in ember, whose sizes are ints")
+        return list(values)
+
+    def materialize_symint(self, value):
+        """One value of :meth:`materialize_symints`."""
+        return self.materialize_symints([value])[0]
+
     def node_copy(self, node, arg_transform=lambda node: node):
         """Copy ``node`` (from any graph) into this one, mapping its node arguments."""
         args = map_arg(node.args, arg_transform)
@@ -435,7 +476,10 @@ class _CodeWriter:
         if self.codegen._body_transformer is not None:
             body = self.codegen._body_transformer(body)
         code = "".join(body).rstrip("\n")
-        definition = self.codegen.gen_fn_def([self.root] + parameters, "",
+        outputs = [node for node in self.graph.nodes if node.op == "output"]
+        returns = (f" -> {self._type_repr(outputs[0].type)}"
+                   if outputs and outputs[0].type is not None else "")
+        definition = self.codegen.gen_fn_def([self.root] + parameters, returns,
                                              expanded_def=self.expanded_def)
         source = f"\n\n\n{definition}\n" + "".join(
             f"    {line}\n" for line in code.split("\n")) + "    "
@@ -451,23 +495,50 @@ class _CodeWriter:
         return last_uses
 
     def _parameter(self, node):
+        annotated = node.target + self._annotation(node.type)
         if node.args:
-            return f"{node.target} = {self._expression(node.args[0])}"
-        return node.target
+            return f"{annotated} = {self._expression(node.args[0])}"
+        return annotated
+
+    def _annotation(self, type_expr):
+        return "" if type_expr is None else f" : {self._type_repr(type_expr)}"
+
+    def _type_repr(self, type_expr):
+        """Source text for a type annotation, adding the globals it needs."""
+        import ember
+        origin, members = typing.get_origin(type_expr), typing.get_args(type_expr)
+        if origin is not None and members:
+            if type(type_expr).__module__ == "typing" and getattr(type_expr, "_name", None):
+                name = self._add_global(f"typing_{type_expr._name}",
+                                        getattr(typing, type_expr._name))
+            else:
+                name = self._type_repr(origin)
+            return f"{name}[{', '.join(self._type_repr(member) for member in members)}]"
+        if not isinstance(type_expr, type):
+            return repr(type_expr)
+        if getattr(builtins, type_expr.__name__, None) is type_expr:
+            return type_expr.__name__
+        if getattr(ember, type_expr.__name__, None) is type_expr:
+            return f"ember.{type_expr.__name__}"
+        return self._add_global(type_expr.__name__, type_expr)
 
     def _statement(self, node):
-        args, kwargs = node.args, node.kwargs
         if node.op == "output":
-            return self.codegen.generate_output(args[0], repr_fn=self._expression)
+            return self.codegen.generate_output(node.args[0], repr_fn=self._expression)
+        return f"{node.name}{self._annotation(node.type)} = {self._value(node)}"
+
+    def _value(self, node):
+        """The expression a (non-output) node computes."""
+        args, kwargs = node.args, node.kwargs
         if node.op == "get_attr":
-            return f"{node.name} = {_format_target(self.root, node.target)}"
+            return _format_target(self.root, node.target)
         if node.op == "call_module":
-            return (f"{node.name} = {_format_target(self.root, node.target)}"
+            return (f"{_format_target(self.root, node.target)}"
                     f"({self._call_arguments(args, kwargs)})")
         if node.op == "call_method":
-            return (f"{node.name} = {self._expression(args[0])}.{node.target}"
+            return (f"{self._expression(args[0])}.{node.target}"
                     f"({self._call_arguments(args[1:], kwargs)})")
-        return f"{node.name} = {self._function_call(node.target, args, kwargs)}"
+        return self._function_call(node.target, args, kwargs)
 
     def _function_call(self, function, args, kwargs):
         if not kwargs:
