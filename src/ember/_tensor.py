@@ -599,53 +599,53 @@ class Tensor:
             dtype = reverse[dtype.replace("ember.", "torch.")]
         return self.to(dt.to_dtype(dtype))
 
-    def float(self):
-        """Convert to float32."""
-        return self.to(dt.float32)
+    def float(self, memory_format=None):
+        """Convert to float32 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.float32, memory_format=memory_format)
 
-    def double(self):
-        """Convert to float64."""
-        return self.to(dt.float64)
+    def double(self, memory_format=None):
+        """Convert to float64 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.float64, memory_format=memory_format)
 
-    def half(self):
-        """Convert to float16."""
-        return self.to(dt.float16)
+    def half(self, memory_format=None):
+        """Convert to float16 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.float16, memory_format=memory_format)
 
-    def bfloat16(self):
-        """Convert to bfloat16."""
-        return self.to(dt.bfloat16)
+    def bfloat16(self, memory_format=None):
+        """Convert to bfloat16 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.bfloat16, memory_format=memory_format)
 
-    def long(self):
-        """Convert to int64."""
-        return self.to(dt.int64)
+    def long(self, memory_format=None):
+        """Convert to int64 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.int64, memory_format=memory_format)
 
-    def int(self):
-        """Convert to int32."""
-        return self.to(dt.int32)
+    def int(self, memory_format=None):
+        """Convert to int32 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.int32, memory_format=memory_format)
 
-    def short(self):
-        """Convert to int16."""
-        return self.to(dt.int16)
+    def short(self, memory_format=None):
+        """Convert to int16 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.int16, memory_format=memory_format)
 
-    def char(self):
-        """Convert to int8."""
-        return self.to(dt.int8)
+    def char(self, memory_format=None):
+        """Convert to int8 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.int8, memory_format=memory_format)
 
-    def byte(self):
-        """Convert to uint8."""
-        return self.to(dt.uint8)
+    def byte(self, memory_format=None):
+        """Convert to uint8 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.uint8, memory_format=memory_format)
 
-    def bool(self):
-        """Convert to bool."""
-        return self.to(dt.bool)
+    def bool(self, memory_format=None):
+        """Convert to bool (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.bool, memory_format=memory_format)
 
-    def cfloat(self):
-        """Convert to complex64."""
-        return self.to(dt.complex64)
+    def cfloat(self, memory_format=None):
+        """Convert to complex64 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.complex64, memory_format=memory_format)
 
-    def cdouble(self):
-        """Convert to complex128."""
-        return self.to(dt.complex128)
+    def cdouble(self, memory_format=None):
+        """Convert to complex128 (laid out in ``memory_format``; by default as this tensor is)."""
+        return self.to(dt.complex128, memory_format=memory_format)
 
     def type_as(self, other):
         """Convert to ``other``'s dtype."""
