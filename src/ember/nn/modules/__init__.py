@@ -1,5 +1,8 @@
 """Every nn layer, one module per family; re-exported from ``ember.nn``."""
 
+# torch's module paths that own classes ember defines elsewhere: imported so that those
+# classes carry torch's __module__ (their pickled name) from the start
+from . import batchnorm, channelshuffle, instancenorm  # noqa: F401
 from .activation import *  # noqa: F403
 from .adaptive import *  # noqa: F403
 from .container import *  # noqa: F403

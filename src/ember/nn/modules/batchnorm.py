@@ -16,3 +16,9 @@ from .sync_batchnorm import SyncBatchNorm
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d",
            "LazyBatchNorm2d", "LazyBatchNorm3d", "SyncBatchNorm"]
+
+# torch defines these classes in this module: their __module__ names it, so that a pickled
+# model names torch's path for them (ember.save writes torch.<path>)
+for _cls in (BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d,
+              LazyBatchNorm3d, SyncBatchNorm):
+    _cls.__module__ = __name__

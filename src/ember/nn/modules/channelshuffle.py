@@ -11,3 +11,8 @@ Example::
 from .pixelshuffle import ChannelShuffle
 
 __all__ = ["ChannelShuffle"]
+
+# torch defines these classes in this module: their __module__ names it, so that a pickled
+# model names torch's path for them (ember.save writes torch.<path>)
+for _cls in (ChannelShuffle,):
+    _cls.__module__ = __name__

@@ -15,3 +15,9 @@ from .normalization import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
            "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+
+# torch defines these classes in this module: their __module__ names it, so that a pickled
+# model names torch's path for them (ember.save writes torch.<path>)
+for _cls in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d,
+              LazyInstanceNorm2d, LazyInstanceNorm3d):
+    _cls.__module__ = __name__

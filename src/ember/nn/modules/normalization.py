@@ -397,3 +397,8 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+# torch defines these classes in this module: their __module__ names it, so that a pickled
+# model names torch's path for them (ember.save writes torch.<path>)
+for _cls in (CrossMapLRN2d,):
+    _cls.__module__ = __name__

@@ -365,3 +365,8 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
     _nd = 3
     _fn = staticmethod(F.max_unpool3d)
+
+# torch defines these classes in this module: their __module__ names it, so that a pickled
+# model names torch's path for them (ember.save writes torch.<path>)
+for _cls in (FractionalMaxPool2d, FractionalMaxPool3d):
+    _cls.__module__ = __name__
