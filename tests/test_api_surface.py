@@ -208,3 +208,44 @@ def test_sizes_by_keyword_give_torch_values():
     torch.manual_seed(3)
     assert_same(ember.randn(size=(4,)), torch.randn(size=(4,)))
     assert_same(ember.arange(6.0).view(size=(2, 3)), torch.arange(6.0).view(size=(2, 3)))
+
+
+# ---------------------------------------------------------------- old sparse product names
+
+
+def _sparse_value(r):
+    """A sparse or dense result as comparable lists (sparse: coalesced indices and values)."""
+    if getattr(r, "is_sparse", False):
+        r = r.coalesce()
+        return "sparse", r.indices().tolist(), r.values().tolist(), list(r.shape)
+    return r.tolist()
+
+
+def _sparse_operands(m):
+    a = m.tensor([[0.0, 2.0], [0.0, 0.0], [1.0, 0.0]])
+    b = m.tensor([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])
+    return a, a.to_sparse(), b, (a @ a.t()).to_sparse()
+
+
+@pytest.mark.parametrize("name", ["spmm", "dsmm", "hspmm", "hsmm", "smm"])
+@pytest.mark.parametrize("sparse_input", [True, False])
+def test_sparse_dense_products_as_torch(name, sparse_input):
+    def run(m):
+        a, s, b, _ = _sparse_operands(m)
+        return _sparse_value(getattr(m, name)(s if sparse_input else a, b))
+    assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))
+
+
+@pytest.mark.parametrize("case", ["plain", "scaled", "saddmm", "dense input", "sparse mat2",
+                                  "bad shapes"])
+def test_sspaddmm_as_torch(case):
+    def run(m):
+        a, s, b, c = _sparse_operands(m)
+        call = {"plain": lambda: m.sspaddmm(c, s, b),
+                "scaled": lambda: m.sspaddmm(c, s, b, beta=2, alpha=0.5),
+                "saddmm": lambda: m.saddmm(c, s, b),
+                "dense input": lambda: m.sspaddmm(a @ a.t(), s, b),
+                "sparse mat2": lambda: m.sspaddmm(c, s, b.to_sparse()),
+                "bad shapes": lambda: m.sspaddmm(c, s, b.t())}[case]
+        return _sparse_value(call())
+    assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))

@@ -177,9 +177,6 @@ from .amp import GradScaler  # noqa: E402  (torch.GradScaler: the device-generic
 from .cuda import OutOfMemoryError  # noqa: E402  (torch.OutOfMemoryError)
 from .ops.linalg import geqrf, lobpcg, orgqr, ormqr  # noqa: E402  (LAPACK's compact QR family)
 from . import overrides  # noqa: E402  (ember.overrides: the __torch_function__ protocol)
-from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402
-
-overrides._install()  # last: every public function and Tensor method honours __torch_function__
 from .sparse._products import (  # noqa: E402  (torch's older sparse-dense product names)
     dsmm,
     hsmm,
@@ -189,3 +186,6 @@ from .sparse._products import (  # noqa: E402  (torch's older sparse-dense produ
     spmm,
     sspaddmm,
 )
+from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402
+
+overrides._install()  # last: every public function and Tensor method honours __torch_function__
