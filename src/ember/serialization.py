@@ -874,6 +874,14 @@ def _display_name(full_name):
     return name if module == "builtins" and name else full_name
 
 
+class _BadAllowList(Exception):
+    """Carries a malformed allow-list entry's error past the handlers for corrupt pickles."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
 class _Unpickler(pickle.Unpickler):
     """Maps torch's globals to ember's and, with ``weights_only``, refuses everything else."""
 
@@ -903,7 +911,10 @@ class _Unpickler(pickle.Unpickler):
                 f"{self.source}: Weights only load failed. {_RERUN_ADVICE}\n\nTrying to load "
                 f"unsupported GLOBAL {full} whose module {module} is blocked.")
         if self._allowed is None:
-            self._allowed = _user_allowed_globals()
+            try:
+                self._allowed = _user_allowed_globals()
+            except (ValueError, TypeError) as error:  # a malformed entry: the caller's error
+                raise _BadAllowList(error) from None
         found = self._allowed.get(_as_torch_name(full), _MISSING)
         if found is _MISSING:
             raise pickle.UnpicklingError(
@@ -1101,6 +1112,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     try:
         return _load_from(fileobj, source, path, map_location, weights_only, bool(mmap),
                           pickle_load_args)
+    except _BadAllowList as bad:
+        raise bad.error from None
     finally:
         if opened is not None:
             opened.close()
