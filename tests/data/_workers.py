@@ -139,3 +139,86 @@ class SeedProbe:
         seed = info.seed if info is not None else -1
         return [i, seed, int(np.random.randint(1 << 30)), random.random(),
                 float(lib.rand(()).item())]
+
+
+# ---------------------------------------------------------------- faults and stress
+
+
+class Sleepy(Dataset):
+    """``n`` samples ``(tensor [i, i, i], i)``, each taking ``delay`` seconds; sample
+    ``slow_index`` takes ``slow`` seconds and sample ``fail_index`` raises ValueError."""
+
+    def __init__(self, n=32, delay=0.001, slow_index=-1, slow=0.0, fail_index=-1):
+        self.n, self.delay = n, delay
+        self.slow_index, self.slow, self.fail_index = slow_index, slow, fail_index
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i == self.fail_index:
+            raise ValueError(f"bad sample {i}")
+        time.sleep(self.slow if i == self.slow_index else self.delay)
+        return ember.full((3,), float(i)), i
+
+
+def sleep_three_seconds(worker_id):
+    time.sleep(3)
+
+
+def spin():
+    """Keep one CPU busy until terminated."""
+    while True:
+        pass
+
+
+def put_then_die(queue, values, how):
+    """Put one tensor per value on ``queue``; then SIGKILL this process: at once ("now"),
+    after a random pause of at most 2 ms ("soon"), or once the feeder has sent everything
+    ("flushed")."""
+    for value in values:
+        queue.put(ember.full((4,), float(value)))
+    if how == "flushed":
+        queue.close()
+        queue.join_thread()
+    elif how == "soon":
+        time.sleep(random.random() * 0.002)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def get_then_die(queue, count, how):
+    """Take ``count`` items from ``queue``, then SIGKILL this process (``how="after"``), or
+    keep waiting for more until killed from outside (``how="waiting"``)."""
+    for _ in range(count):
+        queue.get()
+    if how == "waiting":
+        queue.get()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def put_on_python_queue_and_exit(queue):
+    queue.put(ember.arange(3.0))
+
+
+def collate_to_lambda(samples):
+    return lambda: samples
+
+
+def keep_as_list(samples):
+    return samples
+
+
+class DiesAtOnce(Dataset):
+    """The first sample ends its worker: SIGKILL (``how="kill"``) or exit code 1 ("exit").
+    No batch is ever sent, so torch's own loader reports the death deterministically."""
+
+    def __init__(self, how):
+        self.how = how
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        if self.how == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(1)

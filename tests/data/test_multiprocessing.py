@@ -15,8 +15,9 @@ import _workers  # noqa: E402
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_tensor_on_queue_is_shared_not_copied(method):
+    """Through ember's Queue one way and Python's the other (each pickled into the child)."""
     context = emp.get_context(method)
-    queue_in, queue_out = context.Queue(), context.Queue()
+    queue_in, queue_out = emp.Queue(ctx=context), context.Queue()
     t = ember.zeros(5)
     process = context.Process(target=_workers.add_one_and_report, args=(queue_in, queue_out))
     process.start()
