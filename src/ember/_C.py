@@ -84,3 +84,18 @@ def _get_privateuse1_backend_name():
 
 def _log_api_usage_once(event):
     """torch's API-usage telemetry hook: a no-op."""
+
+
+# the __torch_function__ switches and helpers (ember.overrides), under their torch._C names
+from .overrides import (  # noqa: E402, F401
+    DisableTorchFunction,
+    DisableTorchFunctionSubclass,
+    _disabled_torch_function_impl,
+    _is_torch_function_enabled,
+    _is_torch_function_mode_enabled,
+)
+from .overrides import has_torch_function as _has_torch_function  # noqa: E402, F401
+from .overrides import has_torch_function_unary as _has_torch_function_unary  # noqa: E402, F401
+from .overrides import (  # noqa: E402, F401
+    has_torch_function_variadic as _has_torch_function_variadic,
+)

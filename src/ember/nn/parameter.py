@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..overrides import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
            "is_lazy"]
@@ -34,6 +35,8 @@ class Parameter(Tensor):
     """
 
     _ember_wraps_data = True
+    # results of operations on a parameter are plain tensors, as in torch
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -75,6 +78,8 @@ class Buffer(Tensor):
         >>> m.running = ember.nn.Buffer(ember.zeros(3))   # same as register_buffer
     """
 
+    __torch_function__ = _disabled_torch_function_impl
+
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
             from ..ops.creation import empty
@@ -109,6 +114,8 @@ class UninitializedParameter(Parameter):
 
 class UninitializedBuffer(Tensor):
     """A buffer whose shape is not known yet (used by lazy modules)."""
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, requires_grad=False, device=None, dtype=None):
         from ..ops.creation import empty

@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype as dt
+from .. import overrides as _overrides
 from .._device import CPU, META
 from .._tensor import Tensor
 from .._traceback import hide_internal_frames
@@ -179,21 +180,44 @@ def operator_method(fn, name, arrays_as_tensors=False):
     tensor again), except for ``==`` (``arrays_as_tensors``), which takes the array as a
     tensor; all as in torch.
     """
+    def foreign_operand(self, other):
+        if isinstance(other, _OPERAND_TYPES):
+            raise  # the TypeError the caller is handling
+        if arrays_as_tensors and isinstance(other, np.ndarray):
+            return fn(self, Tensor._make(np.array(other), CPU))
+        return NotImplemented
+
+    def body(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            return foreign_operand(self, other)
+
+    plain, modes, tensor = _overrides._PLAIN, _overrides._modes, Tensor
+
     def method(self, other):
         try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
+            # torch's __torch_function__ check, inline: a frame here would cost the hot path
+            if modes or (type(other) is not tensor and type(other) not in plain) or (
+                    type(self) is not tensor and type(self) not in plain):
+                try:
+                    return _overrides._dispatch(method.__torch_function_public__, body,
+                                                (self, other), {})
+                except _overrides._Declined:  # Python tries the reflected operator, as torch
+                    return NotImplemented
             try:
                 return fn(self, other)
             except TypeError:
-                if isinstance(other, _OPERAND_TYPES):
-                    raise
-                if arrays_as_tensors and isinstance(other, np.ndarray):
-                    return fn(self, Tensor._make(np.array(other), CPU))
-                return NotImplemented
+                return foreign_operand(self, other)
         except Exception as error:
             hide_internal_frames(error)
             raise
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = fn.__doc__
+
+    method.__name__ = body.__name__ = name
+    method.__qualname__ = body.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = body.__doc__ = fn.__doc__
+    method.__torch_function_implementation__ = body
+    method.__torch_function_public__ = method  # ember.overrides maps a + b to Tensor.add
     return method
 
 
