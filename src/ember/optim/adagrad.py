@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..ops.creation import full_like
+from ._functional import adagrad  # noqa: F401  (torch's functional form)
 from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
 
-__all__ = ["Adagrad"]
+__all__ = ["Adagrad", "adagrad"]
 
 
 class Adagrad(Optimizer):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from ..ops.creation import zeros_like
+from ._functional import adam  # noqa: F401  (torch's functional form)
 from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
 
-__all__ = ["Adam"]
+__all__ = ["Adam", "adam"]
 
 
 def _check_betas(betas, eps, weight_decay):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from ..ops.creation import zeros_like
+from ._functional import adamax  # noqa: F401  (torch's functional form)
 from .adam import _check_betas, lerp_
 from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
 
-__all__ = ["Adamax"]
+__all__ = ["Adamax", "adamax"]
 
 
 class Adamax(Optimizer):

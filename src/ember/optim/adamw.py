@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ._functional import adamw  # noqa: F401  (torch's functional form)
 from .adam import Adam
 
-__all__ = ["AdamW"]
+__all__ = ["AdamW", "adamw"]
 
 
 class AdamW(Adam):

@@ -6,9 +6,10 @@ import numpy as np
 
 from .._device import META
 from ..ops.creation import zeros_like
+from ._functional import asgd  # noqa: F401  (torch's functional form)
 from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
 
-__all__ = ["ASGD"]
+__all__ = ["ASGD", "asgd"]
 
 
 class ASGD(Optimizer):

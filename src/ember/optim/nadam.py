@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.creation import zeros_like
+from ._functional import nadam  # noqa: F401  (torch's functional form)
 from .adam import _check_betas, ema_sq_, lerp_
 from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
 
-__all__ = ["NAdam"]
+__all__ = ["NAdam", "nadam"]
 
 
 class NAdam(Optimizer):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..ops.creation import zeros_like
+from ._functional import sgd  # noqa: F401  (torch's functional form)
 from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _value
 
-__all__ = ["SGD"]
+__all__ = ["SGD", "sgd"]
 
 
 class SGD(Optimizer):
