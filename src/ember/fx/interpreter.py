@@ -194,8 +194,10 @@ class Transformer(Interpreter):
 
     def transform(self):
         """Run the transformation and return the new :class:`GraphModule`."""
-        result = super().run()
+        with fx_traceback.preserve_node_meta():
+            result = super().run()
         if result is not None:
-            self.new_graph.output(map_aggregate(
+            output = self.new_graph.output(map_aggregate(
                 result, lambda value: value.node if isinstance(value, Proxy) else value))
+            output.meta.update(self.graph.output_node().meta)
         return GraphModule(self.module, self.new_graph)

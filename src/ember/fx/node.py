@@ -219,7 +219,7 @@ class Node:
         >>> g = ember.fx.Graph(); x = g.placeholder("x")
         >>> s = g.call_function(ember.sum, (x, 0))
         >>> s.normalized_arguments(None, normalize_to_only_use_kwargs=True).kwargs
-        {'input': x, 'dim': 0}
+        {'input': x, 'dim': 0, 'keepdim': False, 'dtype': None}
         """
         from .operator_schemas import normalize_function, normalize_module
         if self.op == "call_function":

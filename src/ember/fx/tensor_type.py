@@ -36,6 +36,7 @@ class TensorType:
 
     __hash__ = None
 
+    @staticmethod
     def __class_getitem__(*args):
         if len(args) == 1 and isinstance(args[0], tuple):
             args = args[0]
