@@ -249,3 +249,121 @@ def test_sspaddmm_as_torch(case):
                 "bad shapes": lambda: m.sspaddmm(c, s, b.t())}[case]
         return _sparse_value(call())
     assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))
+
+
+# ---------------------------------------------------------------- rarer Tensor attributes
+
+TENSOR_ATTRIBUTE_CALLS = {
+    **{flag: (lambda flag: lambda m, x: getattr(x, flag))(flag)
+       for flag in ("is_xpu", "is_ipu", "is_maia", "is_mkldnn", "is_mps", "is_mtia",
+                    "is_nested", "is_vulkan", "is_xla")},
+    **{name: (lambda name: lambda m, x: getattr(x, name)())(name)
+       for name in ("values", "indices", "coalesce", "is_coalesced", "crow_indices",
+                    "col_indices", "ccol_indices", "row_indices", "sparse_dim", "dense_dim",
+                    "is_distributed", "int_repr", "q_scale", "q_zero_point", "qscheme",
+                    "q_per_channel_scales", "q_per_channel_zero_points", "q_per_channel_axis",
+                    "ipu", "xpu", "mtia", "to_mkldnn", "dequantize")},
+    "to_sparse_bsr": lambda m, x: x.to_sparse_bsr((1, 1)),
+    "to_sparse_bsc": lambda m, x: x.to_sparse_bsc((1, 1)),
+    "int dequantize": lambda m, x: m.arange(3).dequantize(),
+    "eig": lambda m, x: x.eig(), "symeig": lambda m, x: x.symeig(),
+    "lstsq": lambda m, x: x.lstsq(x), "solve": lambda m, x: x.solve(x),
+    "reinforce": lambda m, x: x.reinforce(1.0),
+    "resize_as_sparse_": lambda m, x: x.resize_as_sparse_(x),
+    "sparse_resize_": lambda m, x: x.sparse_resize_((2, 3), 1, 1),
+    "sparse_resize_and_clear_": lambda m, x: x.sparse_resize_and_clear_((2, 3), 1, 1),
+    "to_padded_tensor": lambda m, x: x.to_padded_tensor(0.0),
+    "smm": lambda m, x: x.smm(x.t()), "sspaddmm": lambda m, x: x.sspaddmm(x, x.t()),
+    "sparse smm": lambda m, x: _sparse_value(x.to_sparse().smm(x.t())),
+    "sparse values": lambda m, x: x.to_sparse().coalesce().values(),
+    "const_data_ptr": lambda m, x: x.const_data_ptr() == x.data_ptr(),
+    "name": lambda m, x: x.name,
+    "volatile": lambda m, x: x.volatile,
+    "module_load": lambda m, x: (x.module_load(m.ones(2, 3)), x),
+    "module_load assign": lambda m, x: (x.module_load(m.ones(2, 3), assign=True), x),
+    "nonzero_static": lambda m, x: m.tensor([0, 3, 0, 5]).nonzero_static(size=3),
+    "nonzero_static cut": lambda m, x: m.tensor([0, 3, 0, 5]).nonzero_static(size=1,
+                                                                             fill_value=7),
+    "nonzero_static 2-d": lambda m, x: x.nonzero_static(size=7),
+    "nonzero_static negative": lambda m, x: x.nonzero_static(size=-1),
+    "slice_inverse": lambda m, x: m.arange(4.0).slice_inverse(m.ones(2), 0, 1, 3),
+    "slice_inverse 2-d": lambda m, x: x.slice_inverse(x[1:], 0, 1),
+    "grad_dtype": lambda m, x: str(x.requires_grad_().grad_dtype).split(".")[1],
+    "grad_dtype of a non-leaf": lambda m, x: (x.requires_grad_() * 2).grad_dtype,
+    "record_stream": lambda m, x: x.record_stream(None),
+    "index": lambda m, x: x.index((0,), None),
+}
+
+
+def _plain(value):
+    """Tensors (also inside tuples) as shapes and values, for comparing outcomes."""
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    if hasattr(value, "shape") and hasattr(value, "detach"):
+        return tuple(value.shape), str(value.dtype).split(".")[1], value.detach().tolist()
+    return value
+
+
+@pytest.mark.parametrize("name", TENSOR_ATTRIBUTE_CALLS)
+def test_rare_tensor_attributes_as_torch(name):
+    call = TENSOR_ATTRIBUTE_CALLS[name]
+
+    def run(m):
+        return _plain(call(m, m.arange(6.0).reshape(2, 3)))
+    expected = _outcome(lambda: run(torch))
+    if name == "index":  # torch's first-class dims need functorch.dim; ember has none
+        expected = NotImplementedError
+    assert _outcome(lambda: run(ember)) == expected
+
+
+def test_removed_methods_name_their_replacement():
+    with pytest.raises(RuntimeError, match="torch.linalg.eig"):
+        ember.ones(2, 2).eig()
+    with pytest.raises(RuntimeError, match="torch.linalg.lstsq"):
+        ember.ones(2, 2).lstsq(ember.ones(2, 2))
+
+
+def test_chalf_names_the_missing_dtype_and_the_alternative():
+    with pytest.raises(NotImplementedError, match=r"complex32.*cfloat"):
+        ember.ones(2).chalf()
+
+
+def test_volatile_warns_as_torch():
+    e = ember.ones(2)
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        e.volatile = True
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        assert e.volatile is False
+
+
+def test_record_stream_accepts_a_stream():
+    assert ember.ones(2).record_stream(ember.Stream()) is None
+
+
+DIM_ORDER_TENSORS = {
+    "contiguous": lambda m: m.zeros(3, 4),
+    "transposed": lambda m: m.zeros(3, 4).t(),
+    "channels last": lambda m: m.zeros(2, 3, 4, 5).to(memory_format=m.channels_last),
+    "channels last 3d": lambda m: m.zeros(2, 3, 4, 5, 6).to(memory_format=m.channels_last_3d),
+    "permuted": lambda m: m.zeros(2, 3, 4).permute(1, 2, 0),
+    "size-1 permuted": lambda m: m.zeros(2, 1, 3).permute(2, 1, 0),
+    "strided": lambda m: m.zeros(3, 4)[:, ::2],
+    "expanded": lambda m: m.zeros(3, 4).expand(2, 3, 4),
+    "0-d": lambda m: m.zeros(()),
+    "1-d": lambda m: m.zeros(5),
+    "ambiguous size-1": lambda m: m.zeros(1, 3),
+    "size-1 channels last": lambda m: m.zeros(2, 1, 3, 3).to(memory_format=m.channels_last),
+}
+
+
+@pytest.mark.parametrize("name", DIM_ORDER_TENSORS)
+@pytest.mark.parametrize("check", [False, True, "formats", "bad"])
+def test_dim_order_as_torch(name, check):
+    def run(m):
+        x = DIM_ORDER_TENSORS[name](m)
+        if check == "formats":
+            return x.dim_order(ambiguity_check=[m.contiguous_format, m.channels_last])
+        if check == "bad":
+            return x.dim_order(ambiguity_check="yes")
+        return x.dim_order(ambiguity_check=check)
+    assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))

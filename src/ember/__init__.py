@@ -189,3 +189,4 @@ from .sparse._products import (  # noqa: E402  (torch's older sparse-dense produ
 from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402
 
 overrides._install()  # last: every public function and Tensor method honours __torch_function__
+from . import _tensor_compat  # noqa: E402, F401  (rarer Tensor attributes: is_xpu, values...)

@@ -148,3 +148,13 @@ def saddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         tensor([2., 1.])
     """
     return sspaddmm(input, mat1, mat2, beta=beta, alpha=alpha, out=out)
+
+
+def _attach_methods():
+    """``s.smm(dense)``, ``s.sspaddmm(mat1, mat2)`` and ``s.hspmm(dense)`` on COO tensors."""
+    SparseCOOTensor.smm = smm
+    SparseCOOTensor.hspmm = hspmm
+    SparseCOOTensor.sspaddmm = sspaddmm
+
+
+_attach_methods()

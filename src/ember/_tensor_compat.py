@@ -1,0 +1,447 @@
+"""The rarer ``torch.Tensor`` attributes, so that code probing them runs as under torch.
+
+* backend flags (``is_xpu``, ``is_mps``, ``is_nested``...): ``False``, as on torch's CPU build;
+* the sparse accessors on a dense tensor (``values``, ``indices``, ``crow_indices``...): torch's
+  RuntimeError naming the layout they expect (sparse tensors have their own methods);
+* methods torch removed (``eig``, ``symeig``, ``lstsq``, ``solve``, ``reinforce``): torch's
+  RuntimeError, naming what replaces them;
+* quantized accessors (``q_scale``, ``int_repr``...) and other backends' conversions
+  (``xpu``, ``to_mkldnn``...): the error torch raises for a dense CPU tensor;
+* small real ones: ``const_data_ptr``, ``dim_order``, ``nonzero_static``, ``module_load``,
+  ``slice_inverse``, ``dequantize``, ``grad_dtype``, ``name``, ``volatile``.
+
+Everything here is attached to :class:`ember.Tensor` when ember is imported.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from . import _dtype as dt
+from ._tensor import Tensor, channels_last, channels_last_3d, memory_format
+
+__all__ = []
+
+_BACKEND_FLAGS = ("is_xpu", "is_ipu", "is_maia", "is_mkldnn", "is_mps", "is_mtia", "is_nested",
+                  "is_vulkan", "is_xla")
+
+
+def _always_false(self):
+    """``False``: ember tensors live on cpu, cuda or meta only (as torch's CPU build says)."""
+    return False
+
+
+def is_distributed(self):
+    """``False``, as torch answers for every tensor.
+
+    Example::
+
+        >>> ember.ones(2).is_distributed()
+        False
+    """
+    return False
+
+
+# ---------------------------------------------------------------- sparse accessors
+
+
+def _sparse_only(name, layout):
+    def accessor(self, *args, **kwargs):
+        raise RuntimeError(f"{name} expected sparse {layout} layout but got Strided")
+    accessor.__name__ = accessor.__qualname__ = name
+    accessor.__doc__ = (f"A sparse tensor's ``{name}``; a dense tensor raises torch's "
+                        f"RuntimeError (the tensor needs a sparse {layout} layout).")
+    return accessor
+
+
+_SPARSE_ACCESSORS = {
+    "values": "tensor", "indices": "coordinate tensor", "coalesce": "coordinate tensor",
+    "is_coalesced": "coordinate tensor", "crow_indices": "row compressed tensor",
+    "col_indices": "row compressed tensor", "ccol_indices": "column compressed tensor",
+    "row_indices": "column compressed tensor",
+}
+
+
+def sparse_dim(self):
+    """The number of sparse dims: 0 for a dense tensor.
+
+    Example::
+
+        >>> ember.ones(2, 3).sparse_dim()
+        0
+    """
+    return 0
+
+
+def dense_dim(self):
+    """The number of dense dims: all of them for a dense tensor.
+
+    Example::
+
+        >>> ember.ones(2, 3).dense_dim()
+        2
+    """
+    return self.dim()
+
+
+def smm(self, mat2):
+    """``ember.smm(self, mat2)`` (``self`` must be sparse).
+
+    Example::
+
+        >>> ember.ones(2, 2).smm(ember.ones(2, 2))
+        Traceback (most recent call last):
+        RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
+    """
+    from .sparse._products import smm as _smm
+
+    return _smm(self, mat2)
+
+
+def sspaddmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """``ember.sspaddmm(self, mat1, mat2)`` (``self`` and ``mat1`` must be sparse).
+
+    Example::
+
+        >>> ember.ones(2, 2).sspaddmm(ember.ones(2, 2), ember.ones(2, 2))
+        Traceback (most recent call last):
+        RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
+    """
+    from .sparse._products import sspaddmm as _sspaddmm
+
+    return _sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+
+# ---------------------------------------------------------------- unavailable in ember or torch
+
+_NO_KERNEL = ("Could not run 'aten::{}' with arguments from the 'CPU' backend. This could be "
+              "because the operator doesn't exist for this backend, or was omitted during the "
+              "selective/custom build process (if using custom build).")
+
+
+def _no_cpu_kernel(name, why):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(_NO_KERNEL.format(name) + " " + why)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Raises NotImplementedError as torch does on a dense CPU tensor ({why})."
+    return method
+
+
+_QUANTIZED = "ember has no quantized tensors; keep the float tensor (see migrating-from-pytorch)."
+_SPARSE_RESIZE = "ember resizes no sparse tensors in place; build a new sparse_coo_tensor."
+_NO_KERNEL_METHODS = {
+    "int_repr": _QUANTIZED, "q_scale": _QUANTIZED, "q_zero_point": _QUANTIZED,
+    "q_per_channel_scales": _QUANTIZED, "q_per_channel_zero_points": _QUANTIZED,
+    "q_per_channel_axis": _QUANTIZED, "qscheme": _QUANTIZED,
+    "resize_as_sparse_": _SPARSE_RESIZE, "sparse_resize_": _SPARSE_RESIZE,
+    "sparse_resize_and_clear_": _SPARSE_RESIZE,
+    "to_padded_tensor": "ember has no nested tensors; pad with ember.nn.utils.rnn.pad_sequence.",
+}
+
+_REMOVED = {
+    "eig": "torch.linalg.eig (complex eigenvalues and eigenvectors) or torch.linalg.eigvals",
+    "symeig": "torch.linalg.eigh (lower triangle by default) or torch.linalg.eigvalsh",
+    "lstsq": "torch.linalg.lstsq (arguments reversed: lstsq(A, B))",
+    "solve": "torch.linalg.solve (arguments reversed: solve(A, B)); for the LU factors, "
+             "torch.linalg.lu_factor",
+}
+
+
+def _removed(name, replacement):
+    def method(self, *args, **kwargs):
+        raise RuntimeError(f"This function was deprecated since version 1.9 and is now removed. "
+                           f"`torch.{name}` is replaced by {replacement}.")
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Removed from torch in 1.9: raises RuntimeError naming {replacement}."
+    return method
+
+
+def reinforce(self, reward):
+    """Removed from torch (stochastic functions): raises torch's RuntimeError.
+
+    Example::
+
+        >>> ember.ones(1).reinforce(1.0)
+        Traceback (most recent call last):
+        RuntimeError: reinforce() was removed. Use torch.distributions instead...
+    """
+    raise RuntimeError("reinforce() was removed. Use torch.distributions instead (sample an "
+                       "action, then minimise -log_prob(action) * reward). See "
+                       "https://pytorch.org/docs/main/distributions.html")
+
+
+def chalf(self, memory_format=None):
+    """``self.to(complex32)`` in torch; ember has no complex32 dtype.
+
+    Example::
+
+        >>> ember.ones(1).chalf()
+        Traceback (most recent call last):
+        NotImplementedError: Tensor.chalf: ember has no complex32 ...
+    """
+    raise NotImplementedError("Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has "
+                              "no half-precision complex); use Tensor.cfloat() (complex64).")
+
+
+def _no_backend(name, exc, message):
+    def method(self, *args, **kwargs):
+        raise exc(message)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Raises {exc.__name__} as torch's CPU build does: {message}"
+    return method
+
+
+_BACKEND_METHODS = {
+    "ipu": (RuntimeError, "PyTorch is not linked with support for ipu devices (ember: use "
+                          "cpu or cuda)"),
+    "xpu": (AssertionError, "Torch not compiled with XPU enabled (ember: use cpu or cuda)"),
+    "mtia": (AssertionError, "Torch not compiled with MTIA enabled (ember: use cpu or cuda)"),
+    "to_mkldnn": (RuntimeError, "Tensor.to_mkldnn: ember has no MKL-DNN layout; strided "
+                                "tensors already use the CPU's BLAS"),
+    "to_sparse_bsr": (RuntimeError, "Tensor.to_sparse_bsr: ember has no block sparse "
+                                    "layouts; use Tensor.to_sparse_csr()"),
+    "to_sparse_bsc": (RuntimeError, "Tensor.to_sparse_bsc: ember has no block sparse "
+                                    "layouts; use Tensor.to_sparse_csc()"),
+}
+
+
+def index(self, positions, dims):
+    """torch's first-class dimensions (``functorch.dim``), which ember lacks.
+
+    Example::
+
+        >>> ember.ones(2).index((0,), None)
+        Traceback (most recent call last):
+        NotImplementedError: Tensor.index binds first-class dims ...
+    """
+    raise NotImplementedError("Tensor.index binds first-class dims (functorch.dim), which "
+                              "ember does not have; index with tensor[...] instead.")
+
+
+# ---------------------------------------------------------------- small real attributes
+
+
+def const_data_ptr(self):
+    """The address of the first element, as :meth:`data_ptr` (read-only intent).
+
+    Example::
+
+        >>> x = ember.ones(2); x.const_data_ptr() == x.data_ptr()
+        True
+    """
+    return self.data_ptr()
+
+
+def dequantize(self):
+    """A non-quantized tensor dequantizes to float32, as torch's.
+
+    Example::
+
+        >>> ember.arange(2).dequantize()
+        tensor([0., 1.])
+    """
+    return self.to(dt.float32)
+
+
+def record_stream(self, stream):
+    """Mark memory as used by ``stream`` (torch's caching allocator). ember's CuPy pool frees
+    memory only when no tensor holds it, so there is nothing to record.
+
+    Example::
+
+        >>> ember.ones(2).record_stream(ember.Stream())
+    """
+    from ._compat import Stream
+    from .cuda.streams import Stream as CudaStream
+
+    if not isinstance(stream, (Stream, CudaStream)):
+        raise RuntimeError("unknown parameter type")
+
+
+def module_load(self, other, assign=False):
+    """What ``load_state_dict`` swaps into a module for ``other``: ``other`` detached with
+    ``assign``, else ``self.copy_(other)`` detached (torch's default).
+
+    Example::
+
+        >>> ember.zeros(2).module_load(ember.ones(2))
+        tensor([1., 1.])
+    """
+    if assign:
+        return other.detach()
+    return self.copy_(other).detach()
+
+
+def nonzero_static(self, *, size, fill_value=-1):
+    """The indices of the nonzero elements as :meth:`nonzero` gives them, cut or padded with
+    ``fill_value`` to exactly ``size`` rows (a shape known before the values).
+
+    Example::
+
+        >>> ember.tensor([0, 3, 0, 5]).nonzero_static(size=3)
+        tensor([[ 1],
+                [ 3],
+                [-1]])
+    """
+    from .ops.creation import full
+    from .ops.shape import cat
+
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise TypeError(f"nonzero_static(): argument 'size' must be int, not "
+                        f"{type(size).__name__}")
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got "
+                           f"size: {size}")
+    found = self.nonzero()
+    if found.shape[0] >= size:
+        return found[:size]
+    padding = full((size - found.shape[0], found.shape[1]), fill_value, dtype=found.dtype,
+                   device=found.device)
+    return cat([found, padding])
+
+
+def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
+    """The view of ``self``'s memory with ``src``'s sizes, strides and offset: the inverse of
+    slicing that torch's functionalization uses to write a slice back into its base.
+
+    Example::
+
+        >>> ember.arange(4.).slice_inverse(ember.zeros(2), 0, 1, 3)
+        tensor([0., 1.])
+    """
+    return self.as_strided(src.shape, src.stride(), src.storage_offset())
+
+
+def dim_order(self, *, ambiguity_check=False):
+    """The dims from outermost to innermost in memory (largest stride first): ``(0, 1)``
+    for a contiguous matrix, ``(1, 0)`` for its transpose, ``(0, 2, 3, 1)`` channels last.
+
+    ``ambiguity_check=True`` refuses a tensor whose order is not unique (equal strides or
+    size-1 dims); a list of memory formats accepts it if exactly one of them fits.
+
+    Example::
+
+        >>> ember.zeros(3, 4).t().dim_order()
+        (1, 0)
+    """
+    formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+    if not isinstance(ambiguity_check, bool) and not (
+            isinstance(ambiguity_check, list) and
+            all(isinstance(f, memory_format) for f in ambiguity_check)):
+        raise TypeError("The ambiguity_check argument must be a bool or a list of memory "
+                        "formats.")
+    check = ambiguity_check if isinstance(ambiguity_check, bool) else True
+    if check and _has_several_orders(self) and \
+            sum(self.is_contiguous(memory_format=f) for f in formats) != 1:
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact "
+                           "one of the given memory formats.")
+    return tuple(_memory_order(self, ambiguity_check))
+
+
+def _has_several_orders(tensor):
+    strides = tensor.stride()
+    return any(a == b for a, b in zip(strides, strides[1:])) or 1 in tensor.shape
+
+
+def _memory_order(tensor, ambiguity_check=False):
+    """Logical dims sorted outermost-first by stride; ties keep the order that torch's
+    insertion sort (run from the innermost dim) gives. With ``ambiguity_check``, a tie left
+    after sorting raises torch's RuntimeError."""
+    ndim = tensor.dim()
+    if ndim <= 1:
+        return list(range(ndim))
+    contiguous = tensor.is_contiguous()
+    last = channels_last if ndim == 4 else channels_last_3d if ndim == 5 else None
+    in_last = last is not None and tensor.is_contiguous(memory_format=last)
+    if contiguous and not in_last:
+        return list(range(ndim))
+    if in_last and not contiguous:
+        return [0, *range(2, ndim), 1]
+    order = list(reversed(range(ndim)))  # innermost first while sorting
+    for i in range(1, ndim):
+        j = i
+        for k in reversed(range(i)):
+            swap = _outer_first(tensor, order[k], order[j])
+            if swap > 0:
+                order[k], order[j] = order[j], order[k]
+                j = k
+            elif swap < 0:
+                break
+    if ambiguity_check and any(_outer_first(tensor, inner, outer) != -1
+                               for inner, outer in zip(order, order[1:])):
+        raise RuntimeError("The tensor does not have unique dim order.")
+    return list(reversed(order))
+
+
+def _outer_first(tensor, a, b):
+    """1 when dim ``a`` sits outside dim ``b`` in memory (so they swap), -1 when inside, 0
+    when their strides don't tell."""
+    stride_a, stride_b = tensor.stride(a), tensor.stride(b)
+    if stride_a == 0 or stride_b == 0:
+        return 0
+    if stride_a == stride_b:
+        return 0 if _at_least(tensor.shape[b], tensor.shape[a]) else 1
+    if _at_least(stride_b, stride_a):
+        return -1
+    return 1 if _at_least(stride_a, stride_b) else 0
+
+
+def _at_least(a, b):
+    return b == 0 or (a != 0 and (a >= b or a % b == 0))
+
+
+def _grad_dtype(self):
+    """The dtype a leaf's ``.grad`` takes: its own dtype (torch's default); only leaves
+    have one."""
+    if not self.is_leaf:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+    return self.dtype
+
+
+def _set_grad_dtype(self, value):
+    if not self.is_leaf:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    if value is not None and dt.to_dtype(value) is not self.dtype:
+        raise NotImplementedError("Tensor.grad_dtype: ember accumulates a leaf's gradient in "
+                                  "the leaf's dtype; cast .grad after backward instead.")
+
+
+def _volatile(self):
+    """Always False: ``volatile`` was removed from torch (use ``ember.no_grad()``)."""
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                  stacklevel=2)
+    return False
+
+
+def _set_volatile(self, value):
+    warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                  "instead.", UserWarning, stacklevel=2)
+
+
+def _name(self):
+    """None: ember tensors carry no name (torch's named-tensor field)."""
+    return None
+
+
+def _install():
+    for flag in _BACKEND_FLAGS:
+        setattr(Tensor, flag, property(_always_false, doc=_always_false.__doc__))
+    for name, layout in _SPARSE_ACCESSORS.items():
+        setattr(Tensor, name, _sparse_only(name, layout))
+    for name, why in _NO_KERNEL_METHODS.items():
+        setattr(Tensor, name, _no_cpu_kernel(name, why))
+    for name, replacement in _REMOVED.items():
+        setattr(Tensor, name, _removed(name, replacement))
+    for name, (exc, message) in _BACKEND_METHODS.items():
+        setattr(Tensor, name, _no_backend(name, exc, message))
+    for method in (is_distributed, sparse_dim, dense_dim, smm, sspaddmm, reinforce, chalf,
+                   index, const_data_ptr, dequantize, record_stream, module_load,
+                   nonzero_static, slice_inverse):
+        setattr(Tensor, method.__name__, method)
+    Tensor.dim_order = dim_order
+    Tensor.grad_dtype = property(_grad_dtype, _set_grad_dtype, doc=_grad_dtype.__doc__)
+    Tensor.volatile = property(_volatile, _set_volatile, doc=_volatile.__doc__)
+    Tensor.name = property(_name, doc=_name.__doc__)
+
+
+_install()
