@@ -5,6 +5,13 @@ argument) is moved into shared memory first and arrives as a view of the same me
 of its data is pickled. The memory is an anonymous ``memfd`` passed as a file descriptor, so
 nothing is left in ``/dev/shm`` and it is released when the last process lets go.
 ``model.share_memory()`` shares every parameter, which is how Hogwild training works.
+
+``ember.multiprocessing.Queue`` sends each item as one packet with its tensors' descriptors
+attached (see ``_queue``): an item arrives whole even after its sender has exited or been
+killed, and a process killed mid-transfer cannot leave half an item behind. Python's queues and
+pipes (``get_context(...).Queue()``, ``SimpleQueue``, ``Pipe``) fetch the descriptor from the
+sending process when the receiver unpickles the tensor; if that process has exited by then, the
+receiver gets a ``RuntimeError`` saying so.
 CUDA tensors travel as CUDA IPC memory handles (see ``_cuda_ipc``): the receiver maps the same
 device memory, and the sender must keep the tensor alive while receivers use it.
 

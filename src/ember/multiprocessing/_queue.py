@@ -112,15 +112,19 @@ class Queue:
         return self._maxsize - self._sem._semlock._get_value()
 
     def empty(self):
+        """Whether no item is waiting (approximate, as Python's)."""
         return not wait([self._reader], 0)
 
     def full(self):
+        """Whether a bounded queue holds ``maxsize`` items (approximate, as Python's)."""
         return self._sem._semlock._is_zero()
 
     def get_nowait(self):
+        """``get(False)``."""
         return self.get(False)
 
     def put_nowait(self, obj):
+        """``put(obj, False)``."""
         return self.put(obj, False)
 
     def close(self):
