@@ -755,3 +755,14 @@ def test_profiler_operators_look_like_torchs_op_packets():
         ember.ops.profiler._record_function_enter(3)
     with pytest.raises(RuntimeError):
         torch.ops.profiler._record_function_enter(3)
+
+
+def test_profiler_operators_record_on_proxies_outside_tracing_as_torch():
+    printed = {}
+    for lib in (torch, ember):
+        graph = lib.fx.Graph()
+        x = lib.fx.Proxy(graph.placeholder("x"))
+        lib.ops.profiler._record_function_exit(x)
+        graph.output(x.node)
+        printed[lib] = str(graph)
+    assert printed[ember] == printed[torch].replace("torch.", "ember.")

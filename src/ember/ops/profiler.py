@@ -31,6 +31,10 @@ class _ProfilerOp:
         self.default = self
 
     def __call__(self, *args, **kwargs):
+        from ..overrides import handle_torch_function, has_torch_function
+        arguments = args + tuple(kwargs.values())
+        if has_torch_function(arguments):  # a Proxy or other tensor-like: let it record
+            return handle_torch_function(self, arguments, *args, **kwargs)
         return self._function(*args, **kwargs)
 
     def __str__(self):
