@@ -400,3 +400,65 @@ def test_forced_full_load_returns_the_array(monkeypatch):
     with pytest.warns(UserWarning, match="forcing weights_only=False"):
         loaded = ember.load(io.BytesIO(_numpy_checkpoint()))
     np.testing.assert_array_equal(loaded, np.arange(6.0).reshape(2, 3))
+
+
+# ---------------------------------------------------------------- what weights_only may run
+
+
+class Caller:
+    """An allow-listed class whose instances are callable: a pickle may build one, not call it."""
+
+    def __call__(self, *args):
+        raise AssertionError("a weights-only load called an object it built")
+
+
+def _archive(pickled):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("archive/data.pkl", pickled)
+        archive.writestr("archive/byteorder", "little")
+        archive.writestr("archive/version", "3\n")
+    return buffer.getvalue()
+
+
+def _stream(*parts):
+    """A protocol-2 pickle from opcodes and raw bytes."""
+    return pickle.PROTO + b"\x02" + b"".join(parts) + pickle.STOP
+
+
+_CALLER = pickle.GLOBAL + f"{Caller.__module__}\nCaller\n".encode()
+_OPCODE_CASES = {
+    "call what was built": _stream(_CALLER, pickle.EMPTY_TUPLE, pickle.NEWOBJ, pickle.EMPTY_TUPLE,
+                                   pickle.REDUCE),
+    "setitem on a list": _stream(pickle.EMPTY_LIST, pickle.BININT1 + b"\x00",
+                                 pickle.BININT1 + b"\x01", pickle.SETITEM),
+    "append to a dict": _stream(pickle.EMPTY_DICT, pickle.NONE, pickle.APPEND),
+    "extend a tuple": _stream(pickle.EMPTY_TUPLE, pickle.MARK, pickle.NONE, pickle.APPENDS),
+    "build a list": _stream(pickle.EMPTY_LIST, pickle.EMPTY_DICT, pickle.BUILD),
+    "protocol 4 opcodes": pickle.dumps({"a": [1, 2.5, "x"]}, protocol=4),
+    "an object from INST": pickle.PROTO + b"\x02" + pickle.MARK + pickle.INST
+    + f"{Caller.__module__}\nCaller\n".encode() + pickle.STOP,
+}
+
+
+@pytest.mark.parametrize("case", list(_OPCODE_CASES))
+def test_weights_only_runs_only_what_torch_runs(case, clean_safe_globals):
+    data = _archive(_OPCODE_CASES[case])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # both warn about protocol 4 before refusing it
+        with serialization.safe_globals([Caller]):
+            ours = _outcome(lambda: ember.load(io.BytesIO(data), weights_only=True))
+        with torch.serialization.safe_globals([Caller]):
+            theirs = _outcome(lambda: torch.load(io.BytesIO(data), weights_only=True))
+    assert ours is theirs is pickle.UnpicklingError
+
+
+def test_an_allow_listed_class_is_built_with_its_state(clean_safe_globals):
+    data = _archive(_stream(_CALLER, pickle.EMPTY_TUPLE, pickle.NEWOBJ, pickle.EMPTY_DICT,
+                            pickle.BINUNICODE + b"\x01\x00\x00\x00k", pickle.BININT1 + b"\x07",
+                            pickle.SETITEM, pickle.BUILD))
+    with serialization.safe_globals([Caller]):
+        ours = ember.load(io.BytesIO(data), weights_only=True)
+    with torch.serialization.safe_globals([Caller]):
+        theirs = torch.load(io.BytesIO(data), weights_only=True)
+    assert type(ours) is type(theirs) is Caller and ours.k == theirs.k == 7

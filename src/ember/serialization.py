@@ -850,6 +850,7 @@ def _base_globals():
 
 
 _SAFE_GLOBALS = _base_globals()
+_SAFE_IDS = frozenset(id(value) for value in _SAFE_GLOBALS.values())
 _MISSING = object()
 
 _RERUN_ADVICE = ("Re-running `ember.load` with `weights_only` set to `False` will likely succeed, "
@@ -882,8 +883,9 @@ class _BadAllowList(Exception):
         self.error = error
 
 
-class _Unpickler(pickle.Unpickler):
-    """Maps torch's globals to ember's and, with ``weights_only``, refuses everything else."""
+class _TorchGlobals:
+    """Unpickler part: maps torch's globals to ember's and, with ``weights_only``, refuses any
+    global that is neither a tensor's building block nor allow-listed."""
 
     def __init__(self, file, weights_only, load_storage, source, **pickle_load_args):
         pickle_load_args.setdefault("encoding", "utf-8")
@@ -910,16 +912,19 @@ class _Unpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(
                 f"{self.source}: Weights only load failed. {_RERUN_ADVICE}\n\nTrying to load "
                 f"unsupported GLOBAL {full} whose module {module} is blocked.")
+        found = self._allowed_user_globals().get(_as_torch_name(full), _MISSING)
+        if found is _MISSING:
+            raise pickle.UnpicklingError(
+                f"{self.source}: " + _UNSAFE_MESSAGE.format(name=_display_name(full)))
+        return found
+
+    def _allowed_user_globals(self):
         if self._allowed is None:
             try:
                 self._allowed = _user_allowed_globals()
             except (ValueError, TypeError) as error:  # a malformed entry: the caller's error
                 raise _BadAllowList(error) from None
-        found = self._allowed.get(_as_torch_name(full), _MISSING)
-        if found is _MISSING:
-            raise pickle.UnpicklingError(
-                f"{self.source}: " + _UNSAFE_MESSAGE.format(name=_display_name(full)))
-        return found
+        return self._allowed
 
     def _import(self, module, name):
         """The class or function a checkpoint names, torch's modules read as ember's."""
@@ -938,6 +943,132 @@ class _Unpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(f"{self.source}: unsupported persistent id {pid!r}")
         _, storage_type, key, location, numel = pid[:5]
         return self.load_storage(storage_type.dtype, str(key), str(location), int(numel))
+
+
+class _FullUnpickler(_TorchGlobals, pickle.Unpickler):
+    """``weights_only=False``: any pickle, with torch's names read as ember's."""
+
+
+# The opcodes torch's weights-only unpickler runs (protocol 2 without the unsafe ones); any
+# other opcode (FRAME and the short strings of protocol 4, INST, OBJ, ...) is refused, as torch
+# refuses it.
+_WEIGHTS_ONLY_OPCODES = frozenset(op[0] for op in (
+    pickle.PROTO, pickle.STOP, pickle.GLOBAL, pickle.NEWOBJ, pickle.REDUCE, pickle.BUILD,
+    pickle.APPEND, pickle.APPENDS, pickle.SETITEM, pickle.SETITEMS, pickle.MARK, pickle.TUPLE,
+    pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3, pickle.NONE, pickle.NEWFALSE, pickle.NEWTRUE,
+    pickle.EMPTY_TUPLE, pickle.EMPTY_LIST, pickle.EMPTY_DICT, pickle.EMPTY_SET, pickle.BININT,
+    pickle.BININT1, pickle.BININT2, pickle.BINFLOAT, pickle.BINUNICODE, pickle.SHORT_BINSTRING,
+    pickle.BINPERSID, pickle.BINGET, pickle.LONG_BINGET, pickle.BINPUT, pickle.LONG_BINPUT,
+    pickle.LONG1))
+
+_SETITEM_TYPES = (dict, collections.OrderedDict, collections.Counter)
+
+
+def _refused_opcode(code):
+    def refuse(self):
+        raise pickle.UnpicklingError(f"{self.source}: Weights only load failed. Unsupported "
+                                     f"operand {code}")
+    return refuse
+
+
+class _WeightsOnlyUnpickler(_TorchGlobals, pickle._Unpickler):
+    """``weights_only=True``: torch's restricted unpickler.
+
+    Only the allowed globals are found; only they may be called (REDUCE), instantiated
+    (NEWOBJ) or given state (BUILD, besides OrderedDicts and tensors); only lists are appended
+    to and only dicts get items; opcodes outside :data:`_WEIGHTS_ONLY_OPCODES` are refused.
+    """
+
+    dispatch = {code: (load if code in _WEIGHTS_ONLY_OPCODES else _refused_opcode(code))
+                for code, load in pickle._Unpickler.dispatch.items()}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._trusted = set(_SAFE_IDS)  # ids of the allowed globals and of the globals found
+
+    def _refuse(self, message):
+        raise pickle.UnpicklingError(f"{self.source}: Weights only load failed. {message}")
+
+    def _is_allowed(self, obj):
+        """Is ``obj`` an allowed global (torch's test on what REDUCE, NEWOBJ, BUILD use)?"""
+        if id(obj) in self._trusted:
+            return True
+        if self._allowed is None:
+            self._allowed_user_globals()
+            self._trusted.update(id(value) for value in self._allowed.values())
+        return id(obj) in self._trusted
+
+    def load_global(self):
+        super().load_global()
+        self._trusted.add(id(self.stack[-1]))
+
+    def load_reduce(self):
+        func = self.stack[-2]
+        if not self._is_allowed(func):
+            self._refuse(f"Trying to call reduce for unrecognized function {func}")
+        super().load_reduce()
+
+    def load_newobj(self):
+        cls = self.stack[-2]
+        if not self._is_allowed(cls):
+            self._refuse("Can only create new object for nn.Parameter or classes allowlisted "
+                         f"via `add_safe_globals` but got {cls}")
+        super().load_newobj()
+
+    def load_build(self):
+        inst = self.stack[-2]
+        kind = type(inst)
+        if not (kind is collections.OrderedDict or isinstance(inst, Tensor)
+                or self._is_allowed(kind)):
+            self._refuse("Can only build Tensor, Parameter, OrderedDict or types allowlisted "
+                         f"via `add_safe_globals`, but got {kind}")
+        super().load_build()
+
+    def _check_target(self, target, opcode):
+        if opcode.startswith("APPEND"):
+            if type(target) is not list:
+                self._refuse(f"Can only {'append to' if opcode == 'APPEND' else 'extend'} "
+                             f"lists, but got {type(target)}")
+        elif type(target) not in _SETITEM_TYPES:
+            self._refuse(f"Can only {opcode} for dict, collections.OrderedDict, "
+                         f"collections.Counter, but got {type(target)}")
+
+    def load_append(self):
+        self._check_target(self.stack[-2], "APPEND")
+        super().load_append()
+
+    def load_appends(self):
+        self._check_target(self.metastack[-1][-1], "APPENDS")
+        super().load_appends()
+
+    def load_setitem(self):
+        self._check_target(self.stack[-3], "SETITEM")
+        super().load_setitem()
+
+    def load_setitems(self):
+        self._check_target(self.metastack[-1][-1], "SETITEMS")
+        super().load_setitems()
+
+    def load_proto(self):
+        super().load_proto()
+        if self.proto != 2:
+            warnings.warn(f"Detected pickle protocol {self.proto} in the checkpoint, which was "
+                          "not the default pickle protocol used by `ember.load` (2). The "
+                          "weights_only Unpickler might not support all instructions "
+                          "implemented by this protocol.", stacklevel=2)
+
+
+# the checked loaders replace pickle's own for their opcodes (load_reduce runs REDUCE, ...)
+for _opcode in ("GLOBAL", "REDUCE", "NEWOBJ", "BUILD", "APPEND", "APPENDS", "SETITEM", "SETITEMS",
+                "PROTO"):
+    _WeightsOnlyUnpickler.dispatch[getattr(pickle, _opcode)[0]] = getattr(
+        _WeightsOnlyUnpickler, "load_" + _opcode.lower())
+
+
+def _Unpickler(file, weights_only, load_storage, source, **pickle_load_args):
+    """The unpickler ``weights_only`` asks for."""
+    kind = _WeightsOnlyUnpickler if weights_only else _FullUnpickler
+    return kind(file, weights_only, load_storage, source, **pickle_load_args)
 
 
 def _target_device(location, map_location):
@@ -1210,7 +1341,9 @@ class _Deferred:
         self.kind, self.args = kind, args
 
 
-class _LegacyUnpickler(_Unpickler):
+class _LegacyStorages:
+    """Unpickler part for the pre-1.6 format: tensors wait for the storages after the pickle."""
+
     def find_class(self, module, name):
         full = f"{module}.{name}"
         if full in ("torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor"):
@@ -1226,6 +1359,20 @@ class _LegacyUnpickler(_Unpickler):
         if len(pid) > 5 and pid[5] is not None:
             raise RuntimeError(f"{self.source}: legacy storage views are not supported")
         return self.load_storage(pid[1].dtype, str(pid[2]), str(pid[3]), int(pid[4]))
+
+
+class _LegacyFullUnpickler(_LegacyStorages, _FullUnpickler):
+    pass
+
+
+class _LegacyWeightsOnlyUnpickler(_LegacyStorages, _WeightsOnlyUnpickler):
+    pass
+
+
+def _LegacyUnpickler(file, weights_only, load_storage, source, **pickle_load_args):
+    """The legacy-format unpickler ``weights_only`` asks for."""
+    kind = _LegacyWeightsOnlyUnpickler if weights_only else _LegacyFullUnpickler
+    return kind(file, weights_only, load_storage, source, **pickle_load_args)
 
 
 def _resolve_deferred(obj, placed):
