@@ -13,9 +13,12 @@ So ``torch.load`` reads what ember writes and ember reads what torch writes, wit
 installed. Views that share a storage are saved once and load still sharing it. The older
 (pre-1.6) non-zip format is read as well.
 
-Loading uses an allow-list unpickler by default (``weights_only=True``): a pickle that names any
-global outside tensors, storages, dtypes, devices, sizes and plain containers is refused with an
-``UnpicklingError`` that names the global, before anything in it runs.
+Loading uses torch's restricted unpickler by default (``weights_only=True``): a pickle that
+names any global outside tensors, storages, dtypes, devices, sizes, plain containers and what
+:func:`add_safe_globals` allows is refused with an ``UnpicklingError`` that names the global,
+before anything in it runs. A whole pickled model names torch's globals for ember's classes and
+functions (``torch.nn.modules.linear.Linear``, ``torch.nn.functional.relu``), and those names
+load as ember's objects of the same path.
 """
 
 from __future__ import annotations
