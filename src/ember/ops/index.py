@@ -32,7 +32,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from ._operands import scalar_tensor, wrap_dim
 from ._registry import defop, inplace, writable_array, write_out
-from ._util import host_values
+from ._util import host_values, scalar
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
            "index_copy", "index_fill", "index_put", "masked_fill", "masked_scatter",
@@ -532,7 +532,7 @@ def index_add_op(xp, a, idx, src, *, dim, alpha=1):
     if idx.size:
         if alpha != 1:
             if out.dtype.kind in "iub":
-                alpha = int(alpha)
+                alpha = scalar(int(alpha), src.dtype)  # wraps, as torch's integer arithmetic
             src = (src * alpha).astype(out.dtype)
         _ufunc_at(xp, "add", out, _along(dim, idx), src)
     return out.reshape(shape)

@@ -194,7 +194,7 @@ subtract = sub
 
 @defop("sub", meta=_same_shape_meta, save_inputs=False)
 def sub_op(xp, a, b, *, alpha=1):
-    return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, b * alpha)
+    return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, b * scalar(alpha, b.dtype))
 
 
 @sub_op.defderivative
@@ -403,15 +403,17 @@ def conj(input):
     return conj_op(input)
 
 
-def conj_physical(input):
+def conj_physical(input, *, out=None):
     """The complex conjugate as a new tensor (ember's :func:`conj` always computes it, so the
-    two agree; the input itself for real tensors).
+    two agree; the input itself for real tensors, or a copy into ``out``).
 
     Example::
 
         >>> ember.conj_physical(ember.tensor([1 - 1j]))
         tensor([1.+1.j])
     """
+    if out is not None:
+        return write_out(conj(input), out, "conj_physical")
     return conj(input)
 
 
@@ -2126,7 +2128,7 @@ for _name, _fn in (
         ("add", add), ("radd", add), ("iadd", Tensor.add_), ("sub", sub),
         ("rsub", _reflected(sub)), ("isub", Tensor.sub_), ("mul", mul), ("rmul", mul),
         ("imul", Tensor.mul_), ("truediv", div), ("rtruediv", _reflected(div)),
-        ("itruediv", Tensor.div_), ("floordiv", floor_divide),
+        ("rdiv", _reflected(div)), ("itruediv", Tensor.div_), ("floordiv", floor_divide),
         ("rfloordiv", _reflected(floor_divide)), ("ifloordiv", Tensor.floor_divide_),
         ("mod", remainder), ("rmod", _reflected(remainder)), ("imod", Tensor.remainder_),
         ("pow", pow), ("rpow", _reflected(pow)), ("ipow", Tensor.pow_),

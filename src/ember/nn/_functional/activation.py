@@ -961,9 +961,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     _check_input(input, "softmin")
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel + 1)
-    if dtype is not None:
-        input = input.to(dtype)
-    return softmax(-input, dim)
+    # torch negates before the cast, so an unsigned input wraps around
+    return softmax(-input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
