@@ -8,8 +8,18 @@ Example::
     4
 """
 
+from . import datapipes  # noqa: F401
 from ._collate import default_collate, default_convert
 from .dataloader import DataLoader, WorkerInfo, get_worker_info
+from .datapipes._decorator import (
+    argument_validation,
+    functional_datapipe,
+    guaranteed_datapipes_determinism,
+    non_deterministic,
+    runtime_validation,
+    runtime_validation_disabled,
+)
+from .datapipes.datapipe import DataChunk, DFIterDataPipe, IterDataPipe, MapDataPipe
 from .dataset import (
     ChainDataset,
     ConcatDataset,
@@ -34,4 +44,6 @@ __all__ = ["DataLoader", "WorkerInfo", "get_worker_info", "default_collate", "de
            "Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split", "Sampler", "SequentialSampler",
            "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
-           "DistributedSampler"]
+           "DistributedSampler", "DataChunk", "DFIterDataPipe", "IterDataPipe", "MapDataPipe",
+           "argument_validation", "functional_datapipe", "guaranteed_datapipes_determinism",
+           "non_deterministic", "runtime_validation", "runtime_validation_disabled"]
