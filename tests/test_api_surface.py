@@ -367,3 +367,114 @@ def test_dim_order_as_torch(name, check):
             return x.dim_order(ambiguity_check="yes")
         return x.dim_order(ambiguity_check=check)
     assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))
+
+
+# ---------------------------------------------------------------- keyword arguments
+
+
+def _x(m):
+    return m.arange(1.0, 7.0).reshape(2, 3)
+
+
+KEYWORDS_TORCH_HONOURS = {
+    "conj_physical out": lambda m: m.conj_physical(m.tensor([1 + 2j]), out=m.empty(0, dtype=m.cfloat)),
+    "diff out": lambda m: m.diff(_x(m), out=m.empty(0)),
+    "diff n=0 out": lambda m: m.diff(_x(m), n=0, out=m.empty(0)),
+    "cpu memory_format": lambda m: m.ones(1, 2, 2, 2).cpu(memory_format=m.channels_last).stride(),
+    "pinv rcond": lambda m: m.linalg.pinv(m.tensor([[1.0, 0.0], [0.0, 1e-5]]), rcond=1e-3),
+    "pinv rcond positional": lambda m: m.linalg.pinv(m.tensor([[1.0, 0.0], [0.0, 1e-5]]), 1e-3),
+    "pinv rcond with rtol": lambda m: m.linalg.pinv(m.eye(2), rcond=1e-3, rtol=1e-3),
+    "stft align_to_window with center": lambda m: m.stft(m.ones(16), 8, return_complex=True,
+                                                         align_to_window=True),
+    "hspmm out": lambda m: m.hspmm(_x(m).to_sparse(), m.ones(3, 2), out=m.empty(0)),
+    "sspaddmm out": lambda m: m.sspaddmm(m.eye(2).to_sparse(), m.eye(2).to_sparse(), m.eye(2),
+                                         out=m.empty(0)),
+}
+
+
+@pytest.mark.parametrize("name", KEYWORDS_TORCH_HONOURS)
+def test_keywords_torch_accepts(name):
+    call = KEYWORDS_TORCH_HONOURS[name]
+    assert _outcome(lambda: _plain(call(ember))) == _outcome(lambda: _plain(call(torch)))
+
+
+@pytest.mark.parametrize("win_length", [3, 4, 5, 8])
+@pytest.mark.parametrize("align", [True, False])
+def test_stft_align_to_window_as_torch(win_length, align):
+    def run(m):
+        window = m.hann_window(win_length, dtype=m.float64)
+        return m.stft(m.arange(16.0, dtype=m.float64), 8, hop_length=4, win_length=win_length,
+                      window=window, return_complex=True, center=False, align_to_window=align)
+    assert_same(run(ember), run(torch))
+
+
+def test_mm_out_dtype_multiplies_half_into_float32():
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.arange(12.0).reshape(3, 4)
+    for m_e, m_t in ((ember.mm, torch.mm), (ember.bmm, None)):
+        e = m_e(*(ember.tensor(v[None] if m_t is None else v, dtype=ember.float16) for v in (a, b)),
+                out_dtype=ember.float32)
+        assert e.dtype is ember.float32
+        np.testing.assert_allclose(e.numpy().reshape(2, 4), a @ b)
+    with pytest.raises(RuntimeError, match="out_dtype must be the same as input dtype"):
+        ember.mm(ember.ones(2, 2), ember.ones(2, 2), out_dtype=ember.float64)
+    sparse = ember.spmm(ember.eye(2).to_sparse(), ember.ones(2, 2), out_dtype=ember.float64)
+    assert sparse.dtype is ember.float64
+
+
+# keywords that torch's override stubs list but that torch itself refuses (TypeError)
+KEYWORDS_TORCH_REFUSES = {
+    "abs_ out": lambda m: _x(m).abs_(out=m.empty(0)),
+    "bernoulli_ out": lambda m: _x(m).bernoulli_(0.5, out=m.empty(0)),
+    "conj out": lambda m: m.conj(_x(m), out=m.empty(0)),
+    "cumsum_ out": lambda m: _x(m).cumsum_(0, out=m.empty(0)),
+    "diag_embed diagonal": lambda m: m.diag_embed(m.ones(2), diagonal=1),
+    "diag_embed out": lambda m: m.diag_embed(m.ones(2), out=m.empty(0)),
+    "gather out": lambda m: _x(m).gather(1, m.tensor([[0], [1]]), out=m.empty(0)),
+    "histogram min max": lambda m: m.histogram(_x(m), bins=3, min=0.0, max=10.0),
+    "index_reduce include_input": lambda m: _x(m).index_reduce(
+        0, m.tensor([0]), m.ones(1, 3), "prod", include_input=False),
+    "msort descending": lambda m: m.msort(_x(m), descending=True),
+    "polygamma out": lambda m: _x(m).polygamma(1, out=m.empty(0)),
+    "positive out": lambda m: m.positive(_x(m), out=m.empty(0)),
+    "relu inplace": lambda m: m.relu(_x(m), inplace=True),
+    "resolve_conj out": lambda m: m.resolve_conj(_x(m), out=m.empty(0)),
+    "squeeze out": lambda m: m.squeeze(_x(m), out=m.empty(0)),
+    "unsqueeze out": lambda m: m.unsqueeze(_x(m), 0, out=m.empty(0)),
+    "topk descending": lambda m: m.topk(_x(m), 2, descending=True),
+    "tril_ out": lambda m: _x(m).tril_(out=m.empty(0)),
+    "where x y": lambda m: m.where(_x(m) > 2, x=_x(m), y=m.zeros(2, 3)),
+    "alpha_dropout inplace": lambda m: m.alpha_dropout(_x(m), 0.0, False, inplace=True),
+    "bce with logits size_average": lambda m: m.binary_cross_entropy_with_logits(
+        _x(m), m.ones(2, 3), size_average=False),
+    "celu inplace": lambda m: m.celu(_x(m), inplace=True),
+    "cosine_embedding_loss reduce": lambda m: m.cosine_embedding_loss(
+        _x(m), _x(m), m.ones(2), reduce=False),
+    "dropout inplace": lambda m: m.dropout(_x(m), 0.0, False, inplace=True),
+    "embedding max_norm": lambda m: m.embedding(_x(m), m.tensor([0]), max_norm=1.0),
+    "full_like out": lambda m: m.full_like(_x(m), 2.0, out=m.empty(0)),
+    "hinge_embedding_loss reduce": lambda m: m.hinge_embedding_loss(_x(m), m.ones(2, 3),
+                                                                    reduce=False),
+    "imag out": lambda m: m.imag(m.ones(2, dtype=m.cfloat), out=m.empty(0)),
+    "real out": lambda m: m.real(m.ones(2, dtype=m.cfloat), out=m.empty(0)),
+    "kl_div size_average": lambda m: m.kl_div(_x(m), _x(m), size_average=False),
+    "linalg.cond ord": lambda m: m.linalg.cond(m.eye(2), ord=1),
+    "linalg.lstsq cond": lambda m: m.linalg.lstsq(m.eye(2), m.eye(2), cond=None),
+    "margin_ranking_loss reduce": lambda m: m.margin_ranking_loss(_x(m), _x(m), m.ones(2, 3),
+                                                                  reduce=False),
+    "max_pool1d_with_indices return_indices": lambda m: m.max_pool1d_with_indices(
+        m.ones(1, 1, 4), 2, return_indices=True),
+    "rrelu inplace": lambda m: m.rrelu(_x(m), inplace=True),
+    "selu inplace": lambda m: m.selu(_x(m), inplace=True),
+    "threshold inplace": lambda m: m.threshold(_x(m), 2.0, 0.0, inplace=True),
+    "triplet_margin_loss size_average": lambda m: m.triplet_margin_loss(
+        _x(m), _x(m), _x(m), size_average=False),
+    "smm out_dtype": lambda m: m.smm(_x(m).to_sparse(), m.ones(3, 2), out_dtype=m.float32),
+}
+
+
+@pytest.mark.parametrize("name", KEYWORDS_TORCH_REFUSES)
+def test_keywords_torch_refuses_are_refused(name):
+    call = KEYWORDS_TORCH_REFUSES[name]
+    assert _outcome(lambda: call(torch)) is TypeError
+    assert _outcome(lambda: call(ember)) is TypeError

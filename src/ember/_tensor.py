@@ -578,15 +578,17 @@ class Tensor:
             result = result.clone(memory_format=fmt)  # (torch converts and lays out at once)
         return result
 
-    def cpu(self):
-        """This tensor on the CPU (itself if already there)."""
-        return self.to("cpu")
+    def cpu(self, memory_format=None):
+        """This tensor on the CPU (itself if already there and laid out as ``memory_format``
+        asks)."""
+        return self.to("cpu", memory_format=memory_format)
 
-    def cuda(self, device=None, non_blocking=False):
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
         """This tensor on a CUDA device (raises a clear error without a GPU)."""
         if isinstance(device, builtins.int):
             device = f"cuda:{device}"
-        return self.to(canonical("cuda" if device is None else device))
+        return self.to(canonical("cuda" if device is None else device),
+                       memory_format=memory_format)
 
     def type(self, dtype=None, non_blocking=False):
         """The type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``."""

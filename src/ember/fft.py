@@ -768,9 +768,12 @@ overlap_add.jvp = _linear_jvp(overlap_add)
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
-         pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+         align_to_window=None):
     """The short-time Fourier transform: the DFT of windowed frames ``hop_length`` apart,
-    shaped ``(*, n_fft // 2 + 1 or n_fft, n_frames)``.
+    shaped ``(*, n_fft // 2 + 1 or n_fft, n_frames)``. With ``center=False``,
+    ``align_to_window=True`` starts the frames where a ``win_length`` window starts (the
+    frames then cover the signal window by window) instead of where ``n_fft`` samples start.
 
     ``return_complex`` must be given (``True``; ``False`` returns the deprecated real view).
 
@@ -796,6 +799,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                       "spectral leakage.To suppress this warning and use a rectangular window, "
                       "explicitly set `window=torch.ones(n_fft, device=<device>)`.",
                       UserWarning, stacklevel=2)
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
     if center:
         signal_dim = input.ndim
         if signal_dim not in (1, 2):
@@ -817,6 +822,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if win_length <= 0 or win_length > n_fft:
         raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got "
                            f"win_length={win_length}")
+    if align_to_window and win_length < n_fft:
+        left = (n_fft - win_length) // 2  # the window sits centred in each n_fft frame
+        x = _sh.pad(x, [left, n_fft - win_length - left])
     x = _promote(x, "stft")
     w = _padded_window(window, win_length, n_fft, x, "stft")
     frames = x.unfold(-1, n_fft, hop_length)                     # (B, n_frames, n_fft)

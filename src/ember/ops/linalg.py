@@ -310,8 +310,9 @@ def _check_matmul_nd(a, b):
     _not_implemented(a, "baddbmm_with_gemm")
 
 
-def mm(input, mat2, *, out=None):
-    """The product of two matrices (no broadcasting; see :func:`matmul`).
+def mm(input, mat2, *, out_dtype=None, out=None):
+    """The product of two matrices (no broadcasting; see :func:`matmul`). ``out_dtype``
+    float32 multiplies float16/bfloat16 matrices into a float32 result.
 
     Example::
 
@@ -325,11 +326,25 @@ def mm(input, mat2, *, out=None):
     if mat2._data.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     _check_mm(input, mat2)
+    if out_dtype is not None:
+        input, mat2 = _inputs_for_out_dtype(input, mat2, out_dtype)
     return write_out(mm_op(input, mat2), out, "mm")
 
 
-def bmm(input, mat2, *, out=None):
-    """Batched matrix product of two 3-D tensors with the same batch size.
+def _inputs_for_out_dtype(input, mat2, out_dtype):
+    """The operands cast so that their product has ``out_dtype``, which must be the inputs'
+    own dtype, or float32 for float16/bfloat16 inputs (torch's rule)."""
+    out_dtype = dt.to_dtype(out_dtype)
+    if out_dtype is input.dtype:
+        return input, mat2
+    if out_dtype is dt.float32 and input.dtype in (dt.float16, dt.bfloat16):
+        return input.to(dt.float32), mat2.to(dt.float32)
+    raise RuntimeError("out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs")
+
+
+def bmm(input, mat2, *, out_dtype=None, out=None):
+    """Batched matrix product of two 3-D tensors with the same batch size (``out_dtype`` as
+    in :func:`mm`).
 
     Example::
 
@@ -345,6 +360,8 @@ def bmm(input, mat2, *, out=None):
     _check_bmm_shapes(input._data.shape, mat2._data.shape)
     _check_same_scalar(input, mat2)
     _not_implemented(input, "bmm")
+    if out_dtype is not None:
+        input, mat2 = _inputs_for_out_dtype(input, mat2, out_dtype)
     return write_out(bmm_op(input, mat2), out, "bmm")
 
 
@@ -2160,9 +2177,10 @@ def _tolerance(s, atol, rtol, A, hermitian=False):
     return tol
 
 
-def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse, from the SVD (singular values below
-    ``max(atol, rtol * s_max)`` count as zero).
+    ``max(atol, rtol * s_max)`` count as zero). ``rcond`` is torch's older name for ``rtol``
+    (it cannot be combined with ``atol``/``rtol``).
 
     Example::
 
@@ -2176,6 +2194,11 @@ def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
                            "tensor with 2 or more dimensions of float, double, cfloat or "
                            "cdouble types")
     _check_matrix(A, "linalg.pinv")
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_pinv() received an invalid combination of arguments: "
+                            "rcond cannot be given with atol or rtol")
+        rtol = rcond
     from .pointwise import where
 
     u, s, vh = linalg_svd(A, full_matrices=False)

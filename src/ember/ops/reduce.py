@@ -1267,7 +1267,7 @@ def _diff_adjoint_derivative(ctx, grad, *, n, dim, size):
     return (diff_op(grad, n=n, dim=dim),)
 
 
-def diff(input, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """The ``n``-th forward difference along ``dim``, after concatenating ``prepend`` and
     ``append``.
 
@@ -1283,14 +1283,14 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = wrap_dim(dim, input._data.ndim)
     if n == 0:
-        return input.clone()
+        return write_out(input.clone(), out, "diff")
     if prepend is not None or append is not None:
         from .shape import cat
 
         parts = [_as_diff_part(prepend, input, d, "prepend"), input,
                  _as_diff_part(append, input, d, "append")]
         input = cat([p for p in parts if p is not None], d)
-    return diff_op(input, n=n, dim=d)
+    return write_out(diff_op(input, n=n, dim=d), out, "diff")
 
 
 def _as_diff_part(part, input, dim, name):

@@ -25,10 +25,13 @@ def _sparse_product(input, other):
 
 
 @functools.wraps(_dense.mm)
-def mm(input, mat2, *, out=None):
+def mm(input, mat2, *, out_dtype=None, out=None):
     if type(input) in _SPARSE or type(mat2) in _SPARSE:
-        return _written(_sparse_product(input, mat2), out, "mm")
-    return _dense.mm(input, mat2, out=out)
+        product = _sparse_product(input, mat2)
+        if out_dtype is not None:
+            product = product.to(out_dtype)
+        return _written(product, out, "mm")
+    return _dense.mm(input, mat2, out_dtype=out_dtype, out=out)
 
 
 @functools.wraps(_dense.matmul)

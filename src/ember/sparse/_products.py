@@ -30,7 +30,7 @@ def _as_coo(input):
     return input.to_sparse() if type(input) is SparseCompressedTensor else input
 
 
-def spmm(input, mat2):
+def spmm(input, mat2, *, out_dtype=None):
     """The matrix product of a sparse (or dense) ``input`` and ``mat2``, dense, as
     :func:`ember.mm`.
 
@@ -41,7 +41,7 @@ def spmm(input, mat2):
         tensor([[1.],
                 [1.]])
     """
-    return mm(input, mat2)
+    return mm(input, mat2, out_dtype=out_dtype)
 
 
 def dsmm(input, mat2):
@@ -61,7 +61,7 @@ def _touched_rows(input):
     return rows.unique(sorted=True)
 
 
-def hspmm(mat1, mat2):
+def hspmm(mat1, mat2, *, out=None):
     """The product of sparse ``mat1`` and dense ``mat2`` as a hybrid COO tensor (one sparse
     dim): the product's rows that ``mat1`` touches, each stored whole.
 
@@ -74,6 +74,9 @@ def hspmm(mat1, mat2):
     """
     if type(mat1) not in _SPARSE:
         raise _not_for_dense("hspmm")
+    if out is not None:
+        raise RuntimeError("hspmm: out= is not supported in ember (sparse results are new "
+                           "tensors); use the returned tensor")
     rows = _touched_rows(mat1)
     product = mm(mat1, mat2)
     return sparse_coo_tensor(rows.unsqueeze(0), product.index_select(0, rows),
