@@ -418,7 +418,7 @@ def block_diag(*tensors):
     return cat(rows, 0)
 
 
-histogramdd_result = _return_types._make("histogramdd", ["hist", "bin_edges"])
+histogramdd_result = _return_types.histogramdd
 _return_types.histogramdd = histogramdd_result
 
 

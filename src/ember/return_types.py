@@ -11,8 +11,30 @@ from __future__ import annotations
 
 import collections
 
-__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax",
-           "cummin", "aminmax", "histogram"]
+_FIELDS = {
+    "max": ["values", "indices"], "min": ["values", "indices"], "sort": ["values", "indices"],
+    "topk": ["values", "indices"], "kthvalue": ["values", "indices"],
+    "median": ["values", "indices"], "nanmedian": ["values", "indices"],
+    "mode": ["values", "indices"], "cummax": ["values", "indices"],
+    "cummin": ["values", "indices"], "aminmax": ["min", "max"],
+    "histogram": ["hist", "bin_edges"], "histogramdd": ["hist", "bin_edges"],
+    "frexp": ["mantissa", "exponent"], "geqrf": ["a", "tau"],
+    "slogdet": ["sign", "logabsdet"], "linalg_slogdet": ["sign", "logabsdet"],
+    "linalg_inv_ex": ["inverse", "info"], "linalg_solve_ex": ["result", "info"],
+    "linalg_cholesky_ex": ["L", "info"], "linalg_qr": ["Q", "R"], "qr": ["Q", "R"],
+    "linalg_svd": ["U", "S", "Vh"], "svd": ["U", "S", "V"],
+    "linalg_eig": ["eigenvalues", "eigenvectors"], "linalg_eigh": ["eigenvalues", "eigenvectors"],
+    "linalg_lstsq": ["solution", "residuals", "rank", "singular_values"],
+    "linalg_lu_factor": ["LU", "pivots"], "linalg_lu_factor_ex": ["LU", "pivots", "info"],
+    "linalg_lu": ["P", "L", "U"], "lu_unpack": ["P", "L", "U"],
+    "linalg_ldl_factor": ["LD", "pivots"], "linalg_ldl_factor_ex": ["LD", "pivots", "info"],
+    "triangular_solve": ["solution", "cloned_coefficient"],
+}
+# torch has an ``_out`` twin of each (the type of results written through ``out=``), except
+# histogramdd
+_WITHOUT_OUT_TWIN = {"histogramdd"}
+
+__all__ = sorted([*_FIELDS, *(f"{n}_out" for n in _FIELDS if n not in _WITHOUT_OUT_TWIN)])
 
 
 def _make(name, fields):
@@ -28,15 +50,10 @@ def _make(name, fields):
     return cls
 
 
-max = _make("max", ["values", "indices"])
-min = _make("min", ["values", "indices"])
-sort = _make("sort", ["values", "indices"])
-topk = _make("topk", ["values", "indices"])
-kthvalue = _make("kthvalue", ["values", "indices"])
-median = _make("median", ["values", "indices"])
-nanmedian = _make("nanmedian", ["values", "indices"])
-mode = _make("mode", ["values", "indices"])
-cummax = _make("cummax", ["values", "indices"])
-cummin = _make("cummin", ["values", "indices"])
-aminmax = _make("aminmax", ["min", "max"])
-histogram = _make("histogram", ["hist", "bin_edges"])
+for _name, _fields in _FIELDS.items():
+    globals()[_name] = _make(_name, _fields)
+    if _name not in _WITHOUT_OUT_TWIN:
+        globals()[f"{_name}_out"] = _make(f"{_name}_out", _fields)
+# torch's private LU result (linalg.lu_factor's older form); lives here so that it pickles
+_lu_with_info = _make("_lu_with_info", ["LU", "pivots", "info"])
+del _name, _fields

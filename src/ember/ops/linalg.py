@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
+from .. import return_types as _return_types
 from .._device import META
 from .._tensor import Tensor
 from ._operands import operator_method, wrap_dim
@@ -46,28 +47,16 @@ class LinAlgError(RuntimeError):
 LinAlgError.__module__ = "ember.linalg"
 
 
-def _named_tuple(name, fields):
-    cls = collections.namedtuple(name, fields)
-    cls.__module__ = "ember.return_types"
-
-    def __repr__(self):
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"ember.return_types.{name}(\n{body})"
-
-    cls.__repr__ = __repr__
-    return cls
-
-
-SlogdetResult = _named_tuple("linalg_slogdet", ["sign", "logabsdet"])
-InvExResult = _named_tuple("linalg_inv_ex", ["inverse", "info"])
-SolveExResult = _named_tuple("linalg_solve_ex", ["result", "info"])
-CholeskyExResult = _named_tuple("linalg_cholesky_ex", ["L", "info"])
-QRResult = _named_tuple("linalg_qr", ["Q", "R"])
-SVDResult = _named_tuple("linalg_svd", ["U", "S", "Vh"])
-EigResult = _named_tuple("linalg_eig", ["eigenvalues", "eigenvectors"])
-EighResult = _named_tuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-LstsqResult = _named_tuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
-PlainSlogdet = _named_tuple("slogdet", ["sign", "logabsdet"])
+SlogdetResult = _return_types.linalg_slogdet
+InvExResult = _return_types.linalg_inv_ex
+SolveExResult = _return_types.linalg_solve_ex
+CholeskyExResult = _return_types.linalg_cholesky_ex
+QRResult = _return_types.linalg_qr
+SVDResult = _return_types.linalg_svd
+EigResult = _return_types.linalg_eig
+EighResult = _return_types.linalg_eigh
+LstsqResult = _return_types.linalg_lstsq
+PlainSlogdet = _return_types.slogdet
 
 
 # ================================================================ helpers
@@ -2152,7 +2141,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return result
 
 
-_TorchSVD = _named_tuple("svd", ["U", "S", "V"])
+_TorchSVD = _return_types.svd
 
 
 def _named_tuple_svd(u, s, v):
@@ -2694,15 +2683,15 @@ def diagonal_(A, *, offset=0, dim1=-2, dim2=-1):
 # factors; ``lu_solve`` is a row permutation and two calls of the ``linalg_solve_triangular``
 # primitive, so its gradients (for LU and B) come from the triangular solve's derivative.
 
-LUFactorResult = _named_tuple("linalg_lu_factor", ["LU", "pivots"])
-LUFactorExResult = _named_tuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
-LUResult = _named_tuple("linalg_lu", ["P", "L", "U"])
-LUUnpackResult = _named_tuple("lu_unpack", ["P", "L", "U"])
-LUWithInfoResult = _named_tuple("_lu_with_info", ["LU", "pivots", "info"])
-LDLFactorResult = _named_tuple("linalg_ldl_factor", ["LD", "pivots"])
-LDLFactorExResult = _named_tuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
-TriangularSolveResult = _named_tuple("triangular_solve", ["solution", "cloned_coefficient"])
-PlainQRResult = _named_tuple("qr", ["Q", "R"])
+LUFactorResult = _return_types.linalg_lu_factor
+LUFactorExResult = _return_types.linalg_lu_factor_ex
+LUResult = _return_types.linalg_lu
+LUUnpackResult = _return_types.lu_unpack
+LUWithInfoResult = _return_types._lu_with_info
+LDLFactorResult = _return_types.linalg_ldl_factor
+LDLFactorExResult = _return_types.linalg_ldl_factor_ex
+TriangularSolveResult = _return_types.triangular_solve
+PlainQRResult = _return_types.qr
 
 
 def _deprecated(old, new):
@@ -3659,7 +3648,7 @@ del _name
 # old name of linalg.householder_product; ormqr applies the same reflectors to another matrix
 # without forming Q, composed from ember ops so that its derivative comes for free.
 
-GeqrfResult = _named_tuple("geqrf", ["a", "tau"])
+GeqrfResult = _return_types.geqrf
 
 
 def _geqrf_meta(a):

@@ -2227,7 +2227,7 @@ _ldexp_.__name__, _ldexp_.__doc__ = "ldexp_", "In-place version of :func:`ldexp`
 Tensor.ldexp_ = _ldexp_
 
 
-_frexp_result = _return_types._make("frexp", ["mantissa", "exponent"])
+_frexp_result = _return_types.frexp
 _return_types.frexp = _frexp_result
 
 
