@@ -186,6 +186,21 @@ def test_torch_module_paths_of_attention_and_its_projection():
 # ---------------------------------------------------------------- across the two libraries
 
 
+def test_functions_pickle_under_torch_public_names():
+    functions = {"relu": ember.nn.functional.relu, "sigmoid": ember.sigmoid,
+                 "sigmoid implementation": getattr(ember.sigmoid, "__wrapped__", ember.sigmoid),
+                 "default activation": ember.nn.TransformerEncoderLayer(4, 2, 8).activation,
+                 "method": ember.Tensor.add}
+    in_torch = torch.load(_saved(ember, functions), weights_only=False)
+    assert in_torch == {"relu": torch.nn.functional.relu, "sigmoid": torch.sigmoid,
+                        "sigmoid implementation": torch.sigmoid,
+                        "default activation": torch.nn.functional.relu, "method": torch.Tensor.add}
+    back = ember.load(_saved(torch, in_torch), weights_only=False)
+    assert back["relu"] is ember.nn.functional.relu and back["sigmoid"] is ember.sigmoid
+    assert back["method"] is ember.Tensor.add
+
+
+
 def test_a_model_saved_by_ember_loads_in_torch_with_equal_outputs():
     image, sequence = _inputs()
     net = _net(ember)

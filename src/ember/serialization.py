@@ -108,8 +108,14 @@ class _TorchPickler(pickle._Pickler):
         torch_name = _torch_name_of(obj, name)
         if torch_name is None:
             super().save_global(obj, name)
+            return
+        module, qualname = torch_name
+        parent, _, attribute = qualname.rpartition(".")
+        if parent and self.proto < 4:  # a method: getattr(its class, name), as pickle writes it
+            owner = _attribute_path(sys.modules[obj.__module__], parent)
+            self.save_reduce(getattr, (owner, attribute), obj=obj)
         else:
-            self.save(_global(*torch_name))
+            self.save(_global(module, qualname))
 
     dispatch[types.FunctionType] = save_global
 
@@ -180,7 +186,10 @@ def _global(module, name):
 
 
 def _is_private_path(path):
-    return any(part.startswith("_") for part in path.split("."))
+    """Is ``path`` a module torch has no counterpart of: a private one, or ember's operator
+    definitions (``ember.ops``, where ``torch.ops`` is torch's operator registry)?"""
+    parts = path.split(".")
+    return parts[:2] == ["ember", "ops"] or any(part.startswith("_") for part in parts)
 
 
 def _torch_path(module):
@@ -257,8 +266,9 @@ def _torch_name_of(obj, name=None):
     """
     qualname = name or getattr(obj, "__qualname__", None)
     module = getattr(obj, "__module__", None)
-    if qualname is None or not isinstance(module, str) or _torch_path(module) is None:
-        return None
+    if (qualname is None or "<locals>" in qualname or not isinstance(module, str)
+            or _torch_path(module) is None):
+        return None  # pickle's own rules apply (a local function cannot be pickled)
     return _torch_path(_public_home(obj, module, qualname)), qualname
 
 
@@ -886,6 +896,17 @@ class _BadAllowList(Exception):
         self.error = error
 
 
+def _ember_namespace():
+    return sys.modules["ember"]
+
+
+# torch pickles its built-in functions and Tensor methods as attributes of these torch._C
+# classes (``getattr(torch._C._VariableFunctionsClass, "sigmoid")``): ember's own namespaces
+_TORCH_C_NAMESPACES = {"_VariableFunctionsClass": _ember_namespace,
+                       "_VariableFunctions": _ember_namespace,
+                       "TensorBase": lambda: Tensor, "_TensorBase": lambda: Tensor}
+
+
 class _TorchGlobals:
     """Unpickler part: maps torch's globals to ember's and, with ``weights_only``, refuses any
     global that is neither a tensor's building block nor allow-listed."""
@@ -931,6 +952,8 @@ class _TorchGlobals:
 
     def _import(self, module, name):
         """The class or function a checkpoint names, torch's modules read as ember's."""
+        if module == "torch._C" and name in _TORCH_C_NAMESPACES:
+            return _TORCH_C_NAMESPACES[name]()
         ember_module = _ember_path(module)
         try:
             return super().find_class(ember_module, name)
