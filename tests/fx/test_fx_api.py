@@ -38,6 +38,15 @@ def same_values(ember_value, torch_value):
                                rtol=1e-6, atol=1e-6)
 
 
+def halved(x):
+    """A leaf function both tracers keep as one call (registered below)."""
+    return x / 2
+
+
+torch.fx.wrap("halved")
+ember.fx.wrap("halved")
+
+
 # ---------------------------------------------------------------------------- module paths
 
 
@@ -540,6 +549,17 @@ def test_operator_signatures():
     signatures = ember.fx.operator_schemas.get_signature_for_torch_op(ember.add)
     assert all(isinstance(s, inspect.Signature) for s in signatures)
     assert ember.fx.operator_schemas.get_signature_for_torch_op(len) is None
+
+
+def test_wrapped_functions_are_named_and_declared_in_code_as_torch():
+    codes = {}
+    for lib in (torch, ember):
+        gm = lib.fx.symbolic_trace(lambda x: halved(x) + halved(x * 3))
+        assert gm.graph.find_nodes(op="call_function", target=halved)[0].meta["is_wrapped"]
+        codes[lib] = gm.code
+        assert gm(lib.ones(2)).tolist() == [2.0, 2.0]
+    assert codes[ember] == ember_code(codes[torch])
+    assert 'ember.fx._symbolic_trace.wrap("' in codes[ember]
 
 
 # ---------------------------------------------------------------------------- graph, codegen

@@ -54,15 +54,19 @@ def wrap(fn_or_name):
     return fn_or_name
 
 
-def _recording_wrapper(original):
-    """A stand-in for ``original`` that records a node when called with a proxy."""
+def _recording_wrapper(original, user_wrapped=False):
+    """A stand-in for ``original`` that records a node when called with a proxy; the nodes
+    of functions registered with :func:`wrap` (or autowrapped) are marked ``is_wrapped``."""
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         proxy = find_proxy(args, kwargs)
         if proxy is None:
             return original(*args, **kwargs)
-        return proxy.tracer.create_proxy("call_function", original, args, kwargs)
+        result = proxy.tracer.create_proxy("call_function", original, args, kwargs)
+        if user_wrapped:
+            result.node.meta["is_wrapped"] = True
+        return result
 
     wrapper.__fx_original__ = original
     return wrapper
@@ -324,19 +328,19 @@ class Tracer(TracerBase):
             if module_name.startswith("ember.nn.modules.") and module is not None:
                 self._patch_globals(patcher, vars(module), public_ids)
         self._patch_globals(patcher, getattr(fn, "__globals__", {}),
-                            self._autowrap_function_ids)
+                            self._autowrap_function_ids, user_wrapped=True)
         for globals_dict, name in _wrapped_globals + [
                 (getattr(sys.modules.get(f.__module__), "__dict__", {}), f.__name__)
                 for f in self._autowrap_functions]:
             value = globals_dict.get(name, getattr(builtins, name, None))
             if value is not None and not hasattr(value, "__fx_original__"):
-                patcher.set_item(globals_dict, name, _cached_wrapper(value))
+                patcher.set_item(globals_dict, name, _cached_wrapper(value, True))
 
     @staticmethod
-    def _patch_globals(patcher, globals_dict, function_ids):
+    def _patch_globals(patcher, globals_dict, function_ids, user_wrapped=False):
         for name, value in list(globals_dict.items()):
             if id(value) in function_ids and not hasattr(value, "__fx_original__"):
-                patcher.set_item(globals_dict, name, _cached_wrapper(value))
+                patcher.set_item(globals_dict, name, _cached_wrapper(value, user_wrapped))
 
 
 
@@ -366,8 +370,8 @@ def _operator_namespaces():
 
 
 @functools.cache
-def _cached_wrapper(original):
-    return _recording_wrapper(original)
+def _cached_wrapper(original, user_wrapped=False):
+    return _recording_wrapper(original, user_wrapped)
 
 
 def symbolic_trace(root, concrete_args=None):

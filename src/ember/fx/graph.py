@@ -450,6 +450,7 @@ class _CodeWriter:
         self.globals = {"ember": ember, "operator": operator, "inf": math.inf,
                         "nan": math.nan, "device": ember.device}
         self.globals.update(codegen.additional_globals())
+        self.wrapped = {}
         self.global_names = _Namespace()
         for name in list(self.globals) + [node.name for node in graph.nodes]:
             self.global_names.reserve(name)
@@ -481,7 +482,12 @@ class _CodeWriter:
                    if outputs and outputs[0].type is not None else "")
         definition = self.codegen.gen_fn_def([self.root] + parameters, returns,
                                              expanded_def=self.expanded_def)
-        source = f"\n\n\n{definition}\n" + "".join(
+        wrap_lines = ""
+        if self.wrapped:
+            import ember.fx
+            wrap = self._function_name(ember.fx.wrap)
+            wrap_lines = "\n".join(f'{wrap}("{name}")' for name in self.wrapped)
+        source = f"\n{wrap_lines}\n\n{definition}\n" + "".join(
             f"    {line}\n" for line in code.split("\n")) + "    "
         return PythonCode(source, self.globals)
 
@@ -538,6 +544,8 @@ class _CodeWriter:
         if node.op == "call_method":
             return (f"{self._expression(args[0])}.{node.target}"
                     f"({self._call_arguments(args[1:], kwargs)})")
+        if node.meta.get("is_wrapped", False):  # registered with wrap(): say so in the code
+            self.wrapped.setdefault(self._function_name(node.target))
         return self._function_call(node.target, args, kwargs)
 
     def _function_call(self, function, args, kwargs):
@@ -561,7 +569,11 @@ class _CodeWriter:
         head = name.split(".")[0]
         if head in ("ember", "operator"):
             return name
-        return self._add_global(getattr(function, "__name__", "fn"), function)
+        # torch.fx's global name: the module and name, dots made underscores
+        # (``__main___sigmoid_lowp``).
+        name = getattr(function, "__name__", "fn")
+        module = getattr(function, "__module__", None)
+        return self._add_global(f"{module}.{name}" if module else name, function)
 
     def _add_global(self, hint, value):
         for existing, known in self.globals.items():
