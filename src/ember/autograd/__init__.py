@@ -13,6 +13,7 @@ from __future__ import annotations
 from .._traceback import hide_internal_frames
 from . import forward_ad, functional, graph
 from ._engine_flags import (
+    enforce_grad_layout_policy,
     is_multithreading_enabled,
     is_view_replay_enabled,
     set_multithreading_enabled,
@@ -35,7 +36,8 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
            "set_detect_anomaly", "is_anomaly_enabled", "graph", "Function", "FunctionCtx",
            "InplaceFunction", "NestedIOFunction", "once_differentiable", "gradcheck",
            "gradgradcheck", "GradcheckError", "functional", "forward_ad", "Variable",
-           "is_multithreading_enabled", "set_multithreading_enabled", "is_view_replay_enabled"]
+           "is_multithreading_enabled", "set_multithreading_enabled", "is_view_replay_enabled",
+           "enforce_grad_layout_policy"]
 
 
 def _as_tuple(x):

@@ -6,9 +6,12 @@ regenerated from their base when needed (``autograd/views.py``), never replayed.
 
 from __future__ import annotations
 
-__all__ = ["is_multithreading_enabled", "set_multithreading_enabled", "is_view_replay_enabled"]
+import functools
 
-_state = {"multithreading": True}
+__all__ = ["is_multithreading_enabled", "set_multithreading_enabled", "is_view_replay_enabled",
+           "enforce_grad_layout_policy"]
+
+_state = {"multithreading": True, "grad_layout": True}
 
 
 def is_multithreading_enabled():
@@ -59,3 +62,42 @@ def is_view_replay_enabled():
         False
     """
     return False
+
+
+class enforce_grad_layout_policy:
+    """Whether accumulated gradients are made to follow their parameter's layout (torch's flag;
+    ember's gradients are always laid out like their parameters, so it changes nothing).
+
+    Works as a call, a context manager restoring the flag on exit, or a decorator.
+
+    Example::
+
+        >>> with ember.autograd.enforce_grad_layout_policy(False):
+        ...     pass
+    """
+
+    def __init__(self, enable=True):
+        self.prev = _state["grad_layout"]
+        _state["grad_layout"] = bool(enable)
+        self.mode = enable
+
+    def __call__(self, fn):
+        _state["grad_layout"] = self.prev
+        mode = self.mode
+
+        def wrapper(*args, **kwargs):
+            with enforce_grad_layout_policy(mode):
+                return fn(*args, **kwargs)
+
+        return functools.wraps(fn)(wrapper)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _state["grad_layout"] = self.prev
+        return False
+
+    def clone(self):
+        """A new context manager with the same mode."""
+        return type(self)(self.mode)

@@ -472,3 +472,6 @@ def once_differentiable(fn):
                                if isinstance(o, Tensor) else None for o in wrapped)
         return wrapped[0] if single else tuple(wrapped)
     return wrapper
+
+
+FunctionMeta = _FunctionMeta  # torch's public name for the metaclass of Function

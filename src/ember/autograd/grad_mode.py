@@ -12,7 +12,7 @@ import functools
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled", "enforce_grad_layout_policy"]
 
 
 class _State(threading.local):
@@ -145,3 +145,6 @@ def is_grad_enabled():
 def is_inference_mode_enabled():
     """Whether this thread is inside ``inference_mode``."""
     return state.inference
+
+
+from ._engine_flags import enforce_grad_layout_policy, set_multithreading_enabled  # noqa: E402,F401

@@ -21,7 +21,8 @@ import numpy as np
 from .._tensor import Tensor
 from . import grad_mode
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
+           "get_analytical_jacobian", "get_numerical_jacobian_wrt_specific_input"]
 
 
 class GradcheckError(RuntimeError):
@@ -333,3 +334,96 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad,
                      check_forward_ad=check_fwd_over_rev and False)
+
+
+_PRIVATE_API_WARNING = (
+    "`{}` was part of PyTorch's private API and not meant to be exposed. We are deprecating it "
+    "and it will be removed in a future version of PyTorch. If you have a specific use for this "
+    "or feature request for this to be a stable API, please file us an issue at "
+    "https://github.com/pytorch/pytorch/issues/new")
+
+
+def _check_grad_out(grad_out, name):
+    if grad_out != 1.0:
+        raise ValueError(f"Expected grad_out to be 1.0. {name} no longer supports values of "
+                         "grad_out != 1.0.")
+
+
+def _as_jacobians(matrices, like):
+    """NumPy jacobians as ember tensors in the dtypes of the tensors in ``like``."""
+    return tuple(_as_ember(m).to(t.dtype) for m, t in zip(matrices, like))
+
+
+def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
+    """Finite-difference Jacobians of ``fn(inputs)`` (its first output) with respect to each
+    input that requires grad (or to the tensors of ``target``), one ``(numel_in, numel_out)``
+    matrix each. Deprecated in torch.
+
+    Example::
+
+        >>> x = ember.tensor([1.0, 2.0], dtype=ember.float64, requires_grad=True)
+        >>> get_numerical_jacobian(lambda inp: inp[0] ** 2, (x,), eps=1e-6)[0]
+        tensor([[2., 0.],
+                [0., 4.]], dtype=torch.float64)
+    """
+    warnings.warn(_PRIVATE_API_WARNING.format("get_numerical_jacobian"), FutureWarning,
+                  stacklevel=2)
+    _check_grad_out(grad_out, "get_numerical_jacobian")
+    inputs = _as_tuple(inputs)
+    pool = list(inputs) if target is None else list(_as_tuple(target))
+    wrt = [k for k, t in enumerate(pool) if isinstance(t, Tensor) and t.requires_grad]
+
+    def call(*args):
+        return fn(tuple(args)) if target is None else fn(inputs)
+
+    with grad_mode.no_grad():
+        first = _tensor_outputs(call(*pool))[:1]
+        jac = _numerical_jacobian(call, pool, wrt, first, eps)
+    return _as_jacobians(jac[0], [pool[k] for k in wrt])
+
+
+def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
+    """Backward-mode Jacobians of ``output`` with respect to the inputs that require grad,
+    with torch's ``(jacobians, reentrant, sizes_ok, types_ok)`` result. Deprecated in torch.
+
+    Example::
+
+        >>> x = ember.tensor([1.0, 2.0], dtype=ember.float64, requires_grad=True)
+        >>> get_analytical_jacobian((x,), x * 3)[0][0]
+        tensor([[3., 0.],
+                [0., 3.]], dtype=torch.float64)
+    """
+    warnings.warn(_PRIVATE_API_WARNING.format("get_analytical_jacobian"), FutureWarning,
+                  stacklevel=2)
+    _check_grad_out(grad_out, "get_analytical_jacobian")
+    if output.is_complex():
+        raise ValueError("Expected output to be non-complex. get_analytical_jacobian no longer "
+                         "supports functions that return complex outputs.")
+    inputs = _as_tuple(inputs)
+    wrt = [k for k, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    first = _analytical_jacobian(inputs, wrt, [output])[0]
+    again = _analytical_jacobian(inputs, wrt, [output])[0]
+    reentrant = all(np.abs(a - b).max(initial=0.0) <= nondet_tol for a, b in zip(first, again))
+    return _as_jacobians(first, [inputs[k] for k in wrt]), reentrant, True, True
+
+
+def get_numerical_jacobian_wrt_specific_input(fn, input_idx, inputs, outputs, eps, input=None,
+                                              is_forward_ad=False):
+    """Finite-difference Jacobians of each of ``outputs`` (as computed by ``fn(*inputs)``) with
+    respect to ``inputs[input_idx]``, one ``(numel_in, numel_out)`` matrix per output.
+
+    Example::
+
+        >>> x = ember.tensor([1.0, 2.0], dtype=ember.float64, requires_grad=True)
+        >>> get_numerical_jacobian_wrt_specific_input(lambda a: a * 2, 0, (x,), (x * 2,), 1e-6)[0]
+        tensor([[2., 0.],
+                [0., 2.]], dtype=torch.float64)
+    """
+    inputs = list(_as_tuple(inputs))
+    target = inputs[input_idx] if input is None else input
+    if not target.requires_grad:
+        raise AssertionError("Expected input to have requires_grad=True")
+    inputs[input_idx] = target
+    with grad_mode.no_grad():
+        jac = _numerical_jacobian(fn, inputs, [input_idx], list(_as_tuple(outputs)), eps)
+    return tuple(_as_ember(rows[0]).to(target.dtype) for rows in jac)

@@ -12,11 +12,13 @@ recursion, so that a chain of 100,000 operations backpropagates.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import sys
 import threading
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,7 +27,9 @@ from . import anomaly_mode, grad_mode
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "record", "run_backward",
            "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
-           "increment_version", "register_multi_grad_hook", "allow_mutation_on_saved_tensors"]
+           "increment_version", "register_multi_grad_hook", "allow_mutation_on_saved_tensors",
+           "GradientEdge", "get_gradient_edge", "region_activation_memory_budget",
+           "set_override_stale_capture_stream", "set_warn_on_accumulate_grad_stream_mismatch"]
 
 _sequence = itertools.count()
 
@@ -896,3 +900,80 @@ def _copy_saved(tensor):
 
 def _unpack_saved(tensor):
     return tensor
+
+
+class GradientEdge(NamedTuple):
+    """The node and output number through which gradient reaches a tensor (torch's type).
+
+    Example::
+
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> get_gradient_edge(x * 2).output_nr
+        0
+    """
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
+
+
+def get_gradient_edge(tensor):
+    """The :class:`GradientEdge` of ``tensor`` in the autograd graph.
+
+    Example::
+
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> type(get_gradient_edge(x).node).__name__
+        'AccumulateGrad'
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, output_nr = edge_of(tensor)
+    return GradientEdge(node, output_nr)
+
+
+@contextlib.contextmanager
+def region_activation_memory_budget(budget):
+    """torch.compile's activation-memory budget for a compiled region. Like torch's, it only
+    works inside a compiled region and raises ``RuntimeError`` in eager code.
+
+    Example::
+
+        >>> with region_activation_memory_budget(0.5):  # doctest: +SKIP
+        ...     pass
+    """
+    name = "torch.autograd.graph.region_activation_memory_budget"
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+        raise TypeError(f"{name}: expects a float, got {type(budget).__name__}")
+    if not 0.0 <= budget <= 1.0:
+        raise ValueError(f"{name}: must be in [0, 1], got {budget}")
+    from ..compiler import is_compiling
+    if not is_compiling():
+        raise RuntimeError(f"{name} can only be used inside a torch.compile region; it has no "
+                           "effect in eager mode.")
+    yield
+
+
+_stream_flags = {"override_stale_capture_stream": False,
+                 "warn_on_accumulate_grad_stream_mismatch": True}
+
+
+def set_override_stale_capture_stream(enabled):
+    """Set torch's CUDA-graph-capture stream flag (ember captures no CUDA graphs).
+
+    Example::
+
+        >>> set_override_stale_capture_stream(False)
+    """
+    _stream_flags["override_stale_capture_stream"] = bool(enabled)
+
+
+def set_warn_on_accumulate_grad_stream_mismatch(enabled):
+    """Set torch's warning flag for gradients accumulated on another CUDA stream.
+
+    Example::
+
+        >>> set_warn_on_accumulate_grad_stream_mismatch(True)
+    """
+    _stream_flags["warn_on_accumulate_grad_stream_mismatch"] = bool(enabled)

@@ -15,7 +15,9 @@ import warnings
 from ..profiler._events import EventList, FunctionEvent, FunctionEventAvg
 from ..profiler._recorder import Session, record_function
 
-__all__ = ["profile", "record_function", "EventList", "FunctionEvent", "FunctionEventAvg"]
+__all__ = ["profile", "record_function", "EventList", "FunctionEvent", "FunctionEventAvg",
+           "EnforceUnique", "KinetoStepTracker", "MemRecordsAcc", "emit_itt", "emit_nvtx",
+           "load_nvprof", "parse_nvprof_trace"]
 
 
 class profile:
@@ -113,3 +115,140 @@ class profile:
     def self_cpu_time_total(self):
         """The total self CPU time of all events, in microseconds."""
         return self._finished_events().self_cpu_time_total
+
+
+from .profiler_util import MemRecordsAcc  # noqa: E402,F401
+
+
+class EnforceUnique:
+    """Raise ``RuntimeError`` when a key is seen twice.
+
+    Example::
+
+        >>> seen = EnforceUnique(); seen.see("a", 1)
+    """
+
+    def __init__(self):
+        self.seen = set()
+
+    def see(self, *key):
+        if key in self.seen:
+            raise RuntimeError("duplicate key: " + str(key))
+        self.seen.add(key)
+
+
+class KinetoStepTracker:
+    """A global step counter per requester (the profiler, optimizers), as in torch; the global
+    step is the largest count.
+
+    Example::
+
+        >>> KinetoStepTracker.init_step_count("doc"); KinetoStepTracker.increment_step("doc")
+        1
+        >>> KinetoStepTracker.erase_step_count("doc")
+        True
+    """
+
+    _current_step = 0
+    _step_dict: dict = {}
+
+    @classmethod
+    def init_step_count(cls, requester):
+        cls._step_dict[requester] = cls._current_step
+
+    @classmethod
+    def erase_step_count(cls, requester):
+        return cls._step_dict.pop(requester, None) is not None
+
+    @classmethod
+    def increment_step(cls, requester):
+        if requester not in cls._step_dict:
+            cls.init_step_count(requester)
+        cls._step_dict[requester] += 1
+        new_step = max(cls._step_dict.values())
+        if new_step > cls._current_step:
+            cls._current_step = new_step
+        return cls._current_step
+
+    @classmethod
+    def current_step(cls):
+        return cls._current_step
+
+
+class _Annotations:
+    """Base of emit_nvtx/emit_itt: a non-reentrant context manager."""
+
+    kind = ""
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+        self.entered = False
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        if self.entered:
+            raise RuntimeError(f"{self.kind} annotation context manager is not reentrant")
+        self.entered = True
+        self._start()
+        return self
+
+    def _start(self):
+        pass
+
+    def __exit__(self, *exc):
+        self.entered = False
+        return False
+
+
+class emit_nvtx(_Annotations):
+    """Emit NVTX ranges for Nsight: needs CUDA, so entering it fails on a CPU build as in torch.
+
+    Example::
+
+        >>> with emit_nvtx(enabled=False):
+        ...     pass
+    """
+
+    kind = "NVTX"
+
+    def _start(self):
+        from .. import cuda
+        self.entered = False
+        cuda.synchronize()
+        self.entered = True
+
+
+class emit_itt(_Annotations):
+    """Emit Intel ITT ranges for VTune; ember has no ITT backend, so the block runs unannotated.
+
+    Example::
+
+        >>> with emit_itt():
+        ...     pass
+    """
+
+    kind = "ITT"
+
+
+def parse_nvprof_trace(path):
+    """Read an nvprof trace: ember has no CUDA profiler traces to read.
+
+    Example::
+
+        >>> parse_nvprof_trace("trace.nvvp")  # doctest: +SKIP
+    """
+    raise NotImplementedError("torch.autograd.profiler.parse_nvprof_trace reads CUDA nvprof "
+                              "traces, which ember does not produce; use "
+                              "ember.profiler.profile and its export_chrome_trace instead")
+
+
+def load_nvprof(path):
+    """Load an nvprof trace as an EventList: not available in ember (see parse_nvprof_trace).
+
+    Example::
+
+        >>> load_nvprof("trace.nvvp")  # doctest: +SKIP
+    """
+    return EventList(parse_nvprof_trace(path))

@@ -43,3 +43,6 @@ class Variable(metaclass=_VariableMeta):
         else:
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         return result.requires_grad_(bool(requires_grad))
+
+
+VariableMeta = _VariableMeta  # torch's public name for the metaclass of Variable
