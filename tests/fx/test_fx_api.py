@@ -665,6 +665,24 @@ def test_reduce_graph_module_rebuilds_the_module():
     assert packaged.code == gm.code
 
 
+def test_graph_module_pickles_as_torch_does():
+    reduced = {}
+    for lib in (torch, ember):
+        gm = graph_module_of(lib)
+        function, (body, import_block) = gm.__reduce__()
+        assert function is fx(lib, ".graph_module").reduce_graph_module
+        assert "_graph" not in body and body["_code"] == gm.code
+        copy = pickle.loads(pickle.dumps(gm))
+        reduced[lib] = (type(copy).__name__, copy.code.replace("torch.", "ember."),
+                        [line.replace("torch", "ember") for line in import_block.splitlines()
+                         if "pytree" not in line and "NoneType" not in line])
+        x = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+        assert np.array_equal(copy(lib.tensor(x)).detach().numpy(),
+                              gm(lib.tensor(x)).detach().numpy())
+    assert reduced[ember][:2] == reduced[torch][:2]
+    assert set(reduced[torch][2]) <= set(reduced[ember][2])
+
+
 def test_to_folder_writes_an_importable_module(tmp_path, monkeypatch):
     gm = graph_module_of(ember)
     gm.to_folder(tmp_path / "exported", "Exported")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import itertools
 import linecache
+import pickle
 
 from ..nn.modules.module import Module
 from .graph import Graph
@@ -76,6 +77,11 @@ class GraphModule(Module):
         else:
             raise RuntimeError("Unsupported type " + str(root) + " passed for root!")
         self.graph = graph
+        # Recorded for unpickling, which traces the generated code again with this tracer.
+        tracer_class = graph._tracer_cls
+        self._tracer_cls = (tracer_class if tracer_class is not None
+                            and "<locals>" not in tracer_class.__qualname__ else None)
+        self._tracer_extras = {}
 
     def _set_path(self, target, value):
         *path, last = target.split(".")
@@ -237,13 +243,41 @@ class GraphModule(Module):
         return result
 
     def __reduce__(self):
-        # The per-instance class cannot be pickled by name: pickle the module's state and a
-        # copy of its graph not tied to this module, and rebuild (forward is generated again).
-        graph = Graph(tracer_cls=self.graph._tracer_cls)
-        graph.output(graph.graph_copy(self.graph, {}))
-        state = {key: value for key, value in self.__dict__.items()
-                 if key not in ("_graph", "_code")}
-        return _rebuild_graph_module, (state, graph, type(self).__name__)
+        # As torch.fx: the per-instance class cannot be pickled by name, and the graph is
+        # not pickled either; the attributes (with the generated code) and the imports that
+        # code needs are, and unpickling traces the code again (reduce_graph_module).
+        python_code = self.recompile()
+        body = {key: value for key, value in self.__dict__.items() if key != "_graph"}
+        return reduce_graph_module, (body, _import_block(python_code.globals))
+
+
+# Globals of generated code that are imported by a fixed statement.
+_FIXED_IMPORTS = {"ember": "import ember", "operator": "import operator",
+                  "inf": "from math import inf", "nan": "from math import nan",
+                  "device": "from ember import device"}
+
+
+def _import_block(code_globals):
+    """The import statements that define ``code_globals`` (name -> value) in a fresh module.
+
+    >>> import math
+    >>> print(_import_block({"inf": math.inf, "sqrt_fn": math.sqrt}))
+    from math import inf
+    from math import sqrt as sqrt_fn
+    """
+    lines = set()
+    for name, value in code_globals.items():
+        if name in _FIXED_IMPORTS:
+            lines.add(_FIXED_IMPORTS[name])
+            continue
+        module = getattr(value, "__module__", None)
+        qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+        if not module or not qualname or "<locals>" in qualname or "." in qualname:
+            raise pickle.PicklingError(f"Cannot pickle a GraphModule whose code uses {value!r} "
+                                       f"(as '{name}'): it cannot be imported by name")
+        lines.add(f"from {module} import {qualname} as {name}"
+                  if qualname != name else f"from {module} import {name}")
+    return "\n".join(sorted(lines))
 
 
 def reduce_graph_module(body, import_block):
@@ -260,7 +294,7 @@ def reduce_graph_module(body, import_block):
     """
     source = body.get("_code") or body["code"]
     namespace = {}
-    exec(compile(import_block + source, f"<eval_with_key>.{next(_source_counter)}", "exec"),
+    exec(compile(import_block + "\n" + source, f"<eval_with_key>.{next(_source_counter)}", "exec"),
          namespace)  # noqa: S102
     return _module_from_code(namespace["forward"], body)
 
