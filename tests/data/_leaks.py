@@ -33,6 +33,23 @@ def children(exclude=()):
     return found
 
 
+def _used_elsewhere(name):
+    """Whether a process outside this one's tree maps /dev/shm/``name``: other programs on the
+    machine (other test runs) use /dev/shm too, and their files are not ours."""
+    ours = {os.getpid(), *children()}
+    path = f"/dev/shm/{name}"
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in ours:
+            continue
+        try:
+            with open(f"/proc/{entry}/maps") as maps:
+                if path in maps.read():
+                    return True
+        except OSError:
+            continue
+    return False
+
+
 def descriptors():
     """This process's open descriptors: {fd: what it points to}."""
     found = {}
@@ -69,7 +86,8 @@ def assert_clean(before, exclude=(), timeout=10.0):
             "child processes": sorted(set(now[0]) - set(before[0])),
             "memfds": now[1] - before[1] if now[1] > before[1] else 0,
             "descriptors": now[2] - before[2] if now[2] > before[2] else 0,
-            "/dev/shm files": sorted(now[3] - before[3]),
+            "/dev/shm files": sorted(name for name in now[3] - before[3]
+                                     if not _used_elsewhere(name)),
         }
         if not any(left.values()) or time.monotonic() > deadline:
             break

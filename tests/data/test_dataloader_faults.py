@@ -242,3 +242,20 @@ def test_queue_behaves_as_pythons_when_full_empty_or_closed():
         q.close()
         with pytest.raises(ValueError, match="is closed"):
             q.get()
+
+
+def test_queue_items_larger_than_the_send_buffer_arrive_whole():
+    """A packet must fit the socket's send buffer: larger pickles travel in a memfd."""
+    import socket
+
+    items = ["x" * 20_000, ["y"] * 50_000, ember.arange(6.0)]
+    ours, pythons = emp.Queue(), FORK.Queue()
+    ours._writer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    for item in items:
+        ours.put(item)
+        pythons.put(item)
+    for _ in items:
+        got, expected = ours.get(timeout=10), pythons.get(timeout=10)
+        if isinstance(expected, ember.Tensor):
+            got, expected = got.tolist(), expected.tolist()
+        assert got == expected

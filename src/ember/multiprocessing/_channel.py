@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import array
+import errno
 import mmap
 import os
 import pickle
@@ -31,7 +32,7 @@ import struct
 import threading
 from multiprocessing import reduction
 
-_MAX_INLINE = 64 * 1024  # pickle bytes sent in the packet itself
+_MAX_INLINE = 32 * 1024  # pickle bytes sent in the packet itself
 _MAX_FDS = 250  # descriptors attached to one packet
 _HEADER = struct.Struct("!BI")  # flags, number of tensor descriptors
 _BODY_IN_FD = 1  # the pickle is in the last attached descriptor (a memfd)
@@ -91,8 +92,8 @@ class Packet:
 def pack(obj):
     """``obj`` pickled, with copies of its shared tensors' descriptors."""
     outer, fds = getattr(_packing, "fds", None), []
-    _packing.fds = fds
-    try:
+    try:  # set inside the try: a Ctrl-C right after must still restore it
+        _packing.fds = fds
         data = reduction.ForkingPickler.dumps(obj)
     except BaseException:
         _close_all(fds)
@@ -112,20 +113,29 @@ def send_packet(sock, packet):
     """Send a :class:`Packet` as one packet, then close its descriptors."""
     extra = []  # descriptors made for this packet only
     try:
-        flags, body, attached = 0, packet.data, list(packet.fds)
+        flags, attached = 0, list(packet.fds)
         if len(attached) > _MAX_FDS:
             extra.append(_fds_on_socket(attached))
             attached, flags = [extra[-1]], flags | _FDS_ON_SOCKET
-        if len(body) > _MAX_INLINE:
-            extra.append(_bytes_in_memfd(body))
-            attached, body, flags = attached + [extra[-1]], b"", flags | _BODY_IN_FD
-        header = _HEADER.pack(flags, len(packet.fds))
-        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", attached))]
-        sock.sendmsg([header, body], ancillary if attached else [])
+        inline = len(packet.data) <= _MAX_INLINE
+        if inline:
+            try:
+                _send(sock, flags, len(packet.fds), packet.data, attached)
+                return
+            except OSError as error:  # a send buffer smaller than the packet
+                if error.errno != errno.EMSGSIZE:
+                    raise
+        extra.append(_bytes_in_memfd(packet.data))
+        _send(sock, flags | _BODY_IN_FD, len(packet.fds), b"", attached + [extra[-1]])
     finally:
         for fd in extra:
             os.close(fd)
         packet.close()
+
+
+def _send(sock, flags, count, body, attached):
+    ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", attached))]
+    sock.sendmsg([_HEADER.pack(flags, count), body], ancillary if attached else [])
 
 
 def _bytes_in_memfd(data):
@@ -213,8 +223,9 @@ def unpack(kind, count, body, fds):
         if len(fds) != count:
             raise RuntimeError(f"received a message with {len(fds)} of its {count} file "
                                f"descriptors")
-        outer, _unpacking.fds = getattr(_unpacking, "fds", None), fds
+        outer = getattr(_unpacking, "fds", None)
         try:
+            _unpacking.fds = fds
             return pickle.loads(body)
         finally:
             _unpacking.fds = outer

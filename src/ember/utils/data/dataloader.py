@@ -1,12 +1,28 @@
 """``DataLoader``: batches from a dataset, in this process or in worker processes.
 
 With ``num_workers > 0`` each worker process runs :func:`_worker_loop`: it takes lists of
-indices from its own index queue, fetches and collates them, and puts the batch on the shared
-result queue. Tensors cross the process boundary through shared memory
-(``ember.multiprocessing``), not as pickled copies. The main process keeps
-``prefetch_factor * num_workers`` batches in flight, hands them out in sampler order (or as they
-come with ``in_order=False``), watches for dead workers, re-raises worker exceptions with the
+indices from its own task socket, fetches and collates them, and sends the batch on the shared
+result socket. Tensors cross the process boundary through shared memory: each message is one
+packet carrying its tensors' memfd descriptors (``ember.multiprocessing._channel``), never a
+pickled copy of their data. A thread of the main process receives and unpickles the batches;
+the main thread keeps ``prefetch_factor * num_workers`` batches in flight, hands them out in
+sampler order (or as they come with ``in_order=False``), re-raises worker exceptions with the
 worker's traceback, and shuts the workers down when the iterator ends or is dropped.
+
+When things go wrong (torch's errors, never a hang or a raw OS error):
+
+- ``timeout > 0``: each ``next()`` raises ``RuntimeError("DataLoader timed out after
+  {timeout} seconds")`` once ``timeout`` seconds have passed since the call without its batch,
+  also while the workers are still starting; the workers are then stopped.
+- A worker that dies (killed by a signal, ``os._exit``, a crash), whether before, while or after
+  sending a batch, makes the waiting ``next()`` raise ``RuntimeError("DataLoader worker (pid(s)
+  N) exited unexpectedly")`` within ``_DEATH_CHECK_INTERVAL`` seconds, caused by torch's
+  detail ("is killed by signal: Killed." or "exited unexpectedly with exit code 1. ..."). The
+  other workers are stopped.
+- Stopping the workers (end of epoch, ``del`` of the iterator mid-epoch, a failure, Ctrl-C
+  then ``del``) closes the sockets, gives busy workers ``_SHUTDOWN_GRACE`` seconds (none after a
+  failure) and then terminates them; batches in flight are released with the sockets, so no
+  process, descriptor or shared memory is left behind.
 """
 
 from __future__ import annotations
@@ -230,6 +246,18 @@ def _send_result(result_socket, send_idx, data, worker_id, fault, batch):
     _fault_point(fault, "sent", batch)
 
 
+# The main process's ends of every live iterator's sockets. A forked worker closes its copies
+# at once: a copy kept open would keep another iterator's batches (and their shared memory)
+# alive in its socket after that iterator has closed it.
+_MAIN_PROCESS_SOCKETS = weakref.WeakSet()
+
+
+def _close_main_process_sockets():
+    for sock in list(_MAIN_PROCESS_SOCKETS):
+        sock.close()
+    _MAIN_PROCESS_SOCKETS.clear()
+
+
 def _next_task(task_socket, parent_pid):
     """The next (send_idx, indices) from the main process; None when the main process says
     stop, closes the socket, or has died."""
@@ -251,6 +279,7 @@ def _worker_loop(dataset, task_socket, result_socket, auto_collation, collate_fn
     until it sends None, shuts the task or result socket, or dies."""
     global _worker_info
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    _close_main_process_sockets()
     fault = _fault_from_environment(worker_id)
     try:
         seed = base_seed + worker_id
@@ -299,6 +328,11 @@ class DataLoader:
     ``batch_sampler``, ``num_workers``, ``collate_fn``, ``pin_memory``, ``drop_last``,
     ``timeout``, ``worker_init_fn``, ``multiprocessing_context``, ``generator``,
     ``prefetch_factor``, ``persistent_workers``, ``in_order``.
+
+    With workers, ``next()`` raises torch's ``RuntimeError`` when ``timeout`` seconds pass
+    without its batch ("DataLoader timed out after ...") or when a worker dies at any moment
+    ("DataLoader worker (pid(s) ...) exited unexpectedly"); either stops the workers (see the
+    module's notes).
 
     Example::
 
@@ -516,11 +550,13 @@ class _MultiProcessIter:
         self._task_sockets = []
         self._receiver = None
         self._result_socket, writer = _channel.socket_pair()
+        _MAIN_PROCESS_SOCKETS.add(self._result_socket)
         base_seed = loader._base_seed()
         try:
             for worker_id in range(self._num_workers):
                 task_socket, worker_end = _channel.socket_pair()
                 self._task_sockets.append(task_socket)
+                _MAIN_PROCESS_SOCKETS.add(task_socket)
                 worker = context.Process(
                     target=_worker_loop,
                     args=(loader.dataset, worker_end, writer, loader._auto_collation,
@@ -673,16 +709,19 @@ class _MultiProcessIter:
             return
         self._shutdown = True
         _live_iterators.discard(self)
-        for sock in self._task_sockets + [self._result_socket]:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        _stop_processes(self._workers, grace)
-        if self._receiver not in (None, threading.current_thread()):  # __del__: any thread
-            self._receiver.join()
-        for sock in self._task_sockets + [self._result_socket]:
-            sock.close()
+        sockets = self._task_sockets + [self._result_socket]
+        try:
+            for sock in sockets:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            _stop_processes(self._workers, grace)
+            if self._receiver not in (None, threading.current_thread()):  # __del__: any thread
+                self._receiver.join()
+        finally:
+            for sock in sockets:
+                sock.close()
 
     def __del__(self):
         try:
@@ -717,8 +756,14 @@ def _receive_results(result_socket, results):
 def _stop_processes(processes, grace):
     """Join ``processes``, terminating (then killing) those still alive after ``grace`` s."""
     deadline = time.monotonic() + grace
-    for process in processes:
-        process.join(timeout=max(deadline - time.monotonic(), 0))
+    try:
+        for process in processes:
+            process.join(timeout=max(deadline - time.monotonic(), 0))
+    finally:  # even when Ctrl-C cuts the wait short
+        _terminate(processes)
+
+
+def _terminate(processes):
     for stop in ("terminate", "kill"):
         alive = [p for p in processes if p.is_alive()]
         for process in alive:
