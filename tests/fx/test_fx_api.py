@@ -62,9 +62,9 @@ def test_every_fx_module_imports_with_torchs_public_names(path):
 
 @pytest.mark.parametrize("path", [".annotate", ".immutable_collections", ".operator_schemas",
                                   ".tensor_type", ".traceback", ".graph", ".graph_module",
-                                  ".node", ".proxy"])
+                                  ".node", ".proxy", "ember.ops.profiler"])
 def test_docstring_examples_run(path):
-    module = fx(ember, path)
+    module = fx(ember, path) if path.startswith(".") else importlib.import_module(path)
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     for test in finder.find(module, module.__name__):
