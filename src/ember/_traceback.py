@@ -38,10 +38,11 @@ rewritten traceback, so tracebacks stay complete there.)
 
 from __future__ import annotations
 
+import functools
 import os
 import types
 
-__all__ = ["full_traceback", "hide_internal_frames", "is_internal"]
+__all__ = ["entry_point", "full_traceback", "hide_internal_frames", "is_internal"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples") + os.sep
@@ -108,6 +109,29 @@ def hide_internal_frames(error):
     error.with_traceback(filtered)
     if len(kept) < len(collected):
         _note_probable_bug(error, full)
+
+
+def entry_point(fn):
+    """Decorator: ``fn`` hides ember's frames from the errors that leave it.
+
+    For entry points that are not a frame of their own already and run long enough that one
+    more call does not matter (the functions ``ember.func.grad`` returns, ...); per-operator
+    entry points put the ``try`` in their own body instead (see the module's docstring).
+
+    Example::
+
+        >>> @entry_point
+        ... def transformed(x):
+        ...     return x @ x
+    """
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+    return entry
 
 
 def full_traceback(error):

@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 from .._tensor import Tensor
+from .._traceback import entry_point
 from ..autograd import forward_ad, grad_mode
 from ..autograd import grad as _autograd_grad
 from . import _pytree
@@ -207,6 +208,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """
     from . import _argnums_tuple
 
+    @entry_point
     def wrapper(*args):
         _refuse_complex(args, "inputs")
         nums = _argnums_tuple(argnums, len(args), "jacfwd")

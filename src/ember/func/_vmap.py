@@ -29,6 +29,7 @@ import functools
 import threading
 
 from .._tensor import Tensor, _trace_state
+from .._traceback import hide_internal_frames
 from ..autograd import grad_mode
 from ..ops import random as _random
 from . import _batching, _pytree
@@ -66,7 +67,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        return _vmap_call(func, in_dims, out_dims, randomness, args, kwargs)
+        try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
+            return _vmap_call(func, in_dims, out_dims, randomness, args, kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
     return wrapped
 
 
