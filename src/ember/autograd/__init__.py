@@ -10,7 +10,7 @@ Example::
 
 from __future__ import annotations
 
-from .._traceback import hide_internal_frames
+from .._traceback import hide_internal_frames as _hide_internal_frames
 from . import forward_ad, functional, graph
 from ._engine_flags import (
     enforce_grad_layout_policy,
@@ -90,7 +90,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
                            accumulate=True)
     except Exception as error:
-        hide_internal_frames(error)
+        _hide_internal_frames(error)
         raise
 
 
@@ -135,5 +135,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             final.append(g)
         return tuple(final)
     except Exception as error:
-        hide_internal_frames(error)
+        _hide_internal_frames(error)
         raise

@@ -28,7 +28,7 @@ import functools
 import inspect
 
 from .._tensor import Tensor
-from .._traceback import hide_internal_frames
+from .._traceback import hide_internal_frames as _hide_internal_frames
 from . import grad_mode
 from .graph import _BACKWARD_TWICE, Node, _hook_state, _raise_modified, edge_of
 
@@ -247,7 +247,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
             return _apply(cls, args, kwargs)
         except Exception as error:
-            hide_internal_frames(error)
+            _hide_internal_frames(error)
             raise
 
 

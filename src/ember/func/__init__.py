@@ -27,7 +27,7 @@ import contextlib
 from collections.abc import Sequence
 
 from .._tensor import Tensor
-from .._traceback import entry_point
+from .._traceback import entry_point as _entry_point
 from ..autograd import functional as _functional
 from ..autograd import grad as _autograd_grad
 from ..autograd import grad_mode
@@ -241,7 +241,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         >>> g, v
         (tensor([2., 4.]), tensor(5.))
     """
-    @entry_point
+    @_entry_point
     def wrapper(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "grad_and_value")
         create_graph = _keeps_graph(args)
@@ -297,7 +297,7 @@ def grad(func, argnums=0, has_aux=False):
         >>> ember.func.grad(ember.func.grad(lambda x: x ** 3))(ember.tensor(2.))
         tensor(12.)
     """
-    @entry_point
+    @_entry_point
     def wrapper(*args, **kwargs):
         gradient, value = grad_and_value(func, argnums, has_aux)(*args, **kwargs)
         if has_aux:
@@ -368,7 +368,7 @@ def jacrev(func, argnums=0, *, has_aux=False):
         tensor([[2., 0.],
                 [0., 4.]])
     """
-    @entry_point
+    @_entry_point
     def wrapper(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "jacrev")
         create_graph = _keeps_graph(args)

@@ -23,7 +23,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor, tensor
-from .._traceback import hide_internal_frames
+from .._traceback import hide_internal_frames as _hide_internal_frames
 from ..autograd.grad_mode import enable_grad
 from ..nn.modules.module import RemovableHandle
 
@@ -89,7 +89,7 @@ def _hooked_step(step):
                 hook(self, args, kwargs)
             return out
         except Exception as error:
-            hide_internal_frames(error)
+            _hide_internal_frames(error)
             raise
 
     wrapper._ember_hooked = True

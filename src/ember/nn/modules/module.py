@@ -15,7 +15,7 @@ from collections import OrderedDict, namedtuple
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from ..._traceback import hide_internal_frames
+from ..._traceback import hide_internal_frames as _hide_internal_frames
 from ...autograd import grad_mode
 from ..parameter import Buffer, Parameter, is_lazy
 
@@ -515,7 +515,7 @@ class Module:
                 return self.forward(*args, **kwargs)
             return _call_with_hooks(self, args, kwargs)
         except Exception as error:
-            hide_internal_frames(error)
+            _hide_internal_frames(error)
             raise
 
     __call__ = _call_impl

@@ -49,7 +49,7 @@ from ... import _device
 from ... import _dtype as dt
 from ... import multiprocessing as _multiprocessing  # noqa: F401  (tensors go through shm)
 from ..._tensor import Tensor
-from ..._traceback import hide_internal_frames
+from ..._traceback import hide_internal_frames as _hide_internal_frames
 from ...multiprocessing import _channel
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
@@ -522,7 +522,7 @@ class _SingleProcessIter:
             self._yielded += 1
             return pin_memory(batch) if self._pin else batch
         except Exception as error:
-            hide_internal_frames(error)
+            _hide_internal_frames(error)
             raise
 
     def __len__(self):
@@ -642,7 +642,7 @@ class _MultiProcessIter:
         try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
             return self._next_batch()
         except Exception as error:
-            hide_internal_frames(error)
+            _hide_internal_frames(error)
             raise
 
     def _next_batch(self):
