@@ -2,6 +2,7 @@
 devices such as ``cpu:0``, factories given ``size=``, the rarer Tensor attributes, keyword
 arguments and top-level names, each against torch."""
 
+import math
 import warnings
 
 import numpy as np
@@ -478,3 +479,307 @@ def test_keywords_torch_refuses_are_refused(name):
     call = KEYWORDS_TORCH_REFUSES[name]
     assert _outcome(lambda: call(torch)) is TypeError
     assert _outcome(lambda: call(ember)) is TypeError
+
+
+# ---------------------------------------------------------------- sym_* helpers
+
+SYM_CALLS = {
+    "sym_int float": lambda m: m.sym_int(3.7), "sym_int negative": lambda m: m.sym_int(-3.7),
+    "sym_int bool": lambda m: m.sym_int(True), "sym_int inf": lambda m: m.sym_int(math.inf),
+    "sym_float": lambda m: m.sym_float(3), "sym_max mixed": lambda m: m.sym_max(2, 3.0),
+    "sym_max ints": lambda m: m.sym_max(2, 3), "sym_max bool": lambda m: m.sym_max(True, 2),
+    "sym_max tensor": lambda m: m.sym_max(2, m.tensor(3.0)),
+    "sym_min mixed": lambda m: m.sym_min(2.0, 3), "sym_not": lambda m: m.sym_not(0),
+    "sym_ite": lambda m: m.sym_ite(True, 1, 2), "sym_ite int": lambda m: m.sym_ite(0, 1, 2),
+    "sym_sqrt": lambda m: m.sym_sqrt(4), "sym_sqrt negative": lambda m: m.sym_sqrt(-1),
+    "sym_sum": lambda m: m.sym_sum([1, 2, 3]), "sym_sum empty": lambda m: m.sym_sum([]),
+    "sym_sum floats": lambda m: m.sym_sum([1.5, 2]),
+    "sym_fresh_size": lambda m: m.sym_fresh_size(3),
+    "constrain": lambda m: m.sym_constrain_range(3, min=0, max=5),
+    "constrain below": lambda m: m.sym_constrain_range(3, min=4),
+    "constrain above": lambda m: m.sym_constrain_range(3, max=2),
+    "constrain for size": lambda m: m.sym_constrain_range_for_size(0),
+    "constrain for size negative": lambda m: m.sym_constrain_range_for_size(-1),
+    "isinstance SymInt": lambda m: isinstance(3, m.SymInt),
+    "isinstance SymFloat": lambda m: isinstance(3.0, m.SymFloat),
+}
+
+
+@pytest.mark.parametrize("name", SYM_CALLS)
+def test_sym_helpers_on_plain_numbers_as_torch(name):
+    e, t = _outcome(lambda: SYM_CALLS[name](ember)), _outcome(lambda: SYM_CALLS[name](torch))
+    assert e == t and type(e) is type(t)
+
+
+def test_sym_classes_cannot_be_made():
+    with pytest.raises(NotImplementedError, match="torch.SymInt"):
+        ember.SymInt(3)
+
+
+# ---------------------------------------------------------------- cond, fork, wait, Future
+
+COND_CALLS = {
+    "tensor pred": lambda m: m.cond(m.tensor(True), lambda x: x + 1, lambda x: x - 1,
+                                    (m.ones(2),)),
+    "bool pred, list": lambda m: m.cond(False, lambda x: x + 1, lambda x: x - 1, [m.ones(2)]),
+    "int pred": lambda m: m.cond(1, lambda: m.ones(1), lambda: m.zeros(1)),
+    "float pred": lambda m: m.cond(0.0, lambda: m.ones(1), lambda: m.zeros(1)),
+    "two-element pred": lambda m: m.cond(m.tensor([True, False]), lambda: 1, lambda: 2),
+    "string pred": lambda m: m.cond("a", lambda: 1, lambda: 2),
+    "not callable": lambda m: m.cond(True, 1, lambda: 2),
+}
+
+
+@pytest.mark.parametrize("name", COND_CALLS)
+def test_cond_runs_the_branch_as_torch(name):
+    assert _outcome(lambda: _plain(COND_CALLS[name](ember))) == _outcome(
+        lambda: _plain(COND_CALLS[name](torch)))
+
+
+def test_fork_wait_and_future_as_torch():
+    for m in (ember, torch):
+        assert m.wait(m.fork(lambda x, k: x * k, m.ones(2), k=3)).tolist() == [3.0, 3.0]
+        future = m.Future([])
+        chained = future.then(lambda done: done.value() + 1)
+        assert not future.done()
+        future.set_result(1)
+        assert future.done() and future.wait() == 1 and chained.wait() == 2
+    failed = ember.Future()  # set_exception: torch.futures.Future's, on ember's base class
+    failed.set_exception(ValueError("boom"))
+    with pytest.raises(ValueError, match="boom"):
+        failed.wait()
+    with pytest.raises(ZeroDivisionError):
+        ember.wait(ember.fork(lambda: 1 / 0))
+
+
+# ---------------------------------------------------------------- build flags and switches
+
+
+def test_build_flags_and_device_modules():
+    assert ember.has_lapack is torch.has_lapack and ember.has_spectral is torch.has_spectral
+    assert ember.is_vulkan_available() is torch.is_vulkan_available()
+    assert ember.get_device_module("cpu") is ember.cpu
+    assert ember.get_device_module(ember.device("cpu")) is ember.cpu
+    assert ember.thread_safe_generator() is torch.thread_safe_generator()
+    assert ember.init_num_threads() is None
+    _raises_like(lambda: ember.get_device_module(3), lambda: torch.get_device_module(3))
+
+
+@pytest.mark.parametrize("mode", ["default", "warn", "error", 0, 1, 2, "x", 3, 1.0])
+def test_deterministic_debug_mode_as_torch(mode):
+    def run(m):
+        try:
+            m.set_deterministic_debug_mode(mode)
+            return (m.get_deterministic_debug_mode(), m.are_deterministic_algorithms_enabled(),
+                    m.is_deterministic_algorithms_warn_only_enabled())
+        finally:
+            m.set_deterministic_debug_mode(0)
+    assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_older_autocast_switches_as_torch():
+    for m in (ember, torch):
+        m.set_autocast_cpu_enabled(True)
+        assert m.is_autocast_cpu_enabled() and m.is_autocast_enabled("cpu")
+        m.set_autocast_cpu_enabled(False)
+        assert not m.is_autocast_cpu_enabled()
+        for kind in ("ipu", "xla"):
+            getattr(m, f"set_autocast_{kind}_enabled")(True)
+            assert getattr(m, f"is_autocast_{kind}_enabled")()
+            getattr(m, f"set_autocast_{kind}_enabled")(False)
+    assert str(ember.get_autocast_ipu_dtype()) == "ember.float16" and str(
+        torch.get_autocast_ipu_dtype()) == "torch.float16"
+    assert str(ember.get_autocast_xla_dtype()).split(".")[1] == str(
+        torch.get_autocast_xla_dtype()).split(".")[1]
+    depths = [f() for m in (ember, torch) for f in (m.autocast_increment_nesting,
+                                                     m.autocast_increment_nesting,
+                                                     m.autocast_decrement_nesting,
+                                                     m.autocast_decrement_nesting)]
+    assert depths[:4] == depths[4:]
+
+
+def test_older_autocast_switches_warn_as_torch():
+    with pytest.warns(DeprecationWarning, match=r"get_autocast_dtype\('xla'\)"):
+        ember.get_autocast_xla_dtype()
+
+
+# ---------------------------------------------------------------- native_* and friends
+
+
+def _pair(shape, seed=0):
+    array = np.random.default_rng(seed).standard_normal(shape)
+    return ember.tensor(array, dtype=ember.float64), torch.tensor(array)
+
+
+def _assert_all_same(e_results, t_results):
+    for e, t in zip(e_results, t_results):
+        assert_same(e, t)
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_native_layer_norm_as_torch(affine):
+    (xe, xt), (we, wt), (be, bt) = _pair((2, 3, 4)), _pair((3, 4), 1), _pair((3, 4), 2)
+    args_e = (we, be) if affine else (None, None)
+    args_t = (wt, bt) if affine else (None, None)
+    _assert_all_same(ember.native_layer_norm(xe, [3, 4], *args_e, 1e-5),
+                     torch.native_layer_norm(xt, [3, 4], *args_t, 1e-5))
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_native_batch_norm_as_torch(training):
+    (xe, xt), (we, wt), (be, bt) = _pair((4, 3, 5)), _pair(3, 1), _pair(3, 2)
+    rm_e, rm_t = ember.zeros(3, dtype=ember.float64), torch.zeros(3, dtype=torch.float64)
+    rv_e, rv_t = ember.ones(3, dtype=ember.float64), torch.ones(3, dtype=torch.float64)
+    _assert_all_same(ember.native_batch_norm(xe, we, be, rm_e, rv_e, training, 0.1, 1e-5),
+                     torch.native_batch_norm(xt, wt, bt, rm_t, rv_t, training, 0.1, 1e-5))
+    assert_same(rm_e, rm_t)
+    assert_same(rv_e, rv_t)
+
+
+def test_native_group_norm_as_torch():
+    (xe, xt), (we, wt), (be, bt) = _pair((2, 6, 5)), _pair(6, 1), _pair(6, 2)
+    _assert_all_same(ember.native_group_norm(xe, we, be, 2, 6, 5, 3, 1e-5),
+                     torch.native_group_norm(xt, wt, bt, 2, 6, 5, 3, 1e-5))
+
+
+def test_native_layer_norm_gradients_match_torch():
+    (xe, xt) = _pair((2, 4))
+    xe.requires_grad_()
+    xt.requires_grad_()
+    out_e, mean_e, rstd_e = ember.native_layer_norm(xe, [4], None, None, 1e-5)
+    out_t, mean_t, rstd_t = torch.native_layer_norm(xt, [4], None, None, 1e-5)
+    (out_e * ember.arange(4.0, dtype=ember.float64)).sum().backward()
+    (out_t * torch.arange(4.0, dtype=torch.float64)).sum().backward()
+    assert_same(xe.grad, xt.grad)
+
+
+@pytest.mark.parametrize("p, train", [(0.5, False), (0.0, True), (1.0, True)])
+def test_native_dropout_as_torch(p, train):
+    (xe, xt) = _pair((3, 4))
+    _assert_all_same(ember.native_dropout(xe, p, train), torch.native_dropout(xt, p, train))
+
+
+def test_native_dropout_keeps_what_its_mask_says():
+    x = ember.ones(1000)
+    out, mask = ember.native_dropout(x, 0.3, True)
+    assert mask.dtype is ember.bool
+    np.testing.assert_allclose(out.numpy(), mask.numpy() / 0.7, rtol=1e-6)
+    assert 0.6 < mask.float().mean().item() < 0.8
+
+
+NATIVE_CALLS = {
+    "native_norm sparse": lambda m, x: m.native_norm(x.to_sparse()),
+    "native_norm dense": lambda m, x: m.native_norm(x),
+    "nuclear_norm": lambda m, x: m.nuclear_norm(x[0]),
+    "nuclear_norm keepdim": lambda m, x: m.nuclear_norm(x[0], True),
+    "nuclear_norm dims": lambda m, x: m.nuclear_norm(x, dim=(1, 2), keepdim=True),
+    "nuclear_norm 3-d": lambda m, x: m.nuclear_norm(x),
+    "norm_except_dim 0": lambda m, x: m.norm_except_dim(x, 2, 0),
+    "norm_except_dim 1": lambda m, x: m.norm_except_dim(x, 3, 1),
+    "norm_except_dim -1": lambda m, x: m.norm_except_dim(x, 2, -1),
+    "empty_permuted strides": lambda m, x: m.empty_permuted((2, 3, 4, 5), (0, 2, 3, 1)).stride(),
+    "empty_permuted bad": lambda m, x: m.empty_permuted((2, 3), (0,)),
+    "nonzero_static": lambda m, x: m.nonzero_static(m.tensor([0, 2, 0]), size=3, fill_value=9),
+    "slice_inverse": lambda m, x: m.slice_inverse(x, x[:, 1:], 1, 1),
+    "conv_tbc": lambda m, x: m.conv_tbc(x.permute(2, 0, 1).contiguous(),
+                                        m.arange(18.0, dtype=m.float64).reshape(2, 3, 3),
+                                        m.ones(3, dtype=m.float64), 1),
+    "affine_grid_generator": lambda m, x: m.affine_grid_generator(
+        m.tensor([[[1.0, 0.2, 0.0], [0.1, 1.0, 0.3]]]), [1, 1, 3, 2], False),
+    "grid_sampler_3d": lambda m, x: m.grid_sampler_3d(
+        x.reshape(1, 1, 2, 3, 4), m.tensor([[[[[0.1, -0.4, 0.3]]]]], dtype=m.float64), 0, 1,
+        True),
+    "cudnn_is_acceptable": lambda m, x: m.cudnn_is_acceptable(x),
+    "is_distributed": lambda m, x: m.is_distributed(x),
+    "dequantize": lambda m, x: m.dequantize(m.arange(3)),
+    "values_copy dense": lambda m, x: m.values_copy(x),
+    "crow_indices_copy dense": lambda m, x: m.crow_indices_copy(x),
+}
+
+
+def _result_or_error(fn):
+    """``fn()``, or the type of the exception it raised."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn()
+    except Exception as err:  # noqa: BLE001 - the exception type is what is compared
+        return type(err)
+
+
+@pytest.mark.parametrize("name", NATIVE_CALLS)
+def test_native_functions_as_torch(name):
+    xe, xt = _pair((2, 3, 3))
+    e = _result_or_error(lambda: NATIVE_CALLS[name](ember, xe))
+    t = _result_or_error(lambda: NATIVE_CALLS[name](torch, xt))
+    if isinstance(t, torch.Tensor):
+        assert_same(e, t)
+    else:
+        assert e == t
+
+
+def test_sparse_accessor_copies_are_copies():
+    s = ember.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse().coalesce()
+    values = ember.values_copy(s)
+    assert values.tolist() == [2.0, 3.0]
+    assert ember.indices_copy(s).tolist() == [[0, 1], [1, 0]]
+    values.zero_()
+    assert s.values().tolist() == [2.0, 3.0]
+
+
+def test_from_file_reads_as_torch(tmp_path):
+    path = tmp_path / "data.bin"
+    np.arange(6, dtype=np.float32).tofile(path)
+    assert_same(ember.from_file(str(path), size=4), torch.from_file(str(path), size=4,
+                                                                     dtype=torch.float32))
+    shared = ember.from_file(str(path), shared=True, size=6, dtype=ember.float32)
+    shared[0] = 7.0
+    del shared
+    assert np.fromfile(path, dtype=np.float32)[0] == 7.0
+    _raises_like(lambda: ember.from_file(str(path), size=10),
+                 lambda: torch.from_file(str(path), size=10, dtype=torch.float32))
+
+
+# ---------------------------------------------------------------- names ember cannot back
+
+from ember import _unsupported  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(_unsupported.UNSUPPORTED_DTYPES))
+def test_unsupported_dtypes_describe_themselves_as_torch(name):
+    e, t = getattr(ember, name), getattr(torch, name)
+    assert repr(e) == repr(t).replace("torch.", "ember.")
+    for attribute in ("itemsize", "is_floating_point", "is_complex", "is_signed"):
+        assert _outcome(lambda: getattr(e, attribute)) == _outcome(lambda: getattr(t, attribute))
+    assert e == getattr(ember, name) and e != ember.float32
+    with pytest.raises(NotImplementedError, match=f"no {name} tensors"):
+        ember.zeros(2, dtype=e)
+
+
+def test_chalf_is_complex32():
+    assert ember.chalf is ember.complex32 and torch.chalf is torch.complex32
+
+
+@pytest.mark.parametrize("name", sorted(_unsupported.UNSUPPORTED_CLASSES))
+def test_unsupported_classes_name_the_torch_api(name):
+    assert name in dir(torch)
+    with pytest.raises(NotImplementedError, match=f"torch.{name} is not available in ember"):
+        getattr(ember, name)()
+
+
+@pytest.mark.parametrize("name", sorted(_unsupported.UNSUPPORTED_FUNCTIONS))
+def test_unsupported_functions_name_the_torch_api(name):
+    assert callable(getattr(torch, name))
+    with pytest.raises(NotImplementedError, match=f"torch.{name} is not available in ember"):
+        getattr(ember, name)(ember.ones(2))
+
+
+def test_script_classes_and_errors_are_ember_jit_ones():
+    assert ember.ScriptModule is ember.jit.ScriptModule
+    assert ember.ScriptFunction is ember.jit.ScriptFunction
+    assert ember.JITException is ember.jit.Error and torch.JITException is torch.jit.Error
+    assert issubclass(ember.AcceleratorError, RuntimeError)
+    assert issubclass(torch.AcceleratorError, RuntimeError)
+    assert [m.name for m in ember.AggregationType] == ["SUM", "AVG"]
+    assert ember.AVG.value == torch.AVG.value and ember.SUM.value == torch.SUM.value

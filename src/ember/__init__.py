@@ -186,7 +186,14 @@ from .sparse._products import (  # noqa: E402  (torch's older sparse-dense produ
     spmm,
     sspaddmm,
 )
+from . import _tensor_compat  # noqa: E402, F401  (rarer Tensor attributes: is_xpu, values...)
+from ._symbolic import *  # noqa: E402, F403  (sym_int, sym_max, SymInt...: plain numbers)
+from ._eager_control import Future, cond, fork, wait  # noqa: E402  (run eagerly)
+from ._backend_info import *  # noqa: E402, F403  (has_lapack, get_device_module, ...)
+from .ops.native import *  # noqa: E402, F403  (native_layer_norm, ..., values_copy)
+from ._unsupported import *  # noqa: E402, F403  (TorchScript IR classes, quantization, float8)
+from .jit import CompilationUnit, ScriptFunction, ScriptModule  # noqa: E402
+from .jit import Error as JITException  # noqa: E402  (torch.JITException is torch.jit.Error)
 from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402
 
 overrides._install()  # last: every public function and Tensor method honours __torch_function__
-from . import _tensor_compat  # noqa: E402, F401  (rarer Tensor attributes: is_xpu, values...)
