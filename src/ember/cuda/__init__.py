@@ -264,4 +264,19 @@ def is_bf16_supported(including_emulation=True):
     return False
 
 
-from . import nvtx, pinned  # noqa: E402,F401  (pinned attaches Tensor.pin_memory)
+from . import (  # noqa: E402,F401  (pinned attaches Tensor.pin_memory)  # noqa: E402,F401  (torch.cuda's submodules)
+    amp,
+    comm,
+    gds,
+    graphs,
+    green_contexts,
+    jiterator,
+    nccl,
+    nvtx,
+    pinned,
+    profiler,
+    sparse,
+    tunable,
+)
+from ._unavailable import *  # noqa: E402,F403  (torch.cuda's names that need CUDA itself)
+from ._unavailable import cudart, default_generators, has_half, has_magma  # noqa: E402,F401

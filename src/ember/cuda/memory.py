@@ -26,7 +26,12 @@ __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved", "max_m
            "memory_cached", "max_memory_cached", "reset_peak_memory_stats",
            "reset_max_memory_allocated", "reset_max_memory_cached", "memory_stats",
            "memory_summary", "mem_get_info", "empty_cache", "set_per_process_memory_fraction",
-           "get_per_process_memory_fraction", "ipc_collect"]
+           "get_per_process_memory_fraction", "ipc_collect", "CUDAPluggableAllocator", "MemPool",
+           "caching_allocator_alloc", "caching_allocator_delete", "caching_allocator_disabled",
+           "caching_allocator_enable", "change_current_allocator", "get_allocator_backend",
+           "host_memory_stats", "host_memory_stats_as_nested_dict", "list_gpu_processes",
+           "memory_snapshot", "memory_stats_as_nested_dict", "reset_accumulated_memory_stats",
+           "reset_accumulated_host_memory_stats", "reset_peak_host_memory_stats", "use_mem_pool"]
 
 _tracker = None
 
@@ -354,3 +359,24 @@ def ipc_collect():
         >>> ember.cuda.ipc_collect()                  # doctest: +SKIP
     """
     require_gpu()
+
+
+from ._unavailable import (  # noqa: E402  (torch.cuda.memory's allocator and NVML names)
+    CUDAPluggableAllocator,
+    MemPool,
+    caching_allocator_alloc,
+    caching_allocator_delete,
+    caching_allocator_disabled,
+    caching_allocator_enable,
+    change_current_allocator,
+    get_allocator_backend,
+    host_memory_stats,
+    host_memory_stats_as_nested_dict,
+    list_gpu_processes,
+    memory_snapshot,
+    memory_stats_as_nested_dict,
+    reset_accumulated_host_memory_stats,
+    reset_accumulated_memory_stats,
+    reset_peak_host_memory_stats,
+    use_mem_pool,
+)

@@ -14,7 +14,7 @@ import contextlib
 
 from .._device import cupy_module
 
-__all__ = ["range_push", "range_pop", "range", "mark"]
+__all__ = ["range_push", "range_pop", "range", "mark", "range_start", "range_end"]
 
 _NO_NVTX = ("NVTX functions not installed: ember.cuda.nvtx needs CuPy and a GPU "
             "(pip install 'ember[cuda]').")
@@ -88,3 +88,29 @@ def range(msg, *args, **kwargs):
         yield
     finally:
         range_pop()
+
+
+def range_start(msg):
+    """Start a range that may end on another thread; returns its id (needs NVTX, like
+    :func:`range_push`).
+
+    Example::
+
+        >>> rid = ember.cuda.nvtx.range_start("load")   # doctest: +SKIP
+    """
+    nvtx = _nvtx()
+    if nvtx is None:
+        return 0
+    return nvtx.RangePush(msg) if not hasattr(nvtx, "RangeStart") else nvtx.RangeStart(msg)
+
+
+def range_end(range_id):
+    """End the range ``range_id`` started by :func:`range_start`.
+
+    Example::
+
+        >>> ember.cuda.nvtx.range_end(rid)   # doctest: +SKIP
+    """
+    nvtx = _nvtx()
+    if nvtx is not None:
+        nvtx.RangePop() if not hasattr(nvtx, "RangeEnd") else nvtx.RangeEnd(range_id)

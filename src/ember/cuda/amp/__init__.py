@@ -11,13 +11,13 @@ from __future__ import annotations
 import functools
 import warnings
 
-from .. import _dtype as dt
-from ..amp import GradScaler as _GradScaler
-from ..amp import autocast as _autocast
-from ..amp import custom_bwd as _custom_bwd
-from ..amp import custom_fwd as _custom_fwd
+from ... import _dtype as dt
+from ...amp import GradScaler as _GradScaler
+from ...amp import autocast as _autocast
+from ...amp import custom_bwd as _custom_bwd
+from ...amp import custom_fwd as _custom_fwd
 
-__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
+__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd", "amp_definitely_not_available"]
 
 
 class autocast(_autocast):
@@ -61,3 +61,6 @@ def custom_bwd(bwd=None):
     if bwd is None:
         return functools.partial(_custom_bwd, device_type="cuda")
     return _custom_bwd(bwd, device_type="cuda")
+
+
+from .common import amp_definitely_not_available  # noqa: E402
