@@ -198,6 +198,8 @@ _BACKEND_METHODS = {
     "mtia": (AssertionError, "Torch not compiled with MTIA enabled (ember: use cpu or cuda)"),
     "to_mkldnn": (RuntimeError, "Tensor.to_mkldnn: ember has no MKL-DNN layout; strided "
                                 "tensors already use the CPU's BLAS"),
+    "hash_tensor": (NotImplementedError, "Tensor.hash_tensor: ember has no uint64 dtype to "
+                                         "hold the hash; use Python's hash of tensor.tolist()"),
     "to_sparse_bsr": (RuntimeError, "Tensor.to_sparse_bsr: ember has no block sparse "
                                     "layouts; use Tensor.to_sparse_csr()"),
     "to_sparse_bsc": (RuntimeError, "Tensor.to_sparse_bsc: ember has no block sparse "

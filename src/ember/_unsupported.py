@@ -93,6 +93,8 @@ UNSUPPORTED_FUNCTIONS = {
     "sparse_bsr_tensor": "ember has no block sparse layouts; use ember.sparse_csr_tensor",
     "sparse_bsc_tensor": "ember has no block sparse layouts; use ember.sparse_csc_tensor",
     "resize_as_sparse_": "ember resizes no sparse tensors in place; build a new one",
+    **dict.fromkeys(("int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
+                     "q_per_channel_zero_points", "q_per_channel_axis"), _QUANT),
     "hash_tensor": "ember has no uint64 dtype to hold the hash; use ember.Tensor.tolist() and "
                    "Python's hash",
 }
@@ -214,8 +216,9 @@ def _make_all():
     for name, (itemsize, category, signed) in UNSUPPORTED_DTYPES.items():
         setattr(module, name, UnsupportedDtype(name, itemsize, category, signed))
     module.chalf = module.complex32
+    module.bit = module.uint1
     __all__.extend([*UNSUPPORTED_CLASSES, *UNSUPPORTED_FUNCTIONS, *UNSUPPORTED_DTYPES, "chalf",
-                    "AggregationType", "SUM", "AVG", "FatalError", "AcceleratorError"])
+                    "bit", "AggregationType", "SUM", "AVG", "FatalError", "AcceleratorError"])
 
 
 _make_all()

@@ -23,9 +23,9 @@ from .._tensor import Tensor
 __all__ = ["native_layer_norm", "native_batch_norm", "native_group_norm", "native_dropout",
            "native_norm", "nuclear_norm", "norm_except_dim", "empty_permuted", "nonzero_static",
            "slice_inverse", "conv_tbc", "affine_grid_generator", "grid_sampler_3d", "from_file",
-           "cudnn_is_acceptable", "values_copy", "indices_copy", "crow_indices_copy",
-           "col_indices_copy", "ccol_indices_copy", "row_indices_copy", "is_distributed",
-           "dequantize"]
+           "cudnn_is_acceptable", "sparse_compressed_tensor", "values_copy", "indices_copy",
+           "crow_indices_copy", "col_indices_copy", "ccol_indices_copy", "row_indices_copy",
+           "is_distributed", "dequantize"]
 
 
 def _affine(out, weight, bias, shape):
@@ -328,6 +328,35 @@ def _cpu():
     from .._device import CPU
 
     return CPU
+
+
+def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=None, *,
+                             dtype=None, layout=None, device=None, pin_memory=False,
+                             requires_grad=False, check_invariants=None):
+    """A CSR (``layout=ember.sparse_csr``) or CSC (``ember.sparse_csc``) matrix from its
+    compressed and plain indices: :func:`ember.sparse_csr_tensor` or
+    :func:`ember.sparse_csc_tensor` by layout (ember has no block layouts).
+
+    Example::
+
+        >>> s = ember.sparse_compressed_tensor(ember.tensor([0, 1, 2]), ember.tensor([1, 0]),
+        ...                                    ember.tensor([1., 2.]), (2, 2),
+        ...                                    layout=ember.sparse_csr)
+        >>> s.to_dense()
+        tensor([[0., 1.],
+                [2., 0.]])
+    """
+    from .. import sparse
+    from .._tensor import sparse_csc, sparse_csr
+
+    build = {sparse_csr: sparse.sparse_csr_tensor, sparse_csc: sparse.sparse_csc_tensor}
+    if layout not in build:
+        name = "none" if layout is None else str(layout).rpartition(".")[2]
+        raise RuntimeError(f"sparse_compressed_tensor expected sparse compressed tensor layout "
+                           f"but got {name}")
+    return build[layout](compressed_indices, plain_indices, values, size, dtype=dtype,
+                         device=device, pin_memory=pin_memory, requires_grad=requires_grad,
+                         check_invariants=check_invariants)
 
 
 def cudnn_is_acceptable(tensor):
