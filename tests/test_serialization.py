@@ -407,3 +407,95 @@ def test_replaced_checkpoint_is_released_in_the_background(tmp_path):
             thread.join()
     assert _open_fds() == fds
     assert torch.load(path)["w"].tolist() == [0.0, 0.0, 0.0]
+
+
+# ---------------------------------------------------------------- torch's loading options
+
+
+def _net_pair():
+    torch.manual_seed(0)
+    reference = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    ember.manual_seed(0)
+    ours = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4))
+    return ours, reference
+
+
+def test_unsafe_globals_in_checkpoint_as_torch(tmp_path):
+    ours, reference = _net_pair()
+    for lib, model in ((ember, ours), (torch, reference)):
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save(model, path)
+        expected = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+        assert sorted(serialization.get_unsafe_globals_in_checkpoint(path)) == sorted(expected)
+        assert expected  # the module classes
+        with serialization.safe_globals([ember.nn.Sequential, ember.nn.Linear,
+                                         ember.nn.BatchNorm1d]):
+            assert serialization.get_unsafe_globals_in_checkpoint(str(path)) == []
+    (tmp_path / "plain.txt").write_text("not a checkpoint")
+    for lib in (ember, torch):
+        with pytest.raises(ValueError, match="Expected input to be a checkpoint"):
+            lib.serialization.get_unsafe_globals_in_checkpoint(tmp_path / "plain.txt")
+
+
+def _rewrite(path, out, byteorder):
+    """Copy a checkpoint with its storages in another byte order (or no byteorder record)."""
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename.endswith("/byteorder"):
+                if byteorder is None:
+                    continue
+                data = byteorder.encode()
+            elif "/data/" in info.filename and byteorder == "big":
+                data = np.frombuffer(data, np.float32).byteswap().tobytes()
+            target.writestr(info, data)
+
+
+@pytest.mark.parametrize("case", ["big record", "no record, BIG default",
+                                  "no record, NATIVE default", "no record, no default"])
+def test_byte_order_of_checkpoints_as_torch(case, tmp_path):
+    source = tmp_path / "little.pt"
+    torch.save({"w": torch.arange(6.0).view(2, 3)}, source)
+    path = tmp_path / "case.pt"
+    _rewrite(source, path, "big" if case == "big record" else None)
+    default = {"BIG": "BIG", "NATIVE": "NATIVE"}.get(case.split()[-2]) if "default" in case else None
+    try:
+        for lib in (ember, torch):
+            order = getattr(lib.serialization.LoadEndianness, default) if default else None
+            lib.serialization.set_default_load_endianness(order)
+        assert_same(ember.load(path)["w"], torch.load(path)["w"])
+    finally:
+        ember.serialization.set_default_load_endianness(None)
+        torch.serialization.set_default_load_endianness(None)
+    for lib in (ember, torch):
+        with pytest.raises(TypeError, match="Invalid argument type"):
+            lib.serialization.set_default_load_endianness("big")
+
+
+def test_mmap_options_as_torch(tmp_path):
+    import mmap
+
+    assert serialization.get_default_mmap_options() == torch.serialization.get_default_mmap_options()
+    for lib in (ember, torch):
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save({"w": lib.zeros(4)}, path)
+        with lib.serialization.set_default_mmap_options(mmap.MAP_SHARED):
+            lib.load(path, mmap=True)["w"].fill_(3.0)
+        assert lib.serialization.get_default_mmap_options() == mmap.MAP_PRIVATE
+        lib.load(path, mmap=True)["w"].fill_(5.0)  # private: stays in memory
+        assert lib.load(path)["w"].tolist() == [3.0] * 4
+        with pytest.raises(ValueError, match="expected mmap.MAP_PRIVATE or mmap.MAP_SHARED"):
+            lib.serialization.set_default_mmap_options(12345)
+
+
+def test_crc32_option_and_byteorder_record(tmp_path):
+    assert serialization.get_crc32_options() is torch.serialization.get_crc32_options() is True
+    serialization.set_crc32_options(False)
+    try:
+        assert serialization.get_crc32_options() is False
+        ember.save({"w": ember.ones(3)}, tmp_path / "e.pt", _disable_byteorder_record=True)
+    finally:
+        serialization.set_crc32_options(True)
+    with zipfile.ZipFile(tmp_path / "e.pt") as archive:
+        assert not any(n.endswith("/byteorder") for n in archive.namelist())
+    assert torch.load(tmp_path / "e.pt")["w"].tolist() == [1.0] * 3

@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import _compat_pickle
 import collections
+import enum
 import io
+import mmap as _mmap
 import os
 import pickle
+import pickletools
 import secrets
 import struct
 import sys
@@ -44,7 +47,12 @@ from ._device import META, canonical, device
 from ._tensor import Size, Tensor, layout
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
-           "safe_globals"]
+           "safe_globals", "get_unsafe_globals_in_checkpoint", "LoadEndianness",
+           "get_default_load_endianness", "set_default_load_endianness", "get_crc32_options",
+           "set_crc32_options", "get_default_mmap_options", "set_default_mmap_options",
+           "SourceChangeWarning", "DEFAULT_PROTOCOL"]
+
+DEFAULT_PROTOCOL = 2
 
 _ALIGNMENT = 64
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
@@ -469,7 +477,7 @@ def _write_record(zf, name, data):
     zf.write_record(name, data)
 
 
-def _write_archive(obj, sink, archive_name, protocol):
+def _write_archive(obj, sink, archive_name, protocol, byteorder_record=True):
     buffer = io.BytesIO()
     pickler = _TorchPickler(buffer, protocol)
     pickler.dump(obj)
@@ -479,7 +487,8 @@ def _write_archive(obj, sink, archive_name, protocol):
         _write_record(zf, prefix + "data.pkl", buffer.getbuffer())
         _write_record(zf, prefix + ".format_version", b"1")
         _write_record(zf, prefix + ".storage_alignment", str(_ALIGNMENT).encode())
-        _write_record(zf, prefix + "byteorder", b"little")
+        if byteorder_record:
+            _write_record(zf, prefix + "byteorder", sys.byteorder.encode())
         for ref in pickler.storages.values():
             _write_record(zf, prefix + f"data/{ref.key}", _storage_bytes(ref))
         _write_record(zf, prefix + "version", b"3\n")
@@ -598,7 +607,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         try:
             try:
                 _write_archive(obj, _FdSink(fd, _writeback_starter()), archive_name,
-                               pickle_protocol)
+                               pickle_protocol, not _disable_byteorder_record)
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -616,7 +625,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     if not hasattr(f, "write"):
         raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a "
                              f"'write' attribute, got {type(f).__name__}")
-    _write_archive(obj, _FileSink(f), "archive", pickle_protocol)
+    _write_archive(obj, _FileSink(f), "archive", pickle_protocol, not _disable_byteorder_record)
 
 
 # ---------------------------------------------------------------- safe globals
@@ -705,6 +714,158 @@ def _user_allowed_globals():
         else:
             allowed[_checkpoint_name(entry)] = entry
     return allowed
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The globals a checkpoint names that ``weights_only`` loading would refuse: neither
+    allowed by default nor by :func:`add_safe_globals` (read from the pickle, nothing is run).
+
+    Example::
+
+        >>> ember.save(ember.nn.Linear(2, 2), "model.pt")
+        >>> ember.serialization.get_unsafe_globals_in_checkpoint("model.pt")
+        ['torch.nn.modules.linear.Linear']
+    """
+    opened = open(f, "rb") if isinstance(f, (str, os.PathLike)) else None  # noqa: SIM115
+    fileobj = opened or f
+    try:
+        if not zipfile.is_zipfile(fileobj):
+            raise ValueError("Expected input to be a checkpoint returned by ember.save")
+        fileobj.seek(0)
+        reader = _ZipReader(fileobj, _source_name(f))
+        pickled = reader.read(reader.prefix + "data.pkl")
+    finally:
+        if opened is not None:
+            opened.close()
+    allowed = set(_SAFE_GLOBALS) | set(_user_allowed_globals())
+    return [name for name in _globals_named_in(pickled) if _as_torch_name(name) not in allowed]
+
+
+def _globals_named_in(pickled):
+    """The ``module.name`` of each GLOBAL in a pickle, with Python 2 names read as Python 3's."""
+    names = []
+    for opcode, argument, _ in pickletools.genops(pickled):
+        if opcode.name == "GLOBAL":
+            module, name = argument.split(" ", 1)
+            if (module, name) in _compat_pickle.NAME_MAPPING:
+                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+            elif module in _compat_pickle.IMPORT_MAPPING:
+                module = _compat_pickle.IMPORT_MAPPING[module]
+            if f"{module}.{name}" not in names:
+                names.append(f"{module}.{name}")
+    return names
+
+
+# ---------------------------------------------------------------- torch's loading options
+
+
+class SourceChangeWarning(Warning):
+    """torch's warning that a saved module's source changed; ember stores no module source,
+    so it never warns it."""
+
+
+class LoadEndianness(enum.Enum):
+    """The byte order assumed for a checkpoint without a ``byteorder`` record."""
+
+    NATIVE = 1
+    LITTLE = 2
+    BIG = 3
+
+
+_load_endianness = None
+_compute_crc32 = True
+_mmap_flags = getattr(_mmap, "MAP_PRIVATE", None)
+
+
+def get_default_load_endianness():
+    """The byte order set with :func:`set_default_load_endianness` (None: little, as torch).
+
+    Example::
+
+        >>> ember.serialization.get_default_load_endianness() is None
+        True
+    """
+    return _load_endianness
+
+
+def set_default_load_endianness(endianness):
+    """Assume ``endianness`` (a :class:`LoadEndianness` or None) for checkpoints that carry no
+    byte-order record; storages in the other byte order are swapped while loading.
+
+    Example::
+
+        >>> ember.serialization.set_default_load_endianness(LoadEndianness.LITTLE)
+    """
+    global _load_endianness
+    if not isinstance(endianness, LoadEndianness) and endianness is not None:
+        raise TypeError("Invalid argument type in function set_default_load_endianness")
+    _load_endianness = endianness
+
+
+def get_crc32_options():
+    """Whether :func:`save` is asked to compute each record's CRC-32 (True by default).
+
+    Example::
+
+        >>> ember.serialization.get_crc32_options()
+        True
+    """
+    return _compute_crc32
+
+
+def set_crc32_options(compute_crc32):
+    """Ask :func:`save` to skip CRC-32s, as torch's option does. ember writes them anyway: its
+    saves compute them in a helper thread while writing, at almost no cost, and a file with
+    CRCs loads everywhere.
+
+    Example::
+
+        >>> ember.serialization.set_crc32_options(False)
+    """
+    global _compute_crc32
+    _compute_crc32 = bool(compute_crc32)
+
+
+def get_default_mmap_options():
+    """The flags ``load(..., mmap=True)`` maps files with (``mmap.MAP_PRIVATE`` by default).
+
+    Example::
+
+        >>> import mmap
+        >>> ember.serialization.get_default_mmap_options() == mmap.MAP_PRIVATE
+        True
+    """
+    return _mmap_flags
+
+
+class set_default_mmap_options:
+    """Map checkpoints with ``mmap.MAP_PRIVATE`` (writes stay in memory) or ``mmap.MAP_SHARED``
+    (writes to a loaded tensor reach the file); as a context manager, only inside the block.
+
+    Example::
+
+        >>> import mmap
+        >>> with ember.serialization.set_default_mmap_options(mmap.MAP_SHARED):
+        ...     w = ember.load("ckpt.pt", mmap=True)
+    """
+
+    def __init__(self, flags):
+        global _mmap_flags
+        if os.name == "nt":
+            raise RuntimeError("Changing the default mmap options is currently not supported "
+                               "for Windows")
+        if flags not in (_mmap.MAP_PRIVATE, _mmap.MAP_SHARED):
+            raise ValueError("Invalid argument in function set_default_mmap_options, expected "
+                             f"mmap.MAP_PRIVATE or mmap.MAP_SHARED, but got {flags}")
+        self.previous = _mmap_flags
+        _mmap_flags = flags
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        global _mmap_flags
+        _mmap_flags = self.previous
 
 
 # ---------------------------------------------------------------- when to load weights only
@@ -1146,6 +1307,32 @@ def _np_dtype(dtype):
     return dtype.np
 
 
+def _file_byteorder(reader, names):
+    """The byte order of a checkpoint's storages: its ``byteorder`` record, else the default
+    set with :func:`set_default_load_endianness` (little when unset, as torch)."""
+    record = reader.prefix + "byteorder"
+    if record in names:
+        order = reader.read(record).decode()
+        if order not in ("little", "big"):
+            raise ValueError("Unknown endianness type: " + order)
+        return order
+    if _load_endianness is LoadEndianness.BIG:
+        return "big"
+    if _load_endianness is LoadEndianness.NATIVE:
+        return sys.byteorder
+    return "little"
+
+
+def _byteswapped(array):
+    """A storage read in the other byte order, in this machine's (each component of a complex
+    number on its own)."""
+    if array.dtype.itemsize == 1:
+        return array
+    part = array.dtype.itemsize // 2 if array.dtype.kind == "c" else array.dtype.itemsize
+    words = np.ascontiguousarray(array).view(f"u{part}")
+    return words.byteswap().view(array.dtype)
+
+
 class _ZipReader:
     """Reads the records of a torch zip checkpoint, optionally memory-mapping the storages."""
 
@@ -1165,9 +1352,7 @@ class _ZipReader:
         self.path = path
         self.fileobj = fileobj
         self.mmap = mmap
-        byteorder = self.prefix + "byteorder"
-        if byteorder in names and self.read(byteorder).decode().strip() != "little":
-            raise RuntimeError(f"{source}: big-endian checkpoints are not supported")
+        self.swap_bytes = _file_byteorder(self, names) != sys.byteorder
 
     def read(self, name):
         try:
@@ -1180,16 +1365,21 @@ class _ZipReader:
                                f"({error})") from None
 
     def storage_array(self, dtype, key, numel, skip_data):
+        if skip_data:
+            return np.broadcast_to(np.zeros((), _np_dtype(dtype)), (numel,))
+        array = self._storage_bytes(dtype, key, numel)
+        return _byteswapped(array) if self.swap_bytes else array
+
+    def _storage_bytes(self, dtype, key, numel):
         name = f"{self.prefix}data/{key}"
         np_dtype = _np_dtype(dtype)
-        if skip_data:
-            return np.broadcast_to(np.zeros((), np_dtype), (numel,))
         if self.mmap and self.path is not None:
             info = self.zip.getinfo(name)
             offset = self._data_offset(info)
             if info.compress_type != zipfile.ZIP_STORED:
                 raise RuntimeError(f"{self.source}: mmap needs uncompressed records")
-            return np.memmap(self.path, dtype=np_dtype, mode="c", offset=offset, shape=(numel,))
+            mode = "r+" if _mmap_flags == getattr(_mmap, "MAP_SHARED", None) else "c"
+            return np.memmap(self.path, dtype=np_dtype, mode=mode, offset=offset, shape=(numel,))
         try:
             info = self.zip.getinfo(name)
         except KeyError:
