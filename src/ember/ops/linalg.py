@@ -2156,8 +2156,14 @@ def _tolerance(s, atol, rtol, A, hermitian=False):
     smax = s.amax(-1, keepdim=True) if s._data.shape[-1] else s.sum(-1, keepdim=True)
     if rtol is None:
         eps = np.finfo(_real_np(A._data.dtype)).eps
-        rtol = 0.0 if (atol is not None and atol > 0) else eps * max(A._data.shape[-2:])
-    tol = smax * rtol
+        default = eps * max(A._data.shape[-2:])
+        if isinstance(atol, Tensor):  # per matrix: no relative cutoff where atol > 0
+            from .pointwise import where
+
+            rtol = where(atol > 0, atol * 0, atol * 0 + default)
+        else:
+            rtol = 0.0 if (atol is not None and atol > 0) else default
+    tol = smax * (rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol)  # one per matrix
     if atol is not None:
         from .pointwise import maximum
 
@@ -2190,6 +2196,12 @@ def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=Non
         rtol = rcond
     from .pointwise import where
 
+    if hermitian:  # from the eigendecomposition of the lower triangle, as torch
+        w, v = linalg_eigh(A)
+        tol = _tolerance(w.abs(), atol, rtol, A)
+        w_inv = where(w.abs() > tol, 1 / where(w.abs() > tol, w, w * 0 + 1), w * 0)
+        result = matmul(v * w_inv.to(A.dtype).unsqueeze(-2), v.mH)
+        return write_out(result, out, "linalg.pinv")
     u, s, vh = linalg_svd(A, full_matrices=False)
     tol = _tolerance(s, atol, rtol, A)
     s_inv = where(s > tol, 1 / where(s > tol, s, s * 0 + 1), s * 0)
@@ -3079,11 +3091,11 @@ def _solve_triangular_flat(a, b, upper, unitriangular):
        grad_name="LinalgSolveTriangularBackward0")
 def solve_triangular_op(xp, a, b, *, upper, unitriangular):
     batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
-    a = xp.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
     shape = batch + b.shape[-2:]
-    b = xp.broadcast_to(b, shape).reshape((-1,) + b.shape[-2:])
-    if b.size == 0:
+    if 0 in shape:
         return xp.zeros(shape, b.dtype)
+    a = xp.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+    b = xp.broadcast_to(b, shape).reshape((-1,) + b.shape[-2:])
     if xp is np:
         return _solve_triangular_flat(a, b, upper, unitriangular).reshape(shape)
     import cupyx.scipy.linalg  # pragma: no cover - GPU only
@@ -3270,7 +3282,7 @@ def ldl_factor_op(xp, a, *, hermitian):
     import scipy.linalg
 
     n = a.shape[-1]
-    flat = a.reshape((-1, n, n))
+    flat = a.reshape((int(np.prod(a.shape[:-2])), n, n))
     ld = np.zeros_like(flat)
     pivots = np.zeros((flat.shape[0], n), np.int32)
     info = np.zeros(flat.shape[0], np.int32)
@@ -3339,9 +3351,10 @@ def ldl_solve_op(xp, ld, pivots, b, *, hermitian):
 
     n, k = ld.shape[-1], b.shape[-1]
     batch = tuple(np.broadcast_shapes(ld.shape[:-2], b.shape[:-2], pivots.shape[:-1]))
-    flat_ld = np.broadcast_to(ld, batch + (n, n)).reshape((-1, n, n))
-    flat_pivots = np.broadcast_to(pivots, batch + (n,)).reshape((-1, n))
-    flat_b = np.broadcast_to(b, batch + (n, k)).reshape((-1, n, k))
+    count = int(np.prod(batch))  # (-1 cannot stand for it when a matrix is empty)
+    flat_ld = np.broadcast_to(ld, batch + (n, n)).reshape((count, n, n))
+    flat_pivots = np.broadcast_to(pivots, batch + (n,)).reshape((count, n))
+    flat_b = np.broadcast_to(b, batch + (n, k)).reshape((count, n, k))
     x = np.zeros(flat_b.shape, b.dtype)
     kind = "hetrs" if hermitian and ld.dtype.kind == "c" else "sytrs"
     for index in range(x.shape[0] if n and k else 0):
@@ -3527,7 +3540,9 @@ def linalg_vander(x, *, N=None):
     """
     _check_tensor(x, "linalg.vander", "x")
     if x._data.ndim < 1:
-        raise RuntimeError("N must be greater than 1.")
+        if N is None:
+            raise RuntimeError("N must be greater than 1.")
+        x = x.reshape(1)  # a 0-dim x is one point, as in torch
     if x.dtype in (dt.bool, dt.float16, dt.bfloat16):
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
                            f"tensors, but got {_short(x)}")
