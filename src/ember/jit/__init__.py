@@ -15,11 +15,13 @@ that loads and runs without the model's Python source.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import warnings
 
 import numpy as np
 
+from .._eager_control import Future, fork, wait
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from . import _passes as passes
@@ -49,7 +51,10 @@ __all__ = ["trace", "trace_module", "script", "save", "load", "freeze", "optimiz
            "is_scripting", "is_tracing", "passes", "Attribute", "CompilationUnit", "Error",
            "Final", "annotate", "enable_onednn_fusion", "export_opnames", "interface",
            "isinstance", "onednn_fusion_enabled", "script_if_tracing", "set_fusion_strategy",
-           "strict_fusion"]
+           "strict_fusion", "Future", "fork", "wait"]
+
+# the submodule torch.jit.annotations; a plain ``from . import`` would find the __future__ flag
+annotations = importlib.import_module(f"{__name__}.annotations")
 
 
 class TracingCheckError(Exception):
