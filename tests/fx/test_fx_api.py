@@ -804,3 +804,36 @@ def test_profiler_operators_record_on_proxies_outside_tracing_as_torch():
         graph.output(x.node)
         printed[lib] = str(graph)
     assert printed[ember] == printed[torch].replace("torch.", "ember.")
+
+
+def shape_model(lib):
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(3, 2)
+
+        def forward(self, x):
+            return lib.relu(self.lin(x)) * 2
+
+    return Net()
+
+
+def test_print_readable_and_typed_graph_match_torch():
+    printed = {}
+    for lib in (torch, ember):
+        gm = lib.fx.symbolic_trace(shape_model(lib))
+        fx(lib, ".passes.shape_prop").ShapeProp(gm).propagate(lib.ones(4, 3))
+        outer = lib.fx.GraphModule(lib.nn.Module(), small_graph(lib))
+        printed[lib] = (gm.print_readable(print_output=False), str(small_graph(lib)),
+                        outer.print_readable(print_output=False))
+    assert printed[ember] == tuple(ember_code(text) for text in printed[torch])
+
+
+def test_print_readable_names_source_lines_of_recorded_stack_traces():
+    tracer = ember.fx.Tracer()
+    tracer.record_stack_traces = True
+    graph = tracer.trace(shape_model(ember))
+    text = ember.fx.GraphModule(tracer.root, graph).print_readable(print_output=False)
+    line = inspect.getsourcelines(shape_model)[1] + 7  # the return line of Net.forward
+    assert (f"# File: {__file__}:{line} in forward, code: return lib.relu(self.lin(x)) * 2"
+            in text)

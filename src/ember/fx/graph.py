@@ -397,8 +397,9 @@ class Graph:
                     include_device=False, colored=False, expanded_def=False,
                     record_func=False):
         """The ``forward`` function's source and the globals it runs with, written by the
-        graph's :class:`CodeGen` (the display options are accepted and not used)."""
-        return _CodeWriter(self, root_module, self._codegen, expanded_def).write()
+        graph's :class:`CodeGen`. ``verbose`` adds source-line comments and tensor
+        dtype/shape annotations from node metadata (what ``print_readable`` shows)."""
+        return _CodeWriter(self, root_module, self._codegen, expanded_def, verbose).write()
 
     def set_codegen(self, codegen):
         """Use ``codegen`` (a :class:`CodeGen`) to generate this graph's code."""
@@ -441,12 +442,14 @@ class Graph:
 class _CodeWriter:
     """Turns a graph into the source of ``def forward(self, ...)``, in torch.fx's style."""
 
-    def __init__(self, graph, root_module, codegen, expanded_def=False):
+    def __init__(self, graph, root_module, codegen, expanded_def=False, verbose=False):
         import ember
         self.graph = graph
         self.root = root_module
         self.codegen = codegen
         self.expanded_def = expanded_def
+        self.verbose = verbose
+        self._previous_summary = None
         self.globals = {"ember": ember, "operator": operator, "inf": math.inf,
                         "nan": math.nan, "device": ember.device}
         self.globals.update(codegen.additional_globals())
@@ -464,6 +467,8 @@ class _CodeWriter:
                 if node.name != node.target.lstrip("*"):
                     body.append(f"{node.name} = {node.target.lstrip('*')}")
                 continue
+            if self.verbose and node.op != "output":
+                self._add_summary(node, body)
             line = self._statement(node)
             dead = last_uses.get(node, [])
             if node.op != "output" and not node.users:
@@ -476,7 +481,7 @@ class _CodeWriter:
         body = [line + "\n" for line in body]
         if self.codegen._body_transformer is not None:
             body = self.codegen._body_transformer(body)
-        code = "".join(body).rstrip("\n")
+        code = "".join(body).strip("\n")
         outputs = [node for node in self.graph.nodes if node.op == "output"]
         returns = (f" -> {self._type_repr(outputs[0].type)}"
                    if outputs and outputs[0].type is not None else "")
@@ -500,14 +505,37 @@ class _CodeWriter:
                     last_uses.setdefault(node, []).append(used)
         return last_uses
 
+    def _add_summary(self, node, body):
+        """Verbose code: a comment with the source line of each run of nodes (torch.fx's
+        ``# File: ..., code: ...``) and their ``custom`` annotations."""
+        custom = node.meta.get("custom") or {}
+        shortened = {key: (str(value)[:40] + "..." if len(str(value)) > 40 else value)
+                     for key, value in custom.items()}
+        annotation = f" Annotation: {shortened}" if shortened else ""
+        source = _summarise_stack_trace(node.stack_trace)
+        summary = f"#{annotation} {source or 'No stacktrace found for following nodes'}"
+        if summary != self._previous_summary:
+            self._previous_summary = summary
+            body += ["", summary]
+
+    def _annotation(self, node):
+        """`` : type`` for a typed node; in verbose code, a tensor's dtype and shape from
+        its metadata (``: "f32[4, 2]"``), as torch.fx writes them."""
+        if self.verbose:
+            described = _describe_example_value(node.meta.get(
+                "val", node.meta.get("tensor_meta", node.meta.get("example_value"))))
+            if described is not None:
+                return f': "{described}"'
+        return self._type_annotation(node.type)
+
+    def _type_annotation(self, type_expr):
+        return "" if type_expr is None else f" : {self._type_repr(type_expr)}"
+
     def _parameter(self, node):
-        annotated = node.target + self._annotation(node.type)
+        annotated = node.target + self._annotation(node)
         if node.args:
             return f"{annotated} = {self._expression(node.args[0])}"
         return annotated
-
-    def _annotation(self, type_expr):
-        return "" if type_expr is None else f" : {self._type_repr(type_expr)}"
 
     def _type_repr(self, type_expr):
         """Source text for a type annotation, adding the globals it needs."""
@@ -531,7 +559,7 @@ class _CodeWriter:
     def _statement(self, node):
         if node.op == "output":
             return self.codegen.generate_output(node.args[0], repr_fn=self._expression)
-        return f"{node.name}{self._annotation(node.type)} = {self._value(node)}"
+        return f"{node.name}{self._annotation(node)} = {self._value(node)}"
 
     def _value(self, node):
         """The expression a (non-output) node computes."""
@@ -610,6 +638,45 @@ class _CodeWriter:
         if isinstance(value, ember.device):
             return f"device({str(value)!r})"
         return self._add_global(f"_{type(value).__name__.lower()}_constant", value)
+
+
+_STACK_FRAME = re.compile(r'^File "(.+)", line (\d+), in (.+)$')
+
+
+def _summarise_stack_trace(stack_trace):
+    """``File: path:line in function, code: source`` for the innermost frame of a recorded
+    stack trace, or None."""
+    if not stack_trace:
+        return None
+    lines = stack_trace.strip().split("\n")
+    for index in range(len(lines) - 2, -1, -1):
+        frame = _STACK_FRAME.match(lines[index].strip())
+        if frame:
+            path, line, function = frame.groups()
+            return f"File: {path}:{line} in {function}, code: {lines[index + 1].strip()}"
+    return None
+
+
+def _dtype_abbreviation(dtype):
+    """torch's short dtype names: ``f32``, ``bf16``, ``i64``, ``u8``, ``b8``, ``c64``."""
+    kind = ("b" if dtype.name == "bool" else "bf" if dtype.name == "bfloat16"
+            else "c" if dtype.is_complex else "f" if dtype.is_floating_point
+            else "i" if dtype.is_signed else "u")
+    return f"{kind}{dtype.itemsize * 8}"
+
+
+def _describe_example_value(value):
+    """``f32[4, 2]`` for a tensor or ``TensorMetadata`` (``Parameter(f32[2])`` for a tensor
+    subclass), else None."""
+    import ember
+
+    from .passes.shape_prop import TensorMetadata
+    if not isinstance(value, (ember.Tensor, TensorMetadata)):
+        return None
+    text = f"{_dtype_abbreviation(value.dtype)}[{', '.join(str(n) for n in value.shape)}]"
+    if isinstance(value, ember.Tensor) and type(value) is not ember.Tensor:
+        return f"{type(value).__name__}({text})"
+    return text
 
 
 def _format_target(root, target):

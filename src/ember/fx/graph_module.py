@@ -16,6 +16,20 @@ __all__ = ["reduce_graph_module", "reduce_package_graph_module", "GraphModule"]
 _source_counter = itertools.count()
 
 
+def _indent(text, spaces):
+    """Indent every line but the first by ``spaces`` (blank lines stay empty)."""
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [" " * spaces + line if line.strip() else "" for line in rest])
+
+
+def _readable(module, name):
+    source = module.graph.python_code(root_module="self", verbose=True).src.lstrip("\n")
+    text = _indent(f"class {name}(ember.nn.Module):\n" + source, 4)
+    children = [_readable(child, child_name) for child_name, child in module.named_children()
+                if isinstance(child, GraphModule)]
+    return text + _indent("\n".join([""] + children), 4)
+
+
 def _copy_attribute(source, destination, target):
     """Copy the attribute at dotted path ``target`` from ``source`` to ``destination``,
     creating empty modules for the intermediate path (submodules are shared, not cloned)."""
@@ -212,10 +226,13 @@ class GraphModule(Module):
         type(self).forward = namespace["forward"]
         return python_code
 
-    def print_readable(self, print_output=True):
-        """The generated code under a class header; printed unless ``print_output=False``."""
-        body = "\n".join("    " + line if line else line for line in self.code.splitlines())
-        text = f"class {type(self).__name__}(ember.nn.Module):{body}\n"
+    def print_readable(self, print_output=True, include_stride=False, include_device=False,
+                       colored=False, *, fast_sympy_print=False, expanded_def=False,
+                       additional_meta=None):
+        """The verbose generated code (source-line comments, tensor shapes from metadata)
+        under a class header, followed by that of submodules that are GraphModules; printed
+        unless ``print_output=False``."""
+        text = _readable(self, type(self).__name__)
         if print_output:
             print(text)
         return text

@@ -111,6 +111,29 @@ def qualified_name(function):
     return f"{module}.{getattr(function, '__qualname__', name)}"
 
 
+def type_repr(obj):
+    """How a node's type prints: ``module.Name`` for a class (``ember.Tensor`` for ember's
+    public classes, the bare name for builtins), ``repr`` for anything else.
+
+    >>> type_repr(int), type_repr(list[int])
+    ('int', 'list[int]')
+    """
+    import types
+
+    import ember
+    if isinstance(obj, type) and not isinstance(obj, types.GenericAlias):
+        if obj.__module__ == "builtins":
+            return obj.__qualname__
+        if getattr(ember, obj.__name__, None) is obj:
+            return f"ember.{obj.__name__}"
+        return f"{obj.__module__}.{obj.__qualname__}"
+    if obj is ...:
+        return "..."
+    if isinstance(obj, types.FunctionType):
+        return obj.__name__
+    return repr(obj)
+
+
 class Node:
     """One operation in a :class:`~ember.fx.Graph`.
 
@@ -292,7 +315,8 @@ class Node:
 
     def format_node(self):
         """The node as one line of the graph's printed form, as torch.fx prints it."""
-        head = f"%{self.name} : [num_users={len(self.users)}] = "
+        typename = f"{type_repr(self.type)} " if self.type else ""
+        head = f"%{self.name} : {typename}[num_users={len(self.users)}] = "
         if self.op == "placeholder":
             default = f"(default={self.args[0]})" if self.args else ""
             return f"{head}placeholder[target={self.target}]{default}"
