@@ -499,3 +499,40 @@ def test_crc32_option_and_byteorder_record(tmp_path):
     with zipfile.ZipFile(tmp_path / "e.pt") as archive:
         assert not any(n.endswith("/byteorder") for n in archive.namelist())
     assert torch.load(tmp_path / "e.pt")["w"].tolist() == [1.0] * 3
+
+
+def test_serialization_helpers_as_torch(tmp_path):
+    import warnings as _warnings
+
+    for lib in (ember, torch):
+        s = lib.serialization
+        assert s.DEFAULT_PROTOCOL == 2
+        assert str(s.StorageType("DoubleStorage").dtype).endswith("float64")
+        assert s.normalize_storage_type(lib.FloatStorage) is lib.FloatStorage
+        assert s.location_tag(lib.ones(2)) == "cpu"
+        assert s.location_tag(lib.ones(2).untyped_storage()) == "cpu"
+        restored = s.default_restore_location(lib.ones(2).untyped_storage(), "cpu")
+        assert restored.device.type == "cpu" and restored.nbytes() == 8
+        with pytest.raises(RuntimeError, match="don't know how to restore data location"):
+            s.default_restore_location(lib.ones(2).untyped_storage(), "nowhere:0")
+        with pytest.raises(RuntimeError, match="is_available\\(\\) is False"):
+            s.validate_cuda_device("cuda:0")
+        with pytest.raises(RuntimeError, match="The HPU device module is not registered"):
+            s.validate_hpu_device("hpu:0")
+        assert s.check_module_version_greater_or_equal(np, (1, 0)) is True
+        assert s.check_module_version_greater_or_equal(np, (999,)) is False
+        bad = type("M", (), {"__name__": "m", "__version__": "x.y"})
+        with pytest.raises(RuntimeError, match="malformed"):
+            s.check_module_version_greater_or_equal(bad, (1, 0))
+        with _warnings.catch_warnings(record=True):
+            _warnings.simplefilter("always")
+            assert s.check_module_version_greater_or_equal(bad, (1, 0), False) is True
+        with s.mkdtemp() as path:
+            lib.save(lib.ones(2), f"{path}/t.pt")
+            assert lib.load(f"{path}/t.pt").tolist() == [1.0, 1.0]
+        assert not os.path.exists(path)
+        assert issubclass(s.SourceChangeWarning, Warning)
+    with pytest.warns(UserWarning):  # TypedStorage is deprecated, in both
+        assert serialization.storage_to_tensor_type(ember.FloatStorage(2)) is ember.FloatTensor
+    with pytest.raises(NotImplementedError, match="map_location='meta'"):
+        serialization.skip_data()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import _compat_pickle
 import collections
+import contextlib
 import enum
 import io
 import mmap as _mmap
@@ -32,8 +33,10 @@ import os
 import pickle
 import pickletools
 import secrets
+import shutil
 import struct
 import sys
+import tempfile
 import types
 import warnings
 import zipfile
@@ -50,7 +53,10 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
            "safe_globals", "get_unsafe_globals_in_checkpoint", "LoadEndianness",
            "get_default_load_endianness", "set_default_load_endianness", "get_crc32_options",
            "set_crc32_options", "get_default_mmap_options", "set_default_mmap_options",
-           "SourceChangeWarning", "DEFAULT_PROTOCOL"]
+           "SourceChangeWarning", "DEFAULT_PROTOCOL", "StorageType", "mkdtemp",
+           "check_module_version_greater_or_equal", "normalize_storage_type",
+           "storage_to_tensor_type", "validate_cuda_device", "validate_hpu_device",
+           "register_package", "location_tag", "default_restore_location", "skip_data"]
 
 DEFAULT_PROTOCOL = 2
 
@@ -289,7 +295,7 @@ def _storage_bytes(ref):
     array = ref.array
     if hasattr(array, "get"):
         array = array.get()
-    if array.dtype == dt.bfloat16.np:
+    if dt.is_bfloat16_array_dtype(array.dtype):
         array = array.view(np.uint16)
     if array.flags.c_contiguous:
         flat = array.reshape(-1)
@@ -764,6 +770,202 @@ class SourceChangeWarning(Warning):
     so it never warns it."""
 
 
+@contextlib.contextmanager
+def mkdtemp():
+    """A temporary directory for the ``with`` block, removed afterwards (torch's helper).
+
+    Example::
+
+        >>> with ember.serialization.mkdtemp() as path:
+        ...     ember.save(ember.ones(2), os.path.join(path, "t.pt"))
+    """
+    path = tempfile.mkdtemp()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path)
+
+
+def check_module_version_greater_or_equal(module, req_version_tuple, error_if_malformed=True):
+    """Is ``module.__version__`` at least ``req_version_tuple``? A malformed version raises a
+    RuntimeError, or with ``error_if_malformed=False`` warns and counts as met (as torch).
+
+    Example::
+
+        >>> ember.serialization.check_module_version_greater_or_equal(np, (1, 0))
+        True
+    """
+    try:
+        fields = module.__version__.split(".")
+        version = tuple(type(wanted)(fields[i]) for i, wanted in enumerate(req_version_tuple))
+        return version >= req_version_tuple
+    except Exception as error:
+        message = (f"'{module.__name__}' module version string is malformed "
+                   f"'{module.__version__}' and cannot be compared with tuple "
+                   f"{req_version_tuple}")
+        if error_if_malformed:
+            raise RuntimeError(message) from error
+        warnings.warn(message + ", but continuing assuming that requirement is met",
+                      stacklevel=2)
+        return True
+
+
+def normalize_storage_type(storage_type):
+    """The ember storage class of the same name (``FloatStorage`` -> ``ember.FloatStorage``).
+
+    Example::
+
+        >>> ember.serialization.normalize_storage_type(ember.FloatStorage)
+        <class 'ember.FloatStorage'>
+    """
+    return getattr(sys.modules["ember"], storage_type.__name__)
+
+
+def storage_to_tensor_type(storage):
+    """The legacy tensor type of a legacy storage (``FloatStorage`` -> ``FloatTensor``).
+
+    Example::
+
+        >>> ember.serialization.storage_to_tensor_type(ember.FloatStorage(2))
+        <class 'ember.FloatTensor'>
+    """
+    storage_type = type(storage)
+    module = sys.modules[storage_type.__module__]
+    return getattr(module, storage_type.__name__.replace("Storage", "Tensor"))
+
+
+def validate_cuda_device(location):
+    """The CUDA device index of a location tag (``"cuda:1"`` -> 1), or torch's RuntimeError
+    when no such CUDA device exists.
+
+    Example::
+
+        >>> ember.serialization.validate_cuda_device("cuda:0")  # doctest: +SKIP
+        0
+    """
+    from . import cuda
+
+    index = device(location).index or 0
+    if not cuda.is_available():
+        raise RuntimeError(
+            "Attempting to deserialize object on a CUDA device but ember.cuda.is_available() is "
+            "False. If you are running on a CPU-only machine, please use ember.load with "
+            "map_location=ember.device('cpu') to map your storages to the CPU.")
+    count = cuda.device_count()
+    if index >= count:
+        raise RuntimeError(
+            f"Attempting to deserialize object on CUDA device {index} but "
+            f"ember.cuda.device_count() is {count}. Please use ember.load with map_location to "
+            "map your storages to an existing device.")
+    return index
+
+
+def validate_hpu_device(location):
+    """torch's check for an HPU location: ember has no HPU device, so it always refuses.
+
+    Example::
+
+        >>> ember.serialization.validate_hpu_device("hpu:0")  # doctest: +SKIP
+        RuntimeError: The HPU device module is not registered. ...
+    """
+    raise RuntimeError(
+        "The HPU device module is not registered. If you are running on a CPU-only machine, "
+        "please use ember.load with map_location=ember.device('cpu') to map your storages to "
+        "the CPU.")
+
+
+def _cpu_tag(obj):
+    return "cpu" if obj.device.type == "cpu" else None
+
+
+def _cpu_restore(obj, location):
+    return obj.cpu() if location.startswith("cpu") else None
+
+
+def _cuda_tag(obj):
+    return f"cuda:{obj.device.index or 0}" if obj.device.type == "cuda" else None
+
+
+def _cuda_restore(obj, location):
+    if location.startswith("cuda"):
+        return obj.cuda(validate_cuda_device(location))
+    return None
+
+
+# (priority, tagger, deserializer), lowest priority first, as torch's registry
+_package_registry = [(10, _cpu_tag, _cpu_restore), (20, _cuda_tag, _cuda_restore)]
+
+
+def register_package(priority, tagger, deserializer):
+    """Register how :func:`location_tag` names a storage's device and how
+    :func:`default_restore_location` moves a storage to a tagged location.
+
+    ember's own save/load know the devices ember has (cpu, cuda, meta) and do not consult
+    registered packages.
+
+    Example::
+
+        >>> ember.serialization.register_package(11, my_tagger, my_deserializer)
+    """
+    if not callable(tagger):
+        raise TypeError(f"tagger must be callable but got {type(tagger)}")
+    if not callable(deserializer):
+        raise TypeError(f"deserializer must be callable but got {type(deserializer)}")
+    _package_registry.append((priority, tagger, deserializer))
+    _package_registry.sort(key=lambda entry: entry[0])
+
+
+def location_tag(storage):
+    """The location tag torch writes for a storage or tensor's device (``"cpu"``,
+    ``"cuda:0"``).
+
+    Example::
+
+        >>> ember.serialization.location_tag(ember.ones(2))
+        'cpu'
+    """
+    for _, tagger, _ in _package_registry:
+        location = tagger(storage)
+        if location:
+            return location
+    raise RuntimeError("don't know how to determine data location of "
+                       + sys.modules["ember"].typename(storage))
+
+
+def default_restore_location(storage, location):
+    """``storage`` moved to the device a location tag names.
+
+    Example::
+
+        >>> ember.serialization.default_restore_location(ember.ones(2), "cpu")
+        tensor([1., 1.])
+    """
+    for _, _, restore in _package_registry:
+        result = restore(storage, location)
+        if result is not None:
+            return result
+    raise RuntimeError("don't know how to restore data location of "
+                       + sys.modules["ember"].typename(storage) + " (tagged with "
+                       + location + ")")
+
+
+class skip_data:
+    """torch's context manager that saves and loads storages without their bytes.
+
+    ember does not implement it: to build a model without reading its weights, load with
+    ``map_location="meta"`` (shapes and dtypes only).
+
+    Example::
+
+        >>> ember.load("ckpt.pt", map_location="meta")  # doctest: +SKIP
+    """
+
+    def __init__(self, materialize_fake_tensors=False):
+        raise NotImplementedError(
+            "ember.serialization.skip_data (torch.serialization.skip_data) is not available in "
+            "ember: load with map_location='meta' to read a checkpoint's shapes without its data")
+
+
 class LoadEndianness(enum.Enum):
     """The byte order assumed for a checkpoint without a ``byteorder`` record."""
 
@@ -903,11 +1105,24 @@ def _resolve_weights_only(weights_only, pickle_module):
 # ---------------------------------------------------------------- reading
 
 
-class _StorageType:
-    """What a ``torch.<Type>Storage`` global means to us: its dtype."""
+class StorageType:
+    """What a ``torch.<Type>Storage`` global in a checkpoint stands for: its dtype.
 
-    def __init__(self, dtype):
-        self.dtype = dtype
+    Example::
+
+        >>> ember.serialization.StorageType("FloatStorage").dtype
+        ember.float32
+    """
+
+    def __init__(self, name):
+        self._dtype = _DTYPE_OF_STORAGE[name]
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def __str__(self):
+        return f"StorageType(dtype={self.dtype})"
 
 
 class _LoadedStorage:
@@ -1017,9 +1232,9 @@ def _base_globals():
     }
     for d in dt.ALL_DTYPES:
         names[f"torch.{d.name}"] = d
-    for storage_name, d in _DTYPE_OF_STORAGE.items():
-        names[f"torch.{storage_name}"] = _StorageType(d)
-        names[f"torch.cuda.{storage_name}"] = _StorageType(d)
+    for storage_name in _DTYPE_OF_STORAGE:
+        names[f"torch.{storage_name}"] = StorageType(storage_name)
+        names[f"torch.cuda.{storage_name}"] = StorageType(storage_name)
     return names
 
 
@@ -1126,7 +1341,7 @@ class _TorchGlobals:
 
     def persistent_load(self, pid):
         if (not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage"
-                or not isinstance(pid[1], _StorageType)):
+                or not isinstance(pid[1], StorageType)):
             raise pickle.UnpicklingError(f"{self.source}: unsupported persistent id {pid!r}")
         _, storage_type, key, location, numel = pid[:5]
         return self.load_storage(storage_type.dtype, str(key), str(location), int(numel))
@@ -1570,7 +1785,7 @@ class _LegacyStorages:
 
     def persistent_load(self, pid):
         if (not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage"
-                or not isinstance(pid[1], _StorageType)):
+                or not isinstance(pid[1], StorageType)):
             raise pickle.UnpicklingError(f"{self.source}: unsupported persistent id {pid!r}")
         if len(pid) > 5 and pid[5] is not None:
             raise RuntimeError(f"{self.source}: legacy storage views are not supported")
