@@ -286,3 +286,60 @@ def test_module_utils_and_factory_kwargs_match_torch():
             torch.nn.factory_kwargs(bad)
         with pytest.raises(TypeError):
             ember.nn.factory_kwargs(bad)
+
+
+# --- global module hooks, lazy placeholders, spectral-norm hook classes ---
+
+def _hook_log(lib):
+    M = lib.nn.modules.module
+    log = []
+    handles = [
+        M.register_module_buffer_registration_hook(
+            lambda m, n, b: log.append(("buf", n)) or (b * 2 if n == "scale" else None)),
+        M.register_module_module_registration_hook(lambda m, n, s: log.append(("mod", n))),
+        M.register_module_parameter_registration_hook(lambda m, n, p: log.append(("param", n))),
+        M.register_module_full_backward_pre_hook(
+            lambda m, go: log.append(("bpre", type(m).__name__))),
+        M.register_module_full_backward_hook(
+            lambda m, gi, go: log.append(("bwd", type(m).__name__)))]
+    net = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Tanh())
+    net[0].register_buffer("scale", lib.ones(2))
+    x = lib.ones(1, 2, requires_grad=True)
+    net(x).sum().backward()
+    for handle in handles:
+        handle.remove()
+    net(x).sum().backward()
+    return log, net[0].scale.tolist()
+
+
+def test_global_module_hooks_run_in_torchs_order():
+    assert _hook_log(ember) == _hook_log(torch)
+    for lib in (torch, ember):
+        M = lib.nn.modules.module
+        handle = M.register_module_full_backward_hook(lambda m, gi, go: None)
+        with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks"):
+            M.register_module_backward_hook(lambda m, gi, go: None)
+        handle.remove()
+
+
+def test_uninitialized_mixin_and_torch_paths_of_lazy_and_spectral_norm_classes():
+    for lib in (torch, ember):
+        p = lib.nn.parameter.UninitializedParameter()
+        assert isinstance(p, lib.nn.parameter.UninitializedTensorMixin)
+        assert repr(p) == "<UninitializedParameter>"
+        p.materialize((2, 3))
+        assert type(p) is lib.nn.Parameter and tuple(p.shape) == (2, 3)
+        b = lib.nn.parameter.UninitializedBuffer()
+        b.materialize((4,))
+        assert type(b) is lib.Tensor
+        from_path = lib.nn.modules.linear.LazyLinear
+        assert from_path is lib.nn.LazyLinear
+    layer = ember.nn.utils.spectral_norm(ember.nn.Linear(3, 2))
+    kinds = {type(h).__name__ for h in layer._state_dict_hooks.values()} | {
+        type(h.args[0]).__name__ for h in layer._load_state_dict_pre_hooks.values()}
+    t_layer = torch.nn.utils.spectral_norm(torch.nn.Linear(3, 2))
+    t_kinds = {type(h).__name__ for h in t_layer._state_dict_hooks.values()} | {
+        type(getattr(h, "hook", h)).__name__ for h in t_layer._load_state_dict_pre_hooks.values()}
+    assert kinds == t_kinds
+    with pytest.raises(NotImplementedError, match="torch.nn.quantized.Linear"):
+        ember.nn.quantized.Linear  # noqa: B018

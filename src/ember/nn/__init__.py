@@ -15,7 +15,11 @@ from . import (  # noqa: F401
     functional,
     grad,
     init,
+    intrinsic,
     parallel,
+    qat,
+    quantizable,
+    quantized,
     utils,
 )
 from ._factory import factory_kwargs  # noqa: F401

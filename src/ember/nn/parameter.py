@@ -6,6 +6,7 @@ from .._tensor import Tensor
 from ..overrides import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
+           "UninitializedTensorMixin",
            "is_lazy"]
 
 
@@ -90,8 +91,35 @@ class Buffer(Tensor):
         return obj
 
 
-class UninitializedParameter(Parameter):
+class UninitializedTensorMixin:
+    """Base of the lazy modules' placeholders: no shape until :meth:`materialize` gives one,
+    then the object becomes a ``cls_to_become`` (Parameter or Tensor) in place.
+
+    Example::
+
+        >>> p = UninitializedParameter()
+        >>> p.materialize((2, 3)); type(p).__name__, tuple(p.shape)
+        ('Parameter', (2, 3))
+    """
+
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give the placeholder its shape (fresh, uninitialised memory) and its final class."""
+        from ..ops.creation import empty
+
+        data = empty(shape, device=device or self._lazy_device, dtype=dtype or self._lazy_dtype)
+        self._data, self._device = data._data, data._device
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
     """A parameter whose shape is not known yet (used by lazy modules)."""
+
+    cls_to_become = Parameter
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
         from ..ops.creation import empty
@@ -100,22 +128,12 @@ class UninitializedParameter(Parameter):
         obj._lazy_device, obj._lazy_dtype = device, dtype
         return obj
 
-    def materialize(self, shape, device=None, dtype=None):
-        """Give the parameter its shape (fresh, uninitialised memory) and make it a Parameter."""
-        from ..ops.creation import empty
 
-        data = empty(shape, device=device or self._lazy_device, dtype=dtype or self._lazy_dtype)
-        self._data, self._device = data._data, data._device
-        self.__class__ = Parameter
-
-    def __repr__(self):
-        return "<UninitializedParameter>"
-
-
-class UninitializedBuffer(Tensor):
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer whose shape is not known yet (used by lazy modules)."""
 
     __torch_function__ = _disabled_torch_function_impl
+    cls_to_become = Tensor
 
     def __new__(cls, requires_grad=False, device=None, dtype=None):
         from ..ops.creation import empty
@@ -123,13 +141,6 @@ class UninitializedBuffer(Tensor):
         obj = _share(cls, empty(0, device=device, dtype=dtype))
         obj._lazy_device, obj._lazy_dtype = device, dtype
         return obj
-
-    def materialize(self, shape, device=None, dtype=None):
-        from ..ops.creation import empty
-
-        data = empty(shape, device=device or self._lazy_device, dtype=dtype or self._lazy_dtype)
-        self._data, self._device = data._data, data._device
-        self.__class__ = Tensor
 
 
 def is_lazy(param):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from ...ops._registry import Op
+from . import module as _module
 
 
 def _identity_kernel(xp, *arrays, state, role):
@@ -58,7 +59,7 @@ class BackwardHook:
         return wrapped
 
     def on_grad_output(self, grads):
-        for hook in self.module._backward_pre_hooks.values():
+        for hook in _chain(_module._global_backward_pre_hooks, self.module._backward_pre_hooks):
             result = hook(self.module, tuple(grads))
             if result is not None:
                 grads = tuple(result)
@@ -71,7 +72,7 @@ class BackwardHook:
         return self._run_hooks(tuple(grads))
 
     def _run_hooks(self, grad_input):
-        for hook in self.module._backward_hooks.values():
+        for hook in _chain(_module._global_backward_hooks, self.module._backward_hooks):
             result = hook(self.module, grad_input, self.grad_output)
             if result is not None:
                 if len(result) != len(grad_input):
@@ -79,3 +80,8 @@ class BackwardHook:
                                        f"got {len(result)}, but expected {len(grad_input)}")
                 grad_input = tuple(result)
         return grad_input
+
+
+def _chain(global_hooks, own_hooks):
+    """The global module hooks, then the module's own (torch's order)."""
+    return list(global_hooks.values()) + list(own_hooks.values())

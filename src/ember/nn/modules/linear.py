@@ -117,3 +117,12 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+def __getattr__(name):
+    # torch's LazyLinear is importable from here; ember defines it in lazy.py, which imports
+    # this module, so it is fetched on first use
+    if name == "LazyLinear":
+        from .lazy import LazyLinear
+        return LazyLinear
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,10 +19,21 @@ from ..._traceback import hide_internal_frames as _hide_internal_frames
 from ...autograd import grad_mode
 from ..parameter import Buffer, Parameter, is_lazy
 
-__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
+__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook",
+           "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+           "register_module_backward_hook", "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
 
 _global_forward_hooks: dict = OrderedDict()
 _global_forward_pre_hooks: dict = OrderedDict()
+_global_backward_pre_hooks: dict = OrderedDict()
+_global_backward_hooks: dict = OrderedDict()
+_global_is_full_backward_hook = None  # True/False once a global backward hook was registered
+# run when any module registers a buffer, submodule or parameter; each may replace the value
+_global_buffer_registration_hooks: dict = OrderedDict()
+_global_module_registration_hooks: dict = OrderedDict()
+_global_parameter_registration_hooks: dict = OrderedDict()
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -74,6 +85,101 @@ def register_module_forward_hook(hook):
     handle = RemovableHandle(_global_forward_hooks)
     _global_forward_hooks[handle.id] = hook
     return handle
+
+
+def _add_global_hook(hooks, hook):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def _set_backward_hook_kind(full):
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = full
+
+
+def register_module_full_backward_pre_hook(hook):
+    """Register ``hook(module, grad_output)`` to run before every module's input gradients are
+    computed (before the module's own backward pre-hooks); it may return new grad_output.
+
+    Example::
+
+        >>> handle = register_module_full_backward_pre_hook(lambda m, g: None)
+        >>> handle.remove()
+    """
+    return _add_global_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """Register ``hook(module, grad_input, grad_output)`` for every module's backward (before
+    the module's own backward hooks); it may return new grad_input.
+
+    Example::
+
+        >>> handle = register_module_full_backward_hook(lambda m, gi, go: None)
+        >>> handle.remove()
+    """
+    _set_backward_hook_kind(full=True)
+    return _add_global_hook(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook):
+    """torch's deprecated global backward hook; ember runs it as a full backward hook.
+    Mixing it with :func:`register_module_full_backward_hook` raises, as in torch.
+
+    Example::
+
+        >>> handle = register_module_backward_hook(lambda m, gi, go: None)  # doctest: +SKIP
+    """
+    _set_backward_hook_kind(full=False)
+    return _add_global_hook(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook):
+    """Register ``hook(module, name, buffer)``, run when any module registers a buffer; a
+    non-None result replaces the buffer.
+
+    Example::
+
+        >>> handle = register_module_buffer_registration_hook(lambda m, n, b: None)
+        >>> handle.remove()
+    """
+    return _add_global_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """Register ``hook(module, name, submodule)``, run when any module registers a submodule;
+    a non-None result replaces the submodule.
+
+    Example::
+
+        >>> handle = register_module_module_registration_hook(lambda m, n, s: None)
+        >>> handle.remove()
+    """
+    return _add_global_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """Register ``hook(module, name, param)``, run when any module registers a parameter; a
+    non-None result replaces the parameter.
+
+    Example::
+
+        >>> handle = register_module_parameter_registration_hook(lambda m, n, p: None)
+        >>> handle.remove()
+    """
+    return _add_global_hook(_global_parameter_registration_hooks, hook)
+
+
+def _run_registration_hooks(hooks, module, name, value):
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 # the fields every module has, with their empty value: filled in when unpickling a module saved
@@ -153,6 +259,9 @@ class Module:
                              f"parameters must be created explicitly. To express '{name}' as a "
                              "function of another Tensor, compute the value in the forward() "
                              "method.")
+        if _global_parameter_registration_hooks:
+            param = _run_registration_hooks(_global_parameter_registration_hooks, self, name,
+                                            param)
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
@@ -173,6 +282,8 @@ class Module:
         if isinstance(tensor, Buffer):
             persistent = tensor.persistent
             tensor = Tensor._make(tensor._data, tensor._device)
+        if _global_buffer_registration_hooks:
+            tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -186,6 +297,8 @@ class Module:
         self._check_name(name, "module")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        if _global_module_registration_hooks:
+            module = _run_registration_hooks(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -511,7 +624,8 @@ class Module:
         try:  # free until an error: then ember's frames leave its traceback (_traceback.py)
             if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
                     or self._backward_pre_hooks or _global_forward_hooks
-                    or _global_forward_pre_hooks):
+                    or _global_forward_pre_hooks or _global_backward_hooks
+                    or _global_backward_pre_hooks):
                 return self.forward(*args, **kwargs)
             return _call_with_hooks(self, args, kwargs)
         except Exception as error:
@@ -788,7 +902,8 @@ def _call_with_hooks(module, args, kwargs):
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
     backward = None
-    if module._backward_hooks or module._backward_pre_hooks:
+    if (module._backward_hooks or module._backward_pre_hooks or _global_backward_hooks
+            or _global_backward_pre_hooks):
         from ._backward_hooks import BackwardHook
 
         backward = BackwardHook(module)

@@ -14,7 +14,8 @@ from .._functional.distance import normalize
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..parameter import Parameter, UninitializedParameter
 
-__all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
+__all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm", "SpectralNormStateDictHook",
+           "SpectralNormLoadStateDictPreHook"]
 
 
 class SpectralNorm:
@@ -102,12 +103,12 @@ class SpectralNorm:
         module.register_buffer(fn.name + "_u", u)
         module.register_buffer(fn.name + "_v", v)
         module.register_forward_pre_hook(fn)
-        module.register_state_dict_post_hook(_SpectralNormStateDictHook(fn))
-        module.register_load_state_dict_pre_hook(_SpectralNormLoadStateDictPreHook(fn))
+        module.register_state_dict_post_hook(SpectralNormStateDictHook(fn))
+        module.register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
         return fn
 
 
-class _SpectralNormLoadStateDictPreHook:
+class SpectralNormLoadStateDictPreHook:
     """Converts version-0 state dicts (``<name>`` stored, ``<name>_v`` absent)."""
 
     def __init__(self, fn):
@@ -141,7 +142,7 @@ class _SpectralNormLoadStateDictPreHook:
             state_dict[weight_key + "_v"] = fn._solve_v_and_rescale(weight_mat, u, sigma)
 
 
-class _SpectralNormStateDictHook:
+class SpectralNormStateDictHook:
     """Records ``<name>.version`` under ``spectral_norm`` in the state dict's metadata."""
 
     def __init__(self, fn):
@@ -186,12 +187,12 @@ def remove_spectral_norm(module, name="weight"):
     else:
         raise ValueError(f"spectral_norm of '{name}' not found in {module}")
     for key, hook in module._state_dict_hooks.items():
-        if isinstance(hook, _SpectralNormStateDictHook) and hook.fn.name == name:
+        if isinstance(hook, SpectralNormStateDictHook) and hook.fn.name == name:
             del module._state_dict_hooks[key]
             break
     for key, hook in module._load_state_dict_pre_hooks.items():
         inner = hook.args[0] if hasattr(hook, "args") and hook.args else hook
-        if isinstance(inner, _SpectralNormLoadStateDictPreHook) and inner.fn.name == name:
+        if isinstance(inner, SpectralNormLoadStateDictPreHook) and inner.fn.name == name:
             del module._load_state_dict_pre_hooks[key]
             break
     return module
