@@ -293,7 +293,7 @@ def _identity(xp, reduce, dtype):
         return 0
     if reduce in ("prod", "multiply"):
         return 1
-    if dtype.kind == "f" or dtype == dt.bfloat16.np:
+    if dtype.kind == "f" or dt.is_bfloat16_array_dtype(dtype):
         return -np.inf if reduce == "amax" else np.inf
     if dtype.kind == "b":
         return reduce == "amin"
@@ -878,7 +878,8 @@ def _as_tuple(key, warn=True):
     """
     if type(key) is tuple:
         return key
-    if type(key) is np.ndarray or not _is_sequence(key) or len(key) >= 32:
+    if isinstance(key, Tensor) or type(key) is np.ndarray or not _is_sequence(key) or \
+            len(key) >= 32:
         return (key,)
     for k in key:
         if k is None or k is Ellipsis or isinstance(k, (slice, Tensor)) or _is_sequence(k):
@@ -948,7 +949,7 @@ def _classify(item, device, tensor_scalars_as_int):
         return "int", int(item)
     if isinstance(item, slice):
         return "slice", _norm_slice(item)
-    if _is_sequence(item):
+    if not isinstance(item, Tensor) and _is_sequence(item):
         item = _sequence_index(item, device)
     if isinstance(item, Tensor):
         kind = item._data.dtype
