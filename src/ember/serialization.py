@@ -221,8 +221,12 @@ def _ember_path(module):
 
 
 def _attribute_path(owner, qualname):
+    """``owner.a.b`` for ``qualname`` ``"a.b"``, or None (a stub module may raise for any name)."""
     for part in qualname.split("."):
-        owner = getattr(owner, part, None)
+        try:
+            owner = getattr(owner, part, None)
+        except Exception:  # noqa: BLE001 (e.g. NotImplementedError from a placeholder module)
+            return None
     return owner
 
 
