@@ -16,11 +16,14 @@ Example::
     ... # doctest: +SKIP
 """
 
+from . import itt  # noqa: F401
 from ._events import DeviceType, EventList, FunctionEvent, FunctionEventAvg
 from ._recorder import record_function
 from .profiler import (
+    ExecutionTraceObserver,
     ProfilerAction,
     ProfilerActivity,
+    kineto_available,
     profile,
     schedule,
     supported_activities,
@@ -29,4 +32,5 @@ from .profiler import (
 
 __all__ = ["profile", "schedule", "supported_activities", "tensorboard_trace_handler",
            "ProfilerAction", "ProfilerActivity", "DeviceType", "record_function",
-           "EventList", "FunctionEvent", "FunctionEventAvg"]
+           "EventList", "FunctionEvent", "FunctionEventAvg", "ExecutionTraceObserver",
+           "kineto_available", "itt"]

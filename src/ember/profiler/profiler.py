@@ -17,7 +17,8 @@ from ._events import EventList
 from ._recorder import Session, record_function
 
 __all__ = ["ProfilerAction", "ProfilerActivity", "profile", "schedule",
-           "supported_activities", "tensorboard_trace_handler"]
+           "supported_activities", "tensorboard_trace_handler", "ExecutionTraceObserver",
+           "kineto_available"]
 
 
 class ProfilerActivity(enum.Enum):
@@ -363,3 +364,68 @@ class profile(_Profile):
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def kineto_available():
+    """Whether torch's Kineto tracing library is present: ember profiles with its own recorder.
+
+    Example::
+
+        >>> kineto_available()
+        False
+    """
+    return False
+
+
+class ExecutionTraceObserver:
+    """torch's Chakra execution-trace observer (a graph of every operator for replay tools).
+
+    ember's profiler has no execution-trace format: registering raises ``NotImplementedError``;
+    use :class:`profile` and ``export_chrome_trace`` instead.
+
+    Example::
+
+        >>> obs = ExecutionTraceObserver()
+        >>> obs.is_registered()
+        False
+    """
+
+    def __init__(self):
+        self._registered = False
+        self._running = False
+        self._output_file_path = None
+
+    @classmethod
+    def build_execution_trace_obs_from_env(cls):
+        """An observer if ``ENABLE_PYTORCH_EXECUTION_TRACE`` asks for one, else None."""
+        import os
+        if os.environ.get("ENABLE_PYTORCH_EXECUTION_TRACE", "0") in ("1", "True", "true"):
+            return cls().register_callback("")
+        return None
+
+    def register_callback(self, output_file_path):
+        raise NotImplementedError(
+            "torch.profiler.ExecutionTraceObserver records a Chakra execution trace, which "
+            "ember's profiler does not produce; use ember.profiler.profile and "
+            "export_chrome_trace instead")
+
+    def is_registered(self):
+        return self._registered
+
+    def is_running(self):
+        return self._running
+
+    def get_output_file_path(self):
+        return self._output_file_path
+
+    def start(self):
+        self._running = self._registered
+
+    def stop(self):
+        self._running = False
+
+    def unregister_callback(self):
+        self._registered = False
+
+    def cleanup(self):
+        self.unregister_callback()
