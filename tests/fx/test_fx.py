@@ -220,9 +220,15 @@ def test_a_function_and_concrete_args():
         return -x * factor if negate else x * factor
 
     gm = ember.fx.symbolic_trace(scaled, concrete_args={"negate": True})
+    torch_gm = torch.fx.symbolic_trace(scaled, concrete_args={"negate": True})
+    assert gm.code == torch_gm.code.replace("torch._assert", "ember.fx._symbolic_trace._assert")
     x = ember.tensor([1.0, -2.0])
-    np.testing.assert_array_equal(gm(x, 3.0).numpy(), scaled(x, 3.0, True).numpy())
+    np.testing.assert_array_equal(gm(x, 3.0, True).numpy(), scaled(x, 3.0, True).numpy())
     assert [node.op for node in gm.graph.nodes].count("placeholder") == 3
+    for module in (gm, torch_gm):  # the specialized value is checked at run time
+        with pytest.raises(AssertionError, match="negate has been specialized to have value "
+                                                 "True but got another value"):
+            module(x if module is gm else torch.tensor([1.0, -2.0]), 3.0, False)
 
 
 def test_unpacking_a_proxy_matches_torch():

@@ -837,3 +837,51 @@ def test_print_readable_names_source_lines_of_recorded_stack_traces():
     line = inspect.getsourcelines(shape_model)[1] + 7  # the return line of Net.forward
     assert (f"# File: {__file__}:{line} in forward, code: return lib.relu(self.lin(x)) * 2"
             in text)
+
+
+def test_concrete_args_checks_and_annotations_match_torch():
+    def f(x, flag, opt=None):
+        return x + 1 if flag and opt is None else x
+
+    codes = {}
+    for lib in (torch, ember):
+        gm = lib.fx.symbolic_trace(f, concrete_args={"flag": True, "opt": None})
+        codes[lib] = gm.code
+        assert gm(lib.ones(1), True, None).tolist() == [2.0]
+        with pytest.raises(AssertionError, match="opt has been specialized to have value None"):
+            gm(lib.ones(1), True, 5)
+        gm.graph.eliminate_dead_code()  # torch keeps _assert, drops _assert_is_none
+        codes[lib, "dce"] = [node.name for node in gm.graph.nodes]
+
+        class Typed(lib.nn.Module):
+            def forward(self, x: lib.Tensor, k: int = 2) -> lib.Tensor:
+                return x * k
+
+        codes[lib, "typed"] = lib.fx.symbolic_trace(Typed()).code
+    for key in (torch, (torch, "dce"), (torch, "typed")):
+        ember_key = ember if key is torch else (ember, key[1])
+        expected = codes[key] if isinstance(codes[key], list) else ember_code(
+            codes[key]).replace("ember._assert", "ember.fx._symbolic_trace._assert")
+        assert codes[ember_key] == expected
+
+
+def test_placeholder_marker_and_containers_in_concrete_args():
+    from torch.fx._symbolic_trace import PH as TORCH_PH
+
+    from ember.fx._symbolic_trace import PH
+
+    def f(x, scale):
+        return x * scale
+
+    for lib, marker in ((torch, TORCH_PH), (ember, PH)):
+        gm = lib.fx.symbolic_trace(f, concrete_args={"scale": marker})
+        assert [node.name for node in gm.graph.nodes] == ["x", "scale_1", "mul", "output"]
+        assert gm(lib.ones(2), 3.0).tolist() == [3.0, 3.0]
+    # A specialized tuple stays one argument, checked whole (torch flattens it with pytree).
+    gm = ember.fx.symbolic_trace(lambda x, pair: x * pair[0] + pair[1],
+                                 concrete_args={"pair": (2, 1)})
+    assert gm(ember.ones(1), (2, 1)).tolist() == [3.0]
+    with pytest.raises(AssertionError, match=r"pair has been specialized to have value \(2, 1\)"):
+        gm(ember.ones(1), (5, 1))
+    with pytest.raises(NotImplementedError, match="PH inside a container"):
+        ember.fx.symbolic_trace(lambda x, pair: x, concrete_args={"pair": (PH, 1)})

@@ -19,9 +19,10 @@ import inspect
 import math
 import sys
 import types
+import warnings
 
 from .graph import Graph
-from .node import _side_effectful_functions, map_aggregate  # noqa: F401
+from .node import _side_effectful_functions, base_types, map_aggregate  # noqa: F401
 from .proxy import (  # noqa: F401
     GraphAppendingTracer,
     ParameterProxy,
@@ -250,7 +251,8 @@ class Tracer(TracerBase):
             result = _with_variadics_as_positional(fn)(*args)
         finally:
             patcher.restore()
-        self.create_node("output", "output", (self.create_arg(result),), {})
+        self.create_node("output", "output", (self.create_arg(result),), {},
+                         type_expr=getattr(fn, "__annotations__", {}).get("return"))
         return self.graph
 
     @staticmethod
@@ -274,11 +276,10 @@ class Tracer(TracerBase):
         if is_method:
             parameters = parameters[1:]
         values = [self.root] if is_method else []
+        annotations = getattr(fn, "__annotations__", {})
         for parameter in parameters:
             if parameter.name in concrete_args:
-                value = concrete_args.pop(parameter.name)
-                self.graph.placeholder(parameter.name, default_value=value)
-                values.append(value)
+                values.append(self._specialize(parameter, concrete_args.pop(parameter.name)))
                 continue
             if parameter.kind is parameter.VAR_POSITIONAL:
                 values.append(self.create_proxy("placeholder", f"*{parameter.name}", (), {}))
@@ -289,10 +290,41 @@ class Tracer(TracerBase):
             default = parameter.default
             values.append(self.create_proxy("placeholder", parameter.name,
                                             () if default is parameter.empty else (default,),
-                                            {}))
+                                            {}, type_expr=annotations.get(parameter.name)))
         if concrete_args:
             raise TypeError(f"concrete_args names unknown arguments: {sorted(concrete_args)}")
         return values
+
+    def _specialize(self, parameter, concrete):
+        """The value traced code sees for a ``concrete_args`` entry: the value itself (or,
+        for :data:`PH`, the input's proxy). The argument stays an input of the generated
+        ``forward`` (placeholder ``name_1``) and, as torch.fx does, the value passed at run
+        time is checked against the one traced with."""
+        import ember
+        name = parameter.name
+        default = () if parameter.default is parameter.empty else (parameter.default,)
+        placeholder = self.create_proxy("placeholder", f"{name}_1", default, {})
+        if isinstance(concrete, PHBase):
+            return placeholder
+        if _contains(concrete, lambda leaf: isinstance(leaf, PHBase)):
+            raise NotImplementedError(
+                f"ember.fx: concrete_args['{name}'] holds PH inside a container, which torch.fx "
+                "flattens with pytree code generation; ember does not. Pass the whole argument "
+                "as an input, or specialize it entirely")
+        message = f"{name} has been specialized to have value {concrete} but got another value"
+        if concrete is None:
+            self.create_proxy("call_function", _assert_is_none, (placeholder, message), {})
+        elif not _contains(concrete, lambda leaf: leaf is not None and not (
+                type(leaf) is bool or type(leaf) in base_types and type(leaf) is not
+                ember.Tensor)):
+            self.create_proxy("call_function", getattr(ember, "_assert", _assert),
+                              (placeholder == concrete, message), {})
+        else:
+            warnings.warn(f"Was not able to add assertion to guarantee correct input {name} to "
+                          "specialized function. It is up to the user to make sure that your "
+                          "inputs match the inputs you specialized the function with.",
+                          stacklevel=4)
+        return concrete
 
     def _patch(self, patcher, fn):
         import ember
@@ -360,6 +392,42 @@ def _with_variadics_as_positional(fn):
                          co_argcount=code.co_argcount + extra)
     return types.FunctionType(plain, fn.__globals__, fn.__name__, fn.__defaults__,
                               fn.__closure__)
+
+
+def _contains(value, test):
+    """Whether ``test`` holds for a leaf of the nested tuples/lists/dicts ``value``."""
+    if isinstance(value, (tuple, list)):
+        return any(_contains(item, test) for item in value)
+    if isinstance(value, dict):
+        return any(_contains(item, test) for item in value.values())
+    return test(value)
+
+
+class PHBase:
+    """A placeholder inside ``concrete_args``: that part of the argument stays a graph
+    input while the rest is specialized."""
+
+    def __repr__(self):
+        return "PH"
+
+
+PH = PHBase()
+
+
+def _assert(condition, message):
+    """``assert condition, message`` as a call (torch's ``torch._assert``)."""
+    if not condition:
+        raise AssertionError(message)
+
+
+def _assert_is_none(value, msg):
+    """Raise ``AssertionError(msg)`` unless ``value`` is None (the check of a
+    ``concrete_args`` entry specialized to None)."""
+    if value is not None:
+        raise AssertionError(msg)
+
+
+_side_effectful_functions.add(_assert)
 
 
 def _operator_namespaces():
