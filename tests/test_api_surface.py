@@ -471,6 +471,20 @@ KEYWORDS_TORCH_REFUSES = {
     "triplet_margin_loss size_average": lambda m: m.triplet_margin_loss(
         _x(m), _x(m), _x(m), size_average=False),
     "smm out_dtype": lambda m: m.smm(_x(m).to_sparse(), m.ones(3, 2), out_dtype=m.float32),
+    "nuclear_norm p": lambda m: m.nuclear_norm(m.eye(2), p="nuc"),
+    "nuclear_norm dtype": lambda m: m.nuclear_norm(m.eye(2), dtype=m.float64),
+    "embedding norm_type": lambda m: m.embedding(_x(m), m.tensor([0]), norm_type=2.0),
+    "embedding_bag norm_type": lambda m: m.embedding_bag(_x(m), m.tensor([0, 1]), m.tensor([0]),
+                                                         norm_type=2.0),
+    "Tensor.sspaddmm out": lambda m: m.eye(2).to_sparse().sspaddmm(
+        m.eye(2).to_sparse(), m.eye(2), out=m.empty(0)),
+    "Tensor.squeeze out": lambda m: _x(m).squeeze(out=m.empty(0)),
+    "Tensor.where y": lambda m: _x(m).where(_x(m) > 2, y=0.0),
+    "Tensor.topk descending": lambda m: _x(m).topk(2, descending=True),
+    "Tensor.histogram min": lambda m: _x(m).histogram(3, min=0.0, max=10.0),
+    "resolve_neg out": lambda m: _x(m).resolve_neg(out=m.empty(0)),
+    "triu_ out": lambda m: _x(m).triu_(out=m.empty(0)),
+    "renorm_ out": lambda m: _x(m).renorm_(2, 0, 1.0, out=m.empty(0)),
 }
 
 

@@ -157,7 +157,13 @@ def _attach_methods():
     """``s.smm(dense)``, ``s.sspaddmm(mat1, mat2)`` and ``s.hspmm(dense)`` on COO tensors."""
     SparseCOOTensor.smm = smm
     SparseCOOTensor.hspmm = hspmm
-    SparseCOOTensor.sspaddmm = sspaddmm
+    SparseCOOTensor.sspaddmm = _sspaddmm_method
+
+
+def _sspaddmm_method(self, mat1, mat2, *, beta=1, alpha=1):
+    """``ember.sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)`` (the method takes no
+    ``out=``, as torch's)."""
+    return sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
 
 _attach_methods()
