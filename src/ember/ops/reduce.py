@@ -33,7 +33,7 @@ __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "std", "var", "std_mean",
            "sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
            "bincount", "histc", "histogram", "searchsorted", "bucketize", "sum_to_size"]
 
-_LOW_PRECISION = (np.dtype(np.float16), dt.bfloat16.np)
+_LOW_PRECISION = dt.LOW_PRECISION
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -251,7 +251,7 @@ def sum_to_size(input, *sizes, size=None):
 
 @defop("nansum", meta=_reduce_meta())
 def nansum_op(xp, a, *, dims, keepdim, dtype=None):
-    if a.dtype.kind in "fc":
+    if a.dtype.kind not in "biu":  # floating, complex and bfloat16 (kind 'V')
         a = xp.where(a != a, 0, a)
     return sum_op.kernel(xp, a, dims=dims, keepdim=keepdim, dtype=dtype)
 
@@ -852,10 +852,11 @@ def logsumexp_op(xp, a, *, dims, keepdim):
     x = a.astype(compute) if compute is not None else a
     with _quiet(xp):
         if x.size and builtins.all(a.shape[d] for d in dims):
-            shift = xp.amax(x, axis=dims, keepdims=True)
+            # a real shift for complex input too, so the imaginary part is log's principal one
+            shift = xp.amax(x.real, axis=dims, keepdims=True)
             shift = xp.where(xp.isinf(shift), 0, shift)
         else:
-            shift = xp.zeros(_unsqueeze_all(a.shape, dims), x.dtype)
+            shift = xp.zeros(_unsqueeze_all(a.shape, dims), x.real.dtype)
         result = xp.log(xp.sum(xp.exp(x - shift), axis=dims, keepdims=True)) + shift
     if not keepdim:
         result = result.reshape(reduced_shape(a.shape, dims, False))
