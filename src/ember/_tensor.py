@@ -488,7 +488,7 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
         value = self._data.reshape(()).item() if self._device is CPU else self._data.item()
-        if self._data.dtype == dt.bfloat16.np:
+        if dt.is_bfloat16_array_dtype(self._data.dtype):
             value = builtins.float(value)
         return value
 
@@ -504,7 +504,7 @@ class Tensor:
         if self._device is META:
             raise RuntimeError("Tensor.tolist() cannot be called on meta tensors")
         array = self._host_array()
-        if array.dtype == dt.bfloat16.np:
+        if dt.is_bfloat16_array_dtype(array.dtype):
             array = array.astype(np.float32)
         return array.tolist()
 

@@ -885,3 +885,28 @@ def test_placeholder_marker_and_containers_in_concrete_args():
         gm(ember.ones(1), (5, 1))
     with pytest.raises(NotImplementedError, match="PH inside a container"):
         ember.fx.symbolic_trace(lambda x, pair: x, concrete_args={"pair": (PH, 1)})
+
+
+def test_buffer_proxies_and_traced_func_name_as_torch():
+    codes = {}
+    for lib in (torch, ember):
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("scale", lib.ones(2))
+
+            def forward(self, x):
+                return x * 2
+
+            def infer(self, x):
+                return self.scale * x
+
+        tracer = lib.fx.Tracer()
+        tracer.proxy_buffer_attributes = True
+        tracer.traced_func_name = "infer"
+        graph = tracer.trace(Net())
+        codes[lib] = lib.fx.GraphModule(tracer.root, graph).code.replace("torch.", "ember.")
+        tracer.traced_func_name = "missing"
+        with pytest.raises(AssertionError, match="traced_func_name=missing doesn't exist"):
+            tracer.trace(Net())
+    assert codes[ember] == codes[torch]

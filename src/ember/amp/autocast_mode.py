@@ -124,7 +124,7 @@ _KNOWN_DEVICES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "id
                   "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
                   "privateuseone")
 
-_ELIGIBLE = {np.dtype(np.float16), np.dtype(np.float32), dt.bfloat16.np}
+_ELIGIBLE = {np.dtype(np.float16), np.dtype(np.float32)}  # and bfloat16, tested by name
 _cache = {}          # id(leaf) -> (leaf, version, cast): casts of parameters, per region
 _cache_enabled = [True]
 _nesting = [0]
@@ -137,7 +137,8 @@ def _refresh():
 def _cast_tensor(t, target):
     """``t`` in ``target`` (an ember dtype) when it is an eligible floating tensor."""
     data = t._data
-    if data.dtype not in _ELIGIBLE or data.dtype == target.np:
+    eligible = data.dtype in _ELIGIBLE or dt.is_bfloat16_array_dtype(data.dtype)
+    if not eligible or data.dtype == target.np:
         return t
     if _cache_enabled[0] and t._rg and t._grad_fn is None:
         hit = _cache.get(id(t))

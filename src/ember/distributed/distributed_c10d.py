@@ -123,7 +123,7 @@ def _reduce_fn(op, dtype):
 
 def _avg_fix(array, n):
     """Divide a summed floating-point buffer by ``n`` in place (AVG rejects other dtypes)."""
-    if array.dtype in (np.float16, dt.bfloat16.np):
+    if array.dtype in dt.LOW_PRECISION:
         array[...] = (array.astype(np.float32) / n).astype(array.dtype)
     else:
         array /= n

@@ -171,21 +171,34 @@ class Tracer(TracerBase):
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
         """A parameter read in ``forward`` becomes a ``get_attr`` proxy (one per parameter;
-        a :class:`~ember.fx.proxy.ParameterProxy` with ``param_shapes_constant``)."""
+        a :class:`~ember.fx.proxy.ParameterProxy` with ``param_shapes_constant``); so does a
+        buffer with ``proxy_buffer_attributes``."""
+        import ember
         import ember.nn as nn
-        if not isinstance(attr_val, nn.Parameter):
-            return attr_val
-        for name, parameter in self.root.named_parameters():
-            if parameter is attr_val:
-                if name not in parameter_proxy_cache:
-                    factory = None
-                    if self.param_shapes_constant:
-                        def factory(node, name=name):
-                            return ParameterProxy(self, node, name, attr_val)
-                    parameter_proxy_cache[name] = self.create_proxy(
-                        "get_attr", name, (), {}, proxy_factory_fn=factory)
-                return parameter_proxy_cache[name]
+        if isinstance(attr_val, nn.Parameter):
+            found = self._attribute_proxy(attr_val, self.root.named_parameters(),
+                                          parameter_proxy_cache)
+            if found is not None:
+                return found
+        if self.proxy_buffer_attributes and isinstance(attr_val, ember.Tensor):
+            found = self._attribute_proxy(attr_val, self.root.named_buffers(),
+                                          parameter_proxy_cache)
+            if found is not None:
+                return found
         return attr_val
+
+    def _attribute_proxy(self, value, named_values, cache):
+        for name, candidate in named_values:
+            if candidate is value:
+                if name not in cache:
+                    factory = None
+                    if self.param_shapes_constant and isinstance(value, ember_parameter()):
+                        def factory(node, name=name):
+                            return ParameterProxy(self, node, name, value)
+                    cache[name] = self.create_proxy("get_attr", name, (), {},
+                                                    proxy_factory_fn=factory)
+                return cache[name]
+        return None
 
     def get_fresh_qualname(self, prefix):
         """A name starting with ``prefix`` that the root module does not have yet."""
@@ -235,7 +248,10 @@ class Tracer(TracerBase):
         """Trace ``root`` (a module or a function) and return the :class:`Graph`."""
         import ember.nn as nn
         if isinstance(root, nn.Module):
-            self.root, fn = root, type(root).forward
+            if not hasattr(type(root), self.traced_func_name):
+                raise AssertionError(f"traced_func_name={self.traced_func_name} doesn't exist "
+                                     f"in {type(root).__name__}")
+            self.root, fn = root, getattr(type(root), self.traced_func_name)
         else:
             self.root, fn = nn.Module(), root
         self.graph = Graph(tracer_cls=type(self))
@@ -392,6 +408,12 @@ def _with_variadics_as_positional(fn):
                          co_argcount=code.co_argcount + extra)
     return types.FunctionType(plain, fn.__globals__, fn.__name__, fn.__defaults__,
                               fn.__closure__)
+
+
+def ember_parameter():
+    """``ember.nn.Parameter`` (imported late: ember.fx loads before ember.nn is complete)."""
+    from ..nn.parameter import Parameter
+    return Parameter
 
 
 def _contains(value, test):
