@@ -1,7 +1,8 @@
 """Data types and torch's type-promotion rules.
 
 An :class:`dtype` pairs a torch name (``ember.float32``) with the NumPy dtype that stores it.
-bfloat16 comes from ``ml_dtypes``. Promotion follows torch, not NumPy: categories rank
+bfloat16 comes from ``ml_dtypes``, imported the first time a bfloat16 array is needed (the
+import costs about a second). Promotion follows torch, not NumPy: categories rank
 bool < integer < floating < complex, and 0-dim tensors and Python scalars only matter when they
 bring a higher category (see :func:`result_type`).
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 
-import ml_dtypes
 import numpy as np
 
 __all__ = [
@@ -65,6 +65,53 @@ class dtype:
         return (_dtype_by_name, (self.name,))
 
 
+class _LazyNumpyDtype(dtype):
+    """A dtype whose NumPy type comes from an optional package, imported on first use."""
+
+    __slots__ = ("_load",)
+
+    def __init__(self, name, load, category, rank, itemsize):
+        self.name = name
+        self._load = load
+        self.itemsize = itemsize
+        self.category = category
+        self.is_signed = True
+        self._rank = rank
+
+    @property
+    def np(self):
+        resolved = np.dtype(self._load())
+        _BY_NUMPY[resolved] = self
+        return resolved
+
+
+def _ml_dtypes_bfloat16():
+    import ml_dtypes
+
+    return ml_dtypes.bfloat16
+
+
+def is_bfloat16_array_dtype(np_dtype):
+    """Whether a NumPy dtype is ml_dtypes' bfloat16, without importing ml_dtypes.
+
+    Example::
+
+        >>> is_bfloat16_array_dtype(np.dtype(np.float16))
+        False
+    """
+    return getattr(np_dtype, "name", None) == "bfloat16"
+
+
+class _LowPrecisionNumpyDtypes:
+    """``np_dtype in LOW_PRECISION``: float16 or bfloat16 (computed in float32 by kernels)."""
+
+    def __contains__(self, np_dtype):
+        return np_dtype == _NP_FLOAT16 or is_bfloat16_array_dtype(np_dtype)
+
+
+_NP_FLOAT16 = np.dtype(np.float16)
+LOW_PRECISION = _LowPrecisionNumpyDtypes()
+
 bool = dtype("bool", np.bool_, _BOOL, 0)
 uint8 = dtype("uint8", np.uint8, _INT, 1)
 int8 = dtype("int8", np.int8, _INT, 2)
@@ -72,7 +119,7 @@ int16 = dtype("int16", np.int16, _INT, 3)
 int32 = dtype("int32", np.int32, _INT, 4)
 int64 = dtype("int64", np.int64, _INT, 5)
 float16 = dtype("float16", np.float16, _FLOAT, 6)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, 7)
+bfloat16 = _LazyNumpyDtype("bfloat16", _ml_dtypes_bfloat16, _FLOAT, 7, itemsize=2)
 float32 = dtype("float32", np.float32, _FLOAT, 8)
 float64 = dtype("float64", np.float64, _FLOAT, 9)
 complex64 = dtype("complex64", np.complex64, _COMPLEX, 10)
@@ -85,7 +132,7 @@ cfloat, cdouble, chalf = complex64, complex128, None
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
               complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_NUMPY = {d.np: d for d in ALL_DTYPES}
+_BY_NUMPY = {d.np: d for d in ALL_DTYPES if d is not bfloat16}
 _COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
 _REAL_TO_COMPLEX = {float16: complex64, bfloat16: complex64, float32: complex64,
                     float64: complex128}
@@ -102,7 +149,10 @@ def from_numpy_dtype(np_dtype):
     except KeyError:
         pass
     try:
-        return _BY_NUMPY[np.dtype(np_dtype)]
+        resolved = np.dtype(np_dtype)
+        if is_bfloat16_array_dtype(resolved):
+            return bfloat16  # an ml_dtypes array made before ember first needed bfloat16
+        return _BY_NUMPY[resolved]
     except (KeyError, TypeError):
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
@@ -275,7 +325,13 @@ class finfo:
         d = to_dtype(type) if type is not None else _default_dtype
         if d.category not in (_FLOAT, _COMPLEX):
             raise TypeError(f"torch.finfo() requires a floating point input type, got {d}")
-        info = ml_dtypes.finfo(d.to_real().np)
+        real = d.to_real()
+        if real is bfloat16:
+            import ml_dtypes
+
+            info = ml_dtypes.finfo(real.np)
+        else:
+            info = np.finfo(real.np)
         self.dtype = d.to_real().name
         self.bits = info.bits
         self.eps = builtins.float(info.eps)

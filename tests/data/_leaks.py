@@ -33,21 +33,28 @@ def children(exclude=()):
     return found
 
 
-def _used_elsewhere(name):
-    """Whether a process outside this one's tree maps /dev/shm/``name``: other programs on the
-    machine (other test runs) use /dev/shm too, and their files are not ours."""
-    ours = {os.getpid(), *children()}
-    path = f"/dev/shm/{name}"
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in ours:
-            continue
-        try:
-            with open(f"/proc/{entry}/maps") as maps:
-                if path in maps.read():
-                    return True
-        except OSError:
-            continue
-    return False
+_NAMED_HERE = set()  # /dev/shm names this process chose (semaphores, shared_memory blocks)
+
+
+def _record_names():
+    """Wrap multiprocessing's name makers so that the leak check knows which /dev/shm files
+    are ours: other programs on the machine (other test runs) use /dev/shm too."""
+    from multiprocessing import shared_memory, synchronize
+
+    if getattr(synchronize.SemLock._make_name, "_recorded", False):
+        return
+
+    def recorded(make, prefix):
+        def make_and_record(*args):
+            name = make(*args)
+            _NAMED_HERE.add(prefix + name.lstrip("/"))
+            return name
+        make_and_record._recorded = True
+        return make_and_record
+
+    synchronize.SemLock._make_name = staticmethod(recorded(synchronize.SemLock._make_name,
+                                                           "sem."))
+    shared_memory._make_filename = recorded(shared_memory._make_filename, "")
 
 
 def descriptors():
@@ -66,6 +73,7 @@ def snapshot(exclude=(), collect=True):
     /dev/shm files)."""
     from multiprocessing import resource_tracker
 
+    _record_names()
     resource_tracker.ensure_running()  # once per process; its pipe is not a leak
     if collect:
         gc.collect()
@@ -86,8 +94,7 @@ def assert_clean(before, exclude=(), timeout=10.0):
             "child processes": sorted(set(now[0]) - set(before[0])),
             "memfds": now[1] - before[1] if now[1] > before[1] else 0,
             "descriptors": now[2] - before[2] if now[2] > before[2] else 0,
-            "/dev/shm files": sorted(name for name in now[3] - before[3]
-                                     if not _used_elsewhere(name)),
+            "/dev/shm files": sorted((now[3] - before[3]) & _NAMED_HERE),
         }
         if not any(left.values()) or time.monotonic() > deadline:
             break

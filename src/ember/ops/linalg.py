@@ -69,7 +69,7 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
 _SHORT = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
           "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_LOW = dt.LOW_PRECISION
 
 
 def _short(t):

@@ -50,7 +50,7 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
 
 _same_shape_meta = broadcast_meta()
 _bool_meta = broadcast_meta(np.dtype(np.bool_))
-_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_LOW = dt.LOW_PRECISION
 _F32 = np.dtype(np.float32)
 
 

@@ -202,7 +202,7 @@ def _to_storage(array, np_dtype):
     through float, as c10's converters do)."""
     if array.dtype == np_dtype:
         return array
-    if np_dtype in (np.float16, dt.bfloat16.np) and array.dtype == _F64:
+    if np_dtype in dt.LOW_PRECISION and array.dtype == _F64:
         array = array.astype(_F32)
     return array.astype(np_dtype)
 
@@ -1174,7 +1174,7 @@ def _check_probabilities(p):
     if p._device is META or not p.numel():
         return
     data = p._data
-    if data.dtype == dt.bfloat16.np:
+    if dt.is_bfloat16_array_dtype(data.dtype):
         data = data.astype(np.float32)
     if not builtins.bool(((data >= 0) & (data <= 1)).all()):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
@@ -1229,7 +1229,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     _check_float(dtype, "bernoulli_tensor_cpu_p_")
     _check_probabilities(input)
     data = input._data
-    if device is not META and data.dtype == dt.bfloat16.np:
+    if device is not META and dt.is_bfloat16_array_dtype(data.dtype):
         data = data.astype(np.float32)
     sample = _bernoulli_sample(data, shape, dtype, device, generator,
                                double=dtype is dt.float64)

@@ -28,7 +28,7 @@ __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "har
            "hardswish", "hardshrink", "softshrink", "tanhshrink", "softplus", "softsign",
            "logsigmoid", "softmax", "softmin", "log_softmax", "gumbel_softmax", "glu"]
 
-_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_LOW = dt.LOW_PRECISION
 _F32 = np.dtype(np.float32)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946

@@ -25,7 +25,7 @@ from .linear import linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
-_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_LOW = dt.LOW_PRECISION
 _F32 = np.dtype(np.float32)
 
 # torch's C++ names of scalar types, as its attention error messages print them

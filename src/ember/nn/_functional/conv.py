@@ -38,7 +38,7 @@ from ...ops._util import as_strided
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold"]
 
-_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_LOW = dt.LOW_PRECISION
 _F32 = np.dtype(np.float32)
 
 

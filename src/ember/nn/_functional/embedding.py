@@ -124,7 +124,7 @@ def _embedding_renorm_(weight, indices, max_norm, norm_type):
     rows_idx = xp.unique(indices._data.reshape(-1))
     data = weight._data
     rows = data[rows_idx]
-    if rows.dtype in (np.dtype(np.float16), dt.bfloat16.np):
+    if rows.dtype in dt.LOW_PRECISION:
         norms = _norm_rows(xp, rows.astype(np.float32), norm_type)
     else:
         norms = _norm_rows(xp, rows, norm_type)

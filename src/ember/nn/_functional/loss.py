@@ -36,7 +36,7 @@ __all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_ent
            "margin_ranking_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
            "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss"]
 
-_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_LOW = dt.LOW_PRECISION
 _F32 = np.dtype(np.float32)
 _SHORT = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",

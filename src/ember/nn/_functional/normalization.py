@@ -28,7 +28,7 @@ from ...ops.shape import pad
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
            "local_response_norm"]
 
-_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_LOW = dt.LOW_PRECISION
 
 
 def _check_input(input, name):

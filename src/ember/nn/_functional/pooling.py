@@ -33,7 +33,7 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d",
            "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
-_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_LOW = dt.LOW_PRECISION
 _F32 = np.dtype(np.float32)
 _WORDS = {1: "one int", 2: "two ints", 3: "three ints"}
 
@@ -222,7 +222,7 @@ def _grid_sum(xp, parts):
 
 
 def _lowest(dtype):
-    return -np.inf if dtype.kind == "f" or dtype == dt.bfloat16.np else np.iinfo(dtype).min
+    return -np.inf if dtype.kind == "f" or dt.is_bfloat16_array_dtype(dtype) else np.iinfo(dtype).min
 
 
 def _max_pool_kernel(xp, a, *, nd, kernel, stride, padding, dilation, out):
@@ -233,7 +233,7 @@ def _max_pool_kernel(xp, a, *, nd, kernel, stride, padding, dilation, out):
     lead, spatial = a.shape[:-nd], a.shape[-nd:]
     dtype = a.dtype
     x = a.reshape((-1,) + spatial)
-    if dtype == dt.bfloat16.np:
+    if dt.is_bfloat16_array_dtype(dtype):
         x = x.astype(_F32)
     floating = x.dtype.kind == "f"
     # the NaN pass only where the input has NaN (one cheap reduction on the CPU; none on CuPy)
@@ -784,7 +784,7 @@ def _adaptive_max_kernel(xp, a, *, nd, out):
     lead, spatial = a.shape[:-nd], a.shape[-nd:]
     dtype = a.dtype
     x = a.reshape((-1,) + spatial)
-    if dtype == dt.bfloat16.np:
+    if dt.is_bfloat16_array_dtype(dtype):
         x = x.astype(_F32)
     tables, widths = [], []
     for n, o in zip(spatial, out):

@@ -53,7 +53,7 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 # itself is recorded (``create_graph=True``), the derivative is instead written with ember ops
 # from the saved inputs, so that double backward works.
 
-_LOW = (np.dtype(np.float16), dt.bfloat16.np)
+_LOW = dt.LOW_PRECISION
 
 
 def _sigmoid_(xp, a):
