@@ -126,8 +126,11 @@ class _TorchPickler(pickle._Pickler):
         module, qualname = torch_name
         parent, _, attribute = qualname.rpartition(".")
         if parent and self.proto < 4:  # a method: getattr(its class, name), as pickle writes it
-            owner = _attribute_path(sys.modules[obj.__module__], parent)
-            self.save_reduce(getattr, (owner, attribute), obj=obj)
+            owner = _attribute_path(sys.modules.get(obj.__module__), parent)
+            if owner is None:
+                super().save_global(obj, name)  # pickle's own error for what it cannot find
+            else:
+                self.save_reduce(getattr, (owner, attribute), obj=obj)
         else:
             self.save(_global(module, qualname))
 
