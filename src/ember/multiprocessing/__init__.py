@@ -25,6 +25,7 @@ Example::
 
 from __future__ import annotations
 
+import importlib
 import mmap
 import multiprocessing
 import os
@@ -211,21 +212,34 @@ Tensor.is_shared = is_shared
 # ---------------------------------------------------------------- spawn
 
 
-class ProcessRaisedException(Exception):
+class ProcessException(Exception):
+    """Base of the failures of processes started by :func:`spawn` (torch's class)."""
+
+    def __init__(self, msg, error_index, pid):
+        super().__init__(msg)
+        self.msg, self.error_index, self.pid = msg, error_index, pid
+
+    def __reduce__(self):
+        return type(self), (self.msg, self.error_index, self.pid)
+
+
+class ProcessRaisedException(ProcessException):
     """A process started by :func:`spawn` raised; the message holds its traceback."""
 
     def __init__(self, msg, error_index, error_pid):
-        super().__init__(msg)
-        self.error_index, self.pid = error_index, error_pid
+        super().__init__(msg, error_index, error_pid)
 
 
-class ProcessExitedException(Exception):
+class ProcessExitedException(ProcessException):
     """A process started by :func:`spawn` exited with a non-zero code or a signal."""
 
     def __init__(self, msg, error_index, error_pid, exit_code, signal_name=None):
-        super().__init__(msg)
-        self.error_index, self.pid = error_index, error_pid
+        super().__init__(msg, error_index, error_pid)
         self.exit_code, self.signal_name = exit_code, signal_name
+
+    def __reduce__(self):
+        return type(self), (self.msg, self.error_index, self.pid, self.exit_code,
+                            self.signal_name)
 
 
 def _spawn_entry(fn, index, args, error_queue):
@@ -300,3 +314,11 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
     while not result.join():
         pass
     return None
+
+
+# torch's submodule paths (spawn, pool, queue, reductions). Importing a submodule binds its
+# name on this package, so the ``spawn`` function is bound again afterwards, as in torch.
+_spawn_function = spawn
+for _submodule in ("pool", "queue", "reductions", "spawn"):
+    importlib.import_module(f"{__name__}.{_submodule}")
+spawn = _spawn_function  # noqa: F811
