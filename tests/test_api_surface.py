@@ -797,3 +797,9 @@ def test_script_classes_and_errors_are_ember_jit_ones():
     assert issubclass(torch.AcceleratorError, RuntimeError)
     assert [m.name for m in ember.AggregationType] == ["SUM", "AVG"]
     assert ember.AVG.value == torch.AVG.value and ember.SUM.value == torch.SUM.value
+
+
+def test_layouts_of_missing_tensor_kinds_exist_as_torch():
+    for name in ("jagged", "sparse_bsr", "sparse_bsc"):
+        assert repr(getattr(ember, name)) == repr(getattr(torch, name)).replace("torch", "ember")
+        assert isinstance(getattr(ember, name), ember.layout)

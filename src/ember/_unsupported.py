@@ -21,6 +21,7 @@ import enum
 import sys
 
 from . import _dtype as dt
+from ._tensor import layout
 
 __all__ = []  # filled below with every name made here
 
@@ -171,6 +172,12 @@ def _dtype_named(name):
     return getattr(sys.modules[__name__], name)
 
 
+# layouts of tensors ember cannot make: nested (jagged) and block-sparse tensors
+jagged = layout("jagged")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+
+
 class AggregationType(enum.Enum):
     """How ``ThroughputBenchmark`` aggregates (torch's ``SUM``/``AVG`` members).
 
@@ -218,7 +225,8 @@ def _make_all():
     module.chalf = module.complex32
     module.bit = module.uint1
     __all__.extend([*UNSUPPORTED_CLASSES, *UNSUPPORTED_FUNCTIONS, *UNSUPPORTED_DTYPES, "chalf",
-                    "bit", "AggregationType", "SUM", "AVG", "FatalError", "AcceleratorError"])
+                    "bit", "jagged", "sparse_bsr", "sparse_bsc", "AggregationType", "SUM", "AVG",
+                    "FatalError", "AcceleratorError"])
 
 
 _make_all()
