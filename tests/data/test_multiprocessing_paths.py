@@ -5,7 +5,7 @@ import sys
 
 import pytest
 import torch
-import torch.multiprocessing  # noqa: F401
+import torch.multiprocessing.reductions  # noqa: F401
 
 import ember
 import ember.multiprocessing  # noqa: F401
@@ -38,9 +38,8 @@ def test_start_processes_reraises_the_workers_error_like_torch():
 def test_pool_and_simple_queue_carry_tensors():
     with ember.multiprocessing.pool.Pool(2) as pool:
         results = pool.map(_double, [ember.ones(2), ember.arange(3)])
-    with torch.multiprocessing.pool.Pool(2) as pool:
-        expected = pool.map(_double, [torch.ones(2), torch.arange(3)])
-    assert [r.tolist() for r in results] == [e.tolist() for e in expected]
+    # torch's own Pool cannot start on Python 3.11 (its SimpleQueue lacks ctx): closed form
+    assert [r.tolist() for r in results] == [[2.0, 2.0], [0, 2, 4]]
     queue = ember.multiprocessing.queue.SimpleQueue(ctx=multiprocessing.get_context())
     queue.put(ember.arange(4.0))
     assert queue.get().tolist() == [0.0, 1.0, 2.0, 3.0]
