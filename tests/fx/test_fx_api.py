@@ -910,3 +910,44 @@ def test_buffer_proxies_and_traced_func_name_as_torch():
         with pytest.raises(AssertionError, match="traced_func_name=missing doesn't exist"):
             tracer.trace(Net())
     assert codes[ember] == codes[torch]
+
+
+def multi_output_cases(lib):
+    def two_branches(x):
+        a = x.relu()
+        b = x.sigmoid()
+        return a + b, a * 2
+
+    def chained(x, y):
+        s = x + y
+        t = s.relu()
+        return t - s.sigmoid(), (x + y).relu()
+
+    def pattern(x):
+        return x.relu(), x.sigmoid()
+
+    def replacement(x):
+        return x.tanh(), x.neg()
+
+    def chain_pattern(x, y):
+        s = x + y
+        return s, s.relu()
+
+    def chain_replacement(x, y):
+        s = x.mul(y)
+        return s, s.abs()
+
+    return [(two_branches, pattern, replacement), (chained, chain_pattern, chain_replacement)]
+
+
+@pytest.mark.parametrize("case", range(2))
+def test_multi_output_patterns_are_replaced_as_torch(case):
+    results = {}
+    for lib in (torch, ember):
+        model, pattern, replacement = multi_output_cases(lib)[case]
+        gm = lib.fx.symbolic_trace(model)
+        matches = lib.fx.replace_pattern(gm, pattern, replacement)
+        results[lib] = (gm.code.replace("torch.", "ember."),
+                        [(m.anchor.name, sorted((k.name, v.name) for k, v in m.nodes_map.items()))
+                         for m in matches])
+    assert results[ember] == results[torch]

@@ -3,8 +3,9 @@ it with another function's graph (torch.fx's ``replace_pattern``).
 
 A pattern is a function (or module) traced with :func:`~ember.fx.symbolic_trace`; its
 placeholders match any graph value, every other node must match a node with the same op,
-target and arguments, and the nodes inside a match (all but the one returned) must not be
-used outside it. Matches are searched in graph order and overlapping ones are dropped.
+target and arguments, and the nodes inside a match (all but those returned) must not be
+used outside it. A pattern may return several values (a tuple); the replacement then returns
+as many. Matches are searched in graph order and overlapping ones are dropped.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def _pattern_graph(pattern):
 
 
 class _Matcher:
-    """Matches the pattern backwards from its returned node, one graph node at a time."""
+    """Matches the pattern backwards from its returned nodes (its anchors), one graph node
+    at a time; with several returned values, each anchor is tried on every graph node."""
 
     def __init__(self, pattern_graph, ignore_literals=False, node_name_match=""):
         self.ignore_literals = ignore_literals
@@ -67,20 +69,41 @@ class _Matcher:
                                                                              "output")]
         output = next(n for n in pattern_graph.nodes if n.op == "output")
         returned = output.args[0]
-        if not isinstance(returned, Node):
+        self.returned = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+        if not self.returned or not all(isinstance(value, Node) and value.op != "placeholder"
+                                        for value in self.returned):
             raise NotImplementedError("ember.fx.replace_pattern: the pattern must return "
-                                      "exactly one value")
-        self.anchor = returned
+                                      "values it computes (a node or a tuple of nodes)")
+        # As torch: the anchors are the returned values nothing else in the pattern uses;
+        # matching backwards from them reaches the other returned values.
+        self.anchors = [value for value in self.returned if len(value.users) == 1]
         self.placeholders = [n for n in pattern_graph.nodes if n.op == "placeholder"]
 
-    def match_at(self, graph_node):
+    def match_at(self, graph_node, candidates=()):
+        """The match whose first anchor is ``graph_node`` (the other anchors searched among
+        ``candidates``), or None."""
         nodes_map = {}
-        if not self._match_node(self.anchor, graph_node, nodes_map):
+        if not self.anchors or not self._match_node(self.anchors[0], graph_node, nodes_map):
             return None
-        if not self._is_self_contained(nodes_map):
+        nodes_map = self._match_other_anchors(1, nodes_map, candidates)
+        if nodes_map is None:
             return None
-        return InternalMatch([self.anchor], nodes_map,
-                             [nodes_map[n] for n in self.placeholders], [graph_node])
+        return InternalMatch(list(self.anchors), nodes_map,
+                             [nodes_map[n] for n in self.placeholders],
+                             [nodes_map[value] for value in self.returned])
+
+    def _match_other_anchors(self, index, nodes_map, candidates):
+        if index == len(self.anchors):
+            return nodes_map if self._is_self_contained(nodes_map) else None
+        if self.anchors[index] in nodes_map:
+            return self._match_other_anchors(index + 1, nodes_map, candidates)
+        for candidate in candidates:
+            attempt = dict(nodes_map)
+            if self._match_node(self.anchors[index], candidate, attempt):
+                found = self._match_other_anchors(index + 1, attempt, candidates)
+                if found is not None:
+                    return found
+        return None
 
     def _match_node(self, pattern_node, graph_node, nodes_map):
         if pattern_node in nodes_map:
@@ -113,18 +136,17 @@ class _Matcher:
         return not isinstance(graph_arg, Node) and pattern_arg == graph_arg
 
     def _is_self_contained(self, nodes_map):
-        """Nodes computed inside the match (not the anchor) are used only inside it."""
+        """Nodes computed inside the match (not the returned ones) are used only inside it."""
         inside = {nodes_map[n] for n in self.pattern_nodes}
-        return all(user in inside for node in inside if node is not nodes_map[self.anchor]
-                   for user in node.users)
+        returned = {nodes_map[value] for value in self.returned}
+        return all(user in inside for node in inside - returned for user in node.users)
 
 
 def _find_matches(graph, matcher):
     matches, taken = [], set()
-    for node in graph.nodes:
-        if node.op in ("placeholder", "output"):
-            continue
-        match = matcher.match_at(node)
+    candidates = [node for node in graph.nodes if node.op not in ("placeholder", "output")]
+    for node in candidates:
+        match = matcher.match_at(node, candidates)
         if match is None:
             continue
         computed = {match.nodes_map[n] for n in matcher.pattern_nodes}
@@ -136,9 +158,9 @@ def _find_matches(graph, matcher):
 
 
 def _insertion_point(graph, returned):
-    """Just before the first user of the matched value (the end when it has none)."""
+    """Just before the first user of any matched returned value (the end when none)."""
     for node in graph.nodes:
-        if node in returned.users:
+        if any(node in value.users for value in returned):
             return node
     return None
 
@@ -153,12 +175,17 @@ def _replace(gm, match, matcher, replacement_graph, replaced):
     replacement_placeholders = [n for n in replacement_graph.nodes if n.op == "placeholder"]
     value_map = {new: match.nodes_map[old]
                  for new, old in zip(replacement_placeholders, matcher.placeholders)}
-    returned = match.returning_nodes[0]
+    returned = match.returning_nodes
     before = set(graph.nodes)
     with graph.inserting_before(_insertion_point(graph, returned)):
         new_value = graph.graph_copy(replacement_graph, value_map)
-    returned.replace_all_uses_with(new_value)
-    replaced[returned] = new_value
+    new_values = list(new_value) if len(returned) > 1 else [new_value]
+    if len(new_values) != len(returned):
+        raise RuntimeError(f"replace_pattern: the replacement returns {len(new_values)} "
+                           f"values where the pattern returns {len(returned)}")
+    for old_value, value in zip(returned, new_values):
+        old_value.replace_all_uses_with(value)
+        replaced[old_value] = value
     for pattern_node in reversed(matcher.pattern_nodes):
         graph.erase_node(match.nodes_map[pattern_node])
     return [node for node in graph.nodes if node not in before]
