@@ -233,6 +233,27 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return _finish(result, requires_grad, None, "empty_strided")
 
 
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """An uninitialised dense tensor of ``size`` whose dims lie in memory in the order
+    ``physical_layout`` (outermost first).
+
+    Example::
+
+        >>> ember.empty_permuted((2, 3, 4), (2, 0, 1)).stride()
+        (3, 1, 6)
+    """
+    size = parse_size((size,))
+    order = [int(d) for d in physical_layout]
+    if sorted(order) != list(builtins.range(len(size))):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; or physical_layout is not a permutation: "
+                           f"{list(size)} vs {order}")
+    physical = empty([size[d] for d in order], dtype=dtype, device=device)
+    inverse = sorted(builtins.range(len(order)), key=order.__getitem__)
+    return physical.permute(inverse).requires_grad_(requires_grad)
+
+
 def _fill_dtype(fill_value):
     if isinstance(fill_value, Tensor):
         return fill_value.dtype
@@ -1082,7 +1103,7 @@ Tensor.contiguous = contiguous
 # ================================================================ toplevel-helper section:
 # range (deprecated), vander, diagflat, frombuffer
 
-__all__ += ["range", "vander", "diagflat", "frombuffer"]
+__all__ += ["range", "vander", "diagflat", "frombuffer", "empty_permuted"]
 
 # NB: ``range`` in this whole module is torch's (defined below): use ``builtins.range``.
 

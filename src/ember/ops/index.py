@@ -36,7 +36,8 @@ from ._util import host_values, scalar
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
            "index_copy", "index_fill", "index_put", "masked_fill", "masked_scatter",
-           "masked_select", "take", "take_along_dim", "put", "nonzero", "argwhere"]
+           "masked_select", "take", "take_along_dim", "put", "nonzero", "nonzero_static",
+           "argwhere"]
 
 _INDEX_INT = (np.dtype(np.int64), np.dtype(np.int32))
 _SHORT = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -1389,6 +1390,30 @@ def nonzero(input, *, out=None, as_tuple=False):
     return write_out(nonzero_op(input), out, "nonzero")
 
 
+def nonzero_static(input, *, size, fill_value=-1):
+    """The ``(size, ndim)`` indices of the first ``size`` non-zero elements, rows past the
+    last one filled with ``fill_value`` (a fixed output shape, as torch).
+
+    Example::
+
+        >>> ember.nonzero_static(ember.tensor([0, 3, 0]), size=2)
+        tensor([[ 1],
+                [-1]])
+    """
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got "
+                           f"{size}")
+    found = nonzero_op(input)[:size]
+    if found.shape[0] == size:
+        return found.clone()
+    from .creation import full
+    from .shape import cat
+
+    padding = full((size - found.shape[0], input.dim()), fill_value, dtype=found.dtype,
+                   device=found.device)
+    return cat([found, padding])
+
+
 def argwhere(input):
     """The indices of the non-zero elements as an ``(n, ndim)`` tensor.
 
@@ -1417,7 +1442,7 @@ Tensor.scatter = _scatter_method
 Tensor.scatter_ = _inplace_method(_scatter_method, "scatter")
 for _fn in (scatter_add, scatter_reduce, index_select, index_add, index_copy, index_fill,
             masked_fill, index_put, masked_scatter, masked_select, take, take_along_dim, put,
-            nonzero, argwhere):
+            nonzero, nonzero_static, argwhere):
     setattr(Tensor, _fn.__name__, _fn)
 for _fn in (scatter_add, scatter_reduce, index_add, index_copy, index_fill, masked_fill,
             index_put, masked_scatter, put):
