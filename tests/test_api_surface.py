@@ -803,3 +803,23 @@ def test_layouts_of_missing_tensor_kinds_exist_as_torch():
     for name in ("jagged", "sparse_bsr", "sparse_bsc"):
         assert repr(getattr(ember, name)) == repr(getattr(torch, name)).replace("torch", "ember")
         assert isinstance(getattr(ember, name), ember.layout)
+
+
+SPARSE_ATTRIBUTES = ("values", "indices", "crow_indices", "col_indices", "ccol_indices",
+                     "row_indices", "is_coalesced", "sparse_dim", "dense_dim", "is_xpu",
+                     "is_nested", "is_mps", "dim_order")
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "csc"])
+@pytest.mark.parametrize("name", SPARSE_ATTRIBUTES)
+def test_attributes_of_sparse_tensors_as_torch(layout, name):
+    def run(m):
+        dense = m.tensor([[0.0, 2.0], [3.0, 0.0]])
+        s = {"coo": dense.to_sparse, "csr": dense.to_sparse_csr,
+             "csc": dense.to_sparse_csc}[layout]()
+        value = getattr(s, name)
+        value = value() if callable(value) else value
+        return value.tolist() if isinstance(value, (ember.Tensor, torch.Tensor)) else value
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))

@@ -45,9 +45,14 @@ def is_distributed(self):
 # ---------------------------------------------------------------- sparse accessors
 
 
+_LAYOUT_KINDS = {"strided": "Strided", "sparse_coo": "Sparse", "sparse_csr": "SparseCsr",
+                 "sparse_csc": "SparseCsc"}
+
+
 def _sparse_only(name, layout):
     def accessor(self, *args, **kwargs):
-        raise RuntimeError(f"{name} expected sparse {layout} layout but got Strided")
+        raise RuntimeError(f"{name} expected sparse {layout} layout but got "
+                           f"{_LAYOUT_KINDS[self.layout.name]}")
     accessor.__name__ = accessor.__qualname__ = name
     accessor.__doc__ = (f"A sparse tensor's ``{name}``; a dense tensor raises torch's "
                         f"RuntimeError (the tensor needs a sparse {layout} layout).")
@@ -392,6 +397,39 @@ def _at_least(a, b):
     return b == 0 or (a != 0 and (a >= b or a % b == 0))
 
 
+def _sparse_dim_order(self, *, ambiguity_check=False):
+    """Sparse tensors have no strides, so no dim order (torch's errors)."""
+    if self.layout.name == "sparse_coo":
+        from ._tensor import _TYPE_NAMES
+
+        kind = _TYPE_NAMES[self.dtype.name].replace("torch.", "torch.sparse.")
+        raise AttributeError(f"Can't get dim order on sparse type: {kind} Use "
+                             f"Tensor.to_dense() to convert to a dense tensor first.")
+    raise RuntimeError(f"Sparse {self.layout.name[-3:].upper()} tensors do not have strides")
+
+
+def _defines(cls, name):
+    return any(name in vars(klass) for klass in cls.__mro__)
+
+
+def _install_on_sparse():
+    """The same flags, and the accessors of the other sparse layouts (raising torch's
+    error), on ember's sparse tensor classes."""
+    from .sparse._base import SparseTensorBase
+    from .sparse._compressed import SparseCompressedTensor
+    from .sparse._coo import SparseCOOTensor
+
+    for flag in _BACKEND_FLAGS:
+        setattr(SparseTensorBase, flag, property(_always_false, doc=_always_false.__doc__))
+    SparseTensorBase.is_distributed = is_distributed
+    for cls in (SparseCOOTensor, SparseCompressedTensor):
+        for name, layout in _SPARSE_ACCESSORS.items():
+            if not _defines(cls, name):
+                setattr(cls, name, _sparse_only(name, layout))
+        if not _defines(cls, "dim_order"):
+            cls.dim_order = _sparse_dim_order
+
+
 def _grad_dtype(self):
     """The dtype a leaf's ``.grad`` takes: its own dtype (torch's default); only leaves
     have one."""
@@ -444,6 +482,7 @@ def _install():
     Tensor.grad_dtype = property(_grad_dtype, _set_grad_dtype, doc=_grad_dtype.__doc__)
     Tensor.volatile = property(_volatile, _set_volatile, doc=_volatile.__doc__)
     Tensor.name = property(_name, doc=_name.__doc__)
+    _install_on_sparse()
 
 
 _install()
