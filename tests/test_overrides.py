@@ -74,6 +74,8 @@ def _torch_sample():
 
 
 TORCH_SAMPLE = _torch_sample()
+PUBLIC_FUNCTIONS = {function for functions in ember.overrides.get_overridable_functions().values()
+                    for function in functions}
 
 
 def _call_recorded(function, count):
@@ -104,7 +106,10 @@ def test_every_function_torch_dispatches_dispatches_in_ember_with_its_public_obj
         expected_func = _ember_object(torch.overrides.resolve_name(torch_calls[0][0]) or name)
         if result != "recorded" or not calls:
             failures.append(f"{name}: {result}")
-        elif calls[0][0] is not expected_func:
+        elif calls[0][0] is not expected_func and (
+                calls[0][0].__name__ != torch_calls[0][0].__name__ or
+                calls[0][0] not in PUBLIC_FUNCTIONS):
+            # (torch's operators share function objects: Tensor.__rtruediv__ is __rdiv__)
             failures.append(f"{name}: func {calls[0][0]!r}, expected {expected_func!r}")
     assert failures == []
 

@@ -39,6 +39,7 @@ import inspect
 import sys
 import types as _types
 import warnings
+import warnings as _stdlib_warnings  # the real module (``warnings`` here becomes the shim)
 
 from ._device import device as _device
 from ._dtype import dtype as _dtype
@@ -325,7 +326,7 @@ def _dispatch(public_api, implementation, args, kwargs):
 # ---------------------------------------------------------------- the public wrappers
 
 
-def _public(implementation, name, module=None, qualname=None):
+def _public(implementation, name, qualname=None):
     """``implementation`` as a public function that honours ``__torch_function__``.
 
     The common call (every argument exactly a tensor, a parameter or a Python scalar, no mode)
@@ -355,8 +356,6 @@ def _public(implementation, name, module=None, qualname=None):
     functools.update_wrapper(public, implementation)
     public.__name__ = name
     public.__qualname__ = qualname or name
-    if module is not None:
-        public.__module__ = module
     public.__torch_function_implementation__ = implementation
     public.__torch_function_public__ = public  # what overrides see as ``func``
     return public
@@ -432,7 +431,7 @@ def _wrap_namespace(module_name, only=None):
         if _is_public_wrapper(value):
             wrapped[value.__torch_function_implementation__] = value
             continue
-        public = _public(value, name, module_name)
+        public = _public(value, name)
         setattr(module, name, public)
         wrapped[value] = public
         _overridable.setdefault(module, []).append(public)
@@ -471,9 +470,12 @@ def _install():
         if module_name == "ember.nn.functional":
             _replace_references(wrapped, ("ember.nn._functional.", "ember.nn.modules."))
     _wrap_tensor_methods()
+    _count_warning_levels_past_wrappers()
 
 
 def _replace_references(wrapped, prefixes):
+    """Point the modules named by ``prefixes`` at the public functions: their globals, and the
+    default arguments of their functions and methods (``activation=F.relu``)."""
     for module_name, module in list(sys.modules.items()):
         if module is None or not module_name.startswith(prefixes):
             continue
@@ -481,6 +483,59 @@ def _replace_references(wrapped, prefixes):
         for name, value in list(namespace.items()):
             if isinstance(value, _types.FunctionType) and value in wrapped:
                 namespace[name] = wrapped[value]
+            elif isinstance(value, _types.FunctionType) and value.__module__ == module_name:
+                _replace_defaults(value, wrapped)
+            elif isinstance(value, type) and value.__module__ == module_name:
+                for member in vars(value).values():
+                    if isinstance(member, _types.FunctionType):
+                        _replace_defaults(member, wrapped)
+
+
+def _replace_defaults(function, wrapped):
+    def public(value):
+        return wrapped.get(value, value) if isinstance(value, _types.FunctionType) else value
+    if function.__defaults__:
+        function.__defaults__ = tuple(public(value) for value in function.__defaults__)
+    if function.__kwdefaults__:
+        function.__kwdefaults__ = {key: public(value)
+                                   for key, value in function.__kwdefaults__.items()}
+
+
+# ---------------------------------------------------------------- warnings
+
+
+class _WarningsSkippingWrappers:
+    """The ``warnings`` module as ember's own modules see it: ``warn(..., stacklevel=n)`` counts
+    only frames that are not the public wrappers above, so a warning still points at the line
+    its ``stacklevel`` means (the user's call), as if the wrapper were not there, as torch's
+    check in C++ is not. Everything else is the ``warnings`` module itself."""
+
+    def __getattr__(self, name):
+        return getattr(_stdlib_warnings, name)
+
+    @staticmethod
+    def warn(message, category=None, stacklevel=1, source=None):
+        frame, skipped = sys._getframe(1), 0
+        for _ in range(stacklevel - 1):
+            frame = frame.f_back
+            while frame is not None and frame.f_code is _WRAPPER_CODE:
+                skipped += 1
+                frame = frame.f_back
+            if frame is None:
+                break
+        _stdlib_warnings.warn(message, category, stacklevel + skipped + 1, source)
+
+
+_WRAPPER_CODE = _public(len, "len").__code__  # every public wrapper runs this code object
+
+
+def _count_warning_levels_past_wrappers():
+    """Give every loaded ember module that warns the ``warnings`` that skips the wrappers."""
+    shim = _WarningsSkippingWrappers()
+    for module_name, module in list(sys.modules.items()):
+        if module is not None and module_name.startswith("ember") and \
+                vars(module).get("warnings") is _stdlib_warnings:
+            module.warnings = shim
 
 
 # ---------------------------------------------------------------- Tensor's default
