@@ -162,6 +162,8 @@ def add(input, other, *, alpha=1, out=None):
     """
     if type(alpha) is not int or alpha != 1:
         _check_alpha(input, other, alpha)
+    elif out is None:  # the common a + b: no parameters to pass, nothing to write
+        return add_op(*binary_operands(input, other))
     a, b = binary_operands(input, other)
     return write_out(add_op(a, b, alpha=alpha), out, "add")
 
