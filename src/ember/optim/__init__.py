@@ -34,3 +34,6 @@ from .sparse_adam import SparseAdam
 __all__ = ["Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "ASGD", "LBFGS", "NAdam",
            "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils",
            "SparseAdam", "Muon", "swap_in_optimizer_params_and_state"]
+
+# torch names Adafactor torch.optim.Adafactor (its pickled name), not by the file defining it
+Adafactor.__module__ = __name__
