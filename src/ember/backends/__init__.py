@@ -13,6 +13,23 @@ Example::
 
 from __future__ import annotations
 
-from . import cpu, cuda, cudnn, mkl, mps, openmp, opt_einsum
+from . import (
+    cpu,
+    cuda,
+    cudnn,
+    cusparselt,
+    kleidiai,
+    mha,
+    miopen,
+    mkl,
+    mkldnn,
+    mps,
+    nnpack,
+    openmp,
+    opt_einsum,
+    quantized,
+    xnnpack,
+)
 
-__all__ = ["cpu", "cuda", "cudnn", "mkl", "mps", "openmp", "opt_einsum"]
+__all__ = ["cpu", "cuda", "cudnn", "cusparselt", "kleidiai", "mha", "miopen", "mkl", "mkldnn",
+           "mps", "nnpack", "openmp", "opt_einsum", "quantized", "xnnpack"]

@@ -8,7 +8,8 @@ Example::
 
 from __future__ import annotations
 
-__all__ = ["is_available", "is_built"]
+__all__ = ["is_available", "is_built", "get_core_count", "get_name", "is_macos13_or_newer",
+           "is_macos_or_newer"]
 
 
 def is_available():
@@ -19,3 +20,28 @@ def is_available():
 def is_built():
     """False: ember has no MPS backend."""
     return False
+
+
+def _no_mps(name):
+    raise RuntimeError(f"Cannot execute {name}() without MPS backend.")
+
+
+def is_macos_or_newer(major, minor):
+    """Whether the MPS device runs on macOS ``major.minor`` or newer: needs MPS (raises, as
+    torch does without it)."""
+    _no_mps("isOnMacOSorNewer")
+
+
+def is_macos13_or_newer(minor=0):
+    """Whether the MPS device runs on macOS 13.``minor`` or newer: needs MPS (raises)."""
+    _no_mps("isOnMacOSorNewer")
+
+
+def get_name():
+    """The MPS device's name: needs MPS (raises)."""
+    _no_mps("get_name")
+
+
+def get_core_count():
+    """The MPS device's GPU core count: needs MPS (raises)."""
+    _no_mps("get_core_count")
