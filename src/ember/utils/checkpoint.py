@@ -22,7 +22,12 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
+           "CheckpointPolicy", "DefaultDeviceType", "GraphExecGroup", "SAC_IGNORED_OPS",
+           "SelectiveCheckpointContext", "check_backward_validity",
+           "create_selective_checkpoint_contexts", "detach_variable", "get_device_states",
+           "noop_context_fn", "set_checkpoint_debug_enabled", "set_checkpoint_early_stop",
+           "set_device_states"]
 
 
 class CheckpointError(RuntimeError):
@@ -184,3 +189,22 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
         end = start + size
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
     return run(max(end, 0), len(functions))(input)
+
+
+from ._checkpoint_extras import (  # noqa: E402  (torch.utils.checkpoint's other names)
+    SAC_IGNORED_OPS,
+    CheckpointPolicy,
+    DefaultDeviceType,
+    GraphExecGroup,
+    SelectiveCheckpointContext,
+    check_backward_validity,
+    create_selective_checkpoint_contexts,
+    detach_variable,
+    get_device_states,
+    noop_context_fn,
+    set_checkpoint_debug_enabled,
+    set_checkpoint_early_stop,
+    set_device_states,
+)
+
+CheckpointFunction = _ReentrantCheckpoint  # torch's name of the reentrant checkpoint Function
