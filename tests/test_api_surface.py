@@ -823,3 +823,38 @@ def test_attributes_of_sparse_tensors_as_torch(layout, name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))
+
+
+# ---------------------------------------------------------------- NumPy's argument names
+
+NUMPY_NAME_CALLS = {
+    "sum axis": lambda m, x: x.sum(axis=0), "torch.sum axis": lambda m, x: m.sum(x, axis=1),
+    "sum keepdims": lambda m, x: x.sum(0, keepdims=True),
+    "mean axis keepdims": lambda m, x: x.mean(axis=0, keepdims=True),
+    "max axis": lambda m, x: x.max(axis=0).values, "amax axis": lambda m, x: x.amax(axis=0),
+    "std axis": lambda m, x: x.std(axis=0), "cat axis": lambda m, x: m.cat([x, x], axis=0),
+    "concat axis": lambda m, x: m.concat([x, x], axis=2),
+    "stack axis": lambda m, x: m.stack([x, x], axis=1),
+    "softmax axis": lambda m, x: x.softmax(axis=0), "cumsum axis": lambda m, x: x.cumsum(axis=0),
+    "argmax axis": lambda m, x: x.argmax(axis=0), "any axis": lambda m, x: (x > 3).any(axis=0),
+    "squeeze axis": lambda m, x: x[:1].squeeze(axis=0),
+    "unsqueeze axis": lambda m, x: x.unsqueeze(axis=0),
+    "add x": lambda m, x: m.add(x=x, other=x), "abs x": lambda m, x: m.abs(x=x),
+    "mul x1 x2": lambda m, x: m.mul(x1=x, x2=x), "eq x": lambda m, x: m.eq(x=x, other=x),
+    "gather axis": lambda m, x: x.gather(axis=0, index=m.zeros(1, 3, 4, dtype=m.long)),
+    "index_select axis": lambda m, x: x.index_select(axis=0, index=m.tensor([0])),
+    "flip axis (refused)": lambda m, x: x.flip(axis=0),
+    "transpose axis (refused)": lambda m, x: x.transpose(axis0=0, axis1=1),
+    "both names (refused)": lambda m, x: x.sum(axis=0, dim=0),
+    "split split_size": lambda m, x: x.split(split_size=1)[0],
+    "swapaxes axis0": lambda m, x: m.swapaxes(x, axis0=0, axis1=2),
+    "Tensor.swapaxes axis0": lambda m, x: x.swapaxes(axis0=0, axis1=1),
+    "swapdims dim0": lambda m, x: x.swapdims(dim0=0, dim1=1),
+}
+
+
+@pytest.mark.parametrize("name", NUMPY_NAME_CALLS)
+def test_numpy_argument_names_as_torch(name):
+    def run(m):
+        return NUMPY_NAME_CALLS[name](m, m.arange(24.0).reshape(2, 3, 4))
+    assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))

@@ -43,6 +43,7 @@ import warnings as _stdlib_warnings  # the real module (``warnings`` here become
 
 from ._device import device as _device
 from ._dtype import dtype as _dtype
+from ._numpy_names import with_torch_names as _with_torch_names
 from ._tensor import Size, Tensor
 from ._traceback import hide_internal_frames as _hide_internal_frames
 
@@ -349,6 +350,15 @@ def _public(implementation, name, qualname=None):
                     else:
                         return implementation(*args, **kwargs)
             return _dispatch(public.__torch_function_public__, implementation, args, kwargs)
+        except TypeError as error:
+            translated = _with_torch_names(kwargs)  # x.sum(axis=0): NumPy's names, as torch
+            if translated is not None:
+                try:
+                    return public(*args, **translated)
+                except TypeError:
+                    pass
+            _hide_internal_frames(error)
+            raise
         except Exception as error:
             _hide_internal_frames(error)
             raise

@@ -549,7 +549,18 @@ def transpose(input, dim0, dim1):
     return permute_op(input, dims=tuple(dims))
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+
+
+def swapaxes(input, axis0, axis1):
+    """:func:`transpose` under NumPy's names (``axis0``, ``axis1``), as torch's.
+
+    Example::
+
+        >>> ember.swapaxes(ember.zeros(2, 3), axis0=0, axis1=1).shape
+        ember.Size([3, 2])
+    """
+    return transpose(input, axis0, axis1)
 
 
 def t(input):
@@ -2035,6 +2046,21 @@ for _name in ("reshape", "view_as", "reshape_as", "flatten", "unflatten", "ravel
 Tensor.narrow_copy = narrow_copy
 
 
+def _split_method(self, split_size, dim=0):
+    """``ember.split(self, split_size, dim)``: the method names its argument ``split_size``
+    (a size or a list of sizes), as torch's.
+
+    Example::
+
+        >>> [p.tolist() for p in ember.arange(4).split(split_size=3)]
+        [[0, 1, 2], [3]]
+    """
+    return split(self, split_size, dim)
+
+
+Tensor.split = _split_method
+
+
 def _inplace_view(view_fn):
     """``x.t_()``-style methods: ``x`` itself takes the geometry of ``view_fn(x, ...)`` (same
     memory, new shape/strides, version bumped); autograd records the view's node on ``x``."""
@@ -2062,7 +2088,7 @@ Tensor.squeeze_ = _inplace_view(squeeze)
 Tensor.unsqueeze_ = _inplace_view(unsqueeze)
 Tensor.transpose_ = _inplace_view(transpose)
 Tensor.swapdims_ = _inplace_view(transpose)
-Tensor.swapaxes_ = _inplace_view(transpose)
+Tensor.swapaxes_ = _inplace_view(swapaxes)
 Tensor.t_ = _inplace_view(t)
 Tensor.as_strided_ = _inplace_view(as_strided)
 Tensor.view = _view
