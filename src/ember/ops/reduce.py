@@ -243,9 +243,11 @@ def sum_to_size(input, *sizes, size=None):
                            f"{{{', '.join(map(str, shape))}}}.")
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size)
                                       if s == 1 and shape[lead + i] != 1)
+    if not size:  # torch sums to a scalar even from a 0-dim tensor (bool becomes int64)
+        return sum(input)
     if not dims:
         return input
-    result = sum_op(input, dims=dims, keepdim=True, dtype=None)
+    result = sum_op(input, dims=dims, keepdim=True, dtype=_sum_dtype(input, None))
     return result.reshape(size) if lead else result
 
 
