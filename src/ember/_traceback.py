@@ -92,6 +92,13 @@ def hide_internal_frames(error):
     """
     if isinstance(error, _CONTROL_FLOW) or _full_traceback_requested():
         return
+    try:
+        _filter(error)
+    except Exception:  # tidying a traceback must never replace the error being raised
+        pass
+
+
+def _filter(error):
     full, shown = getattr(error, "_ember_tracebacks", (None, None))
     current = error.__traceback__
     collected = _entries_before(current, shown)
