@@ -6,7 +6,7 @@ user's line. ember checks them in Python, several calls deep, so without help a 
 filtered tracebacks, ember removes the frames of its own package from the traceback of an error
 as the error leaves ember through a public entry point; every other frame stays.
 
-The rules (see "Debugging" in ``docs/migrating-from-pytorch.md``):
+The rules (see "Errors and tracebacks" in ``docs/migrating-from-pytorch.md``):
 
 * a frame is *internal* when its code lives in the ember package (``ember/examples`` excepted:
   those are programs using ember); every other frame stays, also the frames of user code that
@@ -20,8 +20,9 @@ The rules (see "Debugging" in ``docs/migrating-from-pytorch.md``):
   probably a bug in ember: it gets a note saying so and how to see the hidden frames.
 
 The mechanism costs nothing until an error happens: an entry point that already is a Python
-frame (the operator dunders, ``Module.__call__``, ``backward``, an optimiser's ``step``, the
-autocast wrapper of composite functions, indexing) ends its body with::
+frame (the ``ember.overrides`` wrapper of every public function and Tensor method, the binary
+operators of ``ops/_operands.py``, ``Module.__call__``, ``autograd.backward``/``grad``,
+``Function.apply``, an optimiser's ``step``, the DataLoader iterators) ends its body with::
 
     try:
         ...
@@ -85,7 +86,7 @@ def hide_internal_frames(error):
     Example::
 
         >>> try:
-        ...     ember.ones(2) @ ember.ones(3)
+        ...     ember.ones(2, 3) @ ember.ones(4, 5)
         ... except RuntimeError as error:
         ...     traceback.extract_tb(error.__traceback__)[-1].name
         '<module>'
@@ -147,7 +148,7 @@ def full_traceback(error):
     Example::
 
         >>> try:
-        ...     ember.ones(2) @ ember.ones(3)
+        ...     ember.ones(2, 3) @ ember.ones(4, 5)
         ... except RuntimeError as error:
         ...     traceback.extract_tb(full_traceback(error))[-1].name
         '_check_mm'
