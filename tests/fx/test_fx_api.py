@@ -951,3 +951,68 @@ def test_multi_output_patterns_are_replaced_as_torch(case):
                         [(m.anchor.name, sorted((k.name, v.name) for k, v in m.nodes_map.items()))
                          for m in matches])
     assert results[ember] == results[torch]
+
+
+@pytest.mark.parametrize("class_name", ["Node", "Graph", "Tracer", "Proxy", "Interpreter",
+                                        "Transformer"])
+def test_methods_take_torchs_parameter_names(class_name):
+    torch_class, ember_class = getattr(torch.fx, class_name), getattr(ember.fx, class_name)
+    missing = {}
+    for name, torch_method in vars(torch_class).items():
+        ember_method = getattr(ember_class, name, None)
+        if name.startswith("_") or not callable(torch_method) or ember_method is None:
+            continue
+        torch_parameters = inspect.signature(torch_method).parameters
+        ember_parameters = inspect.signature(ember_method).parameters
+        lacking = [p for p, spec in torch_parameters.items() if p not in ember_parameters
+                   and spec.kind not in (spec.VAR_POSITIONAL, spec.VAR_KEYWORD)]
+        if lacking:
+            missing[name] = lacking
+    assert missing == {}
+
+
+def test_dead_code_elimination_keeps_random_samplers_as_torch():
+    kept = {}
+    for lib in (torch, ember):
+        graph = lib.fx.Graph()
+        x = graph.placeholder("x")
+        for function in (lib.randn, lib.rand_like, lib.nn.functional.dropout, lib.bernoulli,
+                         lib.relu, lib.randperm, lib.normal, lib.multinomial, lib.poisson):
+            graph.call_function(function, (x,))
+        graph.output(x)
+        graph.eliminate_dead_code()
+        kept[lib] = [node.name for node in graph.nodes]
+        graph.eliminate_dead_code(is_impure_node=lambda node: node.op == "placeholder")
+        kept[lib, "custom"] = [node.name for node in graph.nodes]
+    assert kept[ember] == kept[torch]
+    assert kept[ember, "custom"] == kept[torch, "custom"]
+
+
+def test_graph_and_node_keyword_options_as_torch():
+    results = {}
+    for lib in (torch, ember):
+        graph = lib.fx.Graph()
+        x = graph.placeholder("x", type_expr=lib.Tensor)
+        named = graph.call_function(operator.neg, (x,), name="flipped")
+        named.meta["tag"] = 1
+        other = graph.call_function(operator.pos, (x,))
+        out = graph.output(named, type_expr=lib.Tensor)
+        named.replace_all_uses_with(other, propagate_meta=True)
+        placeholders, returns = ["self"], [""]
+        assert x.format_node([]) is not None and x.format_node(placeholders) is None
+        out.format_node(maybe_return_typename=returns)
+        copy = lib.fx.Graph()
+        value, output_node = copy.graph_copy(graph, {}, return_output_node=True)
+        # torch 2.13 writes the placeholder's name twice ('xx: torch.Tensor'); ember once.
+        assert placeholders[1].endswith(f"x: {lib.__name__}.Tensor")
+        results[lib] = (named.name, dict(other.meta), returns, value.name,
+                        output_node.op, [n.name for n in graph.find_nodes(
+                            op="call_function", target=operator.pos, sort=True)])
+        with pytest.raises(AssertionError, match="target must not be None"):
+            graph.find_nodes(op="call_function")
+        with pytest.raises(AssertionError, match="already has .meta keys"):
+            other.replace_all_uses_with(named, propagate_meta=True)
+    assert results[ember] == tuple(item.replace("torch.", "ember.") if isinstance(item, str)
+                                   else [i.replace("torch.", "ember.") for i in item]
+                                   if isinstance(item, list) else item
+                                   for item in results[torch])

@@ -172,8 +172,11 @@ class Graph:
             raise AssertionError(f"Expected output node, got op={node.op}")
         return node
 
-    def find_nodes(self, *, op, target=None):
-        """The nodes of kind ``op`` (and with ``target``, if given)."""
+    def find_nodes(self, *, op, target=None, sort=True):
+        """The nodes of kind ``op`` (and with ``target``, if given), in graph order; a
+        ``call_function`` search needs a target, as in torch."""
+        if op == "call_function" and target is None:
+            raise AssertionError("target must not be None for call_function op")
         return [node for node in self.nodes
                 if node.op == op and (target is None or node.target == target)]
 
@@ -212,9 +215,10 @@ class Graph:
         """Read the parameter, buffer or attribute at the dotted path ``qualified_name``."""
         return self.create_node("get_attr", qualified_name, type_expr=type_expr)
 
-    def call_function(self, the_function, args=None, kwargs=None, type_expr=None):
-        """Call a free function (``ember.relu``, ``operator.add``)."""
-        return self.create_node("call_function", the_function, args, kwargs,
+    def call_function(self, the_function, args=None, kwargs=None, type_expr=None, name=None):
+        """Call a free function (``ember.relu``, ``operator.add``); ``name`` chooses the
+        node's name (made unique)."""
+        return self.create_node("call_function", the_function, args, kwargs, name=name,
                                 type_expr=type_expr)
 
     def call_method(self, method_name, args=None, kwargs=None, type_expr=None):
@@ -277,15 +281,17 @@ class Graph:
         copy.meta = dict(node.meta)
         return copy
 
-    def graph_copy(self, other, value_remap):
-        """Copy every node of ``other`` but its output and the nodes already in
-        ``value_remap``; returns the output's value, remapped."""
-        for node in other.nodes:
-            if node in value_remap:
+    def graph_copy(self, g, val_map, return_output_node=False):
+        """Copy every node of graph ``g`` but its output and the nodes already in
+        ``val_map`` (which the copies are added to); returns the output's value, remapped
+        (with ``g``'s output node too, as a pair, when ``return_output_node``)."""
+        for node in g.nodes:
+            if node in val_map:
                 continue
             if node.op == "output":
-                return map_arg(node.args[0], value_remap.__getitem__)
-            value_remap[node] = self.node_copy(node, value_remap.__getitem__)
+                value = map_arg(node.args[0], val_map.__getitem__)
+                return (value, node) if return_output_node else value
+            val_map[node] = self.node_copy(node, val_map.__getitem__)
         return None
 
     # ------------------------------------------------------------------ editing
@@ -316,21 +322,21 @@ class Graph:
             index -= old < index
         self._nodes.insert(index, node)
 
-    def inserting_before(self, node=None):
-        """Context manager: new nodes go just before ``node`` (the start if ``None``)."""
-        if node is None:
+    def inserting_before(self, n=None):
+        """Context manager: new nodes go just before node ``n`` (the start if ``None``)."""
+        if n is None:
             return self._insert_point(lambda new: self._nodes.insert(0, new))
-        return self._insert_point(node.prepend)
+        return self._insert_point(n.prepend)
 
-    def inserting_after(self, node=None):
-        """Context manager: each new node goes just after ``node`` (the end if ``None``).
+    def inserting_after(self, n=None):
+        """Context manager: each new node goes just after node ``n`` (the end if ``None``).
 
         As in torch.fx, several nodes made inside one block land in reverse order of creation
-        right after ``node``.
+        right after ``n``.
         """
-        if node is None:
+        if n is None:
             return self._insert_point(self._nodes.append)
-        return self._insert_point(node.append)
+        return self._insert_point(n.append)
 
     @contextlib.contextmanager
     def _insert_point(self, insert):
@@ -340,11 +346,13 @@ class Graph:
         finally:
             self._insert = previous
 
-    def eliminate_dead_code(self):
-        """Erase nodes without users that have no side effects; True if any was erased."""
+    def eliminate_dead_code(self, is_impure_node=None):
+        """Erase nodes without users that have no side effects (``is_impure_node(node)``
+        decides instead of ``node.is_impure()`` when given); True if any was erased."""
+        is_impure = is_impure_node or (lambda node: node.is_impure())
         changed = False
         for node in reversed(self.nodes):
-            if not node.users and not node.is_impure():
+            if not node.users and not is_impure(node):
                 self.erase_node(node)
                 changed = True
         return changed
@@ -395,7 +403,7 @@ class Graph:
 
     def python_code(self, root_module, *, verbose=False, include_stride=False,
                     include_device=False, colored=False, expanded_def=False,
-                    record_func=False):
+                    record_func=False, additional_meta=None):
         """The ``forward`` function's source and the globals it runs with, written by the
         graph's :class:`CodeGen`. ``verbose`` adds source-line comments and tensor
         dtype/shape annotations from node metadata (what ``print_readable`` shows)."""

@@ -111,6 +111,17 @@ def qualified_name(function):
     return f"{module}.{getattr(function, '__qualname__', name)}"
 
 
+_RANDOM_SAMPLERS = ("rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+                    "randint_like", "normal", "poisson", "bernoulli", "multinomial")
+
+
+def _is_random_sampler(target):
+    """Whether ``target`` is one of ember's random samplers (torch's ``_RANDOM_FUNCTIONS``)."""
+    import ember
+    name = getattr(target, "__name__", None)
+    return name in _RANDOM_SAMPLERS and getattr(ember, name, None) is target
+
+
 def type_repr(obj):
     """How a node's type prints: ``module.Name`` for a class (``ember.Tensor`` for ember's
     public classes, the bare name for builtins), ``repr`` for anything else.
@@ -201,15 +212,15 @@ class Node:
         """Every node this one reads, in order of first appearance."""
         return list(self._input_nodes)
 
-    def update_arg(self, index, value):
-        """Replace positional argument ``index`` with ``value``."""
+    def update_arg(self, idx, arg):
+        """Replace positional argument ``idx`` with ``arg``."""
         args = list(self._args)
-        args[index] = value
+        args[idx] = arg
         self.args = args
 
-    def update_kwarg(self, key, value):
-        """Set keyword argument ``key`` to ``value``."""
-        self.kwargs = {**self._kwargs, key: value}
+    def update_kwarg(self, key, arg):
+        """Set keyword argument ``key`` to ``arg``."""
+        self.kwargs = {**self._kwargs, key: arg}
 
     def insert_arg(self, idx, arg):
         """Insert ``arg`` into the positional arguments at index ``idx``.
@@ -258,8 +269,11 @@ class Node:
         swap = lambda node: new_input if node is old_input else node  # noqa: E731
         self._set_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
-    def replace_all_uses_with(self, replace_with, delete_user_cb=lambda user: True):
+    def replace_all_uses_with(self, replace_with, delete_user_cb=lambda user: True, *,
+                              propagate_meta=False):
         """Make every user of this node read ``replace_with`` instead; returns those users.
+        With ``propagate_meta``, ``replace_with`` (whose meta must be empty) also takes this
+        node's meta.
 
         >>> import ember.fx, operator
         >>> g = ember.fx.Graph(); x = g.placeholder("x")
@@ -267,6 +281,12 @@ class Node:
         >>> _ = y.replace_all_uses_with(x); out.args
         (x,)
         """
+        if propagate_meta:
+            if replace_with.meta:
+                raise AssertionError("Called node.replace_all_uses_with(replace_with, "
+                                     "propagate_meta=True), but replace_with already has "
+                                     ".meta keys")
+            replace_with.meta.update(self.meta)
         users = [user for user in self.users if delete_user_cb(user)]
         for user in users:
             user.replace_input_with(self, replace_with)
@@ -288,16 +308,18 @@ class Node:
         index = order.index(self)
         return order[index - 1] if index > 0 else None
 
-    def prepend(self, node):
-        """Move ``node`` to just before this one."""
-        self.graph._move(node, self.graph._nodes.index(self))
+    def prepend(self, x):
+        """Move node ``x`` to just before this one."""
+        self.graph._move(x, self.graph._nodes.index(self))
 
-    def append(self, node):
-        """Move ``node`` to just after this one."""
-        self.graph._move(node, self.graph._nodes.index(self) + 1)
+    def append(self, x):
+        """Move node ``x`` to just after this one."""
+        self.graph._move(x, self.graph._nodes.index(self) + 1)
 
-    def is_impure(self):
-        """Whether dead-code elimination must keep this node even without users."""
+    def is_impure(self, impure_random=True):
+        """Whether dead-code elimination must keep this node even without users: inputs and
+        output, calls with side effects, and the random samplers (which advance the
+        generator; torch keeps them whatever ``impure_random`` says)."""
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_module":
@@ -305,7 +327,7 @@ class Node:
             return module is not None and getattr(module.get_submodule(self.target),
                                                   "_is_impure", False)
         if self.op == "call_function":
-            return self.target in _side_effectful_functions
+            return self.target in _side_effectful_functions or _is_random_sampler(self.target)
         return False
 
     # ------------------------------------------------------------------ printing
@@ -313,10 +335,20 @@ class Node:
     def _pretty_target(self):
         return qualified_name(self.target) if callable(self.target) else self.target
 
-    def format_node(self):
-        """The node as one line of the graph's printed form, as torch.fx prints it."""
+    def format_node(self, placeholder_names=None, maybe_return_typename=None, *,
+                    include_tensor_metadata=False):
+        """The node as one line of the graph's printed form, as torch.fx prints it. Given
+        ``placeholder_names`` (a non-empty list), a placeholder is added to it instead (as
+        ``name: type``) and None returned; given ``maybe_return_typename`` (a one-item list),
+        the output's type is written into it as `` -> type``."""
         typename = f"{type_repr(self.type)} " if self.type else ""
         head = f"%{self.name} : {typename}[num_users={len(self.users)}] = "
+        if self.op == "placeholder" and placeholder_names:  # torch: only a non-empty list
+            placeholder_names.append(self.target + (f": {type_repr(self.type)}"
+                                                    if self.type else ""))
+            return None
+        if self.op == "output" and self.type and maybe_return_typename:
+            maybe_return_typename[0] = f" -> {type_repr(self.type)}"
         if self.op == "placeholder":
             default = f"(default={self.args[0]})" if self.args else ""
             return f"{head}placeholder[target={self.target}]{default}"
