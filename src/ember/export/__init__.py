@@ -48,7 +48,7 @@ class Dim:
         lower = 0 if min is None else min
         upper = int(2 ** 63 - 2) if max is None else max
         if upper < lower:
-            raise ValueError(f"Cannot create Dim with inconsistent min={min}, max={max}")
+            raise AssertionError(f"Cannot create Dim with inconsistent min={min}, max={max}")
         if not name.isidentifier():
             raise ValueError(f"Dim name must be a valid identifier, got {name}")
         self.__name__ = name
