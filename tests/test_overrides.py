@@ -538,3 +538,26 @@ def test_fx_proxy_passes_through_functionals_via_the_protocol():
     x = ember.tensor([-1.0, 2.0])
     expected = torch.nn.functional.leaky_relu(torch.cat([torch.tensor([-1.0, 2.0])] * 2), 0.2)
     assert module(x).tolist() == expected.tolist()
+
+
+# ---------------------------------------------------------------- what the wrappers leave alone
+
+
+def test_warnings_inside_public_functions_still_point_at_the_callers_line():
+    import warnings
+
+    for fw in FRAMEWORKS.values():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fw.nn.functional.softmax(fw.ones(2, 2))  # implicit dim: torch warns
+            fw.ones(4).resize(2, 2)  # deprecated method
+        assert [w.filename for w in caught] == [__file__] * 2, [str(w.message) for w in caught]
+
+
+def test_plain_calls_take_the_fast_path_and_give_plain_results():
+    x = ember.ones(3)
+    assert type(x + 1) is ember.Tensor and type(ember.add(x, x)) is ember.Tensor
+    assert ember.add.__torch_function_implementation__ is not ember.add
+    assert ember.add.__wrapped__ is ember.add.__torch_function_implementation__
+    assert inspect.signature(ember.add) == inspect.signature(ember.add.__wrapped__)
+    assert ember.add.__name__ == "add" and ember.Tensor.add.__qualname__ == "Tensor.add"

@@ -11,6 +11,7 @@ class as a method there, so that every operator has exactly one definition.
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -1291,7 +1292,6 @@ def _resize_as_(self, the_template, memory_format=None):
 
 
 def _resize_warned(self, sizes):
-    import warnings
 
     warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=3)
     shape = tuple(sizes)

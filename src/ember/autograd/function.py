@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 from .._tensor import Tensor
 from .._traceback import hide_internal_frames as _hide_internal_frames
@@ -202,7 +203,6 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
     generate_vmap_rule = False
 
     def __init__(self, *args, **kwargs):
-        import warnings
 
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
                       "are all static, so you should invoke them on the class itself. "

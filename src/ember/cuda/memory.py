@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import collections
+import warnings
 
 from .._device import cupy_module
 from ._errors import CudaBindingMissingError, CudaStatsMissingError, require_gpu
@@ -173,7 +174,6 @@ def max_memory_cached(device=None):
 
 
 def _warn_renamed(old, new):
-    import warnings
 
     warnings.warn(f"`torch.cuda.{old}` has been renamed to `torch.cuda.{new}`", FutureWarning,
                   stacklevel=3)
@@ -216,7 +216,6 @@ def reset_max_memory_cached(device=None):
 
 
 def _warn_renamed_reset(old):
-    import warnings
 
     warnings.warn(f"torch.cuda.{old} now calls "
                   "torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",

@@ -16,6 +16,7 @@ An operator is defined once, with everything the system needs from it:
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 
@@ -454,8 +455,6 @@ def write_out(result, out, name="op"):
     _check_castable(result.dtype, out.dtype)
     if out._data.shape != result._data.shape:
         if out._data.size != 0:
-            import warnings
-
             warnings.warn(f"An output with one or more elements was resized since it had shape "
                           f"{list(out._data.shape)}, which does not match the required output "
                           f"shape {list(result._data.shape)}. This behavior is deprecated.",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
 import numpy as np
 
@@ -885,8 +886,6 @@ def _copy_(self, src, non_blocking=False):
                            "the tensor before performing the operation.")
     check_inplace_target(self)
     if src._data.dtype.kind == "c" and self._data.dtype.kind != "c":
-        import warnings
-
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=2)
     if grad_mode.state.enabled and (self._rg or src._rg):
@@ -1120,8 +1119,6 @@ def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
         >>> ember.range(1, 4)
         tensor([1., 2., 3., 4.])
     """
-    import warnings
-
     warnings.warn("torch.range is deprecated and will be removed in a future release because "
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
                   "torch.arange, which produces values in [start, end).", UserWarning,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 import numbers
 import operator
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -885,8 +886,6 @@ def _as_tuple(key, warn=True):
     for k in key:
         if k is None or k is Ellipsis or isinstance(k, (slice, Tensor)) or _is_sequence(k):
             if warn:
-                import warnings
-
                 warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=4)
             return tuple(key)
     return (key,)
@@ -955,8 +954,6 @@ def _classify(item, device, tensor_scalars_as_int):
     if isinstance(item, Tensor):
         kind = item._data.dtype
         if kind == np.uint8:
-            import warnings
-
             warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
                           "torch.bool instead.", UserWarning, stacklevel=4)
             item = item.to(dt.bool)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import itertools
 import math
+import warnings
 
 import numpy as np
 
@@ -1201,8 +1202,6 @@ def _singular_error(xp, a, name):
     """torch's LinAlgError for an exactly singular matrix: which batch and which pivot."""
     host = a if xp is np else xp.asnumpy(a)
     flat = host.reshape((-1,) + host.shape[-2:])
-    import warnings
-
     import scipy.linalg
 
     for index, matrix in enumerate(flat):
@@ -1256,8 +1255,6 @@ def _inv_h_kernel(xp, a):
     try:
         result = np.linalg.inv(work).conj().swapaxes(-1, -2)
     except np.linalg.LinAlgError:
-        import warnings
-
         import scipy.linalg
 
         flat = work.reshape((-1,) + work.shape[-2:])
@@ -1343,8 +1340,6 @@ def _inverse_with_info(A):
     flat = host.reshape((-1,) + host.shape[-2:])
     info = np.zeros(flat.shape[0], np.int32)
     result = np.empty_like(flat)
-    import warnings
-
     for index, matrix in enumerate(flat):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -2271,8 +2266,6 @@ def _lstsq_kernel(xp, a, b, *, driver, rcond):
     if xp is not np:  # CuPy: the 'gels' driver only (checked by the caller), via pinv
         return xp.matmul(xp.linalg.pinv(a), b).astype(dx, copy=False), xp.zeros(sr, np.int64), \
             xp.zeros(ss, ds)
-    import warnings
-
     import scipy.linalg
 
     batch = sx[:-2]
@@ -2707,8 +2700,6 @@ PlainQRResult = _return_types.qr
 
 
 def _deprecated(old, new):
-    import warnings
-
     warnings.warn(f"torch.{old} is deprecated in favor of torch.linalg.{new} and will be "
                   "removed in a future PyTorch release.", UserWarning, stacklevel=3)
 
@@ -3225,8 +3216,6 @@ def lu_solve(b, LU_data, LU_pivots, *, out=None):
         tensor([[1.],
                 [1.]])
     """
-    import warnings
-
     warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be "
                   "removed in a future PyTorch release.", UserWarning, stacklevel=2)
     return linalg_lu_solve(LU_data, LU_pivots, b, out=out)

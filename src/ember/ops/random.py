@@ -27,6 +27,7 @@ import contextlib
 import math
 import secrets
 import struct
+import warnings
 
 import numpy as np
 
@@ -954,8 +955,6 @@ def _check_random_range(low, high, dtype):
             if not -top <= value <= top:
                 raise RuntimeError(f"{name} is out of bounds for {_C_TYPE[dtype.name]}")
             if not -(1 << bits) <= value <= 1 << bits:
-                import warnings
-
                 warnings.warn(f"{name} is out of bounds [-(2^{bits}), 2^{bits}]. Due to "
                               f"precision limitations {_C_TYPE[dtype.name]} can support discrete "
                               "uniform distribution only within this range.", stacklevel=3)

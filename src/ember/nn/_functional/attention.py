@@ -9,6 +9,7 @@ torch's math attention does. The heavy lifting is two batched matmuls (BLAS).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -213,7 +214,6 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if mask.dtype is not dt.bool and not mask.dtype.is_floating_point:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype is not other_type:
-        import warnings
 
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
                       "same type for both instead.", stacklevel=2)

@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import warnings
 from enum import IntEnum
 
 from ... import _dtype as dt
@@ -51,7 +52,6 @@ class CausalBias:
         self.seq_len_q = seq_len_q
         self.seq_len_kv = seq_len_kv
         if seq_len_q > seq_len_kv and variant == CausalVariant.LOWER_RIGHT:
-            import warnings
             warnings.warn("Lower right causal bias will produce NaNs in the output when "
                           "seq_len_q > seq_len_kv!", stacklevel=2)
 

@@ -8,6 +8,8 @@ gradients NaN unless ``error_if_nonfinite``). ``foreach`` is accepted and has no
 
 from __future__ import annotations
 
+import warnings
+
 from ..._tensor import Tensor, tensor
 from ...autograd.grad_mode import no_grad
 from ...linalg import vector_norm
@@ -101,7 +103,6 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
         >>> w = ember.nn.Parameter(ember.ones(2)); w.grad = ember.ones(2)
         >>> _ = ember.nn.utils.clip_grad_norm_(w, 1.0)
     """
-    import warnings
 
     warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
                   "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
