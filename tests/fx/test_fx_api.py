@@ -954,14 +954,21 @@ def test_multi_output_patterns_are_replaced_as_torch(case):
 
 
 @pytest.mark.parametrize("class_name", ["Node", "Graph", "Tracer", "Proxy", "Interpreter",
-                                        "Transformer"])
+                                        "Transformer", "GraphModule", "proxy.TracerBase",
+                                        "proxy.GraphAppendingTracer", "proxy.Attribute",
+                                        "proxy.ParameterProxy", "proxy.MetaProxy",
+                                        "graph.CodeGen"])
 def test_methods_take_torchs_parameter_names(class_name):
-    torch_class, ember_class = getattr(torch.fx, class_name), getattr(ember.fx, class_name)
+    path, _, name = class_name.rpartition(".")
+    torch_class = getattr(fx(torch, f".{path}" if path else ""), name)
+    ember_class = getattr(fx(ember, f".{path}" if path else ""), name)
     missing = {}
     for name, torch_method in vars(torch_class).items():
         ember_method = getattr(ember_class, name, None)
-        if name.startswith("_") or not callable(torch_method) or ember_method is None:
+        if (name.startswith("_") and name != "__init__") or not callable(torch_method) \
+                or isinstance(torch_method, type):
             continue
+        assert ember_method is not None, name
         torch_parameters = inspect.signature(torch_method).parameters
         ember_parameters = inspect.signature(ember_method).parameters
         lacking = [p for p, spec in torch_parameters.items() if p not in ember_parameters

@@ -152,8 +152,9 @@ class Graph:
         return relu
     """
 
-    def __init__(self, owning_module=None, tracer_cls=None):
+    def __init__(self, owning_module=None, tracer_cls=None, tracer_extras=None):
         self._nodes = []
+        self._tracer_extras = tracer_extras  # extra keyword arguments of the tracer's trace()
         self._namespace = _Namespace()
         self._insert = self._nodes.append
         self.owning_module = owning_module

@@ -95,7 +95,7 @@ class GraphModule(Module):
         tracer_class = graph._tracer_cls
         self._tracer_cls = (tracer_class if tracer_class is not None
                             and "<locals>" not in tracer_class.__qualname__ else None)
-        self._tracer_extras = {}
+        self._tracer_extras = graph._tracer_extras or {}
 
     def _set_path(self, target, value):
         *path, last = target.split(".")
