@@ -376,8 +376,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """Two-class logistic loss ``log(1 + exp(-target * input))``, computed as written (as
-    torch: it overflows to inf where ``exp`` does, e.g. past 11 in float16).
+    """Two-class logistic loss ``log(1 + exp(-target * input))``, computed stably.
 
     Example::
 
@@ -385,7 +384,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         tensor(0.8133)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    return _reduce((-target * input).exp().log1p(), reduction)
+    return _reduce(-logsigmoid(target * input), reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
