@@ -484,10 +484,6 @@ def test_an_allow_listed_class_is_built_with_its_state(clean_safe_globals):
 
 # Classes whose pickled name is not yet torch's, each with the reason; the list should shrink.
 _KNOWN_PATH_DIFFERENCES = {
-    "lazy modules live in nn/modules/lazy.py (torch: conv.py, linear.py); once initialised they "
-    "are Conv*d/Linear and pickle as torch's": {
-        "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
-        "LazyConvTranspose3d", "LazyLinear"},
     "ember has no torch.nn.parallel.data_parallel / torch.utils.data.distributed module path "
     "owning the class": {"DataParallel", "DistributedSampler"},
     "datapipe decorators: torch keeps them in a private module": {

@@ -401,3 +401,11 @@ class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
     cls_to_become = InstanceNorm3d
     _check_input_dim = InstanceNorm3d._check_input_dim
     _no_batch_dim = InstanceNorm3d._no_batch_dim
+
+
+# torch defines the lazy convolutions in conv.py and LazyLinear in linear.py: their __module__
+# names those paths (their pickled name), and those modules hand them out from here
+for _cls in (LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+             LazyConvTranspose3d):
+    _cls.__module__ = "ember.nn.modules.conv"
+LazyLinear.__module__ = "ember.nn.modules.linear"
