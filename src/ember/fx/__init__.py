@@ -11,7 +11,7 @@ from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
 from .node import Node, _side_effectful_functions, has_side_effect, map_arg
-from .proxy import Proxy, TraceError
+from .proxy import Proxy, TraceError  # noqa: F401  (ember.fx.TraceError, as before)
 from .subgraph_rewriter import replace_pattern
 
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter",
