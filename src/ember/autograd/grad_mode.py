@@ -12,7 +12,7 @@ import functools
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "set_multithreading_enabled", "enforce_grad_layout_policy"]
+           "is_inference_mode_enabled"]
 
 
 class _State(threading.local):
@@ -147,4 +147,5 @@ def is_inference_mode_enabled():
     return state.inference
 
 
+# torch's grad_mode also exports these two engine switches (documented in _engine_flags)
 from ._engine_flags import enforce_grad_layout_policy, set_multithreading_enabled  # noqa: E402,F401
