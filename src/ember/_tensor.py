@@ -771,8 +771,11 @@ _TYPE_NAMES = {
 
 def _parse_to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
               memory_format=None):
+    flags = []  # positional non_blocking, copy (after the device, dtype or tensor)
     for arg in args:
-        if isinstance(arg, Tensor):
+        if isinstance(arg, builtins.bool):
+            flags.append(arg)
+        elif isinstance(arg, Tensor):
             dtype, device = arg.dtype, arg._device
         elif isinstance(arg, dt.dtype):
             dtype = arg
@@ -782,6 +785,8 @@ def _parse_to(self, *args, dtype=None, device=None, non_blocking=False, copy=Fal
             dtype = dt.to_dtype(arg)
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {arg!r}")
+    if len(flags) > 1:
+        copy = flags[1]
     if device is not None:
         device = canonical(device)
     if dtype is not None:
