@@ -858,3 +858,18 @@ def test_numpy_argument_names_as_torch(name):
     def run(m):
         return NUMPY_NAME_CALLS[name](m, m.arange(24.0).reshape(2, 3, 4))
     assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))
+
+
+@pytest.mark.parametrize("kind", ["mps", "xpu", "xla", "ipu", "vulkan", "mtia", "mps:0", "hpu"])
+def test_other_device_types_make_devices_but_hold_no_tensors(kind):
+    assert repr(ember.device(kind)) == repr(torch.device(kind))
+    if ":" in kind or kind == "hpu":  # torch's errors there come from deeper, other types
+        with pytest.raises(RuntimeError, match=f"not linked with support for {kind[:3]}"):
+            ember.ones(1).to(kind)
+        return
+    _raises_like(lambda: ember.ones(1).to(kind), lambda: torch.ones(1).to(kind))
+
+
+def test_unknown_device_type_lists_torchs_types():
+    _raises_like(lambda: ember.device("foo"), lambda: torch.device("foo"),
+                 match="Expected one of cpu, cuda, ipu, xpu")

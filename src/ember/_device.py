@@ -45,6 +45,12 @@ def check_cuda_dtype(dtype):
                         "dtype); use float16 or float32 there, or keep the tensor on the cpu")
 
 
+# torch's device types: all make device objects; tensors live on cpu, cuda and meta only
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
+
+
 class device:
     """A place where a tensor lives: ``device('cpu')``, ``device('cuda', 0)``, ``'cuda:1'``.
 
@@ -76,9 +82,9 @@ class device:
             if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
                 raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(idx)
-        if kind not in ("cpu", "cuda", "meta"):
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
+        if kind not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start "
+                               f"of device string: {type}")
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative, got {index}")
         self = object.__new__(cls)
@@ -146,6 +152,8 @@ def canonical(d):
         return CPU
     if d.type == "meta":
         return META
+    if d.type not in ("cuda", "cpu", "meta"):
+        _refuse_device_type(d.type)
     if d.type == "cuda":
         cp = require_cupy()
         index = cp.cuda.Device().id if d.index is None else d.index
@@ -153,6 +161,15 @@ def canonical(d):
             raise RuntimeError(f"CUDA error: invalid device ordinal {index}")
         return device("cuda", index)
     return d
+
+
+def _refuse_device_type(kind):
+    """torch's error for a device type its build lacks (ember has cpu, cuda and meta)."""
+    if kind in ("xpu", "mtia"):
+        raise AssertionError(f"Torch not compiled with {kind.upper()} enabled (ember's devices "
+                             f"are cpu, cuda and meta)")
+    raise RuntimeError(f"PyTorch is not linked with support for {kind} devices (ember's "
+                       f"devices are cpu, cuda and meta)")
 
 
 def device_of_array(array):
