@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "sym_min",
            "sym_not", "sym_ite", "sym_sqrt", "sym_sum", "sym_fresh_size", "sym_constrain_range",
-           "sym_constrain_range_for_size"]
+           "sym_constrain_range_for_size", "_assert"]
 
 _INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 _NUMBERS = (np.integer, np.floating, int, float)
@@ -208,3 +208,22 @@ def sym_constrain_range_for_size(size, *, min=None, max=None):  # noqa: A002 - t
         >>> ember.sym_constrain_range_for_size(0)
     """
     _check_range(size, 0 if min is None else min, _INT64_MAX if max is None else max)
+
+
+def _assert(condition, message):
+    """Python's ``assert`` as a function, so that symbolic tracing (ember.fx) can record it:
+    a tensor-like condition with ``__torch_function__`` (an fx Proxy) is handed to it.
+
+    Example::
+
+        >>> ember._assert(ember.tensor(True), "never raised")
+        >>> ember._assert(False, "shape mismatch")
+        Traceback (most recent call last):
+        AssertionError: shape mismatch
+    """
+    from . import _tensor, overrides
+
+    if type(condition) is not _tensor.Tensor and overrides.has_torch_function((condition,)):
+        return overrides.handle_torch_function(_assert, (condition,), condition, message)
+    if not condition:
+        raise AssertionError(message)
