@@ -331,6 +331,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.ndim < 2 and input.numel() == 0:
+        return input.clone()  # torch has nothing to normalize and returns the empty input
     if input.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-{input.ndim}, "
                          f"{input.ndim - 1}], but got 1)")
