@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._tensor import Tensor
-from ._store import DistBackendError, FileStore, PrefixStore, TCPStore
+from ._store import DistBackendError, FileStore, PrefixStore, Store, TCPStore
 
 __all__ = [
     "Backend", "ReduceOp", "Work", "ProcessGroup", "GroupMember", "group", "P2POp",
@@ -32,7 +32,7 @@ __all__ = [
     "all_gather_into_tensor", "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor",
     "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv", "batch_isend_irecv",
     "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
-    "get_default_backend_for_device",
+    "get_default_backend_for_device", "Store",
 ]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -1288,3 +1288,9 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
     objs = list(scatter_object_input_list) if pg.rank() == root else [None] * pg.size()
     broadcast_object_list(objs, group=group, group_src=root)
     scatter_object_output_list[0] = objs[pg.rank()]
+
+
+from ._c10d_extras import *  # noqa: E402,F403  (torch's remaining c10d names)
+from ._c10d_extras import __all__ as _extra_names  # noqa: E402
+
+__all__ += _extra_names
