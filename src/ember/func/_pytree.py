@@ -1,8 +1,6 @@
-"""Nested Python containers ("pytrees") as ``torch.utils._pytree`` sees them.
+"""The pytree helpers ember.func needs, on top of ``ember.utils._pytree`` (torch's pytrees).
 
-Tuples, lists, named tuples and dicts (``OrderedDict`` and ``defaultdict`` included) are
-*nodes*; everything else (tensors, numbers, ``None``) is a *leaf*. ``flatten`` lists the leaves
-in order with a :class:`TreeSpec` describing the containers, ``unflatten`` rebuilds them, and
+``flatten``/``unflatten`` are torch's ``tree_flatten``/``tree_unflatten``;
 ``broadcast_prefix`` spreads a prefix tree such as vmap's ``in_dims`` over a full tree.
 
 Example::
@@ -18,114 +16,18 @@ Example::
 
 from __future__ import annotations
 
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 
-__all__ = ["TreeSpec", "LEAF", "flatten", "unflatten", "broadcast_prefix", "is_node"]
+from ..utils._pytree import tree_flatten as flatten
+from ..utils._pytree import tree_is_leaf
+from ..utils._pytree import tree_unflatten as unflatten
 
-
-def _is_namedtuple(tree):
-    return isinstance(tree, tuple) and hasattr(type(tree), "_fields")
+__all__ = ["flatten", "unflatten", "broadcast_prefix", "is_node"]
 
 
 def is_node(tree):
-    """True for the containers a pytree looks into (tuple, list, namedtuple, dict)."""
-    return isinstance(tree, (tuple, list, dict))
-
-
-class TreeSpec:
-    """The shape of a pytree: a container's type, its keys (dicts) and its children's specs.
-
-    Example::
-
-        >>> flatten((1, [2]))[1]
-        TreeSpec(tuple, None, [*, TreeSpec(list, None, [*])])
-    """
-
-    __slots__ = ("type", "keys", "children", "num_leaves")
-
-    def __init__(self, node_type, keys, children):
-        self.type = node_type
-        self.keys = keys
-        self.children = children
-        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
-
-    def is_leaf(self):
-        return self.type is None
-
-    def __eq__(self, other):
-        return (isinstance(other, TreeSpec) and self.type is other.type
-                and self.keys == other.keys and self.children == other.children)
-
-    def __hash__(self):
-        return hash((self.type, self.keys, tuple(self.children)))
-
-    def __repr__(self):
-        if self.type is None:
-            return "*"
-        if issubclass(self.type, dict):
-            name, context = self.type.__name__, list(self.keys)
-        elif issubclass(self.type, tuple) and self.type is not tuple:
-            name, context = "namedtuple", self.type.__name__
-        else:
-            name, context = self.type.__name__, None
-        return f"TreeSpec({name}, {context}, [{', '.join(map(repr, self.children))}])"
-
-
-LEAF = TreeSpec(None, None, [])
-
-
-def flatten(tree):
-    """``(leaves, spec)`` of ``tree``.
-
-    Example::
-
-        >>> flatten([1, (2, None)])[0]
-        [1, 2, None]
-    """
-    leaves = []
-    spec = _flatten_into(tree, leaves)
-    return leaves, spec
-
-
-def _flatten_into(tree, leaves):
-    if isinstance(tree, dict):
-        keys = tuple(tree)
-        children = [_flatten_into(tree[k], leaves) for k in keys]
-        return TreeSpec(type(tree), keys, children)
-    if isinstance(tree, (tuple, list)):
-        children = [_flatten_into(x, leaves) for x in tree]
-        return TreeSpec(type(tree), None, children)
-    leaves.append(tree)
-    return LEAF
-
-
-def unflatten(leaves, spec):
-    """Rebuild a pytree of shape ``spec`` from its ``leaves`` (in flatten's order).
-
-    Example::
-
-        >>> unflatten([1, 2], flatten((0, [0]))[1])
-        (1, [2])
-    """
-    leaves = list(leaves)
-    if len(leaves) != spec.num_leaves:
-        raise ValueError(f"unflatten: expected {spec.num_leaves} leaves, got {len(leaves)}")
-    return _build(iter(leaves), spec)
-
-
-def _build(leaves, spec):
-    if spec.type is None:
-        return next(leaves)
-    values = [_build(leaves, child) for child in spec.children]
-    if issubclass(spec.type, dict):
-        if spec.type is defaultdict:
-            return defaultdict(None, zip(spec.keys, values))
-        if spec.type is OrderedDict:
-            return OrderedDict(zip(spec.keys, values))
-        return spec.type(zip(spec.keys, values))
-    if issubclass(spec.type, tuple) and spec.type is not tuple:
-        return spec.type(*values)          # a named tuple takes its fields positionally
-    return spec.type(values)
+    """True for the containers a pytree looks into (tuple, list, dict, named tuple, ...)."""
+    return not tree_is_leaf(tree)
 
 
 def broadcast_prefix(prefix, spec):
@@ -145,14 +47,24 @@ def _broadcast_into(prefix, spec, out):
     if not is_node(prefix):
         out.extend([prefix] * spec.num_leaves)
         return True
-    if spec.type is None or type(prefix) is not spec.type:
+    if spec.is_leaf():
         return False
-    if isinstance(prefix, dict):
-        if set(prefix) != set(spec.keys):
-            return False
-        children = [prefix[k] for k in spec.keys]
-    else:
-        children = list(prefix)
-    if len(children) != len(spec.children):
+    # one level of ``prefix``: its children as leaves
+    children, prefix_spec = flatten(prefix, is_leaf=lambda node: node is not prefix)
+    if prefix_spec.type != spec.type or _keys(prefix_spec) != _keys(spec) \
+            or len(children) != spec.num_children:
         return False
-    return all(_broadcast_into(p, s, out) for p, s in zip(children, spec.children))
+    if isinstance(prefix, dict):  # match dict entries by key, not by order
+        children = [prefix[k] for k in _ordered_keys(spec)]
+    return all(_broadcast_into(p, s, out) for p, s in zip(children, spec.children_specs))
+
+
+def _ordered_keys(spec):
+    return spec.context[1] if spec.type is defaultdict else spec.context
+
+
+def _keys(spec):
+    context = spec.context
+    if spec.type is defaultdict:
+        context = context[1]
+    return set(context) if isinstance(context, list) else context
