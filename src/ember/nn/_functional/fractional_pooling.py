@@ -12,6 +12,8 @@ chosen indices, so its gradient (scatter-add into the input) comes from ``gather
 
 from __future__ import annotations
 
+import math
+
 from ... import _dtype as dt
 from ..._tensor import tensor
 from ...autograd.grad_mode import no_grad
@@ -112,7 +114,7 @@ def _window_flat_indices(samples, spatial, kernel, out):
         flat = term if flat is None else flat + term
         stride *= spatial[d]
     n, c = flat.shape[:2]
-    return flat.reshape(n, c, *out, -1)
+    return flat.reshape(n, c, *out, math.prod(kernel))
 
 
 def _choose_in_window(candidates):
@@ -137,13 +139,15 @@ def _fractional_max_pool(input, nd, kernel_size, output_size, output_ratio, samp
         samples = rand(n, c, nd, dtype=input.dtype, device=input.device)
     _check_samples(samples, n, c, nd, input)
     _check_geometry(spatial, kernel, out, nd, op_name)
-    planes = x.reshape(n, c, -1)
+    planes = x.reshape(n, c, math.prod(spatial))  # (-1 is ambiguous for an empty batch)
     with no_grad():
         flat = _window_flat_indices(samples[:n].detach(), spatial, kernel, out)
-        candidates = planes.detach().gather(2, flat.reshape(n, c, -1)).reshape(flat.shape)
+        candidates = planes.detach().gather(2, flat.reshape(n, c, math.prod(flat.shape[2:]))
+                                            ).reshape(flat.shape)
         chosen = _choose_in_window(candidates)
         indices = flat.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
-    values = planes.gather(2, indices.reshape(n, c, -1)).reshape(indices.shape)
+    values = planes.gather(2, indices.reshape(n, c, math.prod(indices.shape[2:]))
+                           ).reshape(indices.shape)
     if not batched:
         values, indices = values.squeeze(0), indices.squeeze(0)
     return values, indices

@@ -592,5 +592,5 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     sq = input * input
     widths = [0, 0] * (ndim - 2) + [size // 2, (size - 1) // 2]
     windows = pad(sq, tuple(widths)).unfold(1, size, 1)
-    div = (windows.mean(-1) * alpha + k).pow(beta)
+    div = (windows.sum(-1) / size * alpha + k).pow(beta)  # (integer input too, as torch)
     return input / div
