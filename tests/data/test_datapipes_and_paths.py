@@ -216,3 +216,16 @@ def test_distributed_sampler_path_yields_torchs_indices(n, replicas, shuffle, se
         assert list(e) == list(t) and len(e) == len(t)
     with pytest.raises(ValueError, match="Invalid rank"):
         E(range(n), num_replicas=replicas, rank=replicas)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_dataloader_shuffles_and_shards_a_datapipe_as_torch(workers):
+    orders = []
+    for lib, D in ((torch, tdp), (ember, edp)):
+        lib.manual_seed(5)
+        pipe = D.iter.IterableWrapper(range(12)).shuffle().sharding_filter()
+        loader = lib.utils.data.DataLoader(pipe, batch_size=None, num_workers=workers,
+                                           shuffle=True)
+        orders.append([int(x) for x in loader])
+    assert orders[0] == orders[1]
+    assert sorted(orders[1]) == list(range(12))  # each item once: the workers shard

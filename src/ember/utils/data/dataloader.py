@@ -273,6 +273,26 @@ def _next_task(task_socket, parent_pid):
     return None
 
 
+def _is_iter_datapipe(dataset):
+    from .datapipes.datapipe import IterDataPipe
+    return isinstance(dataset, IterDataPipe)
+
+
+def _shard_datapipe(dataset, num_workers, worker_id):
+    """Give each worker (of each distributed rank) its shard of a DataPipe, as torch does:
+    ranks are sharded first, then the workers of each rank."""
+    from .datapipes.datapipe import IterDataPipe, MapDataPipe
+    if not isinstance(dataset, (IterDataPipe, MapDataPipe)):
+        return
+    from ... import distributed
+    from .graph_settings import apply_sharding
+    world, rank = 1, 0
+    if distributed.is_available() and distributed.is_initialized():
+        world, rank = distributed.get_world_size(), distributed.get_rank()
+    if num_workers * world > 1:
+        apply_sharding(dataset, num_workers * world, worker_id * world + rank)
+
+
 def _worker_loop(dataset, task_socket, result_socket, auto_collation, collate_fn, drop_last,
                  base_seed, init_fn, worker_id, num_workers, parent_pid):
     """The body of a worker process: fetch the batches the main process names and send them,
@@ -288,6 +308,7 @@ def _worker_loop(dataset, task_socket, result_socket, auto_collation, collate_fn
                                   dataset=dataset)
         init_error = None
         try:
+            _shard_datapipe(dataset, num_workers, worker_id)
             if init_fn is not None:
                 init_fn(worker_id)
             fetcher = _Fetcher(dataset, auto_collation, collate_fn, drop_last)
@@ -374,7 +395,11 @@ class DataLoader:
         self.generator = generator
         self._iterator = None
         if isinstance(dataset, IterableDataset):
-            if shuffle not in (None, False):
+            if _is_iter_datapipe(dataset):
+                if shuffle is not None:  # a DataPipe graph turns its shuffle pipes on or off
+                    from .graph_settings import apply_shuffle_settings
+                    dataset = self.dataset = apply_shuffle_settings(dataset, shuffle=shuffle)
+            elif shuffle not in (None, False):
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
                                  f"shuffle option, but got shuffle={shuffle}")
             if sampler is not None:
@@ -440,6 +465,17 @@ class DataLoader:
                 return -(-length // self.batch_size)
             return length
         return len(self._index_sampler)
+
+    def _seed_datapipe(self):
+        """torch's DataPipe seeding: a shared seed drawn before the workers' seed, from which
+        every random pipe of the graph gets its seed (so one generator state gives torch's
+        shuffles)."""
+        if _is_iter_datapipe(self.dataset):
+            from ...ops.random import Generator
+            from .graph_settings import apply_random_seed
+            rng = Generator()
+            rng.manual_seed(self._base_seed())
+            apply_random_seed(self.dataset, rng)
 
     def _base_seed(self):
         """The seed of this epoch's workers, drawn as torch draws it (so one seed gives torch's
@@ -509,6 +545,8 @@ class _SingleProcessIter:
                                  loader.drop_last)
         self._yielded = 0
         self._pin = _pinning_possible(loader.pin_memory)
+        loader._seed_datapipe()
+        _shard_datapipe(loader.dataset, 1, 0)
         # drawn as the multi-worker iterator draws it, so any worker count sees the same order
         self._base_seed = loader._base_seed()
 
@@ -551,6 +589,7 @@ class _MultiProcessIter:
         self._receiver = None
         self._result_socket, writer = _channel.socket_pair()
         _MAIN_PROCESS_SOCKETS.add(self._result_socket)
+        loader._seed_datapipe()
         base_seed = loader._base_seed()
         try:
             for worker_id in range(self._num_workers):
