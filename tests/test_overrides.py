@@ -561,3 +561,19 @@ def test_plain_calls_take_the_fast_path_and_give_plain_results():
     assert ember.add.__wrapped__ is ember.add.__torch_function_implementation__
     assert inspect.signature(ember.add) == inspect.signature(ember.add.__wrapped__)
     assert ember.add.__name__ == "add" and ember.Tensor.add.__qualname__ == "Tensor.add"
+
+
+def test_public_functions_pickle_by_their_public_names():
+    import pickle
+    import pickletools
+
+    def globals_in(obj):
+        return [arg for op, arg, _ in pickletools.genops(pickle.dumps(obj, protocol=2))
+                if op.name == "GLOBAL"]
+
+    for name in ("relu", "leaky_relu", "softmax", "cross_entropy"):
+        assert [g.replace("ember", "torch") for g in globals_in(getattr(F, name))] == \
+            globals_in(getattr(torch.nn.functional, name))
+    for public in (ember.add, ember.cat, ember.linalg.norm, ember.special.erf, ember.fft.fft,
+                   ember.Tensor.add, ember.Tensor.__add__, ember.nn.init.uniform_):
+        assert pickle.loads(pickle.dumps(public)) is public

@@ -442,6 +442,7 @@ def _wrap_namespace(module_name, only=None):
             wrapped[value.__torch_function_implementation__] = value
             continue
         public = _public(value, name)
+        public.__module__ = module_name  # pickled by reference as ember.add, as torch's
         setattr(module, name, public)
         wrapped[value] = public
         _overridable.setdefault(module, []).append(public)
@@ -458,6 +459,7 @@ def _wrap_tensor_methods():
             continue
         if not _is_public_wrapper(value):
             value = _public(value, name, qualname=f"Tensor.{name}")
+            value.__module__ = Tensor.__module__
             setattr(Tensor, name, value)
         _overridable.setdefault(Tensor, []).append(value)
         _names[value] = f"torch.Tensor.{name}"
