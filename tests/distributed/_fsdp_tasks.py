@@ -38,3 +38,71 @@ def dtensor_basics(rank, n):
             "partial_shard": out(partial.redistribute(placements=[Shard(0)]).to_local()),
             "mesh": repr(mesh), "local_rank": mesh.get_local_rank("dp"),
             "d_grad": out(d.grad), "placements": d.placements, "is_dtensor": type(d).__name__}
+
+
+# ---------------------------------------------------------------- FSDP
+
+
+def data(n_rows=12, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n_rows, 5)), rng.normal(size=(n_rows, 3))
+
+
+def make_model(seed=0):
+    """Layers whose sizes do not divide by 2 or 3 (uneven shards, a rank may hold none)."""
+    ember.manual_seed(seed)
+    nn = ember.nn
+    return nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 4), nn.Tanh(),
+                         nn.Linear(4, 3)).double()
+
+
+def full_params(model):
+    """Every parameter whole, by name (gathered from the shards when sharded)."""
+    from ember.distributed.tensor import DTensor
+
+    return {k: out(v.full_tensor() if isinstance(v, DTensor) else v)
+            for k, v in model.named_parameters()}
+
+
+def local_rows(rank, n, X, Y):
+    rows = len(X) // n
+    return X[rank * rows:(rank + 1) * rows], Y[rank * rows:(rank + 1) * rows]
+
+
+def train_steps(model, opt, xs, ys, steps, clip=None, accumulate=1):
+    """``steps`` optimiser steps of the mean squared error; with ``accumulate`` > 1 the batch
+    is split into micro-batches whose losses are averaged."""
+    from ember.distributed.fsdp import FSDPModule
+
+    for _ in range(steps):
+        opt.zero_grad()
+        parts = np.array_split(np.arange(len(xs)), accumulate)
+        for i, part in enumerate(parts):
+            if isinstance(model, FSDPModule):
+                model.set_requires_gradient_sync(i == len(parts) - 1)
+            pred = model(ember.tensor(xs[part]))
+            loss = ((pred - ember.tensor(ys[part])) ** 2).mean() / accumulate
+            loss.backward()
+        if clip is not None:
+            ember.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+
+
+def fsdp2_train(rank, n, steps, options, clip=None, accumulate=1):
+    from ember.distributed.fsdp import FSDPModule, fully_shard
+    from ember.distributed.tensor import Shard
+
+    model = make_model()
+    for layer in model:
+        if isinstance(layer, ember.nn.Linear):
+            fully_shard(layer, **options)
+    fully_shard(model, **options)
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    xs, ys = local_rows(rank, n, *data())
+    train_steps(model, opt, xs, ys, steps, clip, accumulate)
+    params = list(model.parameters())
+    return {"params": full_params(model), "class": type(model[0]).__name__,
+            "is_fsdp": isinstance(model, FSDPModule),
+            "placements": {p.placements for p in params} == {(Shard(0),)},
+            "local_shapes": [tuple(p.shape) for p in params],
+            "keys": list(model.state_dict())}

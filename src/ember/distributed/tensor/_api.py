@@ -347,3 +347,39 @@ def _parameter_class(parameter):
     return _PARAMETER_CLASS[0]
 
 
+
+
+def global_norms(tensors, norms, norm_type):
+    """``norms`` (each tensor's local ``norm_type``-norm) with those of sharded DTensors made
+    whole: the pieces' norms are combined over the mesh dims along which they are sharded, so
+    ``clip_grad_norm_`` on sharded gradients clips by the norm of the whole gradients.
+
+    Example::
+
+        >>> global_norms([dt], [ember.linalg.vector_norm(dt)], 2.0)   # the full tensor's norm
+    """
+    out = []
+    for t, norm in zip(tensors, norms):
+        spec = getattr(t, "_spec", None)
+        if spec is not None:
+            mesh, placements, _ = spec
+            for mesh_dim, p in enumerate(placements):
+                if isinstance(p, Shard):
+                    norm = _combine_norm(norm, norm_type, mesh.get_group(mesh_dim))
+        out.append(norm)
+    return out
+
+
+def _combine_norm(norm, norm_type, group):
+    dist = _dist()
+    array = np.array(norm.detach()._data, dtype=np.float64).reshape(1)
+    if norm_type == float("inf"):
+        combined = all_reduce_array(array, group, dist.ReduceOp.MAX)[0]
+    elif norm_type == float("-inf"):
+        combined = all_reduce_array(array, group, dist.ReduceOp.MIN)[0]
+    elif norm_type == 0:
+        combined = all_reduce_array(array, group, dist.ReduceOp.SUM)[0]
+    else:
+        combined = all_reduce_array(array ** norm_type, group, dist.ReduceOp.SUM)[0] ** (
+            1.0 / norm_type)
+    return Tensor._make(np.asarray(combined, dtype=norm._data.dtype), norm._device)

@@ -43,6 +43,10 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         return tensor(0.0)
     with no_grad():
         norms = [vector_norm(t, norm_type) for t in tensors]
+        if any(getattr(t, "_spec", None) is not None for t in tensors):
+            from ...distributed.tensor._api import global_norms
+
+            norms = global_norms(tensors, norms, norm_type)
         if len(norms) == 1:
             total = norms[0]
         else:
