@@ -1701,12 +1701,13 @@ def quantile_op(xp, a, q, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
 def _quantile_derivative(ctx, grad, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
     x, q = ctx.inputs
     xp = x._device.xp
-    low_idx, high_idx, weight, _ = _quantile_plan(xp, x._data, q._data, dim, ignore_nan,
-                                                  interpolation)
+    low_idx, high_idx, weight, count = _quantile_plan(xp, x._data, q._data, dim, ignore_nan,
+                                                      interpolation)
     if scalar_q:
         grad = grad.unsqueeze(0)
     if not keepdim:
         grad = grad.unsqueeze(dim + 1)
+    grad_q = _quantile_q_grad(x, q, grad, low_idx, high_idx, count, dim, interpolation)
     shape = x._data.shape
     k = weight.shape[0]
     weight = Tensor._make(weight.astype(x._data.dtype), x._device)
@@ -1719,7 +1720,20 @@ def _quantile_derivative(ctx, grad, *, dim, keepdim, scalar_q, ignore_nan, inter
     indices = _cat2(low.movedim(0, dim + 1).reshape(flat), high.movedim(0, dim + 1).reshape(flat),
                     dim)
     grads = _cat2(grad_low.reshape(flat), grad_high.reshape(flat), dim)
-    return _scatter_grad(grads, indices, dim, shape), None
+    return _scatter_grad(grads, indices, dim, shape), grad_q
+
+
+def _quantile_q_grad(x, q, grad, low_idx, high_idx, count, dim, interpolation):
+    """The gradient for a tensor ``q``: with linear interpolation the result moves by
+    ``(high - low) * (n - 1)`` per unit of q; the other modes are piecewise constant."""
+    if interpolation != "linear":
+        return q.detach() * 0
+    values = x.unsqueeze(0).expand(grad.shape[0], *x.shape)
+    low = values.gather(dim + 1, Tensor._make(low_idx, x._device))
+    high = values.gather(dim + 1, Tensor._make(high_idx, x._device))
+    steps = Tensor._make(np.maximum(count - 1, 0).astype(x._data.dtype), x._device)
+    slope = grad * (high - low) * steps
+    return slope.reshape(grad.shape[0], -1).sum(1).reshape(q.shape)
 
 
 def _cat2(a, b, dim):
@@ -1762,7 +1776,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, out):
     else:
         flat = input if original_ndim else input.reshape(1)
         d = wrap_dim(dim, original_ndim)
-    result = quantile_op(flat, q.detach() if q._rg else q, dim=d,
+    result = quantile_op(flat, q, dim=d,
                          keepdim=keepdim and dim is not None and original_ndim > 0,
                          scalar_q=scalar_q, ignore_nan=name == "nanquantile",
                          interpolation=interpolation)
