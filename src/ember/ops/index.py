@@ -204,10 +204,15 @@ def _scatter_shape_error(input, dim, index, src):
 
 
 def _check_long_index(name, index):
+    """``index``, checked to be an integer tensor; an empty one of any dtype passes (as in
+    torch), converted to int64."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
     if index._data.dtype not in _INDEX_INT:
+        if index._data.size == 0:
+            return index.long()
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    return index
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
@@ -219,8 +224,11 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         tensor([[1, 1],
                 [4, 3]])
     """
-    _check_long_index("gather", index)
+    index = _check_long_index("gather", index)
     dim = wrap_dim(dim, input._data.ndim)
+    if index._data.size == 0 and index._data.ndim != input._data.ndim:
+        # torch accepts an empty index of any shape: an empty result of that shape
+        return write_out(input.reshape(-1)[:0].reshape(index.shape), out, "gather")
     _check_gather_shapes("gather", input, dim, index)
     return write_out(gather_op(input, _to_device(index, input._device), dim=dim), out, "gather")
 
@@ -405,7 +413,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
         src = value
     if src is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
-    _check_long_index("scatter", index)
+    index = _check_long_index("scatter", index)
     dim = wrap_dim(dim, input._data.ndim)
     index = _to_device(index, input._device)
     is_tensor = isinstance(src, Tensor)
@@ -440,7 +448,7 @@ def scatter_add(input, dim, index, src, *, out=None):
         >>> ember.zeros(3).scatter_add(0, ember.tensor([0, 0, 2]), ember.tensor([1., 2., 3.]))
         tensor([3., 0., 3.])
     """
-    _check_long_index("scatter", index)
+    index = _check_long_index("scatter", index)
     dim = wrap_dim(dim, input._data.ndim)
     if src._data.dtype != input._data.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
@@ -460,7 +468,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
         ...                                      ember.tensor([5., 3.]), "amax")
         tensor([5., 2.])
     """
-    _check_long_index("scatter", index)
+    index = _check_long_index("scatter", index)
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
