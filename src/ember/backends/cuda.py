@@ -12,6 +12,8 @@ Example::
 
 from __future__ import annotations
 
+import enum
+
 __all__ = ["matmul", "is_built", "preferred_linalg_library", "preferred_blas_library",
            "cufft_plan_cache", "cuFFTPlanCache", "cuFFTPlanCacheManager",
            "cuFFTPlanCacheAttrContextProp", "blas_workspace_size", "cublas_workspace_size",
@@ -48,8 +50,74 @@ class cuBLASModule:
 
 
 matmul = cuBLASModule()
-_linalg_library = ["default"]
-_blas_library = ["cublas"]
+
+
+class _LinalgBackend(enum.IntEnum):
+    """The linear-algebra libraries torch can prefer on CUDA (torch._C's enum)."""
+
+    Default = 0
+    Cusolver = 1
+    Magma = 2
+
+
+class _BlasBackend(enum.IntEnum):
+    """The BLAS libraries torch can prefer on CUDA (torch._C's enum)."""
+
+    Default = 0
+    Cublas = 1
+    Cublaslt = 2
+    Ck = 3
+
+
+class _ROCmFABackend(enum.IntEnum):
+    """ROCm's flash-attention libraries (torch._C's enum)."""
+
+    Default = 0
+    AOTriton = 1
+    Ck = 2
+
+
+class _Preference:
+    """One "preferred library" switch: accepts a name or an enum member, refuses names it
+    does not know and (without a GPU) libraries that need CUDA, with torch's messages."""
+
+    def __init__(self, by_name, start, needs_gpu):
+        self.by_name, self.current, self.needs_gpu = by_name, start, needs_gpu
+
+    def __call__(self, backend=None):
+        if backend is None:
+            return self.current
+        if isinstance(backend, str):
+            if backend not in self.by_name:
+                raise RuntimeError("Unknown input value. Choose from: "
+                                   f"{', '.join(self.by_name)}.")
+            backend = self.by_name[backend]
+        if backend in self.needs_gpu and not _cuda_usable():
+            label = self.needs_gpu[backend]
+            raise RuntimeError(f"Cannot set preferred backend to {label} if PyTorch has not "
+                               f"been compiled with {label}.")
+        self.current = backend
+        return self.current
+
+
+def _cuda_usable():
+    from .. import cuda
+
+    return cuda.is_available()
+
+
+_linalg_preference = _Preference(
+    {"default": _LinalgBackend.Default, "cusolver": _LinalgBackend.Cusolver,
+     "magma": _LinalgBackend.Magma}, _LinalgBackend.Default,
+    {_LinalgBackend.Cusolver: "cuSOLVER", _LinalgBackend.Magma: "MAGMA"})
+_blas_preference = _Preference(
+    {"default": _BlasBackend.Cublas, "cublas": _BlasBackend.Cublas,
+     "hipblas": _BlasBackend.Cublas, "cublaslt": _BlasBackend.Cublaslt,
+     "hipblaslt": _BlasBackend.Cublaslt, "ck": _BlasBackend.Ck}, _BlasBackend.Cublas,
+    {_BlasBackend.Cublaslt: "cuBLASLt"})
+_rocm_fa_preference = _Preference(
+    {"default": _ROCmFABackend.Default, "aotriton": _ROCmFABackend.AOTriton,
+     "ck": _ROCmFABackend.Ck}, _ROCmFABackend.Default, {})
 
 
 def is_built():
@@ -66,25 +134,40 @@ def is_built():
 
 
 def preferred_linalg_library(backend=None):
-    """Kept for torch's API: the named library (``'default'``, ``'cusolver'``, ``'magma'``);
-    ember always uses CuPy's cuSOLVER."""
-    if backend is not None:
-        if backend not in ("default", "cusolver", "magma"):
-            raise RuntimeError(f"Unknown input value. Choose from: default, cusolver, magma, "
-                               f"got {backend}")
-        _linalg_library[0] = backend
-    return _linalg_library[0]
+    """The preferred CUDA linear-algebra library (``'default'``, ``'cusolver'``, ``'magma'``
+    or a ``_LinalgBackend``); returns the current one. ember always uses CuPy's cuSOLVER;
+    without a GPU, only ``'default'`` can be chosen, as on torch's CPU build.
+
+    Example::
+
+        >>> ember.backends.cuda.preferred_linalg_library()
+        <_LinalgBackend.Default: 0>
+    """
+    return _linalg_preference(backend)
 
 
 def preferred_blas_library(backend=None):
-    """Kept for torch's API: the named BLAS library (``'cublas'``, ``'cublaslt'``); ember
-    always uses CuPy's cuBLAS."""
-    if backend is not None:
-        if backend not in ("cublas", "cublaslt", "ck"):
-            raise RuntimeError(f"Unknown input value. Choose from: cublas, cublaslt, ck, got "
-                               f"{backend}")
-        _blas_library[0] = backend
-    return _blas_library[0]
+    """The preferred CUDA BLAS library (``'cublas'``, ``'cublaslt'``, ``'ck'``, ...); returns
+    the current one. ember always uses CuPy's cuBLAS.
+
+    Example::
+
+        >>> ember.backends.cuda.preferred_blas_library()
+        <_BlasBackend.Cublas: 1>
+    """
+    return _blas_preference(backend)
+
+
+def preferred_rocm_fa_library(backend=None):
+    """The preferred ROCm flash-attention library (``'default'``, ``'aotriton'``, ``'ck'``);
+    recorded only: ember has no ROCm kernels.
+
+    Example::
+
+        >>> ember.backends.cuda.preferred_rocm_fa_library()
+        <_ROCmFABackend.Default: 0>
+    """
+    return _rocm_fa_preference(backend)
 
 
 from ._sdp import *  # noqa: E402,F403  (the attention backend switches)
@@ -175,17 +258,3 @@ def _workspace(name):
 blas_workspace_size = _workspace("blas_workspace_size")
 cublas_workspace_size = _workspace("cublas_workspace_size")
 cublaslt_workspace_size = _workspace("cublaslt_workspace_size")
-
-
-def preferred_rocm_fa_library(backend=None):
-    """The ROCm flash-attention library (torch's switch; ember has no ROCm kernels): only
-    ``"default"`` is accepted.
-
-    Example::
-
-        >>> preferred_rocm_fa_library()
-        'default'
-    """
-    if backend not in (None, "default"):
-        raise RuntimeError("ember has no ROCm flash-attention libraries; only 'default' exists")
-    return "default"

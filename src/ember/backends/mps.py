@@ -37,11 +37,16 @@ def is_macos13_or_newer(minor=0):
     _no_mps("isOnMacOSorNewer")
 
 
+class _MPSBindingMissingError(RuntimeError, AttributeError):
+    """No MPS: where torch's CPU build lacks the binding (AttributeError)."""
+
+
 def get_name():
-    """The MPS device's name: needs MPS (raises)."""
-    _no_mps("get_name")
+    """The MPS device's name: needs MPS (raises; AttributeError and RuntimeError, as torch's
+    CPU build has no such binding)."""
+    raise _MPSBindingMissingError("Cannot execute get_name() without MPS backend.")
 
 
 def get_core_count():
-    """The MPS device's GPU core count: needs MPS (raises)."""
-    _no_mps("get_core_count")
+    """The MPS device's GPU core count: needs MPS (raises, as :func:`get_name`)."""
+    raise _MPSBindingMissingError("Cannot execute get_core_count() without MPS backend.")

@@ -1,5 +1,6 @@
-"""``ember.backends.nnpack``: torch's NNPACK convolution switch (ember's CPU convolutions
-do not use NNPACK; the flag is kept).
+"""``ember.backends.nnpack``: torch's NNPACK convolution switch. :func:`is_available` is True
+as on torch's CPU build; the flag is kept, and ember's CPU convolution (an im2col GEMM) gives
+the same results either way.
 
 Example::
 
@@ -17,14 +18,14 @@ _state = {"enabled": True}
 
 
 def is_available():
-    """Whether NNPACK is built in: ember's convolutions use NumPy/CuPy instead.
+    """True, as torch's CPU build (the switch below is honoured as a no-op).
 
     Example::
 
         >>> ember.backends.nnpack.is_available()
-        False
+        True
     """
-    return False
+    return True
 
 
 def set_flags(_enabled):
