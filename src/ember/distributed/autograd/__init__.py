@@ -187,11 +187,10 @@ def backward(context_id, roots, retain_graph=False):
     roots = list(roots)
     for root in roots:
         if root.numel() != 1:
-            raise RuntimeError("Expected root tensor to be a scalar (a tensor with one "
-                               f"element), got a tensor of shape {list(root.shape)}")
+            raise RuntimeError(f"a root of shape {list(root.shape)} is not a scalar, all roots "
+                               f"need to be scalar")
         if not root.requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have "
-                               "a grad_fn")
+            raise RuntimeError("requires_grad not set on root")
     _run_local(ctx, roots, [ones_like(r) for r in roots], retain_graph)
 
 

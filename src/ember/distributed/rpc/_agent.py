@@ -320,8 +320,8 @@ class Agent:
             for message_id, entry in late:
                 milliseconds = int(entry.timeout * 1000)
                 self._complete(message_id, error=RuntimeError(
-                    f"RPC ran for more than set timeout ({milliseconds} ms) and will now be "
-                    f"marked with an error"))
+                    f"RPCErr:1:RPC ran for more than set timeout ({milliseconds} ms) and will "
+                    f"now be marked with an error"))
 
     def delete_later(self, owner, rref_id):
         """Tell ``owner`` that a user RRef is gone (from a thread of its own: never in __del__)."""

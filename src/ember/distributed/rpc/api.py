@@ -131,7 +131,8 @@ def get_worker_info(worker_name=None):
         return agent.info
     info = agent.by_name.get(worker_name)
     if info is None:
-        raise RuntimeError(f"Unknown destination worker {worker_name}")
+        raise RuntimeError(f"name:{agent.info.name},rank:{agent.info.id} could not find "
+                           f"destination name {worker_name}")
     return info
 
 
@@ -143,7 +144,8 @@ def _worker_id(to):
         return get_worker_info(to).id
     if isinstance(to, int) and to in agent.workers:
         return to
-    raise RuntimeError(f"Unknown destination worker {to}")
+    raise RuntimeError(f"name:{agent.info.name},rank:{agent.info.id} could not find "
+                       f"destination {to!r}")
 
 
 def _timeout(agent, timeout):
@@ -456,7 +458,7 @@ class RRef:
     def __repr__(self):
         created_on, local_id = self._id
         if self._entry is not None:
-            return f"OwnerRRef(RRefId(created_on={created_on}, local_id={local_id}))"
+            return f"OwnerRRef(GloballyUniqueId(created_on={created_on}, local_id={local_id}))"
         return (f"UserRRef(RRefId = GloballyUniqueId(created_on={created_on}, "
                 f"local_id={local_id}), owner = {self._owner})")
 

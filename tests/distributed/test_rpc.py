@@ -1,0 +1,130 @@
+"""ember.distributed.rpc / .autograd / .optim on 2-3 spawned workers over loopback TCP.
+
+Values are compared with torch computing the same thing in this process; exception types and
+messages with what torch's RPC raises (its messages, checked by hand against torch 2.13, are
+quoted here); distributed gradients and optimizer trajectories with torch's local autograd and
+optimizer on the same, unsplit computation.
+"""
+
+import _rpc_tasks as tasks
+import numpy as np
+import pytest
+from _harness import free_port, world
+
+torch = pytest.importorskip("torch")
+
+
+def run(n, scenario):
+    return world(n, init=False).run(tasks.run, free_port(), scenario, timeout=60)
+
+
+def t(array, grad=False):
+    return torch.tensor(array, requires_grad=grad)
+
+
+def test_calls_return_what_torch_computes():
+    driver, late = run(2, "calls")
+    x, w, b = tasks.data(0, 3, 4), tasks.data(1, 4, 2), tasks.data(2, 2)
+    expected = (t(x) @ t(w) + t(b)).numpy()
+    for key in ("sync", "async", "remote"):
+        np.testing.assert_allclose(driver[key], expected, rtol=1e-6, err_msg=key)
+    np.testing.assert_allclose(driver["sync_kwargs"], torch.add(t(x), other=2.0, alpha=3))
+    assert driver["self"] == "worker0"
+    assert driver["me"] == "WorkerInfo(id=0, name=worker0)"
+    assert driver["info"] == ("worker1", 1, "WorkerInfo(id=1, name=worker1)")
+    assert driver["future_type"] == "ember.futures"
+    assert late == "worker0"  # served although worker0 had already called shutdown()
+
+
+def test_rref_semantics():
+    out, *_ = run(3, "rrefs")
+    assert out["to_here"] == [0, 1, 2]
+    assert out["user"] == (False, "worker1", True, True)
+    assert "WorkerInfo(id=1, name=worker1)" in out["local_value_error"]
+    assert out["on_owner"] == [0, 1, 2]
+    assert out["fork"] == (False, "worker1", [0, 1, 2])  # a user RRef forked to worker2
+    assert out["proxies"] == (7, 10, 10)
+    is_owner, same_object, fetched = out["local"]
+    assert is_owner and same_object
+    np.testing.assert_array_equal(fetched, torch.ones(2).numpy())
+    assert out["pickle_error"] == ("Can not pickle rref in python pickler, rref can only be "
+                                   "pickled when using RPC")
+    before, during, after = out["counts"]
+    assert during == before + 1 and after == before  # the owner let go of the deleted value
+
+
+def test_remote_errors_have_torchs_type_and_message():
+    out, _ = run(2, "errors")
+    for key in ("sync", "async", "remote"):
+        kind, message = out[key]
+        assert kind == "ValueError", key
+        # torch: "On {WorkerInfo}:\n{repr(e)}\n{traceback}"
+        assert message.startswith("On WorkerInfo(id=1, name=worker1):\nValueError('boom 7')\n"
+                                  "Traceback (most recent call last):"), message
+        assert message.rstrip().endswith("ValueError: boom 7")
+    kind, message = out["odd"]
+    assert kind == "RuntimeError"
+    assert message.startswith("Failed to create original exception type.")
+    assert out["timeout"] == ("RuntimeError", "RPCErr:1:RPC ran for more than set timeout "
+                                              "(200 ms) and will now be marked with an error")
+    assert out["unknown"] == ("RuntimeError",
+                              "name:worker0,rank:0 could not find destination name nobody")
+    assert out["not_callable"] == ("TypeError", "function should be callable.")
+    assert out["no_context"] == ("RuntimeError",
+                                 "Could not find autograd context with id: 12345")
+    assert out["nested"] == ("RuntimeError",
+                             "Already have an autograd context id for this thread.")
+    assert out["not_scalar"][1].endswith("is not a scalar, all roots need to be scalar")
+    assert out["no_grad"] == ("RuntimeError", "requires_grad not set on root")
+
+
+def test_async_execution():
+    (direct, pushed, remote_sum), *_ = run(3, "async")
+    np.testing.assert_array_equal(direct, (torch.ones(2) + 4).numpy())
+    assert pushed == [30, 30]  # both callers answered once the second update arrived
+    assert remote_sum == 3
+
+
+def torch_split_forward(w1, w2, w_local, x):
+    """The same computation as tasks.split_forward, in one torch process."""
+    h1 = torch.tanh(x @ w1)
+    h2 = torch.sigmoid(h1 @ w_local)
+    out = h2 @ w2
+    again = (h2 * 2) @ w2
+    return (out ** 2).mean() + 0.1 * h1.sum() + again.sum()
+
+
+def torch_params():
+    return (t(tasks.data(10, 4, 3), True), t(tasks.data(11, 3, 2), True),
+            t(tasks.data(12, 3, 3), True))
+
+
+def test_dist_autograd_matches_local_autograd():
+    out, _ = run(2, "autograd")
+    w1, w2, w_local = torch_params()
+    loss = torch_split_forward(w1, w2, w_local, t(tasks.data(13, 5, 4)))
+    loss.backward()
+    assert out["loss"] == pytest.approx(loss.item(), rel=1e-6)
+    for name, param in (("w1", w1), ("w2", w2), ("w_local", w_local)):
+        np.testing.assert_allclose(out[name], param.grad.numpy(), rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
+    assert out["keys"] == 1          # the trainer's context holds its own leaf only
+    assert out["dot_grad"] is None   # distributed backward leaves .grad alone
+
+
+def test_distributed_optimizer_follows_local_optimizer():
+    out, _ = run(2, "optimizer")
+    w1, w2, w_local = torch_params()
+    x = t(tasks.data(13, 5, 4))
+    opt = torch.optim.SGD([w1, w2, w_local], lr=0.05, momentum=0.9)
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        loss = torch_split_forward(w1, w2, w_local, x)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    np.testing.assert_allclose(out["losses"], losses, rtol=1e-5)
+    for name, param in (("w1", w1), ("w2", w2), ("w_local", w_local)):
+        np.testing.assert_allclose(out[name], param.detach().numpy(), rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
