@@ -106,3 +106,70 @@ def fsdp2_train(rank, n, steps, options, clip=None, accumulate=1):
             "placements": {p.placements for p in params} == {(Shard(0),)},
             "local_shapes": [tuple(p.shape) for p in params],
             "keys": list(model.state_dict())}
+
+
+# ---------------------------------------------------------------- distributed checkpoint
+
+
+def sharded_model(seed=0):
+    from ember.distributed.fsdp import fully_shard
+
+    model = make_model(seed)
+    for layer in model:
+        if isinstance(layer, ember.nn.Linear):
+            fully_shard(layer)
+    return fully_shard(model)
+
+
+def dcp_save(rank, n, path, steps_before, steps_after):
+    """Train, save model + optimiser with DCP, train on; the params at the end."""
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.checkpoint.state_dict import get_state_dict
+
+    model = sharded_model()
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    xs, ys = local_rows(rank, n, *data())
+    train_steps(model, opt, xs, ys, steps_before)
+    model_sd, optim_sd = get_state_dict(model, opt)
+    dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=path)
+    saved = full_params(model)
+    train_steps(model, opt, xs, ys, steps_after)
+    return saved, full_params(model), sorted(__import__("os").listdir(path))
+
+
+def dcp_resume(model, opt, path, no_dist=False):
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.checkpoint.state_dict import (
+        _init_optim_state,
+        get_state_dict,
+        set_state_dict,
+    )
+
+    _init_optim_state(opt)
+    model_sd, optim_sd = get_state_dict(model, opt)
+    state = {"model": model_sd, "optim": optim_sd}
+    dcp.load(state, checkpoint_id=path, no_dist=no_dist)
+    set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
+
+
+def dcp_load(rank, n, path, steps_after):
+    """A fresh (differently initialised) sharded model resumed from the checkpoint."""
+    model = sharded_model(seed=7)
+    opt = ember.optim.Adam(model.parameters(), lr=0.5)
+    dcp_resume(model, opt, path)
+    loaded = full_params(model)
+    xs, ys = local_rows(rank, n, *data())
+    train_steps(model, opt, xs, ys, steps_after)
+    return loaded, full_params(model), opt.param_groups[0]["lr"]
+
+
+def full_state_dict(rank, n):
+    """FSDP parameters gathered whole by get_model_state_dict(full_state_dict=True)."""
+    from ember.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+    model = sharded_model()
+    full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
+    offloaded = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True,
+                                                                      cpu_offload=True))
+    return {k: out(v) for k, v in full.items()}, list(offloaded)
+

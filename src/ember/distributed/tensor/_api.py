@@ -176,6 +176,20 @@ class DTensor(Tensor):
         """
         return Tensor.view_as(self, self)
 
+    def detach(self):
+        """A DTensor of the same layout sharing this one's memory, outside autograd (what
+        ``state_dict()`` holds for a sharded parameter)."""
+        return _wrap(Tensor.detach(self), *self._spec)
+
+    @property
+    def data(self):
+        """Like :meth:`detach`, without version tracking (as ``Tensor.data``)."""
+        return _wrap(Tensor._make(self._data, self._device), *self._spec)
+
+    @data.setter
+    def data(self, value):
+        Tensor.data.__set__(self, value)
+
     def get_local_tensor(self):
         """This rank's piece (outside autograd)."""
         return Tensor._make(self._data, self._device)
