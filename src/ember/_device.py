@@ -118,6 +118,16 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):
+        """``with ember.device("meta"):`` makes factories (and so new modules' parameters) use
+        this device inside the block, as torch's device context does."""
+        _ENTERED.append(DEFAULT[0])
+        DEFAULT[0] = canonical(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        DEFAULT[0] = _ENTERED.pop()
+
     @property
     def xp(self):
         """The array module that computes on this device (numpy or cupy)."""
@@ -129,6 +139,7 @@ class device:
 CPU = device("cpu")
 META = device("meta")
 DEFAULT = [CPU]  # where factories put tensors given no device (ember.set_default_device)
+_ENTERED = []  # the defaults that the active ``with device(...)`` blocks replaced
 
 
 def to_device(d):
