@@ -577,3 +577,15 @@ def test_public_functions_pickle_by_their_public_names():
     for public in (ember.add, ember.cat, ember.linalg.norm, ember.special.erf, ember.fft.fft,
                    ember.Tensor.add, ember.Tensor.__add__, ember.nn.init.uniform_):
         assert pickle.loads(pickle.dumps(public)) is public
+
+
+def test_a_subclass_prints_and_records_autograd_as_in_torch():
+    seen = {}
+    for label, fw in FRAMEWORKS.items():
+        Tagged = _subclass(fw)
+        leaf = fw.ones(2, requires_grad=True)
+        tagged = leaf.as_subclass(Tagged)
+        seen[label] = (repr(tagged * 2), repr(fw.arange(12.0).reshape(3, 4).as_subclass(Tagged)),
+                       tagged.grad_fn.name(), tagged.is_leaf, tagged._base is leaf,
+                       repr(fw.nn.Parameter(fw.ones(1))))
+    assert seen["ember"] == seen["torch"]

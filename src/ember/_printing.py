@@ -224,8 +224,11 @@ def _add_suffixes(text, suffixes, indent):
 
 
 def tensor_repr(t):
-    """``repr(t)`` as torch prints it, with ``ember.`` in dtype names."""
-    prefix = "tensor("
+    """``repr(t)`` as torch prints it, with ``ember.`` in dtype names; a Tensor subclass prints
+    its class name in place of ``tensor`` (parameters and buffers print as plain tensors)."""
+    cls = type(t)
+    plain = cls.__name__ == "Tensor" or cls.__module__ == "ember.nn.parameter"
+    prefix = "tensor(" if plain else f"{cls.__name__}("
     indent = len(prefix)
     suffixes = []
     device = t._device

@@ -1406,7 +1406,9 @@ def _as_subclass(self, cls):
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not "
                         f"{cls!r}")
-    alias = self.view_as(self)
+    from .ops.shape import _alias
+
+    alias = _alias(self)  # AliasBackward0 in the graph, as torch's
     alias.__class__ = cls
     return alias
 
