@@ -1664,7 +1664,14 @@ copysign = binary("copysign", lambda xp, a, b: xp.copysign(a, b), _copysign_deri
                   promote="float",
        deny="c", doc="The magnitude of ``input`` with the sign of ``other``.",
        example="ember.copysign(ember.tensor([1., 2.]), -1.)\n        tensor([-1., -2.])")
-binary("nextafter", lambda xp, a, b: xp.nextafter(a, b), "none", deny="bic", low=False,
+def _nextafter_derivative(ctx, grad):
+    # torch's convention: the step is treated as constant, so input passes the gradient through
+    b = ctx.inputs[1]
+    return grad, (_zeros_like(b) if ctx.needs_input_grad[1] else None)
+
+
+binary("nextafter", lambda xp, a, b: xp.nextafter(a, b), _nextafter_derivative, deny="bic",
+       low=False,
        scalar_other=False,
        doc="The next representable float after ``input`` towards ``other``.",
        example="ember.nextafter(ember.tensor([1.]), ember.tensor([2.])) > 1\n"
