@@ -28,3 +28,24 @@ def test_device_context_restores_on_error():
         except KeyError:
             pass
         assert lib.zeros(1).device.type == "cpu"
+
+
+def materialised(lib):
+    with lib.device("meta"):
+        net = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+    weight = net[0].weight
+    net.to_empty(device="cpu")
+    lib.manual_seed(0)
+    net[0].reset_parameters()
+    net[1].reset_running_stats()
+    return (net[0].weight is weight, [(tuple(t.shape), str(t.dtype).split(".")[-1],
+                                       t.device.type) for t in net.state_dict().values()],
+            net[0].weight.detach().numpy().copy(), net[1].running_var.numpy().copy())
+
+
+def test_to_empty_materialises_a_meta_module_as_torch():
+    e, t = materialised(ember), materialised(torch)
+    assert e[0]  # ember's _apply keeps parameter objects (torch makes new ones here)
+    assert e[1] == t[1]
+    assert e[2].shape == t[2].shape
+    assert (e[3] == t[3]).all()

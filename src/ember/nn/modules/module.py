@@ -587,6 +587,21 @@ class Module:
         """Move everything to the CPU."""
         return self._apply(lambda t: t.cpu())
 
+    def to_empty(self, *, device, recurse=True):
+        """Move parameters and buffers to ``device`` without copying their values: each gets
+        uninitialised memory of its shape and dtype there (parameters keep their identity).
+        The way to materialise a module built under ``with ember.device("meta")``.
+
+        Example::
+
+            >>> with ember.device("meta"):
+            ...     net = ember.nn.Linear(2, 3)
+            >>> net.to_empty(device="cpu").reset_parameters()
+        """
+        from ...ops.creation import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def cuda(self, device=None):
         """Move everything to a CUDA device."""
         return self._apply(lambda t: t.cuda(device))
