@@ -710,7 +710,9 @@ class Tensor:
         return object.__format__(self.__repr__(), spec)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_tensor, (self._host_array().copy(), str(self._device), self._rg))
+        from ._utils import _reduce_tensor  # torch's reduction (see ember._utils)
+
+        return _reduce_tensor(self)
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
@@ -735,6 +737,21 @@ def _rebuild_tensor(array, device, requires_grad):
     if requires_grad:
         t.requires_grad_()
     return t
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """A tensor subclass, or a tensor with Python attributes, as torch unpickles it:
+    ``func(*args)`` seen as ``new_type``, with the attributes ``state`` set on it."""
+    from ._utils import _set_obj_state
+
+    result = func(*args)
+    if type(result) is not new_type:
+        result = result.as_subclass(new_type)
+    setstate = getattr(type(result), "__setstate__", None)
+    if setstate is not None and setstate is not getattr(Tensor, "__setstate__", None):
+        result.__setstate__(state)
+        return result
+    return _set_obj_state(result, state)
 
 
 def _array_address(array):

@@ -189,6 +189,51 @@ class _TorchPickler(pickle._Pickler):
         return _global("torch._utils", "_rebuild_tensor_v2"), args
 
 
+class _LegacyPickler(_TorchPickler):
+    """The pickler of torch's pre-1.6 format: a storage is the persistent id
+    ``('storage', torch.<Type>Storage, key, location, numel, None)`` (no view), and a typed
+    storage object itself is written as one (torch pickles a storage as its legacy file)."""
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _StorageRef):
+            return super().persistent_id(obj) + (None,)
+        if type(obj).__name__ == "TypedStorage" and obj.__module__ == "ember.storage":
+            return self.persistent_id(self._storage_ref(obj))
+        return None
+
+    def _storage_ref(self, storage):
+        if storage.device is META:
+            raise RuntimeError("Cannot save a storage on the meta device: it holds no data")
+        root = storage._untyped_storage._bytes
+        while isinstance(getattr(root, "base", None), type(root)):  # the array a tensor holds
+            root = root.base
+        ref = self.storages.get(id(root))
+        if ref is None:
+            ref = _StorageRef(str(len(self.storages)), root, storage.dtype,
+                              _location(storage.device))
+            self.storages[id(root)] = ref
+        return ref
+
+
+_LEGACY_SYS_INFO = {"protocol_version": _LEGACY_PROTOCOL, "little_endian": True,
+                    "type_sizes": {"short": 2, "int": 4, "long": 4}}
+
+
+def _write_legacy(obj, f, protocol):
+    """torch's pre-1.6 format: three header pickles (magic number, protocol, system info), the
+    object's pickle, the list of storage keys, then each storage as its element count (int64)
+    and its raw bytes. torch still writes it to pickle a storage (``torch.storage``)."""
+    for header in (_LEGACY_MAGIC, _LEGACY_PROTOCOL, _LEGACY_SYS_INFO):
+        pickle.dump(header, f, protocol=protocol)
+    pickler = _LegacyPickler(f, protocol)
+    pickler.dump(obj)
+    refs = list(pickler.storages.values())
+    pickle.dump([ref.key for ref in refs], f, protocol=protocol)
+    for ref in refs:
+        f.write(struct.pack("<q", ref.array.nbytes // ref.dtype.itemsize))
+        f.write(_storage_bytes(ref))
+
+
 _GLOBALS = {}
 
 
@@ -607,7 +652,12 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         tensor([1., 1.])
     """
     if not _use_new_zipfile_serialization:
-        raise NotImplementedError("ember writes only the zip format (torch's default since 1.6)")
+        if isinstance(f, (str, os.PathLike)):
+            with open(f, "wb") as out:
+                _write_legacy(obj, out, pickle_protocol)
+        else:
+            _write_legacy(obj, f, pickle_protocol)
+        return
     if isinstance(f, (str, os.PathLike)):
         path = Path(f)
         archive_name = path.stem or "archive"
@@ -1764,10 +1814,11 @@ def _load_legacy(fileobj, source, map_location, weights_only, pickle_load_args):
         np_dtype = _np_dtype(dtype)
         count_bytes = fileobj.read(8)
         count = struct.unpack("<q", count_bytes)[0] if len(count_bytes) == 8 else -1
-        raw = fileobj.read(max(count, 0) * np_dtype.itemsize)
-        if count != numel or len(raw) != numel * np_dtype.itemsize:
+        raw = np.empty(max(count, 0) * np_dtype.itemsize, np.uint8)  # read straight in
+        got = fileobj.readinto(raw) if count == numel else -1
+        if got != numel * np_dtype.itemsize:
             raise RuntimeError(f"{source}: storage '{key}' is truncated")
-        array = np.frombuffer(bytearray(raw), dtype=np_dtype)
+        array = raw.view(np_dtype)
         placed[key] = _place_storage(array, location, map_location)
     return _resolve_deferred(result, placed)
 
@@ -1796,7 +1847,8 @@ class _LegacyStorages:
             raise pickle.UnpicklingError(f"{self.source}: unsupported persistent id {pid!r}")
         if len(pid) > 5 and pid[5] is not None:
             raise RuntimeError(f"{self.source}: legacy storage views are not supported")
-        return self.load_storage(pid[1].dtype, str(pid[2]), str(pid[3]), int(pid[4]))
+        key = self.load_storage(pid[1].dtype, str(pid[2]), str(pid[3]), int(pid[4]))
+        return _Deferred("storage", (key, pid[1].dtype))
 
 
 class _LegacyFullUnpickler(_LegacyStorages, _FullUnpickler):
@@ -1813,12 +1865,25 @@ def _LegacyUnpickler(file, weights_only, load_storage, source, **pickle_load_arg
     return kind(file, weights_only, load_storage, source, **pickle_load_args)
 
 
+def _typed_storage(loaded, dtype):
+    """An ember ``TypedStorage`` on the memory of storage ``loaded`` (read from a file)."""
+    from .storage import TypedStorage, UntypedStorage
+
+    if loaded.device is META:
+        untyped = UntypedStorage._wrap(None, META, meta_nbytes=loaded.array.nbytes)
+    else:
+        untyped = UntypedStorage._wrap(loaded.array.view(np.uint8), loaded.device)
+    return TypedStorage._wrap(untyped, dtype)
+
+
 def _resolve_deferred(obj, placed):
     """Replace deferred tensors (inside containers) by real ones now that storages are read."""
     if isinstance(obj, _Deferred):
+        if obj.kind == "storage":  # a storage object itself (torch pickles storages so)
+            return _typed_storage(placed[obj.args[0]], obj.args[1])
         if obj.kind == "tensor":
-            key, *rest = obj.args
-            return _rebuild_tensor_v2(placed[key], *rest)
+            storage, *rest = obj.args
+            return _rebuild_tensor_v2(placed[storage.args[0]], *rest)
         data, *rest = obj.args
         return _rebuild_parameter(_resolve_deferred(data, placed), *rest)
     if isinstance(obj, dict):

@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import builtins
+import io
 import numbers
 import warnings
 
@@ -796,7 +797,8 @@ class TypedStorage:
         return TypedStorage._wrap(values.clone().untyped_storage(), dtype)
 
     def __reduce__(self):
-        return (_rebuild_typed, (self._untyped_storage, self.dtype))
+        # as torch: the storage's legacy-format file, read back by ``_load_from_bytes``
+        return (_load_from_bytes, (_legacy_file_bytes(self),))
 
     def __str__(self):
         info = (f"[ember.storage.TypedStorage(dtype={self.dtype}, device={self.device}) of "
@@ -810,6 +812,30 @@ class TypedStorage:
 
 def _rebuild_typed(untyped, dtype):
     return TypedStorage._wrap(untyped, dtype)
+
+
+def _legacy_file_bytes(obj):
+    """``obj`` saved in torch's pre-1.6 (non-zip) format, as bytes."""
+    from .serialization import _write_legacy
+
+    buffer = io.BytesIO()
+    _write_legacy(obj, buffer, 2)
+    return buffer.getvalue()
+
+
+def _load_from_bytes(b):
+    """What torch's ``storage._load_from_bytes`` is: load the legacy-format file ``b``
+    (``weights_only=False``, as a plain pickle trusts its source anyway).
+
+    Example::
+
+        >>> import pickle, warnings; warnings.simplefilter("ignore")
+        >>> pickle.loads(pickle.dumps(ember.arange(3.).storage())).tolist()
+        [0.0, 1.0, 2.0]
+    """
+    from .serialization import load
+
+    return load(io.BytesIO(b), weights_only=False)
 
 
 def _conversion(dtype_name):

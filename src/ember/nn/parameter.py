@@ -55,7 +55,9 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (Tensor._make(self._data, self._device), self._rg))
+        from .._utils import _reduce_parameter  # torch's reduction (see ember._utils)
+
+        return _reduce_parameter(self)
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
@@ -68,6 +70,7 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(data, requires_grad):
+    """Reads the parameters pickled by earlier ember versions."""
     return Parameter(data, requires_grad)
 
 
