@@ -1109,7 +1109,7 @@ def _running_extreme(name, ufunc):
         if a.ndim == 0:
             return a.copy(), xp.zeros((), np.int64)
         values = accumulate(xp, ufunc, a, dim)
-        if a.dtype.kind in "fc":
+        if a.dtype.kind not in "biu":  # floating, complex, bfloat16 (kind 'V')
             nan_seen = xp.cumsum(a != a, axis=dim) > 0
             values = xp.where(nan_seen, np.nan, values).astype(a.dtype, copy=False)
             hit = (a == values) | ((a != a) & nan_seen)
@@ -1477,7 +1477,7 @@ def _median_all_kernel(ignore_nan):
     def kernel(xp, a):
         flat = a.reshape(-1)
         ordered = xp.sort(flat)  # NaN sorts last
-        if flat.dtype.kind in "fc" and flat.size:
+        if flat.dtype.kind not in "biu" and flat.size:
             # decided on the device: no synchronisation on the GPU
             if ignore_nan:
                 count = xp.sum(flat == flat)
@@ -1503,7 +1503,7 @@ def _median_dim_kernel(ignore_nan):
             return a.copy(), xp.zeros((), np.int64)
         order = xp.argsort(a, axis=dim, kind="stable")
         n = a.shape[dim]
-        if a.dtype.kind in "fc":
+        if a.dtype.kind not in "biu":
             nan = a != a
             if ignore_nan:
                 count = n - xp.sum(nan, axis=dim, keepdims=True)
