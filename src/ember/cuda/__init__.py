@@ -121,7 +121,9 @@ def set_device(device):
 
         >>> ember.cuda.set_device(0)            # doctest: +SKIP
     """
-    require_gpu(CudaBindingMissingError).cuda.Device(_index(device)).use()
+    index = _requested_index(device, strict=True)
+    if index >= 0:  # a negative index selects nothing, as in torch
+        require_gpu(CudaBindingMissingError).cuda.Device(index).use()
 
 
 def synchronize(device=None):
@@ -206,13 +208,22 @@ class device:
         return False
 
 
-def _requested_index(device):
-    """The ordinal asked for without looking at the GPU (-1: none, or a CPU device)."""
+def _requested_index(device, strict=False):
+    """The ordinal asked for without looking at the GPU (-1: none, or a CPU device);
+    ``strict``: a device without an index is refused with torch's ValueError."""
     if isinstance(device, int):
         return device
     from .._device import to_device
 
+    if strict and not isinstance(device, str) and not hasattr(device, "type"):
+        raise ValueError("Expected a torch.device with a specified index or an integer, but "
+                         f"got:{device}")
     target = to_device(device)
+    if strict and target.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {target}")
+    if strict and target.index is None:
+        raise ValueError("Expected a torch.device with a specified index or an integer, but "
+                         f"got:{target}")
     if target.type != "cuda":
         return -1
     return 0 if target.index is None else target.index
@@ -229,7 +240,7 @@ class device_of(device):
     """
 
     def __init__(self, obj):
-        on_gpu = getattr(obj, "is_cuda", False)
+        on_gpu = obj.is_cuda
         super().__init__(obj.device if on_gpu else -1)
 
 

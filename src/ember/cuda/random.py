@@ -47,8 +47,9 @@ def manual_seed(seed):
 
         >>> ember.cuda.manual_seed(0)
     """
+    seed = int(seed)  # a bad seed fails with or without a GPU, as in torch
     if _available():
-        _generator().manual_seed(int(seed))
+        _generator().manual_seed(seed)
 
 
 def manual_seed_all(seed):
@@ -58,8 +59,9 @@ def manual_seed_all(seed):
 
         >>> ember.cuda.manual_seed_all(0)
     """
+    seed = int(seed)
     for generator in _all_generators() if _available() else []:
-        generator.manual_seed(int(seed))
+        generator.manual_seed(seed)
 
 
 def seed():
@@ -112,6 +114,7 @@ def set_rng_state(new_state, device="cuda"):
 
         >>> ember.cuda.set_rng_state(ember.zeros(5, dtype=ember.uint8))   # no GPU: ignored
     """
+    new_state = new_state.clone()  # torch copies the state first, GPU or not
     if _available():
         _generator(device).set_state(new_state)
 
@@ -134,6 +137,7 @@ def set_rng_state_all(new_states):
 
         >>> ember.cuda.set_rng_state_all([])
     """
+    states = list(new_states)
     if _available():
-        for generator, state in zip(_all_generators(), new_states):
-            generator.set_state(state)
+        for generator, state in zip(_all_generators(), states):
+            generator.set_state(state.clone())

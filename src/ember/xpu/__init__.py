@@ -376,7 +376,7 @@ class device_of(device):  # noqa: N801  (torch's name)
     """``device(obj.get_device())``: entering needs an XPU, as :class:`device`."""
 
     def __init__(self, obj):
-        super().__init__(obj)
+        super().__init__(obj.get_device() if obj.is_xpu else -1)
 
 
 @contextlib.contextmanager

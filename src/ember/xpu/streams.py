@@ -8,7 +8,7 @@ Example::
 
 from __future__ import annotations
 
-from ._errors import dummy_class_error
+from ._errors import NO_XPU_MESSAGE, dummy_class_error
 
 __all__ = ["Stream", "Event"]
 
@@ -17,6 +17,8 @@ class Stream:
     """An XPU stream: needs an XPU (constructing it raises)."""
 
     def __init__(self, device=None, priority=0, **kwargs):
+        if device is not None:  # torch selects the device first, which fails first
+            raise NotImplementedError(f"torch.xpu.Stream: {NO_XPU_MESSAGE}")
         raise dummy_class_error("Stream")
 
 
