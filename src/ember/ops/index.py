@@ -20,6 +20,7 @@ value out of place (differentiable w.r.t. ``x`` and ``v``) and writes it back wi
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 import operator
 import warnings
@@ -1603,7 +1604,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     _scatter_into_view(input.detach() if isinstance(input, Tensor) else input,
                        src.detach() if isinstance(src, Tensor) else src,
                        "as_strided_scatter", view_of)
-    grids = np.indices(tuple(size), dtype=np.int64).reshape(len(size), -1)
+    grids = np.indices(tuple(size), dtype=np.int64).reshape(len(size), math.prod(size))
     positions = (storage_offset or 0) + (np.asarray(stride, np.int64)[:, None] * grids).sum(0)
     index = Tensor._make(positions, input._device) if input._device.type == "cpu" else \
         Tensor._make(positions, canonical_cpu()).to(input._device)
