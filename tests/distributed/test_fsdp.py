@@ -102,3 +102,20 @@ def test_full_state_dict_gathers_shards():
         np.testing.assert_array_equal(full0[k], expected[k])
         np.testing.assert_array_equal(full1[k], expected[k])
     assert off0 == list(expected) and off1 == []  # cpu_offload: rank 0 only, as torch
+
+
+@pytest.mark.parametrize("device_id", ["cpu", "cpu:0"])
+def test_init_process_group_rejects_a_cpu_device_id(device_id):
+    import torch
+    import torch.distributed as tdist
+
+    import ember
+    import ember.distributed as dist
+
+    for lib, d in ((tdist, torch.device(device_id)), (dist, ember.device(device_id))):
+        store = lib.HashStore()
+        with pytest.raises(ValueError, match="must be an accelerator with an index"):
+            lib.init_process_group("gloo", store=store, rank=0, world_size=1, device_id=d)
+        if lib.is_initialized():
+            lib.destroy_process_group()
+    assert not dist.is_initialized()

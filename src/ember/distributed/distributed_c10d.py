@@ -378,6 +378,18 @@ def _local_host(store):
     return "127.0.0.1"
 
 
+def _check_device_id(device_id):
+    """torch binds a process group to an accelerator with an index, never to the CPU."""
+    if device_id is None or isinstance(device_id, int):
+        return
+    from .._device import canonical
+
+    device_id = canonical(device_id)
+    if device_id.index is None or device_id.type == "cpu":
+        raise ValueError("init_process_group device_id parameter must be an accelerator with "
+                         "an index")
+
+
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None, device_id=None):
     """Initialise the default process group (every rank calls it).
@@ -396,6 +408,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     """
     if _STATE.default is not None:
         raise ValueError("trying to initialize the default process group twice!")
+    _check_device_id(device_id)
     backend = "gloo" if backend is None else str(backend)
     if ":" in backend:  # "cpu:gloo,cuda:nccl": ember picks one backend per group
         backend = "gloo"
