@@ -1,6 +1,7 @@
 """Shared test helpers: PyTorch is the oracle; every test compares ember against it."""
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -138,3 +139,41 @@ def assert_grads_match(ember_fn, torch_fn, *arrays, seed=0, rtol=None, atol=None
             assert e_g is None or float(e_g.abs().sum()) == 0
         else:
             assert_same(e_g, t_g, rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------- suite-wide hooks
+# (one conftest for the whole suite: a second conftest.py in a subfolder would shadow this
+# module for the tests' ``from conftest import ...``)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "stress: fault cases repeated under CPU load; EMBER_STRESS=N repeats each "
+                   "N times (default 1)")
+
+
+
+def pytest_terminal_summary(terminalreporter):
+    module = sys.modules.get("test_opinfo")
+    if module is None:
+        return
+    outcomes = {}
+    for status in ("passed", "failed", "xfailed", "xpassed", "skipped"):
+        for rep in terminalreporter.stats.get(status, []):
+            name = getattr(rep, "nodeid", "")
+            if "test_opinfo.py::test_" not in name or "[" not in name:
+                continue
+            check = name.split("::test_")[1].split("[")[0]
+            outcomes.setdefault(check, {}).setdefault(status, 0)
+            outcomes[check][status] += 1
+    if not outcomes:
+        return
+    terminalreporter.section("OpInfo")
+    for check, counts in outcomes.items():
+        total = sum(counts.values())
+        passed = counts.get("passed", 0)
+        samples = sum(n for (oid, c), n in module.RESULTS.items() if c == check)
+        terminalreporter.write_line(
+            f"{check}: {passed}/{total} ops pass ({100 * passed / total:.1f}%), "
+            f"{counts.get('xfailed', 0)} known failures, {counts.get('skipped', 0)} not "
+            f"measurable; {samples} samples compared")
