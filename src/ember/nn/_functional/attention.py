@@ -134,12 +134,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         >>> F.scaled_dot_product_attention(q, k, v, is_causal=True).shape
         ember.Size([2, 4, 5, 8])
     """
-    _sdpa_backends.check_cpu_kernel()
     if isinstance(attn_mask, CausalBias):
         attn_mask = attn_mask._materialize(query.device)
     _sdpa_checks(query, key, value, attn_mask, dropout_p, is_causal)
+    _sdpa_backends.check_cpu_kernel(query, key, value, attn_mask, dropout_p, enable_gqa)
     L, S = query.shape[-2], key.shape[-2]
-    scale_factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    head_dim = query.shape[-1]
+    scale_factor = (1.0 / math.sqrt(head_dim) if head_dim else math.inf) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
         hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
         if hk != hq or hv != hq:
