@@ -125,7 +125,7 @@ def test_functions_ember_alone_has_dispatch_too():
             if id(public) in covered:
                 continue
             result, calls = _call_recorded(public, _required_positional(public))
-            if result != "recorded" or calls[0][0] is not public:
+            if result != "recorded" or calls[0][0] != public:  # (== for a property's __get__)
                 failures.append(f"{namespace.__name__}.{public.__name__}: {result}")
     assert failures == []
 
@@ -589,3 +589,35 @@ def test_a_subclass_prints_and_records_autograd_as_in_torch():
                        tagged.grad_fn.name(), tagged.is_leaf, tagged._base is leaf,
                        repr(fw.nn.Parameter(fw.ones(1))))
     assert seen["ember"] == seen["torch"]
+
+
+def test_tensor_valued_properties_dispatch_as_torch():
+    seen = {}
+    for label, fw in FRAMEWORKS.items():
+        calls = []
+
+        class Tagged(fw.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                o = fw.overrides
+                calls.append((o.resolve_name(func), o.is_tensor_method_or_property(func)))
+                return super().__torch_function__(func, types, args, kwargs)
+
+        leaf = fw.ones(2, 2, requires_grad=True)
+        tagged = leaf.as_subclass(Tagged)
+        kinds = [type(getattr(tagged, name)).__name__
+                 for name in ("T", "mT", "H", "mH", "real", "data")]
+        (tagged * 2).sum().backward()
+        seen[label] = (kinds, tagged.grad, type(leaf.grad).__name__, calls)
+    assert seen["ember"] == seen["torch"]
+
+
+def test_helpers_that_torch_does_not_dispatch_are_left_alone():
+    # the protocol's own helpers, higher-order functions and functional-writing helpers
+    assert F.handle_torch_function is ember.overrides.handle_torch_function
+    assert F.has_torch_function((Recorder(),)) is torch.nn.functional.has_torch_function(
+        (Recorder(),)) is True
+    assert ember.vmap is ember.func.vmap
+    for name in ("vmap", "assert_int_or_pair"):
+        namespace = ember if hasattr(ember, name) else F
+        assert getattr(namespace, name) in ember.overrides.get_ignored_functions()

@@ -280,7 +280,8 @@ def _call_overrides(public_api, overloaded_args, args, kwargs, native=False):
         result = method(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
-    name = _names.get(public_api) or f"{public_api.__module__}.{public_api.__name__}"
+    name = _names.get(public_api) or \
+        f"{getattr(public_api, '__module__', None)}.{public_api.__name__}"
     if native:
         handlers = ([f"  - mode object {mode!r}\n"] if mode is not None else []) + [
             f"  - tensor subclass {type(arg)}\n" for arg in overloaded_args]
@@ -320,7 +321,7 @@ def _dispatch(public_api, implementation, args, kwargs):
     overloaded = _overloaded_in_call(args, kwargs)
     if not overloaded and not _is_torch_function_mode_enabled():
         return implementation(*args, **kwargs)
-    native = not public_api.__module__.startswith("ember.nn")
+    native = not (getattr(public_api, "__module__", None) or "").startswith("ember.nn")
     return _call_overrides(public_api, overloaded, args, kwargs or None, native)
 
 
@@ -393,8 +394,11 @@ _IGNORED_NAMES = frozenset("""
     set_deterministic_debug_mode set_float32_matmul_precision set_flush_denormal
     set_num_interop_threads set_num_threads set_printoptions set_warn_always typename
     use_deterministic_algorithms load save from_numpy from_dlpack as_tensor asarray tensor
-    frombuffer from_file set_grad_enabled is_nonzero_warning
+    frombuffer from_file set_grad_enabled is_nonzero_warning vmap sym_fresh_size
+    thread_safe_generator
 """.split())
+# ... and in torch.nn.functional: its helpers for writing functionals
+_IGNORED_FUNCTIONAL_NAMES = frozenset({"assert_int_or_pair", "boolean_dispatch"})
 
 # Tensor's operators and protocol methods that dispatch (besides its public methods).
 _TENSOR_DUNDERS = frozenset("""
@@ -429,12 +433,14 @@ _ignored = set()
 
 def _wrap_namespace(module_name, only=None):
     module = sys.modules[module_name]
-    ignored = _IGNORED_NAMES if module_name == "ember" else ()
+    ignored = {"ember": _IGNORED_NAMES,
+               "ember.nn.functional": _IGNORED_FUNCTIONAL_NAMES}.get(module_name, ())
     wrapped = {}
     for name, value in list(vars(module).items()):
         if name.startswith("_") or not isinstance(value, _types.FunctionType):
             continue
-        if not (value.__module__ or "").startswith("ember") or name in ignored or (
+        origin = value.__module__ or ""
+        if not origin.startswith("ember") or origin == __name__ or name in ignored or (
                 only is not None and name not in only):
             _ignored.add(value)
             continue
@@ -467,6 +473,27 @@ def _wrap_tensor_methods():
         public = vars(Tensor).get(operator)
         if _is_public_wrapper(public) and _is_public_wrapper(vars(Tensor).get(method)):
             public.__torch_function_public__ = vars(Tensor)[method]
+    for name in _TENSOR_PROPERTIES:
+        _wrap_property(name)
+
+
+# Properties that dispatch (those giving tensors, which a subclass keeps), handed to overrides
+# as torch hands them: ``Tensor.T.__get__``. Reading ``grad`` gives its value unconverted.
+_TENSOR_PROPERTIES = ("T", "mT", "H", "mH", "real", "imag", "data", "grad")
+
+
+def _wrap_property(name):
+    old = vars(Tensor).get(name)
+    if not isinstance(old, property) or old.fget is None or _is_public_wrapper(old.fget):
+        return
+    getter = _public(old.fget, "__get__", qualname=f"Tensor.{name}.__get__")
+    new = property(getter, old.fset, old.fdel, old.__doc__)
+    setattr(Tensor, name, new)
+    public = getter.__torch_function_public__ = new.__get__  # equal (==) to later reads
+    _overridable.setdefault(Tensor, []).append(public)
+    _names[public] = f"torch.Tensor.{name}.__get__"
+    if name == "grad":
+        _NOWRAP.add(public)
 
 
 def _install():
