@@ -121,6 +121,12 @@ def _release(context_id):
             api._notify(worker, _release, (context_id,))
 
 
+def _forget_all():
+    """At RPC shutdown: no context outlives the agent."""
+    with _contexts_lock:
+        _contexts.clear()
+
+
 class context:  # noqa: N801 - torch's name
     """A distributed autograd context: ``with context() as context_id:``.
 

@@ -110,6 +110,9 @@ def shutdown(graceful=True, timeout=DEFAULT_SHUTDOWN_TIMEOUT):
     finally:
         agent.close()
         _state["agent"] = None
+        with _owners.lock:
+            _owners.entries.clear()
+        dist_autograd._forget_all()
         if graceful and agent.info.id == 0:
             # the store's server lives in this process: let every worker finish reading it
             agent.store.set("exit/0", b"1")
