@@ -105,3 +105,31 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
            "VonMises", "Weibull", "Wishart", "biject_to", "constraints", "identity_transform",
            "kl_divergence", "register_kl", "transform_to", "transforms"]
+
+
+# torch defines each distribution in a module of its own (torch.distributions.normal); ember
+# groups the families by kind (continuous.py, discrete.py...) and re-exports each class from a
+# module at torch's path. The class names that module as its home, so a pickled distribution
+# names torch's path (``ember.distributions.normal.Normal``, written by ``ember.save`` as
+# ``torch.distributions.normal.Normal``) and loads in torch.
+_TORCH_HOMES = ("bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "dirichlet",
+                "exponential", "fishersnedecor", "gamma", "geometric", "gumbel", "half_cauchy",
+                "half_normal", "inverse_gamma", "kumaraswamy", "laplace", "lkj_cholesky",
+                "log_normal", "logistic_normal", "mixture_same_family", "multinomial",
+                "negative_binomial", "normal", "one_hot_categorical", "pareto", "poisson",
+                "relaxed_bernoulli", "relaxed_categorical", "studentT", "uniform", "weibull",
+                "wishart")
+
+
+def _home_classes_at_torch_paths():
+    import importlib
+
+    for name in _TORCH_HOMES:
+        home = importlib.import_module(f"{__name__}.{name}")
+        for attribute in home.__all__:
+            cls = getattr(home, attribute)
+            if isinstance(cls, type):
+                cls.__module__ = home.__name__
+
+
+_home_classes_at_torch_paths()

@@ -108,3 +108,8 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
         inputs = (inputs,) if inputs is not None else ()
     wrapper = DataParallel(module, device_ids, output_device, dim)
     return wrapper(*inputs, **(module_kwargs or {}))
+
+
+# torch defines DataParallel in torch.nn.parallel.data_parallel: its pickled name, a module
+# that hands it out from here
+DataParallel.__module__ = "ember.nn.parallel.data_parallel"

@@ -253,3 +253,8 @@ class DistributedSampler(Sampler):
     def set_epoch(self, epoch):
         """Reshuffle differently next epoch (all replicas must call this with the same value)."""
         self.epoch = epoch
+
+
+# torch defines DistributedSampler in torch.utils.data.distributed: its pickled name, a module
+# that hands it out from here
+DistributedSampler.__module__ = "ember.utils.data.distributed"
