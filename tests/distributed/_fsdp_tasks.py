@@ -101,7 +101,9 @@ def fsdp2_train(rank, n, steps, options, clip=None, accumulate=1):
     xs, ys = local_rows(rank, n, *data())
     train_steps(model, opt, xs, ys, steps, clip, accumulate)
     params = list(model.parameters())
-    return {"params": full_params(model), "class": type(model[0]).__name__,
+    state = opt.state_dict()["state"][0]
+    return {"params": full_params(model), "state_types": {k: type(v).__name__ for k, v in state.items()},
+            "like": type(ember.zeros_like(params[0])).__name__, "class": type(model[0]).__name__,
             "is_fsdp": isinstance(model, FSDPModule),
             "placements": {p.placements for p in params} == {(Shard(0),)},
             "local_shapes": [tuple(p.shape) for p in params],
@@ -172,4 +174,5 @@ def full_state_dict(rank, n):
     offloaded = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True,
                                                                       cpu_offload=True))
     return {k: out(v) for k, v in full.items()}, list(offloaded)
+
 

@@ -61,6 +61,10 @@ def test_fully_shard_matches_full_batch_torch(options, clip, accumulate):
             np.testing.assert_allclose(r["params"][k], expected[k], rtol=1e-10, atol=1e-12,
                                        err_msg=k)
         assert r["class"] == "FSDPLinear" and r["is_fsdp"] and r["placements"]
+        # as torch: Adam's moments of a sharded parameter are DTensors, its step is not
+        assert r["state_types"] == {"step": "Tensor", "exp_avg": "DTensor",
+                                    "exp_avg_sq": "DTensor"}
+        assert r["like"] == "DTensor"
         # torch.chunk shards of dim 0: rows 7 -> 4 + 3, 4 -> 2 + 2, 3 -> 2 + 1
         assert r["local_shapes"] == ([(4, 5), (4,), (2, 7), (2,), (2, 4), (2,)] if rank == 0
                                      else [(3, 5), (3,), (2, 7), (2,), (1, 4), (1,)])

@@ -96,6 +96,16 @@ def _hooked_step(step):
     return wrapper
 
 
+def _param_layout(param, state):
+    """A sharded (DTensor) parameter's state tensors shown as DTensors of its layout, as in
+    torch (ember keeps them as plain local tensors while stepping)."""
+    if getattr(param, "_spec", None) is None or not isinstance(state, dict):
+        return state
+    from ..distributed.tensor._api import state_in_param_layout
+
+    return state_in_param_layout(param, state)
+
+
 class Optimizer:
     """Base class of all optimisers.
 
@@ -331,7 +341,7 @@ class Optimizer:
             packed["params"] = [mapping[id(p)] for p in group["params"]]
             start += len(packed["params"])
             groups.append(packed)
-        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): _param_layout(k, v)
                         for k, v in self.state.items()}
         state_dict = {"state": packed_state, "param_groups": groups}
         for hook in self._optimizer_state_dict_post_hooks.values():

@@ -83,17 +83,6 @@ def _rank():
 # ---------------------------------------------------------------- layouts
 
 
-def _like_param(value, param):
-    """An optimiser state tensor in its parameter's layout: a DTensor when the parameter is
-    one and the state has the shape of its local piece."""
-    from ..tensor._api import DTensor, _wrap
-
-    if (isinstance(param, DTensor) and isinstance(value, Tensor) and value.dim() > 0
-            and not isinstance(value, DTensor) and tuple(value.shape) == tuple(param.shape)):
-        return _wrap(value, *param._spec)
-    return value
-
-
 def _full(value):
     from ..tensor._api import DTensor
 
@@ -158,7 +147,7 @@ def get_optimizer_state_dict(model, optimizers, *, submodules=None, options=None
         saved = opt.state_dict()
         for index, entry in saved["state"].items():
             param = params[index]
-            values = {k: _like_param(v, param) for k, v in entry.items()}
+            values = dict(entry)  # a sharded parameter's states are DTensors already
             if options.full_state_dict:
                 values = {k: _full(v) for k, v in values.items()}
             state[names[id(param)]] = values

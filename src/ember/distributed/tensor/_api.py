@@ -15,7 +15,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ...overrides import _disabled_torch_function_impl
+from ...overrides import DisableTorchFunctionSubclass
 from ..device_mesh import init_device_mesh
 from ._collectives import (
     all_reduce_array,
@@ -27,6 +27,10 @@ from ._collectives import (
 from .placement_types import Partial, Placement, Replicate, Shard
 
 __all__ = ["DTensor", "distribute_tensor", "distribute_module"]
+
+# operations whose result has its first argument's layout
+_SAME_LAYOUT = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+                          "randn_like", "clone"})
 
 _OPS = {"sum": "SUM", "avg": "AVG", "max": "MAX", "min": "MIN", "product": "PRODUCT"}
 
@@ -149,7 +153,21 @@ class DTensor(Tensor):
         >>> dt.full_tensor()          # every rank: tensor([0., 1., 2., 3., 4., 5.])
     """
 
-    __torch_function__ = _disabled_torch_function_impl
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Operations run on the local pieces and return plain tensors, except the ones that
+        make a tensor of the same layout (``zeros_like``, ``clone``, ...): those keep the
+        DTensor's layout, so that an optimiser's state of a sharded parameter is sharded."""
+        with DisableTorchFunctionSubclass():
+            result = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", None) in _SAME_LAYOUT and args:
+            like = args[0]
+            if (isinstance(like, DTensor) and isinstance(result, Tensor)
+                    and not isinstance(result, DTensor) and result.shape == like.shape):
+                if result.requires_grad and result.grad_fn is not None:
+                    return _alias(result, *like._spec)
+                return _wrap(result, *like._spec, requires_grad=result.requires_grad)
+        return result
 
     @property
     def device_mesh(self):
@@ -356,7 +374,7 @@ _PARAMETER_CLASS = []
 def _parameter_class(parameter):
     if not _PARAMETER_CLASS:
         _PARAMETER_CLASS.append(type("DTensorParameter", (_DTensorParameter, parameter), {
-            "__module__": __name__, "__torch_function__": _disabled_torch_function_impl,
+            "__module__": __name__,
             "__repr__": DTensor.__repr__, "__reduce_ex__": DTensor.__reduce_ex__}))
     return _PARAMETER_CLASS[0]
 
@@ -397,3 +415,21 @@ def _combine_norm(norm, norm_type, group):
         combined = all_reduce_array(array ** norm_type, group, dist.ReduceOp.SUM)[0] ** (
             1.0 / norm_type)
     return Tensor._make(np.asarray(combined, dtype=norm._data.dtype), norm._device)
+
+
+def state_in_param_layout(param, state):
+    """``state`` (an optimiser's per-parameter dict) with each tensor shaped as ``param``'s
+    local piece given ``param``'s DTensor layout (scalars such as ``step`` stay plain).
+
+    Example::
+
+        >>> state_in_param_layout(p, {"step": t0, "exp_avg": m})["exp_avg"].placements
+        (Shard(dim=0),)
+    """
+    out = {}
+    for key, value in state.items():
+        if (isinstance(value, Tensor) and not isinstance(value, DTensor) and value.dim() > 0
+                and value.shape == param.shape):
+            value = _wrap(value, *param._spec)
+        out[key] = value
+    return out
