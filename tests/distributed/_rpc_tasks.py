@@ -133,6 +133,8 @@ def scenario_calls(rank, world_size):
     if rank == 1:
         time.sleep(0.3)  # rank 0 is in shutdown by now, still serving
         return rpc.rpc_sync("worker0", where_am_i)
+    if rank != 0:
+        return None
     x, w, b = data(0, 3, 4), data(1, 4, 2), data(2, 2)
     args = (ember.tensor(x), ember.tensor(w), ember.tensor(b))
     fut = rpc.rpc_async("worker1", affine, args=args)
@@ -196,7 +198,7 @@ def scenario_errors(rank, world_size):
         "async": lambda: rpc.rpc_async("worker1", raise_value_error, args=(7,)).wait(),
         "remote": lambda: rpc.remote("worker1", raise_value_error, args=(7,)).to_here(),
         "odd": lambda: rpc.rpc_sync("worker1", raise_odd_exception),
-        "timeout": lambda: rpc.rpc_sync("worker1", nap, args=(1.0,), timeout=0.2),
+        "timeout": lambda: rpc.rpc_sync("worker1", nap, args=(0.4,), timeout=0.2),
         "unknown": lambda: rpc.rpc_sync("nobody", where_am_i),
         "not_callable": lambda: rpc.rpc_sync("worker1", 3),
         "no_context": lambda: dist_autograd.get_gradients(12345),
@@ -309,3 +311,67 @@ def scenario_optimizer(rank, world_size, steps=3):
             losses.append(loss.item())
     w1, w2 = rpc.rpc_sync("worker1", params_on_owner, args=(stage,))
     return {"losses": losses, "w1": w1, "w2": w2, "w_local": w_local.detach().numpy()}
+
+
+# ---- what values look like after a trip (run with ember here, with torch by the test) -----
+def payload(lib):
+    """Tensors of several kinds, a Parameter, nested containers and a module (torch or ember)."""
+    return {
+        "f64_transposed": lib.arange(6, dtype=lib.float64).reshape(2, 3).t(),
+        "i64": lib.tensor([1, -2, 3]),
+        "bool": lib.tensor([True, False]),
+        "scalar": lib.tensor(2.5),
+        "empty": lib.zeros(0, 3),
+        "requires_grad": lib.ones(2, requires_grad=True),
+        "param": lib.nn.Parameter(lib.full((2,), 3.0)),
+        "nested": [lib.ones(1), (lib.zeros(1), {"k": lib.full((2,), 7)})],
+        "module": lib.nn.Linear(2, 2),
+    }
+
+
+def describe(value):
+    """Type, dtype, shape, grad flags and values: comparable between torch and ember."""
+    if isinstance(value, dict):
+        return {k: describe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__, [describe(v) for v in value]
+    if hasattr(value, "weight"):  # a module: its parameters' kinds
+        return type(value).__name__, describe(value.weight), describe(value.bias)
+    return (type(value).__name__, str(value.dtype).rpartition(".")[2], tuple(value.shape),
+            value.requires_grad, value.is_leaf, value.detach().numpy().tolist()
+            if value.numel() and type(value).__name__ != "Parameter" else None)
+
+
+def echo(value):
+    return value
+
+
+def travel(lib, rpc_module, to):
+    """``describe`` of the payload seen by the callee, and of it sent back to the caller."""
+    sent = payload(lib)
+    return (rpc_module.rpc_sync(to, describe, args=(sent,)),
+            describe(rpc_module.rpc_sync(to, echo, args=(sent,))))
+
+
+def scenario_values(rank, world_size):
+    return travel(ember, rpc, "worker1") if rank == 0 else None
+
+
+def run_beside_process_group(rank, world_size, port):
+    """RPC joined through the port of a process group's store (the store is reused)."""
+    import ember.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world_size)
+    options = rpc.TensorPipeRpcBackendOptions(init_method=f"tcp://127.0.0.1:{port}",
+                                              rpc_timeout=20)
+    rpc.init_rpc(f"worker{rank}", rank=rank, world_size=world_size,
+                 rpc_backend_options=options)
+    try:
+        total = ember.tensor([float(rank + 1)])
+        dist.all_reduce(total)
+        other = f"worker{(rank + 1) % world_size}"
+        return rpc.rpc_sync(other, where_am_i), total.item()
+    finally:
+        rpc.shutdown()
+        dist.destroy_process_group()

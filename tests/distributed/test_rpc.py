@@ -1,4 +1,4 @@
-"""ember.distributed.rpc / .autograd / .optim on 2-3 spawned workers over loopback TCP.
+"""ember.distributed.rpc / .autograd / .optim on 3 spawned workers over loopback TCP.
 
 Values are compared with torch computing the same thing in this process; exception types and
 messages with what torch's RPC raises (its messages, checked by hand against torch 2.13, are
@@ -14,8 +14,9 @@ from _harness import free_port, world
 torch = pytest.importorskip("torch")
 
 
-def run(n, scenario):
-    return world(n, init=False).run(tasks.run, free_port(), scenario, timeout=60)
+def run(scenario):
+    """Every scenario on one world of 3 workers (rank 0 drives; spawned once per session)."""
+    return world(3, init=False).run(tasks.run, free_port(), scenario, timeout=60)
 
 
 def t(array, grad=False):
@@ -23,7 +24,7 @@ def t(array, grad=False):
 
 
 def test_calls_return_what_torch_computes():
-    driver, late = run(2, "calls")
+    driver, late, _ = run("calls")
     x, w, b = tasks.data(0, 3, 4), tasks.data(1, 4, 2), tasks.data(2, 2)
     expected = (t(x) @ t(w) + t(b)).numpy()
     for key in ("sync", "async", "remote"):
@@ -37,7 +38,7 @@ def test_calls_return_what_torch_computes():
 
 
 def test_rref_semantics():
-    out, *_ = run(3, "rrefs")
+    out, *_ = run("rrefs")
     assert out["to_here"] == [0, 1, 2]
     assert out["user"] == (False, "worker1", True, True)
     assert "WorkerInfo(id=1, name=worker1)" in out["local_value_error"]
@@ -54,7 +55,7 @@ def test_rref_semantics():
 
 
 def test_remote_errors_have_torchs_type_and_message():
-    out, _ = run(2, "errors")
+    out, *_ = run("errors")
     for key in ("sync", "async", "remote"):
         kind, message = out[key]
         assert kind == "ValueError", key
@@ -79,7 +80,7 @@ def test_remote_errors_have_torchs_type_and_message():
 
 
 def test_async_execution():
-    (direct, pushed, remote_sum), *_ = run(3, "async")
+    (direct, pushed, remote_sum), *_ = run("async")
     np.testing.assert_array_equal(direct, (torch.ones(2) + 4).numpy())
     assert pushed == [30, 30]  # both callers answered once the second update arrived
     assert remote_sum == 3
@@ -100,7 +101,7 @@ def torch_params():
 
 
 def test_dist_autograd_matches_local_autograd():
-    out, _ = run(2, "autograd")
+    out, *_ = run("autograd")
     w1, w2, w_local = torch_params()
     loss = torch_split_forward(w1, w2, w_local, t(tasks.data(13, 5, 4)))
     loss.backward()
@@ -113,7 +114,7 @@ def test_dist_autograd_matches_local_autograd():
 
 
 def test_distributed_optimizer_follows_local_optimizer():
-    out, _ = run(2, "optimizer")
+    out, *_ = run("optimizer")
     w1, w2, w_local = torch_params()
     x = t(tasks.data(13, 5, 4))
     opt = torch.optim.SGD([w1, w2, w_local], lr=0.05, momentum=0.9)
@@ -128,3 +129,20 @@ def test_distributed_optimizer_follows_local_optimizer():
     for name, param in (("w1", w1), ("w2", w2), ("w_local", w_local)):
         np.testing.assert_allclose(out[name], param.detach().numpy(), rtol=1e-5, atol=1e-6,
                                    err_msg=name)
+
+
+def test_values_travel_as_in_torch():
+    ours, *_ = run("values")
+    options = torch.distributed.rpc.TensorPipeRpcBackendOptions(
+        init_method=f"tcp://127.0.0.1:{free_port()}")
+    torch.distributed.rpc.init_rpc("solo", rank=0, world_size=1, rpc_backend_options=options)
+    try:
+        theirs = tasks.travel(torch, torch.distributed.rpc, "solo")
+    finally:
+        torch.distributed.rpc.shutdown()
+    assert ours == theirs
+
+
+def test_rpc_beside_a_process_group_on_the_same_port():
+    results = world(3, init=False).run(tasks.run_beside_process_group, free_port(), timeout=60)
+    assert results == [("worker1", 6.0), ("worker2", 6.0), ("worker0", 6.0)]

@@ -63,21 +63,20 @@ def _reduce_tensor(t, dst, ctx):
         send_id = dist_autograd._next_send_id()
         ctx.record_send(t, send_id, dst)
         return _rebuild_received, (array, send_id)
-    return _rebuild_plain, (array,)
+    return _rebuild_plain, (array, t.requires_grad)
 
 
-def _rebuild_plain(array):
+def _rebuild_plain(array, requires_grad=False):
     from ..._tensor import _rebuild_tensor
 
-    return _rebuild_tensor(array, "cpu", False)
+    return _rebuild_tensor(array, "cpu", requires_grad)
 
 
 def _rebuild_received(array, send_id):
     """A tensor that required grad on its sender: a leaf whose gradient goes back there."""
-    t = _rebuild_plain(array)
+    t = _rebuild_plain(array, True)
     ctx = _unpickling.ctx
     if ctx is not None:
-        t.requires_grad_()
         ctx.record_recv(t, _unpickling.src, send_id)
     return t
 
