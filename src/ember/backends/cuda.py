@@ -29,6 +29,10 @@ class cuBLASModule:
               "allow_fp16_accumulation": False}
 
     def __getattr__(self, name):
+        if name == "fp32_precision":
+            from . import _get_fp32_precision
+
+            return _get_fp32_precision("cuda", "matmul")
         if name == "allow_tf32":
             from .. import _compat
 
@@ -38,6 +42,11 @@ class cuBLASModule:
         raise AttributeError(f"Unknown attribute {name}")
 
     def __setattr__(self, name, value):
+        if name == "fp32_precision":
+            from . import _set_fp32_precision
+
+            _set_fp32_precision("cuda", "matmul", value)
+            return
         if name == "allow_tf32":
             from .. import _compat
 

@@ -1,8 +1,9 @@
 """``ember.backends.opt_einsum``: the ``opt_einsum`` package's contraction-order flags.
 
-``enabled`` and ``strategy`` follow torch's rules (both need the package installed; the
-strategy is one of ``auto``, ``greedy``, ``optimal``) but have no effect: ember's ``einsum``
-uses NumPy's (and CuPy's) own path optimisation.
+``enabled`` and ``strategy`` are plain attributes, as in torch (assigning one is not
+checked); :func:`set_flags` and :func:`flags` check them by torch's rules (both need the
+package installed; the strategy is one of ``auto``, ``greedy``, ``optimal``). They have no
+effect: ember's ``einsum`` uses NumPy's (and CuPy's) own path optimisation.
 
 Example::
 
@@ -18,7 +19,7 @@ import importlib
 import importlib.util
 import sys
 
-from . import ContextProp, PropModule, _allow_mutation
+from . import ContextProp, PropModule, _allow_mutation  # noqa: F401  (torch's names)
 
 __all__ = ["is_available", "get_opt_einsum", "flags", "set_flags", "OptEinsumModule"]
 
@@ -40,7 +41,8 @@ def get_opt_einsum():
     return importlib.import_module("opt_einsum") if is_available() else None
 
 
-_state = {"enabled": is_available(), "strategy": "auto" if is_available() else None}
+enabled = is_available()
+strategy = "auto" if is_available() else None
 
 
 def _set_enabled(value):
@@ -48,21 +50,23 @@ def _set_enabled(value):
         raise ValueError(f"opt_einsum is not available, so setting `enabled` to {value} will "
                          "not reap the benefits of calculating an optimal path for einsum. "
                          "Install opt-einsum to enable it.")
-    _state["enabled"] = value
+    global enabled
+    enabled = value
 
 
 def _set_strategy(value):
     if not is_available():
         raise ValueError(f"opt_einsum is not available, so setting `strategy` to {value} will "
                          "not be meaningful. Install opt_einsum or unset `strategy`.")
-    if not _state["enabled"]:
+    if not enabled:
         raise ValueError(f"opt_einsum is not enabled, so setting a `strategy` to {value} will "
                          "not be meaningful. Set `enabled` to `True` as well or unset "
                          "`strategy`.")
     if value not in ("auto", "greedy", "optimal"):
         raise ValueError("`strategy` must be one of the following: [auto, greedy, optimal] "
                          f"but is {value}")
-    _state["strategy"] = value
+    global strategy
+    strategy = value
 
 
 def set_flags(_enabled=None, _strategy=None):
@@ -72,7 +76,7 @@ def set_flags(_enabled=None, _strategy=None):
 
         >>> previous = ember.backends.opt_einsum.set_flags()
     """
-    previous = (_state["enabled"], _state["strategy"] if is_available() else None)
+    previous = (enabled, strategy if is_available() else None)
     if _enabled is not None:
         _set_enabled(_enabled)
     if _strategy is not None:
@@ -93,10 +97,8 @@ def flags(enabled=None, strategy=None):
 
 
 class OptEinsumModule(PropModule):
-    """``ember.backends.opt_einsum``: ``enabled`` and ``strategy`` as properties."""
-
-    enabled = ContextProp(lambda: _state["enabled"], _set_enabled)
-    strategy = ContextProp(lambda: _state["strategy"], _set_strategy)
+    """``ember.backends.opt_einsum``: the module as torch wraps it (its flags are plain
+    attributes of the wrapped module)."""
 
 
 sys.modules[__name__] = OptEinsumModule(sys.modules[__name__], __name__)

@@ -18,7 +18,9 @@ from __future__ import annotations
 import collections
 import contextlib
 
-from ._errors import NO_GPU_MESSAGE, CudaBindingMissingError, CudaUnavailableError
+from .._device import cupy_module
+from ._errors import NO_GPU_MESSAGE, CudaBindingMissingError, CudaUnavailableError, require_gpu
+from .green_contexts import GreenContext
 
 __all__ = ["caching_allocator_alloc", "can_device_access_peer", "current_blas_handle",
            "current_solver_handle", "get_stream_from_external", "get_sync_debug_mode",
@@ -100,7 +102,6 @@ CUDAGraph = _gpu_class("CUDAGraph")
 graph = _gpu_class("graph")
 CUDAPluggableAllocator = _gpu_class("CUDAPluggableAllocator")
 MemPool = _gpu_class("MemPool")
-GreenContext = _gpu_class("GreenContext")
 
 has_half = True
 has_magma = False
@@ -167,30 +168,42 @@ def list_gpu_processes(device=None):
     return "pynvml module not found, please install nvidia-ml-py"
 
 
+_caching = {"enabled": True}
+
+
 def caching_allocator_enable(value=True):
-    """Enable or disable CUDA's caching allocator (nothing to change without a GPU).
+    """Enable or disable the caching allocator: with a GPU, CuPy's memory pool serves (or no
+    longer serves) ember's allocations; without one there is nothing to change (as torch).
 
     Example::
 
         >>> caching_allocator_enable(True)
     """
-    return None
+    cupy = cupy_module()
+    if cupy is None:
+        return
+    # None: CuPy's plain cudaMalloc allocator, without pooling
+    cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc if value else None)
+    _caching["enabled"] = bool(value)
 
 
 @contextlib.contextmanager
 def caching_allocator_disabled():
-    """Run the block with CUDA's caching allocator disabled (no effect without a GPU).
+    """Run the block with the caching allocator disabled; it needs a GPU to ask whether the
+    allocator is on (without one, entering raises torch's AttributeError type).
 
     Example::
 
-        >>> with caching_allocator_disabled():
+        >>> with caching_allocator_disabled():  # doctest: +SKIP
         ...     pass
     """
+    require_gpu(CudaBindingMissingError)
+    previous = _caching["enabled"]
     caching_allocator_enable(False)
     try:
         yield
     finally:
-        caching_allocator_enable(True)
+        caching_allocator_enable(previous)
 
 
 @contextlib.contextmanager

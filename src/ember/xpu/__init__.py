@@ -384,3 +384,6 @@ def use_mem_pool(pool, device=None):
     """Allocate from ``pool`` inside the block: needs an XPU (entering raises)."""
     raise XpuUnavailableError(f"torch.xpu.use_mem_pool: {NO_XPU_MESSAGE}")
     yield  # unreachable; makes this a generator, as a context manager must be
+
+
+from . import graphs, memory, random  # noqa: E402,F401  (torch's submodule paths)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import warnings
 
-from .. import _dtype as dt
-from ..amp import GradScaler as _GradScaler
-from ..amp import autocast as _autocast
+from ... import _dtype as dt
+from ...amp import GradScaler as _GradScaler
+from ...amp import autocast as _autocast
 
 __all__ = ["autocast", "GradScaler"]
 
@@ -37,3 +37,6 @@ class GradScaler(_GradScaler):
         super().__init__("cpu", init_scale=init_scale, growth_factor=growth_factor,
                          backoff_factor=backoff_factor, growth_interval=growth_interval,
                          enabled=enabled)
+
+
+from . import autocast_mode, grad_scaler  # noqa: E402,F401  (torch's submodule paths)
