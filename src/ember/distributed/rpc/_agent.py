@@ -1,11 +1,13 @@
 """The RPC agent: each worker serves calls from the others over TCP sockets.
 
 Wire format: every frame is a length-prefixed pickle of ``(kind, message_id, context_id,
-payload)``; ``payload`` is itself pickled by :class:`_RpcPickler`, which sends tensors by value
-(as TensorPipe does for CPU tensors), records tensors that require grad in the current
-distributed autograd context, and turns RRefs into forks. Requests are unpickled in the reader
-thread of their connection, so a worker sees one peer's messages in the order they were sent,
-and run on a thread pool; the reply travels back on the same connection.
+payload, buffer sizes)`` followed by the raw bytes of the buffers. ``payload`` is pickled by
+:class:`_RpcPickler`, which sends tensors by value (as TensorPipe does for CPU tensors) as
+out-of-band pickle buffers (written to the socket without a copy), records tensors that require
+grad in the current distributed autograd context, and turns RRefs into forks. Requests are
+unpickled in the reader thread of their connection, so a worker sees one peer's messages in
+the order they were sent, and run on a thread pool; the reply travels back on the same
+connection.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ import itertools
 import pickle
 import queue
 import socket
+import struct
 import sys
 import threading
 import time
 import traceback
+
+import numpy as np
 
 from ...futures import Future
 from .. import autograd as dist_autograd
@@ -41,8 +46,8 @@ _unpickling = _Unpickling()
 class _RpcPickler(pickle.Pickler):
     """Pickles a message for worker ``dst``: tensors by value, RRefs as forks."""
 
-    def __init__(self, file, dst, ctx):
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+    def __init__(self, file, dst, ctx, buffer_callback):
+        super().__init__(file, protocol=5, buffer_callback=buffer_callback)
         self.dst = dst
         self.ctx = ctx
 
@@ -58,7 +63,8 @@ class _RpcPickler(pickle.Pickler):
 
 
 def _reduce_tensor(t, dst, ctx):
-    array = t.detach().cpu()._host_array().copy()
+    # contiguous, so that it travels as one out-of-band buffer (sent before the call returns)
+    array = np.ascontiguousarray(t.detach().cpu()._host_array())
     if ctx is not None and t.requires_grad:
         send_id = dist_autograd._next_send_id()
         ctx.record_send(t, send_id, dst)
@@ -82,18 +88,51 @@ def _rebuild_received(array, send_id):
 
 
 def dumps(obj, dst, ctx):
-    buffer = io.BytesIO()
-    _RpcPickler(buffer, dst, ctx).dump(obj)
-    return buffer.getvalue()
+    """``(payload, buffers)``: the pickle and the raw buffers of its arrays."""
+    buffer, buffers = io.BytesIO(), []
+    _RpcPickler(buffer, dst, ctx, buffers.append).dump(obj)
+    return buffer.getvalue(), buffers
 
 
-def loads(payload, src, ctx):
+def loads(message, src, ctx):
+    payload, buffers = message
     saved = _unpickling.ctx, _unpickling.src
     _unpickling.ctx, _unpickling.src = ctx, src
     try:
-        return pickle.loads(payload)
+        return pickle.loads(payload, buffers=buffers)
     finally:
         _unpickling.ctx, _unpickling.src = saved
+
+
+_LEN = struct.Struct("<Q")
+
+
+def _send_frame(sock, head, message):
+    payload, buffers = message
+    raws = [b.raw() for b in buffers]
+    header = pickle.dumps((head, payload, [r.nbytes for r in raws]), protocol=5)
+    sock.sendall(_LEN.pack(len(header)) + header)
+    for raw in raws:
+        sock.sendall(raw)
+
+
+def _recv_into(sock, n):
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if k == 0:
+            raise ConnectionError("connection closed")
+        got += k
+    return buf
+
+
+def _recv_frame(sock):
+    """``(head, (payload, buffers))`` of the next frame."""
+    (n,) = _LEN.unpack(_recv_into(sock, _LEN.size))
+    head, payload, sizes = pickle.loads(_recv_into(sock, n))
+    return head, (payload, [_recv_into(sock, size) for size in sizes])
 
 
 class RemoteError:
@@ -125,9 +164,9 @@ class _Connection:
         self.sock = sock
         self.lock = threading.Lock()
 
-    def send(self, frame):
+    def send(self, head, message):
         with self.lock:
-            _send_msg(self.sock, frame)
+            _send_frame(self.sock, head, message)
 
     def close(self):
         try:
@@ -262,8 +301,8 @@ class Agent:
         with self._lock:
             self._pending[message_id] = _Pending(future, ctx, dst, timeout)
         try:
-            self._connection(dst).send((_REQUEST, message_id, -1 if ctx is None else ctx.id,
-                                        payload))
+            self._connection(dst).send((_REQUEST, message_id, -1 if ctx is None else ctx.id),
+                                       payload)
         except OSError as e:
             self._complete(message_id, error=RuntimeError(
                 f"Failed to send an RPC to {self.workers[dst]}: {e}"))
@@ -283,7 +322,7 @@ class Agent:
     def _read_replies(self, conn, dst):
         try:
             while True:
-                _, message_id, _, payload = _recv_msg(conn.sock)
+                (_, message_id, _), payload = _recv_frame(conn.sock)
                 with self._lock:
                     entry = self._pending.get(message_id)
                 if entry is None:
@@ -360,7 +399,7 @@ class Agent:
         try:
             src = _recv_msg(conn.sock)
             while True:
-                _, message_id, context_id, payload = _recv_msg(conn.sock)
+                (_, message_id, context_id), payload = _recv_frame(conn.sock)
                 ctx = None if context_id == -1 else dist_autograd._get_or_create(context_id)
                 if ctx is not None:
                     ctx.workers.add(src)
@@ -422,7 +461,7 @@ class Agent:
 
     def _send_reply(self, conn, message_id, payload):
         try:
-            conn.send((_REPLY, message_id, -1, payload))
+            conn.send((_REPLY, message_id, -1), payload)
         except OSError:
             pass  # the caller is gone
 
