@@ -21,6 +21,7 @@ import sys
 import types
 import warnings
 
+from .._symbolic import _assert  # torch._assert: recorded by tracing, kept by DCE
 from .graph import Graph
 from .node import _side_effectful_functions, base_types, map_aggregate  # noqa: F401
 from .proxy import (  # noqa: F401
@@ -333,7 +334,7 @@ class Tracer(TracerBase):
         elif not _contains(concrete, lambda leaf: leaf is not None and not (
                 type(leaf) is bool or type(leaf) in base_types and type(leaf) is not
                 ember.Tensor)):
-            self.create_proxy("call_function", getattr(ember, "_assert", _assert),
+            self.create_proxy("call_function", _assert,
                               (placeholder == concrete, message), {})
         else:
             warnings.warn(f"Was not able to add assertion to guarantee correct input {name} to "
@@ -434,12 +435,6 @@ class PHBase:
 
 
 PH = PHBase()
-
-
-def _assert(condition, message):
-    """``assert condition, message`` as a call (torch's ``torch._assert``)."""
-    if not condition:
-        raise AssertionError(message)
 
 
 def _assert_is_none(value, msg):
