@@ -423,3 +423,52 @@ def test_can_use_checks_match_torchs_cpu_build(check):
             warnings.simplefilter("ignore")
             answers.append(getattr(lib.backends.cuda, check)(params))
     assert answers[0] == answers[1]
+
+
+# ---- with CuPy and a GPU: the CuPy-backed paths (skipped on machines without one) ----
+
+needs_gpu = pytest.mark.skipif(not ember.cuda.is_available(), reason="needs CuPy and a GPU")
+
+
+@needs_gpu
+def test_gpu_runtime_queries_through_cupy():
+    import cupy
+
+    assert ember.cuda.current_blas_handle() == int(cupy.cuda.device.get_cublas_handle())
+    assert isinstance(ember.cuda.can_device_access_peer(0, 0), bool)
+    assert ember.cuda.get_allocator_backend() == "native"
+    stream = cupy.cuda.Stream()
+    assert ember.cuda.get_stream_from_external(stream.ptr).cuda_stream == stream.ptr
+
+
+@needs_gpu
+def test_gpu_sync_debug_mode_round_trip():
+    for name, number in (("warn", 1), ("error", 2), ("default", 0)):
+        ember.cuda.set_sync_debug_mode(name)
+        assert ember.cuda.get_sync_debug_mode() == number
+    with pytest.raises(RuntimeError, match="debug_mode"):
+        ember.cuda.set_sync_debug_mode("loud")
+
+
+@needs_gpu
+def test_gpu_caching_allocator_alloc_delete_and_disable():
+    pointer = ember.cuda.caching_allocator_alloc(1024)
+    assert isinstance(pointer, int) and pointer != 0
+    ember.cuda.caching_allocator_delete(pointer)
+    with pytest.raises(RuntimeError):
+        ember.cuda.caching_allocator_delete(pointer)
+    with ember.cuda.caching_allocator_disabled():
+        x = ember.ones(4, device="cuda") * 2
+    assert x.sum().item() == 8.0
+
+
+@needs_gpu
+def test_gpu_profiler_and_tunable_settings():
+    with ember.cuda.profiler.profile():
+        ember.ones(3, device="cuda").sum()
+    tunable = ember.cuda.tunable
+    tunable.enable(True)
+    tunable.set_max_tuning_iterations(7)
+    assert tunable.is_enabled() and tunable.get_max_tuning_iterations() == 7
+    assert tunable.get_results() == () and tunable.read_file() is False
+    tunable.enable(False)

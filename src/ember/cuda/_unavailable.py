@@ -20,6 +20,18 @@ import contextlib
 
 from .._device import cupy_module
 from ._errors import NO_GPU_MESSAGE, CudaBindingMissingError, CudaUnavailableError, require_gpu
+from ._runtime import (  # noqa: F401  (CuPy-backed with a GPU; listed in __all__ below)
+    caching_allocator_alloc,
+    caching_allocator_delete,
+    can_device_access_peer,
+    current_blas_handle,
+    current_solver_handle,
+    get_allocator_backend,
+    get_stream_from_external,
+    get_sync_debug_mode,
+    memory_snapshot,
+    set_sync_debug_mode,
+)
 from .green_contexts import GreenContext
 
 __all__ = ["caching_allocator_alloc", "can_device_access_peer", "current_blas_handle",
@@ -69,21 +81,11 @@ def _gpu_class(name, base=object):
     return type(name.rsplit(".", 1)[-1], (base,), {"__init__": __init__, "__doc__": doc})
 
 
-caching_allocator_alloc = _needs_gpu("caching_allocator_alloc")
-can_device_access_peer = _needs_gpu("can_device_access_peer")
-current_blas_handle = _needs_gpu("current_blas_handle")
-current_solver_handle = _needs_gpu("current_solver_handle")
-get_stream_from_external = _needs_gpu("get_stream_from_external")
-get_sync_debug_mode = _needs_gpu("get_sync_debug_mode")
-set_sync_debug_mode = _needs_gpu("set_sync_debug_mode")
 graph_pool_handle = _needs_gpu("graph_pool_handle")
 make_graphed_callables = _needs_gpu("make_graphed_callables")
 check_error = _needs_gpu("check_error", CudaBindingMissingError)
 cudart = _needs_gpu("cudart")
-caching_allocator_delete = _needs_gpu("caching_allocator_delete", CudaBindingMissingError)
 change_current_allocator = _needs_gpu("change_current_allocator", CudaBindingMissingError)
-get_allocator_backend = _needs_gpu("get_allocator_backend", CudaBindingMissingError)
-memory_snapshot = _needs_gpu("memory_snapshot", CudaBindingMissingError)
 reset_accumulated_memory_stats = _needs_gpu("reset_accumulated_memory_stats",
                                             CudaBindingMissingError)
 reset_accumulated_host_memory_stats = _needs_gpu("reset_accumulated_host_memory_stats",
