@@ -217,14 +217,20 @@ class _LegacyPickler(_TorchPickler):
 
 _LEGACY_SYS_INFO = {"protocol_version": _LEGACY_PROTOCOL, "little_endian": True,
                     "type_sizes": {"short": 2, "int": 4, "long": 4}}
+# the three header pickles as torch and ember write them (protocol 2): read back by comparison
+_LEGACY_HEADER = b"".join(pickle.dumps(part, protocol=2)
+                          for part in (_LEGACY_MAGIC, _LEGACY_PROTOCOL, _LEGACY_SYS_INFO))
 
 
 def _write_legacy(obj, f, protocol):
     """torch's pre-1.6 format: three header pickles (magic number, protocol, system info), the
     object's pickle, the list of storage keys, then each storage as its element count (int64)
     and its raw bytes. torch still writes it to pickle a storage (``torch.storage``)."""
-    for header in (_LEGACY_MAGIC, _LEGACY_PROTOCOL, _LEGACY_SYS_INFO):
-        pickle.dump(header, f, protocol=protocol)
+    if protocol == 2:
+        f.write(_LEGACY_HEADER)
+    else:
+        for header in (_LEGACY_MAGIC, _LEGACY_PROTOCOL, _LEGACY_SYS_INFO):
+            pickle.dump(header, f, protocol=protocol)
     pickler = _LegacyPickler(f, protocol)
     pickler.dump(obj)
     refs = list(pickler.storages.values())
@@ -1780,21 +1786,7 @@ def _load_zip(fileobj, source, path, map_location, weights_only, mmap, pickle_lo
 
 def _load_legacy(fileobj, source, map_location, weights_only, pickle_load_args):
     """Read the pre-1.6 format: pickled header, the object, storage keys, raw storages."""
-    def header():
-        try:
-            return _Unpickler(fileobj, True, None, source).load()
-        except (EOFError, pickle.UnpicklingError, ValueError, IndexError) as error:
-            raise RuntimeError(f"{source}: not a torch checkpoint (invalid header: "
-                               f"{error})") from None
-
-    if header() != _LEGACY_MAGIC:
-        raise RuntimeError(f"{source}: not a torch checkpoint (invalid magic number; corrupt "
-                           "file?)")
-    if header() != _LEGACY_PROTOCOL:
-        raise RuntimeError(f"{source}: unsupported legacy protocol version")
-    sys_info = header()
-    if not isinstance(sys_info, dict) or not sys_info.get("little_endian", True):
-        raise RuntimeError(f"{source}: big-endian checkpoints are not supported")
+    _read_legacy_header(fileobj, source)
     storages = {}  # key -> (dtype, location, numel)
 
     def load_storage(dtype, key, location, numel):
@@ -1805,7 +1797,7 @@ def _load_legacy(fileobj, source, map_location, weights_only, pickle_load_args):
                                  **pickle_load_args)
     try:
         result = unpickler.load()
-        keys = _Unpickler(fileobj, True, None, source).load()
+        keys = _storage_keys(fileobj)
     except (EOFError, ValueError, struct.error) as error:
         raise RuntimeError(f"{source}: corrupt legacy checkpoint ({error})") from None
     placed = {}
@@ -1821,6 +1813,44 @@ def _load_legacy(fileobj, source, map_location, weights_only, pickle_load_args):
         array = raw.view(np_dtype)
         placed[key] = _place_storage(array, location, map_location)
     return _resolve_deferred(result, placed)
+
+
+class _DataOnlyUnpickler(pickle.Unpickler):
+    """Reads a pickle of plain data (the legacy format's list of storage keys): no globals."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"unexpected global {module}.{name} in a list of keys")
+
+
+def _storage_keys(fileobj):
+    try:
+        return _DataOnlyUnpickler(fileobj).load()
+    except pickle.UnpicklingError as error:  # a corrupt file, not a refused global
+        raise ValueError(str(error)) from None
+
+
+def _read_legacy_header(fileobj, source):
+    """Check the legacy format's header: the usual bytes, or else each of its three pickles."""
+    start = fileobj.tell()
+    if fileobj.read(len(_LEGACY_HEADER)) == _LEGACY_HEADER:
+        return
+    fileobj.seek(start)
+
+    def header():
+        try:
+            return _Unpickler(fileobj, True, None, source).load()
+        except (EOFError, pickle.UnpicklingError, ValueError, IndexError) as error:
+            raise RuntimeError(f"{source}: not a torch checkpoint (invalid header: "
+                               f"{error})") from None
+
+    if header() != _LEGACY_MAGIC:
+        raise RuntimeError(f"{source}: not a torch checkpoint (invalid magic number; corrupt "
+                           "file?)")
+    if header() != _LEGACY_PROTOCOL:
+        raise RuntimeError(f"{source}: unsupported legacy protocol version")
+    sys_info = header()
+    if not isinstance(sys_info, dict) or not sys_info.get("little_endian", True):
+        raise RuntimeError(f"{source}: big-endian checkpoints are not supported")
 
 
 class _Deferred:
