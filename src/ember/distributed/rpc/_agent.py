@@ -25,8 +25,6 @@ import threading
 import time
 import traceback
 
-import numpy as np
-
 from ...futures import Future
 from .. import autograd as dist_autograd
 from .._store import _recv_msg, _send_msg
@@ -64,7 +62,9 @@ class _RpcPickler(pickle.Pickler):
 
 def _reduce_tensor(t, dst, ctx):
     # contiguous, so that it travels as one out-of-band buffer (sent before the call returns)
-    array = np.ascontiguousarray(t.detach().cpu()._host_array())
+    array = t.detach().cpu()._host_array()
+    if not array.flags.c_contiguous:
+        array = array.copy(order="C")
     if ctx is not None and t.requires_grad:
         send_id = dist_autograd._next_send_id()
         ctx.record_send(t, send_id, dst)
