@@ -176,3 +176,51 @@ def full_state_dict(rank, n):
     return {k: out(v) for k, v in full.items()}, list(offloaded)
 
 
+
+
+# ---------------------------------------------------------------- FSDP1
+
+
+def fsdp1_train(rank, n, steps, policy_name, clip=None, accumulate=1):
+    import functools
+
+    from ember.distributed.fsdp import FullyShardedDataParallel as FSDP
+    from ember.distributed.fsdp import ShardingStrategy, StateDictType
+    from ember.distributed.fsdp.wrap import ModuleWrapPolicy, size_based_auto_wrap_policy
+
+    policy = {"module": ModuleWrapPolicy({ember.nn.Linear}),
+              "size": functools.partial(size_based_auto_wrap_policy, min_num_params=30),
+              None: None}[policy_name]
+    strategy = ShardingStrategy.SHARD_GRAD_OP if clip else ShardingStrategy.FULL_SHARD
+    model = FSDP(make_model(), auto_wrap_policy=policy, sharding_strategy=strategy)
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    xs, ys = local_rows(rank, n, *data())
+    for _ in range(steps):
+        opt.zero_grad()
+        parts = np.array_split(np.arange(len(xs)), accumulate)
+        for i, part in enumerate(parts):
+            context = model.no_sync() if i < len(parts) - 1 else _nothing()
+            with context:
+                pred = model(ember.tensor(xs[part]))
+                (((pred - ember.tensor(ys[part])) ** 2).mean() / accumulate).backward()
+        if clip is not None:
+            model.clip_grad_norm_(clip)
+        opt.step()
+    full = {k: out(v) for k, v in model.state_dict().items()}
+    with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
+        sharded = {k: (type(v).__name__, tuple(v.shape)) for k, v in model.state_dict().items()}
+    with FSDP.summon_full_params(model):
+        summoned = tuple(model.module[0].weight.shape)
+    units = len(FSDP.fsdp_modules(model))
+    osd = FSDP.optim_state_dict(model, opt)
+    return {"full": full, "sharded": sharded, "summoned": summoned, "units": units,
+            "optim_keys": sorted(osd["state"]),
+            "exp_avg_shape": tuple(osd["state"]["0.weight"]["exp_avg"].shape)}
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

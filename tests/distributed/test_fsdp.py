@@ -123,3 +123,24 @@ def test_init_process_group_rejects_a_cpu_device_id(device_id):
         if lib.is_initialized():
             lib.destroy_process_group()
     assert not dist.is_initialized()
+
+
+@pytest.mark.parametrize("policy,clip,accumulate,units", [
+    ("module", None, 1, 4),    # the root and its 3 Linear layers
+    ("size", 0.05, 1, 3),      # layers of >= 30 parameters: 0 (42) and 2 (32), not 4 (15)
+    (None, None, 2, 1),        # one unit; no_sync on the first micro-batch
+])
+def test_fsdp1_matches_full_batch_torch(policy, clip, accumulate, units):
+    steps = 3
+    results = world(2).run(_fsdp_tasks.fsdp1_train, steps, policy, clip, accumulate)
+    expected = torch_reference(steps, clip)
+    for rank, r in enumerate(results):
+        assert list(r["full"]) == list(expected)  # FULL_STATE_DICT: clean names, whole tensors
+        for k in expected:
+            np.testing.assert_allclose(r["full"][k], expected[k], rtol=1e-10, atol=1e-12,
+                                       err_msg=k)
+        assert r["sharded"]["0.weight"] == ("DTensor", (4, 5) if rank == 0 else (3, 5))
+        assert r["summoned"] == (7, 5)
+        assert r["units"] == units
+        assert r["optim_keys"] == sorted(expected)
+        assert r["exp_avg_shape"] == (7, 5)   # FULL optimiser state: whole tensors

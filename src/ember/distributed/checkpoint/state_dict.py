@@ -70,6 +70,20 @@ def _param_names(model):
     return names
 
 
+def _module_state_dict(model):
+    """``model.state_dict()`` as ``nn.Module`` makes it (FSDP1 overrides it with these
+    helpers)."""
+    from ...nn.modules.module import Module
+
+    return Module.state_dict(model)
+
+
+def _module_load(model, state_dict, strict, assign):
+    from ...nn.modules.module import Module
+
+    return Module.load_state_dict(model, state_dict, strict=strict, assign=assign)
+
+
 def _optimizers(optimizers):
     from ...optim.optimizer import Optimizer
 
@@ -123,7 +137,7 @@ def get_model_state_dict(model, *, submodules=None, options=None):
     options = options or StateDictOptions()
     frozen = {_clean(model, k) for k, p in model.named_parameters() if not p.requires_grad}
     state = {}
-    for key, value in model.state_dict().items():
+    for key, value in _module_state_dict(model).items():
         key = _clean(model, key)
         if options.ignore_frozen_params and key in frozen:
             continue
@@ -188,7 +202,7 @@ def set_model_state_dict(model, model_state_dict, *, options=None):
     """
     options = options or StateDictOptions()
     model_state_dict = _from_rank0(model_state_dict, options)
-    current = model.state_dict()
+    current = _module_state_dict(model)
     given, meta = {}, False
     for key, like in current.items():
         clean = _clean(model, key)
@@ -200,7 +214,7 @@ def set_model_state_dict(model, model_state_dict, *, options=None):
     for key in unexpected:
         given[key] = model_state_dict[key]
     with no_grad():
-        return model.load_state_dict(given, strict=options.strict, assign=meta)
+        return _module_load(model, given, strict=options.strict, assign=meta)
 
 
 def _rewrap(value, like):
@@ -222,25 +236,31 @@ def set_optimizer_state_dict(model, optimizers, optim_state_dict, *, options=Non
     """
     options = options or StateDictOptions()
     optim_state_dict = _from_rank0(optim_state_dict, options)
-    names = _param_names(model)
-    saved_groups = list(optim_state_dict["param_groups"])
     for opt in _optimizers(optimizers):
-        params = [p for group in opt.param_groups for p in group["params"]]
-        index_of = {names[id(p)]: i for i, p in enumerate(params)}
-        state = {}
-        for name, values in optim_state_dict["state"].items():
-            if name in index_of:
-                param = params[index_of[name]]
-                state[index_of[name]] = {k: _to_local_layout(v, param) for k, v in values.items()}
-        groups = []
-        for group in opt.param_groups:
-            mine = {names[id(p)] for p in group["params"]}
-            match = next((g for g in saved_groups if set(g["params"]) == mine), None)
-            if match is None:
-                raise ValueError("the optimizer state dict's param_groups do not match the "
-                                 "optimizer's parameters")
-            groups.append({**match, "params": [index_of[names[id(p)]] for p in group["params"]]})
-        opt.load_state_dict({"state": state, "param_groups": groups})
+        opt.load_state_dict(_optimizer_state_to_load(model, opt, optim_state_dict))
+
+
+def _optimizer_state_to_load(model, opt, optim_state_dict):
+    """A name-keyed optimiser state dict in ``opt``'s own form: parameter ids for names and
+    each sharded parameter's local piece for whole tensors."""
+    names = _param_names(model)
+    params = [p for group in opt.param_groups for p in group["params"]]
+    index_of = {names[id(p)]: i for i, p in enumerate(params)}
+    state = {}
+    for name, values in optim_state_dict["state"].items():
+        if name in index_of:
+            param = params[index_of[name]]
+            state[index_of[name]] = {k: _to_local_layout(v, param) for k, v in values.items()}
+    groups = []
+    for group in opt.param_groups:
+        mine = {names[id(p)] for p in group["params"]}
+        match = next((g for g in optim_state_dict["param_groups"] if set(g["params"]) == mine),
+                     None)
+        if match is None:
+            raise ValueError("the optimizer state dict's param_groups do not match the "
+                             "optimizer's parameters")
+        groups.append({**match, "params": [index_of[names[id(p)]] for p in group["params"]]})
+    return {"state": state, "param_groups": groups}
 
 
 def set_state_dict(model, optimizers, *, model_state_dict, optim_state_dict, options=None):

@@ -21,6 +21,29 @@ from ._fully_shard import (
     fully_shard,
     register_fsdp_forward_method,
 )
+from .api import (
+    BackwardPrefetch,
+    CPUOffload,
+    FullOptimStateDictConfig,
+    FullStateDictConfig,
+    LocalOptimStateDictConfig,
+    LocalStateDictConfig,
+    MixedPrecision,
+    OptimStateDictConfig,
+    OptimStateKeyType,
+    ShardedOptimStateDictConfig,
+    ShardedStateDictConfig,
+    ShardingStrategy,
+    StateDictConfig,
+    StateDictSettings,
+    StateDictType,
+)
+from .fully_sharded_data_parallel import FullyShardedDataParallel
 
-__all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
-           "CPUOffloadPolicy", "UnshardHandle", "register_fsdp_forward_method"]
+__all__ = ["BackwardPrefetch", "CPUOffload", "FullOptimStateDictConfig", "FullStateDictConfig",
+           "FullyShardedDataParallel", "LocalOptimStateDictConfig", "LocalStateDictConfig",
+           "MixedPrecision", "OptimStateDictConfig", "OptimStateKeyType",
+           "ShardedOptimStateDictConfig", "ShardedStateDictConfig", "ShardingStrategy",
+           "StateDictConfig", "StateDictSettings", "StateDictType", "CPUOffloadPolicy",
+           "FSDPModule", "fully_shard", "MixedPrecisionPolicy", "OffloadPolicy",
+           "register_fsdp_forward_method", "UnshardHandle"]

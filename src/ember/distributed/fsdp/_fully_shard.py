@@ -174,6 +174,15 @@ class _FSDPState:
                 leaf.register_post_accumulate_grad_hook(self._grad_hook(p))
         self.is_unsharded = True
 
+    def write_back(self):
+        """Copy the gathered parameters' values (changed in place) back into the shards."""
+        for p in self.params:
+            if p.unsharded is not None:
+                local = shard_array(p.unsharded.detach()._data, p.dim, p.mesh.size(),
+                                    p.mesh.get_local_rank())
+                p.sharded._data[...] = local.astype(p.sharded._data.dtype, copy=False)
+                p.sharded._bump_version()
+
     def reshard(self):
         for p in self.params:
             p.place(p.sharded)
@@ -313,7 +322,7 @@ def _managed_slots(module, ignored):
                 continue
             found.setdefault(id(param), (param, []))[1].append((mod, name))
         for child in mod._modules.values():
-            if child is not None and not isinstance(child, FSDPModule):
+            if child is not None and "_fsdp_state" not in child.__dict__:
                 visit(child)
 
     visit(module)
@@ -347,20 +356,33 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
     if mesh.ndim != 1:
         raise NotImplementedError("fully_shard with a 2-D mesh (HSDP) is not supported in "
                                   "ember; use a 1-D mesh")
+    shard_module(module, module, mesh,
+                 True if reshard_after_forward is None else bool(reshard_after_forward),
+                 mp_policy, ignored_params, shard_placement_fn)
+    module.__class__ = _fsdp_class(type(module))
+    return module
+
+
+def shard_module(module, hook_module, mesh, reshard_after_forward, mp_policy,
+                 ignored_params=None, shard_placement_fn=None):
+    """Shard the parameters ``module`` manages and gather them around ``hook_module``'s
+    forward (the module itself for FSDP2; the wrapper for FSDP1); returns the state.
+
+    Example::
+
+        >>> state = shard_module(net, net, mesh, True, MixedPrecisionPolicy())
+    """
     ignored = {id(p) for p in (ignored_params or ())}
     params = []
     for param, slots in _managed_slots(module, ignored).values():
         placement = shard_placement_fn(param) if shard_placement_fn is not None else None
         dim = 0 if placement is None else placement.dim % max(param.dim(), 1)
         params.append(_FSDPParam(param, slots, mesh, dim))
-    state = _FSDPState(module, params, mesh,
-                       True if reshard_after_forward is None else bool(reshard_after_forward),
-                       mp_policy)
-    module._fsdp_state = state
-    module.register_forward_pre_hook(state.pre_forward, with_kwargs=True)
-    module.register_forward_hook(state.post_forward)
-    module.__class__ = _fsdp_class(type(module))
-    return module
+    state = _FSDPState(module, params, mesh, reshard_after_forward, mp_policy)
+    hook_module._fsdp_state = state
+    hook_module.register_forward_pre_hook(state.pre_forward, with_kwargs=True)
+    hook_module.register_forward_hook(state.post_forward)
+    return state
 
 
 def register_fsdp_forward_method(module, method_name):
