@@ -472,3 +472,39 @@ def test_gpu_profiler_and_tunable_settings():
     assert tunable.is_enabled() and tunable.get_max_tuning_iterations() == 7
     assert tunable.get_results() == () and tunable.read_file() is False
     tunable.enable(False)
+
+
+# ---- backends.xeon.run_cpu: torch's CPU launcher ----
+
+@pytest.mark.parametrize("argv", [
+    ["train.py"], ["--ninstances", "2", "--ncores-per-instance", "1", "train.py", "--lr", "1"],
+    ["-m", "--latency-mode", "pkg.main"], ["--core-list", "0,1", "--log-path", "logs", "x.py"],
+    ["--no-python", "--disable-taskset", "--enable-jemalloc", "./a.out", "-v"]])
+def test_run_cpu_options_parse_as_torchs(argv):
+    import argparse
+
+    from torch.backends.xeon import run_cpu as torch_run_cpu
+
+    from ember.backends.xeon import run_cpu
+
+    theirs = argparse.ArgumentParser()
+    torch_run_cpu.create_args(theirs)
+    assert vars(run_cpu.create_args().parse_args(argv)) == vars(theirs.parse_args(argv))
+
+
+def test_run_cpu_launches_pinned_instances(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    cores = sorted(os.sched_getaffinity(0))
+    script = tmp_path / "report.py"
+    script.write_text("import os, sys\n"
+                      "print(os.environ['OMP_NUM_THREADS'], sorted(os.sched_getaffinity(0)),"
+                      " sys.argv[1:])\n")
+    count = min(len(cores), 2)
+    done = subprocess.run([sys.executable, "-m", "ember.backends.xeon.run_cpu", "--ninstances",
+                           str(count), "--ncores-per-instance", "1", str(script), "hello"],
+                          capture_output=True, text=True, timeout=120, check=True)
+    lines = sorted(done.stdout.strip().splitlines())
+    assert lines == sorted(f"1 [{core}] ['hello']" for core in cores[:count])

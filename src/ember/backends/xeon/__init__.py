@@ -1,4 +1,5 @@
-"""``ember.backends.xeon``: torch's launcher for CPU programs (``run_cpu``).
+"""``ember.backends.xeon``: torch's launcher for CPU programs (``run_cpu``), imported on first
+use so that ``python -m ember.backends.xeon.run_cpu`` runs it as a fresh module.
 
 Example::
 
@@ -7,6 +8,12 @@ Example::
     -1
 """
 
-from . import run_cpu
+import importlib
 
 __all__ = ["run_cpu"]
+
+
+def __getattr__(name):
+    if name == "run_cpu":
+        return importlib.import_module(f"{__name__}.run_cpu")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
