@@ -153,3 +153,16 @@ def test_hub_local_and_cached_repositories_match_torch(hub_dirs):
     for H in (TH, EH):
         with pytest.raises(RuntimeError, match="Missing dependencies: no_such_package_xyz"):
             H.load(str(repo), "tiny", source="local")
+
+
+def test_fork_raises_at_once_and_returns_the_futures_class():
+    for lib in (ember, torch):
+        with pytest.raises(ZeroDivisionError):
+            lib.jit.fork(lambda: 1 / 0)
+    assert ember.Future is ember.futures.Future is ember.jit.Future
+    assert isinstance(ember.jit.fork(lambda: 1), ember.futures.Future)
+    with pytest.raises(RuntimeError, match="Got the following error when running the callback"):
+        done = ember.Future()
+        chained = done.then(lambda f: 1 / 0)
+        done.set_result(1)
+        chained.wait()

@@ -41,7 +41,7 @@ class Future(Generic[T]):
         (True, 1)
     """
 
-    def __init__(self, *, devices=None):
+    def __init__(self, devices=None):
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._value = None
