@@ -224,3 +224,29 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+def fsdp2_meta_load(rank, n, steps):
+    """The FSDP2 example's loading path: a model built on meta, sharded, then given whole
+    weights through distribute_tensor + nn.Parameter + load_state_dict(assign=True)."""
+    from ember.distributed.fsdp import fully_shard
+    from ember.distributed.tensor import DTensor, distribute_tensor
+
+    full = make_model().state_dict()
+    with ember.device("meta"):
+        model = make_model(seed=3)
+    for layer in model:
+        if isinstance(layer, ember.nn.Linear):
+            fully_shard(layer)
+    fully_shard(model)
+    meta_sd = model.state_dict()
+    sharded = {k: ember.nn.Parameter(distribute_tensor(v, meta_sd[k].device_mesh,
+                                                       meta_sd[k].placements))
+               for k, v in full.items()}
+    kinds = {(type(p).__name__, isinstance(p, DTensor), isinstance(p, ember.nn.Parameter))
+             for p in sharded.values()}
+    model.load_state_dict(sharded, strict=False, assign=True)
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    xs, ys = local_rows(rank, n, *data())
+    train_steps(model, opt, xs, ys, steps)
+    return full_params(model), kinds

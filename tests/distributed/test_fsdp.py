@@ -144,3 +144,13 @@ def test_fsdp1_matches_full_batch_torch(policy, clip, accumulate, units):
         assert r["units"] == units
         assert r["optim_keys"] == sorted(expected)
         assert r["exp_avg_shape"] == (7, 5)   # FULL optimiser state: whole tensors
+
+
+def test_fully_shard_meta_model_loaded_with_assign_trains_as_torch():
+    steps = 2
+    expected = torch_reference(steps)
+    for params, kinds in world(2).run(_fsdp_tasks.fsdp2_meta_load, steps):
+        assert kinds == {("DTensorParameter", True, True)}  # nn.Parameter(DTensor) stays one
+        for k in expected:
+            np.testing.assert_allclose(params[k], expected[k], rtol=1e-10, atol=1e-12,
+                                       err_msg=k)

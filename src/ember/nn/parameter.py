@@ -46,6 +46,11 @@ class Parameter(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter data must be a Tensor, got {type(data).__name__}")
+        if cls is Parameter and getattr(data, "_spec", None) is not None:
+            # a DTensor stays one (a DTensor that is a Parameter), as in torch
+            from ..distributed.tensor._api import as_parameter
+
+            return as_parameter(data, requires_grad=requires_grad)
         obj = _share(cls, data.detach())
         if requires_grad:
             obj.requires_grad_(True)

@@ -350,7 +350,7 @@ class _DTensorParameter(DTensor):
     """A DTensor registered as a module parameter (``isinstance(p, nn.Parameter)`` holds)."""
 
 
-def as_parameter(dtensor, like=None):
+def as_parameter(dtensor, like=None, requires_grad=None):
     """``dtensor`` as a parameter: a DTensor that is also an ``nn.Parameter``.
 
     Example::
@@ -362,7 +362,8 @@ def as_parameter(dtensor, like=None):
     cls = _parameter_class(Parameter)
     p = _share(cls, dtensor.detach())
     p._spec = dtensor._spec
-    requires_grad = dtensor.requires_grad if like is None else like.requires_grad
+    if requires_grad is None:
+        requires_grad = dtensor.requires_grad if like is None else like.requires_grad
     if requires_grad:
         p.requires_grad_(True)
     return p
