@@ -508,3 +508,56 @@ def test_run_cpu_launches_pinned_instances(tmp_path):
                           capture_output=True, text=True, timeout=120, check=True)
     lines = sorted(done.stdout.strip().splitlines())
     assert lines == sorted(f"1 [{core}] ['hello']" for core in cores[:count])
+
+
+def _device_argument_cases():
+    cases = []
+    for torch_name in MODULES:
+        module = importlib.import_module(torch_name)
+        for name in _public_names(module):
+            value = getattr(module, name, None)
+            if (torch_name, name) in DELIBERATE or isinstance(value, (type, types.ModuleType)):
+                continue
+            try:
+                parameters = list(inspect.signature(value).parameters)
+            except (TypeError, ValueError):
+                continue
+            if parameters and parameters[0] in ("device", "device_id"):
+                cases.extend((torch_name, name, index) for index in (0, -1, 1))
+    return cases
+
+
+@pytest.mark.parametrize("torch_name,name,index", _device_argument_cases())
+def test_device_index_calls_match_torchs_cpu_build(torch_name, name, index):
+    expected = _outcome(lambda: getattr(importlib.import_module(torch_name), name)(index))
+    actual = _outcome(lambda: getattr(_ember_module(torch_name), name)(index))
+    assert actual[0] == expected[0], (expected, actual)
+    if expected[0] == "raise":
+        assert isinstance(actual[1], type(expected[1])), (expected, actual)
+    else:
+        assert _comparable(actual[1]) == _comparable(expected[1])
+
+
+def _function_cases():
+    cases = []
+    for torch_name in MODULES:
+        module = importlib.import_module(torch_name)
+        for name in _public_names(module):
+            value = getattr(module, name, None)
+            if isinstance(value, types.FunctionType) and not name.startswith("_"):
+                cases.append((torch_name, name))
+    return cases
+
+
+@pytest.mark.parametrize("torch_name,name", _function_cases())
+def test_functions_take_torchs_parameters(torch_name, name):
+    theirs = inspect.signature(getattr(importlib.import_module(torch_name), name)).parameters
+    try:
+        ours = inspect.signature(getattr(_ember_module(torch_name), name)).parameters
+    except (TypeError, ValueError):
+        pytest.fail(f"{torch_name}.{name}: ember's has no signature")
+    if any(p.kind is p.VAR_KEYWORD for p in ours.values()):
+        return
+    keywords = [n for n, p in theirs.items() if p.kind in (p.POSITIONAL_OR_KEYWORD,
+                                                          p.KEYWORD_ONLY)]
+    assert [n for n in keywords if n not in ours] == []

@@ -38,8 +38,8 @@ def _device_index(cupy, device):
     return cupy.cuda.Device().id if index is None else index
 
 
-def can_device_access_peer(device, peer):
-    """Whether GPU ``device`` can read and write GPU ``peer``'s memory directly.
+def can_device_access_peer(device, peer_device):
+    """Whether GPU ``device`` can read and write GPU ``peer_device``'s memory directly.
 
     Example::
 
@@ -47,7 +47,7 @@ def can_device_access_peer(device, peer):
         True
     """
     cupy = require_gpu()
-    first, second = _device_index(cupy, device), _device_index(cupy, peer)
+    first, second = _device_index(cupy, device), _device_index(cupy, peer_device)
     count = cupy.cuda.runtime.getDeviceCount()
     if not (0 <= first < count and 0 <= second < count):
         raise AssertionError("Invalid device id")
@@ -148,7 +148,7 @@ def caching_allocator_delete(mem_ptr):
         raise RuntimeError("invalid device pointer: not allocated by caching_allocator_alloc")
 
 
-def memory_snapshot(mempool_id=None):
+def memory_snapshot(mempool_id=None, include_traces=True):
     """The caching allocator's segments, as torch lists them: CuPy's pool does not list its
     blocks, so the list is empty.
 

@@ -47,25 +47,28 @@ __all__ = ["Event", "Stream", "StreamContext", "XPUPluggableAllocator", "XPUGrap
 
 default_generators: tuple = ()
 
-can_device_access_peer = needs_xpu("can_device_access_peer")
+can_device_access_peer = needs_xpu("can_device_access_peer", "device, peer")
 current_device = needs_xpu("current_device")
-current_stream = needs_xpu("current_stream")
-get_device_capability = needs_xpu("get_device_capability")
-get_device_name = needs_xpu("get_device_name")
-get_device_properties = needs_xpu("get_device_properties")
-get_per_process_memory_fraction = needs_xpu("get_per_process_memory_fraction")
-set_per_process_memory_fraction = needs_xpu("set_per_process_memory_fraction")
-get_rng_state = needs_xpu("get_rng_state")
-get_stream_from_external = needs_xpu("get_stream_from_external")
+current_stream = needs_xpu("current_stream", "device=None")
+get_device_capability = needs_xpu("get_device_capability", "device=None")
+get_device_name = needs_xpu("get_device_name", "device=None")
+get_device_properties = needs_xpu("get_device_properties", "device=None")
+get_per_process_memory_fraction = needs_xpu("get_per_process_memory_fraction", "device=None")
+set_per_process_memory_fraction = needs_xpu("set_per_process_memory_fraction",
+                                            "fraction, device=None")
+get_rng_state = needs_xpu("get_rng_state", "device='xpu'")
+get_stream_from_external = needs_xpu("get_stream_from_external", "data_ptr, device=None")
 init = needs_xpu("init")
 initial_seed = needs_xpu("initial_seed")
-mem_get_info = needs_xpu("mem_get_info")
-set_device = needs_xpu("set_device")
-synchronize = needs_xpu("synchronize")
-change_current_allocator = needs_xpu("change_current_allocator", XpuBindingMissingError)
-reset_accumulated_memory_stats = needs_xpu("reset_accumulated_memory_stats",
-                                           XpuBindingMissingError)
-reset_peak_memory_stats = needs_xpu("reset_peak_memory_stats", XpuBindingMissingError)
+mem_get_info = needs_xpu("mem_get_info", "device=None")
+set_device = needs_xpu("set_device", "device")
+synchronize = needs_xpu("synchronize", "device=None")
+change_current_allocator = needs_xpu("change_current_allocator", "allocator",
+                                     error=XpuBindingMissingError)
+reset_accumulated_memory_stats = needs_xpu("reset_accumulated_memory_stats", "device=None",
+                                           error=XpuBindingMissingError)
+reset_peak_memory_stats = needs_xpu("reset_peak_memory_stats", "device=None",
+                                    error=XpuBindingMissingError)
 
 
 def _needs_pyzes(name):

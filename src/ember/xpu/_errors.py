@@ -10,6 +10,8 @@ Example::
 
 from __future__ import annotations
 
+import inspect
+
 __all__ = ["NO_XPU_MESSAGE", "XpuUnavailableError", "XpuBindingMissingError",
            "dummy_class_error", "needs_xpu"]
 
@@ -30,18 +32,31 @@ def dummy_class_error(name):
     return RuntimeError(f"Tried to instantiate dummy base class {name} ({NO_XPU_MESSAGE})")
 
 
-def needs_xpu(name, error=XpuUnavailableError):
-    """A function named ``name`` that raises ``error``: the call needs an XPU.
+def needs_xpu(name, parameters="", error=XpuUnavailableError):
+    """A function named ``name`` taking ``parameters`` (torch's, as ``"device, peer"``) that
+    checks its arguments as Python does, then raises ``error``: the call needs an XPU.
 
     Example::
 
-        >>> needs_xpu("init").__name__
-        'init'
+        >>> needs_xpu("set_device", "device").__signature__
+        <Signature (device)>
     """
+    signature = _signature(parameters)
+
     def function(*args, **kwargs):
+        signature.bind(*args, **kwargs)  # a wrong call is a TypeError first, as in torch
         raise error(f"torch.xpu.{name}: {NO_XPU_MESSAGE}")
+
+    function.__signature__ = signature
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = (f"torch's ``torch.xpu.{name}``: needs an Intel XPU, so it raises "
                         f"``{error.__name__}`` here (torch's CPU build raises too).")
     return function
+
+
+def _signature(parameters):
+    """``inspect.Signature`` of a parameter list written as in a ``def`` line."""
+    namespace = {}
+    exec(f"def template({parameters}): pass", {}, namespace)  # noqa: S102  (fixed text)
+    return inspect.signature(namespace["template"])

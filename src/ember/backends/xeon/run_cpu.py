@@ -112,16 +112,9 @@ def _instance_cores(args):
     return [chosen[args.rank]] if args.rank >= 0 else chosen
 
 
-def start_processes(name, entrypoint, args, envs, pin=None, log_dir=None, redirects=Std.NONE):
+def _launch(name, entrypoint, args, envs, pin=None, log_dir=None, redirects=Std.NONE):
     """Start ``entrypoint`` once per key of ``args`` (command-line tuples) with that key's
-    environment from ``envs``; returns the list of Popen objects.
-
-    Example::
-
-        >>> procs = start_processes("t", sys.executable, {0: ("-c", "pass")}, {0: {}})
-        >>> [p.wait() for p in procs]
-        [0]
-    """
+    environment from ``envs``, pinned to ``pin[key]``'s cores; returns the Popen objects."""
     processes = []
     for rank, arguments in args.items():
         env = {**os.environ, **envs.get(rank, {})}
@@ -135,6 +128,17 @@ def start_processes(name, entrypoint, args, envs, pin=None, log_dir=None, redire
         processes.append(subprocess.Popen([entrypoint, *arguments], env=env, stdout=out,
                                           stderr=err, preexec_fn=preexec))
     return processes
+
+
+def start_processes(name, entrypoint, args, envs, logs_specs, log_line_prefixes=None,
+                    start_method="spawn", numa_options=None, duplicate_stdout_filters=None,
+                    duplicate_stderr_filters=None):
+    """torch.distributed.elastic's process launcher (run_cpu imports it): ember has no
+    elastic agent, so it raises NotImplementedError; start the processes with
+    ``subprocess`` or ``ember.multiprocessing`` instead (:func:`main` uses its own)."""
+    raise NotImplementedError(
+        "torch.distributed.elastic.multiprocessing.start_processes: ember has no elastic "
+        "launcher; use subprocess or ember.multiprocessing.start_processes instead")
 
 
 def main(args):
@@ -163,10 +167,10 @@ def main(args):
     pin = None if args.disable_taskset else dict(enumerate(groups))
     for rank, cores in enumerate(groups):
         logger.info("instance %d: cores %s", rank, cores)
-    processes = start_processes(args.log_file_prefix, entry,
-                                {rank: tuple(command) for rank in range(len(groups))}, threads,
-                                pin=pin, log_dir=args.log_path or None,
-                                redirects=Std.ALL if args.log_path else Std.NONE)
+    processes = _launch(args.log_file_prefix, entry,
+                        {rank: tuple(command) for rank in range(len(groups))}, threads,
+                        pin=pin, log_dir=args.log_path or None,
+                        redirects=Std.ALL if args.log_path else Std.NONE)
     for process in processes:
         if process.wait() != 0:
             raise subprocess.CalledProcessError(process.returncode, process.args)
