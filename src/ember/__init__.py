@@ -155,7 +155,7 @@ from . import quasirandom  # noqa: E402  (ember.quasirandom.SobolEngine)
 from . import library  # noqa: E402  (ember.library.custom_op; ops in ember.ops.<ns>)
 from . import _C  # noqa: E402, F401  (torch._C's switches that programs flip)
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 _allocator.tune_malloc()
 amp.autocast_mode.install()  # autocast wraps the composite functions of torch's op lists
@@ -197,3 +197,15 @@ from .jit import Error as JITException  # noqa: E402  (torch.JITException is tor
 from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402
 
 overrides._install()  # last: every public function and Tensor method honours __torch_function__
+
+# Submodules torch makes reachable as attributes of ``torch`` that ember imports on first use
+# (PEP 562), keeping ``import ember`` short.
+_LAZY_SUBMODULES = frozenset({"export", "functional", "hub", "types", "version"})
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

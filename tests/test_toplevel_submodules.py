@@ -1,0 +1,42 @@
+"""Submodules torch makes reachable as ``torch.<name>`` after ``import torch`` are reachable on
+ember too (some imported on first use), and torch.functional/torch.version hold torch's names."""
+
+import subprocess
+import sys
+import types
+
+import pytest
+import torch
+
+import ember
+
+# torch's attributes that are its own submodules (not the stdlib modules torch imports)
+TORCH_SUBMODULES = sorted(
+    name for name in dir(torch)
+    if isinstance(getattr(torch, name, None), types.ModuleType) and not name.startswith("_")
+    and getattr(torch, name).__name__.startswith("torch."))
+# torch features ember does not have (see docs/migrating-from-pytorch.md)
+ABSENT = {"ao", "classes", "cpp", "monitor", "mtia", "nested", "package", "quantization",
+          "torch_version", "windows"}  # torch.windows: torch.signal.windows leaking into torch
+
+
+@pytest.mark.parametrize("name", [n for n in TORCH_SUBMODULES if n not in ABSENT])
+def test_submodule_is_an_attribute(name):
+    assert isinstance(getattr(ember, name), types.ModuleType)
+
+
+def test_functional_and_version_hold_torchs_names():
+    assert set(torch.functional.__all__) <= set(dir(ember.functional))
+    for name in torch.functional.__all__:
+        assert getattr(ember.functional, name) is getattr(ember, name)
+    assert ember.version.__version__ == ember.__version__
+    assert ember.version.cuda is torch.version.cuda is None
+    assert ember.version.debug == torch.version.debug
+
+
+def test_lazy_submodules_are_not_imported_by_import_ember():
+    code = ("import sys, ember; print(sorted(m for m in ('ember.hub', 'ember.export', "
+            "'ember.functional') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
