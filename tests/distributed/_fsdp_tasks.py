@@ -250,3 +250,41 @@ def fsdp2_meta_load(rank, n, steps):
     xs, ys = local_rows(rank, n, *data())
     train_steps(model, opt, xs, ys, steps)
     return full_params(model), kinds
+
+
+# ---------------------------------------------------------------- tensor parallelism
+
+
+def tp_model(seed=0):
+    ember.manual_seed(seed)
+    nn = ember.nn
+    return nn.Sequential(nn.Linear(5, 5), nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+
+
+def tp_train(rank, n, steps, gather_colwise=False):
+    """The middle MLP tensor-parallel, the first layer replicated (its gradient needs the
+    column-wise layer's input gradient summed over the ranks); every rank sees the full
+    batch."""
+    from ember.distributed.tensor import DTensor, Replicate, init_device_mesh
+    from ember.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
+    )
+
+    model = tp_model()
+    mesh = init_device_mesh("cpu", (n,))
+    if gather_colwise:  # a column-wise layer whose output is gathered whole, then row-wise
+        plan = {"1": ColwiseParallel(output_layouts=Replicate()),
+                "3": RowwiseParallel(input_layouts=Replicate())}
+    else:
+        plan = {"1": ColwiseParallel(), "3": RowwiseParallel()}
+    parallelize_module(model, mesh, plan)
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    X, Y = data()
+    for _ in range(steps):
+        opt.zero_grad()
+        ((model(ember.tensor(X)) - ember.tensor(Y)) ** 2).mean().backward()
+        opt.step()
+    layouts = {k: v.placements for k, v in model.named_parameters() if isinstance(v, DTensor)}
+    return full_params(model), layouts

@@ -154,3 +154,34 @@ def test_fully_shard_meta_model_loaded_with_assign_trains_as_torch():
         for k in expected:
             np.testing.assert_allclose(params[k], expected[k], rtol=1e-10, atol=1e-12,
                                        err_msg=k)
+
+
+def torch_tp_reference(steps):
+    import torch
+
+    net = _fsdp_tasks.tp_model()
+    tnet = torch.nn.Sequential(torch.nn.Linear(5, 5), torch.nn.Linear(5, 8), torch.nn.Tanh(),
+                               torch.nn.Linear(8, 3)).double()
+    with torch.no_grad():
+        for tp, p in zip(tnet.parameters(), net.parameters()):
+            tp.copy_(torch.from_numpy(_fsdp_tasks.out(p)))
+    opt = torch.optim.Adam(tnet.parameters(), lr=0.01)
+    X, Y = (torch.from_numpy(a) for a in _fsdp_tasks.data())
+    for _ in range(steps):
+        opt.zero_grad()
+        ((tnet(X) - Y) ** 2).mean().backward()
+        opt.step()
+    return {k: v.detach().numpy() for k, v in tnet.state_dict().items()}
+
+
+@pytest.mark.parametrize("gather_colwise", [False, True])
+def test_tensor_parallel_mlp_matches_torch(gather_colwise):
+    steps = 3
+    expected = torch_tp_reference(steps)
+    for params, layouts in world(2).run(_fsdp_tasks.tp_train, steps, gather_colwise):
+        for k in expected:
+            np.testing.assert_allclose(params[k], expected[k], rtol=1e-10, atol=1e-12,
+                                       err_msg=k)
+        assert {k: repr(v) for k, v in layouts.items()} == {
+            "1.weight": "(Shard(dim=0),)", "1.bias": "(Shard(dim=0),)",
+            "3.weight": "(Shard(dim=1),)", "3.bias": "(Replicate(),)"}
