@@ -40,3 +40,18 @@ def test_lazy_submodules_are_not_imported_by_import_ember():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+@pytest.mark.parametrize("path, names", [
+    ("nn.modules.batchnorm", ["_NormBase", "_BatchNorm", "_LazyNormBase"]),
+    ("nn.modules.instancenorm", ["_NormBase", "_InstanceNorm", "_LazyNormBase"]),
+])
+def test_private_bases_real_code_uses_exist_where_torch_has_them(path, names):
+    import importlib
+
+    ours, theirs = importlib.import_module(f"ember.{path}"), importlib.import_module(f"torch.{path}")
+    for name in names:
+        assert isinstance(getattr(theirs, name), type)
+        assert isinstance(getattr(ours, name), type)
+    assert isinstance(ember.nn.BatchNorm2d(2), ember.nn.modules.batchnorm._BatchNorm)
+    assert isinstance(ember.nn.InstanceNorm1d(2), ember.nn.modules.instancenorm._NormBase)

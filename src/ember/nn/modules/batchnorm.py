@@ -10,8 +10,9 @@ Example::
     >>> from ember.nn.modules.batchnorm import BatchNorm1d
 """
 
-from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
+# torch's private bases live here too: real code subclasses them and checks isinstance
+from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, _LazyNormBase
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, _BatchNorm, _NormBase
 from .sync_batchnorm import SyncBatchNorm
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d",
@@ -20,5 +21,5 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d",
 # torch defines these classes in this module: their __module__ names it, so that a pickled
 # model names torch's path for them (ember.save writes torch.<path>)
 for _cls in (BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d,
-              LazyBatchNorm3d, SyncBatchNorm):
+              LazyBatchNorm3d, SyncBatchNorm, _NormBase, _BatchNorm, _LazyNormBase):
     _cls.__module__ = __name__
