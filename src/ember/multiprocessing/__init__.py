@@ -322,3 +322,9 @@ _spawn_function = spawn
 for _submodule in ("pool", "queue", "reductions", "spawn"):
     importlib.import_module(f"{__name__}.{_submodule}")
 spawn = _spawn_function  # noqa: F811
+
+# torch defines these in torch.multiprocessing.spawn and its Queue in .queue: their pickled
+# names and tracebacks show those modules, which hand them out from here
+for _cls in (ProcessContext, ProcessException, ProcessRaisedException, ProcessExitedException):
+    _cls.__module__ = f"{__name__}.spawn"
+Queue.__module__ = f"{__name__}.queue"
