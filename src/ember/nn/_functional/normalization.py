@@ -37,9 +37,9 @@ def _check_input(input, name):
                         f"{type(input).__name__}")
 
 
-def _compute(input, kernel):
+def _compute(input, kernel, deny="bic"):
     """``input`` in the dtype the statistics are computed in (float32 for half types)."""
-    _check_dtype(kernel, input.dtype, "bic")
+    _check_dtype(kernel, input.dtype, deny)
     if input._data.dtype in _LOW:
         return input.float()
     return input
@@ -561,7 +561,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     _check_input(input, "rms_norm")
     normalized_shape, dims = _normalized_dims(input, normalized_shape, star="*")
     _check_affine_shape(weight, "weight", normalized_shape)
-    x = _compute(input, "rms_norm")
+    x = _compute(input, "rms_norm", deny="bi")  # complex too: torch squares without conj
     if eps is None:
         eps = float(np.finfo(x._data.dtype).eps)
     y = x * (_mean(x * x, dims) + eps).rsqrt()
