@@ -71,7 +71,18 @@ def _free_port(host):
 
 def main(args=None):
     """Parse ``args`` (default ``sys.argv[1:]``), run the ranks, return the exit code."""
-    opts = get_args_parser().parse_args(args)
+    return run(get_args_parser().parse_args(args))
+
+
+def run(opts):
+    """Run the ranks of parsed arguments ``opts``; return the exit code. Without ``use_env``
+    (the deprecated ``ember.distributed.launch``'s default) each rank's script also gets
+    ``--local-rank=N``.
+
+    Example::
+
+        >>> run(get_args_parser().parse_args(["--nproc-per-node=2", "train.py"]))
+    """
     nproc = _nproc(opts.nproc_per_node)
     nnodes = int(str(opts.nnodes).split(":")[-1])
     if opts.standalone:
@@ -84,7 +95,6 @@ def main(args=None):
         command = [sys.executable, "-u", "-m", opts.training_script]
     else:
         command = [sys.executable, "-u", opts.training_script]
-    command += opts.training_script_args
     run_id = os.environ.get("TORCHELASTIC_RUN_ID", uuid.uuid4().hex[:8])
     procs = []
     for local_rank in range(nproc):
@@ -93,7 +103,10 @@ def main(args=None):
                    LOCAL_WORLD_SIZE=str(nproc), GROUP_RANK=str(opts.node_rank),
                    MASTER_ADDR=opts.master_addr, MASTER_PORT=str(opts.master_port),
                    TORCHELASTIC_RUN_ID=run_id)
-        procs.append(subprocess.Popen(command, env=env))
+        # the deprecated launcher's --local-rank comes before the script's own arguments
+        rank_args = [] if getattr(opts, "use_env", True) else [f"--local-rank={local_rank}"]
+        procs.append(subprocess.Popen(command + rank_args + opts.training_script_args,
+                                      env=env))
 
     def forward(signum, frame):
         for p in procs:
