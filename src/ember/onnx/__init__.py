@@ -9,8 +9,15 @@ the ``onnx`` package (``pip install ember[onnx]``), imported only when an export
 from __future__ import annotations
 
 from . import errors
-from ._export import TrainingMode, export, export_model_proto, is_in_onnx_export
+from ._export import (
+    OperatorExportTypes,
+    TrainingMode,
+    export,
+    export_model_proto,
+    is_in_onnx_export,
+)
 from .errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 
-__all__ = ["export", "export_model_proto", "is_in_onnx_export", "TrainingMode", "errors",
+__all__ = ["export", "export_model_proto", "is_in_onnx_export", "TrainingMode",
+           "OperatorExportTypes", "errors",
            "OnnxExporterError", "OnnxExporterWarning", "UnsupportedOperatorError"]

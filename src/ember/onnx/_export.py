@@ -28,7 +28,8 @@ from ._dims import Dim, TraceMismatch, merge
 from ._symbolic import lookup
 from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
 
-__all__ = ["TrainingMode", "export", "export_model_proto", "is_in_onnx_export"]
+__all__ = ["TrainingMode", "OperatorExportTypes", "export", "export_model_proto",
+           "is_in_onnx_export"]
 
 MIN_OPSET, MAX_OPSET = 13, 20
 # operators never evaluated ahead of time: random draws, and ops whose result is much
@@ -49,6 +50,34 @@ class TrainingMode(enum.IntEnum):
     EVAL = 0
     PRESERVE = 1
     TRAINING = 2
+
+
+class OperatorExportTypes(enum.IntEnum):
+    """How operators without an ONNX form are exported (torch.onnx.OperatorExportTypes).
+
+    ember maps every operator it exports to standard ONNX: ``ONNX`` and ``ONNX_ATEN_FALLBACK``
+    (which only differs for operators with no ONNX form, which ember refuses) are accepted;
+    the ATen-only forms raise NotImplementedError.
+
+    Example::
+
+        >>> ember.onnx.OperatorExportTypes.ONNX
+        <OperatorExportTypes.ONNX: 0>
+    """
+
+    ONNX = 0
+    ONNX_ATEN = 1
+    ONNX_ATEN_FALLBACK = 2
+    ONNX_FALLTHROUGH = 3
+
+
+def _check_operator_export_type(kind):
+    if OperatorExportTypes(kind) not in (OperatorExportTypes.ONNX,
+                                         OperatorExportTypes.ONNX_ATEN_FALLBACK):
+        raise NotImplementedError(
+            f"torch.onnx.export(operator_export_type={OperatorExportTypes(kind).name}) writes "
+            "ATen operators into the graph, which ember does not; export standard ONNX "
+            "(OperatorExportTypes.ONNX)")
 
 
 _exporting = []
@@ -77,7 +106,7 @@ def _require_onnx():
 def export(model, args=(), f=None, *, kwargs=None, input_names=None, output_names=None,
            dynamic_axes=None, opset_version=17, export_params=True, do_constant_folding=True,
            keep_initializers_as_inputs=False, verbose=False, training=TrainingMode.EVAL,
-           dynamo=False):
+           dynamo=False, operator_export_type=OperatorExportTypes.ONNX):
     """Export ``model`` to the ONNX file ``f`` (a path or a binary file-like object).
 
     ``model`` (an ``ember.nn.Module``, a traced ``ember.jit.ScriptModule`` or a function)
@@ -94,7 +123,9 @@ def export(model, args=(), f=None, *, kwargs=None, input_names=None, output_name
     * ``do_constant_folding`` computes parts that depend only on weights ahead of time;
     * ``keep_initializers_as_inputs`` lists the initializers among the graph's inputs too;
     * ``training``: :class:`TrainingMode` (EVAL, the default, exports the model in eval
-      mode and restores its mode afterwards).
+      mode and restores its mode afterwards);
+    * ``operator_export_type``: :class:`OperatorExportTypes` (``ONNX``, the default, or
+      ``ONNX_ATEN_FALLBACK``).
 
     An operator without an ONNX mapping raises
     :class:`~ember.onnx.errors.UnsupportedOperatorError` naming it.
@@ -105,6 +136,7 @@ def export(model, args=(), f=None, *, kwargs=None, input_names=None, output_name
         >>> ember.onnx.export(net, (ember.randn(3, 4),), "net.onnx", input_names=["x"],
         ...                   dynamic_axes={"x": {0: "batch"}})  # doctest: +SKIP
     """
+    _check_operator_export_type(operator_export_type)
     if f is None:
         raise ValueError("ember.onnx.export needs f: a file path or a binary file-like object")
     proto = export_model_proto(
