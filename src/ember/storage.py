@@ -814,13 +814,12 @@ def _rebuild_typed(untyped, dtype):
     return TypedStorage._wrap(untyped, dtype)
 
 
-def _legacy_file_bytes(obj):
-    """``obj`` saved in torch's pre-1.6 (non-zip) format, as bytes."""
-    from .serialization import _write_legacy
+def _legacy_file_bytes(storage):
+    """``storage`` saved in torch's pre-1.6 (non-zip) format, as bytes."""
+    from .serialization import _storage_file_bytes
 
-    buffer = io.BytesIO()
-    _write_legacy(obj, buffer, 2)
-    return buffer.getvalue()
+    _check_not_meta(storage.device)
+    return _storage_file_bytes(storage)
 
 
 def _load_from_bytes(b):
