@@ -255,7 +255,6 @@ def _floor_divide_kernel(xp, a, b):
     return xp.floor_divide(a, b)
 
 
-@_low_precision
 def _trunc_divide_kernel(xp, a, b):
     if a.dtype.kind in "iu":
         _check_integer_divisor(xp, b)
@@ -263,6 +262,9 @@ def _trunc_divide_kernel(xp, a, b):
         remainder = a - quotient * b
         fix = (remainder != 0) & ((a < 0) != (b < 0))
         return quotient + fix.astype(a.dtype)
+    if a.dtype in _LOW:  # torch rounds the quotient to the half type before truncating
+        quotient = xp.true_divide(a.astype(_F32), b.astype(_F32)).astype(a.dtype)
+        return xp.trunc(quotient.astype(_F32)).astype(a.dtype)
     return xp.trunc(xp.true_divide(a, b))
 
 
