@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
-from ..ops.creation import zeros_like
 from ._functional import adam  # noqa: F401  (torch's functional form)
-from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check_fused,
+    _check_lr,
+    _check_non_negative,
+    _data,
+    _scalar,
+    _value,
+    _weight_decay,
+    _zero_state,
+)
 
 __all__ = ["Adam", "adam"]
 
 
 def _check_betas(betas, eps, weight_decay):
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    """torch's checks of the Adam family's ``eps``, ``betas`` and ``weight_decay``."""
+    _check_non_negative(epsilon=eps)
+    for i, beta in enumerate(betas[:2]):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+    _check_non_negative(weight_decay=weight_decay)
 
 
 def lerp_(target, end, weight):
@@ -70,16 +78,18 @@ class Adam(Optimizer):
                     "capturable": capturable, "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     _group_defaults_on_load = {"amsgrad": False, "maximize": False, "foreach": None,
                                "capturable": False, "differentiable": False,
                                "decoupled_weight_decay": False, "fused": None}
     _step_keys = ("step",)
+
+    def _init_state(self, p, state, group):
+        state["step"] = _scalar(0.0)
+        _zero_state(p, state, "exp_avg", "exp_avg_sq")
+        if group["amsgrad"]:
+            _zero_state(p, state, "max_exp_avg_sq")
 
     def step(self, closure=None):
         """Perform one Adam step; ``closure`` (optional) re-evaluates and returns the loss."""
@@ -87,29 +97,11 @@ class Adam(Optimizer):
         for group in self.param_groups:
             lr = _value(group["lr"])
             beta1, beta2 = (_value(b) for b in group["betas"])
-            eps, weight_decay = group["eps"], group["weight_decay"]
-            amsgrad = group["amsgrad"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar(0.0)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = zeros_like(p)
-                state["step"]._data += 1
-                arrays = _prepare(p, group["maximize"])
-                if arrays is None:
-                    continue
-                param, grad = arrays
+            eps, amsgrad = group["eps"], group["amsgrad"]
+            for p, state, param, grad in self._updates(group):
                 step = state["step"].item()
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        param *= 1 - lr * weight_decay
-                    else:
-                        grad = grad + weight_decay * param
+                grad = _weight_decay(param, grad, group["weight_decay"], lr,
+                                     group["decoupled_weight_decay"])
                 exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
                 lerp_(exp_avg, grad, 1 - beta1)
                 ema_sq_(exp_avg_sq, grad, beta2)

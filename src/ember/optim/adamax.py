@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from ..ops.creation import zeros_like
 from ._functional import adamax  # noqa: F401  (torch's functional form)
 from .adam import _check_betas, lerp_
-from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check_lr,
+    _data,
+    _scalar,
+    _value,
+    _weight_decay,
+    _zero_state,
+)
 
 __all__ = ["Adamax", "adamax"]
 
@@ -31,28 +39,19 @@ class Adamax(Optimizer):
                                "capturable": False}
     _step_keys = ("step",)
 
+    def _init_state(self, p, state, group):
+        state["step"] = _scalar(0.0)
+        _zero_state(p, state, "exp_avg", "exp_inf")
+
     def step(self, closure=None):
         """Perform one Adamax step; ``closure`` (optional) re-evaluates and returns the loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _value(group["lr"])
             beta1, beta2 = group["betas"]
-            eps, weight_decay = group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar(0.0)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_inf"] = zeros_like(p)
-                state["step"]._data += 1
-                arrays = _prepare(p, group["maximize"])
-                if arrays is None:
-                    continue
-                param, grad = arrays
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param
+            eps = group["eps"]
+            for p, state, param, grad in self._updates(group):
+                grad = _weight_decay(param, grad, group["weight_decay"])
                 exp_avg, exp_inf = _data(state["exp_avg"]), _data(state["exp_inf"])
                 lerp_(exp_avg, grad, 1 - beta1)
                 exp_inf *= beta2

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.creation import zeros_like
 from ._functional import nadam  # noqa: F401  (torch's functional form)
 from .adam import _check_betas, ema_sq_, lerp_
-from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check_lr,
+    _check_non_negative,
+    _data,
+    _scalar,
+    _value,
+    _weight_decay,
+    _zero_state,
+)
 
 __all__ = ["NAdam", "nadam"]
 
@@ -27,8 +36,7 @@ class NAdam(Optimizer):
                  maximize=False, capturable=False, differentiable=False):
         _check_lr(lr)
         _check_betas(betas, eps, weight_decay)
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        _check_non_negative(momentum_decay=momentum_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "momentum_decay": momentum_decay,
                     "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
@@ -40,47 +48,44 @@ class NAdam(Optimizer):
                                "differentiable": False, "decoupled_weight_decay": False}
     _step_keys = ("step", "mu_product")
 
+    def _init_state(self, p, state, group):
+        state["step"] = _scalar(0.0)
+        state["mu_product"] = _scalar(1.0)
+        _zero_state(p, state, "exp_avg", "exp_avg_sq")
+
+    def _count_step(self, p, state, group):
+        """Advance ``step`` and multiply the momentum product by this step's ``mu``."""
+        state["step"]._data += 1
+        mu = self._momentum(group, state["step"].item())
+        # the running product is a float32 tensor in torch: round as it does
+        mu_product = state["mu_product"]
+        mu_product._data[...] = mu_product._data * np.float32(mu)
+
+    @staticmethod
+    def _momentum(group, step):
+        """torch's momentum schedule ``mu_t = beta1 (1 - 0.5 * 0.96^(t psi))``."""
+        return group["betas"][0] * (1.0 - 0.5 * (0.96 ** (step * group["momentum_decay"])))
+
     def step(self, closure=None):
         """Perform one NAdam step; ``closure`` (optional) re-evaluates and returns the loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _value(group["lr"])
             beta1, beta2 = group["betas"]
-            eps, weight_decay = group["eps"], group["weight_decay"]
-            psi = group["momentum_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar(0.0)
-                    state["mu_product"] = _scalar(1.0)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                state["step"]._data += 1
+            eps = group["eps"]
+            for p, state, param, grad in self._updates(group):
                 step = state["step"].item()
-                mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
-                mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
-                # the running product is a float32 tensor in torch: round as it does
-                mu_product = state["mu_product"]
-                mu_product._data[...] = mu_product._data * np.float32(mu)
-                arrays = _prepare(p, group["maximize"])
-                if arrays is None:
-                    continue
-                param, grad = arrays
+                mu, mu_next = self._momentum(group, step), self._momentum(group, step + 1)
                 bias_correction2 = 1 - beta2 ** step
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        param *= 1 - lr * weight_decay
-                    else:
-                        grad = grad + weight_decay * param
+                grad = _weight_decay(param, grad, group["weight_decay"], lr,
+                                     group["decoupled_weight_decay"])
                 exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
                 lerp_(exp_avg, grad, 1 - beta1)
                 ema_sq_(exp_avg_sq, grad, beta2)
                 xp = p._device.xp
                 denom = xp.sqrt(exp_avg_sq / bias_correction2)
                 denom += eps
-                prod = mu_product.item()
+                prod = state["mu_product"].item()
                 prod_next = prod * mu_next
                 update = grad * (-lr * (1.0 - mu) / (1.0 - prod))
                 update /= denom

@@ -26,6 +26,7 @@ from .._tensor import Tensor, tensor
 from .._traceback import hide_internal_frames as _hide_internal_frames
 from ..autograd.grad_mode import enable_grad
 from ..nn.modules.module import RemovableHandle
+from ..ops.creation import zeros_like
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -284,6 +285,46 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    # ------------------------------------------------------------ the shared step loop
+
+    def _updates(self, group):
+        """Yield ``(p, state, param, grad)`` for each parameter of ``group`` that has a gradient.
+
+        ``param`` and ``grad`` are the arrays to update (real views of complex ones, the
+        gradient negated under ``maximize``); ``state`` was filled by :meth:`_init_state` on
+        first use and its counters advanced by :meth:`_count_step`. Parameters on the meta
+        device get their state and counters but are not yielded: they hold no values.
+
+        Example::
+
+            >>> for p, state, param, grad in self._updates(group):
+            ...     param += -group["lr"] * grad
+            ...     _bump(p)
+        """
+        maximize = group["maximize"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self._state_for_step(p, group)
+            arrays = _prepare(p, maximize)
+            if arrays is not None:
+                yield p, state, *arrays
+
+    def _state_for_step(self, p, group):
+        """``p``'s state, initialised if new, with its step counters advanced."""
+        state = self.state[p]
+        if len(state) == 0:
+            self._init_state(p, state, group)
+        self._count_step(p, state, group)
+        return state
+
+    def _init_state(self, p, state, group):
+        """Fill a parameter's empty ``state`` before its first step (each optimiser's own)."""
+
+    def _count_step(self, p, state, group):
+        """Advance the step counter (``state['step']``) before the update."""
+        state["step"]._data += 1
+
     # ------------------------------------------------------------ hooks
 
     def _register(self, hooks, hook, prepend=False):
@@ -470,8 +511,39 @@ def _data(t):
 
 
 def _bump(*tensors):
+    """Advance the version counters of tensors whose arrays were updated in place."""
     for t in tensors:
         t._vc[0] += 1
+
+
+def _zero_state(p, state, *keys):
+    """Set each of ``keys`` in ``state`` to a zero tensor shaped like ``p`` (moment buffers).
+
+    Example::
+
+        >>> _zero_state(p, state, "exp_avg", "exp_avg_sq")
+    """
+    for key in keys:
+        state[key] = zeros_like(p)
+
+
+def _weight_decay(param, grad, weight_decay, lr=None, decoupled=False):
+    """The gradient with weight decay applied, torch's two ways.
+
+    Coupled (L2) decay returns ``grad + weight_decay * param``; decoupled decay (AdamW) shrinks
+    ``param`` in place by ``1 - lr * weight_decay`` and returns ``grad`` unchanged.
+
+    Example::
+
+        >>> grad = _weight_decay(param, grad, 1e-2)            # SGD, Adam
+        >>> grad = _weight_decay(param, grad, 1e-2, lr, True)  # AdamW
+    """
+    if weight_decay == 0:
+        return grad
+    if decoupled:
+        param *= 1 - lr * weight_decay
+        return grad
+    return grad + weight_decay * param
 
 
 def _check_lr(lr):
@@ -479,4 +551,25 @@ def _check_lr(lr):
         raise ValueError("Tensor lr must be 1-element")
     if not 0.0 <= lr:
         raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_non_negative(**values):
+    """Raise torch's ``ValueError('Invalid <name> value: ...')`` for a negative option.
+
+    Example::
+
+        >>> _check_non_negative(epsilon=eps, weight_decay=weight_decay)
+    """
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {name} value: {value}")
+
+
+def _check_fused(fused, foreach, differentiable):
+    """torch's checks of ``fused=True`` against the other implementation flags."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
