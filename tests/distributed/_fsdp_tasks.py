@@ -288,3 +288,57 @@ def tp_train(rank, n, steps, gather_colwise=False):
         opt.step()
     layouts = {k: v.placements for k, v in model.named_parameters() if isinstance(v, DTensor)}
     return full_params(model), layouts
+
+
+# ---------------------------------------------------------------- distributed.nn
+
+
+def dnn_grads(rank, n, lib_name):
+    """Each collective of distributed.nn.functional in a loss, and the inputs' gradients;
+    ``lib_name`` 'torch' runs torch's own on a gloo group over the same store port."""
+    if lib_name == "torch":
+        import torch as lib
+        import torch.distributed.nn.functional as F
+    else:
+        lib = ember
+        import ember.distributed.nn.functional as F
+    x = lib.tensor(np.arange(4.0) + 10 * rank, requires_grad=True)
+    w = lib.tensor(np.arange(4.0) + 1 + rank, dtype=lib.float64)
+    losses = {
+        "all_reduce": lambda: (F.all_reduce(x * x) * w).sum(),
+        "broadcast": lambda: (F.broadcast(x * x, src=1) * w).sum(),
+        "reduce": lambda: (F.reduce(x * x, dst=0) * w).sum(),
+        "all_gather": lambda: sum((t * w * (i + 1)).sum() for i, t in enumerate(
+            F.all_gather(x * x))),
+        "scatter": lambda: (F.scatter([x * x * (i + 1) for i in range(n)], src=0) * w).sum(),
+        "gather": lambda: sum((t * w * (i + 1)).sum() for i, t in enumerate(
+            F.gather(x * x, dst=1))),
+        "reduce_scatter": lambda: (F.reduce_scatter(
+            lib.zeros(2, dtype=lib.float64), [x[:2] * x[:2], x[2:] * 3]) * w[:2]).sum(),
+        "all_to_all": lambda: sum((t * w[:2] * (i + 1)).sum() for i, t in enumerate(
+            F.all_to_all([lib.zeros(2, dtype=lib.float64) for _ in range(n)],
+                         [x[:2] * x[:2], x[2:] * 3]))),
+        "all_to_all_single": lambda: (F.all_to_all_single(
+            lib.zeros(4, dtype=lib.float64), x * x) * w).sum(),
+    }
+    result = {}
+    for name, loss in losses.items():
+        x.grad = None
+        value = loss()
+        value.backward()
+        result[name] = (float(value), np.array(x.grad.numpy()))
+    return result
+
+
+def torch_dnn_grads(rank, n, port):
+    import datetime
+
+    import torch.distributed as tdist
+
+    store = tdist.TCPStore("127.0.0.1", port, n, rank == 0,
+                           timeout=datetime.timedelta(seconds=20))
+    tdist.init_process_group("gloo", store=store, rank=rank, world_size=n)
+    try:
+        return dnn_grads(rank, n, "torch")
+    finally:
+        tdist.destroy_process_group()

@@ -185,3 +185,17 @@ def test_tensor_parallel_mlp_matches_torch(gather_colwise):
         assert {k: repr(v) for k, v in layouts.items()} == {
             "1.weight": "(Shard(dim=0),)", "1.bias": "(Shard(dim=0),)",
             "3.weight": "(Shard(dim=1),)", "3.bias": "(Replicate(),)"}
+
+
+def test_distributed_nn_functional_gradients_match_torch():
+    from _harness import free_port
+
+    ours = world(2).run(_fsdp_tasks.dnn_grads, "ember")
+    theirs = world(2).run(_fsdp_tasks.torch_dnn_grads, free_port())
+    for rank in range(2):
+        assert list(ours[rank]) == list(theirs[rank])
+        for name, (value, grad) in theirs[rank].items():
+            if not (name == "reduce" and rank != 0):  # (torch leaves non-dst values undefined)
+                assert ours[rank][name][0] == pytest.approx(value, rel=1e-12), (rank, name)
+            np.testing.assert_allclose(ours[rank][name][1], grad, rtol=1e-12,
+                                       err_msg=f"rank {rank} {name}")
