@@ -36,7 +36,8 @@ from . import _pytree
 from ._util import differentiable, has_tangent
 
 __all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jacrev", "jvp", "jacfwd",
-           "hessian", "linearize", "vmap"]
+           "hessian", "linearize", "vmap", "stack_module_state", "replace_all_batch_norm_modules_",
+           "functionalize", "debug_unwrap", "rearrange"]
 
 _MISSING = object()
 
@@ -402,4 +403,11 @@ def jacrev(func, argnums=0, *, has_aux=False):
 
 
 from ._forward import hessian, jacfwd, jvp, linearize  # noqa: E402  (they use jacrev)
+from ._modules import (  # noqa: E402
+    debug_unwrap,
+    functionalize,
+    replace_all_batch_norm_modules_,
+    stack_module_state,
+)
+from ._rearrange import rearrange  # noqa: E402
 from ._vmap import vmap  # noqa: E402
