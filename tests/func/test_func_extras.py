@@ -34,7 +34,7 @@ def test_rearrange_of_a_list_and_errors():
     theirs = tf.rearrange([torch.ones(2, 3)] * 4, "n a b -> a (n b)")
     assert list(ours.shape) == list(theirs.shape)
     for bad in ("a b -> a", "a b c -> a b c", "(a b) -> a b"):
-        with pytest.raises(Exception):
+        with pytest.raises(Exception):  # noqa: B017 - torch raises einops' own error type
             tf.rearrange(torch.ones(2, 3), bad)
         with pytest.raises(ValueError):
             ef.rearrange(ember.ones(2, 3), bad)
