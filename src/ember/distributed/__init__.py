@@ -31,3 +31,14 @@ from .distributed_c10d import __all__ as _c10d_all
 
 __all__ = ["Store", "HashStore", "TCPStore", "FileStore", "PrefixStore", "DistError",
            "DistBackendError", "DistStoreError", "DistNetworkError", *_c10d_all]
+
+_LAZY_SUBMODULES = ("rpc", "autograd", "optim")
+
+
+def __getattr__(name):
+    # torch imports these with torch.distributed; ember loads them on first use
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
