@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from ..ops.creation import zeros_like
 from ._functional import adadelta  # noqa: F401  (torch's functional form)
-from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check_lr,
+    _check_non_negative,
+    _data,
+    _scalar,
+    _value,
+    _weight_decay,
+    _zero_state,
+)
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -23,10 +32,7 @@ class Adadelta(Optimizer):
         _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(epsilon=eps, weight_decay=weight_decay)
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize, "capturable": capturable, "foreach": foreach,
                     "differentiable": differentiable}
@@ -36,27 +42,18 @@ class Adadelta(Optimizer):
                                "capturable": False}
     _step_keys = ("step",)
 
+    def _init_state(self, p, state, group):
+        state["step"] = _scalar(0.0)
+        _zero_state(p, state, "square_avg", "acc_delta")
+
     def step(self, closure=None):
         """Perform one Adadelta step; ``closure`` (optional) re-evaluates and returns the loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _value(group["lr"])
-            rho, eps, weight_decay = group["rho"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar(0.0)
-                    state["square_avg"] = zeros_like(p)
-                    state["acc_delta"] = zeros_like(p)
-                state["step"]._data += 1
-                arrays = _prepare(p, group["maximize"])
-                if arrays is None:
-                    continue
-                param, grad = arrays
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param
+            rho, eps = group["rho"], group["eps"]
+            for p, state, param, grad in self._updates(group):
+                grad = _weight_decay(param, grad, group["weight_decay"])
                 xp = p._device.xp
                 square_avg, acc_delta = _data(state["square_avg"]), _data(state["acc_delta"])
                 square_avg *= rho

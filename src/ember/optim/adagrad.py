@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from ..ops.creation import full_like
 from ._functional import adagrad  # noqa: F401  (torch's functional form)
-from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check_fused,
+    _check_lr,
+    _check_non_negative,
+    _data,
+    _scalar,
+    _value,
+    _weight_decay,
+)
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -24,25 +34,14 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
         _check_lr(lr)
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_non_negative(lr_decay=lr_decay, weight_decay=weight_decay,
+                            initial_accumulator_value=initial_accumulator_value, epsilon=eps)
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                     "fused": fused}
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
@@ -64,19 +63,10 @@ class Adagrad(Optimizer):
         loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _value(group["lr"])
-            eps, weight_decay, lr_decay = group["eps"], group["weight_decay"], group["lr_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                state["step"]._data += 1
-                arrays = _prepare(p, group["maximize"])
-                if arrays is None:
-                    continue
-                param, grad = arrays
+            eps, lr_decay = group["eps"], group["lr_decay"]
+            for p, state, param, grad in self._updates(group):
                 step = state["step"].item()
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param
+                grad = _weight_decay(param, grad, group["weight_decay"])
                 clr = lr / (1 + (step - 1) * lr_decay)
                 state_sum = _data(state["sum"])
                 state_sum += grad * grad

@@ -5,9 +5,19 @@ from __future__ import annotations
 import numpy as np
 
 from .._device import META
-from ..ops.creation import zeros_like
 from ._functional import asgd  # noqa: F401  (torch's functional form)
-from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check_lr,
+    _check_non_negative,
+    _data,
+    _prepare,
+    _scalar,
+    _value,
+    _weight_decay,
+    _zero_state,
+)
 
 __all__ = ["ASGD", "asgd"]
 
@@ -24,8 +34,7 @@ class ASGD(Optimizer):
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
         _check_lr(lr)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(weight_decay=weight_decay)
         defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0,
                     "weight_decay": weight_decay, "foreach": foreach, "maximize": maximize,
                     "differentiable": differentiable, "capturable": capturable}
@@ -35,31 +44,32 @@ class ASGD(Optimizer):
                                "capturable": False}
     _step_keys = ("step", "eta", "mu")
 
+    def _init_state(self, p, state, group):
+        lr = _value(group["lr"])
+        # as torch, ASGD keeps its scalars on the parameter's device
+        state["step"] = _scalar(0.0).to(p.device)
+        state["eta"] = _scalar(lr).to(p.device)
+        state["mu"] = _scalar(1.0).to(p.device)
+        _zero_state(p, state, "ax")
+
+    def _count_step(self, p, state, group):
+        if p._device is not META:
+            state["step"]._data += 1
+
     def step(self, closure=None):
         """Perform one ASGD step; ``closure`` (optional) re-evaluates and returns the loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _value(group["lr"])
             lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]
-            weight_decay = group["weight_decay"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                state = self.state[p]
-                if len(state) == 0:
-                    # as torch, ASGD keeps its scalars on the parameter's device
-                    state["step"] = _scalar(0.0).to(p.device)
-                    state["eta"] = _scalar(lr).to(p.device)
-                    state["mu"] = _scalar(1.0).to(p.device)
-                    state["ax"] = zeros_like(p)
-                step_array = state["step"]._data
-                if p._device is not META:
-                    step_array += 1
+                state = self._state_for_step(p, group)
                 arrays = _prepare(p, group["maximize"])
                 if arrays is not None:
                     param, grad = arrays
-                    if weight_decay != 0:
-                        grad = grad + weight_decay * param
+                    grad = _weight_decay(param, grad, group["weight_decay"])
                     eta = state["eta"].item()
                     param *= 1 - lambd * eta
                     param += -eta * grad
@@ -70,6 +80,7 @@ class ASGD(Optimizer):
                     else:
                         ax[...] = param
                     _bump(p, state["ax"])
+                # reached for meta parameters too, whose step cannot be read (as in torch)
                 step = state["step"].item()
                 # torch goes through a float32 tensor even when the state is float64
                 state["eta"]._data[...] = np.float32(lr / ((1 + lambd * lr * step) ** alpha))

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from ..ops.creation import zeros_like
 from ._functional import rmsprop  # noqa: F401  (torch's functional form)
 from .adam import lerp_
-from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check_lr,
+    _check_non_negative,
+    _data,
+    _scalar,
+    _value,
+    _weight_decay,
+    _zero_state,
+)
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -25,14 +34,8 @@ class RMSprop(Optimizer):
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_non_negative(epsilon=eps, momentum=momentum, weight_decay=weight_decay,
+                            alpha=alpha)
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
                     "centered": centered, "weight_decay": weight_decay,
                     "capturable": capturable, "foreach": foreach, "maximize": maximize,
@@ -43,31 +46,23 @@ class RMSprop(Optimizer):
                                "maximize": False, "differentiable": False, "capturable": False}
     _step_keys = ("step",)
 
+    def _init_state(self, p, state, group):
+        state["step"] = _scalar(0.0)
+        _zero_state(p, state, "square_avg")
+        if group["momentum"] > 0:
+            _zero_state(p, state, "momentum_buffer")
+        if group["centered"]:
+            _zero_state(p, state, "grad_avg")
+
     def step(self, closure=None):
         """Perform one RMSprop step; ``closure`` (optional) re-evaluates and returns the loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _value(group["lr"])
-            alpha, eps, weight_decay = group["alpha"], group["eps"], group["weight_decay"]
+            alpha, eps = group["alpha"], group["eps"]
             momentum, centered = group["momentum"], group["centered"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar(0.0)
-                    state["square_avg"] = zeros_like(p)
-                    if momentum > 0:
-                        state["momentum_buffer"] = zeros_like(p)
-                    if centered:
-                        state["grad_avg"] = zeros_like(p)
-                state["step"]._data += 1
-                arrays = _prepare(p, group["maximize"])
-                if arrays is None:
-                    continue
-                param, grad = arrays
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param
+            for p, state, param, grad in self._updates(group):
+                grad = _weight_decay(param, grad, group["weight_decay"])
                 xp = p._device.xp
                 square_avg = _data(state["square_avg"])
                 square_avg *= alpha

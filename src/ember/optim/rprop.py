@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..ops.creation import full_like, zeros_like
+from ..ops.creation import full_like
 from ._functional import rprop  # noqa: F401  (torch's functional form)
-from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _scalar, _value
+from .optimizer import Optimizer, _bump, _check_lr, _data, _scalar, _value, _zero_state
 
 __all__ = ["Rprop", "rprop"]
 
@@ -32,27 +32,19 @@ class Rprop(Optimizer):
                                "capturable": False}
     _step_keys = ("step",)
 
+    def _init_state(self, p, state, group):
+        state["step"] = _scalar(0.0)
+        _zero_state(p, state, "prev")
+        lr = _value(group["lr"])
+        state["step_size"] = full_like(p.grad, complex(lr, lr) if p.is_complex() else lr)
+
     def step(self, closure=None):
         """Perform one Rprop step; ``closure`` (optional) re-evaluates and returns the loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar(0.0)
-                    state["prev"] = zeros_like(p)
-                    lr = _value(group["lr"])
-                    state["step_size"] = full_like(p.grad, complex(lr, lr) if p.is_complex()
-                                                   else lr)
-                state["step"]._data += 1
-                arrays = _prepare(p, group["maximize"])
-                if arrays is None:
-                    continue
-                param, grad = arrays
+            for p, state, param, grad in self._updates(group):
                 xp = p._device.xp
                 prev, step_size = _data(state["prev"]), _data(state["step_size"])
                 sign = xp.sign(grad * prev)

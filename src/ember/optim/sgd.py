@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from .._device import META
 from ..ops.creation import zeros_like
 from ._functional import sgd  # noqa: F401  (torch's functional form)
-from .optimizer import Optimizer, _bump, _check_lr, _data, _prepare, _value
+from .optimizer import (
+    Optimizer,
+    _bump,
+    _check_fused,
+    _check_lr,
+    _data,
+    _value,
+    _weight_decay,
+    _zero_state,
+)
 
 __all__ = ["SGD", "sgd"]
 
@@ -34,14 +44,20 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     _group_defaults_on_load = {"nesterov": False, "maximize": False, "foreach": None,
                                "differentiable": False, "fused": False}
+
+    def _state_for_step(self, p, group):
+        """The state only with momentum (no step counter); the buffer is made from the first
+        gradient, except on the meta device, where it is made empty."""
+        if group["momentum"] == 0:
+            return None
+        state = self.state[p]
+        if p._device is META and "momentum_buffer" not in state:
+            _zero_state(p, state, "momentum_buffer")
+        return state
 
     def step(self, closure=None):
         """Perform one SGD step; ``closure`` (optional) re-evaluates and returns the loss."""
@@ -52,18 +68,8 @@ class SGD(Optimizer):
             momentum = group["momentum"]
             dampening = group["dampening"]
             nesterov = group["nesterov"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                arrays = _prepare(p, group["maximize"])
-                state = self.state[p] if momentum != 0 else None
-                if arrays is None:
-                    if state is not None and "momentum_buffer" not in state:
-                        state["momentum_buffer"] = zeros_like(p)
-                    continue
-                param, grad = arrays
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param
+            for p, state, param, grad in self._updates(group):
+                grad = _weight_decay(param, grad, weight_decay)
                 if momentum != 0:
                     buf = state.get("momentum_buffer")
                     if buf is None:
