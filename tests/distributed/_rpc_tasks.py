@@ -266,6 +266,10 @@ def grads_on_owner(context_id, rref):
     return [grads[p].numpy() for p in rref.local_value().parameters()]
 
 
+def context_count():
+    return len(dist_autograd._contexts)
+
+
 def params_on_owner(rref):
     return [p.detach().numpy() for p in rref.local_value().parameters()]
 
@@ -290,8 +294,10 @@ def scenario_autograd(rank, world_size):
         local = dist_autograd.get_gradients(context_id)
         remote_grads = rpc.rpc_sync("worker1", grads_on_owner, args=(context_id, stage))
         keys = len(local)
+    rpc.api._state["agent"].drain()  # the release notices have been answered
+    left = (len(dist_autograd._contexts), rpc.rpc_sync("worker1", context_count))
     return {"loss": loss.item(), "w_local": local[w_local].numpy(), "w1": remote_grads[0],
-            "w2": remote_grads[1], "keys": keys, "dot_grad": w_local.grad}
+            "w2": remote_grads[1], "keys": keys, "dot_grad": w_local.grad, "left": left}
 
 
 def scenario_optimizer(rank, world_size, steps=3):

@@ -111,6 +111,7 @@ def test_dist_autograd_matches_local_autograd():
                                    err_msg=name)
     assert out["keys"] == 1          # the trainer's context holds its own leaf only
     assert out["dot_grad"] is None   # distributed backward leaves .grad alone
+    assert out["left"] == (0, 0)     # leaving the context released it on both workers
 
 
 def test_distributed_optimizer_follows_local_optimizer():
