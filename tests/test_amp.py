@@ -278,3 +278,16 @@ def test_grad_scaler_cuda_disables_without_gpu():
     with pytest.warns(FutureWarning, match="deprecated"), \
             pytest.warns(UserWarning, match="CUDA is not available"):
         ember.cuda.amp.GradScaler()
+
+
+def test_opt_state_and_autocast_decorator_as_torch():
+    from torch.amp.autocast_mode import autocast_decorator as torch_decorator
+    from torch.amp.grad_scaler import OptState as TorchOptState
+
+    from ember.amp.autocast_mode import autocast_decorator
+    from ember.amp.grad_scaler import OptState
+
+    assert {m.name: m.value for m in OptState} == {m.name: m.value for m in TorchOptState}
+    ours = autocast_decorator(ember.autocast("cpu"), lambda x: x @ x)(ember.ones(2, 2))
+    theirs = torch_decorator(torch.autocast("cpu"), lambda x: x @ x)(torch.ones(2, 2))
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]

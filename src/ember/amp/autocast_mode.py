@@ -37,7 +37,8 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from ..ops._registry import autocast_state as _hook
 
-__all__ = ["autocast", "custom_fwd", "custom_bwd", "is_autocast_available"]
+__all__ = ["autocast", "autocast_decorator", "custom_fwd", "custom_bwd",
+           "is_autocast_available"]
 
 _LOWER, _FP32 = "lower", "fp32"
 
@@ -349,11 +350,24 @@ class autocast:
         return False
 
     def __call__(self, func):
-        @functools.wraps(func)
-        def decorate_autocast(*args, **kwargs):
-            with self:
-                return func(*args, **kwargs)
-        return decorate_autocast
+        return autocast_decorator(self, func)
+
+
+def autocast_decorator(autocast_instance, func):
+    """``func`` run inside ``autocast_instance`` (what ``@autocast(...)`` does to a function).
+
+    Example::
+
+        >>> f = autocast_decorator(autocast("cpu"), lambda x: x @ x)
+        >>> f(ember.ones(2, 2)).dtype
+        ember.bfloat16
+    """
+    @functools.wraps(func)
+    def decorate_autocast(*args, **kwargs):
+        with autocast_instance:
+            return func(*args, **kwargs)
+
+    return decorate_autocast
 
 
 def _state_of(device_type):

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import enum
 import warnings
 from collections import defaultdict
 
 from .. import _dtype as dt
 
-__all__ = ["GradScaler"]
+__all__ = ["GradScaler", "OptState"]
 
-_READY, _UNSCALED, _STEPPED = 0, 1, 2
+
+class OptState(enum.Enum):
+    """Where an optimiser is in a scaled step: gradients not yet unscaled, unscaled, stepped.
+
+    Example::
+
+        >>> ember.amp.grad_scaler.OptState.READY.value
+        0
+    """
+
+    READY = 0
+    UNSCALED = 1
+    STEPPED = 2
+
+
+_READY, _UNSCALED, _STEPPED = OptState.READY, OptState.UNSCALED, OptState.STEPPED
 
 
 def _refresh_per_optimizer_state():
