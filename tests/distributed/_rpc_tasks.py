@@ -381,3 +381,24 @@ def run_beside_process_group(rank, world_size, port):
     finally:
         rpc.shutdown()
         dist.destroy_process_group()
+
+
+def stage_loss(stage, x):
+    return stage.local_value().first(x).sum()
+
+
+def scenario_rref_backward(rank, world_size):
+    if rank != 0:
+        return None
+    stage = rpc.remote("worker1", Stage)
+    x = ember.tensor(data(13, 5, 4), requires_grad=True)
+    with dist_autograd.context() as context_id:
+        loss = rpc.remote("worker1", stage_loss, args=(stage, x))
+        loss.backward(context_id)
+        w1, _ = rpc.rpc_sync("worker1", grads_on_owner_partial, args=(context_id, stage))
+        return w1, dist_autograd.get_gradients(context_id)[x].numpy()
+
+
+def grads_on_owner_partial(context_id, rref):
+    grads = dist_autograd.get_gradients(context_id)
+    return [grads[p].numpy() if p in grads else None for p in rref.local_value().parameters()]

@@ -147,3 +147,12 @@ def test_values_travel_as_in_torch():
 def test_rpc_beside_a_process_group_on_the_same_port():
     results = world(3, init=False).run(tasks.run_beside_process_group, free_port(), timeout=60)
     assert results == [("worker1", 6.0), ("worker2", 6.0), ("worker0", 6.0)]
+
+
+def test_rref_backward_runs_distributed_backward_on_the_owner():
+    (w1_grad, x_grad), *_ = run("rref_backward")
+    w1, _, _ = torch_params()
+    x = t(tasks.data(13, 5, 4), True)
+    torch.tanh(x @ w1).sum().backward()
+    np.testing.assert_allclose(w1_grad, w1.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x_grad, x.grad.numpy(), rtol=1e-5, atol=1e-6)

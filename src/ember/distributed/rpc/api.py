@@ -307,6 +307,14 @@ def _invoke_on_value(rref, name, args, kwargs):
     return result
 
 
+def _rref_backward(rref, context_id, retain_graph):
+    root = rref.local_value()
+    if context_id == -1:
+        root.backward(retain_graph=retain_graph)
+    else:
+        dist_autograd.backward(context_id, [root], retain_graph=retain_graph)
+
+
 def _value_type(rref):
     return type(rref.local_value())
 
@@ -415,6 +423,24 @@ class RRef:
         if self._entry is not None:
             return self._entry.future.wait()
         return _call_async(self._owner, _rref_fetch, (self._id,), None, timeout).wait()
+
+    def is_pyobj(self):
+        """Whether the value is a Python object (always, in ember: no TorchScript values)."""
+        return True
+
+    def backward(self, dist_autograd_ctx_id=-1, retain_graph=False):
+        """Backward from the value (a scalar tensor) on its owner.
+
+        With ``dist_autograd_ctx_id=-1`` it is a local ``backward()`` on the owner; otherwise a
+        distributed backward in that context.
+
+        Example::
+
+            >>> with dist_autograd.context() as context_id:
+            ...     loss_rref = rpc.remote("worker1", compute_loss, args=(w,))
+            ...     loss_rref.backward(context_id)
+        """
+        rpc_sync(self._owner, _rref_backward, args=(self, dist_autograd_ctx_id, retain_graph))
 
     # ---- proxies
     def rpc_sync(self, timeout=UNSET_RPC_TIMEOUT):
