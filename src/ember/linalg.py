@@ -63,4 +63,18 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal",
            "pinv", "qr", "slogdet", "solve", "solve_ex", "svd", "svdvals", "vecdot",
            "vector_norm", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "solve_triangular",
            "cond", "ldl_factor", "ldl_factor_ex", "ldl_solve", "tensorinv", "tensorsolve",
-           "vander"]
+           "vander", "common_notes"]
+
+# The notes torch's linalg docstrings share (torch.linalg.common_notes); on the CPU the
+# synchronisation notes do not apply, but documentation tools read these keys.
+common_notes = {
+    "experimental_warning": 'This function is "experimental" and it may change in a future '
+                            "PyTorch release.",
+    "sync_note": "When inputs are on a CUDA device, this function synchronizes that device "
+                 "with the CPU.",
+    "sync_note_ex": "When the inputs are on a CUDA device, this function synchronizes only when "
+                    ":attr:`check_errors`\\ `= True`.",
+    "sync_note_has_ex": "When inputs are on a CUDA device, this function synchronizes that "
+                        "device with the CPU. For a version of this function that does not "
+                        "synchronize, see :func:`{}`.",
+}

@@ -12,5 +12,6 @@ Example::
 
 from ._comparison import assert_allclose, assert_close
 from ._creation import make_tensor
+from ._filecheck import FileCheck
 
-__all__ = ["assert_allclose", "assert_close", "make_tensor"]
+__all__ = ["FileCheck", "assert_allclose", "assert_close", "make_tensor"]
