@@ -14,6 +14,36 @@ from _harness import free_port, world
 torch = pytest.importorskip("torch")
 
 
+def error_of(call):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - compared by type and message
+        return type(e).__name__, str(e)
+    return None
+
+
+def test_before_init_rpc_errors_and_defaults_are_torchs():
+    """Run first, while torch's RPC and distributed autograd are not initialised here."""
+    import ember.distributed.autograd as ember_dist_autograd
+    import ember.distributed.rpc as ember_rpc
+    import torch.distributed.autograd as torch_dist_autograd
+    import torch.distributed.rpc as torch_rpc
+
+    for ours, theirs in ((ember_rpc, torch_rpc), (ember_dist_autograd, torch_dist_autograd)):
+        calls = {
+            "rpc_sync": lambda m: m.rpc_sync("w", print),
+            "get_worker_info": lambda m: m.get_worker_info(),
+            "shutdown": lambda m: m.shutdown(),
+            "RRef": lambda m: m.RRef(1),
+            "bad_options": lambda m: m.init_rpc("w", rpc_backend_options=3),
+        } if ours is ember_rpc else {"context": lambda m: m.context().__enter__()}
+        for name, call in calls.items():
+            assert error_of(lambda: call(ours)) == error_of(lambda: call(theirs)), name
+    a, b = ember_rpc.TensorPipeRpcBackendOptions(), torch_rpc.TensorPipeRpcBackendOptions()
+    assert (a.num_worker_threads, a.rpc_timeout, a.init_method, a.device_maps, a.devices) == \
+        (b.num_worker_threads, b.rpc_timeout, b.init_method, b.device_maps, b.devices)
+
+
 def run(scenario):
     """Every scenario on one world of 3 workers (rank 0 drives; spawned once per session)."""
     return world(3, init=False).run(tasks.run, free_port(), scenario, timeout=60)

@@ -350,7 +350,10 @@ class RRef:
     """
 
     def __init__(self, value, type_hint=None):
-        agent = _require_agent()
+        agent = _state["agent"]
+        if agent is None:
+            raise RuntimeError("Current RPC agent is not set! Did you initialize the RPC "
+                               "framework (e.g. by calling `rpc.init_rpc`)?")
         entry = _OwnerEntry()
         entry.future.set_result(value)
         self._init(agent.info, (agent.info.id, next(_rref_counter)), entry)
