@@ -24,10 +24,11 @@ def error_of(call):
 
 def test_before_init_rpc_errors_and_defaults_are_torchs():
     """Run first, while torch's RPC and distributed autograd are not initialised here."""
-    import ember.distributed.autograd as ember_dist_autograd
-    import ember.distributed.rpc as ember_rpc
     import torch.distributed.autograd as torch_dist_autograd
     import torch.distributed.rpc as torch_rpc
+
+    import ember.distributed.autograd as ember_dist_autograd
+    import ember.distributed.rpc as ember_rpc
 
     for ours, theirs in ((ember_rpc, torch_rpc), (ember_dist_autograd, torch_dist_autograd)):
         calls = {
