@@ -95,7 +95,14 @@ from .func import vmap  # noqa: E402  (torch.vmap)
 from . import amp, cpu  # noqa: E402  (ember.amp: autocast, GradScaler; ember.cpu.amp)
 from .cuda import amp as _cuda_amp  # noqa: E402, F401  (ember.cuda.amp: deprecated aliases)
 from . import _dynamo, accelerator, backends, compiler, mps, xpu  # noqa: E402, F401
-from ._compat import *  # noqa: E402, F403  (compile, set_default_device, cov, ...)
+from ._switches import *  # noqa: E402, F403  (set_default_device, matmul precision, ...)
+from ._compile import *  # noqa: E402, F403  (ember.compile: runs eagerly for now)
+from ._constants import *  # noqa: E402, F403  (pi, e, inf, nan, newaxis)
+from ._tensor_functions import *  # noqa: E402, F403  (is_same_size, detach, abs_, ...)
+from .ops.statistics import *  # noqa: E402, F403  (cov, corrcoef, histogramdd)
+from .ops.combine import *  # noqa: E402, F403  (block_diag, cartesian_prod, combinations)
+from .nn._functional.toplevel import *  # noqa: E402, F403  (torch.dropout, torch.kl_div, ...)
+from ._streams import *  # noqa: E402, F403  (Stream, Event)
 from ._tensor import (  # noqa: E402  (layouts, memory formats, legacy tensor types)
     BFloat16Tensor,
     BoolTensor,

@@ -77,7 +77,7 @@ def get_deterministic_debug_mode():
         >>> ember.get_deterministic_debug_mode()
         0
     """
-    from ._compat import (
+    from ._switches import (
         are_deterministic_algorithms_enabled,
         is_deterministic_algorithms_warn_only_enabled,
     )
@@ -97,7 +97,7 @@ def set_deterministic_debug_mode(debug_mode):
         1
         >>> ember.set_deterministic_debug_mode(0)
     """
-    from ._compat import use_deterministic_algorithms
+    from ._switches import use_deterministic_algorithms
 
     if isinstance(debug_mode, str):
         if debug_mode not in _DEBUG_MODES:

@@ -258,7 +258,7 @@ def record_stream(self, stream):
 
         >>> ember.ones(2).record_stream(ember.Stream())
     """
-    from ._compat import Stream
+    from ._streams import Stream
     from .cuda.streams import Stream as CudaStream
 
     if not isinstance(stream, (Stream, CudaStream)):

@@ -34,9 +34,9 @@ class cuBLASModule:
 
             return _get_fp32_precision("cuda", "matmul")
         if name == "allow_tf32":
-            from .. import _compat
+            from .. import _switches
 
-            return _compat.get_float32_matmul_precision() != "highest"
+            return _switches.get_float32_matmul_precision() != "highest"
         if name in cuBLASModule._flags:
             return cuBLASModule._flags[name]
         raise AttributeError(f"Unknown attribute {name}")
@@ -48,9 +48,9 @@ class cuBLASModule:
             _set_fp32_precision("cuda", "matmul", value)
             return
         if name == "allow_tf32":
-            from .. import _compat
+            from .. import _switches
 
-            _compat.set_float32_matmul_precision("high" if value else "highest")
+            _switches.set_float32_matmul_precision("high" if value else "highest")
             return
         if name in cuBLASModule._flags:
             cuBLASModule._flags[name] = bool(value)

@@ -3912,3 +3912,26 @@ for _name in ("geqrf", "orgqr", "ormqr"):
     _method(_name, globals()[_name])
 __all__ += ["geqrf", "orgqr", "ormqr", "lobpcg"]
 del _name
+
+
+# ---------------------------------------------------------------- torch.frobenius_norm
+
+
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
+    """Deprecated (kept by torch for the JIT): ``linalg.vector_norm(input, 2, dim, keepdim)``.
+
+    Example::
+
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ember.frobenius_norm(ember.tensor([[3., 4.]]), dim=(1,))
+        tensor([5.])
+    """
+    from .. import linalg
+
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
+                  "It will be removed in a future PyTorch release. Please use "
+                  "`linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning, stacklevel=2)
+    return linalg.vector_norm(input, 2.0, dim, keepdim, out=out)
+
+
+__all__ += ["frobenius_norm"]

@@ -1589,3 +1589,32 @@ Tensor.log_normal_ = _log_normal_
 Tensor.bernoulli_ = _bernoulli_
 Tensor.bernoulli = bernoulli
 Tensor.multinomial = multinomial
+
+
+# ---------------------------------------------------------------- torch.binomial
+
+
+def binomial(count, prob, generator=None):
+    """Binomial counts: ``count`` trials with success probability ``prob``, element-wise.
+
+    ember draws with its own sampler (not torch's numbers for a seed; see the migration notes).
+
+    Example::
+
+        >>> ember.binomial(ember.tensor([0., 5.]), ember.tensor([0.5, 1.]))
+        tensor([0., 5.])
+    """
+    from ..distributions import _ops
+
+    if not (isinstance(count, Tensor) and isinstance(prob, Tensor)):
+        raise TypeError("binomial(): argument 'count' and 'prob' must be Tensor")
+    return _ops.binomial(*_broadcast_pair(count, prob))
+
+
+def _broadcast_pair(a, b):
+    from .. import broadcast_tensors
+
+    return broadcast_tensors(a, b)
+
+
+__all__ += ["binomial"]

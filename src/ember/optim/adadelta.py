@@ -48,22 +48,20 @@ class Adadelta(Optimizer):
 
     def step(self, closure=None):
         """Perform one Adadelta step; ``closure`` (optional) re-evaluates and returns the loss."""
-        loss = self._eval_closure(closure)
-        for group in self.param_groups:
-            lr = _value(group["lr"])
-            rho, eps = group["rho"], group["eps"]
-            for p, state, param, grad in self._updates(group):
-                grad = _weight_decay(param, grad, group["weight_decay"])
-                xp = p._device.xp
-                square_avg, acc_delta = _data(state["square_avg"]), _data(state["acc_delta"])
-                square_avg *= rho
-                square_avg += (1 - rho) * grad * grad
-                std = xp.sqrt(square_avg + eps)
-                delta = xp.sqrt(acc_delta + eps)
-                delta /= std
-                delta *= grad
-                acc_delta *= rho
-                acc_delta += (1 - rho) * delta * delta
-                param += -lr * delta
-                _bump(p, state["square_avg"], state["acc_delta"])
-        return loss
+        return self._step_each_parameter(closure)
+
+    def _update(self, p, state, param, grad, group):
+        rho, eps = group["rho"], group["eps"]
+        grad = _weight_decay(param, grad, group["weight_decay"])
+        xp = p._device.xp
+        square_avg, acc_delta = _data(state["square_avg"]), _data(state["acc_delta"])
+        square_avg *= rho
+        square_avg += (1 - rho) * grad * grad
+        std = xp.sqrt(square_avg + eps)
+        delta = xp.sqrt(acc_delta + eps)
+        delta /= std
+        delta *= grad
+        acc_delta *= rho
+        acc_delta += (1 - rho) * delta * delta
+        param += -_value(group["lr"]) * delta
+        _bump(p, state["square_avg"], state["acc_delta"])

@@ -69,8 +69,7 @@ class Adafactor(Optimizer):
     _group_defaults_on_load = {"foreach": None}
     _step_keys = ("step",)
 
-    @staticmethod
-    def _init_state(state, p):
+    def _init_state(self, p, state, group):
         state["step"] = _scalar(0.0)
         if p.grad.dim() > 1:
             rows, cols = list(p.grad.shape), list(p.grad.shape)
@@ -93,7 +92,7 @@ class Adafactor(Optimizer):
                     raise RuntimeError("Adafactor does not support complex parameters")
                 state = self.state[p]
                 if len(state) == 0:
-                    self._init_state(state, p)
+                    self._init_state(p, state, group)
                 if eps1 is None:
                     # torch fixes eps1 from the first parameter's dtype for the whole group
                     eps1 = dt.finfo(p.dtype).eps

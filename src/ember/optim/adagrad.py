@@ -60,20 +60,17 @@ class Adagrad(Optimizer):
 
     def step(self, closure=None):
         """Perform one Adagrad step; ``closure`` (optional) re-evaluates and returns the loss."""
-        loss = self._eval_closure(closure)
-        for group in self.param_groups:
-            lr = _value(group["lr"])
-            eps, lr_decay = group["eps"], group["lr_decay"]
-            for p, state, param, grad in self._updates(group):
-                step = state["step"].item()
-                grad = _weight_decay(param, grad, group["weight_decay"])
-                clr = lr / (1 + (step - 1) * lr_decay)
-                state_sum = _data(state["sum"])
-                state_sum += grad * grad
-                std = p._device.xp.sqrt(state_sum)
-                std += eps
-                update = grad * -clr
-                update /= std
-                param += update
-                _bump(p, state["sum"])
-        return loss
+        return self._step_each_parameter(closure)
+
+    def _update(self, p, state, param, grad, group):
+        step = state["step"].item()
+        grad = _weight_decay(param, grad, group["weight_decay"])
+        clr = _value(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        state_sum = _data(state["sum"])
+        state_sum += grad * grad
+        std = p._device.xp.sqrt(state_sum)
+        std += group["eps"]
+        update = grad * -clr
+        update /= std
+        param += update
+        _bump(p, state["sum"])

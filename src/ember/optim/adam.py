@@ -93,32 +93,30 @@ class Adam(Optimizer):
 
     def step(self, closure=None):
         """Perform one Adam step; ``closure`` (optional) re-evaluates and returns the loss."""
-        loss = self._eval_closure(closure)
-        for group in self.param_groups:
-            lr = _value(group["lr"])
-            beta1, beta2 = (_value(b) for b in group["betas"])
-            eps, amsgrad = group["eps"], group["amsgrad"]
-            for p, state, param, grad in self._updates(group):
-                step = state["step"].item()
-                grad = _weight_decay(param, grad, group["weight_decay"], lr,
-                                     group["decoupled_weight_decay"])
-                exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
-                lerp_(exp_avg, grad, 1 - beta1)
-                ema_sq_(exp_avg_sq, grad, beta2)
-                step_size = lr / (1 - beta1 ** step)
-                bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-                if amsgrad:
-                    max_sq = _data(state["max_exp_avg_sq"])
-                    xp = p._device.xp
-                    xp.maximum(max_sq, exp_avg_sq, out=max_sq)
-                    _bump(state["max_exp_avg_sq"])
-                    denom = xp.sqrt(max_sq)
-                else:
-                    denom = p._device.xp.sqrt(exp_avg_sq)
-                denom /= bias_correction2_sqrt
-                denom += eps
-                update = exp_avg * -step_size
-                update /= denom
-                param += update
-                _bump(p, state["exp_avg"], state["exp_avg_sq"])
-        return loss
+        return self._step_each_parameter(closure)
+
+    def _update(self, p, state, param, grad, group):
+        lr = _value(group["lr"])
+        beta1, beta2 = (_value(b) for b in group["betas"])
+        step = state["step"].item()
+        grad = _weight_decay(param, grad, group["weight_decay"], lr,
+                             group["decoupled_weight_decay"])
+        exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
+        lerp_(exp_avg, grad, 1 - beta1)
+        ema_sq_(exp_avg_sq, grad, beta2)
+        step_size = lr / (1 - beta1 ** step)
+        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+        xp = p._device.xp
+        if group["amsgrad"]:
+            max_sq = _data(state["max_exp_avg_sq"])
+            xp.maximum(max_sq, exp_avg_sq, out=max_sq)
+            _bump(state["max_exp_avg_sq"])
+            denom = xp.sqrt(max_sq)
+        else:
+            denom = xp.sqrt(exp_avg_sq)
+        denom /= bias_correction2_sqrt
+        denom += group["eps"]
+        update = exp_avg * -step_size
+        update /= denom
+        param += update
+        _bump(p, state["exp_avg"], state["exp_avg_sq"])

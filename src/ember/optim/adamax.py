@@ -45,22 +45,20 @@ class Adamax(Optimizer):
 
     def step(self, closure=None):
         """Perform one Adamax step; ``closure`` (optional) re-evaluates and returns the loss."""
-        loss = self._eval_closure(closure)
-        for group in self.param_groups:
-            lr = _value(group["lr"])
-            beta1, beta2 = group["betas"]
-            eps = group["eps"]
-            for p, state, param, grad in self._updates(group):
-                grad = _weight_decay(param, grad, group["weight_decay"])
-                exp_avg, exp_inf = _data(state["exp_avg"]), _data(state["exp_inf"])
-                lerp_(exp_avg, grad, 1 - beta1)
-                exp_inf *= beta2
-                norm = abs(grad)
-                norm += eps
-                p._device.xp.maximum(exp_inf, norm, out=exp_inf)
-                clr = lr / (1 - beta1 ** state["step"].item())
-                update = exp_avg * -clr
-                update /= exp_inf
-                param += update
-                _bump(p, state["exp_avg"], state["exp_inf"])
-        return loss
+        return self._step_each_parameter(closure)
+
+    def _update(self, p, state, param, grad, group):
+        lr = _value(group["lr"])
+        beta1, beta2 = group["betas"]
+        grad = _weight_decay(param, grad, group["weight_decay"])
+        exp_avg, exp_inf = _data(state["exp_avg"]), _data(state["exp_inf"])
+        lerp_(exp_avg, grad, 1 - beta1)
+        exp_inf *= beta2
+        norm = abs(grad)
+        norm += group["eps"]
+        p._device.xp.maximum(exp_inf, norm, out=exp_inf)
+        clr = lr / (1 - beta1 ** state["step"].item())
+        update = exp_avg * -clr
+        update /= exp_inf
+        param += update
+        _bump(p, state["exp_avg"], state["exp_inf"])

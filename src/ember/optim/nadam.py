@@ -68,30 +68,27 @@ class NAdam(Optimizer):
 
     def step(self, closure=None):
         """Perform one NAdam step; ``closure`` (optional) re-evaluates and returns the loss."""
-        loss = self._eval_closure(closure)
-        for group in self.param_groups:
-            lr = _value(group["lr"])
-            beta1, beta2 = group["betas"]
-            eps = group["eps"]
-            for p, state, param, grad in self._updates(group):
-                step = state["step"].item()
-                mu, mu_next = self._momentum(group, step), self._momentum(group, step + 1)
-                bias_correction2 = 1 - beta2 ** step
-                grad = _weight_decay(param, grad, group["weight_decay"], lr,
-                                     group["decoupled_weight_decay"])
-                exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
-                lerp_(exp_avg, grad, 1 - beta1)
-                ema_sq_(exp_avg_sq, grad, beta2)
-                xp = p._device.xp
-                denom = xp.sqrt(exp_avg_sq / bias_correction2)
-                denom += eps
-                prod = state["mu_product"].item()
-                prod_next = prod * mu_next
-                update = grad * (-lr * (1.0 - mu) / (1.0 - prod))
-                update /= denom
-                param += update
-                update = exp_avg * ((-lr * mu_next) / (1.0 - prod_next))
-                update /= denom
-                param += update
-                _bump(p, state["exp_avg"], state["exp_avg_sq"])
-        return loss
+        return self._step_each_parameter(closure)
+
+    def _update(self, p, state, param, grad, group):
+        lr = _value(group["lr"])
+        beta1, beta2 = group["betas"]
+        step = state["step"].item()
+        mu, mu_next = self._momentum(group, step), self._momentum(group, step + 1)
+        bias_correction2 = 1 - beta2 ** step
+        grad = _weight_decay(param, grad, group["weight_decay"], lr,
+                             group["decoupled_weight_decay"])
+        exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
+        lerp_(exp_avg, grad, 1 - beta1)
+        ema_sq_(exp_avg_sq, grad, beta2)
+        denom = p._device.xp.sqrt(exp_avg_sq / bias_correction2)
+        denom += group["eps"]
+        prod = state["mu_product"].item()
+        prod_next = prod * mu_next
+        update = grad * (-lr * (1.0 - mu) / (1.0 - prod))
+        update /= denom
+        param += update
+        update = exp_avg * ((-lr * mu_next) / (1.0 - prod_next))
+        update /= denom
+        param += update
+        _bump(p, state["exp_avg"], state["exp_avg_sq"])

@@ -287,6 +287,25 @@ class Optimizer:
 
     # ------------------------------------------------------------ the shared step loop
 
+    def _step_each_parameter(self, closure):
+        """The body of most optimisers' ``step``: ``closure`` evaluated, then
+        :meth:`_update` run for each parameter with a gradient (see :meth:`_updates`).
+
+        Example::
+
+            >>> def step(self, closure=None):
+            ...     return self._step_each_parameter(closure)
+        """
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            for p, state, param, grad in self._updates(group):
+                self._update(p, state, param, grad, group)
+        return loss
+
+    def _update(self, p, state, param, grad, group):
+        """Update one parameter's array ``param`` in place from ``grad`` (each optimiser's rule)."""
+        raise NotImplementedError
+
     def _updates(self, group):
         """Yield ``(p, state, param, grad)`` for each parameter of ``group`` that has a gradient.
 

@@ -48,31 +48,29 @@ class RAdam(Optimizer):
 
     def step(self, closure=None):
         """Perform one RAdam step; ``closure`` (optional) re-evaluates and returns the loss."""
-        loss = self._eval_closure(closure)
-        for group in self.param_groups:
-            lr = _value(group["lr"])
-            beta1, beta2 = group["betas"]
-            eps = group["eps"]
-            for p, state, param, grad in self._updates(group):
-                step = state["step"].item()
-                grad = _weight_decay(param, grad, group["weight_decay"], lr,
-                                     group["decoupled_weight_decay"])
-                exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
-                lerp_(exp_avg, grad, 1 - beta1)
-                ema_sq_(exp_avg_sq, grad, beta2)
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2 = 1 - beta2 ** step
-                update = exp_avg / bias_correction1
-                rho_inf = 2 / (1 - beta2) - 1
-                rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
-                update *= lr
-                if rho_t > 5.0:
-                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                            / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                    adaptive = p._device.xp.sqrt(exp_avg_sq)
-                    adaptive += eps
-                    update *= (bias_correction2 ** 0.5) / adaptive
-                    update *= rect
-                param -= update
-                _bump(p, state["exp_avg"], state["exp_avg_sq"])
-        return loss
+        return self._step_each_parameter(closure)
+
+    def _update(self, p, state, param, grad, group):
+        lr = _value(group["lr"])
+        beta1, beta2 = group["betas"]
+        step = state["step"].item()
+        grad = _weight_decay(param, grad, group["weight_decay"], lr,
+                             group["decoupled_weight_decay"])
+        exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
+        lerp_(exp_avg, grad, 1 - beta1)
+        ema_sq_(exp_avg_sq, grad, beta2)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        update = exp_avg / bias_correction1
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+        update *= lr
+        if rho_t > 5.0:
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                    / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+            adaptive = p._device.xp.sqrt(exp_avg_sq)
+            adaptive += group["eps"]
+            update *= (bias_correction2 ** 0.5) / adaptive
+            update *= rect
+        param -= update
+        _bump(p, state["exp_avg"], state["exp_avg_sq"])

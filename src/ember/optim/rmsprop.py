@@ -56,34 +56,31 @@ class RMSprop(Optimizer):
 
     def step(self, closure=None):
         """Perform one RMSprop step; ``closure`` (optional) re-evaluates and returns the loss."""
-        loss = self._eval_closure(closure)
-        for group in self.param_groups:
-            lr = _value(group["lr"])
-            alpha, eps = group["alpha"], group["eps"]
-            momentum, centered = group["momentum"], group["centered"]
-            for p, state, param, grad in self._updates(group):
-                grad = _weight_decay(param, grad, group["weight_decay"])
-                xp = p._device.xp
-                square_avg = _data(state["square_avg"])
-                square_avg *= alpha
-                square_avg += (1 - alpha) * grad * grad
-                if centered:
-                    grad_avg = _data(state["grad_avg"])
-                    lerp_(grad_avg, grad, 1 - alpha)
-                    avg = xp.sqrt(square_avg + -1 * grad_avg * grad_avg)
-                    _bump(state["grad_avg"])
-                else:
-                    avg = xp.sqrt(square_avg)
-                avg += eps
-                if momentum > 0:
-                    buf = _data(state["momentum_buffer"])
-                    buf *= momentum
-                    buf += grad / avg
-                    param += -lr * buf
-                    _bump(state["momentum_buffer"])
-                else:
-                    update = grad * -lr
-                    update /= avg
-                    param += update
-                _bump(p, state["square_avg"])
-        return loss
+        return self._step_each_parameter(closure)
+
+    def _update(self, p, state, param, grad, group):
+        lr, alpha, momentum = _value(group["lr"]), group["alpha"], group["momentum"]
+        grad = _weight_decay(param, grad, group["weight_decay"])
+        xp = p._device.xp
+        square_avg = _data(state["square_avg"])
+        square_avg *= alpha
+        square_avg += (1 - alpha) * grad * grad
+        if group["centered"]:
+            grad_avg = _data(state["grad_avg"])
+            lerp_(grad_avg, grad, 1 - alpha)
+            avg = xp.sqrt(square_avg + -1 * grad_avg * grad_avg)
+            _bump(state["grad_avg"])
+        else:
+            avg = xp.sqrt(square_avg)
+        avg += group["eps"]
+        if momentum > 0:
+            buf = _data(state["momentum_buffer"])
+            buf *= momentum
+            buf += grad / avg
+            param += -lr * buf
+            _bump(state["momentum_buffer"])
+        else:
+            update = grad * -lr
+            update /= avg
+            param += update
+        _bump(p, state["square_avg"])

@@ -40,22 +40,20 @@ class Rprop(Optimizer):
 
     def step(self, closure=None):
         """Perform one Rprop step; ``closure`` (optional) re-evaluates and returns the loss."""
-        loss = self._eval_closure(closure)
-        for group in self.param_groups:
-            etaminus, etaplus = group["etas"]
-            step_size_min, step_size_max = group["step_sizes"]
-            for p, state, param, grad in self._updates(group):
-                xp = p._device.xp
-                prev, step_size = _data(state["prev"]), _data(state["step_size"])
-                sign = xp.sign(grad * prev)
-                factor = xp.where(sign > 0, etaplus,
-                                  xp.where(sign < 0, etaminus,
-                                           xp.where(sign == 0, 1, sign))).astype(sign.dtype)
-                step_size *= factor
-                xp.clip(step_size, step_size_min, step_size_max, out=step_size)
-                grad = xp.where(factor == factor.dtype.type(etaminus), 0, grad).astype(
-                    grad.dtype)
-                param += -1 * xp.sign(grad) * step_size
-                prev[...] = grad
-                _bump(p, state["prev"], state["step_size"])
-        return loss
+        return self._step_each_parameter(closure)
+
+    def _update(self, p, state, param, grad, group):
+        etaminus, etaplus = group["etas"]
+        step_size_min, step_size_max = group["step_sizes"]
+        xp = p._device.xp
+        prev, step_size = _data(state["prev"]), _data(state["step_size"])
+        sign = xp.sign(grad * prev)
+        factor = xp.where(sign > 0, etaplus,
+                          xp.where(sign < 0, etaminus,
+                                   xp.where(sign == 0, 1, sign))).astype(sign.dtype)
+        step_size *= factor
+        xp.clip(step_size, step_size_min, step_size_max, out=step_size)
+        grad = xp.where(factor == factor.dtype.type(etaminus), 0, grad).astype(grad.dtype)
+        param += -1 * xp.sign(grad) * step_size
+        prev[...] = grad
+        _bump(p, state["prev"], state["step_size"])

@@ -61,27 +61,22 @@ class SGD(Optimizer):
 
     def step(self, closure=None):
         """Perform one SGD step; ``closure`` (optional) re-evaluates and returns the loss."""
-        loss = self._eval_closure(closure)
-        for group in self.param_groups:
-            lr = _value(group["lr"])
-            weight_decay = _value(group["weight_decay"])
-            momentum = group["momentum"]
-            dampening = group["dampening"]
-            nesterov = group["nesterov"]
-            for p, state, param, grad in self._updates(group):
-                grad = _weight_decay(param, grad, weight_decay)
-                if momentum != 0:
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = zeros_like(p)
-                        _data(buf)[...] = grad
-                        state["momentum_buffer"] = buf
-                    else:
-                        b = _data(buf)
-                        b *= momentum
-                        b += (1 - dampening) * grad
-                        _bump(buf)
-                    grad = grad + momentum * _data(buf) if nesterov else _data(buf)
-                param += -lr * grad
-                _bump(p)
-        return loss
+        return self._step_each_parameter(closure)
+
+    def _update(self, p, state, param, grad, group):
+        momentum = group["momentum"]
+        grad = _weight_decay(param, grad, _value(group["weight_decay"]))
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = zeros_like(p)
+                _data(buf)[...] = grad
+                state["momentum_buffer"] = buf
+            else:
+                b = _data(buf)
+                b *= momentum
+                b += (1 - group["dampening"]) * grad
+                _bump(buf)
+            grad = grad + momentum * _data(buf) if group["nesterov"] else _data(buf)
+        param += -_value(group["lr"]) * grad
+        _bump(p)
