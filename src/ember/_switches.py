@@ -8,6 +8,7 @@ Example::
     >>> ember.set_float32_matmul_precision("high")
     >>> ember.get_float32_matmul_precision()
     'high'
+    >>> ember.set_float32_matmul_precision("highest")
 """
 
 from __future__ import annotations

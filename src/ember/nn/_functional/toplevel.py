@@ -688,7 +688,7 @@ def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners
 
         >>> x = ember.arange(4.).view(1, 1, 2, 2)
         >>> ember.grid_sampler_2d(x, ember.zeros(1, 1, 1, 2), 1, 0, True)
-        tensor([[[[3.]]]])
+        tensor([[[[0.]]]])
     """
     if input.dim() != 4:
         raise RuntimeError(f"grid_sampler_2d(): expected 4D input, but got input with sizes "
