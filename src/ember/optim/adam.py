@@ -47,6 +47,21 @@ def ema_sq_(target, grad, beta):
     target += (1 - beta) * grad * grad
 
 
+def update_moments_(state, grad, beta1, beta2):
+    """Adam's moment estimates updated in place: ``m = lerp(m, g, 1 - beta1)`` and
+    ``v = beta2 v + (1 - beta2) g^2``; returns the arrays of ``state['exp_avg']`` and
+    ``state['exp_avg_sq']`` (shared by Adam, RAdam and NAdam).
+
+    Example::
+
+        >>> exp_avg, exp_avg_sq = update_moments_(state, grad, 0.9, 0.999)
+    """
+    exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
+    lerp_(exp_avg, grad, 1 - beta1)
+    ema_sq_(exp_avg_sq, grad, beta2)
+    return exp_avg, exp_avg_sq
+
+
 class Adam(Optimizer):
     """Adam: adaptive moment estimation, with torch's bias-corrected update.
 
@@ -101,9 +116,7 @@ class Adam(Optimizer):
         step = state["step"].item()
         grad = _weight_decay(param, grad, group["weight_decay"], lr,
                              group["decoupled_weight_decay"])
-        exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
-        lerp_(exp_avg, grad, 1 - beta1)
-        ema_sq_(exp_avg_sq, grad, beta2)
+        exp_avg, exp_avg_sq = update_moments_(state, grad, beta1, beta2)
         step_size = lr / (1 - beta1 ** step)
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
         xp = p._device.xp

@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._functional import nadam  # noqa: F401  (torch's functional form)
-from .adam import _check_betas, ema_sq_, lerp_
+from .adam import _check_betas, update_moments_
 from .optimizer import (
     Optimizer,
     _bump,
     _check_lr,
     _check_non_negative,
-    _data,
     _scalar,
     _value,
     _weight_decay,
@@ -78,9 +77,7 @@ class NAdam(Optimizer):
         bias_correction2 = 1 - beta2 ** step
         grad = _weight_decay(param, grad, group["weight_decay"], lr,
                              group["decoupled_weight_decay"])
-        exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
-        lerp_(exp_avg, grad, 1 - beta1)
-        ema_sq_(exp_avg_sq, grad, beta2)
+        exp_avg, exp_avg_sq = update_moments_(state, grad, beta1, beta2)
         denom = p._device.xp.sqrt(exp_avg_sq / bias_correction2)
         denom += group["eps"]
         prod = state["mu_product"].item()

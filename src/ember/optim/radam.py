@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from ._functional import radam  # noqa: F401  (torch's functional form)
-from .adam import _check_betas, ema_sq_, lerp_
+from .adam import _check_betas, update_moments_
 from .optimizer import (
     Optimizer,
     _bump,
     _check_lr,
-    _data,
     _scalar,
     _value,
     _weight_decay,
@@ -56,9 +55,7 @@ class RAdam(Optimizer):
         step = state["step"].item()
         grad = _weight_decay(param, grad, group["weight_decay"], lr,
                              group["decoupled_weight_decay"])
-        exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
-        lerp_(exp_avg, grad, 1 - beta1)
-        ema_sq_(exp_avg_sq, grad, beta2)
+        exp_avg, exp_avg_sq = update_moments_(state, grad, beta1, beta2)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         update = exp_avg / bias_correction1
