@@ -402,3 +402,41 @@ def scenario_rref_backward(rank, world_size):
 def grads_on_owner_partial(context_id, rref):
     grads = dist_autograd.get_gradients(context_id)
     return [grads[p].numpy() if p in grads else None for p in rref.local_value().parameters()]
+
+
+# ---- RemoteModule: a Linear on worker1, trained from worker0, used by worker2 too ---------
+def linear_state(module_rref):
+    lin = module_rref.local_value()
+    return lin.weight.detach().numpy(), lin.bias.detach().numpy()
+
+
+def forward_elsewhere(remote_module, x):
+    return remote_module(x)
+
+
+def scenario_remote_module(rank, world_size, steps=3):
+    from ember.distributed.nn import RemoteModule
+
+    if rank != 0:
+        return None
+    lin = RemoteModule("worker1/cpu", ember.nn.Linear, args=(4, 2))
+    start = rpc.rpc_sync("worker1", linear_state, args=(lin.get_module_rref(),))
+    x, target = ember.tensor(data(20, 6, 4)), ember.tensor(data(21, 6, 2))
+    opt = DistributedOptimizer(ember.optim.SGD, lin.remote_parameters(), lr=0.1)
+    losses = []
+    for _ in range(steps):
+        with dist_autograd.context() as context_id:
+            loss = ((lin(x) - target) ** 2).mean()
+            dist_autograd.backward(context_id, [loss])
+            opt.step(context_id)
+            losses.append(loss.item())
+    errors = {}
+    for name, call in (("parameters", lambda: lin.parameters()), ("to", lambda: lin.to("cpu"))):
+        try:
+            call()
+        except ValueError as e:
+            errors[name] = str(e)
+    return {"start": start, "losses": losses, "async": lin.forward_async(x).wait().detach().numpy(),
+            "elsewhere": rpc.rpc_sync("worker2", forward_elsewhere, args=(lin, x)).detach().numpy(),
+            "end": rpc.rpc_sync("worker1", linear_state, args=(lin.get_module_rref(),)),
+            "errors": errors, "on": (lin.on.name, str(lin.device))}

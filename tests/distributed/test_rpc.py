@@ -187,3 +187,31 @@ def test_rref_backward_runs_distributed_backward_on_the_owner():
     torch.tanh(x @ w1).sum().backward()
     np.testing.assert_allclose(w1_grad, w1.grad.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(x_grad, x.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_remote_module_trains_like_a_local_module():
+    out, *_ = run("remote_module")
+    lin = torch.nn.Linear(4, 2)
+    with torch.no_grad():
+        lin.weight.copy_(t(out["start"][0]))
+        lin.bias.copy_(t(out["start"][1]))
+    x, target = t(tasks.data(20, 6, 4)), t(tasks.data(21, 6, 2))
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        loss = ((lin(x) - target) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    np.testing.assert_allclose(out["losses"], losses, rtol=1e-5)
+    np.testing.assert_allclose(out["end"][0], lin.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["end"][1], lin.bias.detach().numpy(), rtol=1e-5, atol=1e-6)
+    expected = lin(x).detach().numpy()
+    np.testing.assert_allclose(out["async"], expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["elsewhere"], expected, rtol=1e-5, atol=1e-6)
+    assert out["errors"] == {
+        "parameters": "Method ``parameters`` not supported for RemoteModule. Please use "
+                      "``remote_parameters`` instead.",
+        "to": "Method ``to`` not supported for RemoteModule"}
+    assert out["on"] == ("worker1", "cpu")

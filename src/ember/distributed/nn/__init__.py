@@ -1,11 +1,12 @@
-"""``ember.distributed.nn``: collectives that autograd differentiates, as
-``torch.distributed.nn`` (see :mod:`~ember.distributed.nn.functional`).
+"""``ember.distributed.nn``: :class:`RemoteModule`, a module that lives on another RPC worker.
 
 Example::
 
-    >>> from ember.distributed.nn import all_reduce
-    >>> y = all_reduce(x)          # backward all-reduces the gradient
+    >>> from ember.distributed.nn import RemoteModule
+    >>> emb = RemoteModule("ps", ember.nn.EmbeddingBag, args=(100, 16), kwargs={"mode": "sum"})
+    >>> out = emb(indices, offsets)             # runs on "ps", the result comes back here
 """
 
-from .functional import *  # noqa: F403
-from .functional import __all__  # noqa: F401
+from .api.remote_module import RemoteModule
+
+__all__ = ["RemoteModule"]

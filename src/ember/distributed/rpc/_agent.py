@@ -57,6 +57,9 @@ class _RpcPickler(pickle.Pickler):
             return _reduce_tensor(obj, self.dst, self.ctx)
         if isinstance(obj, RRef):
             return obj._fork_to(self.dst)
+        reduce = getattr(type(obj), "_rpc_reduce", None)  # RemoteModule: the same remote module
+        if reduce is not None:
+            return reduce(obj)
         return NotImplemented
 
 
