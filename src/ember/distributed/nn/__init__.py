@@ -1,12 +1,13 @@
-"""``ember.distributed.nn``: :class:`RemoteModule`, a module that lives on another RPC worker.
+"""``ember.distributed.nn``: collectives that autograd differentiates, as
+``torch.distributed.nn`` (see :mod:`~ember.distributed.nn.functional`), and
+:class:`~ember.distributed.nn.api.remote_module.RemoteModule` (a module on an RPC worker).
 
 Example::
 
-    >>> from ember.distributed.nn import RemoteModule
-    >>> emb = RemoteModule("ps", ember.nn.EmbeddingBag, args=(100, 16), kwargs={"mode": "sum"})
-    >>> out = emb(indices, offsets)             # runs on "ps", the result comes back here
+    >>> from ember.distributed.nn import all_reduce
+    >>> y = all_reduce(x)          # backward all-reduces the gradient
 """
 
-from .api.remote_module import RemoteModule
-
-__all__ = ["RemoteModule"]
+from .api.remote_module import RemoteModule  # noqa: F401
+from .functional import *  # noqa: F403
+from .functional import __all__  # noqa: F401
