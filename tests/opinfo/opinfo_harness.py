@@ -265,9 +265,9 @@ class ToEmber:
         if t.layout != torch.strided:
             raise Unmeasurable(f"{t.layout} input")
         arr = _numpy_of(t)
-        dtype = getattr(ember, dtype_name(t.dtype), None)
-        if dtype is None:
+        if dtype_name(t.dtype) not in EMBER_DTYPES:
             raise Unmeasurable(f"ember has no {t.dtype}")
+        dtype = getattr(ember, dtype_name(t.dtype))
         if self.noncontiguous:  # the layout of torch's noncontiguous_like, gaps filled
             wide = np.empty(arr.shape + (2,), arr.dtype)
             wide[..., 0] = True if arr.dtype == np.bool_ else 12 if arr.dtype.kind in "iu" \
@@ -308,7 +308,7 @@ def normalize(x):
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided:
             raise Unmeasurable(f"{x.layout} output")
-        if not hasattr(ember, dtype_name(x.dtype)):
+        if dtype_name(x.dtype) not in EMBER_DTYPES:
             raise Unmeasurable(f"ember has no {x.dtype}")  # complex32, uint16, float8...
         return ("T", _numpy_of(x), dtype_name(x.dtype), tuple(x.shape))
     if isinstance(x, ember.Tensor):
@@ -653,8 +653,8 @@ def check_backward(op, quota=None, noncontiguous_every=1, report=None):
                 out = process(op.gradcheck_wrapper(op.op, sample.input, *sample.args,
                                                    **sample.kwargs))
                 outs = _differentiable(out)
-                if not outs or any(t.layout != torch.strided or not hasattr(ember, dtype_name(
-                        t.dtype)) for _, t in outs):
+                if not outs or any(t.layout != torch.strided or dtype_name(t.dtype) not in
+                                   EMBER_DTYPES for _, t in outs):
                     raise Unmeasurable("no comparable differentiable output")
                 cots = [torch.from_numpy(_cotangent(t.shape, t.dtype, k)).to(t.dtype)
                         for k, (_, t) in enumerate(outs)]
