@@ -33,7 +33,14 @@ def dtensor_basics(rank, n):
     w = ember.arange(12.).reshape(4, 3).requires_grad_()
     d = distribute_tensor(w, mesh, [Shard(1)])
     (d.full_tensor() ** 2).sum().backward()
+    from ember.distributed import tensor as dtensor
+
+    ember.manual_seed(0)
+    noise = dtensor.randn(5, 2, device_mesh=mesh, placements=[Shard(0)])
+    ones = dtensor.ones(5, 2, device_mesh=mesh, placements=[Shard(1)], dtype=ember.float64)
     return {"local": out(dt.to_local()), "global_shape": tuple(dt.global_shape()),
+            "noise": out(noise.full_tensor()), "noise_local": tuple(noise.shape),
+            "ones": (out(ones.to_local()), ones.placements),
             "replicated": out(replicated.to_local()), "partial_full": out(partial.full_tensor()),
             "partial_shard": out(partial.redistribute(placements=[Shard(0)]).to_local()),
             "mesh": repr(mesh), "local_rank": mesh.get_local_rank("dp"),

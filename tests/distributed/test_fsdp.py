@@ -30,6 +30,9 @@ def torch_reference(steps, clip=None):
 
 
 def test_device_mesh_and_dtensor_layouts():
+    import ember
+    from ember.distributed.tensor import Shard
+
     results = world(2).run(_fsdp_tasks.dtensor_basics)
     x = np.arange(10.).reshape(5, 2)
     w = np.arange(12.).reshape(4, 3)
@@ -44,6 +47,12 @@ def test_device_mesh_and_dtensor_layouts():
         # d(sum(w ** 2))/dw = 2 w, this rank's columns
         np.testing.assert_array_equal(r["d_grad"], 2 * (w[:, :2] if rank == 0 else w[:, 2:]))
         assert repr(r["placements"]) == "(Shard(dim=1),)"
+        # factories: the whole tensor after one seed, cut to this rank's piece
+        ember.manual_seed(0)
+        np.testing.assert_array_equal(r["noise"], ember.randn(5, 2).numpy())
+        assert r["noise_local"] == ((3, 2) if rank == 0 else (2, 2))
+        np.testing.assert_array_equal(r["ones"][0], np.ones((5, 1)))
+        assert r["ones"][1] == (Shard(1),)
 
 
 @pytest.mark.parametrize("options,clip,accumulate", [
@@ -199,3 +208,23 @@ def test_distributed_nn_functional_gradients_match_torch():
                 assert ours[rank][name][0] == pytest.approx(value, rel=1e-12), (rank, name)
             np.testing.assert_allclose(ours[rank][name][1], grad, rtol=1e-12,
                                        err_msg=f"rank {rank} {name}")
+
+
+def test_torch_paths_of_the_distributed_packages():
+    import importlib
+
+    import torch.distributed as tdist
+
+    import ember.distributed as dist
+
+    for name in ("fsdp", "tensor", "checkpoint", "nn", "algorithms", "launch", "_tensor"):
+        assert getattr(dist, name).__name__ == f"ember.distributed.{name}"  # on first use
+        importlib.import_module(f"torch.distributed.{name}")
+    assert dist.DeviceMesh is dist.device_mesh.DeviceMesh and hasattr(tdist, "DeviceMesh")
+    for path in ("_tensor.device_mesh", "tensor", "tensor.parallel", "device_mesh", "launch",
+                 "checkpoint.state_dict", "checkpoint.default_planner", "fsdp.wrap",
+                 "algorithms._checkpoint.checkpoint_wrapper", "nn.functional"):
+        ours = importlib.import_module(f"ember.distributed.{path}")
+        theirs = importlib.import_module(f"torch.distributed.{path}")
+        public = [n for n in getattr(theirs, "__all__", []) if not n.startswith("_")]
+        assert [n for n in public if not hasattr(ours, n)] == [], path

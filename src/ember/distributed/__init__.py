@@ -26,13 +26,16 @@ from ._store import (  # noqa: F401
     Store,
     TCPStore,
 )
+from .device_mesh import DeviceMesh, init_device_mesh
 from .distributed_c10d import *  # noqa: F403
 from .distributed_c10d import __all__ as _c10d_all
 
 __all__ = ["Store", "HashStore", "TCPStore", "FileStore", "PrefixStore", "DistError",
-           "DistBackendError", "DistStoreError", "DistNetworkError", *_c10d_all]
+           "DistBackendError", "DistStoreError", "DistNetworkError", "DeviceMesh",
+           "init_device_mesh", *_c10d_all]
 
-_LAZY_SUBMODULES = ("rpc", "autograd", "optim")
+_LAZY_SUBMODULES = ("rpc", "autograd", "optim", "algorithms", "checkpoint", "fsdp", "launch",
+                    "nn", "run", "tensor", "_tensor")
 
 
 def __getattr__(name):

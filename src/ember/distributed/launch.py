@@ -15,8 +15,7 @@ from __future__ import annotations
 import sys
 import warnings
 
-from .run import get_args_parser
-from .run import run as _run
+from .run import get_args_parser, run
 
 __all__ = ["main", "launch", "parse_args"]
 
@@ -56,7 +55,7 @@ def launch(args):
     if args.no_python and not args.use_env:
         raise ValueError("When using the '--no-python' flag, you must also set the "
                          "'--use-env' flag.")
-    return _run(args)
+    return run(args)
 
 
 def main(args=None):

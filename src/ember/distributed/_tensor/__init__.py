@@ -15,5 +15,11 @@ from ..tensor import (  # noqa: F401
     __all__,  # noqa: F401
     distribute_module,
     distribute_tensor,
+    empty,
+    full,
     init_device_mesh,
+    ones,
+    rand,
+    randn,
+    zeros,
 )

@@ -17,9 +17,18 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 
-__all__ = ["StateDictOptions", "get_model_state_dict", "get_optimizer_state_dict",
-           "get_state_dict", "set_model_state_dict", "set_optimizer_state_dict",
-           "set_state_dict"]
+# the value types of state dicts, for annotations (torch's aliases; DTensor is a Tensor here)
+FQNS_T = set[str]
+PrimitiveType = Tensor | int | float | str
+ValueType = PrimitiveType | list[PrimitiveType] | tuple[PrimitiveType] | dict[str, "ValueType"]
+DictValueType = dict[str, ValueType]
+ListDictValueType = list[DictValueType]
+OptimizerStateType = dict[str, DictValueType | ListDictValueType]
+
+__all__ = ["FQNS_T", "PrimitiveType", "ValueType", "DictValueType", "ListDictValueType",
+           "OptimizerStateType", "StateDictOptions", "get_model_state_dict",
+           "get_optimizer_state_dict", "get_state_dict", "set_model_state_dict",
+           "set_optimizer_state_dict", "set_state_dict"]
 
 _WRAPPER_PREFIXES = ("_fsdp_wrapped_module.", "_checkpoint_wrapped_module.", "_orig_mod.")
 

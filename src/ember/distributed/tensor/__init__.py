@@ -11,7 +11,9 @@ Example::
 
 from ..device_mesh import DeviceMesh, init_device_mesh
 from ._api import DTensor, distribute_module, distribute_tensor
+from ._factories import empty, full, ones, rand, randn, zeros
 from .placement_types import Partial, Placement, Replicate, Shard
 
 __all__ = ["DTensor", "distribute_tensor", "distribute_module", "Shard", "Replicate", "Partial",
-           "Placement", "DeviceMesh", "init_device_mesh"]
+           "Placement", "DeviceMesh", "init_device_mesh", "ones", "empty", "full", "rand",
+           "randn", "zeros"]

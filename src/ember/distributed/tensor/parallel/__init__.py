@@ -26,7 +26,8 @@ from .._api import DTensor, _Redistribute, as_parameter, distribute_tensor
 from ..placement_types import Replicate, Shard
 
 __all__ = ["parallelize_module", "ParallelStyle", "ColwiseParallel", "RowwiseParallel",
-           "SequenceParallel", "PrepareModuleInput", "PrepareModuleOutput", "loss_parallel"]
+           "SequenceParallel", "PrepareModuleInput", "PrepareModuleOutput",
+           "PrepareModuleInputOutput", "loss_parallel"]
 
 
 def all_reduce_tensor(x, group):
@@ -214,6 +215,14 @@ class PrepareModuleOutput(ParallelStyle):
     def __init__(self, *args, **kwargs):
         raise NotImplementedError("PrepareModuleOutput is not supported in ember; convert "
                                   "outputs with DTensor.redistribute/to_local")
+
+
+class PrepareModuleInputOutput(ParallelStyle):
+    """Input and output layout conversion (not supported in ember)."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("PrepareModuleInputOutput is not supported in ember; convert "
+                                  "with DTensor.from_local/redistribute/to_local")
 
 
 def loss_parallel():
