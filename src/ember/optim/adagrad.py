@@ -11,6 +11,7 @@ from .optimizer import (
     _check_lr,
     _check_non_negative,
     _data,
+    _number,
     _scalar,
     _value,
     _weight_decay,
@@ -63,7 +64,7 @@ class Adagrad(Optimizer):
         return self._step_each_parameter(closure)
 
     def _update(self, p, state, param, grad, group):
-        step = state["step"].item()
+        step = _number(state["step"])
         grad = _weight_decay(param, grad, group["weight_decay"])
         clr = _value(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
         state_sum = _data(state["sum"])

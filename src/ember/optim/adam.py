@@ -11,6 +11,7 @@ from .optimizer import (
     _check_lr,
     _check_non_negative,
     _data,
+    _number,
     _scalar,
     _value,
     _weight_decay,
@@ -113,7 +114,7 @@ class Adam(Optimizer):
     def _update(self, p, state, param, grad, group):
         lr = _value(group["lr"])
         beta1, beta2 = (_value(b) for b in group["betas"])
-        step = state["step"].item()
+        step = _number(state["step"])
         grad = _weight_decay(param, grad, group["weight_decay"], lr,
                              group["decoupled_weight_decay"])
         exp_avg, exp_avg_sq = update_moments_(state, grad, beta1, beta2)

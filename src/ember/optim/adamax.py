@@ -9,6 +9,7 @@ from .optimizer import (
     _bump,
     _check_lr,
     _data,
+    _number,
     _scalar,
     _value,
     _weight_decay,
@@ -57,7 +58,7 @@ class Adamax(Optimizer):
         norm = abs(grad)
         norm += group["eps"]
         p._device.xp.maximum(exp_inf, norm, out=exp_inf)
-        clr = lr / (1 - beta1 ** state["step"].item())
+        clr = lr / (1 - beta1 ** _number(state["step"]))
         update = exp_avg * -clr
         update /= exp_inf
         param += update

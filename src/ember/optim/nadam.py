@@ -11,6 +11,7 @@ from .optimizer import (
     _bump,
     _check_lr,
     _check_non_negative,
+    _number,
     _scalar,
     _value,
     _weight_decay,
@@ -55,7 +56,7 @@ class NAdam(Optimizer):
     def _count_step(self, p, state, group):
         """Advance ``step`` and multiply the momentum product by this step's ``mu``."""
         state["step"]._data += 1
-        mu = self._momentum(group, state["step"].item())
+        mu = self._momentum(group, _number(state["step"]))
         # the running product is a float32 tensor in torch: round as it does
         mu_product = state["mu_product"]
         mu_product._data[...] = mu_product._data * np.float32(mu)
@@ -72,7 +73,7 @@ class NAdam(Optimizer):
     def _update(self, p, state, param, grad, group):
         lr = _value(group["lr"])
         beta1, beta2 = group["betas"]
-        step = state["step"].item()
+        step = _number(state["step"])
         mu, mu_next = self._momentum(group, step), self._momentum(group, step + 1)
         bias_correction2 = 1 - beta2 ** step
         grad = _weight_decay(param, grad, group["weight_decay"], lr,
@@ -80,7 +81,7 @@ class NAdam(Optimizer):
         exp_avg, exp_avg_sq = update_moments_(state, grad, beta1, beta2)
         denom = p._device.xp.sqrt(exp_avg_sq / bias_correction2)
         denom += group["eps"]
-        prod = state["mu_product"].item()
+        prod = _number(state["mu_product"])
         prod_next = prod * mu_next
         update = grad * (-lr * (1.0 - mu) / (1.0 - prod))
         update /= denom

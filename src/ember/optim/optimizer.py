@@ -524,6 +524,18 @@ def _prepare(p, maximize):
     return _real(p._data), _real(grad)
 
 
+def _number(t):
+    """A state scalar's value (``state['step']``) as a Python number: ``t.item()`` without the
+    checks a user's call needs, which would cost more than a small parameter's update.
+
+    Example::
+
+        >>> _number(_scalar(3.0))
+        3.0
+    """
+    return t._data.item()
+
+
 def _data(t):
     """A state tensor's array, as a real view for complex tensors."""
     return _real(t._data)

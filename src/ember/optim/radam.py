@@ -8,6 +8,7 @@ from .optimizer import (
     Optimizer,
     _bump,
     _check_lr,
+    _number,
     _scalar,
     _value,
     _weight_decay,
@@ -52,7 +53,7 @@ class RAdam(Optimizer):
     def _update(self, p, state, param, grad, group):
         lr = _value(group["lr"])
         beta1, beta2 = group["betas"]
-        step = state["step"].item()
+        step = _number(state["step"])
         grad = _weight_decay(param, grad, group["weight_decay"], lr,
                              group["decoupled_weight_decay"])
         exp_avg, exp_avg_sq = update_moments_(state, grad, beta1, beta2)
