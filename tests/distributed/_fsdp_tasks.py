@@ -349,3 +349,51 @@ def torch_dnn_grads(rank, n, port):
         return dnn_grads(rank, n, "torch")
     finally:
         tdist.destroy_process_group()
+
+
+def fsdp2_mixed_precision(rank, n, steps, lib_name, port=None):
+    """fully_shard with float32 compute and float64 reduction on a float64 model, in ember or
+    in torch's own FSDP2 on gloo (same weights, data and optimiser)."""
+    if lib_name == "torch":
+        import datetime
+
+        import torch as lib
+        import torch.distributed as tdist
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+        store = tdist.TCPStore("127.0.0.1", port, n, rank == 0,
+                               timeout=datetime.timedelta(seconds=20))
+        tdist.init_process_group("gloo", store=store, rank=rank, world_size=n)
+    else:
+        lib = ember
+        from ember.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    try:
+        reference = make_model()
+        nn = lib.nn
+        model = nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 4), nn.Tanh(),
+                              nn.Linear(4, 3)).double()
+        with lib.no_grad():
+            for p, q in zip(model.parameters(), reference.parameters()):
+                p.copy_(lib.from_numpy(out(q)))
+        policy = MixedPrecisionPolicy(param_dtype=lib.float32, reduce_dtype=lib.float64)
+        for layer in model:
+            if isinstance(layer, nn.Linear):
+                fully_shard(layer, mp_policy=policy)
+        fully_shard(model, mp_policy=policy)
+        opt = lib.optim.Adam(model.parameters(), lr=0.01)
+        xs, ys = local_rows(rank, n, *data())
+        for _ in range(steps):
+            opt.zero_grad()
+            pred = model(lib.from_numpy(xs))
+            loss = ((pred - lib.from_numpy(ys).float()) ** 2).mean()
+            loss.backward()
+            opt.step()
+        model.unshard()
+        compute_dtype = str(next(model.parameters(recurse=False), model[0].weight).dtype)
+        model.reshard()
+        return ({k: np.array(v.full_tensor().detach().numpy()) for k, v in
+                 model.named_parameters()}, str(pred.dtype), compute_dtype,
+                str(model[0].weight.grad.dtype))
+    finally:
+        if lib_name == "torch":
+            tdist.destroy_process_group()

@@ -228,3 +228,15 @@ def test_torch_paths_of_the_distributed_packages():
         theirs = importlib.import_module(f"torch.distributed.{path}")
         public = [n for n in getattr(theirs, "__all__", []) if not n.startswith("_")]
         assert [n for n in public if not hasattr(ours, n)] == [], path
+
+
+def test_fully_shard_mixed_precision_matches_torch_fsdp2():
+    from _harness import free_port
+
+    ours = world(2).run(_fsdp_tasks.fsdp2_mixed_precision, 3, "ember")
+    theirs = world(2).run(_fsdp_tasks.fsdp2_mixed_precision, 3, "torch", free_port())
+    for (params, pred, compute, grad), (tparams, tpred, tcompute, tgrad) in zip(ours, theirs):
+        assert (pred, grad) == (tpred.replace("torch", "ember"), tgrad.replace("torch", "ember"))
+        assert compute == tcompute.replace("torch", "ember")
+        for k in tparams:  # float32 compute: equal to float32 rounding
+            np.testing.assert_allclose(params[k], tparams[k], rtol=1e-5, atol=1e-6, err_msg=k)
