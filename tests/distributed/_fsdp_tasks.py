@@ -397,3 +397,24 @@ def fsdp2_mixed_precision(rank, n, steps, lib_name, port=None):
     finally:
         if lib_name == "torch":
             tdist.destroy_process_group()
+
+
+def mesh_2d(rank, n):
+    """A (1, n) mesh: groups along each dim, slicing by name, coordinates."""
+    import ember.distributed as dist
+    from ember.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh("cpu", (1, n), mesh_dim_names=("dp", "tp"))
+    t = ember.tensor([float(rank + 1)])
+    dist.all_reduce(t, group=mesh.get_group("tp"))
+    u = ember.tensor([float(rank + 1)])
+    dist.all_reduce(u, group=mesh["dp"].get_group())
+    try:
+        mesh.get_group()
+        error = None
+    except RuntimeError as e:
+        error = str(e)
+    return {"tp_sum": t.item(), "dp_sum": u.item(), "coordinate": mesh.get_coordinate(),
+            "sizes": (mesh.size(), mesh["tp"].size(), mesh["dp"].size(), mesh.shape),
+            "local": (mesh.get_local_rank("dp"), mesh.get_local_rank("tp")),
+            "error": error, "repr": repr(mesh), "sub": mesh["tp"].mesh.tolist()}

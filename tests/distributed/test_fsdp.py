@@ -240,3 +240,27 @@ def test_fully_shard_mixed_precision_matches_torch_fsdp2():
         assert compute == tcompute.replace("torch", "ember")
         for k in tparams:  # float32 compute: equal to float32 rounding
             np.testing.assert_allclose(params[k], tparams[k], rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_device_mesh_2d_groups_and_slices():
+    for rank, r in enumerate(world(2).run(_fsdp_tasks.mesh_2d)):
+        assert r["tp_sum"] == 3.0 and r["dp_sum"] == rank + 1  # dp groups hold one rank
+        assert r["coordinate"] == (0, rank) and r["local"] == (0, rank)
+        assert r["sizes"] == (2, 2, 1, (1, 2))
+        assert "mesh_dim` needs to be specified" in r["error"]
+        assert r["repr"] == "DeviceMesh((dp=1, tp=2), 'cpu', stride=(2, 1))"
+        assert r["sub"] == [0, 1]
+
+
+@pytest.mark.parametrize("shape,names,message", [
+    ((2,), ("a", "b"), "mesh_shape and mesh_dim_names should have same length"),
+    ((1, 2), ("a", "a"), "Each mesh_dim_name must be unique"),
+])
+def test_init_device_mesh_argument_errors_as_torch(shape, names, message):
+    from torch.distributed.device_mesh import init_device_mesh as torch_init
+
+    from ember.distributed.device_mesh import init_device_mesh
+
+    for fn in (torch_init, init_device_mesh):
+        with pytest.raises(RuntimeError, match=message):
+            fn("cpu", shape, mesh_dim_names=names)
