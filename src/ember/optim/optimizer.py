@@ -289,7 +289,12 @@ class Optimizer:
 
     def _step_each_parameter(self, closure):
         """The body of most optimisers' ``step``: ``closure`` evaluated, then
-        :meth:`_update` run for each parameter with a gradient (see :meth:`_updates`).
+        ``self._update(p, state, param, grad, group)`` for each parameter with a gradient.
+
+        ``param`` and ``grad`` are the arrays to update (real views of complex ones, the
+        gradient negated under ``maximize``); ``state`` was filled by :meth:`_init_state` on
+        first use and its counters advanced by :meth:`_count_step`. Parameters on the meta
+        device get their state and counters but no update: they hold no values.
 
         Example::
 
@@ -298,36 +303,19 @@ class Optimizer:
         """
         loss = self._eval_closure(closure)
         for group in self.param_groups:
-            for p, state, param, grad in self._updates(group):
-                self._update(p, state, param, grad, group)
+            maximize = group["maximize"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self._state_for_step(p, group)
+                arrays = _prepare(p, maximize)
+                if arrays is not None:
+                    self._update(p, state, *arrays, group)
         return loss
 
     def _update(self, p, state, param, grad, group):
         """Update one parameter's array ``param`` in place from ``grad`` (each optimiser's rule)."""
         raise NotImplementedError
-
-    def _updates(self, group):
-        """Yield ``(p, state, param, grad)`` for each parameter of ``group`` that has a gradient.
-
-        ``param`` and ``grad`` are the arrays to update (real views of complex ones, the
-        gradient negated under ``maximize``); ``state`` was filled by :meth:`_init_state` on
-        first use and its counters advanced by :meth:`_count_step`. Parameters on the meta
-        device get their state and counters but are not yielded: they hold no values.
-
-        Example::
-
-            >>> for p, state, param, grad in self._updates(group):
-            ...     param += -group["lr"] * grad
-            ...     _bump(p)
-        """
-        maximize = group["maximize"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self._state_for_step(p, group)
-            arrays = _prepare(p, maximize)
-            if arrays is not None:
-                yield p, state, *arrays
 
     def _state_for_step(self, p, group):
         """``p``'s state, initialised if new, with its step counters advanced."""
