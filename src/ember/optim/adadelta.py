@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._functional import adadelta  # noqa: F401  (torch's functional form)
 from .optimizer import (
+    _FLAGS_ON_LOAD,
     Optimizer,
     _bump,
     _check_lr,
@@ -38,8 +39,7 @@ class Adadelta(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    _group_defaults_on_load = {"foreach": None, "maximize": False, "differentiable": False,
-                               "capturable": False}
+    _group_defaults_on_load = _FLAGS_ON_LOAD
     _step_keys = ("step",)
 
     def _init_state(self, p, state, group):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._functional import adamax  # noqa: F401  (torch's functional form)
 from .adam import _check_betas, lerp_
 from .optimizer import (
+    _FLAGS_ON_LOAD,
     Optimizer,
     _bump,
     _check_lr,
@@ -36,8 +37,7 @@ class Adamax(Optimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
-    _group_defaults_on_load = {"foreach": None, "maximize": False, "differentiable": False,
-                               "capturable": False}
+    _group_defaults_on_load = _FLAGS_ON_LOAD
     _step_keys = ("step",)
 
     def _init_state(self, p, state, group):

@@ -7,6 +7,7 @@ import numpy as np
 from .._device import META
 from ._functional import asgd  # noqa: F401  (torch's functional form)
 from .optimizer import (
+    _FLAGS_ON_LOAD,
     Optimizer,
     _bump,
     _check_lr,
@@ -40,8 +41,7 @@ class ASGD(Optimizer):
                     "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
-    _group_defaults_on_load = {"foreach": None, "maximize": False, "differentiable": False,
-                               "capturable": False}
+    _group_defaults_on_load = _FLAGS_ON_LOAD
     _step_keys = ("step", "eta", "mu")
 
     def _init_state(self, p, state, group):

@@ -40,6 +40,10 @@ class _RequiredParameter:
 
 required = _RequiredParameter()
 
+# The implementation flags most optimisers' groups carry, with the values __setstate__ gives a
+# group from an older checkpoint that lacks them (in torch's order).
+_FLAGS_ON_LOAD = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+
 _global_step_pre_hooks: OrderedDict = OrderedDict()
 _global_step_post_hooks: OrderedDict = OrderedDict()
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from ..ops.creation import full_like
 from ._functional import rprop  # noqa: F401  (torch's functional form)
-from .optimizer import Optimizer, _bump, _check_lr, _data, _scalar, _value, _zero_state
+from .optimizer import (
+    _FLAGS_ON_LOAD,
+    Optimizer,
+    _bump,
+    _check_lr,
+    _data,
+    _scalar,
+    _value,
+    _zero_state,
+)
 
 __all__ = ["Rprop", "rprop"]
 
@@ -28,8 +37,7 @@ class Rprop(Optimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
-    _group_defaults_on_load = {"foreach": None, "maximize": False, "differentiable": False,
-                               "capturable": False}
+    _group_defaults_on_load = _FLAGS_ON_LOAD
     _step_keys = ("step",)
 
     def _init_state(self, p, state, group):
