@@ -306,15 +306,16 @@ class Optimizer:
             ...     return self._step_each_parameter(closure)
         """
         loss = self._eval_closure(closure)
+        state_for_step, update = self._state_for_step, self._update
         for group in self.param_groups:
             maximize = group["maximize"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                state = self._state_for_step(p, group)
+                state = state_for_step(p, group)
                 arrays = _prepare(p, maximize)
                 if arrays is not None:
-                    self._update(p, state, *arrays, group)
+                    update(p, state, *arrays, group)
         return loss
 
     def _update(self, p, state, param, grad, group):
