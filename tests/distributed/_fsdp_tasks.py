@@ -305,28 +305,35 @@ def dnn_grads(rank, n, lib_name):
     ``lib_name`` 'torch' runs torch's own on a gloo group over the same store port."""
     if lib_name == "torch":
         import torch as lib
+        import torch.distributed as tdist
         import torch.distributed.nn.functional as F
+
+        # torch binds its default group when the module is first imported: a process that
+        # re-initialised torch.distributed must name the current one
+        g = {"group": tdist.group.WORLD}
     else:
         lib = ember
         import ember.distributed.nn.functional as F
+
+        g = {}
     x = lib.tensor(np.arange(4.0) + 10 * rank, requires_grad=True)
     w = lib.tensor(np.arange(4.0) + 1 + rank, dtype=lib.float64)
     losses = {
-        "all_reduce": lambda: (F.all_reduce(x * x) * w).sum(),
-        "broadcast": lambda: (F.broadcast(x * x, src=1) * w).sum(),
-        "reduce": lambda: (F.reduce(x * x, dst=0) * w).sum(),
+        "all_reduce": lambda: (F.all_reduce(x * x, **g) * w).sum(),
+        "broadcast": lambda: (F.broadcast(x * x, src=1, **g) * w).sum(),
+        "reduce": lambda: (F.reduce(x * x, dst=0, **g) * w).sum(),
         "all_gather": lambda: sum((t * w * (i + 1)).sum() for i, t in enumerate(
-            F.all_gather(x * x))),
-        "scatter": lambda: (F.scatter([x * x * (i + 1) for i in range(n)], src=0) * w).sum(),
+            F.all_gather(x * x, **g))),
+        "scatter": lambda: (F.scatter([x * x * (i + 1) for i in range(n)], src=0, **g) * w).sum(),
         "gather": lambda: sum((t * w * (i + 1)).sum() for i, t in enumerate(
-            F.gather(x * x, dst=1))),
+            F.gather(x * x, dst=1, **g))),
         "reduce_scatter": lambda: (F.reduce_scatter(
-            lib.zeros(2, dtype=lib.float64), [x[:2] * x[:2], x[2:] * 3]) * w[:2]).sum(),
+            lib.zeros(2, dtype=lib.float64), [x[:2] * x[:2], x[2:] * 3], **g) * w[:2]).sum(),
         "all_to_all": lambda: sum((t * w[:2] * (i + 1)).sum() for i, t in enumerate(
             F.all_to_all([lib.zeros(2, dtype=lib.float64) for _ in range(n)],
-                         [x[:2] * x[:2], x[2:] * 3]))),
+                         [x[:2] * x[:2], x[2:] * 3], **g))),
         "all_to_all_single": lambda: (F.all_to_all_single(
-            lib.zeros(4, dtype=lib.float64), x * x) * w).sum(),
+            lib.zeros(4, dtype=lib.float64), x * x, **g) * w).sum(),
     }
     result = {}
     for name, loss in losses.items():
