@@ -48,14 +48,14 @@ def ema_sq_(target, grad, beta):
     target += (1 - beta) * grad * grad
 
 
-def update_moments_(state, grad, beta1, beta2):
+def _update_moments(state, grad, beta1, beta2):
     """Adam's moment estimates updated in place: ``m = lerp(m, g, 1 - beta1)`` and
     ``v = beta2 v + (1 - beta2) g^2``; returns the arrays of ``state['exp_avg']`` and
     ``state['exp_avg_sq']`` (shared by Adam, RAdam and NAdam).
 
     Example::
 
-        >>> exp_avg, exp_avg_sq = update_moments_(state, grad, 0.9, 0.999)
+        >>> exp_avg, exp_avg_sq = _update_moments(state, grad, 0.9, 0.999)
     """
     exp_avg, exp_avg_sq = _data(state["exp_avg"]), _data(state["exp_avg_sq"])
     lerp_(exp_avg, grad, 1 - beta1)
@@ -117,7 +117,7 @@ class Adam(Optimizer):
         step = _number(state["step"])
         grad = _weight_decay(param, grad, group["weight_decay"], lr,
                              group["decoupled_weight_decay"])
-        exp_avg, exp_avg_sq = update_moments_(state, grad, beta1, beta2)
+        exp_avg, exp_avg_sq = _update_moments(state, grad, beta1, beta2)
         step_size = lr / (1 - beta1 ** step)
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
         xp = p._device.xp

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._functional import nadam  # noqa: F401  (torch's functional form)
-from .adam import _check_betas, update_moments_
+from .adam import _check_betas, _update_moments
 from .optimizer import (
     Optimizer,
     _bump,
@@ -78,7 +78,7 @@ class NAdam(Optimizer):
         bias_correction2 = 1 - beta2 ** step
         grad = _weight_decay(param, grad, group["weight_decay"], lr,
                              group["decoupled_weight_decay"])
-        exp_avg, exp_avg_sq = update_moments_(state, grad, beta1, beta2)
+        exp_avg, exp_avg_sq = _update_moments(state, grad, beta1, beta2)
         denom = p._device.xp.sqrt(exp_avg_sq / bias_correction2)
         denom += group["eps"]
         prod = _number(state["mu_product"])

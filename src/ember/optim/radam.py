@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._functional import radam  # noqa: F401  (torch's functional form)
-from .adam import _check_betas, update_moments_
+from .adam import _check_betas, _update_moments
 from .optimizer import (
     Optimizer,
     _bump,
@@ -56,7 +56,7 @@ class RAdam(Optimizer):
         step = _number(state["step"])
         grad = _weight_decay(param, grad, group["weight_decay"], lr,
                              group["decoupled_weight_decay"])
-        exp_avg, exp_avg_sq = update_moments_(state, grad, beta1, beta2)
+        exp_avg, exp_avg_sq = _update_moments(state, grad, beta1, beta2)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         update = exp_avg / bias_correction1
