@@ -108,9 +108,13 @@ def fsdp2_train(rank, n, steps, options, clip=None, accumulate=1):
     xs, ys = local_rows(rank, n, *data())
     train_steps(model, opt, xs, ys, steps, clip, accumulate)
     params = list(model.parameters())
+    model[0].unshard()
+    gathered = tuple(model[0].weight.shape), type(model[0].weight).__name__
+    model[0].reshard()
     state = opt.state_dict()["state"][0]
     return {"params": full_params(model), "state_types": {k: type(v).__name__ for k, v in state.items()},
-            "like": type(ember.zeros_like(params[0])).__name__, "class": type(model[0]).__name__,
+            "like": type(ember.zeros_like(params[0])).__name__, "gathered": gathered,
+            "resharded": tuple(model[0].weight.shape), "class": type(model[0]).__name__,
             "is_fsdp": isinstance(model, FSDPModule),
             "placements": {p.placements for p in params} == {(Shard(0),)},
             "local_shapes": [tuple(p.shape) for p in params],

@@ -74,6 +74,9 @@ def test_fully_shard_matches_full_batch_torch(options, clip, accumulate):
         assert r["state_types"] == {"step": "Tensor", "exp_avg": "DTensor",
                                     "exp_avg_sq": "DTensor"}
         assert r["like"] == "DTensor"
+        # unshard() puts the whole (plain) parameter in the module, reshard() the shard
+        assert r["gathered"] == ((7, 5), "Parameter")
+        assert r["resharded"] == ((4, 5) if rank == 0 else (3, 5))
         # torch.chunk shards of dim 0: rows 7 -> 4 + 3, 4 -> 2 + 2, 3 -> 2 + 1
         assert r["local_shapes"] == ([(4, 5), (4,), (2, 7), (2,), (2, 4), (2,)] if rank == 0
                                      else [(3, 5), (3,), (2, 7), (2,), (1, 4), (1,)])
