@@ -429,3 +429,26 @@ def mesh_2d(rank, n):
             "sizes": (mesh.size(), mesh["tp"].size(), mesh["dp"].size(), mesh.shape),
             "local": (mesh.get_local_rank("dp"), mesh.get_local_rank("tp")),
             "error": error, "repr": repr(mesh), "sub": mesh["tp"].mesh.tolist()}
+
+
+def fsdp2_checkpointed(rank, n, steps):
+    """Activation checkpointing around FSDP2 units: backward re-runs their forward (and so
+    gathers the parameters again)."""
+    from ember.distributed.algorithms._checkpoint.checkpoint_wrapper import (
+        CheckpointWrapper,
+        apply_activation_checkpointing,
+    )
+    from ember.distributed.fsdp import fully_shard
+
+    model = make_model()
+    apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, ember.nn.Linear))
+    for layer in model:
+        if isinstance(layer, CheckpointWrapper):
+            fully_shard(layer)
+    fully_shard(model)
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    xs, ys = local_rows(rank, n, *data())
+    train_steps(model, opt, xs, ys, steps)
+    params = full_params(model)  # named as torch names them: with the wrapper's prefix
+    return {k.replace("_checkpoint_wrapped_module.", ""): v for k, v in params.items()}, \
+        list(params)[:1]

@@ -267,3 +267,14 @@ def test_init_device_mesh_argument_errors_as_torch(shape, names, message):
     for fn in (torch_init, init_device_mesh):
         with pytest.raises(RuntimeError, match=message):
             fn("cpu", shape, mesh_dim_names=names)
+
+
+def test_fully_shard_under_activation_checkpointing_matches_torch():
+    steps = 3
+    expected = torch_reference(steps)
+    for params, first_name in world(2).run(_fsdp_tasks.fsdp2_checkpointed, steps):
+        assert first_name == ["0._checkpoint_wrapped_module.weight"]  # as torch's
+        assert list(params) == list(expected)
+        for k in expected:
+            np.testing.assert_allclose(params[k], expected[k], rtol=1e-10, atol=1e-12,
+                                       err_msg=k)

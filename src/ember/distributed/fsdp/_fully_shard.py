@@ -228,11 +228,41 @@ class _FSDPState:
         return args, kwargs
 
     def post_forward(self, module, args, output):
+        if self.mp_policy.output_dtype is not None:
+            output = _cast_floats(output, self.mp_policy.output_dtype)
         if self.reshard_after_forward:
             self.reshard()
-        if self.mp_policy.output_dtype is not None:
-            return _cast_floats(output, self.mp_policy.output_dtype)
+            self._before_backward(output)
         return output
+
+    def _before_backward(self, output):
+        """Once the gradient reaches the module's outputs, put this forward's gathered
+        parameters back in the module for its backward (a recomputation there, as activation
+        checkpointing does, needs them; torch unshards at the same point)."""
+        leaves = [p.unsharded for p in self.params]
+        pending = [True]
+
+        def hook(grad):
+            if pending[0] and all(leaf is not None for leaf in leaves):
+                pending[0] = False
+                for p, leaf in zip(self.params, leaves):
+                    p.place(leaf)
+                self.is_unsharded = True
+            return grad
+
+        for t in _tensors_in(output):
+            if t.requires_grad:
+                t.register_hook(hook)
+
+
+def _tensors_in(obj):
+    if isinstance(obj, Tensor):
+        return [obj]
+    if isinstance(obj, (tuple, list)):
+        return [t for o in obj for t in _tensors_in(o)]
+    if isinstance(obj, dict):
+        return [t for o in obj.values() for t in _tensors_in(o)]
+    return []
 
 
 def _cast_floats(obj, dtype):
