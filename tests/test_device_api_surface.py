@@ -24,6 +24,18 @@ import torch
 
 import ember
 
+
+@pytest.fixture(autouse=True)
+def _torch_backend_flags_unfrozen():
+    """Importing torch.testing._internal (the OpInfo tests do) calls torch's
+    disable_global_flags() for the rest of the process; compare against torch's defaults."""
+    state = torch.backends.__dict__["m"].__dict__
+    key = "__allow_nonbracketed_mutation_flag"
+    saved = state[key]
+    state[key] = True
+    yield
+    state[key] = saved
+
 ROOTS = ("torch.cuda", "torch.xpu", "torch.mps", "torch.cpu", "torch.backends")
 
 # ember answers these differently on purpose; each with its reason

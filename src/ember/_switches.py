@@ -51,6 +51,13 @@ def set_float32_matmul_precision(precision):
                       stacklevel=2)
         return
     _matmul_precision[0] = precision
+    # torch also sets the matmul fp32 precision of its backends from it
+    from .backends import _set_fp32_precision
+
+    cuda, mkldnn = {"highest": ("ieee", "ieee"), "high": ("tf32", "tf32"),
+                    "medium": ("tf32", "bf16")}[precision]
+    _set_fp32_precision("cuda", "matmul", cuda)
+    _set_fp32_precision("mkldnn", "matmul", mkldnn)
 
 
 def get_float32_matmul_precision():
