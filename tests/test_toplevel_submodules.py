@@ -19,7 +19,7 @@ _LIST_SUBMODULES = (
 TORCH_SUBMODULES = subprocess.run([sys.executable, "-c", _LIST_SUBMODULES], capture_output=True,
                                   text=True, check=True).stdout.split()
 # torch features ember does not have (see docs/migrating-from-pytorch.md)
-ABSENT = {"ao", "classes", "cpp", "monitor", "mtia", "nested", "package", "quantization",
+ABSENT = {"ao", "classes", "monitor", "mtia", "nested", "package", "quantization",
           "torch_version", "windows"}  # torch.windows: torch.signal.windows leaking into torch
 
 

@@ -207,7 +207,7 @@ overrides._install()  # last: every public function and Tensor method honours __
 
 # Submodules torch makes reachable as attributes of ``torch`` that ember imports on first use
 # (PEP 562), keeping ``import ember`` short.
-_LAZY_SUBMODULES = frozenset({"export", "functional", "hub", "types", "version"})
+_LAZY_SUBMODULES = frozenset({"cpp", "export", "functional", "hub", "types", "version"})
 
 
 def __getattr__(name):
