@@ -222,7 +222,8 @@ def _grid_sum(xp, parts):
 
 
 def _lowest(dtype):
-    return -np.inf if dtype.kind == "f" or dt.is_bfloat16_array_dtype(dtype) else np.iinfo(dtype).min
+    floating = dtype.kind == "f" or dt.is_bfloat16_array_dtype(dtype)
+    return -np.inf if floating else np.iinfo(dtype).min
 
 
 def _max_pool_kernel(xp, a, *, nd, kernel, stride, padding, dilation, out):
