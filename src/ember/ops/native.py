@@ -246,17 +246,9 @@ def conv_tbc(input, weight, bias, pad=0):
         >>> ember.conv_tbc(ember.ones(5, 2, 3), ember.ones(3, 3, 4), ember.zeros(4)).shape
         ember.Size([3, 2, 4])
     """
-    from ..nn.functional import conv1d
+    from ..nn._functional.extras import conv_tbc as functional_conv_tbc
 
-    if input.dim() != 3:
-        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
-    if weight.dim() != 3:
-        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
-                           "out_channels.")
-    if bias.dim() != 1:
-        raise RuntimeError("Bias must be 1-D")
-    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
-    return out.permute(2, 0, 1)
+    return functional_conv_tbc(input, weight, bias, pad)
 
 
 def affine_grid_generator(theta, size, align_corners):
