@@ -117,6 +117,24 @@ UNSUPPORTED_DTYPES = {
 }
 
 
+def quantization_stack_getattr(torch_path):
+    """A module ``__getattr__`` for a namespace of torch's quantization stack (torch.ao): any
+    name raises NotImplementedError naming the torch API (dunder lookups stay AttributeError).
+
+    Example::
+
+        >>> __getattr__ = quantization_stack_getattr("torch.nn.qat")
+    """
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotImplementedError(
+            f"{torch_path}.{name} is part of torch's quantization stack (torch.ao), which "
+            "ember does not implement; use the float modules of ember.nn instead")
+
+    return __getattr__
+
+
 def _unsupported_class(name, instead):
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(f"torch.{name} is not available in ember: {instead}.")

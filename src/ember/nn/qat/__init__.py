@@ -9,10 +9,6 @@ Example::
 """
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise NotImplementedError(
-        f"torch.nn.qat.{name} is part of torch's quantization stack (torch.ao), "
-        "which ember "
-        "does not implement; use the float modules of ember.nn instead")
+from ..._unsupported import quantization_stack_getattr
+
+__getattr__ = quantization_stack_getattr("torch.nn.qat")
