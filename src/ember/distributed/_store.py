@@ -246,6 +246,7 @@ def _send_msg(sock, obj):
 
 
 def _recv_exact(sock, n):
+    """Exactly ``n`` bytes from ``sock`` (a writable bytearray: tensors are built on it)."""
     buf = bytearray(n)
     view = memoryview(buf)
     got = 0
@@ -254,7 +255,7 @@ def _recv_exact(sock, n):
         if k == 0:
             raise ConnectionError("connection closed")
         got += k
-    return bytes(buf)
+    return buf
 
 
 def _recv_msg(sock):

@@ -27,7 +27,7 @@ import traceback
 
 from ...futures import Future
 from .. import autograd as dist_autograd
-from .._store import _recv_msg, _send_msg
+from .._store import _recv_exact, _recv_msg, _send_msg
 from .options import WorkerInfo
 
 _REQUEST, _REPLY = 0, 1
@@ -119,23 +119,11 @@ def _send_frame(sock, head, message):
         sock.sendall(raw)
 
 
-def _recv_into(sock, n):
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:])
-        if k == 0:
-            raise ConnectionError("connection closed")
-        got += k
-    return buf
-
-
 def _recv_frame(sock):
     """``(head, (payload, buffers))`` of the next frame."""
-    (n,) = _LEN.unpack(_recv_into(sock, _LEN.size))
-    head, payload, sizes = pickle.loads(_recv_into(sock, n))
-    return head, (payload, [_recv_into(sock, size) for size in sizes])
+    (n,) = _LEN.unpack(_recv_exact(sock, _LEN.size))
+    head, payload, sizes = pickle.loads(_recv_exact(sock, n))
+    return head, (payload, [_recv_exact(sock, size) for size in sizes])
 
 
 class RemoteError:
