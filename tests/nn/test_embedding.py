@@ -307,3 +307,91 @@ def test_meta_device():
                           ember.empty((5, 3), device="meta"),
                           ember.empty(2, dtype=ember.int64, device="meta"))
     assert tuple(bag.shape) == (2, 3) and bag.device.type == "meta"
+
+
+# ---------------------------------------------------------------- sparse gradients
+
+
+def _sparse_parts(grad):
+    """(indices, values, size, is_coalesced) of a sparse COO gradient, as NumPy arrays."""
+    return (np.asarray(grad._indices().tolist()), np.asarray(grad._values().tolist()),
+            tuple(grad.shape), grad.is_coalesced())
+
+
+def _assert_same_sparse(ge, gt):
+    assert ge.layout is ember.sparse_coo and gt.layout is torch.sparse_coo
+    (ie, ve, se, ce), (it, vt, st, ct) = _sparse_parts(ge), _sparse_parts(gt)
+    np.testing.assert_array_equal(ie, it)
+    np.testing.assert_allclose(ve, vt, rtol=1e-12)
+    assert se == st and ce == ct
+
+
+@pytest.mark.parametrize("padding_idx", [None, 2])
+def test_embedding_sparse_grad_matches_torch(padding_idx):
+    weight = _rng(3).standard_normal((6, 3))
+    ie, it = _idx([[0, 2, 2], [5, 1, 2]])
+    cot = _rng(4).standard_normal((2, 3, 3))
+    grads = []
+    for lib, idx, f in ((ember, ie, F), (torch, it, TF)):
+        w = lib.tensor(weight, requires_grad=True)
+        f.embedding(idx, w, padding_idx=padding_idx, sparse=True).backward(lib.tensor(cot))
+        grads.append(w.grad)
+    _assert_same_sparse(*grads)
+
+
+def test_embedding_bag_sparse_grad_matches_torch():
+    weight = _rng(5).standard_normal((6, 3))
+    ie, it = _idx([0, 2, 2, 4, 1, 5])
+    oe, ot = _idx([0, 2, 5])
+    psw = np.arange(1.0, 7.0)
+    pe, pt = ember.tensor(psw), torch.tensor(psw)
+    grads = []
+    for lib, f, idx, off, psw in ((ember, F, ie, oe, pe), (torch, TF, it, ot, pt)):
+        w = lib.tensor(weight, requires_grad=True)
+        f.embedding_bag(idx, w, off, mode="mean", sparse=True, padding_idx=1).sum().backward()
+        f.embedding_bag(idx, w, off, mode="sum", sparse=True,
+                        per_sample_weights=psw).sum().backward()
+        grads.append(w.grad)
+    assert_same(grads[0].to_dense(), grads[1].to_dense())
+
+
+def test_sparse_grad_accumulates_like_torch():
+    """A sparse gradient adds into a dense .grad, and a dense one into a sparse .grad."""
+    weight = _rng(6).standard_normal((5, 2))
+    ie, it = _idx([[0, 3], [3, 4]])
+    results = []
+    for lib, f, idx in ((ember, F, ie), (torch, TF, it)):
+        w = lib.tensor(weight, requires_grad=True)
+        f.embedding(idx, w, sparse=True).sum().backward()
+        first = w.grad.layout
+        (f.embedding(idx, w, sparse=True).sum() + (w * w).sum()).backward()
+        g, = lib.autograd.grad(f.embedding(idx, w, sparse=True).pow(2).sum() + w.sum(), w)
+        results.append((first, w.grad, g))
+    assert results[0][0] is ember.sparse_coo
+    assert_same(results[0][1], results[1][1])
+    assert_same(results[0][2], results[1][2])
+
+
+def test_embedding_sparse_scale_grad_by_freq_refused_like_torch():
+    for lib, f in ((ember, F), (torch, TF)):
+        w = lib.ones(4, 2, requires_grad=True)
+        out = f.embedding(lib.tensor([1, 1]), w, scale_grad_by_freq=True, sparse=True)
+        with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse"):
+            out.sum().backward()
+
+
+def test_embedding_module_sparse_trains_with_sparse_adam():
+    torch.manual_seed(0)
+    ember.manual_seed(0)
+    weight = _rng(7).standard_normal((6, 3)).astype(np.float32)
+    idx = [[1, 4], [4, 5]]
+    rows = []
+    for lib in (ember, torch):
+        emb = lib.nn.Embedding.from_pretrained(lib.tensor(weight), freeze=False, sparse=True)
+        opt = lib.optim.SparseAdam(emb.parameters(), lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            emb(lib.tensor(idx)).pow(2).sum().backward()
+            opt.step()
+        rows.append(emb.weight.detach())
+    assert_same(rows[0], rows[1])

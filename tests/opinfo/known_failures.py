@@ -163,10 +163,6 @@ KNOWN_FAILURES = {
     ('nn.functional.conv_transpose3d', 'forward'):
         "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
         'the tolerance',
-    ('nn.functional.embedding', 'forward'):
-        'sparse=True gradients are not implemented',
-    ('nn.functional.embedding_bag', 'forward'):
-        'sparse=True gradients are not implemented',
     ('nn.functional.interpolate.bicubic', 'forward'):
         'uint8 bicubic interpolation is not implemented',
     ('nn.functional.interpolate.bilinear', 'forward'):

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..profiler._recorder import state as _profiling
+from ..sparse._base import SparseTensorBase
 from . import anomaly_mode, grad_mode
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "record", "run_backward",
@@ -266,6 +267,8 @@ def _zeros(meta):
 
 def _fit_to_input(grad, meta):
     """Reduce a broadcast gradient to the input's shape and dtype."""
+    if isinstance(grad, SparseTensorBase):  # embedding(sparse=True): already the input's
+        return grad
     shape, np_dtype, _ = meta
     if grad._data.shape != shape:
         from ..ops.reduce import sum_to_size
@@ -559,6 +562,20 @@ _ALL = _Everything()
 _ENGINE_REFS = 4  # references the engine itself holds to a gradient passed to _accumulate
 
 
+def add_gradients(a, b):
+    """``a + b`` for two gradients of one tensor, either of which may be sparse (torch adds
+    a sparse tensor to a dense one, never a dense one to a sparse one).
+
+    Example::
+
+        >>> add_gradients(ember.ones(2), ember.ones(2))
+        tensor([2., 2.])
+    """
+    if isinstance(a, SparseTensorBase) and not isinstance(b, SparseTensorBase):
+        return b + a
+    return a + b
+
+
 def _owned_by(grad, stolen):
     """Whether the engine holds the only reference to ``grad``'s memory (so ``.grad`` may take
     it without a copy): a fresh array, not a view, referenced by this tensor alone, and not
@@ -578,15 +595,15 @@ def _accumulate(tensor, grad, create_graph, stolen=frozenset()):
     if old is None:
         if create_graph:
             tensor._grad = grad
-        elif _owned_by(grad, stolen):
+        elif not isinstance(grad, SparseTensorBase) and _owned_by(grad, stolen):
             tensor._grad = grad.detach()  # steal the buffer: nothing else can see it
             stolen.add(id(grad._data))
         else:
             tensor._grad = grad.detach().clone()
     elif create_graph:
-        tensor._grad = old + grad
+        tensor._grad = add_gradients(old, grad)
     else:
-        tensor._grad = (old + grad.detach()).detach()
+        tensor._grad = add_gradients(old, grad.detach()).detach()
     post = getattr(tensor, "_post_acc_hooks", None)
     if post:
         for hook in list(post.values()):
@@ -628,7 +645,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     buffers = {}
     for (node, nr), grad in zip(roots, root_grads):
         buf = buffers.setdefault(node, [None] * max(len(node._out_meta), 1))
-        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+        buf[nr] = grad if buf[nr] is None else add_gradients(buf[nr], grad)
     ready = []
     for node in list(buffers):
         if dependencies.get(node, 0) == 0:
@@ -667,7 +684,7 @@ def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_
             t = ref()
             if t is not None and grads[nr] is not None:
                 g = grads[nr] if create_graph else grads[nr].detach()
-                t._grad = g.clone() if t.grad is None else t.grad + g
+                t._grad = g.clone() if t.grad is None else add_gradients(t.grad, g)
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             new = hook(tuple(grads))
@@ -725,7 +742,7 @@ def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_
             buf = buffers.get(child)
             if buf is None:
                 buf = buffers[child] = [None] * max(len(child._out_meta), 1)
-            buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+            buf[nr] = grad if buf[nr] is None else add_gradients(buf[nr], grad)
         dependencies[child] -= 1
         if dependencies[child] == 0:
             heapq.heappush(ready, (-child._seq, id(child), child))
@@ -751,7 +768,7 @@ def _accumulate_plain(tensor, grad, create_graph):
     if old is None:
         tensor._grad = g if create_graph else g.clone()
     else:
-        tensor._grad = old + g
+        tensor._grad = add_gradients(old, g)
 
 
 # ---------------------------------------------------------------- graph tasks and multi-hooks

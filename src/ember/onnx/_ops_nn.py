@@ -228,7 +228,7 @@ def _layer_norm(ctx, x, weight, bias, mean, rstd, size, eps):
 
 
 @symbolic("embedding")
-def _embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False):
+def _embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return ctx.op("Gather", weight, ctx.cast(indices, ctx.in_dtype(1), "int64"), axis=0)
 
 

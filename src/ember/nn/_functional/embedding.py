@@ -3,7 +3,9 @@
 ``embedding`` is one primitive op: the forward gathers rows of the weight; the derivative
 scatters the output gradient back with ``index_add`` (an ember op, so double backward works),
 after zeroing the rows looked up at ``padding_idx`` and, with ``scale_grad_by_freq``, dividing
-each row's gradient by how often its index occurs in the batch. ``embedding_bag`` composes it
+each row's gradient by how often its index occurs in the batch. With ``sparse=True`` the
+derivative is instead a sparse COO tensor holding one gradient row per looked-up index (the
+padding ones left out), uncoalesced, as torch's. ``embedding_bag`` composes it
 with ``index_add`` (sum, mean) or ``scatter_reduce`` (max) over the bag of each position.
 ``max_norm`` renormalises the looked-up rows of the weight in place, without grad, as torch does.
 """
@@ -31,7 +33,7 @@ def _embedding_meta(weight, indices, **params):
 
 
 @defop("embedding", meta=_embedding_meta)
-def embedding_op(xp, weight, indices, *, padding_idx, scale_grad_by_freq):
+def embedding_op(xp, weight, indices, *, padding_idx, scale_grad_by_freq, sparse=False):
     return xp.take(weight, indices, axis=0)
 
 
@@ -70,13 +72,41 @@ def embedding_backward(grad, indices, num_weights, padding_idx=-1, scale_grad_by
     return rows.new_zeros((num_weights, dim)).index_add(0, flat, rows)
 
 
+def embedding_sparse_backward(grad, indices, num_weights, padding_idx=-1):
+    """The weight gradient of :func:`embedding` with ``sparse=True``: a sparse COO tensor
+    whose rows are the gradient rows at their indices, duplicates kept (uncoalesced), the
+    rows looked up at ``padding_idx`` left out.
+
+    Example::
+
+        >>> embedding_sparse_backward(ember.ones(2, 3), ember.tensor([1, 1]), 3).to_dense()
+        tensor([[0., 0., 0.],
+                [2., 2., 2.],
+                [0., 0., 0.]])
+    """
+    from ...sparse._coo import SparseCOOTensor
+
+    dim = grad.shape[-1]
+    rows = grad.reshape(-1, dim)
+    flat = indices.reshape(-1).long()
+    if padding_idx >= 0:
+        kept = (flat != padding_idx).nonzero().reshape(-1)
+        rows, flat = rows.index_select(0, kept), flat.index_select(0, kept)
+    return SparseCOOTensor(flat.unsqueeze(0), rows, (num_weights, dim))
+
+
 @embedding_op.defderivative
-def _embedding_derivative(ctx, grad, *, padding_idx, scale_grad_by_freq):
+def _embedding_derivative(ctx, grad, *, padding_idx, scale_grad_by_freq, sparse=False):
     if not ctx.needs_input_grad[0]:
         return None, None
-    indices = ctx.inputs[1]
-    return embedding_backward(grad, indices, ctx.input_shapes[0][0], padding_idx,
-                              scale_grad_by_freq), None
+    indices, num_weights = ctx.inputs[1], ctx.input_shapes[0][0]
+    if not sparse:
+        return embedding_backward(grad, indices, num_weights, padding_idx,
+                                  scale_grad_by_freq), None
+    if scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
+                           "gradients")
+    return embedding_sparse_backward(grad, indices, num_weights, padding_idx), None
 
 
 def _tensor_type(t):
@@ -154,7 +184,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     """Look up rows of ``weight`` (num_embeddings, embedding_dim) at integer ``input``.
 
     The row at ``padding_idx`` gets no gradient; ``max_norm`` renormalises the looked-up rows
-    of ``weight`` in place; ``scale_grad_by_freq`` divides gradients by index frequency.
+    of ``weight`` in place; ``scale_grad_by_freq`` divides gradients by index frequency;
+    ``sparse=True`` makes the weight's gradient a sparse COO tensor of the looked-up rows.
 
     Example::
 
@@ -166,8 +197,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if not isinstance(weight, Tensor):
         raise TypeError(f"embedding(): argument 'weight' (position 2) must be Tensor, not "
                         f"{type(weight).__name__}")
-    if sparse:
-        raise NotImplementedError("ember does not implement sparse gradients: use sparse=False")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     padding_idx = _padding(padding_idx, weight.shape[0])
@@ -175,7 +204,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     return embedding_op(weight, input, padding_idx=padding_idx,
-                        scale_grad_by_freq=bool(scale_grad_by_freq))
+                        scale_grad_by_freq=bool(scale_grad_by_freq), sparse=bool(sparse))
 
 
 def _bag_layout(input, offsets, include_last_offset, padding_idx):
@@ -263,8 +292,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             raise ValueError("max mode does not support scaling the gradient by the frequency")
         if sparse:
             raise ValueError("max mode does not support sparse weights")
-    if sparse:
-        raise NotImplementedError("ember does not implement sparse gradients: use sparse=False")
     _check_indices(input, "embedding_bag")
     _check_indices(offsets, "embedding_bag", "offsets")
     num_weights, dim = weight.shape
@@ -299,18 +326,23 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     kept_t = Tensor._make(kept, device)
     idx = Tensor._make(input._data.reshape(-1)[kept], device)
     bag = Tensor._make(bags[kept], device)
-    rows = embedding_op(weight, idx, padding_idx=-1, scale_grad_by_freq=bool(scale_grad_by_freq))
+    rows = embedding_op(weight, idx, padding_idx=-1, scale_grad_by_freq=bool(scale_grad_by_freq),
+                        sparse=bool(sparse))
     out = weight.new_zeros((nbags, dim))
     if mode == "max":
         return out.scatter_reduce(0, bag.unsqueeze(1).expand(-1, dim), rows, "amax",
                                   include_self=False)
+    low_precision = weight.dtype in (dt.float16, dt.bfloat16)
+    if low_precision:  # torch sums half-precision bags in float32, rounding once at the end
+        rows, out = rows.float(), out.float()
     if per_sample_weights is not None:
-        rows = rows * per_sample_weights.index_select(0, kept_t).unsqueeze(1)
+        scale = per_sample_weights.index_select(0, kept_t).unsqueeze(1)
+        rows = rows * (scale.float() if low_precision else scale)
     out = out.index_add(0, bag, rows)
     if mode == "mean":
         counts = xp.maximum(xp.bincount(bags[kept], minlength=nbags), 1)
-        out = out / Tensor._make(counts.astype(weight._data.dtype).reshape(-1, 1), device)
-    return out
+        out = out / Tensor._make(counts.astype(out._data.dtype).reshape(-1, 1), device)
+    return out.to(weight.dtype) if low_precision else out
 
 
 def _embedding_bag_bookkeeping(input, weight, offsets, mode, padding_idx, include_last_offset):

@@ -1,6 +1,7 @@
 """nn modules: Embedding and EmbeddingBag (lookup tables of learnable vectors).
 
-Only dense gradients are supported (``sparse=False``).
+With ``sparse=True`` the weight's gradient is a sparse COO tensor of the looked-up rows (for
+:class:`~ember.optim.SparseAdam` or SGD).
 """
 
 from __future__ import annotations
@@ -27,11 +28,6 @@ def _padding_idx(padding_idx, num_embeddings, message):
     return padding_idx
 
 
-def _check_sparse(sparse):
-    if sparse:
-        raise NotImplementedError("ember does not implement sparse gradients: use sparse=False")
-
-
 class Embedding(Module):
     """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``.
 
@@ -48,7 +44,6 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
-        _check_sparse(sparse)
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = _padding_idx(padding_idx, num_embeddings,
@@ -128,7 +123,6 @@ class EmbeddingBag(Module):
                  scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
                  include_last_offset=False, padding_idx=None, device=None, dtype=None):
         super().__init__()
-        _check_sparse(sparse)
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.max_norm = max_norm
