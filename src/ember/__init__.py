@@ -82,6 +82,7 @@ from .ops.foreach import *  # noqa: F403  (torch._foreach_add_, ...: fused optim
 from . import autograd, cuda, fft, linalg, nn, serialization, special  # noqa: E402  (need the ops)
 from . import signal  # noqa: E402  (ember.signal.windows)
 from . import masked  # noqa: E402  (ember.masked: torch.masked's reductions)
+from . import nested  # noqa: E402  (ember.nested: torch.nested's strided layout)
 from .fft import istft, stft  # noqa: E402  (torch.stft, torch.istft)
 from .serialization import load, save  # noqa: E402
 from . import multiprocessing, utils  # noqa: E402  (registers the tensor reducers)
