@@ -1,4 +1,5 @@
-"""torch.masked: reductions and normalizations that skip the elements a mask marks out.
+"""torch.masked: reductions and normalizations that skip the elements a mask marks out, and
+the MaskedTensor prototype (:mod:`ember.masked.maskedtensor`).
 
 See :mod:`ember.masked._ops` for the semantics. Example::
 
@@ -31,7 +32,10 @@ from ._ops import (  # noqa: F401  (private helpers torch's own test code reache
     sum,
     var,
 )
+from .maskedtensor.core import MaskedTensor, is_masked_tensor
+from .maskedtensor.creation import as_masked_tensor, masked_tensor
 
-__all__ = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "log_softmax", "logaddexp",
-           "logsumexp", "mean", "median", "norm", "normalize", "prod", "softmax", "softmin",
+__all__ = ["amax", "amin", "argmax", "argmin", "as_masked_tensor", "cumprod", "cumsum",
+           "is_masked_tensor", "log_softmax", "logaddexp", "logsumexp", "masked_tensor",
+           "MaskedTensor", "mean", "median", "norm", "normalize", "prod", "softmax", "softmin",
            "std", "sum", "var"]

@@ -1,0 +1,11 @@
+"""torch.masked.maskedtensor: MaskedTensor and the operations it supports.
+
+Example::
+
+    >>> from ember.masked.maskedtensor import MaskedTensor, is_masked_tensor
+    >>> is_masked_tensor(ember.ones(1))
+    False
+"""
+
+from .core import MaskedTensor, is_masked_tensor  # noqa: F401
+from .creation import as_masked_tensor, masked_tensor  # noqa: F401
