@@ -224,7 +224,7 @@ def _bmm(func, args, kwargs):
         if a.shape[1] != b.shape[0]:
             raise RuntimeError(f"{index}-th nested matrices in batch cannot be multiplied "
                                f"({a.shape[0]}x{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
-    return NestedTensor._from_parts([func(a, b) for a, b in zip(self._parts, others)], self)
+    return NestedTensor._from_parts([a.matmul(b) for a, b in zip(self._parts, others)], self)
 
 
 @handles("linear")
