@@ -166,19 +166,48 @@ def test_interpolate_values_and_grads(shape, kw):
 def test_interpolate_dtypes(dtype, mode):
     t = torch.tensor(_rand((2, 3, 4, 5)) * 20).to(getattr(torch, dtype))
     e = to_ember(t)
-    if dtype == "uint8" and mode == "bicubic":  # known gap: torch has a uint8 bicubic kernel
-        with pytest.raises(NotImplementedError):
-            F.interpolate(e, size=(7, 3), mode=mode)
-        return
     try:
         expected = TF.interpolate(t, size=(7, 3), mode=mode)
     except (RuntimeError, NotImplementedError) as error:
         with pytest.raises(type(error)):
             F.interpolate(e, size=(7, 3), mode=mode)
         return
-    # uint8 bilinear: torch uses fixed-point weights, ember rounds a float32 result
-    atol = 1 if dtype == "uint8" else 5e-2
+    atol = 0 if dtype == "uint8" else 5e-2  # uint8: torch's fixed-point kernel, exactly
     assert_same(F.interpolate(e, size=(7, 3), mode=mode), expected, atol=atol, rtol=2e-2)
+
+
+RESIZES = [
+    ((2, 3, 27, 26), dict(size=(13, 9))),
+    ((1, 4, 9, 8), dict(size=(20, 15))),
+    ((1, 1, 30, 30), dict(scale_factor=0.3)),
+    ((1, 5, 11, 13), dict(scale_factor=(0.5, 2.3))),
+    ((1, 2, 30, 7), dict(size=(12, 7), align_corners=True)),
+    ((1, 1, 4, 4), dict(size=(5, 5), align_corners=True)),
+]
+
+
+@pytest.mark.parametrize("antialias", [False, True])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("shape, kw", RESIZES)
+def test_interpolate_uint8_matches_torch_exactly(shape, kw, mode, antialias):
+    """torch's integer kernel: fixed-point weights, taps folded at the edges (antialias:
+    normalised over the window), rounding after each dim."""
+    pixels = np.random.default_rng(sum(shape)).integers(0, 256, shape).astype(np.uint8)
+    e, t = ember.tensor(pixels), torch.from_numpy(pixels)
+    expected = TF.interpolate(t, mode=mode, antialias=antialias, **kw)
+    assert_same(F.interpolate(e, mode=mode, antialias=antialias, **kw), expected, atol=0,
+                rtol=0)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("shape, kw", RESIZES)
+def test_interpolate_antialias_values_and_grads(shape, kw, mode):
+    kw = dict(kw, mode=mode, antialias=True)
+    fe = lambda x: F.interpolate(x, **kw)  # noqa: E731
+    ft = lambda x: TF.interpolate(x, **kw)  # noqa: E731
+    assert_grads_match(fe, ft, _rand(shape))
+    e, t = make_pair(_rand(shape).astype(np.float32))
+    assert_same(fe(e), ft(t))
 
 
 @pytest.mark.parametrize("call", [

@@ -93,8 +93,6 @@ KNOWN_FAILURES = {
         'forward AD of writes into a view of a copy: the src tangent is dropped',
     ('fill', 'forward_ad'):
         "forward AD of in-place fill: the input's tangent is kept instead of zero",
-    ('full_like', 'forward'):
-        'an out-of-range fill value for uint8: torch wraps it, ember raises',
     ('histc', 'forward'):
         'bfloat16: values on bin edges land in different bins',
     ('histogram', 'forward'):
@@ -119,18 +117,10 @@ KNOWN_FAILURES = {
         'gradients of the complete SVD (full_matrices=True): ember refuses them',
     ('linalg.svd', 'forward_ad'):
         'gradients of the complete SVD (full_matrices=True): ember refuses them',
-    ('linspace', 'forward'):
-        "integer dtypes: torch's step formula truncates differently",
-    ('linspace.tensor_overload', 'forward'):
-        "integer dtypes: torch's step formula truncates differently",
     ('logcumsumexp', 'forward'):
         "complex input keeps torch's unwrapped imaginary part; forward AD precision",
     ('logcumsumexp', 'forward_ad'):
         "complex input keeps torch's unwrapped imaginary part; forward AD precision",
-    ('logspace', 'forward'):
-        "integer dtypes: torch's step formula truncates differently",
-    ('logspace.tensor_overload', 'forward'):
-        "integer dtypes: torch's step formula truncates differently",
     ('matrix_exp', 'forward'):
         "float32: ember's scaling-and-squaring loses ~1e-3 relative accuracy on small "
         'entries next to large ones',
@@ -163,11 +153,6 @@ KNOWN_FAILURES = {
     ('nn.functional.conv_transpose3d', 'forward'):
         "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
         'the tolerance',
-    ('nn.functional.interpolate.bicubic', 'forward'):
-        'uint8 bicubic interpolation is not implemented',
-    ('nn.functional.interpolate.bilinear', 'forward'):
-        "uint8 bilinear: torch's integer kernel rounds its fixed-point weights "
-        'differently (off by one)',
     ('nn.functional.max_unpool1d', 'forward_ad'):
         'forward AD: tangent scattered where indices repeat differs',
     ('nn.functional.max_unpool2d', 'forward_ad'):
@@ -183,11 +168,6 @@ KNOWN_FAILURES = {
     ('nn.functional.soft_margin_loss', 'forward'):
         'float16: ember computes stably (finite) where torch overflows to inf '
         '(tests/nn/test_loss.py keeps it stable)',
-    ('nn.functional.upsample_bilinear', 'forward'):
-        "uint8 bilinear: torch's integer kernel rounds its fixed-point weights "
-        'differently (off by one)',
-    ('scalar_tensor', 'forward'):
-        'an out-of-range value for uint8: torch wraps it, ember raises',
     ('searchsorted', 'forward'):
         'an empty (0, 0) sorted sequence fails a reshape',
     ('select_scatter', 'forward_ad'):

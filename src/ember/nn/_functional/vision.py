@@ -6,6 +6,9 @@ comes for free. Interpolation is separable: one spatial dim at a time, each outp
 reads 1 (nearest), 2 (linear) or 4 (cubic) input positions along that dim through
 ``index_select`` and mixes them with per-position weights, using torch's source-index
 formulas (computed in float32 for float32/half inputs, as torch's ``opmath`` does).
+uint8 bilinear/bicubic and ``antialias=True`` follow torch's separable kernels instead: the
+last dim first, each output a normalised window of taps (uint8: fixed-point int16 weights,
+rounded and saturated after each dim, exactly as torch).
 ``grid_sample`` gathers the 2^d corners of each sample point (4x4 taps for bicubic) from the
 flattened input planes.
 """
@@ -192,6 +195,127 @@ def _taps(n, o, mode, align_corners, scale, work, nd):
     return [lo, hi], [(work(1) - frac).astype(work), frac]
 
 
+def _separable_filter(mode, antialias):
+    """torch's filter of the separable (antialias / uint8) kernels: the triangle for
+    bilinear; for bicubic the cubic convolution with a = -0.5 (Keys) when antialiasing,
+    else a = -0.75 (as its other bicubic kernels)."""
+    if mode == "bilinear":
+        return lambda x: np.maximum(1.0 - np.abs(x), 0.0)
+    a = -0.5 if antialias else _CUBIC_A
+
+    def cubic(x):
+        x = np.abs(x)
+        near = ((a + 2) * x - (a + 3)) * x * x + 1
+        far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+    return cubic
+
+
+def _antialias_taps(n, o, mode, align_corners, scale):
+    """torch's antialiasing taps along one dim, in float64: (first input index (o,), weights
+    (o, K), the largest weight); weights past an output's window are 0.
+
+    Each output reads the input positions whose distance to its centre lies inside the
+    filter's support, widened by the factor when downscaling, and normalises their weights
+    to sum 1, so edge outputs drop taps rather than repeat the edge pixel."""
+    step = float(_area_scale(n, o, align_corners, scale, np.float64))
+    wide = step >= 1.0
+    support = (2 if mode == "bilinear" else 4) * 0.5 * (step if wide else 1.0)
+    invscale = 1.0 / step if wide else 1.0
+    window = math.ceil(support) * 2 + 1
+    center = step * (np.arange(o, dtype=np.float64) + 0.5)
+    first = np.maximum(np.trunc(center - support + 0.5), 0).astype(np.int64)
+    last = np.minimum(np.trunc(center + support + 0.5).astype(np.int64), n)
+    count = np.clip(last - first, 0, window)
+    taps = np.arange(window)
+    positions = (taps[None, :] + first[:, None]) - center[:, None] + 0.5
+    weights = np.where(taps[None, :] < count[:, None],
+                       _separable_filter(mode, True)(positions * invscale), 0.0)
+    total = weights.sum(axis=1, keepdims=True)
+    weights = np.where(total != 0, weights / np.where(total == 0, 1.0, total), weights)
+    return first, weights, float(weights.max(initial=0.0))
+
+
+def _edge_folded_taps(n, o, mode, align_corners, scale):
+    """torch's uint8 taps without antialias, in float64: the 2 (bilinear) or 4 (bicubic)
+    taps of its float kernels around the source index, where taps that fall off an edge
+    add their weight to the edge pixel's. Returns (first input index, weights (o, K), the
+    largest weight seen while adding them up, as torch picks its precision from it)."""
+    taps = 2 if mode == "bilinear" else 4
+    support = taps // 2
+    step = _area_scale(n, o, align_corners, scale, np.float64)
+    real = _source_index(o, step, align_corners, taps > 2, np.float64)
+    index = np.minimum(np.floor(real).astype(np.int64), n - 1)
+    lam = np.clip(real - index, 0.0, 1.0)
+    unbound = index - support + 1
+    first = np.maximum(unbound, 0)
+    count = np.clip(np.minimum(index + support + 1, n) - first, 0, taps)
+    weights = np.zeros((o, taps))
+    rows, slot, peak = np.arange(o), np.zeros(o, dtype=np.int64), 0.0
+    fn = _separable_filter(mode, False)
+    for j in range(taps):
+        position = unbound + j
+        slot = np.where(position <= 0, 0, np.where(position >= n - 1, count - 1, slot))
+        weights[rows, slot] += fn((j + 1 - support) - lam)
+        peak = max(peak, float(weights[rows, slot].max(initial=0.0)))
+        slot = slot + 1
+    return first, weights, peak
+
+
+def _fixed_point(weights, largest):
+    """torch's int16 weights of its uint8 kernels: the most fractional bits (the precision)
+    that keep ``largest`` below 2**15, each weight rounded half away from zero."""
+    precision = 0
+    while precision < 22 and int(0.5 + largest * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    scaled = weights * (1 << precision)
+    return np.trunc(np.where(scaled < 0, scaled - 0.5, scaled + 0.5)).astype(np.int64), precision
+
+
+def _separable_order(spatial, out):
+    """The dims torch's separable kernels resample: the last first, each only if its size
+    changes."""
+    dims = range(len(out) - 1, -1, -1)
+    return [i for i in dims if out[i] != spatial[i]]
+
+
+def _resample_uint8(input, out, scales, mode, align_corners, antialias):
+    """uint8 bilinear/bicubic as torch's integer kernel: one dim at a time, each output the
+    fixed-point sum of its taps, rounded and saturated to 0..255 after every dim."""
+    spatial = list(input.shape[2:])
+    xp = input._device.xp
+    data = input._data
+    taps = _antialias_taps if antialias else _edge_folded_taps
+    for i in _separable_order(spatial, out):
+        scale = scales[i] if scales is not None else None
+        first, weights, largest = taps(spatial[i], out[i], mode, align_corners, scale)
+        fixed, precision = _fixed_point(weights, largest)
+        axis = 2 + i
+        trailing = (1,) * (data.ndim - axis - 1)
+        total = xp.full(data.shape[:axis] + (out[i],) + data.shape[axis + 1:],
+                        (1 << precision) >> 1, dtype=np.int64)
+        for k in range(fixed.shape[1]):
+            index = xp.asarray(np.minimum(first + k, spatial[i] - 1))
+            weight = xp.asarray(fixed[:, k].reshape((-1,) + trailing))
+            total += xp.take(data, index, axis=axis).astype(np.int64) * weight
+        data = xp.clip(total >> precision, 0, 255).astype(np.uint8)
+    if data is input._data:
+        return input.clone()
+    return Tensor._make(xp.ascontiguousarray(data), input._device)
+
+
+def _resample_antialiased(x, out, scales, mode, align_corners, work):
+    """Float bilinear/bicubic with antialias=True, as torch's separable kernel (ember ops,
+    so it is differentiable)."""
+    spatial = list(x.shape[2:])
+    for i in _separable_order(spatial, out):
+        scale = scales[i] if scales is not None else None
+        first, weights, _ = _antialias_taps(spatial[i], out[i], mode, align_corners, scale)
+        index = [np.minimum(first + k, spatial[i] - 1) for k in range(weights.shape[1])]
+        x = _resample_dim(x, 2 + i, index, [w.astype(work) for w in weights.T], x.device)
+    return x
+
+
 def _resample_dim(x, d, index, weights, device):
     """Mix ``x`` along dim ``d``: ``sum_k x[index_k] * weights_k``."""
     if weights is None:
@@ -284,7 +408,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if not (mode in ("bilinear", "bicubic") and ndim == 4):
             raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                              "modes and requires a 4-D tensor as input")
-        raise NotImplementedError("interpolate(antialias=True) is not implemented in ember")
     if mode in expected and expected[mode] != ndim:
         needs = {3: "3D", 4: "4D", 5: "5D"}[expected[mode]]
         raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {needs} input")
@@ -300,18 +423,20 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return pool(input, out)
     d = input.dtype
     nearest = mode in ("nearest", "nearest-exact")
-    byte_ok = d is dt.uint8 and (nearest or mode == "bilinear")
-    if not d.is_floating_point and not byte_ok:
+    if d is dt.uint8 and mode in ("bilinear", "bicubic"):
+        return _resample_uint8(input, out, scales, mode, align_corners, antialias)
+    if not d.is_floating_point and not (d is dt.uint8 and nearest):
         kernel = {"nearest": "upsample_nearest", "nearest-exact": "_upsample_nearest_exact"}
         name = kernel.get(mode, f"upsample_{mode}") + f"{ndim - 2}d"
-        if mode == "bicubic":  # torch has a uint8 kernel here; ember does not (yet)
-            name = "upsample_bicubic2d_out_frame"
         raise NotImplementedError(f'"{name}" not implemented for \'{_short_name(d)}\'')
     work = _opmath(d)
     x = input
-    low = (d in (dt.float16, dt.bfloat16) or d is dt.uint8) and not nearest
+    low = d in (dt.float16, dt.bfloat16) and not nearest
     if low:
         x = x.float()
+    if antialias:
+        x = _resample_antialiased(x, out, scales, mode, align_corners, work)
+        return x.to(d) if low else x if x is not input else input.clone()
     for i, o in enumerate(out):
         n = spatial[i]
         scale = scales[i] if scales is not None else None
@@ -321,8 +446,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         x = _resample_dim(x, 2 + i, index, weights, input.device)
     if x is input:
         x = input.clone()
-    if low and d is dt.uint8:  # torch rounds its uint8 results and saturates
-        return x.round().clamp(0, 255).to(d)
     return x.to(d) if low else x
 
 
