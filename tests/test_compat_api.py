@@ -12,10 +12,13 @@ from conftest import assert_grads_match, assert_same, make_pair
 RNG = np.random.default_rng(1)
 
 
-def test_compile_eager_decorator_forms():
+def test_compile_decorator_forms():
     model = ember.nn.Linear(2, 2)
-    assert ember.compile(model) is model
-    assert ember.compile(mode="max-autotune")(model) is model
+    for mod, net in ((ember, model), (torch, torch.nn.Linear(2, 2))):
+        compiled = mod.compile(net)
+        assert type(compiled).__name__ == "OptimizedModule" and compiled._orig_mod is net
+        assert mod.compile(mode="max-autotune")(net)._orig_mod is net
+        assert mod.compile(net, disable=True) is net
 
     @ember.compile
     def f(x):
@@ -31,7 +34,8 @@ def test_compile_eager_decorator_forms():
         with pytest.raises(RuntimeError, match="Either mode or options"):
             mod.compile(lambda x: x, mode="default", options={})
     ember._dynamo.reset()
-    assert ember._dynamo.disable(f) is f and ember.compiler.disable()(f) is f
+    assert ember._dynamo.disable(f)(ember.ones(1)).tolist() == [2.0]
+    assert ember.compiler.disable()(g)(ember.ones(1)).tolist() == [2.0]
     assert ember.compiler.is_compiling() is torch.compiler.is_compiling() is False
 
 

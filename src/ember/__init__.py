@@ -97,7 +97,7 @@ from . import amp, cpu  # noqa: E402  (ember.amp: autocast, GradScaler; ember.cp
 from .cuda import amp as _cuda_amp  # noqa: E402, F401  (ember.cuda.amp: deprecated aliases)
 from . import _dynamo, accelerator, backends, compiler, mps, xpu  # noqa: E402, F401
 from ._switches import *  # noqa: E402, F403  (set_default_device, matmul precision, ...)
-from ._compile import *  # noqa: E402, F403  (ember.compile: runs eagerly for now)
+from ._inductor import compile  # noqa: E402  (ember.compile: the compiler, in _inductor/)
 from ._constants import *  # noqa: E402, F403  (pi, e, inf, nan, newaxis)
 from ._tensor_functions import *  # noqa: E402, F403  (is_same_size, detach, abs_, ...)
 from .ops.statistics import *  # noqa: E402, F403  (cov, corrcoef, histogramdd)

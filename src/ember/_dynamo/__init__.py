@@ -1,48 +1,199 @@
-"""``ember._dynamo``: the few ``torch._dynamo`` entry points scripts call. ember runs
-eagerly (:func:`ember.compile` compiles nothing), so these are no-ops.
+"""``ember._dynamo``: the ``torch._dynamo`` names that real code touches, backed by ember's
+compiler (``ember/_inductor/``): ``reset``, ``config``, ``disable``, ``mark_dynamic``,
+``explain``, ``list_backends``, ``exc``, ``utils.counters``.
 
 Example::
 
     >>> ember._dynamo.reset()
+    >>> ember._dynamo.config.cache_size_limit
+    8
 """
 
 from __future__ import annotations
 
 import functools
 
-__all__ = ["reset", "disable", "is_compiling", "config"]
+from .._inductor.backends import list_backends
+from .._inductor.compiled import is_compiling, reset
+from .._inductor.state import config
+from . import eval_frame, exc, utils  # noqa: F401  (torch._dynamo's submodules)
 
-
-class _Config:
-    """``torch._dynamo.config``: accepts and keeps any setting (``suppress_errors``, ...)."""
-
-    suppress_errors = False
-    cache_size_limit = 8
-    verbose = False
-
-
-config = _Config()
-
-
-def reset():
-    """Forget compiled code (there is none in ember)."""
+__all__ = ["reset", "disable", "is_compiling", "config", "mark_dynamic", "mark_static",
+           "maybe_mark_dynamic", "explain", "list_backends", "allow_in_graph",
+           "assume_constant_result", "optimize", "set_stance", "ExplainOutput"]
 
 
 def disable(fn=None, recursive=True, *, reason=None):
-    """Mark ``fn`` to run eagerly (it always does in ember); a decorator with or without
-    arguments.
+    """Run ``fn`` eagerly even when a compiled function calls it: the caller's capture breaks
+    its graph there (``torch._dynamo.disable``). A decorator with or without arguments.
 
     Example::
 
         >>> @ember._dynamo.disable
         ... def f(x):
         ...     return x
+        >>> f(ember.ones(1))
+        tensor([1.])
     """
     if fn is None:
         return functools.partial(disable, recursive=recursive, reason=reason)
+    from .._inductor.compiled import CompiledFunction
+
+    if isinstance(fn, CompiledFunction):
+        return fn._fn
+    if getattr(fn, "_torchdynamo_disable", False):
+        return fn
+
+    @functools.wraps(fn)
+    def eager(*args, **kwargs):
+        from .._inductor.capture import CaptureTracer
+        from .._tensor import _trace_state
+
+        tracer = _trace_state.tracer
+        if isinstance(tracer, CaptureTracer):
+            tracer.graph_break("call to a function marked with ember._dynamo.disable"
+                               + (f" ({reason})" if reason else ""))
+        return fn(*args, **kwargs)
+    eager._torchdynamo_disable = True
+    eager._torchdynamo_orig_callable = fn
+    return eager
+
+
+def allow_in_graph(fn):
+    """Return ``fn``: ember's capture records the operators any function runs, so every
+    function is already allowed in the graph.
+
+    Example::
+
+        >>> f = ember._dynamo.allow_in_graph(ember.sin)
+    """
     return fn
 
 
-def is_compiling():
-    """False: ember never traces Python code for compilation."""
-    return False
+def assume_constant_result(fn):
+    """Return ``fn``: its result is whatever the capture saw (non-tensor results already are
+    constants of the graph).
+
+    Example::
+
+        >>> f = ember._dynamo.assume_constant_result(lambda: 3)
+    """
+    return fn
+
+
+def _indices(index):
+    return set(index) if isinstance(index, (list, tuple, set)) else {index}
+
+
+def mark_dynamic(t, index, *, min=None, max=None, specialize_on=None):
+    """Trace dimension(s) ``index`` of ``t`` symbolically from the first capture on.
+
+    Example::
+
+        >>> x = ember.ones(4, 3)
+        >>> ember._dynamo.mark_dynamic(x, 0)
+    """
+    dims = set(getattr(t, "_dynamo_dynamic_indices", ()))
+    t._dynamo_dynamic_indices = dims | _indices(index)
+
+
+maybe_mark_dynamic = mark_dynamic
+
+
+def mark_static(t, index=None):
+    """Keep dimension(s) ``index`` (all without one) of ``t`` specialised.
+
+    Example::
+
+        >>> x = ember.ones(4, 3)
+        >>> ember._dynamo.mark_static(x)
+    """
+    dims = set(getattr(t, "_dynamo_dynamic_indices", ()))
+    t._dynamo_dynamic_indices = set() if index is None else dims - _indices(index)
+
+
+def optimize(backend="inductor", *, nopython=False, dynamic=None, disable=False, **kwargs):
+    """The older spelling of :func:`ember.compile` as a decorator factory
+    (``torch._dynamo.optimize``); ``nopython=True`` is ``fullgraph=True``.
+
+    Example::
+
+        >>> f = ember._dynamo.optimize("eager")(lambda x: x + 1)
+    """
+    from .._inductor.compiled import compile
+
+    return functools.partial(compile, backend=backend, fullgraph=nopython, dynamic=dynamic,
+                             disable=disable)
+
+
+def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
+    """See :func:`ember.compiler.set_stance`."""
+    from ..compiler import set_stance as set_
+
+    return set_(stance, skip_guard_eval_unsafe=skip_guard_eval_unsafe,
+                force_backend=force_backend)
+
+
+class ExplainOutput:
+    """What :func:`explain` found: graphs captured, graph breaks and their reasons.
+
+    ember breaks a function as a whole (it then runs eagerly), so a function with a break
+    has ``graph_count == 0``.
+    """
+
+    def __init__(self, graphs, graph_break_count, break_reasons, op_count, compile_times):
+        self.graphs = graphs
+        self.graph_count = len(graphs)
+        self.graph_break_count = graph_break_count
+        self.break_reasons = break_reasons
+        self.op_count = op_count
+        self.ops_per_graph = [[n.target for n in g.nodes] for g in graphs]
+        self.out_guards = []
+        self.compile_times = compile_times
+
+    def __str__(self):
+        lines = [f"Graph Count: {self.graph_count}",
+                 f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
+        for i, reason in enumerate(self.break_reasons, 1):
+            lines.append(f"  Break Reason {i}:\n    Reason: {reason.reason}")
+            if reason.user_stack:
+                frame = reason.user_stack[-1]
+                lines.append(f"    User Stack:\n      File {frame.filename}, line "
+                             f"{frame.lineno}, in {frame.name}")
+        return "\n".join(lines) + "\n"
+
+
+class _BreakReason:
+    def __init__(self, reason, frame):
+        self.reason = reason
+        self.user_stack = [frame] if frame is not None else []
+
+
+def explain(f, *extra_args, **extra_kwargs):
+    """``explain(f)(*args, **kwargs)`` captures one call of ``f`` and returns an
+    :class:`ExplainOutput` (graphs, graph breaks and their reasons).
+
+    Example::
+
+        >>> ember._dynamo.explain(lambda x: x.sin() + 1)(ember.ones(2)).graph_count
+        1
+    """
+    def inner(*args, **kwargs):
+        import time
+
+        from .._inductor.capture import capture
+        from .._inductor.guards import call_key
+
+        _, tensors = call_key(args, kwargs, ())
+        start = time.perf_counter()
+        found = capture(f, tensors, lambda _t: f(*args, **kwargs))
+        elapsed = time.perf_counter() - start
+        graphs = [found.graph] if found.ok else []
+        reasons = [_BreakReason(r, w) for r, w in found.breaks]
+        ops = sum(1 for g in graphs for n in g.nodes if n.kind in ("op", "call"))
+        return ExplainOutput(graphs, len(reasons), reasons, ops,
+                             f"capture: {elapsed:.4f} s")
+    if extra_args or extra_kwargs:
+        return inner(*extra_args, **extra_kwargs)
+    return inner

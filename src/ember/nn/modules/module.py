@@ -502,6 +502,21 @@ class Module:
 
     # ------------------------------------------------------------ modes and conversion
 
+    def compile(self, *args, **kwargs):
+        """Compile this module's ``forward`` in place with :func:`ember.compile`'s keyword
+        arguments: later calls replay the captured graph (torch's ``Module.compile``).
+
+        Example::
+
+            >>> net = ember.nn.Linear(2, 1)
+            >>> net.compile()
+            >>> net(ember.ones(1, 2)).shape
+            ember.Size([1, 1])
+        """
+        from ..._inductor.compiled import compile_module_in_place
+
+        compile_module_in_place(self, *args, **kwargs)
+
     def train(self, mode=True):
         """Set training mode (dropout active, batch norm updating) on this and all children."""
         if not isinstance(mode, bool):

@@ -1,0 +1,167 @@
+"""Backends: what turns a captured graph into the callable a compiled function runs.
+
+* ``"eager"`` and ``"aot_eager"``: the captured graph as it is, interpreted by
+  ``jit``'s ``run_graph`` (each node calls its ember operator, so autograd records the
+  backward as in eager code);
+* ``"inductor"`` (the default): the graph after dead-code elimination, common-subexpression
+  elimination, constant folding and fusion of element-wise chains into one kernel per chain
+  (a fused chain runs its primitives when autograd must record, so training stays exact);
+* a callable: torch's custom-backend protocol. It gets an :class:`ember.fx.GraphModule`
+  whose nodes call ember's primitives (the flattened tensor arguments are its placeholders,
+  parameters and captured tensors its attributes) and the example inputs, and returns a
+  callable that the compiled function calls with the flattened tensors.
+
+Example::
+
+    >>> sorted(list_backends(exclude_tags=()))
+    ['aot_eager', 'eager', 'inductor']
+"""
+
+from __future__ import annotations
+
+from ..jit._ir import CALL, CONSTANT, COPY, GET_ATTR, OP, map_tree
+from ..jit._module import _Plan, run_graph
+
+__all__ = ["lookup_backend", "list_backends", "interpret", "optimize"]
+
+
+def interpret(graph, attrs):
+    """A callable running ``graph`` on a list of tensors; ``attrs`` maps ``get_attr`` names
+    to live tensors."""
+    plan = _Plan(graph)
+    read = attrs.__getitem__
+    constants = graph.constants
+
+    def run(tensors):
+        return run_graph(plan, tensors, read, constants)
+    return run
+
+
+def optimize(graph):
+    """The inductor passes, in place: DCE, CSE, constant folding, element-wise fusion."""
+    from ..jit._passes import (
+        eliminate_common_subexpressions,
+        eliminate_dead_code,
+        fold_constants,
+        fuse_elementwise,
+    )
+
+    eliminate_dead_code(graph)
+    eliminate_common_subexpressions(graph)
+    fold_constants(graph)
+    fuse_elementwise(graph)
+    return graph
+
+
+def _eager(graph, attrs, example_inputs):
+    return interpret(graph, attrs)
+
+
+def _inductor(graph, attrs, example_inputs):
+    return interpret(optimize(graph), attrs)
+
+
+_BACKENDS = {"eager": _eager, "aot_eager": _eager, "inductor": _inductor}
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    """The names ``backend=`` accepts (torch lists ``eager``/``aot_eager`` only with the
+    ``debug`` tag included).
+
+    Example::
+
+        >>> list_backends()
+        ['inductor']
+    """
+    debug = ("eager", "aot_eager")
+    exclude = set(exclude_tags or ())
+    return sorted(name for name in _BACKENDS if not ("debug" in exclude and name in debug))
+
+
+def lookup_backend(backend):
+    """The function ``(graph, attrs, example_inputs) -> callable`` for ``backend`` (a name or
+    a user's callable taking ``(GraphModule, example_inputs)``)."""
+    if callable(backend):
+        return _custom(backend)
+    if not isinstance(backend, str) or backend not in _BACKENDS:
+        from .state import InvalidBackend
+
+        raise InvalidBackend(f"Invalid backend: {backend!r}, see "
+                                   "`ember._dynamo.list_backends()` for available backends.")
+    return _BACKENDS[backend]
+
+
+def _custom(backend):
+    def compile_with(graph, attrs, example_inputs):
+        gm = to_fx(graph, attrs)
+        compiled = backend(gm, list(example_inputs))
+        if not callable(compiled):
+            from .state import TorchDynamoException
+
+            raise TorchDynamoException(f"compiler_fn did not return callable: {compiled!r}")
+
+        def run(tensors):
+            return compiled(*tensors)
+        return run
+    return compile_with
+
+
+def to_fx(graph, attrs):
+    """An :class:`ember.fx.GraphModule` computing ``graph``: placeholders for its inputs,
+    ``get_attr`` for parameters, buffers and constants, one ``call_function`` per node."""
+    from .. import fx
+    from ..ops._registry import assign_inplace
+
+    fx_graph = fx.Graph()
+    env, root = {}, {}
+    for i, v in enumerate(graph.inputs):
+        env[v] = fx_graph.placeholder(f"arg{i}")
+    for n in graph.nodes:
+        if n.kind in (GET_ATTR, CONSTANT):
+            name = n.params["name"]
+            target = name if n.kind == GET_ATTR else f"constant_{name}"
+            root[target] = attrs[name] if n.kind == GET_ATTR else graph.constants[name]
+            env[n.outputs[0]] = fx_graph.get_attr(target)
+        elif n.kind == COPY:
+            env[n.outputs[0]] = fx_graph.call_function(
+                assign_inplace, (env[n.inputs[0]], env[n.inputs[1]]), {"check_dtype": False},
+                name="copy_")
+        elif n.kind == CALL:
+            args, kwargs = n.params["args"], n.params["kwargs"]
+
+            def arg(t):
+                return env[n.inputs[t["v"]]] if "v" in t else t["c"]
+            env[n.outputs[0]] = fx_graph.call_function(
+                n.op, tuple(arg(t) for t in args), {k: arg(t) for k, t in kwargs.items()},
+                name=n.params["fn"].rsplit(".", 1)[-1].replace(":", "_"))
+        else:  # OP and FUSED
+            node = fx_graph.call_function(_as_function(n.op), tuple(env[v] for v in n.inputs),
+                                          dict(n.params) if n.kind == OP else {},
+                                          name=n.op.name)
+            if n.kind == OP and n.op.multi_output:
+                import operator
+
+                for i, v in enumerate(n.outputs):
+                    env[v] = fx_graph.call_function(operator.getitem, (node, i))
+            else:
+                env[n.outputs[0]] = node
+    fx_graph.output(map_tree(graph.output, env.__getitem__))
+    return fx.GraphModule(root, fx_graph)
+
+
+
+_FUNCTIONS = {}
+
+
+def _as_function(op):
+    """A plain function calling the primitive ``op`` and named after it, for fx's code
+    generation (an ``Op`` is a callable object without ``__name__``)."""
+    function = _FUNCTIONS.get(id(op))
+    if function is None or function.op is not op:
+        def function(*args, **kwargs):
+            return op(*args, **kwargs)
+        function.__name__ = function.__qualname__ = op.name
+        function.__module__ = "ember_primitives"
+        function.op = op
+        _FUNCTIONS[id(op)] = function
+    return function

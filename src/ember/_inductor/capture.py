@@ -1,0 +1,338 @@
+"""Capture: run a function once on its real inputs under a recording tracer, and return the
+graph of primitives it called, or the reasons it cannot be replayed safely (graph breaks).
+
+The tracer is ``ember.jit``'s (``jit/_tracer.py``), made stricter for a compiler: where
+``jit.trace`` warns and records a constant, capture records a *graph break* instead, because
+a compiled function must never give a silently wrong answer:
+
+* a tensor's value read into Python (``item()``, ``bool()``, ``int()``, ``float()``,
+  ``tolist()``, ``numpy()``): the code after it may depend on the data;
+* an in-place change the tracer could not record (a direct write such as ``fill_``);
+* random numbers drawn outside the recorded random entry points (dropout's mask and
+  ``ember.rand``-like factories are recorded as calls, so the replay draws fresh numbers);
+* ``print()`` (a side effect the replay would lose), and outputs that are not tensors or
+  plain Python constants.
+
+Tensors the function reads that are neither inputs nor its module's parameters and buffers
+(closure variables, globals, tensors made by factories) are read *live* at each call, through
+``get_attr`` nodes named ``captured_N``: an optimiser's in-place update is then seen.
+
+Example::
+
+    >>> graph = capture(lambda x: x.sin() + 1, [ember.ones(2)]).graph
+    >>> [n.op.name for n in graph.op_nodes()]
+    ['sin', 'add']
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import traceback
+import warnings
+
+from .._tensor import Tensor
+from ..jit._ir import CALL, COPY, GET_ATTR, Node
+from ..jit._tracer import (
+    Tracer,
+    TracerWarning,
+    _drop_unread_sizes,
+    _name_inputs,
+    _resolve_calls,
+    paused,
+    tracing,
+)
+from .state import Unsupported
+
+__all__ = ["Capture", "capture", "user_frame"]
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# what ``Tensor._traced_to_python`` reports -> the method a user called
+_CONVERSIONS = {"number": "Tensor.item()", "list": "Tensor.tolist()",
+                "boolean": "Tensor.__bool__()", "float": "Tensor.__float__()",
+                "integer": "Tensor.__int__()"}
+
+# public random entry points recorded whole as calls (the replay draws fresh numbers)
+_RANDOM_FACTORIES = ("rand", "randn", "rand_like", "randn_like", "randint", "randint_like",
+                     "randperm", "bernoulli", "normal", "multinomial")
+
+
+def user_frame():
+    """The innermost frame outside ember's own package, as a ``traceback.FrameSummary``."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_EMBER_DIR + os.sep):
+            return traceback.FrameSummary(filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def _where_text(frame):
+    if frame is None:
+        return ""
+    text = f'\n  File "{frame.filename}", line {frame.lineno}, in {frame.name}'
+    if frame.line:
+        text += f"\n    {frame.line}"
+    return text
+
+
+class Capture:
+    """What one capture found: the graph (or None after a break), the break reasons, the
+    live tensors the graph reads by name, and the eager result of the call."""
+
+    def __init__(self, graph, breaks, captured, result, size_specialised):
+        self.graph = graph
+        self.breaks = breaks            # [(reason, FrameSummary or None)]
+        self.captured = captured        # {"captured_N": tensor}
+        self.result = result
+        self.size_specialised = size_specialised
+
+    @property
+    def ok(self):
+        return not self.breaks
+
+
+class CaptureTracer(Tracer):
+    """``jit``'s tracer, recording graph breaks where it would warn or refuse."""
+
+    def __init__(self, attr_names, attrs, dynamic_sizes, fullgraph):
+        super().__init__(attr_names, strict=False,
+                         attr_arrays={id(t._data): (t._data, t) for t in attrs},
+                         dynamic_sizes=dynamic_sizes)
+        self.fullgraph = fullgraph
+        self.breaks = []
+        self.captured = {}
+
+    def graph_break(self, reason):
+        """Note that the function cannot be captured; with ``fullgraph`` raise torch's error."""
+        where = user_frame()
+        if self.fullgraph:
+            raise Unsupported(f"{reason}\n\nfrom user code:{_where_text(where)}")
+        self.breaks.append((reason, where))
+
+    def python_value(self, tensor, what):
+        if self._on_trace_thread():
+            self.graph_break(f"Unsupported {_CONVERSIONS.get(what, what)} call: a tensor's "
+                             "value read into Python (data-dependent Python code)")
+
+    def _on_trace_thread(self):
+        import threading
+
+        return threading.get_ident() == self.thread
+
+    def _check_version(self, tensor):
+        vc = tensor._vc
+        known = self.versions.get(id(vc))
+        if known is not None and known[0] is vc and known[1] != vc[0]:
+            self.graph_break("an in-place change the tracer could not record (a direct write "
+                             "such as fill_, copy_ or an indexed assignment without autograd)")
+            self.versions[id(vc)] = (vc, vc[0])
+
+    def value_of(self, tensor, check=True):
+        entry = self.env.get(id(tensor))
+        known = entry is not None and entry[0] is tensor
+        if known or self.arrays.get(id(tensor._data)) is not None \
+                or self.attr_names.get(id(tensor)) is not None \
+                or id(tensor._data) in self.attr_arrays:
+            return super().value_of(tensor, check)
+        return self._read_captured(tensor)
+
+    def _read_captured(self, tensor):
+        """A tensor from outside the call's inputs and module: read it live, by name."""
+        name = f"captured_{len(self.captured)}"
+        self.captured[name] = tensor
+        value = self.new_value(tensor)
+        self.graph.nodes.append(Node(GET_ATTR, None, [], {"name": name}, [value]))
+        return value
+
+    def record_random(self, fn_name, function, args, kwargs):
+        """Run a random factory unrecorded; record it as one call (fresh numbers per replay)."""
+        from ..ops.random import default_generator
+
+        inputs = []
+        arg_templates = [self._template(a, inputs) for a in args]
+        kwarg_templates = {k: self._template(v, inputs) for k, v in kwargs.items()}
+        self.check_random(default_generator)
+        with paused():
+            result = function(*args, **kwargs)
+        self.rng_known = _rng_state(default_generator)
+        if not isinstance(result, Tensor):
+            self.graph_break(f"{fn_name} returned a {type(result).__name__}")
+            return result
+        node = Node(CALL, function, inputs, {"fn": fn_name, "args": arg_templates,
+                                             "kwargs": kwarg_templates},
+                    [self.new_value(result)])
+        self.graph.nodes.append(node)
+        return result
+
+    def check_random(self, generator):
+        """Random numbers drawn since the last recorded draw were drawn by an operation the
+        replay would not repeat (an in-place fill such as ``uniform_``): break."""
+        if _rng_state(generator) != self.rng_known:
+            self.graph_break("random numbers drawn by an operation the compiler cannot replay "
+                             "(an in-place random fill such as uniform_)")
+            self.rng_known = _rng_state(generator)
+
+    def output_tree(self, obj):
+        """The output as a tree of values, with plain Python constants kept as ``("const",
+        value)`` leaves; anything else breaks the graph."""
+        if isinstance(obj, Tensor):
+            return self.value_of(obj)
+        if isinstance(obj, (tuple, list)):
+            kind = "list" if isinstance(obj, list) else "tuple"
+            if kind == "tuple" and type(obj) is not tuple:
+                return ("namedtuple", type(obj), [self.output_tree(o) for o in obj])
+            return (kind, [self.output_tree(o) for o in obj])
+        if type(obj) is dict:
+            return ("dict", [(k, self.output_tree(v)) for k, v in obj.items()])
+        if obj is None or type(obj) in (bool, int, float, str):
+            return ("const", obj)
+        self.graph_break(f"the function returned a {type(obj).__name__}, which a graph cannot "
+                         "produce")
+        return ("const", obj)
+
+
+def _install_entry_points(tracer):
+    """Swap the random factories, dropout's mask, ``numpy()`` and ``print`` for recording
+    versions while ``tracer`` runs; return what to put back."""
+    import ember
+
+    from ..nn._functional import dropout as dropout_module
+
+    saved = []
+
+    def swap(owner, name, replacement):
+        saved.append((owner, name, owner.__dict__[name] if isinstance(owner, type)
+                      else getattr(owner, name)))
+        setattr(owner, name, replacement)
+
+    def recorder(fn_name, original):
+        def record(*args, **kwargs):
+            if not (_active(tracer)):
+                return original(*args, **kwargs)
+            return tracer.record_random(fn_name, original, args, kwargs)
+        return record
+
+    for name in _RANDOM_FACTORIES:
+        if hasattr(ember, name):
+            swap(ember, name, recorder(f"ember.{name}", getattr(ember, name)))
+    swap(dropout_module, "_noise", recorder("nn.functional.dropout_mask",
+                                            dropout_module._noise))
+
+    def breaking(what, original):
+        def call(*args, **kwargs):
+            if _active(tracer):
+                tracer.graph_break(what)
+            return original(*args, **kwargs)
+        return call
+
+    swap(Tensor, "numpy", breaking("Unsupported Tensor.numpy() call: a tensor's values read "
+                                   "into NumPy", Tensor.__dict__["numpy"]))
+    swap(Tensor, "__array__", breaking("a tensor converted to a NumPy array",
+                                       Tensor.__dict__["__array__"]))
+    swap(builtins, "print", breaking("print() (a side effect the compiled graph would not "
+                                     "repeat)", builtins.print))
+    return saved
+
+
+def _rng_state(generator):
+    """The generator's state as bytes (read without recording)."""
+    with paused():
+        return generator.get_state()._data.tobytes()
+
+
+def _active(tracer):
+    from .._tensor import _trace_state
+
+    return _trace_state.tracer is tracer and tracer._on_trace_thread()
+
+
+def _uninstall(saved):
+    for owner, name, original in reversed(saved):
+        setattr(owner, name, original)
+
+
+def capture(fn, inputs, rebuild=None, attr_names=None, attrs=(), dynamic_sizes=False,
+            fullgraph=False):
+    """Call ``fn`` on ``rebuild(inputs)`` (default: ``*inputs``) while recording; return a
+    :class:`Capture`. ``inputs``: the call's tensors (the graph's inputs, in order);
+    ``attr_names``: ``{id(tensor): dotted name}`` of the module's parameters and buffers.
+
+    Example::
+
+        >>> c = capture(lambda x: x * 2, [ember.ones(1)])
+        >>> c.ok, c.result
+        (True, tensor([2.]))
+    """
+    from ..ops.random import default_generator
+
+    tracer = CaptureTracer(attr_names, attrs, dynamic_sizes, fullgraph)
+    for i, t in enumerate(inputs):
+        tracer.add_input(t, f"arg{i}")
+    tracer.rng_known = _rng_state(default_generator)
+    saved = _install_entry_points(tracer)
+    try:
+        with warnings.catch_warnings(record=True) as caught, tracing(tracer):
+            warnings.simplefilter("always")
+            result = fn(*inputs) if rebuild is None else rebuild(inputs)
+            output = tracer.output_tree(result)
+    finally:
+        _uninstall(saved)
+    size_specialised = _replay_warnings(caught)
+    graph = tracer.graph
+    graph.output = output
+    _check_unrecorded_writes(tracer)
+    tracer.check_random(default_generator)
+    _check_writes_to_captured(tracer, graph)
+    if tracer.breaks:
+        return Capture(None, tracer.breaks, {}, result, size_specialised)
+    _drop_unread_sizes(graph)
+    _resolve_calls(graph)
+    _name_inputs(graph)
+    return Capture(graph, [], tracer.captured, result, size_specialised)
+
+
+def _replay_warnings(caught):
+    """Re-issue the warnings the call raised (the user's own), keep the tracer's to itself;
+    return whether a traced size was used as a Python value (the graph is then specialised
+    to the sizes it saw)."""
+    specialised = False
+    for w in caught:
+        if issubclass(w.category, TracerWarning):
+            specialised = True
+            continue
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return specialised
+
+
+def _check_unrecorded_writes(tracer):
+    """A tensor the graph read and that changed afterwards without a recorded write (and was
+    not read again, so ``_check_version`` did not see it) breaks the graph."""
+    for vc, version in tracer.versions.values():
+        if vc[0] != version:
+            tracer.graph_break("an in-place change the tracer could not record (a direct "
+                               "write such as fill_ or copy_)")
+            return
+
+
+def _check_writes_to_captured(tracer, graph):
+    """An in-place write into a captured tensor (a global, or a factory's result the graph
+    does not make again) would accumulate across replays: break instead."""
+    producer = {v: n for n in graph.nodes for v in n.outputs}
+    for n in graph.nodes:
+        if n.kind != COPY:
+            continue
+        value, seen = n.inputs[0], set()
+        while value in producer and value not in seen:
+            seen.add(value)
+            source = producer[value]
+            if source.kind == GET_ATTR and source.params["name"].startswith("captured_"):
+                tracer.graph_break("an in-place write into a tensor the function did not get "
+                                   "as an argument or module attribute")
+                return
+            if not source.inputs:
+                break
+            value = source.inputs[0]

@@ -1,0 +1,119 @@
+"""Guards: what a compiled graph assumed about its call, reduced to a key that the next call
+must match to reuse it.
+
+A key holds the structure of the arguments (containers, plain Python values by value, other
+objects by identity), each tensor's shape, dtype, device, ``requires_grad`` and type, which
+arguments are the same tensor, global grad mode and autocast, and, for a module, each
+submodule's training flag, plain attributes and the identity of its parameters, buffers and
+children. With *dynamic* dimensions the shapes in the key have ``None`` where a size may vary
+(sizes 0 and 1 stay specialised, as in torch).
+
+Example::
+
+    >>> key, tensors = call_key((ember.ones(2, 3),), {}, ())
+    >>> len(tensors)
+    1
+"""
+
+from __future__ import annotations
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..ops._registry import autocast_state
+
+__all__ = ["call_key", "module_state", "mask_shapes", "describe_difference"]
+
+_PLAIN = (type(None), bool, int, float, str, complex, bytes)
+
+
+def _spec(obj, tensors):
+    if isinstance(obj, Tensor):
+        tensors.append(obj)
+        return "T"
+    kind = type(obj)
+    if kind in _PLAIN:
+        return (kind, obj)
+    if kind in (tuple, list):
+        return (kind, tuple(_spec(o, tensors) for o in obj))
+    if kind is dict:
+        return (dict, tuple((k, _spec(v, tensors)) for k, v in obj.items()))
+    try:
+        hash(obj)
+    except TypeError:
+        return ("id", id(obj))
+    if isinstance(obj, tuple):  # a named tuple, torch.Size
+        return (kind, tuple(_spec(o, tensors) for o in obj))
+    return ("obj", kind, obj) if _hashable_by_value(obj) else ("id", id(obj))
+
+
+def _hashable_by_value(obj):
+    """dtypes, devices, enums...: immutable objects compared by value."""
+    from .. import _dtype
+    from .._device import device
+
+    return isinstance(obj, (_dtype.dtype, device)) or type(obj).__module__ == "enum"
+
+
+def tensor_meta(t):
+    """What a tensor argument's graph depends on."""
+    return (tuple(t._data.shape), t._data.dtype, t._device, t.requires_grad, type(t))
+
+
+def module_state(modules):
+    """Each module's training flag, plain attributes and the identity of what it holds."""
+    return tuple((m.training,
+                  tuple(map(id, m._parameters.values())),
+                  tuple(map(id, m._buffers.values())),
+                  tuple(map(id, m._modules.values())),
+                  tuple((k, v) for k, v in m.__dict__.items() if type(v) in _PLAIN))
+                 for m in modules)
+
+
+def call_key(args, kwargs, modules):
+    """``(key without shapes, tensor metadata list, tensors)`` of a call.
+
+    Returns ``(key, tensors)``: ``key = (context, metas)``, ``context`` everything but the
+    tensors' metadata."""
+    tensors = []
+    spec = _spec((args, kwargs), tensors) if kwargs else _spec(args, tensors)
+    first = {}
+    aliasing = tuple(first.setdefault(id(t), i) for i, t in enumerate(tensors))
+    context = (spec, aliasing, grad_mode.state.enabled, autocast_state.on,
+               module_state(modules) if modules else None)
+    metas = tuple(tensor_meta(t) for t in tensors)
+    return (context, metas), tensors
+
+
+def mask_shapes(metas, dynamic):
+    """``metas`` with the dynamic dims (``dynamic[i]``: the dims of tensor ``i``) as ``None``,
+    except sizes 0 and 1, which stay specialised; None when a dynamic dim is 0 or 1."""
+    masked = []
+    for meta, dims in zip(metas, dynamic):
+        if not dims:
+            masked.append(meta)
+            continue
+        shape = list(meta[0])
+        for d in dims:
+            if d >= len(shape) or shape[d] < 2:
+                return None
+            shape[d] = None
+        masked.append((tuple(shape),) + meta[1:])
+    return tuple(masked)
+
+
+def describe_difference(old, new):
+    """A short reason why key ``new`` missed the cached key ``old`` (for the recompiles log)."""
+    (old_context, old_metas), (new_context, new_metas) = old, new
+    names = ("arguments", "argument aliasing", "grad mode", "autocast", "module state")
+    for name, a, b in zip(names, old_context, new_context):
+        if a != b:
+            if name == "grad mode":
+                return f"global grad mode changed ({a} -> {b})"
+            if name == "module state":
+                return "a module's training flag, attributes or parameters changed"
+            return f"{name} changed"
+    for i, (a, b) in enumerate(zip(old_metas, new_metas)):
+        for what, x, y in zip(("size", "dtype", "device", "requires_grad", "type"), a, b):
+            if x != y:
+                return f"tensor argument {i}: {what} mismatch, expected {x}, actual {y}"
+    return "number of tensor arguments changed"
