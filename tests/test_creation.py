@@ -221,6 +221,60 @@ def test_linspace_tensor_bounds_and_errors():
     assert_same(ember.linspace(0, 1, 4, out=e_out), torch.linspace(0, 1, 4, out=t_out))
 
 
+INT_SPACE_BOUNDS = [(-3.5, 11.7), (-3, 11), (0, 14), (3, -9.9), (0.5, -0.5), (-2.5, 300),
+                    (-40000, 40000), (-3.5, 1e10)]
+
+
+@pytest.mark.parametrize("start,end", INT_SPACE_BOUNDS)
+@pytest.mark.parametrize("steps", [0, 1, 2, 7, 50])
+@pytest.mark.parametrize("name", ["uint8", "int8", "int16", "int64"])
+@pytest.mark.parametrize("fn,base", [("linspace", None), ("logspace", 10.0),
+                                     ("logspace", 2.0), ("logspace", -1.5)])
+def test_integer_linspace_logspace_match_torch(start, end, steps, name, fn, base):
+    """Integer dtypes: the ends are truncated (and range-checked) before spacing, and each
+    value is truncated after torch's exact rounding, so every element must be equal."""
+    ed, td = _pair(name)
+    extra = () if base is None else (base,)
+
+    def run(module, dtype):
+        return getattr(module, fn)(start, end, steps, *extra, dtype=dtype)
+    try:
+        expected = run(torch, td)
+    except RuntimeError:
+        _raises_like(lambda: run(ember, ed), lambda: run(torch, td), "without overflow")
+        return
+    assert_same(run(ember, ed), expected, rtol=0, atol=0)
+
+
+FILL_VALUES = [-1, -129, -255, -256, 255, 300, -0.5, -1.5, 255.9, 1e10, float("nan"), True]
+
+
+@pytest.mark.parametrize("value", FILL_VALUES)
+@pytest.mark.parametrize("name", ["uint8", "int8", "int64"])
+def test_integer_fill_values_wrap_or_raise_like_torch(value, name):
+    """torch lets an integer wrap into an unsigned dtype down to -max (-1 fills uint8 with
+    255) and refuses any other value out of range, floats included (-0.5 into uint8)."""
+    ed, td = _pair(name)
+    cases = [
+        (lambda: ember.full((2,), value, dtype=ed), lambda: torch.full((2,), value, dtype=td)),
+        (lambda: ember.full_like(ember.zeros(2, dtype=ed), value),
+         lambda: torch.full_like(torch.zeros(2, dtype=td), value)),
+        (lambda: ember.scalar_tensor(value, dtype=ed),
+         lambda: torch.scalar_tensor(value, dtype=td)),
+        (lambda: ember.zeros(2, dtype=ed).fill_(value),
+         lambda: torch.zeros(2, dtype=td).fill_(value)),
+        (lambda: ember.zeros(1, dtype=ed).new_full((2,), value),
+         lambda: torch.zeros(1, dtype=td).new_full((2,), value)),
+    ]
+    for ember_fn, torch_fn in cases:
+        try:
+            expected = torch_fn()
+        except RuntimeError:
+            _raises_like(ember_fn, torch_fn, "without overflow")
+            continue
+        assert_same(ember_fn(), expected, rtol=0, atol=0)
+
+
 # ---------------------------------------------------------------- eye / tri indices
 
 

@@ -91,8 +91,7 @@ def _fill(xp, fill, shape, dtype):
     if dtype.category == dt._BOOL:
         fill = builtins.bool(fill)
     elif dtype.category == dt._INT:
-        _check_int_value(fill, dtype)
-        fill = int(fill.real) if isinstance(fill, builtins.complex) else int(fill)
+        fill = checked_int(fill, dtype)
     elif not dtype.is_complex and isinstance(fill, builtins.complex):
         fill = _real_value(fill, dtype)
     return xp.full(shape, fill, dtype.np)
@@ -107,20 +106,41 @@ _INT_RANGES = {d.name: (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max))
                for d in dt.ALL_DTYPES if d.category == dt._INT}
 
 
-def _check_int_value(value, dtype):
-    """torch refuses to store a number that does not fit an integer dtype."""
+def checked_int(value, dtype):
+    """The Python number ``value`` as an integer of the integer ``dtype``, as torch converts it.
+
+    A float (or a complex with no imaginary part) must lie within the dtype's range and is
+    truncated toward zero. An integer may also be negative down to ``-max`` for an unsigned
+    dtype, where it wraps as in two's complement; anything else raises torch's error.
+
+    Example::
+
+        >>> checked_int(-1, ember.uint8), checked_int(-2.7, ember.int8)
+        (255, -2)
+    """
     if isinstance(value, builtins.complex):
         value = _real_value(value, dtype)
+    if isinstance(value, np.generic):
+        value = value.item()
     low, high = _INT_RANGES[dtype.name]
+    if isinstance(value, int):  # also bool
+        wraps = low == 0 and -high <= value < 0
+        if not (low <= value <= high or wraps):
+            _overflow(dtype)
+        return value % (high + 1) if wraps else int(value)
     if value != value or not low <= value <= high:
-        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} without "
-                           "overflow")
+        _overflow(dtype)
+    return int(value)
+
+
+def _overflow(dtype):
+    raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} without "
+                       "overflow")
 
 
 def _real_value(value, dtype):
     if value.imag != 0:
-        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} without "
-                           "overflow")
+        _overflow(dtype)
     return value.real
 
 
@@ -560,16 +580,70 @@ def _steps_and_bounds(start, end, steps, name):
     return _number(start), _number(end), int(steps)
 
 
-def _linspace_values(xp, start, end, steps, compute):
-    """torch's symmetric formula: the first half counts up from start, the rest down from end."""
-    index = xp.arange(steps, dtype=np.float64 if compute.kind != "c" else compute)
+def _linspace_values(xp, start, end, steps, compute, fused=True):
+    """torch's symmetric formula: the first half counts up from start, the rest down from end.
+
+    With ``fused``, real values are rounded as torch's linspace kernel rounds them (it is
+    compiled for AVX2, where each ``start + step * i`` becomes one fused multiply-add;
+    logspace's plain loop rounds twice): an integer dtype truncates the values, so the
+    rounding decides whether ``3.9999999999999996`` or ``4.0`` is truncated.
+    """
     if steps == 1:
         return xp.full((1,), start, dtype=compute)
-    step = (end - start) / (steps - 1)
-    halfway = steps // 2
-    up = start + step * index
-    down = end - step * (steps - 1 - index)
-    return xp.where(index < halfway, up, down).astype(compute, copy=False)
+    if compute.kind == "c":
+        index = xp.arange(steps, dtype=compute)
+        step = (end - start) / (steps - 1)
+        up, down = start + step * index, end - step * (steps - 1 - index)
+    else:
+        index = xp.arange(steps, dtype=np.float64)
+        start, end = builtins.float(start), builtins.float(end)
+        step = (end - start) / (steps - 1)
+        if fused:
+            up = _fused_multiply_add(xp, step, index, start)
+            down = _fused_multiply_add(xp, -step, steps - 1 - index, end)
+        else:
+            up, down = start + step * index, end - step * (steps - 1 - index)
+    return xp.where(index < steps // 2, up, down).astype(compute, copy=False)
+
+
+def _fused_multiply_add(xp, a, b, c):
+    """``a * b + c`` rounded once (float64 scalars ``a``, ``c`` and array ``b``), from the
+    exact error of the product (Dekker's split) and of the sum (Knuth's two-sum).
+
+    Example::
+
+        >>> _fused_multiply_add(np, -14 / 6, np.array([3.0]), 11.0) < 4  # 11 - 7.0000000000000004
+        array([ True])
+    """
+    split = 134217729.0  # 2**27 + 1 cuts a double into two 26-bit halves
+    with np.errstate(over="ignore", invalid="ignore"):
+        a_hi = split * a - (split * a - a)
+        a_lo = a - a_hi
+        b_hi = split * b - (split * b - b)
+        b_lo = b - b_hi
+        product = a * b
+        product_error = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+        total = product + c
+        back = total - product
+        sum_error = (product - (total - back)) + (c - back)
+        fused = total + (sum_error + product_error)
+        # Infinite or nan terms leave the plain result (the errors are nan there).
+        return xp.where(xp.isfinite(fused), fused, product + c)
+
+
+def _space_bounds(start, end, steps, dtype):
+    """linspace/logspace's ends as torch's kernels take them: converted to an integer
+    ``dtype`` first (truncated, range-checked), so the values are spaced between whole
+    numbers. One step takes only the start, no step reads neither.
+
+    Example::
+
+        >>> _space_bounds(-3.5, 11.7, 5, ember.int16)
+        (-3, 11)
+    """
+    if dtype.category != dt._INT or steps == 0:
+        return start, end
+    return checked_int(start, dtype), end if steps == 1 else checked_int(end, dtype)
 
 
 def _space_dtype(start, end, dtype):
@@ -596,6 +670,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     device = canonical(device) if device is not None else (
         out._device if isinstance(out, Tensor) else canonical("cpu"))
+    start, end = _space_bounds(start, end, steps, dtype)
     compute = np.dtype(np.complex128) if dtype.is_complex else np.dtype(np.float64)
 
     def values(xp):
@@ -620,13 +695,23 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
     device = canonical(device) if device is not None else (
         out._device if isinstance(out, Tensor) else canonical("cpu"))
+    if steps == 1 and dtype.category == dt._INT:  # torch fills in base ** start
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            only = np.power(np.float64(base), np.float64(start))
+        return full((1,), checked_int(only.item(), dtype), out=out, dtype=dtype, device=device,
+                    requires_grad=requires_grad)
+    start, end = _space_bounds(start, end, steps, dtype)
     compute = np.dtype(np.complex128) if dtype.is_complex else np.dtype(np.float64)
 
     def values(xp):
-        exponents = _linspace_values(xp, start, end, steps, compute)
+        exponents = _linspace_values(xp, start, end, steps, compute, fused=False)
+        # float_power rounds as the C library's pow (torch's), power's SIMD loop may not.
+        power = xp.power if dtype.is_complex else xp.float_power
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            result = xp.power(xp.asarray(base, dtype=compute), exponents)
-        return xp.trunc(result) if dtype.category == dt._INT else result
+            result = power(xp.asarray(base, dtype=compute), exponents)
+            if dtype.category == dt._INT:  # powers beyond the dtype's range cast as in C
+                return result.astype(dtype.np)
+        return result
     result = Tensor._make(_range_array(device, dtype, steps, values), device)
     return _finish(result, requires_grad, out, "logspace")
 
@@ -941,8 +1026,7 @@ def _checked_fill_value(value, dtype):
     if dtype.category == dt._BOOL:
         return builtins.bool(value)
     if dtype.category == dt._INT:
-        _check_int_value(value, dtype)
-        return int(value.real) if isinstance(value, builtins.complex) else int(value)
+        return checked_int(value, dtype)
     if not dtype.is_complex and isinstance(value, builtins.complex):
         return _real_value(value, dtype)
     return value
