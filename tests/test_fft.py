@@ -406,6 +406,18 @@ def test_istft_return_complex():
     assert_same(actual, expected)
 
 
+def test_istft_complex_window_matches_torch():
+    """torch divides by the overlap-added square of the window (not |window|^2) even when the
+    window is complex."""
+    spec = _data((12, 9), "complex128", 3)
+    window = _data((12,), "complex128", 4)
+    expected = torch.istft(torch.from_numpy(spec), 12, 3, window=torch.from_numpy(window),
+                           center=False, onesided=False, return_complex=True)
+    actual = ember.istft(ember.tensor(spec), 12, 3, window=ember.tensor(window), center=False,
+                         onesided=False, return_complex=True)
+    assert_same(actual, expected, rtol=1e-9, atol=1e-9)
+
+
 def test_stft_istft_gradients():
     ew, tw = _window("hann", 8)
 

@@ -913,7 +913,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     frames = frames * w
     expected = n_fft + hop_length * (n_frames - 1)
     y = overlap_add(frames, hop=hop_length, length=expected)
-    envelope = overlap_add((w * w.conj() if w.is_complex() else w * w).expand(1, n_frames, n_fft),
+    envelope = overlap_add((w * w).expand(1, n_frames, n_fft),  # torch squares a complex window too
                            hop=hop_length, length=expected)
     start = n_fft // 2 if center else 0
     if length is not None:
