@@ -101,8 +101,6 @@ KNOWN_FAILURES = {
         "non-monotonic bin edges: torch accepts them, ember's NumPy kernel refuses",
     ('index_fill', 'forward_ad'):
         "forward AD of index_fill: the filled positions keep the input's tangent",
-    ('istft', 'forward'):
-        "complex window: ember's istft differs from torch's",
     ('linalg.eig', 'forward_ad'):
         'forward AD of linalg_eig is not implemented',
     ('linalg.eigvals', 'forward_ad'):
