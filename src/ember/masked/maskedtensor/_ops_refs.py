@@ -77,7 +77,7 @@ def dispatch(func, args, kwargs):
     handler = _handlers().get(name)
     if handler is None:
         short = (name or getattr(func, "__name__", repr(func))).rsplit(".", 1)[-1]
-        warnings.warn(_UNSUPPORTED.format(name=short), UserWarning, stacklevel=4)
+        warnings.warn(_UNSUPPORTED.format(name=short), UserWarning, stacklevel=1)
         return NotImplemented
     return handler(func, args, kwargs)
 

@@ -74,7 +74,7 @@ def apply_binary(func, args, kwargs):
     result = func(*[_plain(arg) for arg in args])
     first = args[0] if is_masked_tensor(args[0]) else args[1]
     mask = first._masked_mask.expand_as(result)
-    return _wrap(result, mask, stacklevel=5)
+    return _wrap(result, mask)
 
 
 def apply_inplace_binary(func, args, kwargs):

@@ -89,11 +89,31 @@ def _make(cls, data, mask):
     return self
 
 
-def _wrap(data, mask, stacklevel=3):
+def _wrap(data, mask):
     """The MaskedTensor that an operation returns: ``data`` (a fresh result, kept as it is,
-    with its autograd history) under ``mask``. Warns as every MaskedTensor creation in torch."""
-    warnings.warn(_PROTOTYPE_WARNING, UserWarning, stacklevel=stacklevel)
+    with its autograd history) under ``mask``.
+
+    Warns as every MaskedTensor creation in torch does, from this one line, so that Python's
+    default filter shows the warning once, not once per operation."""
+    warnings.warn(_PROTOTYPE_WARNING, UserWarning, stacklevel=1)
     return _make(MaskedTensor, data, mask)
+
+
+def _new(cls, data, mask, requires_grad, stacklevel):
+    """A leaf MaskedTensor over copies of ``data`` and ``mask``; the warnings point
+    ``stacklevel`` frames up (at the user's call)."""
+    if is_masked_tensor(data) or not isinstance(data, Tensor):
+        raise TypeError("data must be a Tensor")
+    if is_masked_tensor(mask) or not isinstance(mask, Tensor):
+        raise TypeError("mask must be a Tensor")
+    warnings.warn(_PROTOTYPE_WARNING, UserWarning, stacklevel=stacklevel)
+    if data.requires_grad:
+        warnings.warn(_REQUIRES_GRAD_WARNING, UserWarning, stacklevel=stacklevel)
+    _check_members(data, mask)
+    copy = data.detach().clone()
+    if requires_grad:
+        copy.requires_grad_()
+    return _make(cls, copy, mask.clone())
 
 
 def _forward_field(name):
@@ -154,18 +174,7 @@ class MaskedTensor(Tensor):
     """
 
     def __new__(cls, data, mask, requires_grad=False):
-        if is_masked_tensor(data) or not isinstance(data, Tensor):
-            raise TypeError("data must be a Tensor")
-        if is_masked_tensor(mask) or not isinstance(mask, Tensor):
-            raise TypeError("mask must be a Tensor")
-        warnings.warn(_PROTOTYPE_WARNING, UserWarning, stacklevel=2)
-        if data.requires_grad:
-            warnings.warn(_REQUIRES_GRAD_WARNING, UserWarning, stacklevel=2)
-        _check_members(data, mask)
-        copy = data.detach().clone()
-        if requires_grad:
-            copy.requires_grad_()
-        return _make(cls, copy, mask.clone())
+        return _new(cls, data, mask, requires_grad, stacklevel=3)
 
     # ------------------------------------------------------------ data and mask
 

@@ -8,7 +8,7 @@ Example::
 
 from __future__ import annotations
 
-from .core import MaskedTensor
+from .core import MaskedTensor, _new
 
 __all__ = ["as_masked_tensor", "masked_tensor"]
 
@@ -23,7 +23,7 @@ def masked_tensor(data, mask, requires_grad=False):
         >>> mt.requires_grad, mt.is_leaf
         (True, True)
     """
-    return MaskedTensor(data, mask, requires_grad)
+    return _new(MaskedTensor, data, mask, requires_grad, stacklevel=3)
 
 
 def as_masked_tensor(data, mask):

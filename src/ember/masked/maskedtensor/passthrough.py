@@ -42,7 +42,7 @@ def _replace_values(kwargs, part):
 def _wrap_results(data, mask):
     if isinstance(data, (list, tuple)):
         return tuple(_wrap_results(d, m) for d, m in zip(data, mask))
-    return _wrap(data.clone(), mask.clone(), stacklevel=6)
+    return _wrap(data.clone(), mask.clone())
 
 
 def apply_pass_through(func, args, kwargs):

@@ -50,7 +50,7 @@ def reduce_all(name, input):
         result = _masked_all(data, mask=mask)
     else:
         result = _masked_function(name)(data, mask=mask)
-    return _wrap(result, ember.any(mask), stacklevel=6)
+    return _wrap(result, ember.any(mask))
 
 
 def reduce_dim(name, input, dim, keepdim=False, dtype=None):
@@ -62,7 +62,7 @@ def reduce_dim(name, input, dim, keepdim=False, dtype=None):
         result = _masked_all(data, dim=dim, keepdim=keepdim, mask=mask)
     else:
         result = _masked_function(name)(data, dim, keepdim=keepdim, dtype=dtype, mask=mask)
-    return _wrap(result, _any_along(mask, dim, keepdim), stacklevel=6)
+    return _wrap(result, _any_along(mask, dim, keepdim))
 
 
 def apply_reduction(name, args, kwargs):

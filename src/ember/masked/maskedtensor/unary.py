@@ -53,7 +53,7 @@ def apply_unary(func, args, kwargs):
     """
     _check_arguments(args, kwargs)
     result = func(_plain(args[0]), *args[1:])
-    return _wrap(result, args[0]._masked_mask, stacklevel=5)
+    return _wrap(result, args[0]._masked_mask)
 
 
 def apply_inplace_unary(func, args, kwargs):

@@ -1,0 +1,651 @@
+"""MaskedTensor (torch.masked's prototype) against torch's own: values under the mask, masks,
+dtypes, printing, warnings, exception types and gradients."""
+
+import copy
+import doctest
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+pytestmark = pytest.mark.filterwarnings("ignore:The PyTorch API of MaskedTensors")
+
+DATA = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+MASK = np.array([[True, False, True], [False, True, True]])
+
+
+def make(lib, data=DATA, mask=MASK, **kwargs):
+    """A MaskedTensor of ``lib`` (torch or ember) over copies of the NumPy ``data``/``mask``."""
+    return lib.masked.masked_tensor(lib.tensor(np.array(data)), lib.tensor(np.array(mask)),
+                                    **kwargs)
+
+
+def run(case, lib):
+    """``case(lib)``'s result, or the type of the exception it raised."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return case(lib)
+        except Exception as error:  # compared by type with torch's
+            return type(error)
+
+
+def plain(t):
+    """A torch or ember tensor as a NumPy array."""
+    return np.asarray(t.detach().cpu().numpy())
+
+
+def assert_same(ours, theirs):
+    """ember's result matches torch's: exceptions by type, MaskedTensors by mask and by the
+    data under the mask, tensors by value and dtype, anything else by equality."""
+    if isinstance(theirs, type) and issubclass(theirs, BaseException):
+        assert isinstance(ours, type) and issubclass(ours, theirs), (ours, theirs)
+    elif isinstance(theirs, torch.masked.MaskedTensor):
+        assert isinstance(ours, ember.masked.MaskedTensor), ours
+        mask = plain(theirs.get_mask())
+        np.testing.assert_array_equal(plain(ours.get_mask()), mask)
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        np.testing.assert_allclose(plain(ours.get_data())[mask],
+                                   plain(theirs.get_data())[mask], rtol=1e-5, atol=1e-6)
+    elif isinstance(theirs, torch.Tensor):
+        assert isinstance(ours, ember.Tensor) and not isinstance(ours, ember.masked.MaskedTensor)
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        np.testing.assert_allclose(plain(ours), plain(theirs), rtol=1e-5, atol=1e-6)
+    elif isinstance(theirs, (tuple, list)):
+        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            assert_same(a, b)
+    elif isinstance(theirs, (torch.Size, torch.dtype)):
+        assert str(ours).split(".")[-1] == str(theirs).split(".")[-1]
+    else:
+        assert ours == theirs
+
+
+def compare(case):
+    assert_same(run(case, ember), run(case, torch))
+
+
+def other_mask(lib):
+    return make(lib, DATA * 2, ~MASK)
+
+
+BOOLS = ([True, False, True], [True, True, False])
+INTS = ([5, 6, 7], [True, True, False])
+
+CASES = {
+    # pointwise unary, methods, functions, operators, in place
+    "sin": lambda T: T.sin(make(T)),
+    "method exp": lambda T: make(T).exp(),
+    "exp_": lambda T: make(T).exp_(),
+    "neg": lambda T: -make(T),
+    "abs": lambda T: abs(make(T)),
+    "pos": lambda T: +make(T),
+    "pow": lambda T: make(T).pow(2),
+    "pow operator": lambda T: make(T) ** 2,
+    "pow masked exponent": lambda T: make(T) ** make(T),
+    "clamp": lambda T: make(T).clamp(1, 3),
+    "clamp min keyword": lambda T: make(T).clamp(min=1),
+    "clamp tensor bound": lambda T: T.clamp(make(T), T.zeros(2, 3)),
+    "sin out=None": lambda T: T.sin(make(T), out=None),
+    "round decimals": lambda T: T.round(make(T), decimals=1),
+    "sigmoid of int": lambda T: make(T, *INTS).sigmoid(),
+    "sin_ of int": lambda T: make(T, *INTS).sin_(),
+    "isnan": lambda T: T.isnan(make(T)),
+    "invert": lambda T: ~make(T, *BOOLS),
+    "nan_to_num keyword": lambda T: make(T).nan_to_num(nan=0.0),
+    "relu unsupported": lambda T: T.relu(make(T)),
+    "logical_not unsupported": lambda T: T.logical_not(make(T)),
+    # binary
+    "add": lambda T: make(T) + make(T),
+    "add scalar": lambda T: make(T) + 1,
+    "radd scalar": lambda T: 1 + make(T),
+    "add tensor": lambda T: make(T) + T.tensor(DATA),
+    "add tensor first": lambda T: T.add(T.tensor(DATA), make(T)),
+    "add broadcast tensor": lambda T: make(T) + T.ones(3),
+    "add broadcast masked": lambda T: make(T, DATA[:1], MASK[:1]) + T.ones(2, 3),
+    "add alpha": lambda T: T.add(make(T), make(T), alpha=2),
+    "add by keyword": lambda T: T.add(make(T), other=make(T)),
+    "mask mismatch": lambda T: make(T) + other_mask(T),
+    "shape mismatch": lambda T: make(T) + make(T, DATA[0], MASK[0]),
+    "mul": lambda T: make(T) * make(T),
+    "mul bool tensor": lambda T: make(T) * T.tensor(MASK),
+    "div": lambda T: make(T) / 2,
+    "rdiv": lambda T: 2 / make(T),
+    "rsub": lambda T: 1 - make(T),
+    "rpow": lambda T: 2 ** make(T),
+    "div rounding_mode": lambda T: T.div(make(T), 2, rounding_mode="floor"),
+    "floordiv": lambda T: make(T) // 2,
+    "mod": lambda T: make(T) % 2,
+    "and": lambda T: make(T, *BOOLS) & make(T, *BOOLS),
+    "or": lambda T: make(T, *BOOLS) | make(T, *BOOLS),
+    "xor": lambda T: make(T, *BOOLS) ^ make(T, *BOOLS),
+    "matmul": lambda T: make(T) @ make(T).t(),
+    "maximum": lambda T: T.maximum(make(T), make(T) * 0 + 3),
+    "atan2": lambda T: T.atan2(make(T), make(T) + 1),
+    "add_": lambda T: make(T).add_(1),
+    "add_ masked": lambda T: make(T).add_(make(T)),
+    "iadd": lambda T: make(T).__iadd__(make(T)),
+    "add_ mismatch": lambda T: make(T).add_(other_mask(T)),
+    "add_ tensor": lambda T: make(T).add_(T.ones(2, 3)),
+    "mul_ scalar": lambda T: make(T).mul_(3),
+    "int plus float": lambda T: make(T, *INTS) + 0.5,
+    # comparisons
+    "lt": lambda T: make(T) < 2,
+    "lt mismatch (torch's __lt__)": lambda T: make(T) < other_mask(T),
+    "gt": lambda T: make(T) > 2,
+    "gt mismatch": lambda T: make(T) > other_mask(T),
+    "ge": lambda T: make(T) >= 2,
+    "le": lambda T: make(T) <= 2,
+    "eq": lambda T: make(T) == 2,
+    "eq masked": lambda T: make(T) == make(T),
+    "ne": lambda T: make(T) != 2,
+    "eq mismatch": lambda T: make(T) == other_mask(T),
+    # reductions
+    "sum": lambda T: make(T).sum(),
+    "sum 0": lambda T: make(T).sum(0),
+    "sum -1": lambda T: make(T).sum(-1),
+    "sum keepdim": lambda T: make(T).sum(1, keepdim=True),
+    "sum dim keyword": lambda T: make(T).sum(dim=1),
+    "torch.sum": lambda T: T.sum(make(T), 1),
+    "sum dims": lambda T: make(T).sum((0, 1)),
+    "sum dim list": lambda T: make(T).sum([0, 1]),
+    "sum dtype": lambda T: make(T).sum(1, dtype=T.float64),
+    "sum bad dim": lambda T: make(T).sum(5),
+    "sum non-contiguous": lambda T: make(T).t().sum(0),
+    "sum bool": lambda T: make(T, *BOOLS).sum(),
+    "sum int32": lambda T: make(T, np.array(INTS[0], np.int32), INTS[1]).sum(),
+    "mean": lambda T: make(T).mean(),
+    "mean 1": lambda T: make(T).mean(1),
+    "mean dtype": lambda T: make(T).mean(1, dtype=T.float64),
+    "mean int": lambda T: make(T, *INTS).mean(),
+    "amax": lambda T: make(T).amax(),
+    "amax 1": lambda T: make(T).amax(1),
+    "amax keepdim": lambda T: make(T).amax(1, True),
+    "amin": lambda T: make(T).amin(0),
+    "amax int": lambda T: make(T, *INTS).amax(0),
+    "argmax": lambda T: make(T).argmax(),
+    "argmax 1": lambda T: make(T).argmax(1),
+    "argmax keywords": lambda T: make(T).argmax(dim=1, keepdim=True),
+    "argmin": lambda T: make(T).argmin(0),
+    "argmax int": lambda T: make(T, *INTS).argmax(),
+    "prod": lambda T: make(T).prod(),
+    "prod 1": lambda T: make(T).prod(1),
+    "prod int": lambda T: make(T, *INTS).prod(),
+    "all": lambda T: (make(T) > 1).all(),
+    "all 1": lambda T: (make(T) > 1).all(1),
+    "all keyword": lambda T: make(T).all(dim=1),
+    "all bool 0": lambda T: make(T, *BOOLS).all(0),
+    "var": lambda T: make(T).var(),
+    "var 1": lambda T: make(T).var(1),
+    "var int": lambda T: make(T, *INTS).var(),
+    "var unbiased keyword": lambda T: make(T).var(1, unbiased=False),
+    "std": lambda T: make(T).std(),
+    "std 1": lambda T: make(T).std(1),
+    "all masked sum": lambda T: make(T, [1.0, 2.0], [False, False]).sum(),
+    "all masked amax": lambda T: make(T, [1.0, 2.0], [False, False]).amax(),
+    "all masked mean": lambda T: make(T, [1.0, 2.0], [False, False]).mean(),
+    "any unsupported": lambda T: (make(T) > 1).any(),
+    "max unsupported": lambda T: make(T).max(),
+    "norm unsupported": lambda T: make(T).norm(),
+    "cumsum unsupported": lambda T: make(T).cumsum(1),
+    # softmax
+    "softmax": lambda T: T.softmax(make(T), 1),
+    "softmax method": lambda T: make(T).softmax(1),
+    "softmax dim 0": lambda T: T.softmax(make(T), 0),
+    "F.softmax": lambda T: T.nn.functional.softmax(make(T), -1),
+    "F.softmax dtype": lambda T: T.nn.functional.softmax(make(T), 1, dtype=T.float64),
+    "F.softmin": lambda T: T.nn.functional.softmin(make(T), 1),
+    "softmax masked row": lambda T: T.softmax(make(T, DATA, [[False] * 3, [True] * 3]), 1),
+    "softmax int": lambda T: make(T, *INTS).softmax(0),
+    "log_softmax unsupported": lambda T: T.log_softmax(make(T), 1),
+    # where
+    "where": lambda T: T.where(T.tensor(MASK), make(T), make(T) * 2),
+    "where tensor": lambda T: T.where(T.tensor(MASK), make(T), T.tensor(DATA)),
+    "where masks": lambda T: T.where(T.tensor(MASK), make(T), other_mask(T)).get_mask(),
+    "where one argument": lambda T: T.where(make(T)),
+    "where keywords": lambda T: T.where(T.tensor(MASK), input=make(T), other=make(T)),
+    # shape and indexing
+    "transpose": lambda T: make(T).transpose(0, 1),
+    "t": lambda T: make(T).t(),
+    "t 1-d": lambda T: make(T, *INTS).t(),
+    "mT": lambda T: make(T).mT,
+    "T unsupported": lambda T: make(T).T,
+    "permute unsupported": lambda T: make(T).permute(1, 0),
+    "swapaxes": lambda T: make(T).swapaxes(0, 1),
+    "view": lambda T: make(T).view(3, 2),
+    "view -1 mask": lambda T: make(T).view(-1).get_mask(),
+    "view non-contiguous": lambda T: make(T).t().view(6),
+    "view_as": lambda T: make(T).view_as(T.zeros(3, 2)),
+    "reshape": lambda T: make(T).reshape(3, 2),
+    "reshape_as": lambda T: make(T).reshape_as(T.zeros(3, 2)),
+    "flatten": lambda T: make(T).flatten(),
+    "select": lambda T: make(T)[0],
+    "slice": lambda T: make(T)[:, 1:],
+    "step": lambda T: make(T)[:, ::2],
+    "ellipsis": lambda T: make(T)[..., 1],
+    "None index": lambda T: make(T)[None, 0],
+    "list index": lambda T: make(T)[[1, 0]],
+    "bool index": lambda T: make(T)[T.tensor(MASK)],
+    "narrow": lambda T: make(T).narrow(1, 0, 2),
+    "unsqueeze": lambda T: make(T).unsqueeze(0),
+    "squeeze unsupported": lambda T: make(T).unsqueeze(0).squeeze(0),
+    "expand": lambda T: make(T)[0:1].expand(3, 3),
+    "expand_as": lambda T: make(T)[:1].expand_as(make(T)),
+    "cat": lambda T: T.cat([make(T), make(T)]),
+    "cat dim 1": lambda T: T.cat([make(T), make(T)], 1),
+    "stack": lambda T: T.stack([make(T), make(T)]),
+    "split": lambda T: make(T).split(1),
+    "chunk": lambda T: make(T).chunk(2),
+    "unbind unsupported": lambda T: make(T).unbind(),
+    "iterate unsupported": lambda T: list(make(T)),
+    "flip unsupported": lambda T: make(T).flip(0),
+    "index_select unsupported": lambda T: make(T).index_select(0, T.tensor([1])),
+    "setitem unsupported": lambda T: make(T).__setitem__(0, 1.0),
+    "fill_ unsupported": lambda T: make(T).fill_(1.0),
+    "masked_fill unsupported": lambda T: make(T).masked_fill(T.tensor(MASK), 0.0),
+    "zeros_like unsupported": lambda T: T.zeros_like(make(T)),
+    # conversions and copies
+    "to float64": lambda T: make(T).to(T.float64),
+    "double": lambda T: make(T).double(),
+    "half": lambda T: make(T).half(),
+    "int": lambda T: make(T).int(),
+    "long": lambda T: make(T).long(),
+    "bool conversion": lambda T: make(T).bool(),
+    "byte unsupported dtype": lambda T: make(T).byte(),
+    "type": lambda T: make(T).type(T.float64),
+    "float of int": lambda T: make(T, *INTS).float(),
+    "cpu": lambda T: make(T).cpu(),
+    "to same dtype is self": lambda T: (lambda mt: mt.to(T.float32) is mt)(make(T)),
+    "clone": lambda T: make(T).clone(),
+    "detach": lambda T: make(T, requires_grad=True).detach(),
+    "detach requires_grad": lambda T: make(T, requires_grad=True).detach().requires_grad,
+    "data": lambda T: make(T).data,
+    "contiguous": lambda T: make(T).t().contiguous(),
+    "is_contiguous": lambda T: make(T).t().is_contiguous(),
+    "ones_like": lambda T: T.ones_like(make(T)),
+    "copy_": lambda T: make(T).copy_(make(T) * 2),
+    "is_same_size": lambda T: make(T).is_same_size(make(T)),
+    "deepcopy": lambda T: copy.deepcopy(make(T)),
+    "to_tensor": lambda T: make(T).to_tensor(0),
+    "to_tensor nan": lambda T: make(T).to_tensor(float("nan")).isnan(),
+    "get_data": lambda T: make(T).get_data(),
+    "get_mask": lambda T: make(T).get_mask(),
+    # metadata and scalars
+    "shape": lambda T: make(T).shape,
+    "size": lambda T: make(T).size(),
+    "size 1": lambda T: make(T).size(1),
+    "dtype": lambda T: make(T).dtype,
+    "dim": lambda T: make(T).dim(),
+    "ndim": lambda T: make(T).ndim,
+    "numel": lambda T: make(T).numel(),
+    "len": lambda T: len(make(T)),
+    "len 0-d": lambda T: len(make(T).sum()),
+    "stride": lambda T: make(T).stride(),
+    "is_floating_point": lambda T: make(T).is_floating_point(),
+    "requires_grad": lambda T: make(T).requires_grad,
+    "is_leaf": lambda T: make(T).is_leaf,
+    "is_sparse": lambda T: make(T).is_sparse,
+    "is_sparse_coo": lambda T: make(T).is_sparse_coo(),
+    "is_tensor": lambda T: T.is_tensor(make(T)),
+    "isinstance Tensor": lambda T: isinstance(make(T), T.Tensor),
+    "is_masked_tensor": lambda T: T.masked.is_masked_tensor(make(T)),
+    "is_masked_tensor plain": lambda T: T.masked.is_masked_tensor(T.ones(2)),
+    "item": lambda T: make(T).sum().item(),
+    "item of several": lambda T: make(T).item(),
+    "item masked out": lambda T: make(T, 2.0, False).item(),
+    "item specified": lambda T: make(T, 2.0, True).item(),
+    "bool of several": lambda T: bool(make(T)),
+    "bool": lambda T: bool(make(T).sum()),
+    "float": lambda T: float(make(T).sum()),
+    "int()": lambda T: int(make(T, 2.0, True)),
+    "tolist": lambda T: make(T).tolist(),
+    "numpy": lambda T: make(T).numpy(),
+    "format": lambda T: f"{make(T)}",
+    "format spec": lambda T: f"{make(T).sum():.2f}",
+    # creation and its checks
+    "data not a tensor": lambda T: T.masked.masked_tensor([1.0, 2.0], T.tensor([True, False])),
+    "mask not a tensor": lambda T: T.masked.masked_tensor(T.tensor(DATA), [True, False]),
+    "mask not bool": lambda T: T.masked.masked_tensor(T.tensor(DATA), T.tensor(MASK).int()),
+    "mask dims": lambda T: T.masked.masked_tensor(T.tensor(DATA), T.tensor(MASK[0])),
+    "mask size": lambda T: T.masked.masked_tensor(T.tensor(DATA), T.tensor(MASK[:, :2])),
+    "uint8 data": lambda T: make(T, DATA.astype(np.uint8)),
+    "complex data": lambda T: make(T, DATA.astype(np.complex64)),
+    "float16 data": lambda T: make(T, DATA.astype(np.float16)),
+    "int16 data": lambda T: make(T, DATA.astype(np.int16)),
+    "bfloat16 data": lambda T: T.masked.masked_tensor(T.tensor(DATA).bfloat16(), T.tensor(MASK)),
+    "MaskedTensor class": lambda T: T.masked.MaskedTensor(T.tensor(DATA), T.tensor(MASK)),
+    "masked data": lambda T: T.masked.masked_tensor(make(T), T.tensor(MASK)),
+    "requires_grad int": lambda T: make(T, *INTS, requires_grad=True),
+    "requires_grad=True": lambda T: make(T, requires_grad=True).requires_grad,
+    "as_masked_tensor": lambda T: T.masked.as_masked_tensor(T.tensor(DATA), T.tensor(MASK)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_torch(name):
+    compare(CASES[name])
+
+
+REPRS = {
+    "2-d float": (DATA, MASK),
+    "int": (DATA.astype(np.int64), MASK),
+    "bool": ([True, False], [True, False]),
+    "3-d": (np.arange(8.0).reshape(2, 2, 2), np.ones((2, 2, 2), bool)),
+    "0-d masked out": (1.5, False),
+    "0-d int": (3, True),
+    "0-d float": (2.25, True),
+    "wide numbers": ([123456.789, -1e-5, 1e10], [True, True, True]),
+    "wide int": ([123456789, 1], [True, False]),
+    "half": (np.array([1.5, 2.25], np.float16), [True, False]),
+    "special values": ([-0.0, float("nan"), float("inf")], [True, True, True]),
+    "empty rows": (np.zeros((0, 3), np.float32), np.zeros((0, 3), bool)),
+}
+
+
+@pytest.mark.parametrize("name", list(REPRS))
+def test_printing_matches_torch(name):
+    data, mask = REPRS[name]
+    compare(lambda T: repr(make(T, data, mask)))
+    compare(lambda T: str(make(T, data, mask)))
+
+
+def test_printing_empty_raises_as_torch():
+    compare(lambda T: repr(make(T, np.zeros(0, np.float32), np.zeros(0, bool))))
+
+
+def test_repr_of_results_matches_torch():
+    for case in ("sin", "sum 0", "softmax", "lt", "and", "int", "t"):
+        compare(lambda T: repr(CASES[case](T)))
+
+
+def _message(case, lib):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            case(lib)
+        except Exception as error:
+            return str(error).replace("ember.", "torch.")
+    return None
+
+
+@pytest.mark.parametrize("name", [
+    "clamp tensor bound", "round decimals", "add alpha", "mask mismatch", "add_ mismatch",
+    "gt mismatch", "sum bad dim", "mean int", "softmax int", "where one argument",
+    "where keywords", "item of several", "item masked out", "bool of several", "tolist",
+    "numpy", "data not a tensor", "mask not a tensor", "mask not bool", "mask dims",
+    "mask size", "uint8 data", "masked data", "len 0-d", "format spec"])
+def test_error_messages_match_torch(name):
+    assert _message(CASES[name], ember) == _message(CASES[name], torch)
+
+
+# ---------------------------------------------------------------- copies and sharing
+
+
+def test_masked_tensor_and_as_masked_tensor_copy_their_data():
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data, mask = lib.zeros(3), lib.tensor([True, True, False])
+            mt, amt = lib.masked.masked_tensor(data, mask), lib.masked.as_masked_tensor(data, mask)
+            data[0] = 5.0
+            mask[0] = False
+            assert mt.get_data()[0].item() == 0.0 and amt.get_data()[0].item() == 0.0
+            assert bool(mt.get_mask()[0]) and bool(amt.get_mask()[0])
+
+
+def test_get_data_shares_memory_and_get_mask_is_the_mask():
+    for lib in (torch, ember):
+        mt = run(lambda T: make(T), lib)
+        mt.get_data()[0, 0] = 7.0  # torch's get_data is a view of the data
+        assert mt.get_data()[0, 0].item() == 7.0
+        assert mt.get_mask() is mt.get_mask()
+
+
+def test_shape_ops_copy_as_torch():
+    for lib in (torch, ember):
+        mt = run(lambda T: make(T), lib)
+        view = run(lambda T: mt.view(6), lib)
+        run(lambda T: view.add_(100), lib)
+        assert mt.get_data()[0, 0].item() == 0.0
+
+
+def test_pickle_round_trip():
+    mt = run(lambda T: make(T, requires_grad=True), ember)
+    back = run(lambda T: pickle.loads(pickle.dumps(mt)), ember)
+    theirs = run(lambda T: pickle.loads(pickle.dumps(make(T, requires_grad=True))), torch)
+    assert_same(back, theirs)
+    assert back.requires_grad and theirs.requires_grad
+
+
+# ---------------------------------------------------------------- warnings
+
+
+def _warning_messages(lib, make_it):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            make_it(lib)
+        except Exception:
+            pass
+    return [(w.category, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("case", [
+    lambda T: make(T),
+    lambda T: T.masked.masked_tensor(T.ones(2, requires_grad=True), T.tensor([True, False])),
+    lambda T: T.masked.as_masked_tensor(T.ones(2), T.tensor([True, False])),
+], ids=["creation", "data requiring grad", "as_masked_tensor"])
+def test_creation_warnings_match_torch(case):
+    assert _warning_messages(ember, case) == _warning_messages(torch, case)
+
+
+def test_unsupported_operation_warns_as_torch():
+    ours = _warning_messages(ember, lambda T: T.relu(make(T)))
+    theirs = _warning_messages(torch, lambda T: T.relu(make(T)))
+    assert ours[-1] == theirs[-1]
+    assert ours[-1][1].startswith("relu is not implemented in __torch_dispatch__ for MaskedTensor")
+
+
+@pytest.mark.parametrize("create", [
+    lambda: ember.masked.masked_tensor(ember.ones(2), ember.tensor([True, False])),
+    lambda: ember.masked.MaskedTensor(ember.ones(2), ember.tensor([True, False])),
+    lambda: ember.masked.as_masked_tensor(ember.ones(2), ember.tensor([True, False])),
+], ids=["masked_tensor", "MaskedTensor", "as_masked_tensor"])
+def test_creation_warning_points_at_the_callers_line(create):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        create()
+    assert [w.filename for w in caught] == [__file__]
+
+
+def test_results_warn_from_one_place():
+    mt = run(lambda T: make(T), ember)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = [mt + 1, ember.sin(mt), mt.sum(), mt.sum(0), mt[0], mt.softmax(0), mt.double()]
+    assert len(caught) == len(results)
+    assert len({(w.filename, w.lineno) for w in caught}) == 1
+
+
+# ---------------------------------------------------------------- autograd
+
+
+def _gradient_case(lib, function, seed_mask=MASK):
+    """The leaf's gradient after ``function(leaf)`` backpropagates a MaskedTensor of ones."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        leaf = make(lib, requires_grad=True)
+        out = function(lib, leaf)
+        if out.dim() == 0:
+            out.backward()
+        else:
+            out.backward(lib.masked.masked_tensor(lib.ones(out.shape), out.get_mask()))
+        return leaf, out
+
+
+GRADIENTS = {
+    "sum": lambda T, x: x.sum(),
+    "sum dim": lambda T, x: x.sum(1).sum(),
+    "mean": lambda T, x: x.mean(),
+    "mean dim": lambda T, x: x.mean(0),
+    "amax dim": lambda T, x: x.amax(1),
+    "prod dim": lambda T, x: (x + 1).prod(1),
+    "var dim": lambda T, x: x.var(1),
+    "pointwise chain": lambda T, x: (x * x).sin(),
+    "binary": lambda T, x: x * 3 + x / 2 - x,
+    "pow": lambda T, x: x ** 3,
+    "softmax": lambda T, x: T.softmax(x, 1) * T.tensor(DATA),
+    "F.softmin": lambda T, x: T.nn.functional.softmin(x, 0) * T.tensor(DATA),
+    "where": lambda T, x: T.where(T.tensor(MASK), x * 2, T.tensor(DATA)),
+    "transpose": lambda T, x: x.t() * T.tensor(DATA.T),
+    "view": lambda T, x: x.view(6) * T.arange(6.0),
+    "select": lambda T, x: x[1] * 2,
+    "cat": lambda T, x: T.cat([x, x * 2]),
+    "to float64": lambda T, x: x.to(T.float64) * 2,
+    "clone": lambda T, x: x.clone() * 2,
+}
+
+
+@pytest.mark.parametrize("name", list(GRADIENTS))
+def test_gradient_matches_torch(name):
+    ours_leaf, ours_out = _gradient_case(ember, GRADIENTS[name])
+    theirs_leaf, theirs_out = _gradient_case(torch, GRADIENTS[name])
+    assert_same(ours_out, theirs_out)
+    assert ours_out.requires_grad and not ours_out.is_leaf
+    assert_same_gradient(ours_leaf, theirs_leaf)
+
+
+def assert_same_gradient(ours_leaf, theirs_leaf):
+    """A leaf's gradient as torch's. ember's has the leaf's mask; torch's mask also drops the
+    elements no gradient reached (the rows a ``select`` left out), where ember's is 0."""
+    ours, theirs = ours_leaf.grad, theirs_leaf.grad
+    assert isinstance(ours, ember.masked.MaskedTensor)
+    ours_mask, theirs_mask = plain(ours.get_mask()), plain(theirs.get_mask())
+    np.testing.assert_array_equal(ours_mask, plain(ours_leaf.get_mask()))
+    assert not (theirs_mask & ~ours_mask).any()
+    np.testing.assert_allclose(plain(ours.get_data())[theirs_mask],
+                               plain(theirs.get_data())[theirs_mask], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(plain(ours.get_data())[ours_mask & ~theirs_mask], 0.0)
+
+
+def test_where_of_two_branches_of_one_leaf_gradient():
+    # torch's own backward raises here (it adds the two branches' gradients, whose masks
+    # differ); the closed form: d/dx where(c, 2x, 3x) = where(c, 2, 3)
+    cond = np.array([[True, True, False], [False, True, False]])
+    leaf, out = _gradient_case(ember, lambda T, x: T.where(T.tensor(cond), x * 2, x * 3))
+    np.testing.assert_array_equal(plain(out.get_mask()), MASK)
+    np.testing.assert_allclose(plain(leaf.grad.get_data())[MASK], np.where(cond, 2.0, 3.0)[MASK])
+
+
+def test_gradient_accumulates_as_masked_tensor():
+    leaves = {}
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            leaf = make(lib, requires_grad=True)
+            (leaf * 2).sum().backward()
+            (leaf * leaf).sum().backward()
+            leaves[lib] = leaf
+    assert_same_gradient(leaves[ember], leaves[torch])
+
+
+def test_as_masked_tensor_gradient_reaches_data():
+    grads = {}
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = lib.tensor(DATA, requires_grad=True)
+            amt = lib.masked.as_masked_tensor(x * 2, lib.tensor(MASK))
+            assert amt.requires_grad and not amt.is_leaf
+            (amt * amt).sum().backward()
+            grad = x.grad
+            grads[lib] = grad.get_data() if lib.masked.is_masked_tensor(grad) else grad
+    np.testing.assert_allclose(plain(grads[ember])[MASK], plain(grads[torch])[MASK])
+
+
+@pytest.mark.parametrize("method", ["get_data", "to_tensor"])
+def test_get_data_and_to_tensor_are_differentiable(method):
+    grads = {}
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = lib.tensor(DATA, requires_grad=True)
+            amt = lib.masked.as_masked_tensor(x * 3, lib.tensor(MASK))
+            plain_result = amt.get_data() if method == "get_data" else amt.to_tensor(0)
+            assert not lib.masked.is_masked_tensor(plain_result)
+            (plain_result * lib.tensor(DATA)).sum().backward()
+            grad = x.grad
+            grads[lib] = grad.get_data() if lib.masked.is_masked_tensor(grad) else grad
+    np.testing.assert_allclose(plain(grads[ember])[MASK], plain(grads[torch])[MASK])
+
+
+def test_backward_needs_a_gradient_for_non_scalars():
+    compare(lambda T: make(T, requires_grad=True).sin().backward())
+
+
+def test_in_place_on_a_leaf_that_requires_grad_fails_as_torch():
+    compare(lambda T: make(T, requires_grad=True).add_(1))
+
+
+def test_register_hook_sees_masked_gradients():
+    seen = {}
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            leaf = make(lib, requires_grad=True)
+            out = leaf * 2
+            out.register_hook(lambda g, lib=lib: seen.setdefault(lib, g))
+            out.sum().backward()
+    assert_same(seen[ember], seen[torch])
+
+
+def test_autograd_grad_with_masked_inputs():
+    mt = run(lambda T: make(T, requires_grad=True), ember)
+    (grad,) = ember.autograd.grad(mt.sum().get_data(), mt)
+    np.testing.assert_allclose(plain(grad)[MASK], 1.0)
+
+
+# ---------------------------------------------------------------- module paths, docs
+
+
+def test_torch_module_paths():
+    import ember.masked.maskedtensor as package
+    from ember.masked.maskedtensor import binary, core, creation, passthrough, reductions, unary
+
+    assert package.MaskedTensor is core.MaskedTensor is ember.masked.MaskedTensor
+    assert creation.masked_tensor is ember.masked.masked_tensor
+    for name in ("MaskedTensor", "masked_tensor", "as_masked_tensor", "is_masked_tensor"):
+        assert name in ember.masked.__all__ and name in torch.masked.__all__
+    assert binary.BINARY_NAMES and unary.UNARY_NAMES and reductions.REDUCE_NAMES
+    assert passthrough.PASSTHROUGH_NAMES
+
+
+def test_docstring_examples_run():
+    from ember.masked import maskedtensor
+    from ember.masked.maskedtensor import (
+        _ops_refs,
+        binary,
+        core,
+        creation,
+        passthrough,
+        reductions,
+        unary,
+    )
+
+    globs = {"ember": ember, "masked_tensor": ember.masked.masked_tensor,
+             "as_masked_tensor": ember.masked.as_masked_tensor,
+             "MaskedTensor": ember.masked.MaskedTensor,
+             "is_masked_tensor": ember.masked.is_masked_tensor}
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for module in (maskedtensor, _ops_refs, binary, core, creation, passthrough,
+                       reductions, unary):
+            for test in finder.find(module, globs={**vars(module), **globs}):
+                runner.run(test)
+    assert runner.failures == 0 and runner.tries > 20
