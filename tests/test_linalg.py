@@ -131,6 +131,26 @@ def test_products():
                 torch.addmm(tc_, ta_, tb_, beta=0.5, alpha=1.5))
 
 
+@pytest.mark.parametrize("kinds", [("bool", "bool", "bool"), ("int64", "bool", "bool"),
+                                   ("bool", "int64", "int64"), ("int32", "int64", "int64")])
+@pytest.mark.parametrize("scalars", [{}, dict(beta=3, alpha=2), dict(beta=0), dict(alpha=0),
+                                     dict(beta=True, alpha=False), dict(beta=1.5),
+                                     dict(alpha=2.0), dict(alpha=True)])
+def test_addr_integer_and_bool(kinds, scalars):
+    """A bool result is (beta and input) or (alpha and outer) for any nonzero scalars; torch
+    refuses float scalars for integer results and bool scalars for non-bool ones."""
+    rng = np.random.default_rng(3)
+    (ei, ti), (ea, ta), (eb, tb) = (pair(rng.integers(0, 2, shape).astype(kind))
+                                    for shape, kind in zip([(3, 4), (3,), (4,)], kinds))
+    try:
+        expected = torch.addr(ti, ta, tb, **scalars)
+    except RuntimeError as error:
+        with pytest.raises(RuntimeError, match=str(error).split(" argument")[0]):
+            ember.addr(ei, ea, eb, **scalars)
+        return
+    assert_same(ember.addr(ei, ea, eb, **scalars), expected)
+
+
 @pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2.0), (0, 1), (2, 0)])
 def test_add_products(beta, alpha):
     (ea, ta) = pair(rand(3, 4))

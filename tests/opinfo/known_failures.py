@@ -79,8 +79,6 @@ KNOWN_FAILURES = {
     ('addbmm', 'forward'):
         "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
         'the tolerance',
-    ('addr', 'forward'):
-        'bool inputs with integer beta/alpha: ember promotes to int64, torch keeps bool',
     ('as_strided_scatter', 'backward'):
         "gradient for input: torch's storage-based formula differs from zeroing the "
         'scattered positions',

@@ -448,8 +448,9 @@ def _scaled_sum(input, product, beta, alpha):
     expanded = input.expand(product._data.shape)
     if alpha != 1:
         product = product * alpha
-    if beta == 0:
-        return product
+    if beta == 0:  # input is ignored, but its dtype still takes part
+        dtype = dt.promote_types(input.dtype, product.dtype)
+        return product if product.dtype is dtype else product.to(dtype)
     if beta != 1:
         expanded = expanded * beta
     return expanded + product
@@ -507,7 +508,29 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1._data.ndim}-D"
                            if vec1._data.ndim != 1 else
                            f"addr: Expected 1-D argument vec2, but got {vec2._data.ndim}-D")
-    return write_out(_scaled_sum(input, outer(vec1, vec2), beta, alpha), out, "addr")
+    product = outer(vec1, vec2)
+    dtype = dt.promote_types(input.dtype, product.dtype)
+    _check_addr_scalar(dtype, beta, "beta")
+    _check_addr_scalar(dtype, alpha, "alpha")
+    if dtype is dt.bool:  # torch's logical form: (beta and input) or (alpha and product)
+        result = product if alpha else product.new_zeros(product.shape)
+        if beta:
+            result = result.logical_or(input.expand(product._data.shape))
+        return write_out(result, out, "addr")
+    return write_out(_scaled_sum(input, product, beta, alpha), out, "addr")
+
+
+def _check_addr_scalar(dtype, scalar, name):
+    """addr refuses a bool scalar unless the result is bool, and a float scalar for an
+    integer (or bool) result."""
+    if isinstance(scalar, Tensor):
+        scalar = scalar.item()
+    if isinstance(scalar, (bool, np.bool_)) and dtype is not dt.bool:
+        raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+    if not (dtype.is_floating_point or dtype.is_complex or
+            isinstance(scalar, (int, np.integer, bool, np.bool_))):
+        raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                           "floating point number.")
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
