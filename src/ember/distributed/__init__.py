@@ -15,6 +15,15 @@ Example::
     >>> dist.destroy_process_group()
 """
 
+from ._breakpoint import breakpoint, log  # noqa: F401  (torch.distributed.log)
+from ._ddp_internals import (
+    BuiltinCommHookType,
+    GradBucket,
+    Logger,
+    QueueEmptyError,
+    RankType,  # noqa: F401  (a type alias, as in torch)
+    Reducer,
+)
 from ._store import (  # noqa: F401
     DistBackendError,
     DistError,
@@ -32,10 +41,15 @@ from .distributed_c10d import __all__ as _c10d_all
 
 __all__ = ["Store", "HashStore", "TCPStore", "FileStore", "PrefixStore", "DistError",
            "DistBackendError", "DistStoreError", "DistNetworkError", "DeviceMesh",
-           "init_device_mesh", *_c10d_all]
+           "init_device_mesh", "BuiltinCommHookType", "GradBucket", "Logger", "QueueEmptyError",
+           "Reducer", "register_rendezvous_handler", *_c10d_all]
+
+# as in torch, the package's ``rendezvous`` is the function (the module is still importable)
+from .rendezvous import register_rendezvous_handler, rendezvous  # noqa: E402, F401
 
 _LAZY_SUBMODULES = ("rpc", "autograd", "optim", "algorithms", "checkpoint", "fsdp", "launch",
-                    "nn", "run", "tensor", "_tensor")
+                    "nn", "run", "tensor", "_tensor", "c10d_logger", "collective_utils",
+                    "config", "constants", "logging_handlers", "remote_device", "utils")
 
 
 def __getattr__(name):

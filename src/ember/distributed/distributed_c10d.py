@@ -339,6 +339,11 @@ def _env_int(name, url_query, given):
 def _make_store(init_method, rank, world_size, timeout):
     """Rendezvous: the store, rank and world size from ``init_method``."""
     parsed = urllib.parse.urlparse(init_method)
+    if parsed.scheme not in ("env", "tcp", "file"):  # a register_rendezvous_handler scheme
+        from .rendezvous import rendezvous
+
+        return next(rendezvous(init_method, -1 if rank is None else rank,
+                               -1 if world_size is None else world_size, timeout=timeout))
     query = urllib.parse.parse_qs(parsed.query)
     rank = _env_int("rank", query, rank)
     world_size = _env_int("world_size", query, world_size)
