@@ -34,6 +34,7 @@ from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...ops._registry import defop
 from ...ops._util import as_strided
+from . import _onednn
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold"]
@@ -194,6 +195,12 @@ def _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation):
     return out
 
 
+def _on_onednn(xp, *arrays):
+    """Whether these arrays' convolution goes to oneDNN: float32 NumPy arrays, with the
+    library installed and ``ember.backends.mkldnn.enabled`` (see :mod:`._onednn`)."""
+    return xp is np and all(a.dtype == _F32 for a in arrays) and _onednn.available()
+
+
 def _prod(values):
     result = 1
     for v in values:
@@ -261,9 +268,14 @@ def _forward(xp, x, w, osize, stride, padding, dilation, groups):
 @defop("convolution", meta=_conv_meta)
 @_compute
 def convolution_op(xp, x, w, *, stride, padding, dilation, groups):
-    osize = _conv_meta(x, w, stride=stride, padding=padding, dilation=dilation,
-                       groups=groups)[0][2:]
-    return _forward(xp, x, w, osize, stride, padding, dilation, groups)
+    shape = _conv_meta(x, w, stride=stride, padding=padding, dilation=dilation,
+                       groups=groups)[0]
+    if _on_onednn(xp, x, w):
+        y = _onednn.forward(x, w, stride=stride, padding=padding, dilation=dilation,
+                            groups=groups, out_shape=shape)
+        if y is not None:
+            return y
+    return _forward(xp, x, w, shape[2:], stride, padding, dilation, groups)
 
 
 def _flipped_weight(xp, w, groups):
@@ -330,6 +342,11 @@ def _input_grad_flat(xp, gy, w, shape, padding, dilation, groups):
        meta=lambda gy, w, *, shape, stride, padding, dilation, groups: (shape, gy.dtype))
 @_compute
 def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, groups):
+    if _on_onednn(xp, gy, w):
+        gx = _onednn.backward_data(gy, w, shape, stride=stride, padding=padding,
+                                   dilation=dilation, groups=groups)
+        if gx is not None:
+            return gx
     n = gy.shape[0]
     if all(st == 1 for st in stride) and w.shape[1] >= 8:
         # stride 1: the adjoint is itself a convolution of gy (padded by the kernel extent less
@@ -365,6 +382,12 @@ def convolution_weight_grad_op(xp, x, gy, *, ksize, stride, padding, dilation, g
     # BLAS reads them (the other orientation, gy @ cols^T, measured 2-5x slower); gy^T is a
     # cheap copy, K times smaller than the columns.
     cout = gy.shape[1]
+    if _on_onednn(xp, x, gy):
+        dw = _onednn.backward_weights(x, gy, (cout, x.shape[1] // groups) + tuple(ksize),
+                                      stride=stride, padding=padding, dilation=dilation,
+                                      groups=groups)
+        if dw is not None:
+            return dw
     source = _ColumnChunks(xp, x, ksize, gy.shape[2:], stride, padding, dilation)
     dwt = xp.zeros((groups, source.rows // groups, cout // groups), xp.result_type(x, gy))
     for start, stop in source.chunks:
@@ -399,8 +422,15 @@ def convolution_backward_op(xp, gy, x, w, *, stride, padding, dilation, groups):
     run over the input's own grid. The same columns give the weight gradient:
     ``dw[co, ci, t] = sum_{n, s} gy_padded[n, co, s + flip(t)] * x[n, ci, s]``, a GEMM with
     ``x`` transposed onto that grid, so ``x`` needs no im2col of its own. Run only when no
-    graph is recorded (create_graph uses the two differentiable ops).
+    graph is recorded (create_graph uses the two differentiable ops). With oneDNN the two
+    gradients are its backward-data and backward-weights convolutions.
     """
+    if _on_onednn(xp, gy, x, w):
+        geometry = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+        gx = _onednn.backward_data(gy, w, x.shape, **geometry)
+        dw = _onednn.backward_weights(x, gy, w.shape, **geometry)
+        if gx is not None and dw is not None:
+            return gx, dw
     n, c = x.shape[:2]
     cout = w.shape[0]
     k = w.ndim - 2

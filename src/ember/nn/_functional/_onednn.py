@@ -1,0 +1,421 @@
+"""oneDNN convolutions for float32 NumPy arrays (optional: used when ``libdnnl`` is installed).
+
+PyTorch's CPU convolutions come from oneDNN; NumPy's im2col + OpenBLAS GEMM reaches about
+half their speed on the small channel counts of typical CNNs (the GEMMs have 6-64 rows). When
+the ``onednn-cpu-gomp`` wheel (or any ``libdnnl.so.3``) is installed, the convolution kernels
+of :mod:`ember.nn._functional.conv` hand float32 CPU work to oneDNN through its C API
+(ctypes); otherwise, or when ``ember.backends.mkldnn.enabled`` is False, or when oneDNN has
+no implementation for a geometry, they run their NumPy path.
+
+Each call describes the NumPy operands by their plain (N, C, *S) layout and lets oneDNN pick
+its own ("any") layout for the computation, as PyTorch does: operands are reordered into the
+blocked layouts oneDNN's JIT kernels want, and the result is reordered back. A primitive and
+its reorders are built once per geometry and kept in a small cache.
+
+Example::
+
+    >>> x = np.ones((1, 2, 5, 5), np.float32); w = np.ones((3, 2, 3, 3), np.float32)
+    >>> y = forward(x, w, stride=(1, 1), padding=((0, 0), (0, 0)), dilation=(1, 1), groups=1)
+    >>> y is None or float(y[0, 0, 0, 0]) == 18.0   # None where oneDNN is not installed
+    True
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import ctypes.util
+import os
+import sys
+import threading
+
+import numpy as np
+
+__all__ = ["available", "forward", "backward_data", "backward_weights"]
+
+# values of oneDNN's C API (dnnl_types.h / dnnl_common_types.h, v3)
+_CPU_ENGINE, _IN_ORDER_STREAM, _F32, _FORMAT_ANY = 1, 1, 3, 1
+_FORWARD_TRAINING, _CONVOLUTION_DIRECT, _QUERY_EXEC_ARG_MD = 64, 1, 255
+_SRC, _DST, _WEIGHTS = 1, 17, 33
+_DIFF_SRC, _DIFF_DST, _DIFF_WEIGHTS = 129, 145, 161
+_MAX_DIMS = 12
+
+_Dims = ctypes.c_int64 * _MAX_DIMS
+_Handle = ctypes.c_void_p
+
+
+class _ExecArg(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_int), ("memory", _Handle)]
+
+
+class _OneDNNError(RuntimeError):
+    pass
+
+
+def _check(status):
+    if status != 0:
+        raise _OneDNNError(f"oneDNN call failed with status {status}")
+
+
+# ---------------------------------------------------------------- the library
+
+
+class _Library:
+    """The loaded ``libdnnl``, its CPU engine and one in-order stream."""
+
+    def __init__(self, path):
+        self.lib = lib = ctypes.CDLL(path)
+        lib.dnnl_primitive_desc_query_md.restype = _Handle
+        lib.dnnl_primitive_desc_query_md.argtypes = [_Handle, ctypes.c_int, ctypes.c_int]
+        lib.dnnl_memory_desc_get_size.restype = ctypes.c_size_t
+        lib.dnnl_memory_desc_get_size.argtypes = [_Handle]
+        lib.dnnl_memory_desc_equal.argtypes = [_Handle, _Handle]
+        lib.dnnl_memory_set_data_handle.argtypes = [_Handle, _Handle]
+        lib.dnnl_primitive_execute.argtypes = [_Handle, _Handle, ctypes.c_int,
+                                               ctypes.POINTER(_ExecArg)]
+        lib.dnnl_stream_wait.argtypes = [_Handle]
+        for name in ("dnnl_memory_desc_destroy", "dnnl_primitive_desc_destroy",
+                     "dnnl_primitive_destroy", "dnnl_memory_destroy"):
+            getattr(lib, name).argtypes = [_Handle]
+        self.engine = _Handle()
+        _check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU_ENGINE, ctypes.c_size_t(0)))
+        self.stream = _Handle()
+        _check(lib.dnnl_stream_create(ctypes.byref(self.stream), self.engine,
+                                      ctypes.c_uint(_IN_ORDER_STREAM)))
+
+    def plain_desc(self, shape):
+        """The memory descriptor of a C-contiguous float32 array of ``shape``."""
+        strides, step = [], 1
+        for size in reversed(shape):
+            strides.append(step)
+            step *= size
+        desc = _Handle()
+        _check(self.lib.dnnl_memory_desc_create_with_strides(
+            ctypes.byref(desc), len(shape), _Dims(*shape), _F32, _Dims(*reversed(strides))))
+        return desc
+
+    def any_desc(self, shape):
+        """A descriptor of ``shape`` whose layout the primitive chooses."""
+        desc = _Handle()
+        _check(self.lib.dnnl_memory_desc_create_with_tag(
+            ctypes.byref(desc), len(shape), _Dims(*shape), _F32, _FORMAT_ANY))
+        return desc
+
+    def memory(self, desc):
+        """A memory object of ``desc`` whose data pointer is set before each run."""
+        memory = _Handle()
+        _check(self.lib.dnnl_memory_create(ctypes.byref(memory), desc, self.engine, None))
+        return memory
+
+    def primitive(self, desc):
+        primitive = _Handle()
+        _check(self.lib.dnnl_primitive_create(ctypes.byref(primitive), desc))
+        return primitive
+
+    def reorder(self, source, target):
+        """A primitive copying memory of descriptor ``source`` into the layout ``target``."""
+        desc = _Handle()
+        _check(self.lib.dnnl_reorder_primitive_desc_create(
+            ctypes.byref(desc), source, self.engine, target, self.engine, None))
+        try:
+            return self.primitive(desc)
+        finally:
+            self.lib.dnnl_primitive_desc_destroy(desc)
+
+    def free_descs(self, *descs):
+        """Destroy memory descriptors (memory objects and primitives keep their own copies)."""
+        for desc in descs:
+            if desc:
+                self.lib.dnnl_memory_desc_destroy(desc)
+
+
+def _candidate_paths():
+    """Where ``libdnnl.so.3`` may be: $EMBER_ONEDNN_LIBRARY, the environment's lib folder (the
+    ``onednn-cpu-gomp`` wheel installs there), then the system's library path."""
+    explicit = os.environ.get("EMBER_ONEDNN_LIBRARY")
+    if explicit:
+        yield explicit
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        yield os.path.join(prefix, "lib", "libdnnl.so.3")
+    found = ctypes.util.find_library("dnnl")
+    if found:
+        yield found
+
+
+_library = None
+_load_attempted = False
+_load_lock = threading.Lock()
+
+
+def _load():
+    """The library, loaded on first use; None when absent or turned off (EMBER_ONEDNN=0)."""
+    global _library, _load_attempted
+    if _load_attempted:
+        return _library
+    with _load_lock:
+        if not _load_attempted:
+            if os.environ.get("EMBER_ONEDNN", "1") != "0":
+                for path in _candidate_paths():
+                    if os.path.exists(path) or os.sep not in path:
+                        try:
+                            _library = _Library(path)
+                        except (OSError, AttributeError, _OneDNNError):
+                            continue
+                        _follow_thread_setting()
+                        break
+            _load_attempted = True
+    return _library
+
+
+def _follow_thread_setting():
+    """oneDNN runs on OpenMP, loaded only now: give it ember's thread count (later changes
+    reach it through ``ember.set_num_threads``, whose threadpoolctl limits cover OpenMP)."""
+    from ... import _threads
+
+    if _threads._num_threads is not None:
+        _threads.set_num_threads(_threads._num_threads)
+
+
+_switches = None
+
+
+def available():
+    """Whether oneDNN convolutions are in use: the library loads and
+    ``ember.backends.mkldnn.enabled`` is True.
+
+    Example::
+
+        >>> available() in (True, False)
+        True
+    """
+    global _switches
+    if _switches is None:
+        from ...backends.mkldnn import _flags as _switches
+    return _switches["enabled"] and (_library is not None or _load() is not None)
+
+
+# ---------------------------------------------------------------- convolution plans
+
+
+class _Plan:
+    """One convolution primitive for one geometry, with the reorders around it.
+
+    ``operands`` lists, for each of the three arrays in the caller's order, its exec argument,
+    its plain memory object and, when oneDNN computes in another layout, the inner descriptor
+    and the reorder into (inputs) or out of (the output) that layout.
+    """
+
+    def __init__(self, library, descriptor, roles, shapes):
+        self.library = library
+        self.primitive = library.primitive(descriptor)
+        self.lock = threading.Lock()
+        self.operands = []
+        for (arg, is_output), shape in zip(roles, shapes):
+            plain = library.plain_desc(shape)
+            try:
+                self.operands.append(self._operand(descriptor, arg, plain, is_output))
+            finally:
+                library.free_descs(plain)
+
+    def _operand(self, descriptor, arg, plain, is_output):
+        library = self.library
+        inner = _Handle(library.lib.dnnl_primitive_desc_query_md(
+            descriptor, _QUERY_EXEC_ARG_MD, arg))   # owned by ``descriptor``
+        outer_memory = library.memory(plain)
+        if library.lib.dnnl_memory_desc_equal(inner, plain):
+            return arg, outer_memory, None, None, 0, is_output
+        size = library.lib.dnnl_memory_desc_get_size(inner)
+        reorder = library.reorder(inner, plain) if is_output else library.reorder(plain, inner)
+        return arg, outer_memory, library.memory(inner), reorder, size, is_output
+
+    def close(self):
+        """Free the primitive, the reorders and the memory objects."""
+        lib = self.library.lib
+        with self.lock:
+            lib.dnnl_primitive_destroy(self.primitive)
+            for _, outer, inner, reorder, _, _ in self.operands:
+                lib.dnnl_memory_destroy(outer)
+                if inner is not None:
+                    lib.dnnl_memory_destroy(inner)
+                    lib.dnnl_primitive_destroy(reorder)
+            self.operands = []
+
+    def run(self, arrays):
+        """Compute with ``arrays`` (C-contiguous float32, the output among them)."""
+        lib, stream = self.library.lib, self.library.stream
+        scratch = []
+        with self.lock:
+            exec_args, after = [], []
+            for (arg, outer, inner, reorder, size, is_output), array in zip(self.operands, arrays):
+                lib.dnnl_memory_set_data_handle(outer, array.ctypes.data)
+                if inner is None:
+                    exec_args.append(_ExecArg(arg, outer))
+                    continue
+                buffer = _aligned_bytes(size)
+                scratch.append(buffer)
+                lib.dnnl_memory_set_data_handle(inner, buffer.ctypes.data)
+                exec_args.append(_ExecArg(arg, inner))
+                pair = (_ExecArg(_SRC, inner), _ExecArg(_DST, outer)) if is_output else \
+                    (_ExecArg(_SRC, outer), _ExecArg(_DST, inner))
+                if is_output:
+                    after.append((reorder, pair))
+                else:
+                    _check(lib.dnnl_primitive_execute(reorder, stream, 2, (_ExecArg * 2)(*pair)))
+            _check(lib.dnnl_primitive_execute(self.primitive, stream, len(exec_args),
+                                              (_ExecArg * len(exec_args))(*exec_args)))
+            for reorder, pair in after:
+                _check(lib.dnnl_primitive_execute(reorder, stream, 2, (_ExecArg * 2)(*pair)))
+            _check(lib.dnnl_stream_wait(stream))
+
+
+def _aligned_bytes(size):
+    """``size`` bytes of NumPy memory starting on a 64-byte boundary (oneDNN's vector loads)."""
+    raw = np.empty(size + 64, np.uint8)
+    start = (-raw.ctypes.data) % 64
+    return raw[start:start + size]
+
+
+_PLANS = collections.OrderedDict()
+_MAX_PLANS = 256
+_NO_PLAN = object()   # cached: oneDNN has no implementation for this geometry
+
+
+def _plan(kind, shapes, stride, padding, dilation):
+    """The cached plan for convolution ``kind`` ('forward', 'backward_data',
+    'backward_weights') of plain shapes (x, w, y); None where oneDNN has none."""
+    key = (kind, shapes, stride, padding, dilation)
+    plan = _PLANS.get(key)
+    if plan is None:
+        try:
+            plan = _build(_library, kind, shapes, stride, padding, dilation)
+        except _OneDNNError:
+            plan = _NO_PLAN
+        _PLANS[key] = plan
+        while len(_PLANS) > _MAX_PLANS:
+            _, oldest = _PLANS.popitem(last=False)
+            if oldest is not _NO_PLAN:
+                oldest.close()
+    else:
+        _PLANS.move_to_end(key)
+    return None if plan is _NO_PLAN else plan
+
+
+def _build(library, kind, shapes, stride, padding, dilation):
+    descs = [library.any_desc(shape) for shape in shapes]
+    forward_desc, descriptor = _Handle(), _Handle()
+    try:
+        return _build_with(library, kind, shapes, stride, padding, dilation, descs,
+                           forward_desc, descriptor)
+    finally:
+        library.free_descs(*descs)
+        for desc in (forward_desc, descriptor):
+            if desc:
+                library.lib.dnnl_primitive_desc_destroy(desc)
+
+
+def _build_with(library, kind, shapes, stride, padding, dilation, descs, forward_desc,
+                descriptor):
+    lib = library.lib
+    x_any, w_any, y_any = descs
+    geometry = (_Dims(*stride), _Dims(*(d - 1 for d in dilation)),
+                _Dims(*(lo for lo, _ in padding)), _Dims(*(hi for _, hi in padding)))
+    _check(lib.dnnl_convolution_forward_primitive_desc_create(
+        ctypes.byref(forward_desc), library.engine, _FORWARD_TRAINING, _CONVOLUTION_DIRECT,
+        x_any, w_any, None, y_any, *geometry, None))
+    if kind == "forward":
+        return _Plan(library, forward_desc, ((_SRC, False), (_WEIGHTS, False), (_DST, True)),
+                     shapes)
+    if kind == "backward_data":
+        _check(lib.dnnl_convolution_backward_data_primitive_desc_create(
+            ctypes.byref(descriptor), library.engine, _CONVOLUTION_DIRECT, x_any, w_any, y_any,
+            *geometry, forward_desc, None))
+        roles = ((_DIFF_SRC, True), (_WEIGHTS, False), (_DIFF_DST, False))
+    else:
+        _check(lib.dnnl_convolution_backward_weights_primitive_desc_create(
+            ctypes.byref(descriptor), library.engine, _CONVOLUTION_DIRECT, x_any, w_any, None,
+            y_any, *geometry, forward_desc, None))
+        roles = ((_SRC, False), (_DIFF_WEIGHTS, True), (_DIFF_DST, False))
+    return _Plan(library, descriptor, roles, shapes)
+
+
+# ---------------------------------------------------------------- the three convolutions
+
+
+def _weight_shape(w_shape, groups):
+    """oneDNN's grouped weight shape (G, Cout/G, C/G, *K) for (Cout, C/G, *K)."""
+    if groups == 1:
+        return tuple(w_shape)
+    return (groups, w_shape[0] // groups) + tuple(w_shape[1:])
+
+
+def _run(kind, x_shape, w_shape, y_shape, arrays, stride, padding, dilation, groups):
+    if any(size == 0 for shape in (x_shape, w_shape, y_shape) for size in shape):
+        return False
+    shapes = (tuple(x_shape), _weight_shape(w_shape, groups), tuple(y_shape))
+    with _load_lock:
+        plan = _plan(kind, shapes, tuple(stride), tuple(padding), tuple(dilation))
+    if plan is None:
+        return False
+    plan.run(arrays)
+    return True
+
+
+def forward(x, w, *, stride, padding, dilation, groups, out_shape=None):
+    """``conv(x, w)`` for float32 ``x`` (N, C, *S) and ``w`` (Cout, C/G, *K), or None when
+    oneDNN cannot compute it. ``padding`` is ((lo, hi), ...) per spatial dim.
+
+    Example::
+
+        >>> y = forward(np.ones((1, 1, 3, 3), np.float32), np.ones((1, 1, 2, 2), np.float32),
+        ...             stride=(1, 1), padding=((0, 0), (0, 0)), dilation=(1, 1), groups=1)
+        >>> y is None or y.shape == (1, 1, 2, 2)
+        True
+    """
+    if out_shape is None:
+        out_shape = (x.shape[0], w.shape[0]) + tuple(
+            (s + lo + hi - d * (k - 1) - 1) // st + 1 for s, (lo, hi), d, k, st in
+            zip(x.shape[2:], padding, dilation, w.shape[2:], stride))
+    x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
+    y = np.empty(out_shape, np.float32)
+    done = _run("forward", x.shape, w.shape, y.shape, (x, w, y), stride, padding, dilation,
+                groups)
+    return y if done else None
+
+
+def backward_data(gy, w, shape, *, stride, padding, dilation, groups):
+    """The input gradient (of ``shape``) of a convolution whose output gradient is ``gy``,
+    or None when oneDNN cannot compute it (also the transposed convolution of ``gy``).
+
+    Example::
+
+        >>> gx = backward_data(np.ones((1, 1, 2, 2), np.float32),
+        ...                    np.ones((1, 1, 2, 2), np.float32), (1, 1, 3, 3), stride=(1, 1),
+        ...                    padding=((0, 0), (0, 0)), dilation=(1, 1), groups=1)
+        >>> gx is None or float(gx[0, 0, 1, 1]) == 4.0
+        True
+    """
+    gy, w = np.ascontiguousarray(gy), np.ascontiguousarray(w)
+    gx = np.empty(shape, np.float32)
+    done = _run("backward_data", gx.shape, w.shape, gy.shape, (gx, w, gy), stride, padding,
+                dilation, groups)
+    return gx if done else None
+
+
+def backward_weights(x, gy, w_shape, *, stride, padding, dilation, groups):
+    """The weight gradient (of ``w_shape``) of a convolution of ``x`` whose output gradient
+    is ``gy``, or None when oneDNN cannot compute it.
+
+    Example::
+
+        >>> gw = backward_weights(np.ones((1, 1, 3, 3), np.float32),
+        ...                       np.ones((1, 1, 2, 2), np.float32), (1, 1, 2, 2),
+        ...                       stride=(1, 1), padding=((0, 0), (0, 0)), dilation=(1, 1),
+        ...                       groups=1)
+        >>> gw is None or float(gw[0, 0, 0, 0]) == 4.0
+        True
+    """
+    x, gy = np.ascontiguousarray(x), np.ascontiguousarray(gy)
+    gw = np.empty(w_shape, np.float32)
+    done = _run("backward_weights", x.shape, w_shape, gy.shape, (x, gw, gy), stride, padding,
+                dilation, groups)
+    return gw if done else None
