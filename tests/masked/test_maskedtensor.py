@@ -382,6 +382,49 @@ def test_error_messages_match_torch(name):
     assert _message(CASES[name], ember) == _message(CASES[name], torch)
 
 
+MASKED_OPS = {
+    "sum": lambda T, mt: T.masked.sum(mt, 1),
+    "sum all": lambda T, mt: T.masked.sum(mt),
+    "sum mask ignored": lambda T, mt: T.masked.sum(mt, 1, mask=~T.tensor(MASK)),
+    "prod": lambda T, mt: T.masked.prod(mt, 1),
+    "amax": lambda T, mt: T.masked.amax(mt, 1),
+    "amin": lambda T, mt: T.masked.amin(mt),
+    "argmax": lambda T, mt: T.masked.argmax(mt, 1),
+    "argmin": lambda T, mt: T.masked.argmin(mt, 0),
+    "mean": lambda T, mt: T.masked.mean(mt, 1),
+    "mean with mask": lambda T, mt: T.masked.mean(mt, 1, mask=T.tensor(MASK)),
+    "median": lambda T, mt: T.masked.median(mt, 1),
+    "norm": lambda T, mt: T.masked.norm(mt, 2.0, 1),
+    "var": lambda T, mt: T.masked.var(mt, 1),
+    "var with mask": lambda T, mt: T.masked.var(mt, 1, mask=T.tensor(MASK)),
+    "std": lambda T, mt: T.masked.std(mt, 1),
+    "logsumexp": lambda T, mt: T.masked.logsumexp(mt, 1),
+    "softmax": lambda T, mt: T.masked.softmax(mt, 1),
+    "log_softmax": lambda T, mt: T.masked.log_softmax(mt, 1),
+    "softmin": lambda T, mt: T.masked.softmin(mt, 0),
+    "normalize": lambda T, mt: T.masked.normalize(mt, 2.0, 1),
+    "cumsum": lambda T, mt: T.masked.cumsum(mt, 1),
+    "cumprod": lambda T, mt: T.masked.cumprod(mt, 1),
+    "logaddexp": lambda T, mt: T.masked.logaddexp(mt, mt),
+}
+
+
+@pytest.mark.parametrize("name", list(MASKED_OPS))
+def test_masked_operations_take_masked_tensors_as_torch(name):
+    compare(lambda T: MASKED_OPS[name](T, make(T)))
+
+
+def test_masked_operation_gradient_reaches_the_masked_tensor():
+    leaves = {}
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            leaves[lib] = make(lib, requires_grad=True)
+            (lib.masked.sum(leaves[lib] * leaves[lib], 1) * lib.tensor([1.0, 2.0])).sum() \
+                .backward()
+    assert_same_gradient(leaves[ember], leaves[torch])
+
+
 # ---------------------------------------------------------------- copies and sharing
 
 

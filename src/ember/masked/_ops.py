@@ -23,6 +23,8 @@ import math
 
 import ember
 
+from .maskedtensor.core import is_masked_tensor
+
 _PROMOTED_TO_INT64 = ("uint8", "bool", "int8", "int16", "int32")
 
 _REDUCTIONS = frozenset({"sum", "prod", "amax", "amin", "argmax", "argmin", "mean", "median",
@@ -117,7 +119,12 @@ def _identity(name, input, ord=None):
 
 
 def _fill_masked(name, input, mask, ord=None):
-    """``input`` with its masked-out elements replaced by ``name``'s identity."""
+    """``input`` with its masked-out elements replaced by ``name``'s identity.
+
+    A MaskedTensor input is filled where its own mask is False (``mask`` is not used for
+    that, as in torch.masked; the operations still count elements by ``mask``)."""
+    if is_masked_tensor(input):
+        input, mask = input.get_data(), input.get_mask()
     if mask is None:
         return input
     return ember.where(_input_mask(input, mask=mask), input, _identity(name, input, ord))
@@ -349,7 +356,8 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
     count = _count(input, dim, True, mask)
     sample_mean = sum(input, dim, keepdim=True, dtype=dtype, mask=mask) / count
     x = input - sample_mean
-    total = sum(x * x.conj(), dim, keepdim=keepdim, dtype=compute_dtype, mask=mask)
+    squares = x * x.conj() if x.is_complex() else x * x
+    total = sum(squares, dim, keepdim=keepdim, dtype=compute_dtype, mask=mask)
     if not keepdim:
         count = count.reshape(tuple(total.shape))
     if correction != 0:
