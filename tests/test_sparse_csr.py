@@ -165,3 +165,97 @@ def test_save_load_interop_with_torch(kind):
     buffer.seek(0)
     loaded_e = ember.load(buffer)["m"]  # weights_only: the allow-list has the layouts
     assert repr(loaded_e) == torch_repr(t)
+
+
+# ---------------------------------------------------------------- mm(reduce=), sampled_addmm
+
+REDUCE_DENSE = [[2.0, 0.0, -1.0, 0.5], [0.0, 0.0, 0.0, 0.0], [1.5, 3.0, 0.0, -2.0]]
+
+
+def _csr_pair(dense, requires_grad=True):
+    t = torch.tensor(dense, dtype=torch.float64).to_sparse_csr().requires_grad_(requires_grad)
+    e = ember.sparse_csr_tensor(t.crow_indices().tolist(), t.col_indices().tolist(),
+                                t.values().tolist(), tuple(t.shape), dtype=ember.float64,
+                                requires_grad=requires_grad)
+    return t, e
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin", "max", "min"])
+def test_mm_reduce_values_and_gradients(reduce):
+    t, e = _csr_pair(REDUCE_DENSE)
+    other = np.random.default_rng(1).standard_normal((4, 5))
+    ot, oe = torch.tensor(other, requires_grad=True), ember.tensor(other, requires_grad=True)
+    out_t, out_e = torch.sparse.mm(t, ot, reduce), ember.sparse.mm(e, oe, reduce)
+    np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol=1e-12)
+    cot = np.random.default_rng(2).standard_normal(out_t.shape)
+    gt = torch.autograd.grad(out_t, (t, ot), torch.tensor(cot))
+    ge = ember.autograd.grad(out_e, (e.values(), oe), ember.tensor(cot))
+    assert gt[0].layout is torch.sparse_csr
+    np.testing.assert_allclose(ge[0].numpy(), gt[0].values().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ge[1].numpy(), gt[1].numpy(), rtol=1e-12)
+
+
+def test_mm_reduce_errors_match_torch():
+    t, e = _csr_pair(REDUCE_DENSE, requires_grad=False)
+    cases = [
+        (lambda lib, s: lib.sparse.mm(s, lib.ones(4, 2, dtype=lib.float64), "prod"),
+         RuntimeError),
+        (lambda lib, s: lib.sparse.mm(s, lib.ones(4, 2, dtype=lib.float64), "foo"),
+         RuntimeError),
+        (lambda lib, s: lib.sparse.mm(s, lib.ones(3, 2, dtype=lib.float64), "sum"),
+         RuntimeError),
+        (lambda lib, s: lib.sparse.mm(s.to_dense().to_sparse_csc(),
+                                      lib.ones(4, 2, dtype=lib.float64), "sum"), RuntimeError),
+        (lambda lib, s: lib.sparse.mm(s, lib.ones(4, 2), "sum"), RuntimeError),
+    ]
+    for call, error in cases:
+        with pytest.raises(error) as expected:
+            call(torch, t)
+        with pytest.raises(error) as got:
+            call(ember, e)
+        assert str(got.value).split("(")[0].replace("ember", "torch") == \
+            str(expected.value).split("(")[0]
+
+
+@pytest.mark.parametrize("alpha, beta", [(1.0, 1.0), (0.6, 0.2), (2.0, 0.0)])
+def test_sampled_addmm_values_pattern_and_gradients(alpha, beta):
+    t, e = _csr_pair(REDUCE_DENSE)
+    rng = np.random.default_rng(3)
+    m1, m2 = rng.standard_normal((3, 6)), rng.standard_normal((6, 4))
+    m1t, m2t = torch.tensor(m1, requires_grad=True), torch.tensor(m2, requires_grad=True)
+    m1e, m2e = ember.tensor(m1, requires_grad=True), ember.tensor(m2, requires_grad=True)
+    out_t = torch.sparse.sampled_addmm(t, m1t, m2t, alpha=alpha, beta=beta)
+    out_e = ember.sparse.sampled_addmm(e, m1e, m2e, alpha=alpha, beta=beta)
+    assert out_e.layout is ember.sparse_csr
+    assert out_e.crow_indices().tolist() == out_t.crow_indices().tolist()
+    assert out_e.col_indices().tolist() == out_t.col_indices().tolist()
+    np.testing.assert_allclose(out_e.values().detach().numpy(), out_t.values().detach().numpy(),
+                               rtol=1e-12)
+    cot = rng.standard_normal(out_t._nnz())
+    cot_t = torch.sparse_csr_tensor(out_t.crow_indices(), out_t.col_indices(),
+                                    torch.tensor(cot), out_t.shape)
+    gt = torch.autograd.grad(out_t, (t, m1t, m2t), cot_t)
+    ge = ember.autograd.grad(out_e.values(), (e.values(), m1e, m2e), ember.tensor(cot))
+    np.testing.assert_allclose(ge[0].numpy(), gt[0].values().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ge[1].numpy(), gt[1].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ge[2].numpy(), gt[2].numpy(), rtol=1e-12)
+
+
+def test_sampled_addmm_errors_match_torch():
+    t, e = _csr_pair(REDUCE_DENSE, requires_grad=False)
+    cases = [
+        lambda lib, s: lib.sparse.sampled_addmm(s, lib.ones(3, 2, dtype=lib.float64),
+                                                lib.ones(3, 4, dtype=lib.float64)),
+        lambda lib, s: lib.sparse.sampled_addmm(s, lib.ones(2, 2, dtype=lib.float64),
+                                                lib.ones(2, 4, dtype=lib.float64)),
+        lambda lib, s: lib.sparse.sampled_addmm(s, lib.ones(3, 2, dtype=lib.float64),
+                                                lib.ones(2, 4)),
+    ]
+    for call in cases:
+        with pytest.raises(RuntimeError) as expected:
+            call(torch, t)
+        with pytest.raises(RuntimeError) as got:
+            call(ember, e)
+        assert str(got.value) == str(expected.value)
+    with pytest.raises(NotImplementedError, match="sparse_sampled_addmm"):
+        ember.sparse.sampled_addmm(ember.eye(2), ember.ones(2, 2), ember.ones(2, 2))

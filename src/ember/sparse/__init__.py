@@ -12,7 +12,7 @@ Example::
             [3., 0.]])
 """
 
-from ._compressed import SparseCompressedTensor, sparse_csc_tensor, sparse_csr_tensor
+from ._compressed import SparseCompressedTensor, sampled_addmm, sparse_csc_tensor, sparse_csr_tensor
 from ._coo import SparseCOOTensor, sparse_coo_tensor
 from ._invariants import check_sparse_tensor_invariants
 from ._ops import addmm, log_softmax, mm, softmax
@@ -20,4 +20,4 @@ from ._ops import sparse_sum as sum  # noqa: A001  (torch.sparse.sum)
 
 __all__ = ["SparseCOOTensor", "SparseCompressedTensor", "sparse_coo_tensor",
            "sparse_csr_tensor", "sparse_csc_tensor", "check_sparse_tensor_invariants", "addmm",
-           "mm", "sum", "softmax", "log_softmax"]
+           "mm", "sampled_addmm", "sum", "softmax", "log_softmax"]

@@ -432,3 +432,120 @@ def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=Non
     """
     return _compressed_tensor(sparse_csc, ccol_indices, row_indices, values, size, dtype,
                               device, requires_grad)
+
+
+_MM_REDUCTIONS = {"sum": "sum", "mean": "mean", "amax": "amax", "max": "amax", "amin": "amin",
+                  "min": "amin"}
+
+
+def _layout_name(matrix):
+    if isinstance(matrix, SparseCompressedTensor):
+        return "SparseCsr" if matrix.layout is sparse_csr else "SparseCsc"
+    return "Sparse" if isinstance(matrix, SparseCOOTensor) else "Strided"
+
+
+def compressed_mm_reduce(matrix, dense, reduce):
+    """``torch.sparse.mm(csr, dense, reduce)``: row ``i`` of the result reduces, over the
+    stored elements ``(i, j)`` of the CSR matrix, the rows ``value * dense[j]`` with
+    ``reduce`` ('sum', 'mean', 'amax'/'max' or 'amin'/'min'); a row with no stored element
+    gives zeros. Gradients reach the matrix's values and ``dense``.
+
+    Example::
+
+        >>> m = ember.tensor([[2., 1.], [0., 3.]]).to_sparse_csr()
+        >>> compressed_mm_reduce(m, ember.tensor([[1., -1.], [5., 2.]]), "amax")
+        tensor([[ 5.,  2.],
+                [15.,  6.]])
+    """
+    kind = _MM_REDUCTIONS.get(reduce)
+    if kind is None:
+        if reduce == "prod":
+            raise RuntimeError("sparse_mm_reduce: reduce type of prod has not been enabled.")
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if not isinstance(matrix, SparseCompressedTensor) or matrix.layout is not sparse_csr:
+        raise RuntimeError(f"sparse_mm_reduce: expect self to be SparseCsr, got "
+                           f"{_layout_name(matrix)}")
+    if not isinstance(dense, Tensor):
+        raise TypeError(f"mm(): argument 'mat2' must be Tensor, not {type(dense).__name__}")
+    if dense.dim() != 2 or dense.shape[0] != matrix.shape[1]:
+        raise RuntimeError(f"Expected a tensor of dimension 2 and tensor.size[0] == "
+                           f"{matrix.shape[1]} but got: dimension {dense.dim()} and "
+                           f"tensor.size[0] = {dense.shape[0] if dense.dim() else 1}")
+    if dense.dtype is not matrix.dtype:
+        raise RuntimeError(f"Expected tensor for argument #1 'other' to have scalar type "
+                           f"{_cpp_scalar(matrix.dtype)}; but got {_cpp_tensor(dense.dtype)} "
+                           f"instead (while checking arguments for sparse_mm_reduce)")
+    rows, columns = matrix._coordinates()
+    terms = matrix._vals.unsqueeze(1) * dense.index_select(0, columns)
+    result = dense.new_zeros((matrix.shape[0], dense.shape[1]))
+    if kind in ("amax", "amin"):
+        return result.scatter_reduce(0, rows.unsqueeze(1).expand_as(terms), terms, kind,
+                                     include_self=False)
+    result = result.index_add(0, rows, terms)
+    if kind == "mean":
+        counts = matrix._compressed.diff().clamp(min=1).to(result.dtype).unsqueeze(1)
+        result = result / counts
+    return result
+
+
+def _cpp_scalar(dtype):
+    from ._ops import _cpp_name
+
+    return _cpp_name(dtype)
+
+
+def _cpp_tensor(dtype):
+    return f"ember.{_cpp_scalar(dtype)}Tensor"
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)`` computed only at the stored elements of the
+    CSR matrix ``input``: a CSR matrix with ``input``'s pattern (torch.sparse.sampled_addmm).
+    Gradients reach ``input``'s values, ``mat1`` and ``mat2``.
+
+    Example::
+
+        >>> s = ember.eye(2).to_sparse_csr()
+        >>> ember.sparse.sampled_addmm(s, ember.ones(2, 3), ember.ones(3, 2)).to_dense()
+        tensor([[4., 0.],
+                [0., 4.]])
+    """
+    if not isinstance(input, SparseCompressedTensor) or input.layout is not sparse_csr:
+        backend = "CPU" if isinstance(input, Tensor) else _layout_name(input) + "CPU"
+        raise NotImplementedError(
+            f"Could not run 'aten::sparse_sampled_addmm' with arguments from the '{backend}' "
+            "backend. This could be because the operator doesn't exist for this backend, or "
+            "was omitted during the selective/custom build process (if using custom build).")
+    if out is not None:
+        raise NotImplementedError("sampled_addmm(out=...) is not supported by ember")
+    _check_sampled_addmm(input, mat1, mat2)
+    rows, columns = input._coordinates()
+    products = (mat1.index_select(0, rows) * mat2.t().index_select(0, columns)).sum(-1)
+    values = input._vals * beta + products * alpha
+    return SparseCompressedTensor(input._compressed, input._plain, values, input.shape,
+                                  sparse_csr)
+
+
+def _check_sampled_addmm(input, mat1, mat2):
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if not isinstance(m, Tensor):
+            raise TypeError(f"sampled_addmm(): argument '{name}' must be Tensor, not "
+                            f"{type(m).__name__}")
+        if m.dim() != 2:
+            raise RuntimeError(f"sampled_addmm: Expected {name} to be a matrix, got "
+                               f"{m.dim()}-D tensor")
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 and mat2 to have the same dtype, but "
+                           f"got {_cpp_scalar(mat1.dtype)} and {_cpp_scalar(mat2.dtype)}")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied "
+                           f"({mat1.shape[0]}x{mat1.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    if input.shape[0] != mat1.shape[0]:
+        raise RuntimeError("sampled_addmm: self.shape[-2] must match mat1.shape[-2]")
+    if input.shape[1] != mat2.shape[1]:
+        raise RuntimeError("sampled_addmm: self.shape[-1] must match mat2.shape[-1]")
+    if input.dtype is not mat1.dtype:
+        raise RuntimeError(f"sampled_addmm: Expected self and mat1 to have the same dtype, but "
+                           f"got {_cpp_scalar(input.dtype)} and {_cpp_scalar(mat1.dtype)}")

@@ -148,12 +148,14 @@ def _check_sparse_matrix(sparse, name):
                            f"{sparse.dense_dim()}")
 
 
-def mm(mat1, mat2):
+def mm(mat1, mat2, reduce=None):
     """The product of two matrices, one of them (or both) sparse COO.
 
     sparse @ dense and dense @ sparse give a dense matrix, sparse @ sparse a coalesced sparse
     one. Gradients flow to the dense operand and to the sparse operands' values: a leaf gets a
-    sparse gradient on its own pattern.
+    sparse gradient on its own pattern. With ``reduce`` ('sum', 'mean', 'amax', 'amin'),
+    ``mat1`` must be CSR and each result row reduces its stored elements' products (see
+    :func:`~ember.sparse._compressed.compressed_mm_reduce`).
 
     Example::
 
@@ -162,6 +164,12 @@ def mm(mat1, mat2):
         tensor([[2.],
                 [3.]])
     """
+    if reduce is not None:
+        from ._compressed import compressed_mm_reduce
+
+        if isinstance(mat1, SparseCOOTensor):
+            raise NotImplementedError(_not_implemented("_sparse_mm_reduce_impl", mat1))
+        return compressed_mm_reduce(mat1, mat2, reduce)
     if not isinstance(mat1, SparseCOOTensor):
         if isinstance(mat2, SparseCOOTensor) and isinstance(mat1, Tensor):
             return dense_sparse_mm(mat1, mat2)
