@@ -34,6 +34,7 @@ import zlib
 import numpy as np
 
 import ember
+from ember.sparse._base import SparseTensorBase
 
 FULL = os.environ.get("EMBER_OPINFO_FULL") == "1"
 
@@ -263,7 +264,7 @@ class ToEmber:
         if id(t) in self.memo:
             return self.memo[id(t)][1]
         if t.layout != torch.strided:
-            raise Unmeasurable(f"{t.layout} input")
+            return self.sparse(t)
         arr = _numpy_of(t)
         if dtype_name(t.dtype) not in EMBER_DTYPES:
             raise Unmeasurable(f"ember has no {t.dtype}")
@@ -282,6 +283,29 @@ class ToEmber:
             self.leaves.append((t, e))
         return e
 
+    def sparse(self, t):
+        """A 2-D sparse COO or CSR tensor with the same pattern and values (its values are
+        the autograd leaf when ``t`` requires grad)."""
+        import torch
+        if t.dim() != 2 or t.layout not in (torch.sparse_coo, torch.sparse_csr):
+            raise Unmeasurable(f"{t.dim()}-D {t.layout} input")
+        if dtype_name(t.dtype) not in EMBER_DTYPES:
+            raise Unmeasurable(f"ember has no {t.dtype}")
+        dtype = _ember_dtype(t)
+        if t.layout == torch.sparse_csr:
+            e = ember.sparse_csr_tensor(_index(t.crow_indices()), _index(t.col_indices()),
+                                        ember.tensor(_numpy_of(t.values())).to(dtype),
+                                        tuple(t.shape), requires_grad=t.requires_grad)
+        else:
+            e = ember.sparse_coo_tensor(_index(t._indices()),
+                                        ember.tensor(_numpy_of(t._values())).to(dtype),
+                                        tuple(t.shape), is_coalesced=t.is_coalesced(),
+                                        requires_grad=t.requires_grad)
+        self.memo[id(t)] = (t, e)
+        if t.requires_grad:
+            self.leaves.append((t, e))
+        return e
+
     @staticmethod
     def module(m):
         """A parameter-free module in its default configuration, e.g. nn.ReLU()."""
@@ -289,6 +313,23 @@ class ToEmber:
         if list(m.parameters()) or list(m.buffers()):
             raise Unmeasurable(f"configured module {cls.__name__}")
         return _attr_path(ember, _public_path(cls))()
+
+
+def _index(t):
+    return ember.tensor(t.detach().numpy().astype(np.int64))
+
+
+def _sparse_values(e):
+    """The autograd leaf of an ember sparse tensor (its values), or the tensor itself."""
+    return e._vals if isinstance(e, SparseTensorBase) else e
+
+
+def _with_pattern(e, values):
+    """An ember sparse tensor with ``e``'s pattern holding ``values`` (zeros if None)."""
+    values = ember.zeros_like(e._vals) if values is None else values
+    if e.layout is ember.sparse_csr:
+        return ember.sparse_csr_tensor(e.crow_indices(), e.col_indices(), values, e.shape)
+    return ember.sparse_coo_tensor(e._indices(), values, e.shape)
 
 
 def _public_path(cls):
@@ -305,6 +346,10 @@ def _public_path(cls):
 def normalize(x):
     """An output tree as comparable leaves: ('T', array, dtype, shape), ('f', float), ..."""
     import torch
+    if isinstance(x, torch.Tensor) and x.layout in (torch.sparse_coo, torch.sparse_csr):
+        return ("S", [("L", dtype_name(x.layout)), normalize(x.detach().to_dense())])
+    if isinstance(x, SparseTensorBase):
+        return ("S", [("L", dtype_name(x.layout)), normalize(x.detach().to_dense())])
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided:
             raise Unmeasurable(f"{x.layout} output")
@@ -401,7 +446,7 @@ def _tensors(tree):
     found = []
 
     def walk(v, pos):
-        if isinstance(v, (torch.Tensor, ember.Tensor)):
+        if isinstance(v, (torch.Tensor, ember.Tensor, SparseTensorBase)):
             found.append((pos, v))
         elif isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
             for i, w in enumerate(v):
@@ -450,10 +495,14 @@ def variants(op, dtype, requires_grad=False, quota=None, noncontiguous_every=1, 
     """(index, sample, noncontiguous) triples: each sample of :func:`samples`, then torch's
     non-contiguous copy of it (``SampleInput.noncontiguous()``) for every sample in the full
     mode, or for one in ``noncontiguous_every`` (0: none), picked by a fixed hash."""
+    import torch
     for index, sample in samples(op, dtype, requires_grad, quota, tag):
         yield index, sample, False
         every = 1 if FULL and noncontiguous_every else noncontiguous_every
-        if every and stable_hash(op_id(op), dtype, tag, index, "nc") % every == 0:
+        strided = all(t.layout == torch.strided for _, t in
+                      _tensors([sample.input, list(sample.args), dict(sample.kwargs)]))
+        # torch has no non-contiguous copy of a sparse tensor
+        if every and strided and stable_hash(op_id(op), dtype, tag, index, "nc") % every == 0:
             yield index, sample.noncontiguous(), True
 
 
@@ -653,14 +702,13 @@ def check_backward(op, quota=None, noncontiguous_every=1, report=None):
                 out = process(op.gradcheck_wrapper(op.op, sample.input, *sample.args,
                                                    **sample.kwargs))
                 outs = _differentiable(out)
-                if not outs or any(t.layout != torch.strided or dtype_name(t.dtype) not in
-                                   EMBER_DTYPES for _, t in outs):
+                if not outs or any(t.layout not in (torch.strided, torch.sparse_csr) or
+                                   dtype_name(t.dtype) not in EMBER_DTYPES for _, t in outs):
                     raise Unmeasurable("no comparable differentiable output")
-                cots = [torch.from_numpy(_cotangent(t.shape, t.dtype, k)).to(t.dtype)
-                        for k, (_, t) in enumerate(outs)]
+                cots = [_torch_cotangent(t, k) for k, (_, t) in enumerate(outs)]
                 grads = torch.autograd.grad([t for _, t in outs], [t for t, _ in conv.leaves],
                                             cots, allow_unused=True)
-                return outs, cots, [normalize(torch.zeros_like(t) if g is None else g)
+                return outs, cots, [normalize(_torch_zeros_like(t) if g is None else g)
                                     for g, (t, _) in zip(grads, conv.leaves)]
             outs, cots, expected = _oracle(torch_vjp)
         except Unmeasurable:
@@ -672,13 +720,16 @@ def check_backward(op, quota=None, noncontiguous_every=1, report=None):
             if any(pos not in found for pos, _ in outs):
                 return "an expected tensor output is missing"
             # An output ember does not differentiate contributes zero, as it must in torch
-            # (a mismatch then shows in the gradients).
-            pairs = [(found[pos], ember.tensor(_numpy_of(c)).to(_ember_dtype(c)))
+            # (a mismatch then shows in the gradients). A sparse output's values pair with
+            # the values of its cotangent, which has the output's pattern.
+            pairs = [(_sparse_values(found[pos]), _ember_cotangent(c))
                      for (pos, _), c in zip(outs, cots) if found[pos].requires_grad]
+            leaves = [_sparse_values(e) for _, e in conv.leaves]
             grads = ember.autograd.grad(
-                [o for o, _ in pairs], [e for _, e in conv.leaves], [c for _, c in pairs],
+                [o for o, _ in pairs], leaves, [c for _, c in pairs],
                 allow_unused=True) if pairs else [None] * len(conv.leaves)
-            return [normalize(ember.zeros_like(e) if g is None else g)
+            return [normalize(_with_pattern(e, g) if isinstance(e, SparseTensorBase) else
+                              ember.zeros_like(e) if g is None else g)
                     for g, (_, e) in zip(grads, conv.leaves)]
         ember.manual_seed(0)
         got, err = _run(ember_vjp)
@@ -690,6 +741,28 @@ def check_backward(op, quota=None, noncontiguous_every=1, report=None):
         if reason:
             report.fail(where, reason)
     return report
+
+
+def _torch_cotangent(t, k):
+    """A fixed random cotangent for torch output ``t``; for a CSR output, on its pattern."""
+    import torch
+    if t.layout == torch.sparse_csr:
+        values = torch.from_numpy(_cotangent((t._nnz(),), t.dtype, k)).to(t.dtype)
+        return torch.sparse_csr_tensor(t.crow_indices(), t.col_indices(), values, t.shape)
+    return torch.from_numpy(_cotangent(t.shape, t.dtype, k)).to(t.dtype)
+
+
+def _ember_cotangent(c):
+    """ember's copy of a torch cotangent: the values alone for a sparse one."""
+    import torch
+    if c.layout == torch.sparse_csr:
+        c = c.values()
+    return ember.tensor(_numpy_of(c)).to(_ember_dtype(c))
+
+
+def _torch_zeros_like(t):
+    import torch
+    return t.detach() * 0 if t.layout != torch.strided else torch.zeros_like(t)
 
 
 def _tangent(t, k):
