@@ -179,14 +179,6 @@ KNOWN_FAILURES = {
         'does not expose',
     ('slice_scatter', 'forward_ad'):
         'forward AD of writes into a view of a copy: the src tangent is dropped',
-    ('sparse.mm.reduce', 'backward'):
-        'sparse CSR mm with reduce= is not implemented',
-    ('sparse.mm.reduce', 'forward'):
-        'sparse CSR mm with reduce= is not implemented',
-    ('sparse.sampled_addmm', 'backward'):
-        'sparse CSR sampled_addmm is not implemented',
-    ('sparse.sampled_addmm', 'forward'):
-        'sparse CSR sampled_addmm is not implemented',
     ('svd', 'backward'):
         'gradients of the complete SVD (some=False): ember refuses them',
     ('svd', 'forward_ad'):
