@@ -645,6 +645,39 @@ def test_histc_histogram(dtype):
     assert type(result).__name__ == "histogram" and result.bin_edges.shape == (4,)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("bins,low,high", [(100, 0, 0), (7, -10, 0), (100, 0, 10), (3, -2, 2),
+                                           (257, -5, 5)])
+def test_histc_values_on_edges(dtype, bins, low, high):
+    """histc divides (value - min) * bins / (max - min) with each step rounded in the input's
+    dtype: values on or next to bin edges land in torch's bins, half precision included."""
+    values = np.concatenate([np.arange(-10, 10.25, 0.25), np.linspace(-2, 2, 13)])
+    e = ember.tensor(values).to(getattr(ember, dtype))
+    t = torch.tensor(values).to(getattr(torch, dtype))
+    assert_same(ember.histc(e, bins, low, high), torch.histc(t, bins, low, high), rtol=0,
+                atol=0)
+
+
+def test_histogram_empty_input_and_unsorted_edges():
+    """Without data torch's default range is [0, 1]; unsorted edges are accepted and binned by
+    torch's binary search (values outside [edges[0], edges[-1]] are dropped)."""
+    empty = np.zeros((5, 0, 5), dtype=np.float32)
+    compare(lambda m, x: m.histogram(x, 3), empty)
+    compare(lambda m, x: m.histogramdd(x, [2, 3, 1, 1, 2], density=True), empty)
+    values = np.round(np.random.default_rng(4).uniform(-3.5, 3.5, (40, 2)), 1)
+    for edges in ([0.5, -1.0, 2.0, 1.0, 3.0], [2.0, 1.0], [-3.0, 2.5, -1.0, 0.0]):
+        edges = np.array(edges)
+        compare(lambda m, x, b: m.histogram(x, b), values[:, 0], edges)
+        compare(lambda m, x, b, c: m.histogramdd(x, [b, c]).hist, values, edges,
+                np.array([-1.0, 0.0, 2.0]))
+
+
+def test_searchsorted_empty_batches():
+    for seq_shape, value_shape in [((0, 0), (0, 0)), ((0, 3), (0, 2)), ((2, 0), (2, 3)),
+                                   ((3, 0), (3, 0)), ((2, 3), (2, 0))]:
+        compare(lambda m, s, v: m.searchsorted(s, v), np.zeros(seq_shape), np.ones(value_shape))
+
+
 def test_histc_histogram_errors():
     compare(lambda m, x: m.histc(x, 3), np.array([1, 2, 3]))
     compare(lambda m, x: m.histc(x, 3, 2, 1), np.array([1.0, 2.0]))

@@ -7,75 +7,6 @@ its entry. This list only shrinks.
 """
 
 KNOWN_FAILURES = {
-    ('_batch_norm_with_update', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_batch_norm_with_update', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_batch_norm_with_update', 'forward_ad'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_chunk_cat', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_native_batch_norm_legit', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_native_batch_norm_legit', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_native_batch_norm_legit', 'forward_ad'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_segment_reduce.lengths', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_segment_reduce.lengths', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_segment_reduce.offsets', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_segment_reduce.offsets', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_softmax_backward_data', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_softmax_backward_data', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_softmax_backward_data', 'forward_ad'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_unsafe_masked_index', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_unsafe_masked_index', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_unsafe_masked_index', 'forward_ad'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_unsafe_masked_index_put_accumulate', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_unsafe_masked_index_put_accumulate', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_unsafe_masked_index_put_accumulate', 'forward_ad'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_upsample_bilinear2d_aa', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_upsample_bilinear2d_aa', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('_upsample_bilinear2d_aa', 'forward_ad'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
     ('addbmm', 'forward'):
         "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
         'the tolerance',
@@ -91,12 +22,6 @@ KNOWN_FAILURES = {
         'forward AD of writes into a view of a copy: the src tangent is dropped',
     ('fill', 'forward_ad'):
         "forward AD of in-place fill: the input's tangent is kept instead of zero",
-    ('histc', 'forward'):
-        'bfloat16: values on bin edges land in different bins',
-    ('histogram', 'forward'):
-        "empty input: ember's default bin range differs from torch's",
-    ('histogramdd', 'forward'):
-        "non-monotonic bin edges: torch accepts them, ember's NumPy kernel refuses",
     ('index_fill', 'forward_ad'):
         "forward AD of index_fill: the filled positions keep the input's tangent",
     ('linalg.eig', 'forward_ad'):
@@ -120,23 +45,6 @@ KNOWN_FAILURES = {
     ('matrix_exp', 'forward'):
         "float32: ember's scaling-and-squaring loses ~1e-3 relative accuracy on small "
         'entries next to large ones',
-    ('max_pool2d_with_indices_backward', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('max_pool2d_with_indices_backward', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('max_pool2d_with_indices_backward', 'forward_ad'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('native_batch_norm', 'forward_ad'):
-        "forward AD: the tangents of the saved mean/invstd outputs differ from torch's",
-    ('native_dropout_backward', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('native_dropout_backward', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
     ('native_group_norm', 'backward'):
         "empty batch: a reshape with -1 is ambiguous in ember's group_norm",
     ('native_group_norm', 'forward'):
@@ -164,34 +72,14 @@ KNOWN_FAILURES = {
     ('nn.functional.soft_margin_loss', 'forward'):
         'float16: ember computes stably (finite) where torch overflows to inf '
         '(tests/nn/test_loss.py keeps it stable)',
-    ('searchsorted', 'forward'):
-        'an empty (0, 0) sorted sequence fails a reshape',
     ('select_scatter', 'forward_ad'):
         'forward AD of writes into a view of a copy: the src tangent is dropped',
-    ('slice', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('slice', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('slice', 'forward_ad'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
     ('slice_scatter', 'forward_ad'):
         'forward AD of writes into a view of a copy: the src tangent is dropped',
     ('svd', 'backward'):
         'gradients of the complete SVD (some=False): ember refuses them',
     ('svd', 'forward_ad'):
         'gradients of the complete SVD (some=False): ember refuses them',
-    ('torch.ops.aten._safe_softmax.default', 'backward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('torch.ops.aten._safe_softmax.default', 'forward'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
-    ('torch.ops.aten._safe_softmax.default', 'forward_ad'):
-        'a torch-internal ATen operator (torch.ops.aten / private torch._ name) ember '
-        'does not expose',
     ('zero_', 'forward_ad'):
         "forward AD of in-place zero_: the input's tangent is kept instead of zero",
 }

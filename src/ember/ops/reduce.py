@@ -1967,13 +1967,42 @@ def _histogram_range(xp, a, low, high):
 def histc_op(xp, a, *, bins, low, high):
     flat = a.reshape(-1)
     low, high = _histogram_range(xp, flat, low, high)
+    # torch's histc bins by division, each step rounded in the input's dtype (its edges are
+    # never returned, so it skips histogram's check against them).
+    first, last = xp.asarray(low, a.dtype), xp.asarray(high, a.dtype)
     with _quiet(xp):
-        edges = xp.linspace(low, high, bins + 1).astype(a.dtype)
-        keep = (flat >= low) & (flat <= high) & (flat == flat)
-        values = flat[keep]
-        index = xp.searchsorted(edges, values, side="right") - 1
-    index = xp.clip(index, 0, bins - 1)
+        values = flat[(flat >= first) & (flat <= last)]
+        scaled = (values - first) * xp.asarray(bins, a.dtype) / (last - first)
+    index = xp.minimum(scaled.astype(np.int64), bins - 1)
     return xp.bincount(index, minlength=bins).astype(a.dtype)
+
+
+def bin_positions(xp, edges, values):
+    """``(kept, bins)``: which ``values`` fall within ``[edges[0], edges[-1]]`` (nan does
+    not), and the bin of each kept one, found as torch's histogram kernels find it.
+
+    A value goes to the last edge at or below it, by C++'s ``upper_bound`` (a binary search
+    whose answer on unsorted edges, which torch accepts, is torch's too); the last edge
+    belongs to the last bin.
+
+    Example::
+
+        >>> kept, bins = bin_positions(np, np.array([0., 1., 2.]), np.array([-1., 1., 2.]))
+        >>> kept, bins
+        (array([False,  True,  True]), array([1, 1]))
+    """
+    kept = (values >= edges[0]) & (values <= edges[-1])
+    targets = values[kept]
+    n = edges.shape[0]
+    first = xp.zeros(targets.shape, np.int64)
+    count = xp.full(targets.shape, n, np.int64)
+    for _ in range(n.bit_length()):  # each round halves the range still searched
+        step = count // 2
+        probe = first + step
+        right = (count > 0) & ~(targets < edges[xp.minimum(probe, n - 1)])
+        first = xp.where(right, probe + 1, first)
+        count = xp.where(right, count - step - 1, step)
+    return kept, xp.minimum(first - 1, n - 2)
 
 
 def histc(input, bins=100, min=0, max=0, *, out=None):
@@ -2008,8 +2037,8 @@ def _histogram_meta(a, *weight, bins, low, high, density, edges):
 def histogram_op(xp, a, *weight, bins, low, high, density, edges):
     flat = a.reshape(-1)
     if edges is None:
-        if low is None:
-            low, high = host_values(xp, flat.min(), flat.max()) if flat.size else (0.0, 0.0)
+        if low is None:  # the data's range; torch's [0, 1] without data
+            low, high = host_values(xp, flat.min(), flat.max()) if flat.size else (0.0, 1.0)
             low, high = float(low), float(high)
         if low == high:
             low, high = low - 0.5, high + 0.5
@@ -2017,10 +2046,7 @@ def histogram_op(xp, a, *weight, bins, low, high, density, edges):
     else:
         edges_array = xp.asarray(edges, dtype=a.dtype)
     n = edges_array.shape[0] - 1
-    first, last = edges_array[0], edges_array[-1]
-    keep = (flat >= first) & (flat <= last)
-    index = xp.searchsorted(edges_array, flat[keep], side="right") - 1
-    index = xp.clip(index, 0, n - 1)
+    keep, index = bin_positions(xp, edges_array, flat)
     w = weight[0].reshape(-1)[keep].astype(np.float64) if weight else None
     hist = xp.bincount(index, weights=w, minlength=n).astype(np.float64)
     if density:
@@ -2081,16 +2107,17 @@ def searchsorted_op(xp, seq, values, *sorter, right, out_int32, scalar):
         # Batched: rank every value against the boundaries of its own row. Joint ranks keep
         # the order; rows are separated by adding row * (number of ranks).
         rows = math.prod(seq.shape[:-1])
-        flat_seq = seq.reshape(rows, -1)
-        flat_values = values.reshape(rows, -1)
+        flat_seq = seq.reshape(rows, seq.shape[-1])  # explicit sizes: rows may be 0
+        flat_values = values.reshape(rows, values.shape[-1])
         joined = xp.concatenate([flat_seq.reshape(-1), flat_values.reshape(-1)])
         _, ranks = xp.unique(joined, return_inverse=True)
         ranks = ranks.reshape(-1)
         span = builtins.max(joined.size, 1)  # > every rank, known without a sync
-        seq_keys = ranks[:flat_seq.size].reshape(rows, -1) + xp.arange(rows)[:, None] * span
-        value_keys = ranks[flat_seq.size:].reshape(rows, -1) + xp.arange(rows)[:, None] * span
+        offsets = xp.arange(rows)[:, None] * span
+        seq_keys = ranks[:flat_seq.size].reshape(flat_seq.shape) + offsets
+        value_keys = ranks[flat_seq.size:].reshape(flat_values.shape) + offsets
         found = xp.searchsorted(seq_keys.reshape(-1), value_keys.reshape(-1), side=side)
-        found = found.reshape(rows, -1) - xp.arange(rows)[:, None] * flat_seq.shape[1]
+        found = found.reshape(flat_values.shape) - xp.arange(rows)[:, None] * flat_seq.shape[1]
         result = found.reshape(values.shape)
     return xp.asarray(result).astype(np.int32 if out_int32 else np.int64, copy=False)
 

@@ -19,6 +19,7 @@ from .. import _dtype as dt
 from .. import return_types as _return_types
 from .._tensor import Tensor
 from .._tensor_functions import require_tensor as _check_tensor
+from .reduce import bin_positions
 
 __all__ = ["cov", "corrcoef", "histogramdd"]
 
@@ -180,8 +181,8 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
             lo, hi = float(range[2 * i]), float(range[2 * i + 1])
         elif points.shape[0]:
             lo, hi = float(points[:, i].min()), float(points[:, i].max())
-        else:
-            lo, hi = 0.0, 0.0
+        else:  # torch's range without data
+            lo, hi = 0.0, 1.0
         if lo > hi:
             raise RuntimeError(f"torch.histogramdd: max must be larger than min, but got min "
                                f"{lo} max {hi}")
@@ -193,8 +194,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
         edges.append(np.linspace(np.asarray(lo, np_dtype), np.asarray(hi, np_dtype), b + 1,
                                  dtype=np_dtype))
     w = None if weight is None else weight.detach().reshape(-1).cpu().numpy()
-    hist, _ = np.histogramdd(points.astype(np.float64),
-                             bins=[e.astype(np.float64) for e in edges], weights=w)
+    hist = _histogram_counts(points, edges, w)
     if density:
         widths = np.ix_(*[np.diff(e.astype(np.float64)) for e in edges])
         volume = functools.reduce(np.multiply, widths)
@@ -205,6 +205,32 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     return histogramdd_result(
         _tensor(hist.astype(np_dtype), device=input.device),
         tuple(_tensor(e, device=input.device) for e in edges))
+
+
+def _histogram_counts(points, edges, weight):
+    """The (weighted) count of the rows of ``points`` in each cell of the grid of ``edges``
+    (one edge array per column), binned per column as torch bins (see ``bin_positions``).
+
+    Example::
+
+        >>> _histogram_counts(np.array([[0.5, 2.]]), [np.array([0., 1.]), np.array([2., 3.])],
+        ...                   None)
+        array([[1.]])
+    """
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    kept = np.ones(points.shape[0], dtype=bool)
+    columns = []
+    for d, e in enumerate(edges):
+        inside, bins = bin_positions(np, e, points[:, d])
+        column = np.zeros(points.shape[0], np.int64)
+        column[inside] = bins
+        kept &= inside
+        columns.append(column)
+    cells = np.ravel_multi_index([c[kept] for c in columns], shape) if shape else \
+        np.zeros(int(kept.sum()), np.int64)
+    w = None if weight is None else weight[kept].astype(np.float64)
+    return np.bincount(cells, weights=w, minlength=int(np.prod(shape))).reshape(shape) \
+        .astype(np.float64)
 
 
 def _cov_method(self, *, correction=1, fweights=None, aweights=None):
