@@ -106,6 +106,9 @@ class _LowPrecisionNumpyDtypes:
     """``np_dtype in LOW_PRECISION``: float16 or bfloat16 (computed in float32 by kernels)."""
 
     def __contains__(self, np_dtype):
+        itemsize = getattr(np_dtype, "itemsize", None)
+        if type(itemsize) is int and itemsize != 2:  # most dtypes: skip NumPy's slow ``.name``
+            return False
         return np_dtype == _NP_FLOAT16 or is_bfloat16_array_dtype(np_dtype)
 
 

@@ -14,6 +14,7 @@ from .. import overrides as _overrides
 from .._device import CPU, META
 from .._tensor import Tensor
 from .._traceback import hide_internal_frames
+from ._registry import run_binary
 
 __all__ = ["broadcast_shapes", "scalar_tensor", "promote_operands", "float_operand",
            "wrap_dim", "wrap_dims", "operator_method"]
@@ -171,7 +172,7 @@ def _from_numpy_operand(x):
 _OPERAND_TYPES = (Tensor, numbers.Number, np.generic)
 
 
-def operator_method(fn, name, arrays_as_tensors=False):
+def operator_method(fn, name, arrays_as_tensors=False, op=None, reflected=False):
     """``fn`` as the dunder ``name``: an operand of a foreign type gives ``NotImplemented``.
 
     Python then tries the other operand's reflected method and, failing that, raises its own
@@ -179,6 +180,10 @@ def operator_method(fn, name, arrays_as_tensors=False):
     False; with a NumPy array NumPy computes the result (``Tensor.__array_wrap__`` makes it a
     tensor again), except for ``==`` (``arrays_as_tensors``), which takes the array as a
     tensor; all as in torch.
+
+    ``op``: the primitive that ``fn`` runs on a floating tensor and an operand that needs no
+    promotion (``reflected``: ``fn(other, self)``); the dunder then runs it directly, skipping
+    ``fn``'s argument handling, which would change nothing.
     """
     def foreign_operand(self, other):
         if isinstance(other, _OPERAND_TYPES):
@@ -205,6 +210,20 @@ def operator_method(fn, name, arrays_as_tensors=False):
                                                 (self, other), {})
                 except _overrides._Declined:  # Python tries the reflected operator, as torch
                     return NotImplemented
+            if op is not None and self._data.dtype.kind == "f":
+                # operands that need no promotion: a tensor of the same dtype and device, or a
+                # Python int/float (a weak scalar: the tensor's dtype wins), on the CPU
+                kind = type(other)
+                if kind is float or kind is int:
+                    if self._device._xp is np:
+                        scalar = Tensor._make(np.asarray(other, self._data.dtype), self._device)
+                        return (run_binary(op, scalar, self) if reflected
+                                else run_binary(op, self, scalar))
+                elif isinstance(other, tensor) and other._device is self._device and \
+                        other._data.dtype is self._data.dtype:
+                    if other._data.shape != self._data.shape:
+                        broadcast_shapes(self._data.shape, other._data.shape)  # torch's error
+                    return run_binary(op, other, self) if reflected else run_binary(op, self, other)
             try:
                 return fn(self, other)
             except TypeError:

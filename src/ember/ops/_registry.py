@@ -221,6 +221,40 @@ def run_op(op, *inputs, **params):
 Op.__call__ = run_op
 
 
+def run_binary(op, a, b):
+    """:func:`run_op` for the arithmetic operators' common call (``ops/_operands.py``): ``op``
+    takes no parameters, makes one output that is not a view, and ``a`` and ``b`` are on one
+    device. Everything else (profiling, autocast, another device) takes :func:`run_op`.
+
+    Example::
+
+        >>> run_binary(add_op, ember.ones(2), ember.ones(2))
+        tensor([2., 2.])
+    """
+    xp = a._device._xp
+    if _profiling.recorder is not None or autocast_state.on or xp is None:
+        return run_op(op, a, b)
+    out = op.kernel(xp, a._data, b._data)
+    if type(out) is not np.ndarray:
+        out = _as_array(out, a._device)
+    result = _new(Tensor)
+    result._data = out
+    result._device = a._device
+    result._rg = False
+    result._grad_fn = None
+    result._output_nr = 0
+    result._vc = [0]
+    result._base = None
+    if _grad_state.enabled and (a._rg or b._rg or (a._base is not None and a._base._rg) or (
+            b._base is not None and b._base._rg)) and op.derivative is not None:
+        record(op, (a, b), {}, result)
+    if _fw_state.level is not None:
+        _forward_ad.propagate(op, (a, b), {}, result)
+    if _trace_state.tracer is not None:  # ember.jit.trace records the call
+        _trace_state.tracer.record(op, (a, b), {}, result)
+    return result
+
+
 def on_device(device):
     """The context in which to compute on ``device``: its GPU made current (a no-op else)."""
     if device.type == "cuda":

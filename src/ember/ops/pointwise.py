@@ -2135,6 +2135,13 @@ Tensor.polygamma_ = lambda self, n: inplace(lambda s: polygamma(n, s), self)
 Tensor.real = property(real)
 Tensor.imag = property(imag)
 Tensor.where = lambda self, condition, other: where(condition, self, other)
+# the arithmetic dunders that call their primitive directly when the operands need no
+# promotion (``operator_method``): name -> (primitive, whether the operands swap)
+_DIRECT_PRIMITIVES = {
+    "add": (add_op, False), "radd": (add_op, False), "sub": (sub_op, False),
+    "rsub": (sub_op, True), "mul": (mul_op, False), "rmul": (mul_op, False),
+    "truediv": (div_op, False), "rtruediv": (div_op, True), "rdiv": (div_op, True),
+    "pow": (pow_op, False), "rpow": (pow_op, True)}
 for _name, _fn in (
         ("add", add), ("radd", add), ("iadd", Tensor.add_), ("sub", sub),
         ("rsub", _reflected(sub)), ("isub", Tensor.sub_), ("mul", mul), ("rmul", mul),
@@ -2151,7 +2158,9 @@ for _name, _fn in (
         ("rshift", bitwise_right_shift), ("rrshift", _reflected(bitwise_right_shift)),
         ("irshift", Tensor.bitwise_right_shift_), ("lt", lt), ("le", le), ("gt", gt),
         ("ge", ge)):
-    setattr(Tensor, f"__{_name}__", operator_method(_fn, f"__{_name}__"))
+    _op, _reflects = _DIRECT_PRIMITIVES.get(_name, (None, False))
+    setattr(Tensor, f"__{_name}__", operator_method(_fn, f"__{_name}__", op=_op,
+                                                    reflected=_reflects))
 Tensor.__eq__ = operator_method(eq, "__eq__", arrays_as_tensors=True)
 Tensor.__ne__ = operator_method(ne, "__ne__")
 Tensor.__invert__ = _invert
@@ -2160,7 +2169,7 @@ Tensor.__neg__ = neg
 Tensor.__pos__ = positive
 Tensor.__hash__ = object.__hash__
 
-del _name, _fn, _ufunc, _word, _alias_name
+del _name, _fn, _ufunc, _word, _alias_name, _op, _reflects
 
 
 # ================================================================ toplevel-helper section:
