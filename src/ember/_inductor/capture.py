@@ -45,7 +45,7 @@ from ..jit._tracer import (
 )
 from .state import Unsupported
 
-__all__ = ["Capture", "capture", "user_frame"]
+__all__ = ["Capture", "capture", "user_frame", "flatten_output", "GuardFailed"]
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -57,6 +57,32 @@ _CONVERSIONS = {"number": "Tensor.item()", "list": "Tensor.tolist()",
 # public random entry points recorded whole as calls (the replay draws fresh numbers)
 _RANDOM_FACTORIES = ("rand", "randn", "rand_like", "randn_like", "randint", "randint_like",
                      "randperm", "bernoulli", "normal", "multinomial")
+
+
+class GuardFailed(Exception):
+    """A guard node found a value other than the traced one: run the call eagerly."""
+
+
+def expect_false(tensor):
+    """The guard node of ember's input checks: the check must still pass."""
+    if bool(tensor._data):
+        raise GuardFailed
+    return tensor
+
+
+_PLUMBING = ("_tensor.py", "overrides.py", "_traceback.py", os.path.join("_inductor",
+                                                                          "capture.py"))
+
+
+def _read_by_ember():
+    """Whether the tensor-to-Python conversion being traced was called by ember's code."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.endswith(_PLUMBING):
+            return filename.startswith(_EMBER_DIR + os.sep)
+        frame = frame.f_back
+    return False
 
 
 def user_frame():
@@ -83,8 +109,9 @@ class Capture:
     """What one capture found: the graph (or None after a break), the break reasons, the
     live tensors the graph reads by name, and the eager result of the call."""
 
-    def __init__(self, graph, breaks, captured, result, size_specialised):
+    def __init__(self, graph, breaks, captured, result, size_specialised, spec=None):
         self.graph = graph
+        self.spec = spec                # rebuilds the output from the graph's flat outputs
         self.breaks = breaks            # [(reason, FrameSummary or None)]
         self.captured = captured        # {"captured_N": tensor}
         self.result = result
@@ -105,6 +132,7 @@ class CaptureTracer(Tracer):
         self.fullgraph = fullgraph
         self.breaks = []
         self.captured = {}
+        self.guards = []   # values of the guard nodes (kept as extra graph outputs)
 
     def graph_break(self, reason):
         """Note that the function cannot be captured; with ``fullgraph`` raise torch's error."""
@@ -114,9 +142,28 @@ class CaptureTracer(Tracer):
         self.breaks.append((reason, where))
 
     def python_value(self, tensor, what):
-        if self._on_trace_thread():
-            self.graph_break(f"Unsupported {_CONVERSIONS.get(what, what)} call: a tensor's "
-                             "value read into Python (data-dependent Python code)")
+        if not self._on_trace_thread():
+            return
+        if what == "boolean" and _read_by_ember():
+            self._guard_false(tensor)
+            return
+        self.graph_break(f"Unsupported {_CONVERSIONS.get(what, what)} call: a tensor's "
+                         "value read into Python (data-dependent Python code)")
+
+    def _guard_false(self, tensor):
+        """ember's own input checks (``if bool(bad.any()): raise ...``) are torch's kernel
+        checks: the graph repeats the check at each replay (a guard node) instead of
+        breaking. A check that passed while tracing and fails later runs the call eagerly,
+        which raises the error as eager code does."""
+        with paused():
+            expected = bool(tensor._data)
+        if expected:
+            self.graph_break("a check inside ember failed while tracing")
+            return
+        value = self.graph.new_value((), "bool")
+        self.graph.nodes.append(Node(CALL, expect_false, [self.value_of(tensor)], {
+            "fn": "guard.expect_false", "args": [{"v": 0}], "kwargs": {}}, [value]))
+        self.guards.append(value)
 
     def _on_trace_thread(self):
         import threading
@@ -283,7 +330,8 @@ def capture(fn, inputs, rebuild=None, attr_names=None, attrs=(), dynamic_sizes=F
         _uninstall(saved)
     size_specialised = _replay_warnings(caught)
     graph = tracer.graph
-    graph.output = output
+    spec = flatten_output(graph, output)
+    graph.output[1].extend(tracer.guards)  # keeps the guard nodes through dead-code removal
     _check_unrecorded_writes(tracer)
     tracer.check_random(default_generator)
     _check_writes_to_captured(tracer, graph)
@@ -292,7 +340,31 @@ def capture(fn, inputs, rebuild=None, attr_names=None, attrs=(), dynamic_sizes=F
     _drop_unread_sizes(graph)
     _resolve_calls(graph)
     _name_inputs(graph)
-    return Capture(graph, [], tracer.captured, result, size_specialised)
+    return Capture(graph, [], tracer.captured, result, size_specialised, spec)
+
+
+def flatten_output(graph, output):
+    """Make ``graph.output`` the flat tuple of the values in the tree ``output``; return the
+    spec that rebuilds the user's structure (containers, named tuples, Python constants)."""
+    values = []
+
+    def spec_of(tree):
+        if not isinstance(tree, tuple):
+            if tree in values:
+                return ("slot", values.index(tree))
+            values.append(tree)
+            return ("slot", len(values) - 1)
+        kind = tree[0]
+        if kind == "const":
+            return tree
+        if kind == "namedtuple":
+            return ("namedtuple", tree[1], [spec_of(t) for t in tree[2]])
+        if kind == "dict":
+            return ("dict", [(k, spec_of(t)) for k, t in tree[1]])
+        return (kind, [spec_of(t) for t in tree[1]])
+    spec = spec_of(output)
+    graph.output = ("tuple", values)
+    return spec
 
 
 def _replay_warnings(caught):

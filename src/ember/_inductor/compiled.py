@@ -31,7 +31,7 @@ from .._tensor import Tensor, _trace_state
 from ..nn.modules.module import Module
 from . import guards
 from .backends import lookup_backend
-from .capture import capture
+from .capture import GuardFailed, capture
 from .state import config, counters, default_backend, log, log_enabled, stance, warn_logger
 
 __all__ = ["compile", "CompiledFunction", "OptimizedModule", "reset", "is_compiling"]
@@ -115,7 +115,11 @@ class CompiledFunction:
                 return self._verify(entry, key, tensors, args, kwargs)
         if entry.run is None:
             return self._fn(*args, **kwargs)
-        return _unflatten(entry.spec, entry.run(tensors))
+        try:
+            flat = entry.run(tensors)
+        except GuardFailed:  # one of ember's input checks fails: eager code raises its error
+            return self._fn(*args, **kwargs)
+        return _unflatten(entry.spec, flat)
 
     def _find_dynamic(self, key):
         context, metas = key
@@ -165,8 +169,7 @@ class CompiledFunction:
             self._note_breaks(found.breaks)
             self._static[key] = _Entry(key, None, None)
             return
-        graph = found.graph
-        spec = _flatten_output(graph)
+        graph, spec = found.graph, found.spec
         counters["stats"]["unique_graphs"] += 1
         counters["stats"]["calls_captured"] += sum(1 for n in graph.nodes
                                                    if n.kind in ("op", "call"))
@@ -187,9 +190,7 @@ class CompiledFunction:
         not depend on the size, and serves every size from now on; otherwise the candidate
         is dropped and this size gets its own graph."""
         found = self._capture(tensors, args, kwargs, entry.dynamic)
-        if found.ok:
-            _flatten_output(found.graph)
-        if found.ok and not found.size_specialised and \
+        if found.ok and not found.size_specialised and found.spec == entry.spec and \
                 _same_graph(entry.graph, found.graph, entry.captured, found.captured):
             entry.verified = True
             return found.result
@@ -350,30 +351,6 @@ def _copy_graph(graph):
     from ..jit._passes import clone_graph
 
     return clone_graph(graph)
-
-
-def _flatten_output(graph):
-    """Make ``graph.output`` a flat tuple of values; return the spec that rebuilds the
-    user's structure (containers, named tuples, Python constants) from the flat results."""
-    values = []
-
-    def spec_of(tree):
-        if not isinstance(tree, tuple):
-            if tree in values:
-                return ("slot", values.index(tree))
-            values.append(tree)
-            return ("slot", len(values) - 1)
-        kind = tree[0]
-        if kind == "const":
-            return tree
-        if kind == "namedtuple":
-            return ("namedtuple", tree[1], [spec_of(t) for t in tree[2]])
-        if kind == "dict":
-            return ("dict", [(k, spec_of(t)) for k, t in tree[1]])
-        return (kind, [spec_of(t) for t in tree[1]])
-    spec = spec_of(graph.output)
-    graph.output = ("tuple", values)
-    return spec
 
 
 def _unflatten(spec, flat):
