@@ -199,6 +199,8 @@ from ._symbolic import *  # noqa: E402, F403  (sym_int, sym_max, SymInt...: plai
 from ._eager_control import Future, cond, fork, wait  # noqa: E402  (run eagerly)
 from ._backend_info import *  # noqa: E402, F403  (has_lapack, get_device_module, ...)
 from .ops.native import *  # noqa: E402, F403  (native_layer_norm, ..., values_copy)
+from .ops.internal import *  # noqa: E402, F403  (_safe_softmax, segment_reduce, ...)
+from ._classes import classes  # noqa: E402  (torch.classes: custom-class namespaces)
 from ._unsupported import *  # noqa: E402, F403  (TorchScript IR classes, quantization, float8)
 from .jit import CompilationUnit, ScriptFunction, ScriptModule  # noqa: E402
 from .jit import Error as JITException  # noqa: E402  (torch.JITException is torch.jit.Error)

@@ -193,7 +193,8 @@ def resolve(op):
     method = getattr(op.method_variant, "__name__", None) if op.method_variant else None
     if method and public is not op.op and op.op is op.method_variant:
         return _method_caller(method) if hasattr(ember.Tensor, method) else None
-    for path in (name, op.aten_name):
+    aten_name = (op.aten_name or "").removeprefix("torch.ops.aten.")
+    for path in (name, op.aten_name, f"ops.aten.{aten_name}" if aten_name else None):
         fn = _attr_path(ember, path) if path else None
         if callable(fn):
             return fn

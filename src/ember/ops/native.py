@@ -74,7 +74,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         if running_mean is not None or running_var is not None:
             _update_running_stats(input, mean, var, running_mean, running_var, momentum, dims)
         out = (input - mean.reshape(shape)) * invstd.reshape(shape)
-        return _affine(out, weight, bias, shape), mean, invstd
+        # torch saves the statistics for its backward: they are outputs without a gradient
+        return _affine(out, weight, bias, shape), mean.detach(), invstd.detach()
     out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
     empty = input.new_empty(0)
     return _affine(out, weight, bias, shape), empty, empty.clone()

@@ -1,0 +1,382 @@
+"""``ember.ops.<namespace>.<op>.<overload>``: torch's operator namespaces (``torch.ops``).
+
+torch registers every operator under a namespace (``aten::add``) with named overloads, one
+per signature (``aten::add.Tensor``, ``aten::add.Scalar``, ``aten::add.out``). ember keeps
+one Python callable per operator that dispatches on its arguments, so here every overload of
+an operator is that one callable:
+
+* :class:`OpNamespace` is ``ember.ops.<name>``; an unknown operator raises torch's
+  ``AttributeError``. ``ember.ops.aten`` (:class:`AtenNamespace`) finds an operator by its
+  name among ember's own: the torch-internal operators of :mod:`ember.ops.internal`, then
+  ember's top-level functions (torch's ``torch.<name>`` functions are ATen's operators under
+  the same names and signatures), then Tensor methods (``add_``, ``copy_``...), called with
+  the first argument as ``self``. Other namespaces hold the custom operators that
+  :mod:`ember.library` defines.
+* :class:`OpOverloadPacket` is ``ember.ops.aten.add``: call it, or pick an overload.
+* :class:`OpOverload` is ``ember.ops.aten.add.Tensor``; ``.default`` always exists. An
+  overload name is accepted when it is made of the words torch's overload names are made of
+  (``Tensor``, ``Scalar``, ``out``, ``dim``, ``int``, ``List``...): ``add.foo`` raises
+  ``AttributeError`` as in torch, ``add.dim`` does not (torch has no such overload).
+* ``overloads()`` cannot read torch's schemas, so it lists what ember's callable accepts,
+  by one rule: ``'default'``; ``'Tensor'`` and ``'Scalar'`` when it takes an ``other``
+  operand (``'Scalar'``, ``'List'`` and ``'ScalarList'`` for a ``_foreach_`` operator, as
+  torch names those); ``'out'`` when it takes ``out=``.
+
+Example::
+
+    >>> import ember
+    >>> ember.ops.aten.add.Tensor(ember.ones(2), ember.ones(2))
+    tensor([2., 2.])
+    >>> 'Scalar' in ember.ops.aten._foreach_maximum_.overloads()
+    True
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import inspect
+import os
+import types
+
+# The words torch's overload names are made of (``Scalar_out``, ``dim_IntList``...).
+_OVERLOAD_WORDS = frozenset((
+    "default out Tensor Scalar int float complex scalar input grad str bool dim ScalarList "
+    "dtype list List x tensor n generator t value vec size self mode source output other "
+    "data dims correction reduce values a IntList any bins padding to offset tensors scale "
+    "indices array stable alpha beta src two three from Sequence p device decimals start "
+    "TensorList memory format mask step Self OutScalar sections all no stats intlist "
+    "Dimname dimname names names_dim index using ints layout sizes left right Other "
+    "ScalarOpt sparse storage Storage max min unary deprecated OutTensor ScalarOther "
+    "ScalarSelf ScalarAndTensor Device lengths offsets"
+).split())
+
+
+def _is_overload_name(name):
+    return bool(name) and all(word in _OVERLOAD_WORDS for word in name.split("_"))
+
+
+def _dispatching_torch_function(target, function, args, kwargs):
+    """Call ``function``, letting a ``__torch_function__`` argument (an fx Proxy, a tensor
+    subclass) or an active mode see ``target`` (the overload or packet) as the function."""
+    from ..overrides import handle_torch_function, has_torch_function
+
+    arguments = args + tuple(kwargs.values())
+    if has_torch_function(arguments):
+        return handle_torch_function(target, arguments, *args, **kwargs)
+    return function(*args, **kwargs)
+
+
+class OpOverload:
+    """One overload of an operator, such as ``ember.ops.aten.add.Tensor``.
+
+    Example::
+
+        >>> overload = ember.ops.aten.mul.Tensor
+        >>> str(overload), overload.name()
+        ('aten.mul.Tensor', 'aten::mul.Tensor')
+        >>> overload(ember.tensor([2.]), 3)
+        tensor([6.])
+    """
+
+    _ember_op_packet = True
+
+    def __init__(self, packet, overload_name):
+        self.overloadpacket = packet
+        self._overloadname = overload_name
+        self._op = packet._op
+        suffix = "" if overload_name == "default" else f".{overload_name}"
+        self.__name__ = f"{packet.__name__}.{overload_name}"
+        self.__qualname__ = f"{packet._namespace}::{packet.__name__}{suffix}"
+        self.__module__ = packet.__module__
+        self.__doc__ = getattr(self._op, "__doc__", None)
+
+    @property
+    def op(self):
+        """ember's callable behind this overload."""
+        return self._op
+
+    @property
+    def namespace(self):
+        """The namespace's name (``'aten'``)."""
+        return self.overloadpacket._namespace
+
+    def name(self):
+        """torch's qualified name: ``'aten::add.Tensor'``, ``'aten::add'`` for default."""
+        return self.__qualname__
+
+    def __call__(self, /, *args, **kwargs):
+        return _dispatching_torch_function(self, self._op, args, kwargs)
+
+    def __deepcopy__(self, memo=None):
+        return self
+
+    def __str__(self):
+        return f"{self.namespace}.{self.__name__}"
+
+    def __repr__(self):
+        return (f"<OpOverload(op='{self.namespace}.{self.overloadpacket.__name__}', "
+                f"overload='{self._overloadname}')>")
+
+    def __reduce__(self):
+        packet = self.overloadpacket
+        return _lookup, (packet._namespace, packet.__name__, self._overloadname)
+
+
+class OpOverloadPacket:
+    """An operator with all its overloads, such as ``ember.ops.aten.add``.
+
+    Calling the packet calls the operator; an attribute picks an overload (cached, so that
+    ``ember.ops.aten.add.Tensor is ember.ops.aten.add.Tensor``).
+
+    Example::
+
+        >>> packet = ember.ops.aten.sum
+        >>> packet(ember.ones(2, 3)), packet.dim_IntList(ember.ones(2, 3), [1])
+        (tensor(6.), tensor([3., 3.]))
+        >>> packet.default.overloadpacket is packet
+        True
+    """
+
+    _ember_op_packet = True
+
+    def __init__(self, namespace, name, op):
+        self._namespace = namespace
+        self._qualified_op_name = f"{namespace}::{name}"
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = f"ember.ops.{namespace}"
+        self.__doc__ = getattr(op, "__doc__", None)
+        self._op = op
+        self._dir = []
+
+    @property
+    def op(self):
+        """ember's callable behind this operator."""
+        return self._op
+
+    def __getattr__(self, key):
+        if key.startswith("__"):
+            try:
+                return getattr(self._op, key)
+            except AttributeError:
+                raise AttributeError(
+                    f"'{self}' can't have an overload name beginning with '__' and the "
+                    f"underlying op {self._op} has no attribute {key} either.") from None
+        if not _is_overload_name(key):
+            raise AttributeError(f"The underlying op of '{self}' has no overload name '{key}'")
+        overload = OpOverload(self, key)
+        setattr(self, key, overload)
+        self._dir.append(key)
+        return overload
+
+    def __call__(self, /, *args, **kwargs):
+        return _dispatching_torch_function(self, self._op, args, kwargs)
+
+    def __iter__(self):
+        return iter(self._dir)
+
+    def __hash__(self):
+        return hash(self._op)
+
+    def __deepcopy__(self, memo=None):
+        return self
+
+    def __str__(self):
+        return f"{self._namespace}.{self.__name__}"
+
+    def __repr__(self):
+        return f"<OpOverloadPacket(op='{self}')>"
+
+    def __reduce__(self):
+        return _lookup, (self._namespace, self.__name__)
+
+    def overloads(self):
+        """The overload names ember's callable serves (see the module's rule).
+
+        Example::
+
+            >>> ember.ops.aten.mul.overloads()
+            ['default', 'Tensor', 'Scalar', 'out']
+        """
+        return _derived_overloads(self.__name__, self._op)
+
+    def op_overloads(self):
+        """The :class:`OpOverload` of every name in :meth:`overloads`."""
+        return [getattr(self, name) for name in self.overloads()]
+
+
+def _derived_overloads(name, op):
+    try:
+        parameters = inspect.signature(op).parameters
+    except (TypeError, ValueError):
+        return ["default"]
+    names = ["default"]
+    if "other" in parameters:
+        names += ["Scalar", "List", "ScalarList"] if name.startswith("_foreach_") \
+            else ["Tensor", "Scalar"]
+    if "out" in parameters:
+        names.append("out")
+    return names
+
+
+def _lookup(namespace_name, op_name, overload_name=None):
+    """The packet (or overload) a pickle names: operators pickle by name, as torch's do."""
+    packet = getattr(getattr(_ops_package(), namespace_name), op_name)
+    return packet if overload_name is None else getattr(packet, overload_name)
+
+
+def _ops_package():
+    return importlib.import_module("ember.ops")
+
+
+class OpNamespace(types.ModuleType):
+    """``ember.ops.<name>``: the operators of one namespace, bound on first use.
+
+    Example::
+
+        >>> ember.ops.aten.relu(ember.tensor([-1., 2.]))
+        tensor([0., 2.])
+        >>> ember.ops.aten.not_an_op
+        Traceback (most recent call last):
+        ...
+        AttributeError: '_OpNamespace' 'aten' object has no attribute 'not_an_op'
+    """
+
+    __file__ = "ember.ops"
+
+    def __init__(self, name):
+        super().__init__(f"ember.ops.{name}")
+        self.name = name
+        self._dir = []
+        # what ember.fx patches while tracing; aten's packets record through
+        # __torch_function__ instead (their overload attributes must stay reachable)
+        self._ember_op_namespace = name != "aten"
+
+    def __iter__(self):
+        return iter(self._dir)
+
+    def __getattr__(self, op_name):
+        if op_name.startswith("__"):
+            raise AttributeError(f"Invalid attribute '{op_name}' for '_OpNamespace' '{self.name}'")
+        op = self._find(op_name)
+        if op is None:
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute "
+                                 f"'{op_name}'")
+        return self._bind(op_name, op)
+
+    def _find(self, op_name):
+        """The callable of ``op_name`` in this namespace, or None (custom namespaces get theirs
+        bound by :mod:`ember.library`)."""
+        return None
+
+    def _bind(self, op_name, op):
+        packet = op if isinstance(op, OpOverloadPacket) else \
+            OpOverloadPacket(self.name, op_name, op)
+        setattr(self, op_name, packet)
+        self._dir.append(op_name)
+        return packet
+
+
+class AtenNamespace(OpNamespace):
+    """``ember.ops.aten``: ATen's operators, found among ember's by name (see the module)."""
+
+    def __init__(self):
+        super().__init__("aten")
+
+    def _find(self, op_name):
+        import ember
+
+        from . import internal
+        if op_name in internal.ATEN_ONLY or op_name in internal.__all__:
+            return getattr(internal, op_name)
+        function = getattr(ember, op_name, None)
+        if _is_operator_function(function):
+            return function
+        method = inspect.getattr_static(ember.Tensor, op_name, None)
+        if isinstance(method, (types.FunctionType, types.BuiltinFunctionType)):
+            return _method_caller(op_name)
+        return None
+
+
+def _is_operator_function(value):
+    """Whether ``value`` is one of ember's operators (not a class, a module, a setting or
+    save/load): operators live in ``ember`` itself or in ``ember.ops``."""
+    if not callable(value) or isinstance(value, (type, types.ModuleType)):
+        return False
+    module = getattr(value, "__module__", None) or ""
+    return module == "ember" or module.startswith("ember.ops.")
+
+
+def _method_caller(name):
+    def call(self, /, *args, **kwargs):
+        return getattr(self, name)(*args, **kwargs)
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+class HigherOrderNamespace(types.ModuleType):
+    """``ember.ops.higher_order``: torch's higher-order operators (``cond``...); ember
+    registers none, so every name raises torch's ``AttributeError``."""
+
+    __file__ = "ember.ops"
+
+    def __init__(self):
+        super().__init__("ember.ops.higher_order")
+        self._dir = []
+
+    def __iter__(self):
+        return iter(self._dir)
+
+    def __getattr__(self, name):
+        raise AttributeError(f"'_HigherOrderNamespace' 'ember.ops.higher_order' object has "
+                             f"no attribute '{name}'")
+
+
+# ---------------------------------------------------------------- libraries
+
+loaded_libraries = set()
+
+
+def load_library(path):
+    """Load the shared library at ``path`` into the process (its static initialisers run) and
+    add it to ``loaded_libraries``; ``OSError`` when it cannot be loaded.
+
+    Example::
+
+        >>> ember.ops.load_library("/no/such/lib.so")
+        Traceback (most recent call last):
+        ...
+        OSError: Could not load this library: /no/such/lib.so
+    """
+    path = os.path.realpath(path) if os.path.exists(path) else path
+    try:
+        ctypes.CDLL(path, mode=getattr(ctypes, "RTLD_GLOBAL", 0))
+    except OSError as error:
+        raise OSError(f"Could not load this library: {path}") from error
+    loaded_libraries.add(path)
+
+
+def import_module(module):
+    """Import the Python module named ``module`` for its operator registrations
+    (``ember.library`` definitions).
+
+    Example::
+
+        >>> ember.ops.import_module("math")
+    """
+    importlib.import_module(module)
+
+
+# ---------------------------------------------------------------- ember.ops.__getattr__
+
+_STANDING = {"aten": AtenNamespace, "higher_order": HigherOrderNamespace}
+
+
+def namespace(name):
+    """``ember.ops.<name>``: made on first use and cached on the ``ember.ops`` package
+    (torch makes any name a namespace; its operators are looked up when used)."""
+    package = _ops_package()
+    made = _STANDING.get(name, OpNamespace)
+    value = made() if name in _STANDING else made(name)
+    setattr(package, name, value)
+    return value

@@ -1,0 +1,482 @@
+"""torch's internal ATen operators: what decompositions, compilers and torch's own tests call
+(``torch.ops.aten.<name>`` or a private ``torch._<name>``), composed from ember's
+differentiable operators so that gradients and forward-mode derivatives come for free.
+
+* ``__all__``: the ones torch also shows at its top level (``torch._safe_softmax``,
+  ``torch.segment_reduce``...), re-exported by ``ember``;
+* ``ATEN_ONLY``: the ones torch reaches only through ``torch.ops.aten`` (``slice``,
+  ``native_dropout_backward``, ``max_pool2d_with_indices_backward``,
+  ``_batch_norm_with_update``, ``_upsample_bilinear2d_aa``), found there by
+  :class:`ember.ops._namespaces.AtenNamespace`.
+
+Example::
+
+    >>> import ember
+    >>> ember._safe_softmax(ember.tensor([[0., 0.], [-float("inf"), -float("inf")]]), 1)
+    tensor([[0.5000, 0.5000],
+            [0.0000, 0.0000]])
+    >>> ember.ops.aten.slice(ember.arange(6), 0, 1, None, 2)
+    tensor([1, 3, 5])
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+__all__ = ["_safe_softmax", "_softmax_backward_data", "_native_batch_norm_legit", "_chunk_cat",
+           "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "segment_reduce",
+           "_segment_reduce"]
+ATEN_ONLY = ("slice", "native_dropout_backward", "max_pool2d_with_indices_backward",
+             "_batch_norm_with_update", "_upsample_bilinear2d_aa")
+
+
+def _ember():
+    import ember
+
+    return ember
+
+
+def _wrap_dim(dim, ndim):
+    """``dim`` in ``[0, ndim)``, or torch's IndexError."""
+    low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not low <= dim <= high:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], "
+                         f"but got {dim})")
+    return dim % builtins.max(ndim, 1)
+
+
+# ---------------------------------------------------------------- views
+
+
+def slice(self, dim=0, start=None, end=None, step=1):  # noqa: A001 - aten's name
+    """``self[..., start:end:step]`` along ``dim`` (a view), as ``aten::slice.Tensor``.
+
+    Example::
+
+        >>> ember.ops.aten.slice(ember.arange(10).reshape(2, 5), 1, -3)
+        tensor([[2, 3, 4],
+                [7, 8, 9]])
+    """
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    dim = _wrap_dim(dim, self.dim())
+    return self[(builtins.slice(None),) * dim + (builtins.slice(start, end, step),)]
+
+
+# ---------------------------------------------------------------- softmax
+
+
+def _safe_softmax(self, dim, dtype=None):
+    """softmax along ``dim``, with 0 (not NaN) where every input of a row is ``-inf``: what
+    attention uses for fully masked rows.
+
+    Example::
+
+        >>> ember._safe_softmax(ember.full((1, 2), -float("inf")), 1)
+        tensor([[0., 0.]])
+    """
+    ember = _ember()
+    masked = (self == -math.inf).all(dim, keepdim=True)
+    # the masked rows go through softmax as zeros, so that their gradient is 0, not NaN
+    zero = ember.zeros((), dtype=self.dtype, device=self.device)
+    out = ember.softmax(ember.where(masked, zero, self), dim, dtype=dtype)
+    return ember.where(masked, zero.to(out.dtype), out)
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """The gradient of ``softmax`` for ``grad_output`` given the softmax ``output``:
+    ``output * (grad_output - sum(grad_output * output, dim))``, in ``input_dtype``.
+
+    Example::
+
+        >>> y = ember.softmax(ember.tensor([0., 1.]), 0)
+        >>> ember._softmax_backward_data(ember.tensor([1., 0.]), y, 0, ember.float32)
+        tensor([ 0.1966, -0.1966])
+    """
+    weighted = grad_output * output
+    grad_input = weighted - output * weighted.sum(dim, keepdim=True)
+    return grad_input if grad_input.dtype == input_dtype else grad_input.to(input_dtype)
+
+
+# ---------------------------------------------------------------- normalisation and dropout
+
+
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training=None,
+                             momentum=None, eps=None):
+    """``native_batch_norm``; also torch's ``no_stats`` overload
+    ``(input, weight, bias, training, momentum, eps)``, which keeps no running statistics.
+
+    Example::
+
+        >>> out, mean, rstd = ember._native_batch_norm_legit(ember.ones(2, 2), None, None,
+        ...                                                  True, 0.1, 1e-5)
+        >>> mean
+        tensor([1., 1.])
+    """
+    if eps is None:  # no_stats: (input, weight, bias, training, momentum, eps)
+        training, momentum, eps = running_mean, running_var, training
+        running_mean = running_var = None
+    return _ember().native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                      momentum, eps)
+
+
+def _batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """Training-mode batch norm that updates the running statistics in place; returns the
+    output, the batch mean, its reciprocal standard deviation and an empty ``reserve``
+    (uint8: a buffer only cuDNN fills).
+
+    Example::
+
+        >>> mean, var = ember.zeros(2), ember.ones(2)
+        >>> _ = ember.ops.aten._batch_norm_with_update(ember.ones(3, 2), None, None, mean,
+        ...                                             var, 0.5, 1e-5)
+        >>> mean
+        tensor([0.5000, 0.5000])
+    """
+    ember = _ember()
+    out, mean, rstd = ember.native_batch_norm(input, weight, bias, running_mean, running_var,
+                                              True, momentum, eps)
+    return out, mean, rstd, ember.empty(0, dtype=ember.uint8, device=input.device)
+
+
+def native_dropout_backward(grad_output, mask, scale):
+    """The gradient of ``native_dropout``: ``grad_output * mask * scale``.
+
+    Example::
+
+        >>> ember.ops.aten.native_dropout_backward(ember.ones(2), ember.tensor([True, False]), 2.)
+        tensor([2., 0.])
+    """
+    return grad_output * (mask.type_as(grad_output) * scale)
+
+
+# ---------------------------------------------------------------- pooling and resampling
+
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    """The gradient of ``max_pool2d`` for ``grad_output``: each output's gradient added at
+    the input position its ``indices`` entry names (within its plane).
+
+    Example::
+
+        >>> x = ember.tensor([[[1., 3.], [2., 0.]]])
+        >>> out, idx = ember.nn.functional.max_pool2d(x, 2, return_indices=True)
+        >>> ember.ops.aten.max_pool2d_with_indices_backward(ember.ones_like(out), x, 2, 2, 0,
+        ...                                                  1, False, idx)
+        tensor([[[0., 1.],
+                 [0., 0.]]])
+    """
+    ember = _ember()
+    planes = ember.zeros(self.shape, dtype=grad_output.dtype, device=grad_output.device)
+    flat = planes.flatten(-2).scatter_add(-1, indices.flatten(-2), grad_output.flatten(-2))
+    return flat.view(self.shape)
+
+
+def _area_scale(in_size, out_size, align_corners, scale):
+    """Input pixels per output pixel, as torch's resampling kernels compute it."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    if scale is not None and scale > 0:
+        return 1.0 / scale
+    return in_size / out_size
+
+
+def _antialias_weights(in_size, out_size, align_corners, scale):
+    """The (out_size, in_size) matrix of an antialiased triangle filter: downsampling widens
+    the filter to cover every input pixel an output pixel spans (each row sums to 1)."""
+    scale = _area_scale(in_size, out_size, align_corners, scale)
+    support = scale if scale >= 1.0 else 1.0
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+    weights = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        center = scale * (i + 0.5)
+        low = builtins.max(int(center - support + 0.5), 0)
+        high = builtins.min(int(center + support + 0.5), in_size)
+        taps = np.arange(low, high)
+        row = np.clip(1.0 - np.abs((taps - center + 0.5) * invscale), 0.0, None)
+        total = row.sum()
+        weights[i, low:high] = row / total if total != 0 else row
+    return weights
+
+
+def _upsample_bilinear2d_aa(input, output_size, align_corners, *scales, scale_factors=None,
+                            scales_h=None, scales_w=None):
+    """Antialiased bilinear resampling of the last two dims (``interpolate(...,
+    mode='bilinear', antialias=True)``). Takes torch's two overloads: ``(input, output_size,
+    align_corners, scales_h, scales_w)`` and ``vec``'s ``(input, output_size, align_corners,
+    scale_factors)``, where ``output_size`` may be None.
+
+    Example::
+
+        >>> ember.ops.aten._upsample_bilinear2d_aa(ember.arange(4.).view(1, 1, 1, 4), [1, 2],
+        ...                                         False, None)
+        tensor([[[[0.6667, 2.3333]]]])
+    """
+    ember = _ember()
+    if scales and (scales[0] is None or isinstance(scales[0], (list, tuple))):
+        scale_factors = scales[0]  # vec
+    elif scales:
+        scales_h, scales_w = (scales + (scales_w,))[:2]
+    if scale_factors is not None:
+        scales_h, scales_w = scale_factors
+    height, width = input.shape[-2:]
+    if output_size is None:
+        output_size = (math.floor(height * scales_h), math.floor(width * scales_w))
+    out_h, out_w = output_size
+    rows = _antialias_weights(height, out_h, align_corners, scales_h)
+    cols = _antialias_weights(width, out_w, align_corners, scales_w)
+    if input.dtype == ember.uint8:
+        return _resample_uint8(input, rows, cols)
+    rows = ember.tensor(rows, dtype=input.dtype, device=input.device)
+    cols = ember.tensor(cols.T, dtype=input.dtype, device=input.device)
+    return ember.matmul(ember.matmul(rows, input), cols)
+
+
+def _resample_uint8(input, rows, cols):
+    """uint8 resampling as torch's integer kernel: widths first, then heights, each pass
+    with 16-bit fixed-point weights and rounded back to uint8."""
+    ember = _ember()
+    data = input.numpy().astype(np.int64)
+    data = _fixed_point_pass(data, cols, data.ndim - 1)
+    data = _fixed_point_pass(data, rows, data.ndim - 2)
+    return ember.tensor(data.astype(np.uint8), device=input.device)
+
+
+def _fixed_point_pass(data, weights, axis):
+    """``weights @ data`` along ``axis``, in the fixed point of torch's uint8 kernel: the
+    most fractional bits that keep the largest weight within int16."""
+    bits = 0
+    while bits < 22 and int(0.5 + weights.max() * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    fixed = np.trunc(weights * (1 << bits) + np.where(weights < 0, -0.5, 0.5)).astype(np.int64)
+    total = np.moveaxis(np.tensordot(fixed, data, axes=([1], [axis])), 0, axis)
+    return np.clip((total + (1 << (bits - 1))) >> bits, 0, 255)
+
+
+# ---------------------------------------------------------------- chunking and indexing
+
+
+def _chunk_cat(tensors, dim, num_chunks, *, out=None):
+    """Split each tensor into ``num_chunks`` equal chunks along ``dim`` (zero-padded to a
+    multiple), flatten each chunk past ``dim`` and concatenate the i-th chunks: the
+    ``(leading dims, num_chunks, total)`` buffer FSDP communicates.
+
+    Example::
+
+        >>> ember._chunk_cat([ember.arange(4.), ember.arange(3.)], 0, 2)
+        tensor([[0., 1., 0., 1.],
+                [2., 3., 2., 0.]])
+    """
+    ember = _ember()
+    dim = _chunk_cat_dim(tensors, dim, num_chunks)
+    pieces = []
+    for tensor in tensors:
+        size = tensor.shape[dim]
+        padded = -(-size // num_chunks) * num_chunks
+        if padded != size:
+            widths = [0, 0] * (tensor.dim() - dim - 1) + [0, padded - size]
+            tensor = ember.nn.functional.pad(tensor, widths)
+        pieces.append(tensor.reshape(tuple(tensor.shape[:dim]) + (num_chunks, -1)))
+    return ember.cat(pieces, dim + 1, out=out)
+
+
+def _chunk_cat_dim(tensors, dim, num_chunks):
+    """``dim`` checked (and wrapped when all tensors have one rank), with torch's errors."""
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    if len(tensors) == 0:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    first = tensors[0]
+    for tensor in tensors:
+        if tensor.numel() == 0:
+            raise RuntimeError("_chunk_cat expects non-empty tensor")
+        if tensor.dtype != first.dtype:
+            raise RuntimeError("_chunk_cat expects all input tensors with the same dtype")
+        if tensor.device != first.device:
+            raise RuntimeError("_chunk_cat expects all inputs tensors on the same device")
+    if all(tensor.dim() == first.dim() for tensor in tensors):
+        dim = _wrap_dim(dim, first.dim())
+    elif dim < 0:
+        raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have "
+                           "different ndims")
+    elif any(dim >= tensor.dim() for tensor in tensors):
+        raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+    if any(tensor.shape[:dim] != first.shape[:dim] for tensor in tensors):
+        raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all "
+                           "tensors")
+    return dim
+
+
+def _index_key(self, indices, low):
+    """aten's index list as a Python index: None means the whole dim; each index tensor is
+    clamped to ``[low(size), size - 1]`` (the callers' masks hide what was out of range)."""
+    for index in indices:
+        if index is not None and index.dtype not in (_ember().int64, _ember().int32):
+            raise RuntimeError("tensors used as indices must be long or int tensors")
+    return tuple(builtins.slice(None) if index is None else
+                 index.clamp(low(self.shape[d]), self.shape[d] - 1)
+                 for d, index in enumerate(indices))
+
+
+def _check_mask(mask):
+    if mask.dtype != _ember().bool:
+        raise RuntimeError("tensors used as masks must be bool tensors")
+
+
+def _unsafe_masked_index(self, mask, indices, fill):
+    """``self[indices]`` where ``mask`` is True, ``fill`` elsewhere; indices out of range are
+    clamped first (their entries must be masked). What padding decompositions read with.
+
+    Example::
+
+        >>> ember._unsafe_masked_index(ember.tensor([1., 2.]), ember.tensor([True, False]),
+        ...                            [ember.tensor([1, 7])], -1.)
+        tensor([ 2., -1.])
+    """
+    _check_mask(mask)
+    if self.numel() == 0:
+        shape = self.new_empty(self.shape, device="meta")[_index_key(self, indices, lambda s: 0)]
+        return self.new_full(shape.shape, fill)
+    return self[_index_key(self, indices, lambda size: 0)].masked_fill(~mask, fill)
+
+
+def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
+    """``self`` with ``values`` added at ``indices`` where ``mask`` is True (repeats add up);
+    the gradient of :func:`_unsafe_masked_index`.
+
+    Example::
+
+        >>> ember._unsafe_masked_index_put_accumulate(ember.zeros(2), ember.tensor([True, False]),
+        ...                                           [ember.tensor([1, 7])], ember.ones(2))
+        tensor([0., 1.])
+    """
+    from .index import _parse, _value_for, index_put_op
+    _check_mask(mask)
+    if self.numel() == 0:
+        return self.clone()
+    key = _index_key(self, indices, lambda size: -size)
+    _, _, idx, positions = _parse(self, key, tensor_scalars_as_int=False)
+    values = values.masked_fill(~mask, 0)
+    target = self[key].shape
+    return index_put_op(self, _value_for(self, values, tuple(target), True), *idx,
+                        positions=positions, accumulate=True)
+
+
+# ---------------------------------------------------------------- segment reductions
+
+_SEGMENT_FILL = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    """Reduce consecutive segments of ``data`` along ``axis`` (``'sum'``, ``'mean'``,
+    ``'prod'``, ``'max'``, ``'min'``), the segments given by their ``lengths`` or by
+    ``offsets`` (their starts, then the end). An empty segment gives ``initial``, else the
+    reduction's identity (NaN for mean); ``initial`` also takes part in every reduction.
+
+    Example::
+
+        >>> data = ember.tensor([1., 2., 3., 4., 5.])
+        >>> ember.segment_reduce(data, 'max', lengths=ember.tensor([2, 0, 3]))
+        tensor([2., -inf, 5.])
+    """
+    reduce = {"amax": "max", "amin": "min"}.get(reduce, reduce)
+    if reduce not in _SEGMENT_FILL:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    axis = _wrap_dim(axis, data.dim())
+    lengths = _segment_lengths(data, lengths, indices, offsets, axis, unsafe)
+    if not data.is_floating_point():
+        raise NotImplementedError(f'"_segment_reduce_cpu" not implemented for '
+                                  f"'{_dtype_title(data.dtype)}'")
+    gathered, present = _gather_segments(data, lengths, axis)
+    return _reduce_segments(gathered, present, lengths, reduce, initial, axis)
+
+
+_segment_reduce = segment_reduce
+
+
+def _dtype_title(dtype):
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(str(dtype).removeprefix("ember."), str(dtype))
+
+
+def _segment_lengths(data, lengths, indices, offsets, axis, unsafe):
+    """The segment lengths as a NumPy array of shape ``data.shape[:axis] + (segments,)``."""
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    given = lengths if lengths is not None else offsets
+    if given.dim() - 1 != axis:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of "
+                           f"{'lengths' if lengths is not None else 'offsets'} but got {axis}.")
+    counts = given.numpy() if lengths is not None else np.diff(offsets.numpy(), axis=-1)
+    if unsafe:
+        return counts
+    if (counts < 0).any():
+        raise RuntimeError("lengths contains negative value!")
+    if lengths is not None and (counts.sum(-1) != data.shape[axis]).any():
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
+                           "data.size(lengths.dim()-1) when !unsafe.")
+    return counts
+
+
+def _gather_segments(data, lengths, axis):
+    """``data``'s segments padded to one length: a tensor of shape ``data.shape[:axis] +
+    (segments, longest) + data.shape[axis + 1:]`` and the mask of its real entries."""
+    ember = _ember()
+    longest = builtins.max(int(lengths.max(initial=0)), 1)
+    starts = np.cumsum(lengths, axis=-1) - lengths
+    steps = np.arange(longest)
+    present = steps < lengths[..., None]
+    positions = np.clip(starts[..., None] + steps, 0, builtins.max(data.shape[axis] - 1, 0))
+    lead = np.indices(lengths.shape[:-1]).reshape(axis, *lengths.shape[:-1], 1, 1)
+    key = tuple(ember.tensor(index, device=data.device) for index in lead) + \
+        (ember.tensor(positions, device=data.device),)
+    return data[key], present
+
+
+def _reduce_segments(gathered, present, lengths, reduce, initial, axis):
+    """Reduce the padded segments (dim ``axis + 1``), ``initial`` taking part."""
+    ember = _ember()
+    trailing = gathered.dim() - present.ndim
+    mask = ember.tensor(present.reshape(present.shape + (1,) * trailing), device=gathered.device)
+    filler = ember.full((), _SEGMENT_FILL[reduce], dtype=gathered.dtype, device=gathered.device)
+    padded = ember.where(mask, gathered, filler)
+    count = ember.tensor(lengths.reshape(lengths.shape + (1,) * trailing), dtype=padded.dtype,
+                         device=padded.device)
+    start = None if initial is None else \
+        ember.full((), initial, dtype=padded.dtype, device=padded.device)
+    if reduce in ("max", "min"):
+        out = padded.amax(axis + 1) if reduce == "max" else padded.amin(axis + 1)
+        if start is None:
+            return out
+        # the gradient goes to the data's extreme, never to ``initial`` (as torch's)
+        beaten = out < start if reduce == "max" else out > start
+        return ember.where(beaten, start, out)
+    out = _fold(padded, axis + 1, reduce, start)
+    if reduce != "mean":
+        return out
+    return out / count if start is None else ember.where(count > 0, out / count.clamp(min=1),
+                                                         start)
+
+
+def _fold(padded, dim, reduce, start):
+    """The sum (also for mean) or product along ``dim``, starting from ``start``. Half
+    precision adds or multiplies in order, rounding each step, as torch's kernel does (the
+    order shows there); other dtypes reduce at once."""
+    ember = _ember()
+    combine = ember.mul if reduce == "prod" else ember.add
+    if padded.dtype not in (ember.float16, ember.bfloat16):
+        out = padded.prod(dim) if reduce == "prod" else padded.sum(dim)
+        return out if start is None else combine(start, out)
+    out = start if start is not None else \
+        ember.full((), _SEGMENT_FILL[reduce], dtype=padded.dtype, device=padded.device)
+    for term in padded.unbind(dim):
+        out = combine(out, term)
+    return out
