@@ -518,3 +518,27 @@ def test_batch_norm_training_over_several_sample_blocks(dtype):
     _randomize(e, t)
     tol = {} if dtype == "float64" else {"rtol": 1e-4, "atol": 1e-4}
     _check_module(e.train(), t.train(), (7, 8, 40, 40), dtype=dtype, steps=2, **tol)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_batch_norm_eval_fused_and_composite_paths_match_torch(dtype):
+    # eval mode without grad runs the fused kernel on the running statistics; with an input
+    # that requires grad it runs the composite formula (its gradient is not the training one)
+    rng = _rng(6)
+    x = (rng.standard_normal((7, 8, 40, 40)) * 2 + 1).astype(dtype)
+    stats = [rng.standard_normal(8).astype(np.float32 if dtype == "float16" else dtype),
+             rng.uniform(0.5, 2, 8).astype(np.float32 if dtype == "float16" else dtype)]
+    params = [rng.standard_normal(8).astype(stats[0].dtype) for _ in range(2)]
+    tol = {"rtol": 1e-2, "atol": 1e-2} if dtype == "float16" else {"rtol": 1e-5, "atol": 1e-5}
+    args_e = [ember.tensor(a) for a in stats + params]
+    args_t = [torch.tensor(a) for a in stats + params]
+    with ember.no_grad():
+        ours = F.batch_norm(ember.tensor(x), *args_e, training=False, eps=1e-3)
+    theirs = TF.batch_norm(torch.tensor(x), *args_t, training=False, eps=1e-3)
+    assert ours.dtype == getattr(ember, dtype)
+    np.testing.assert_allclose(ours.float().numpy(), theirs.float().numpy(), **tol)
+    if dtype != "float16":
+        assert_grads_match(
+            lambda x, w, b: F.batch_norm(x, args_e[0], args_e[1], w, b, training=False),
+            lambda x, w, b: TF.batch_norm(x, args_t[0], args_t[1], w, b, training=False),
+            x, params[0], params[1], **tol)

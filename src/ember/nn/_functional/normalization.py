@@ -350,10 +350,27 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             and momentum is not None and _forward_ad._state.level is None):
         return _finish(_bn_fused(x, running_mean, running_var, weight, bias, momentum, eps),
                        input)
+    if not training and _inference_only(x, running_mean, running_var, weight, bias):
+        # the fused per-channel scale-and-shift kernel, fed the running statistics: one pass
+        # in cache-sized blocks instead of a broadcast multiply and add
+        return _finish(_bn_train_op(x, weight, bias, running_mean, running_var, eps=float(eps)),
+                       input)
     dims = (0,) + tuple(range(2, input.ndim))
     y = _normalize_channels(x, running_mean, running_var, weight, bias, training, momentum, eps,
                             dims, channels)
     return _finish(y, input)
+
+
+def _inference_only(x, running_mean, running_var, weight, bias):
+    """Whether evaluation-mode batch norm may run the fused kernel: an affine map whose
+    parameters and statistics share ``x``'s dtype, and no gradient to record (the kernel's
+    derivative is the training one, which treats the statistics as ``x``'s own)."""
+    tensors = (x, running_mean, running_var, weight, bias)
+    if weight is None or bias is None or not x.numel() or _forward_ad._state.level is not None:
+        return False
+    if any(t._data.dtype != x._data.dtype for t in tensors[1:]):
+        return False
+    return not (grad_mode.is_grad_enabled() and any(t.requires_grad for t in tensors))
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
