@@ -270,6 +270,8 @@ CASES = {
     "copy_": lambda T: make(T).copy_(make(T) * 2),
     "is_same_size": lambda T: make(T).is_same_size(make(T)),
     "deepcopy": lambda T: copy.deepcopy(make(T)),
+    "to_dense": lambda T: make(T).to_dense(),
+    "to_dense is new": lambda T: (lambda mt: mt.to_dense() is mt)(make(T)),
     "to_tensor": lambda T: make(T).to_tensor(0),
     "to_tensor nan": lambda T: make(T).to_tensor(float("nan")).isnan(),
     "get_data": lambda T: make(T).get_data(),
@@ -454,6 +456,13 @@ def test_shape_ops_copy_as_torch():
         view = run(lambda T: mt.view(6), lib)
         run(lambda T: view.add_(100), lib)
         assert mt.get_data()[0, 0].item() == 0.0
+
+
+def test_sparse_data_is_refused_clearly():
+    # torch supports sparse COO/CSR MaskedTensors; ember's are strided only
+    data = ember.tensor(DATA).to_sparse()
+    with pytest.raises(TypeError, match="data layout of ember.sparse_coo is not supported"):
+        ember.masked.masked_tensor(data, ember.tensor(MASK).to_sparse())
 
 
 def test_pickle_round_trip():

@@ -241,6 +241,12 @@ def _ones_like(func, args, kwargs):
     return _wrap(ember.ones_like(self._masked_data, **kwargs), self._masked_mask.clone())
 
 
+def _to_dense(func, args, kwargs):
+    """Already strided: a new MaskedTensor over the same data (torch's autograd alias)."""
+    self = args[0]
+    return _wrap(self.get_data(), self._masked_mask)
+
+
 def _copy_(func, args, kwargs):
     self, source = args[0], args[1]
     self._masked_data.copy_(_plain(source), *args[2:], **kwargs)
@@ -335,7 +341,8 @@ def _handlers():
         "torch.detach": _detach, "torch.Tensor.detach": _detach,
         "torch.Tensor.data.__get__": _detach,
         "torch.Tensor.contiguous": _contiguous, "torch.ones_like": _ones_like,
-        "torch.Tensor.copy_": _copy_, "torch.Tensor.is_same_size": _is_same_size,
+        "torch.Tensor.copy_": _copy_, "torch.Tensor.to_dense": _to_dense,
+        "torch.Tensor.is_same_size": _is_same_size,
         "torch.Tensor.backward": _backward, "torch.Tensor.register_hook": _register_hook,
         "torch.Tensor.tolist": _tolist, "torch.Tensor.numpy": _numpy,
         "torch.Tensor.__format__": _format, "torch.Tensor.__deepcopy__": _deepcopy,

@@ -58,12 +58,19 @@ def is_masked_tensor(obj, /):
 # ---------------------------------------------------------------- checks and construction
 
 
+def _check_tensors(data, mask):
+    """Both are plain strided tensors (ember's sparse tensors are not Tensors)."""
+    for value, what in ((data, "data"), (mask, "mask")):
+        layout = getattr(value, "layout", ember.strided)
+        if layout != ember.strided and not is_masked_tensor(value):
+            raise TypeError(f"{what} layout of {layout} is not supported.")
+        if is_masked_tensor(value) or not isinstance(value, Tensor):
+            raise TypeError(f"{what} must be a Tensor")
+
+
 def _check_members(data, mask):
     """torch's checks on a MaskedTensor's data and mask, in torch's order."""
-    if is_masked_tensor(data) or not isinstance(data, Tensor):
-        raise TypeError("data must be a Tensor")
-    if is_masked_tensor(mask) or not isinstance(mask, Tensor):
-        raise TypeError("mask must be a Tensor")
+    _check_tensors(data, mask)
     if data.layout != mask.layout:
         raise TypeError("data and mask must have the same layout.")
     if type(data) is not type(mask):
@@ -102,10 +109,7 @@ def _wrap(data, mask):
 def _new(cls, data, mask, requires_grad, stacklevel):
     """A leaf MaskedTensor over copies of ``data`` and ``mask``; the warnings point
     ``stacklevel`` frames up (at the user's call)."""
-    if is_masked_tensor(data) or not isinstance(data, Tensor):
-        raise TypeError("data must be a Tensor")
-    if is_masked_tensor(mask) or not isinstance(mask, Tensor):
-        raise TypeError("mask must be a Tensor")
+    _check_tensors(data, mask)
     warnings.warn(_PROTOTYPE_WARNING, UserWarning, stacklevel=stacklevel)
     if data.requires_grad:
         warnings.warn(_REQUIRES_GRAD_WARNING, UserWarning, stacklevel=stacklevel)
