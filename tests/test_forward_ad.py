@@ -245,11 +245,50 @@ def test_logcumsumexp_diff(dim):
     np.testing.assert_allclose(tangent.numpy(), np.moveaxis(exact, 0, dim), rtol=1e-10)
     check(lambda lib, x: lib.diff(x, dim=dim), (3, 4))
     check(lambda lib, x: lib.diff(x, n=2, dim=dim), (3, 4))
+    # complex input: the same values and tangents as torch (its imaginary parts unwrapped)
+    rng = np.random.default_rng(5)
+    z = rng.standard_normal((3, 4)) * 2 + 4j * rng.standard_normal((3, 4))
+    tz = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+    check_pairs(lambda lib, a: lib.logcumsumexp(a, dim), [z], [tz], func_jvp=False)
 
 
 def test_inplace_on_dual():
     check(lambda lib, x: x.clone().sin_().mul_(2.0).clamp_(-1.0, 1.0), (3, 4))
     check(lambda lib, x, y: x.clone().add_(y).sigmoid_(), (3, 4), (4,))
+
+
+def _write_into_view(lib, x, src):
+    y = x.clone()
+    y[1:, ::2].copy_(src)
+    y.diagonal().mul_(3.0)
+    return y
+
+
+def _fill_and_zero(lib, x):
+    y = x.clone()
+    y[0].fill_(2.0)
+    y[:, -1].zero_()
+    return y, x.clone().fill_(1.5), x.clone().zero_()
+
+
+def test_inplace_writes_through_views_carry_tangents():
+    """The written elements take the source's tangent (zero for a constant) and the base's
+    tangent changes there, as torch's in-place forward AD."""
+    check(_write_into_view, (3, 4), (2, 2))
+    check(_write_into_view, (3, 4), (2, 2), tangent_for=(1,))
+    check(_fill_and_zero, (3, 4))
+    check(lambda lib, x, v: x.clone().fill_(v), (3,), ())
+    check(lambda lib, x, v: x.index_fill(1, lib.tensor([0, 2]), v), (2, 3), ())
+
+
+@pytest.mark.parametrize("name, view, src_shape", [
+    ("slice_scatter", lambda lib, x, s: lib.slice_scatter(x, s, 1, 1, 4, 2), (3, 2)),
+    ("select_scatter", lambda lib, x, s: lib.select_scatter(x, s, 0, 1), (5,)),
+    ("diagonal_scatter", lambda lib, x, s: lib.diagonal_scatter(x, s, 1), (3,)),
+])
+def test_scatter_into_views_carry_src_tangent(name, view, src_shape):
+    check(view, (3, 5), src_shape)
+    check(view, (3, 5), src_shape, tangent_for=(1,))
 
 
 def test_cumprod_0dim_and_reduction_0dim():

@@ -157,6 +157,74 @@ def unpack_dual(tensor, *, level=None):
     return UnpackedDualTensor(_alias(tensor), tangent)
 
 
+# ---------------------------------------------------------------- in-place writes
+
+
+def write_tangent(target, result):
+    """Update tangents after ``result`` (a tensor, or None for a constant such as a fill
+    value) was written in place into ``target``.
+
+    As in torch, the written elements take ``result``'s tangent (zero when it has none), and
+    when ``target`` is a view, its base's tangent changes at the view's elements too, so that
+    ``y = x.clone(); y[1:].copy_(src)`` carries ``src``'s tangent into ``y``.
+
+    Example::
+
+        >>> with fwAD.dual_level():
+        ...     x = fwAD.make_dual(ember.zeros(3), ember.ones(3))
+        ...     _ = x[1:].fill_(2.)
+        ...     fwAD.unpack_dual(x).tangent
+        tensor([1., 0., 0.])
+    """
+    new = None if result is None else _tangent(result)
+    base = target._base
+    if new is None and _tangent(target) is None and (base is None or _tangent(base) is None):
+        return
+    busy, _state.busy = _state.busy, True
+    try:
+        new = target.new_zeros(target._data.shape) if new is None else _fit_into(new, target)
+        if base is None:
+            _set_tangent(target, new)
+            return
+        _write_through_view(base, target, new)
+    finally:
+        _state.busy = busy
+
+
+def _fit_into(tangent, target):
+    """``tangent`` broadcast to ``target``'s shape and cast to its dtype."""
+    if _is_complex(tangent) and not _is_complex(target):
+        tangent = tangent.real
+    return _fit(tangent, target)
+
+
+def _write_through_view(base, view, tangent):
+    """The base's tangent with the view's elements replaced by ``tangent`` (on the storage
+    both share, as autograd's CopySlices does), and the view's tangent read back from it."""
+    from . import views
+
+    params = views._params(base, view)
+    base_geom, view_geom, size = params["base_geom"], params["view_geom"], params["size"]
+    old = _tangent(base)
+    old = base.new_zeros(base._data.shape) if old is None else old
+    kept = views._storage_mask(views._to_storage(old, base_geom, size, params["base_c"]),
+                               geom=view_geom)
+    flat = kept + views._to_storage(tangent, view_geom, size, params["view_c"])
+    _set_tangent(base, views._from_storage(flat, base_geom, params["base_c"]))
+    _set_tangent(view, views._from_storage(flat, view_geom, params["view_c"]))
+
+
+def is_dual(t):
+    """Whether ``t`` carries a tangent at the current forward-AD level.
+
+    Example::
+
+        >>> fwAD.is_dual(ember.ones(2))
+        False
+    """
+    return _state.level is not None and isinstance(t, Tensor) and _tangent(t) is not None
+
+
 # ---------------------------------------------------------------- propagation
 
 
@@ -507,11 +575,16 @@ def _select_rule(p, t, y, /, *, dim, keepdim=True, **params):
 
 
 def _logcumsumexp_rule(p, t, y, /, *, dim, reverse=False):
-    """``cumsum(t * e) / cumsum(e)`` with ``e = exp(x - max(x, dim))`` (torch's formula)."""
+    """``cumsum(t * e) / cumsum(e)`` with ``e = exp(x - max(x, dim))`` (torch's formula, the
+    max taken over the real part of complex ``x``).
+
+    torch adds 1e-13 to the denominator, so its tangents fall to 0 where ``x`` lies far
+    below the max; this rule stays exact there.
+    """
     (x,), (tx,) = p, t
     if x._data.ndim == 0:
         return tx
-    e = (x - x.amax(dim, keepdim=True)).exp()
+    e = (x - (x.real if x.is_complex() else x).amax(dim, keepdim=True)).exp()
     if reverse:
         return (tx * e).flip(dim).cumsum(dim).flip(dim) / e.flip(dim).cumsum(dim).flip(dim)
     return (tx * e).cumsum(dim) / e.cumsum(dim)

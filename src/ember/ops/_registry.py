@@ -451,8 +451,8 @@ def assign_inplace(target, result, check_dtype=True):
                 from ..autograd.graph import move_retained_grad
 
                 move_retained_grad(target, old, old_nr)
-    if _fw_state.level is not None and getattr(result, "_fw_grad", None) is not None:
-        target._fw_grad = result._fw_grad
+    if _fw_state.level is not None:
+        _forward_ad.write_tangent(target, result)
     if _trace_state.tracer is not None:
         _trace_state.tracer.record_write(target, result)
     return target

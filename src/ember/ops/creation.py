@@ -20,6 +20,7 @@ from .._tensor import (
     memory_format_param,
     preserve_format,
 )
+from ..autograd import forward_ad as _forward_ad
 from ..autograd import grad_mode
 from ._operands import broadcast_shapes, varargs_or_keyword
 from ._registry import (
@@ -981,6 +982,8 @@ def _copy_(self, src, non_blocking=False):
             data = data.real
         copyto(self._device, self._data, data)
     self._vc[0] += 1
+    if _forward_ad._state.level is not None:
+        _forward_ad.write_tangent(self, src)
     return self
 
 
@@ -1009,7 +1012,7 @@ def _fill_(self, value):
         if value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value._data.ndim} dimensions.")
-        if value._rg or value._device is not self._device:
+        if value._rg or value._device is not self._device or _forward_ad.is_dual(value):
             return _copy_(self, value)
         value = value.item() if value._device is not META else 0
     value = _checked_fill_value(_scalar_value(value), self.dtype)
@@ -1019,6 +1022,8 @@ def _fill_(self, value):
     if self._device is not META:
         self._data.fill(value)
     self._vc[0] += 1
+    if _forward_ad._state.level is not None:
+        _forward_ad.write_tangent(self, None)
     return self
 
 

@@ -31,6 +31,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor
+from ..autograd import forward_ad as _forward_ad
 from ..autograd import grad_mode
 from ._operands import scalar_tensor, wrap_dim
 from ._registry import defop, inplace, writable_array, write_out
@@ -691,7 +692,7 @@ def index_fill(input, dim, index, value):
         if value._data.ndim:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
-        if value._rg and grad_mode.state.enabled:
+        if (value._rg and grad_mode.state.enabled) or _forward_ad.is_dual(value):
             from .pointwise import where
 
             mask = index_fill_op(_zeros(input.shape, input).to(dt.bool), index, dim=dim,
