@@ -18,12 +18,6 @@ KNOWN_FAILURES = {
     ('cov', 'forward_ad'):
         "forward AD with aweights: ember's JVP loses precision (~1e-7 relative) vs "
         "torch's",
-    ('diagonal_scatter', 'forward_ad'):
-        'forward AD of writes into a view of a copy: the src tangent is dropped',
-    ('fill', 'forward_ad'):
-        "forward AD of in-place fill: the input's tangent is kept instead of zero",
-    ('index_fill', 'forward_ad'):
-        "forward AD of index_fill: the filled positions keep the input's tangent",
     ('linalg.eig', 'forward_ad'):
         'forward AD of linalg_eig is not implemented',
     ('linalg.eigvals', 'forward_ad'):
@@ -72,14 +66,8 @@ KNOWN_FAILURES = {
     ('nn.functional.soft_margin_loss', 'forward'):
         'float16: ember computes stably (finite) where torch overflows to inf '
         '(tests/nn/test_loss.py keeps it stable)',
-    ('select_scatter', 'forward_ad'):
-        'forward AD of writes into a view of a copy: the src tangent is dropped',
-    ('slice_scatter', 'forward_ad'):
-        'forward AD of writes into a view of a copy: the src tangent is dropped',
     ('svd', 'backward'):
         'gradients of the complete SVD (some=False): ember refuses them',
     ('svd', 'forward_ad'):
         'gradients of the complete SVD (some=False): ember refuses them',
-    ('zero_', 'forward_ad'):
-        "forward AD of in-place zero_: the input's tangent is kept instead of zero",
 }
