@@ -479,6 +479,20 @@ def test_scan_nan_zero_dim_and_empty():
     compare(lambda m, x: m.logcumsumexp(x, 0), np.array([-1000.0, 0.0, 1000.0, -math.inf]))
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_logcumsumexp_complex_like_torch(dtype):
+    """torch's complex scan keeps the imaginary part of the larger term, unwrapped (beyond
+    pi), and handles infinite and nan terms as its log-add-exp does."""
+    rng = np.random.default_rng(6)
+    wide = (rng.standard_normal((4, 6)) * 3 + 5j * rng.standard_normal((4, 6))).astype(dtype)
+    for dim in (0, 1):
+        compare(lambda m, x: m.logcumsumexp(x, dim), wide, rtol=1e-5)
+    inf, nan = math.inf, math.nan
+    special = np.array([3j, 2 + 3j, -inf + 0j, inf + 1j, 1 + 1j, complex(nan, 0), 1j], dtype)
+    compare(lambda m, x: m.logcumsumexp(x, 0), special)
+    compare(lambda m, x: m.logcumsumexp(x, 0), np.array([-inf + 0j, -inf + 2j, 1], dtype))
+
+
 def test_cumsum_inplace_and_out():
     e, t = make_pair(rand((3, 4), seed=21))
     e.cumsum_(1)

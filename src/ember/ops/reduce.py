@@ -1175,7 +1175,9 @@ def logcumsumexp_op(xp, a, *, dim, reverse=False):
     if reverse:
         x = xp.flip(x, dim)
     with _quiet(xp):
-        if xp is np and x.dtype.kind == "f":
+        if x.dtype.kind == "c":
+            result = _logcumsumexp_complex(xp, x, dim)
+        elif xp is np:
             result = np.logaddexp.accumulate(x, axis=dim)
         else:
             shift = xp.amax(x.real, axis=dim, keepdims=True) if x.size else \
@@ -1185,6 +1187,52 @@ def logcumsumexp_op(xp, a, *, dim, reverse=False):
     if reverse:
         result = xp.flip(result, dim)
     return result.astype(a.dtype, copy=False)
+
+
+def _logcumsumexp_complex(xp, x, dim):
+    """torch's scan for complex input, one step per position along ``dim`` (in complex128).
+
+    Each step adds the next element to the running total with :func:`_log_add_exp_complex`,
+    whose imaginary part follows the larger operand: it is not wrapped into (-pi, pi], as
+    ``log(cumsum(exp(x)))`` would wrap it.
+    """
+    steps = xp.moveaxis(x.astype(np.complex128), dim, 0)
+    result = xp.empty_like(steps)
+    total = xp.full(steps.shape[1:], complex(-math.inf, 0.0))
+    for i in range(steps.shape[0]):
+        total = _log_add_exp_complex(xp, steps[i], total)
+        result[i] = total
+    return xp.moveaxis(result, 0, dim)
+
+
+def _log_add_exp_complex(xp, x, y):
+    """``log(exp(x) + exp(y))`` for complex arrays as torch computes it: the operand with the
+    larger real part plus ``log1p(exp(smaller - larger))``; nan anywhere gives nan.
+
+    Example::
+
+        >>> _log_add_exp_complex(np, np.array([3j]), np.array([0j])).imag  # not wrapped
+        array([1.5])
+    """
+    x_smaller = x.real < y.real
+    low, high = xp.where(x_smaller, x, y), xp.where(x_smaller, y, x)
+    result = _log1p_complex(xp, xp.exp(low - high)) + high
+    both_infinite = ~xp.isfinite(low.real) & (low.real == high.real)
+    if both_infinite.any():
+        same = xp.where(low.real < 0, low, xp.log(xp.exp(low) + xp.exp(high)))
+        result = xp.where(both_infinite, same, result)
+    has_nan = xp.isnan(x) | xp.isnan(y)
+    return xp.where(has_nan, complex(math.nan, math.nan), result)
+
+
+def _log1p_complex(xp, z):
+    """``log(1 + z)`` for complex ``z``, accurate for small ``z`` (c10's formula)."""
+    x, y = z.real, z.imag
+    angle = xp.arctan2(y, x + 1)
+    small = x * (2 + x) + y * y
+    modulus = xp.where(small == 0, x, 0.5 * xp.log1p(small))
+    modulus = xp.where(xp.abs(z) < 0.5, modulus, xp.log(xp.hypot(x + 1, y)))
+    return modulus + 1j * angle
 
 
 @logcumsumexp_op.defderivative
