@@ -94,6 +94,9 @@ def qualified_name(function):
     >>> qualified_name(operator.add)
     'operator.add'
     """
+    from ..ops._namespaces import OpOverload, OpOverloadPacket
+    if isinstance(function, (OpOverload, OpOverloadPacket)):  # ember.ops.aten.add.Tensor
+        return f"ember.ops.{function}"
     name = function.__name__
     if getattr(builtins, name, None) is function:
         return f"builtins.{name}"

@@ -17,10 +17,13 @@ an operator is that one callable:
   overload name is accepted when it is made of the words torch's overload names are made of
   (``Tensor``, ``Scalar``, ``out``, ``dim``, ``int``, ``List``...): ``add.foo`` raises
   ``AttributeError`` as in torch, ``add.dim`` does not (torch has no such overload).
-* ``overloads()`` cannot read torch's schemas, so it lists what ember's callable accepts,
-  by one rule: ``'default'``; ``'Tensor'`` and ``'Scalar'`` when it takes an ``other``
-  operand (``'Scalar'``, ``'List'`` and ``'ScalarList'`` for a ``_foreach_`` operator, as
-  torch names those); ``'out'`` when it takes ``out=``.
+* ``overloads()`` cannot read torch's schemas, so it lists what ember can tell from the
+  callable's signature: a ``_foreach_`` operator with an operand has torch's ``'Scalar'``,
+  ``'List'`` and ``'ScalarList'`` (and no ``'default'``, as in torch); any other has
+  ``'default'``, and ``'out'`` when it takes ``out=``. The list is often shorter than
+  torch's (``add``'s ``'Tensor'``/``'Scalar'``, whether ``other`` may be a number, is not
+  in a signature), and for the few operators whose ``out=`` overload torch names otherwise
+  (``where``'s ``'self_out'``) its ``'out'`` is not torch's name.
 
 Example::
 
@@ -196,7 +199,7 @@ class OpOverloadPacket:
         Example::
 
             >>> ember.ops.aten.mul.overloads()
-            ['default', 'Tensor', 'Scalar', 'out']
+            ['default', 'out']
         """
         return _derived_overloads(self.__name__, self._op)
 
@@ -207,16 +210,12 @@ class OpOverloadPacket:
 
 def _derived_overloads(name, op):
     try:
-        parameters = inspect.signature(op).parameters
+        parameters = list(inspect.signature(op).parameters)
     except (TypeError, ValueError):
         return ["default"]
-    names = ["default"]
-    if "other" in parameters:
-        names += ["Scalar", "List", "ScalarList"] if name.startswith("_foreach_") \
-            else ["Tensor", "Scalar"]
-    if "out" in parameters:
-        names.append("out")
-    return names
+    if name.startswith("_foreach_") and parameters[1:2] == ["other"]:
+        return ["Scalar", "List", "ScalarList"]
+    return ["default", "out"] if "out" in parameters else ["default"]
 
 
 def _lookup(namespace_name, op_name, overload_name=None):
@@ -290,6 +289,8 @@ class AtenNamespace(OpNamespace):
         if op_name in internal.ATEN_ONLY or op_name in internal.__all__:
             return getattr(internal, op_name)
         function = getattr(ember, op_name, None)
+        # while ember.fx traces, ember's functions are stand-ins: bind the original
+        function = getattr(function, "__fx_original__", function)
         if _is_operator_function(function):
             return function
         method = inspect.getattr_static(ember.Tensor, op_name, None)

@@ -88,7 +88,9 @@ def _safe_softmax(self, dim, dtype=None):
 
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """The gradient of ``softmax`` for ``grad_output`` given the softmax ``output``:
-    ``output * (grad_output - sum(grad_output * output, dim))``, in ``input_dtype``.
+    ``output * (grad_output - sum(grad_output * output, dim))``. As torch's CPU kernel, the
+    result keeps ``grad_output``'s dtype; ``input_dtype`` float16 with float32 gradients
+    (a half-to-float softmax, which the CPU does not run) is refused.
 
     Example::
 
@@ -96,9 +98,11 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
         >>> ember._softmax_backward_data(ember.tensor([1., 0.]), y, 0, ember.float32)
         tensor([ 0.1966, -0.1966])
     """
+    ember = _ember()
+    if input_dtype == ember.float16 and grad_output.dtype == ember.float32:
+        raise RuntimeError("expected scalar type Float but found Half")
     weighted = grad_output * output
-    grad_input = weighted - output * weighted.sum(dim, keepdim=True)
-    return grad_input if grad_input.dtype == input_dtype else grad_input.to(input_dtype)
+    return weighted - output * weighted.sum(dim, keepdim=True)
 
 
 # ---------------------------------------------------------------- normalisation and dropout
@@ -214,7 +218,7 @@ def _upsample_bilinear2d_aa(input, output_size, align_corners, *scales, scale_fa
 
         >>> ember.ops.aten._upsample_bilinear2d_aa(ember.arange(4.).view(1, 1, 1, 4), [1, 2],
         ...                                         False, None)
-        tensor([[[[0.6667, 2.3333]]]])
+        tensor([[[[0.7143, 2.2857]]]])
     """
     ember = _ember()
     if scales and (scales[0] is None or isinstance(scales[0], (list, tuple))):

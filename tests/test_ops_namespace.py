@@ -1,0 +1,432 @@
+"""ember.ops as torch.ops: operator namespaces, packets and overloads, libraries, classes,
+and the torch-internal ATen operators of ember.ops.internal, each compared with torch."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+aten = ember.ops.aten
+
+
+def to_ember(value):
+    """torch tensors (also inside lists and tuples) as ember tensors with the same values."""
+    if isinstance(value, torch.Tensor):
+        out = ember.tensor(value.detach().numpy())
+        return out.requires_grad_() if value.requires_grad else out
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_ember(v) for v in value)
+    if isinstance(value, torch.dtype):
+        return getattr(ember, str(value).removeprefix("torch."))
+    return value
+
+
+def assert_same(ours, theirs, rtol=1e-6, atol=1e-6):
+    if isinstance(theirs, (tuple, list)):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            assert_same(a, b, rtol, atol)
+        return
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype).removeprefix("ember.") == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol,
+                               atol=atol)
+
+
+def leaf(*shape, seed=0, dtype=torch.float64):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=generator, dtype=dtype).requires_grad_()
+
+
+def compare_grads(name, make_args, output_index=None, rtol=1e-6, atol=1e-6):
+    """Run ``aten.<name>`` on both libraries, then backward a fixed cotangent through the
+    output (or ``output_index``) and compare values and the gradients of every leaf."""
+    args = make_args()
+    ours_args = to_ember(args)
+    theirs = getattr(torch.ops.aten, name)(*args)
+    ours = getattr(aten, name)(*ours_args)
+    if output_index is not None:
+        theirs, ours = theirs[output_index], ours[output_index]
+    assert_same(ours, theirs, rtol, atol)
+    cotangent = torch.linspace(-1, 1, theirs.numel(), dtype=theirs.dtype).reshape(theirs.shape)
+    theirs.backward(cotangent)
+    ours.backward(to_ember(cotangent))
+    torch_leaves = [a for a in _flat(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+    ember_leaves = [a for a in _flat(ours_args) if isinstance(a, ember.Tensor) and
+                    a.requires_grad]
+    for t, e in zip(torch_leaves, ember_leaves):
+        expected = t.grad if t.grad is not None else torch.zeros_like(t)
+        got = e.grad if e.grad is not None else ember.zeros_like(e)
+        assert_same(got, expected, rtol, atol)
+
+
+def _flat(values):
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            yield from _flat(value)
+        else:
+            yield value
+
+
+# ---------------------------------------------------------------- namespaces and packets
+
+
+def test_packet_and_overload_names_match_torch():
+    for name, overload in [("add", "Tensor"), ("mul", "Scalar"), ("sum", "dim_IntList"),
+                           ("relu", "default"), ("_foreach_maximum_", "List")]:
+        ours, theirs = getattr(aten, name), getattr(torch.ops.aten, name)
+        assert str(ours) == str(theirs) and repr(ours) == repr(theirs)
+        assert ours.__name__ == theirs.__name__
+        ours_o, theirs_o = getattr(ours, overload), getattr(theirs, overload)
+        assert (str(ours_o), repr(ours_o), ours_o.name(), ours_o.__name__) == \
+            (str(theirs_o), repr(theirs_o), theirs_o.name(), theirs_o.__name__)
+        assert ours_o._overloadname == theirs_o._overloadname
+        assert ours_o.namespace == theirs_o.namespace == "aten"
+        assert ours_o.overloadpacket is ours
+    assert repr(aten) == "<module 'ember.ops.aten' from 'ember.ops'>"
+    assert aten.name == torch.ops.aten.name
+
+
+def test_packets_and_overloads_are_cached_and_pickle_by_name():
+    assert aten.add is aten.add and aten.add.Tensor is aten.add.Tensor
+    assert aten.add.default.op is aten.add.op is ember.add
+    assert pickle.loads(pickle.dumps(aten.add.Tensor)) is aten.add.Tensor
+    assert pickle.loads(pickle.dumps(aten.add)) is aten.add
+    assert copy.deepcopy(aten.add) is aten.add and copy.deepcopy(aten.add.out) is aten.add.out
+    assert "Tensor" in list(aten.add)
+
+
+@pytest.mark.parametrize("call", [
+    lambda ns, t: ns.add.Tensor(t(1., 2.), t(3., 4.), alpha=2),
+    lambda ns, t: ns.add.Scalar(t(1., 2.), 3),
+    lambda ns, t: ns.add(t(1., 2.), t(3., 4.)),
+    lambda ns, t: ns.sum.dim_IntList(t(1., 2.).reshape(2, 1), [0], True),
+    lambda ns, t: ns.mul.out(t(1., 2.), t(3., 4.), out=t(0., 0.)),
+    lambda ns, t: ns.view.dtype(t(1., 2.), ns_dtype(t, "int32")),
+    lambda ns, t: ns.add_.Tensor(t(1., 2.), t(1., 1.)),
+    lambda ns, t: ns.max.dim(t(1., 5., 2.), 0)[1],
+    lambda ns, t: ns.slice.Tensor(t(1., 2., 3., 4.), 0, 1, None, 2),
+    lambda ns, t: ns.split.Tensor(t(1., 2., 3.), 2)[1],
+])
+def test_overloads_call_like_torch(call):
+    def torch_tensor(*values):
+        return torch.tensor(values)
+
+    def ember_tensor(*values):
+        return ember.tensor(values)
+    assert_same(call(aten, ember_tensor), call(torch.ops.aten, torch_tensor))
+
+
+def ns_dtype(make, name):
+    return getattr(torch if make.__name__ == "torch_tensor" else ember, name)
+
+
+def test_overloads_lists_what_ember_serves_within_torchs_names():
+    for name in ("add", "mul", "sub", "sum", "relu", "sin", "_foreach_maximum_",
+                 "_foreach_add", "_foreach_mul_", "maximum", "div"):
+        ours = getattr(aten, name).overloads()
+        theirs = getattr(torch.ops.aten, name).overloads()
+        assert set(ours) <= set(theirs), name
+        for overload in ours:
+            assert getattr(getattr(aten, name), overload).op is getattr(aten, name).op
+    # what timm asks before using foreach with a scalar
+    assert "Scalar" in aten._foreach_maximum_.overloads()
+    assert "Scalar" in torch.ops.aten._foreach_maximum_.overloads()
+
+
+def test_unknown_names_raise_torchs_errors():
+    def message(get, namespace):
+        with pytest.raises(AttributeError) as error:
+            get(namespace)
+        return str(error.value)
+    for get in (lambda ns: ns.aten.not_an_operator, lambda ns: ns.aten.add.not_an_overload,
+                lambda ns: ns.aten.__origin__, lambda ns: ns.mynamespace_xyz.op):
+        assert message(get, ember.ops) == message(get, torch.ops)
+    with pytest.raises(AttributeError, match="no attribute 'cond'"):
+        _ = ember.ops.higher_order.cond
+    with pytest.raises(AttributeError, match="beginning with '__'"):
+        _ = aten.add.__not_there__
+
+
+def test_custom_namespace_holds_library_ops():
+    @ember.library.custom_op("nstest::twice", mutates_args=())
+    def twice(x: ember.Tensor) -> ember.Tensor:
+        return x * 2
+    assert ember.ops.nstest.twice(ember.ones(2)).tolist() == [2.0, 2.0]
+    with pytest.raises(AttributeError, match="'_OpNamespace' 'nstest' object has no attribute"):
+        _ = ember.ops.nstest.thrice
+
+
+def test_ember_ops_submodules_still_import():
+    from ember.ops import pointwise, profiler
+    assert pointwise.__name__ == "ember.ops.pointwise"
+    assert str(profiler._record_function_enter) == "profiler._record_function_enter"
+    assert ember.ops.import_module("json") is None is torch.ops.import_module("json")
+
+
+def test_fx_records_overloads_as_torch_does():
+    def program(lib):
+        def f(x):
+            return lib.ops.aten.add.Tensor(x, 1) * lib.ops.aten.cos(x)
+        return f
+    ours = ember.fx.symbolic_trace(program(ember))
+    theirs = torch.fx.symbolic_trace(program(torch))
+    assert ours.code.replace("ember.", "torch.") == theirs.code
+    x = torch.tensor([0.5, -1.0])
+    assert_same(ours(to_ember(x)), theirs(x))
+    assert aten.cos.op is ember.cos  # bound to ember.cos, not the tracer's stand-in
+
+
+# ---------------------------------------------------------------- libraries and classes
+
+
+def test_load_library_records_the_path_like_torch():
+    path = np._core._multiarray_umath.__file__
+    ember.ops.load_library(path)
+    torch.ops.load_library(path)
+    assert path in ember.ops.loaded_libraries and path in torch.ops.loaded_libraries
+    assert ember.classes.loaded_libraries is ember.ops.loaded_libraries
+    for lib in (ember, torch):
+        with pytest.raises(OSError, match="Could not load this library: /no/such/lib.so"):
+            lib.ops.load_library("/no/such/lib.so")
+        with pytest.raises(OSError, match="Could not load this library: /no/such/lib.so"):
+            lib.classes.load_library("/no/such/lib.so")
+
+
+def test_classes_namespace_errors_as_torch():
+    def message(lib):
+        with pytest.raises(RuntimeError) as error:
+            _ = lib.classes.my_namespace.MyStack
+        return str(error.value)
+    assert message(ember) == message(torch)
+    assert ember.classes.my_namespace is ember.classes.my_namespace
+
+
+# ---------------------------------------------------------------- torch-internal operators
+
+
+def test_slice_views_and_grads():
+    compare_grads("slice", lambda: (leaf(4, 6), 1, -5, 100, 2))
+    compare_grads("slice", lambda: (leaf(5), 0, None, -2))
+    x = ember.arange(6.)
+    view = aten.slice(x, 0, 1, 3)
+    view.mul_(10)
+    assert x.tolist() == [0., 10., 20., 3., 4., 5.]
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="slice step must be positive"):
+            lib.ops.aten.slice(lib.ones(3), 0, 0, 3, 0)
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            lib.ops.aten.slice(lib.ones(3), 2)
+
+
+def test_safe_softmax_zero_rows_and_grads():
+    def make():
+        x = leaf(3, 4)
+        with torch.no_grad():
+            x[1] = -float("inf")
+            x[2, :2] = -float("inf")
+        return x, 1
+    compare_grads("_safe_softmax", make)
+    x = to_ember(make()[0].detach())
+    assert_same(ember._safe_softmax(x, 1, dtype=ember.float32),
+                torch._safe_softmax(make()[0].detach(), 1, dtype=torch.float32))
+
+
+def test_softmax_backward_data_matches_torch_and_gradients():
+    def make():
+        return leaf(3, 5), torch.softmax(leaf(3, 5, seed=1), 1).detach().requires_grad_(), \
+            1, torch.float64
+    compare_grads("_softmax_backward_data", make)
+    grad, out = torch.randn(2, 3), torch.softmax(torch.randn(2, 3), 0)
+    for dtype in (torch.float64, torch.bfloat16):  # the CPU keeps the gradient's dtype
+        assert_same(ember._softmax_backward_data(to_ember(grad), to_ember(out), 0,
+                                                 to_ember(dtype)),
+                    torch._softmax_backward_data(grad, out, 0, dtype))
+    for lib, (g, o) in ((torch, (grad, out)), (ember, to_ember((grad, out)))):
+        with pytest.raises(RuntimeError, match="expected scalar type Float but found Half"):
+            lib._softmax_backward_data(g, o, 0, lib.float16)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_native_batch_norm_legit_both_overloads(training):
+    x, w, b = leaf(4, 3, 5), leaf(3, seed=1), leaf(3, seed=2)
+    mean, var = torch.randn(3, dtype=torch.float64), torch.rand(3, dtype=torch.float64) + 0.5
+    ours_mean, ours_var = to_ember(mean.clone()), to_ember(var.clone())
+    theirs = torch._native_batch_norm_legit(x, w, b, mean, var, training, 0.3, 1e-5)
+    ours = ember._native_batch_norm_legit(*to_ember((x, w, b)), ours_mean, ours_var, training,
+                                          0.3, 1e-5)
+    assert_same(ours, theirs)
+    assert_same(ours_mean, mean) and assert_same(ours_var, var)
+    assert [t.requires_grad for t in ours] == [t.requires_grad for t in theirs]
+    if training:
+        compare_grads("_native_batch_norm_legit",
+                      lambda: (leaf(4, 3, 5), leaf(3, seed=1), None, True, 0.1, 1e-5), 0)
+
+
+def test_batch_norm_with_update_updates_running_stats():
+    x, w, b = leaf(6, 2, 3), leaf(2, seed=1), leaf(2, seed=2)
+    mean, var = torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)
+    ours_mean, ours_var = to_ember(mean.clone()), to_ember(var.clone())
+    theirs = torch.ops.aten._batch_norm_with_update(x, w, b, mean, var, 0.2, 1e-5)
+    ours = aten._batch_norm_with_update(*to_ember((x, w, b)), ours_mean, ours_var, 0.2, 1e-5)
+    assert_same(ours, theirs)
+    assert_same(ours_mean, mean) and assert_same(ours_var, var)
+    compare_grads("_batch_norm_with_update",
+                  lambda: (leaf(6, 2, 3), leaf(2, seed=1), leaf(2, seed=2),
+                           torch.zeros(2, dtype=torch.float64),
+                           torch.ones(2, dtype=torch.float64), 0.2, 1e-5), 0)
+
+
+def test_native_dropout_backward():
+    mask = torch.rand(4, 5, generator=torch.Generator().manual_seed(3)) > 0.5
+    compare_grads("native_dropout_backward", lambda: (leaf(4, 5), mask, 2.0))
+
+
+def test_max_pool2d_with_indices_backward_scatters_the_gradient():
+    x = torch.randn(2, 3, 7, 6, dtype=torch.float64)
+    out, indices = torch.nn.functional.max_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                                  return_indices=True)
+    grad = leaf(*out.shape)
+    args = (grad, x, [3, 3], [2, 2], [1, 1], [1, 1], True, indices)
+    compare_grads("max_pool2d_with_indices_backward", lambda: args)
+
+
+@pytest.mark.parametrize("size, scales, align", [
+    ([3, 5], None, False), ([11, 4], None, True), (None, [1.7, 0.45], False),
+    ([1, 1], None, True), ([8, 20], None, False)])
+def test_upsample_bilinear2d_aa_values_and_grads(size, scales, align):
+    compare_grads("_upsample_bilinear2d_aa", lambda: (leaf(2, 3, 8, 9), size, align, scales))
+
+
+def test_upsample_bilinear2d_aa_overloads_and_uint8():
+    x = torch.randint(0, 256, (2, 3, 16, 21), dtype=torch.uint8,
+                      generator=torch.Generator().manual_seed(0))
+    for size in ([5, 7], [16, 9], [7, 21], [31, 40]):
+        assert_same(aten._upsample_bilinear2d_aa(to_ember(x), size, False, None),
+                    torch.ops.aten._upsample_bilinear2d_aa(x, size, False, None), 0, 0)
+    y = torch.randn(1, 2, 9, 12)
+    assert_same(aten._upsample_bilinear2d_aa.default(to_ember(y), [4, 5], False, 0.5, 0.4),
+                torch.ops.aten._upsample_bilinear2d_aa.default(y, [4, 5], False, 0.5, 0.4),
+                1e-5, 1e-5)
+    assert_same(aten._upsample_bilinear2d_aa.vec(to_ember(y), None, False,
+                                                 scale_factors=[0.5, 0.4]),
+                torch.ops.aten._upsample_bilinear2d_aa.vec(y, None, False, [0.5, 0.4]),
+                1e-5, 1e-5)
+
+
+def test_chunk_cat_values_and_errors():
+    tensors = [torch.randn(2, 3, 5), torch.randn(2, 3), torch.randn(2, 7, 2)]
+    for dim, chunks in ((0, 2), (1, 3), (1, 1)):
+        assert_same(ember._chunk_cat(to_ember(tensors), dim, chunks),
+                    torch._chunk_cat(tensors, dim, chunks))
+    same = [torch.randn(3, 4), torch.randn(3, 5)]
+    assert_same(ember._chunk_cat(to_ember(same), -1, 3), torch._chunk_cat(same, -1, 3))
+    out = torch.empty(0)
+    ours_out = ember.empty(0)
+    ember._chunk_cat(to_ember(same), 1, 2, out=ours_out)
+    assert_same(ours_out, torch._chunk_cat(same, 1, 2, out=out))
+    for args in (([], 0, 2), (same, 0, 0), ([torch.ones(2, 3), torch.ones(3, 3)], 1, 2),
+                 (tensors, -1, 2), ([torch.ones(2), torch.ones(2, dtype=torch.int64)], 0, 2)):
+        with pytest.raises(RuntimeError) as theirs:
+            torch._chunk_cat(*args)
+        with pytest.raises(RuntimeError) as ours:
+            ember._chunk_cat(*to_ember(args))
+        assert str(ours.value) == str(theirs.value)
+
+
+def masked_index_args(put):
+    x = leaf(5, 4)
+    rows = torch.tensor([[0], [4], [7], [-2]])
+    cols = torch.tensor([[1, 3, 9]])
+    mask = (rows >= 0) & (rows < 5) & (cols < 4)
+    if put:
+        return x, mask, [rows, cols], leaf(4, 3, seed=1)
+    return x, mask, [rows, cols], -3.5
+
+
+def test_unsafe_masked_index_and_put():
+    compare_grads("_unsafe_masked_index", lambda: masked_index_args(False))
+    compare_grads("_unsafe_masked_index_put_accumulate", lambda: masked_index_args(True))
+    x, mask = torch.randn(3, 4), torch.tensor([True, False, True])
+    index = [None, torch.tensor([0, 5, 3])]
+    # None (a whole dim) passes through torch.ops only, as in torch
+    assert_same(aten._unsafe_masked_index(to_ember(x), to_ember(mask), to_ember(index), 0.),
+                torch.ops.aten._unsafe_masked_index(x, mask, index, 0.))
+    values = torch.randn(3, 3)
+    assert_same(aten._unsafe_masked_index_put_accumulate(to_ember(x), to_ember(mask),
+                                                         to_ember(index), to_ember(values)),
+                torch.ops.aten._unsafe_masked_index_put_accumulate(x, mask, index, values))
+    with pytest.raises(RuntimeError, match="masks must be bool"):
+        ember._unsafe_masked_index(ember.ones(2), ember.ones(2), [ember.tensor([0, 1])], 0.)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("initial", [None, 0.5])
+def test_segment_reduce_matches_torch(reduce, initial):
+    data = leaf(7, 3)
+    lengths = torch.tensor([2, 0, 4, 1])
+    theirs = torch.segment_reduce(data, reduce, lengths=lengths, initial=initial)
+    ours_data = to_ember(data)
+    ours = ember.segment_reduce(ours_data, reduce, lengths=to_ember(lengths), initial=initial)
+    assert_same(ours, theirs)
+    finite = torch.isfinite(theirs)  # torch's gradient is 0 where an empty segment's -inf sits
+    torch.where(finite, theirs, 0).sum().backward()
+    ember.where(to_ember(finite), ours, 0.).sum().backward()
+    assert_same(ours_data.grad, data.grad)
+    offsets = torch.tensor([0, 2, 2, 6, 7])
+    assert_same(ember.segment_reduce(ours_data.detach(), reduce, offsets=to_ember(offsets),
+                                     initial=initial),
+                torch.segment_reduce(data.detach(), reduce, offsets=offsets, initial=initial))
+
+
+def test_segment_reduce_along_axis_1_and_errors():
+    data = torch.randn(2, 5, 3)
+    lengths = torch.tensor([[1, 4], [3, 2]])
+    assert_same(ember.segment_reduce(to_ember(data), "max", lengths=to_ember(lengths), axis=1),
+                torch.segment_reduce(data, "max", lengths=lengths, axis=1))
+    assert_same(ember._segment_reduce(to_ember(data[0]), "sum", lengths=ember.tensor([2, 2]),
+                                      unsafe=True),
+                torch._segment_reduce(data[0], "sum", lengths=torch.tensor([2, 2]),
+                                      unsafe=True))
+    x = torch.arange(5.)
+    for kwargs in ({"lengths": torch.tensor([2, 2])}, {},
+                   {"lengths": torch.tensor([2, 3]), "indices": torch.tensor([0])},
+                   {"lengths": torch.tensor([6, -1])}):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.segment_reduce(x, "sum", **kwargs)
+        with pytest.raises(RuntimeError) as ours:
+            ember.segment_reduce(to_ember(x), "sum", **to_ember_dict(kwargs))
+        assert str(ours.value) == str(theirs.value)
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="reduce argument must be either"):
+            lib.segment_reduce(lib.ones(2), "median", lengths=lib.tensor([2]))
+
+
+def to_ember_dict(kwargs):
+    return {key: to_ember(value) for key, value in kwargs.items()}
+
+
+def test_new_operators_pass_gradcheck():
+    from ember.autograd import gradcheck
+    x = ember.randn(4, 5, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda t: ember._safe_softmax(t, 1), (x,))
+    assert gradcheck(lambda t: aten._upsample_bilinear2d_aa(t.view(1, 1, 4, 5), [3, 2], False,
+                                                             None), (x,))
+    assert gradcheck(lambda t: ember.segment_reduce(t, "prod", lengths=ember.tensor([1, 3]),
+                                                    initial=2.), (x,))
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import ember._classes
+    import ember.ops._namespaces
+    import ember.ops.internal
+    for module in (ember.ops._namespaces, ember.ops.internal, ember._classes):
+        result = doctest.testmod(module, extraglobs={"ember": ember},
+                                 optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0 and result.attempted > 0, module.__name__
