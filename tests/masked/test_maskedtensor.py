@@ -424,7 +424,7 @@ def test_masked_operation_gradient_reaches_the_masked_tensor():
             leaves[lib] = make(lib, requires_grad=True)
             (lib.masked.sum(leaves[lib] * leaves[lib], 1) * lib.tensor([1.0, 2.0])).sum() \
                 .backward()
-    assert_same_gradient(leaves[ember], leaves[torch])
+    assert_same(leaves[ember].grad, leaves[torch].grad)
 
 
 # ---------------------------------------------------------------- copies and sharing
@@ -568,12 +568,20 @@ def test_gradient_matches_torch(name):
     theirs_leaf, theirs_out = _gradient_case(torch, GRADIENTS[name])
     assert_same(ours_out, theirs_out)
     assert ours_out.requires_grad and not ours_out.is_leaf
-    assert_same_gradient(ours_leaf, theirs_leaf)
+    if name in GRADIENT_MASKS_DIFFER:
+        assert_same_gradient(ours_leaf, theirs_leaf)
+    else:
+        assert_same(ours_leaf.grad, theirs_leaf.grad)
+
+
+# torch's gradient mask also drops the elements no gradient reached (the rows a select left
+# out, through a derivative MaskedTensor does not support); ember's keeps them, with 0
+GRADIENT_MASKS_DIFFER = {"select"}
 
 
 def assert_same_gradient(ours_leaf, theirs_leaf):
-    """A leaf's gradient as torch's. ember's has the leaf's mask; torch's mask also drops the
-    elements no gradient reached (the rows a ``select`` left out), where ember's is 0."""
+    """A leaf's gradient as torch's, but for elements torch's mask drops and ember's keeps
+    (the leaf's mask), where ember's gradient is 0."""
     ours, theirs = ours_leaf.grad, theirs_leaf.grad
     assert isinstance(ours, ember.masked.MaskedTensor)
     ours_mask, theirs_mask = plain(ours.get_mask()), plain(theirs.get_mask())
@@ -584,13 +592,10 @@ def assert_same_gradient(ours_leaf, theirs_leaf):
     np.testing.assert_array_equal(plain(ours.get_data())[ours_mask & ~theirs_mask], 0.0)
 
 
-def test_where_of_two_branches_of_one_leaf_gradient():
-    # torch's own backward raises here (it adds the two branches' gradients, whose masks
-    # differ); the closed form: d/dx where(c, 2x, 3x) = where(c, 2, 3)
+def test_where_of_two_branches_of_one_leaf_fails_as_torch():
+    # the two branches' gradients reach the leaf with different masks, which cannot be added
     cond = np.array([[True, True, False], [False, True, False]])
-    leaf, out = _gradient_case(ember, lambda T, x: T.where(T.tensor(cond), x * 2, x * 3))
-    np.testing.assert_array_equal(plain(out.get_mask()), MASK)
-    np.testing.assert_allclose(plain(leaf.grad.get_data())[MASK], np.where(cond, 2.0, 3.0)[MASK])
+    compare(lambda T: _gradient_case(T, lambda T, x: T.where(T.tensor(cond), x * 2, x * 3)))
 
 
 def test_gradient_accumulates_as_masked_tensor():
@@ -602,7 +607,7 @@ def test_gradient_accumulates_as_masked_tensor():
             (leaf * 2).sum().backward()
             (leaf * leaf).sum().backward()
             leaves[lib] = leaf
-    assert_same_gradient(leaves[ember], leaves[torch])
+    assert_same(leaves[ember].grad, leaves[torch].grad)
 
 
 def test_as_masked_tensor_gradient_reaches_data():
@@ -614,9 +619,56 @@ def test_as_masked_tensor_gradient_reaches_data():
             amt = lib.masked.as_masked_tensor(x * 2, lib.tensor(MASK))
             assert amt.requires_grad and not amt.is_leaf
             (amt * amt).sum().backward()
-            grad = x.grad
-            grads[lib] = grad.get_data() if lib.masked.is_masked_tensor(grad) else grad
-    np.testing.assert_allclose(plain(grads[ember])[MASK], plain(grads[torch])[MASK])
+            grads[lib] = x.grad
+    assert_same(grads[ember], grads[torch])
+
+
+# ---------------------------------------------------------------- what masks are for: a masked-out
+# element's NaN or infinity stays out of the gradients, and reductions of nothing are masked out
+
+
+def _masked_semantics(T):
+    """Results of gradients and reductions that plain tensors get wrong (NaN, 0 for "no
+    gradient"), in one list to compare with torch's."""
+    results = []
+    # a division by zero masked out: its gradient is masked out, not NaN
+    x = T.tensor([2.0, 3.0, 4.0], requires_grad=True)
+    divisor = T.tensor([0.0, 2.0, 4.0])
+    T.masked.as_masked_tensor(x / divisor, divisor != 0).sum().backward()
+    results.append(x.grad)
+    # where between two masked tensors: each gets gradient only where it was chosen
+    values = T.tensor([-3.0, -1.0, 2.0, 7.0])
+    chosen = values < 0
+    first = T.masked.masked_tensor(values, chosen, requires_grad=True)
+    second = T.masked.masked_tensor(T.ones_like(values), ~chosen, requires_grad=True)
+    T.where(chosen, T.exp(first), second).sum().backward()
+    results += [first.grad, second.grad]
+    # where picking the other branch: no gradient at all reaches the masked tensor
+    leaf = T.masked.masked_tensor(T.tensor(1.5), T.tensor(True), requires_grad=True)
+    picked = T.where(T.tensor(False), leaf / 0, T.ones(()))
+    results += [picked, T.autograd.grad(picked, leaf)]
+    # a NaN under the mask does not reach a plain tensor's gradient through a sum
+    scale = T.tensor(2.0, requires_grad=True)
+    data = T.tensor([1.0, float("nan"), 4.0])
+    total = T.sum(T.masked.masked_tensor(data, ~T.isnan(data)) * scale)
+    results += [total, T.autograd.grad(total, scale)]
+    # softmax of a fully masked-out column, mean and argmin ignoring zeros, mean of nothing
+    grid = T.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [3.0, 1.0, 0.0]])
+    keep = T.tensor([[True, False, False], [True, False, True], [False, False, False]])
+    results.append(T.masked.masked_tensor(grid, keep).softmax(0))
+    series = T.arange(12).float() * T.arange(12).float().fmod(3)
+    results += [T.mean(T.masked.masked_tensor(series, series != 0)),
+                T.argmin(T.masked.masked_tensor(series, series != 0))]
+    nothing = T.full((5,), float("nan"))
+    results.append(T.mean(T.masked.masked_tensor(nothing, ~T.isnan(nothing))))
+    return results
+
+
+def test_masked_semantics_of_gradients_and_reductions_match_torch():
+    ours, theirs = run(_masked_semantics, ember), run(_masked_semantics, torch)
+    assert_same(ours, theirs)
+    assert [repr(r) for r in ours if isinstance(r, ember.masked.MaskedTensor)] == \
+        [repr(r) for r in theirs if isinstance(r, torch.masked.MaskedTensor)]
 
 
 @pytest.mark.parametrize("method", ["get_data", "to_tensor"])
@@ -630,9 +682,8 @@ def test_get_data_and_to_tensor_are_differentiable(method):
             plain_result = amt.get_data() if method == "get_data" else amt.to_tensor(0)
             assert not lib.masked.is_masked_tensor(plain_result)
             (plain_result * lib.tensor(DATA)).sum().backward()
-            grad = x.grad
-            grads[lib] = grad.get_data() if lib.masked.is_masked_tensor(grad) else grad
-    np.testing.assert_allclose(plain(grads[ember])[MASK], plain(grads[torch])[MASK])
+            grads[lib] = x.grad
+    assert_same(grads[ember], grads[torch])
 
 
 def test_backward_needs_a_gradient_for_non_scalars():
@@ -656,9 +707,9 @@ def test_register_hook_sees_masked_gradients():
 
 
 def test_autograd_grad_with_masked_inputs():
-    mt = run(lambda T: make(T, requires_grad=True), ember)
-    (grad,) = ember.autograd.grad(mt.sum().get_data(), mt)
-    np.testing.assert_allclose(plain(grad)[MASK], 1.0)
+    compare(lambda T: (lambda mt: T.autograd.grad(mt.sum(), mt))(make(T, requires_grad=True)))
+    compare(lambda T: (lambda mt: T.autograd.grad((mt * mt).sin().sum(), mt))(
+        make(T, requires_grad=True)))
 
 
 # ---------------------------------------------------------------- module paths, docs

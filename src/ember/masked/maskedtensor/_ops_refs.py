@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import warnings
 
 import ember
 
 from ..._tensor import _TYPE_NAMES, Tensor
+from ._autograd import _MaskGate, gated
 from .binary import (
     BINARY_DUNDERS,
     BINARY_NAMES,
@@ -75,11 +77,42 @@ def dispatch(func, args, kwargs):
 
     name = _names.get(func)
     handler = _handlers().get(name)
+    if handler is None and _in_backward():
+        return _on_plain_data(func, args, kwargs)
     if handler is None:
         short = (name or getattr(func, "__name__", repr(func))).rsplit(".", 1)[-1]
         warnings.warn(_UNSUPPORTED.format(name=short), UserWarning, stacklevel=1)
         return NotImplemented
     return handler(func, args, kwargs)
+
+
+def _in_backward():
+    """Whether autograd's engine is running a derivative up the stack.
+
+    Gradients flow back as MaskedTensors (``_autograd.py``); a derivative may use an operation
+    MaskedTensor does not support (``new_zeros``, ``index_put``...). There it runs on the
+    plain data, and the gate of the input it reaches masks the gradient again."""
+    from ...autograd.graph import run_backward
+
+    engine = run_backward.__code__
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code is engine:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _unwrapped(value):
+    if is_masked_tensor(value):
+        return value._masked_data
+    if isinstance(value, (list, tuple)):
+        return type(value)(_unwrapped(item) for item in value)
+    return value
+
+
+def _on_plain_data(func, args, kwargs):
+    return func(*_unwrapped(args), **{key: _unwrapped(v) for key, v in kwargs.items()})
 
 
 # ---------------------------------------------------------------- arguments
@@ -172,6 +205,20 @@ def _mask_of(value):
     return True
 
 
+def _where_branch(value, selected):
+    """A ``where`` operand to compute on: its gradient comes back masked out where the
+    other operand was selected (and where it was masked out), as torch's where backward."""
+    if not isinstance(value, Tensor):
+        return value
+    if tuple(selected.shape) != tuple(value.shape):
+        return gated(value)
+    if is_masked_tensor(value):
+        return gated(value, value._masked_mask & selected)
+    if value.requires_grad and ember.is_grad_enabled():
+        return _MaskGate.apply(value, selected)
+    return value
+
+
 def _where(func, args, kwargs):
     if func is ember.Tensor.where:  # Tensor.where(self, condition, other)
         args = (args[1], args[0], *args[2:]) if len(args) > 1 else args
@@ -182,8 +229,10 @@ def _where(func, args, kwargs):
         raise ValueError(f"__torch_function__, torch.where: len(kwargs) must be 0 but got "
                          f"{len(kwargs)}")
     condition, input, other = args
-    data = ember.where(_plain(condition), _plain(input), _plain(other))
-    mask = ember.where(_plain(condition), _mask_of(input), _mask_of(other))
+    condition = _plain(condition)
+    data = ember.where(condition, _where_branch(input, condition),
+                       _where_branch(other, ~condition))
+    mask = ember.where(condition, _mask_of(input), _mask_of(other))
     return _wrap(data, mask)
 
 
@@ -196,7 +245,7 @@ def _softmax(func, args, kwargs):
     signature = _signature(func)
     bound = signature.bind(*args, **kwargs)
     self = bound.arguments.get("input", bound.arguments.get("self"))
-    data, mask = self._masked_data, self._masked_mask
+    data, mask = gated(self), self._masked_mask
     dtype = bound.arguments.get("dtype") or data.dtype
     if not dtype.is_floating_point:
         raise NotImplementedError(
@@ -211,17 +260,17 @@ def _softmax(func, args, kwargs):
 def _convert(func, args, kwargs):
     """``to``, ``double()``, ``cpu()``...: the data converted, the mask moved along."""
     self = args[0]
-    data = func(self._masked_data, *args[1:], **kwargs)
+    if self._masked_data is func(self._masked_data, *args[1:], **kwargs):
+        return self  # nothing to convert
+    data = func(gated(self), *args[1:], **kwargs)
     if not isinstance(data, Tensor):  # type() with no argument: the type's name
         return data
-    if data is self._masked_data:
-        return self
     return _wrap(data, self._masked_mask.to(device=data.device, copy=True))
 
 
 def _clone(func, args, kwargs):
     self = args[0]
-    return _wrap(func(self._masked_data, *args[1:], **kwargs), self._masked_mask.clone())
+    return _wrap(func(gated(self), *args[1:], **kwargs), self._masked_mask.clone())
 
 
 def _detach(func, args, kwargs):
@@ -233,7 +282,7 @@ def _contiguous(func, args, kwargs):
     self = args[0]
     if self._masked_data.is_contiguous():
         return self
-    return _wrap(self._masked_data.contiguous(), self._masked_mask.contiguous())
+    return _wrap(gated(self).contiguous(), self._masked_mask.contiguous())
 
 
 def _ones_like(func, args, kwargs):
@@ -264,7 +313,7 @@ def _backward(func, args, kwargs):
     inputs = values["inputs"]
     if inputs is not None:
         inputs = [_plain(t) for t in ((inputs,) if isinstance(inputs, Tensor) else inputs)]
-    ember.autograd.backward(values["self"]._masked_data, _plain(values["gradient"]),
+    ember.autograd.backward(values["self"]._masked_data, values["gradient"],
                             values["retain_graph"], values["create_graph"], inputs=inputs)
 
 
@@ -273,11 +322,10 @@ def _register_hook(func, args, kwargs):
     self, hook = args[0], args[1]
     mask = self._masked_mask
 
-    def on_plain_gradient(grad):
-        result = hook(_make(MaskedTensor, grad, mask))
-        return None if result is None else _plain(result)
+    def on_gradient(grad):
+        return hook(grad if is_masked_tensor(grad) else _make(MaskedTensor, grad, mask))
 
-    return self._masked_data.register_hook(on_plain_gradient)
+    return self._masked_data.register_hook(on_gradient)
 
 
 def _deepcopy(func, args, kwargs):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ember
 
 from ..._tensor import Tensor
+from ._autograd import broadcast_gated, gated
 from .core import _plain, _wrap, is_masked_tensor
 
 __all__ = []
@@ -61,6 +62,18 @@ def _check_arguments(args, kwargs):
                          "an issue on Github.")
 
 
+def _operands(args):
+    """The plain operands to compute on: MaskedTensors' data through the mask gate, plain
+    tensors that require grad broadcast through the masked-sum gate."""
+    operands = [gated(arg) for arg in args]
+    tensors = [tuple(arg.shape) for arg in operands[:2] if isinstance(arg, Tensor)]
+    if len(tensors) == 2 and tensors[0] != tensors[1]:
+        shape = ember.broadcast_shapes(*tensors)
+        operands[:2] = [arg if is_masked_tensor(original) else broadcast_gated(arg, shape)
+                        for arg, original in zip(operands[:2], args)]
+    return operands
+
+
 def apply_binary(func, args, kwargs):
     """``func`` on the data of both operands, under the MaskedTensor operand's mask.
 
@@ -71,7 +84,7 @@ def apply_binary(func, args, kwargs):
         tensor([3., 6.])
     """
     _check_arguments(args, kwargs)
-    result = func(*[_plain(arg) for arg in args])
+    result = func(*_operands(args))
     first = args[0] if is_masked_tensor(args[0]) else args[1]
     mask = first._masked_mask.expand_as(result)
     return _wrap(result, mask)

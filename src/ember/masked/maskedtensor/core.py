@@ -9,8 +9,8 @@ which applies the operation to the data and gives the result the mask torch's ru
 How it is built: the MaskedTensor is a proxy of a plain tensor, its *data*. Every field of
 :class:`~ember.Tensor` (the array, the device, the autograd node, ``.grad``...) is read from and
 written to the data, so the MaskedTensor has the data's place in the autograd graph: operations
-run on the plain data (recorded by autograd as usual) and their results are wrapped again. A
-gradient reaching a MaskedTensor leaf is read back as a MaskedTensor with the leaf's mask, as
+run on the plain data (recorded by autograd as usual) and their results are wrapped again.
+Gradients flow back as MaskedTensors (see ``_autograd.py``), so a leaf's ``.grad`` is one, as
 in torch.
 
 Example::
@@ -192,8 +192,10 @@ class MaskedTensor(Tensor):
             tensor([1., 2.])
         """
         from ...ops.shape import _alias
+        from ._autograd import gated
 
-        return _alias(self._masked_data)
+        data = gated(self)
+        return _alias(data) if data is self._masked_data else data
 
     def get_mask(self):
         """The boolean mask (``True``: the element is specified).

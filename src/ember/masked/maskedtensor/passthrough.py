@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+from ._autograd import gated
 from .core import _wrap, is_masked_tensor
 
 __all__ = []
@@ -25,11 +26,19 @@ PASSTHROUGH_NAMES = ("select transpose swapaxes swapdims split chunk t narrow ex
                      "unsqueeze unfold stack __getitem__ mT").split()
 
 
+def _data(value):
+    return gated(value)
+
+
+def _mask(value):
+    return value._masked_mask if is_masked_tensor(value) else value
+
+
 def _replace(value, part):
-    """``value`` with every MaskedTensor in it (lists and tuples searched) replaced by its
-    data (``part`` "_masked_data") or its mask (``part`` "_masked_mask")."""
+    """``value`` with every MaskedTensor in it (lists and tuples searched) replaced by
+    ``part`` of it (:func:`_data` or :func:`_mask`)."""
     if is_masked_tensor(value):
-        return value.__dict__[part]
+        return part(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_replace(item, part) for item in value)
     return value
@@ -54,6 +63,6 @@ def apply_pass_through(func, args, kwargs):
         >>> apply_pass_through(ember.Tensor.unsqueeze, (mt, 0), {}).shape
         ember.Size([1, 2])
     """
-    data = func(*_replace(args, "_masked_data"), **_replace_values(kwargs, "_masked_data"))
-    mask = func(*_replace(args, "_masked_mask"), **_replace_values(kwargs, "_masked_mask"))
+    data = func(*_replace(args, _data), **_replace_values(kwargs, _data))
+    mask = func(*_replace(args, _mask), **_replace_values(kwargs, _mask))
     return _wrap_results(data, mask)

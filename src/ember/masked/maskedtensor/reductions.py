@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ember
 
+from ._autograd import gated
 from .core import _wrap, is_masked_tensor
 
 __all__ = []
@@ -45,7 +46,7 @@ def _any_along(mask, dim, keepdim):
 
 def reduce_all(name, input):
     """The reduction ``name`` over every element: a 0-dim MaskedTensor."""
-    data, mask = input._masked_data, input._masked_mask
+    data, mask = gated(input), input._masked_mask
     if name == "all":
         result = _masked_all(data, mask=mask)
     else:
@@ -57,7 +58,7 @@ def reduce_dim(name, input, dim, keepdim=False, dtype=None):
     """The reduction ``name`` along ``dim``."""
     if not is_masked_tensor(input):
         raise TypeError("Input to reduce_dim must be a MaskedTensor")
-    data, mask = input._masked_data, input._masked_mask
+    data, mask = gated(input), input._masked_mask
     if name == "all":
         result = _masked_all(data, dim=dim, keepdim=keepdim, mask=mask)
     else:

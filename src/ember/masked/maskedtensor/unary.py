@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from ._autograd import gated
 from .core import _plain, _wrap
 
 __all__ = []
@@ -52,7 +53,7 @@ def apply_unary(func, args, kwargs):
         tensor([2., 3.])
     """
     _check_arguments(args, kwargs)
-    result = func(_plain(args[0]), *args[1:])
+    result = func(gated(args[0]), *args[1:])
     return _wrap(result, args[0]._masked_mask)
 
 
