@@ -33,7 +33,7 @@ import traceback
 import warnings
 
 from .._tensor import Tensor
-from ..jit._ir import CALL, COPY, GET_ATTR, Node
+from ..jit._ir import CALL, COPY, GET_ATTR, OP, Node
 from ..jit._tracer import (
     Tracer,
     TracerWarning,
@@ -405,6 +405,24 @@ def _check_writes_to_captured(tracer, graph):
                 tracer.graph_break("an in-place write into a tensor the function did not get "
                                    "as an argument or module attribute")
                 return
-            if not source.inputs:
+            if not (source.inputs and _may_alias_first_input(source)):
                 break
             value = source.inputs[0]
+
+
+_RANDOM_NAMES = frozenset([f"ember.{n}" for n in _RANDOM_FACTORIES]
+                          + ["nn.functional.dropout_mask"])
+_FRESH_CALLS = _RANDOM_NAMES | {"ember.zeros", "ember.ones", "ember.empty", "ember.full",
+                                "ember.arange", "ember.zeros_like", "ember.ones_like",
+                                "ember.full_like", "ember.empty_like", "method:new_zeros",
+                                "method:new_ones", "method:new_full", "method:new_empty"}
+
+
+def _may_alias_first_input(node):
+    """Whether ``node``'s output may share memory with its first input (a view, detach, an
+    in-place write, or a call that is not known to make a new tensor)."""
+    if node.kind == OP:
+        return bool(node.op.view) or node.op.name == "detach"
+    if node.kind == CALL:
+        return node.params["fn"] not in _FRESH_CALLS
+    return node.kind == COPY
