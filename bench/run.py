@@ -371,6 +371,93 @@ def gpt_step(fw):
     return _train_step(fw, model, opt, x, y, loss_of, clip=1.0)
 
 
+# ------------------------------------------------ compiled: ember.compile against torch eager
+
+
+def _compiled(fw, fn):
+    """``ember.compile(fn)`` for ember; torch's side stays eager (the column to beat)."""
+    return fw.compile(fn) if fw is ember else fn
+
+
+def pointwise_chain_backward_compiled(fw):
+    x = fw.ones(16, requires_grad=True)
+
+    def forward(x):
+        y = x
+        for i in range(50):
+            y = y * 1.01 if i % 2 else (y + 0.5).tanh()
+        return y.sum()
+    forward = _compiled(fw, forward)
+    return lambda: forward(x).backward()
+
+
+def mlp_step_compiled(fw):
+    rng = np.random.default_rng(0)
+    w1 = fw.tensor(rng.standard_normal((784, 256), dtype=np.float32) * 0.05, requires_grad=True)
+    w2 = fw.tensor(rng.standard_normal((256, 10), dtype=np.float32) * 0.05, requires_grad=True)
+    x = fw.tensor(rng.standard_normal((64, 784), dtype=np.float32))
+    target = fw.tensor(rng.standard_normal((64, 10), dtype=np.float32))
+
+    def loss_of(x, target):
+        hidden = (x @ w1).tanh()
+        return ((hidden @ w2 - target) ** 2).mean()
+    loss_of = _compiled(fw, loss_of)
+
+    def step():
+        loss_of(x, target).backward()
+        with fw.no_grad():
+            for w in (w1, w2):
+                w.sub_(w.grad * 0.01)
+                w.grad = None
+    return step
+
+
+def gpt_step_compiled(fw):
+    rng = np.random.default_rng(0)
+    model = _same_weights(fw, gpt_small(fw.nn))
+    x = fw.tensor(rng.integers(0, 256, (16, 64)))
+    y = fw.tensor(rng.integers(0, 256, (16, 64)))
+    opt = fw.optim.AdamW(model.parameters(), lr=3e-4)
+
+    def loss_of(logits, target):
+        return fw.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten())
+    return _train_step(fw, _compiled(fw, model), opt, x, y, loss_of, clip=1.0)
+
+
+def lstm_step_compiled(fw):
+    rng = np.random.default_rng(0)
+    model = _same_weights(fw, lstm_lm(fw.nn))
+    x = fw.tensor(rng.integers(0, 10000, (35, 20)))
+    y = fw.tensor(rng.integers(0, 10000, (35, 20)))
+    opt = fw.optim.SGD(model.parameters(), lr=1.0)
+
+    def loss_of(output, target):
+        return fw.nn.functional.cross_entropy(output[0].flatten(0, 1), target.flatten())
+    return _train_step(fw, _compiled(fw, model), opt, x, y, loss_of, clip=0.25)
+
+
+def resnet_inference_compiled(fw):
+    rng = np.random.default_rng(0)
+    model = _compiled(fw, _same_weights(fw, resnet_small(fw.nn)).eval())
+    x = fw.tensor(rng.standard_normal((32, 3, 32, 32), dtype=np.float32))
+
+    def step():
+        with fw.no_grad():
+            model(x)
+    return step
+
+
+def resnet_inference(fw):
+    rng = np.random.default_rng(0)
+    model = _same_weights(fw, resnet_small(fw.nn)).eval()
+    x = fw.tensor(rng.standard_normal((32, 3, 32, 32), dtype=np.float32))
+
+    def step():
+        with fw.no_grad():
+            model(x)
+    return step
+
+
 def _loader_epoch(workers):
     def make(fw):
         rng = np.random.default_rng(0)
@@ -488,6 +575,18 @@ CASES = [
     ("LSTM LM step: seq 35, batch 20, 2x200, vocab 10k head", lstm_step, "time", "at most 2x"),
     ("GPT step: 2 layers, d 128, 4 heads, context 64, batch 16", gpt_step, "time",
      "at most 2x"),
+    ("ResNet (3 BasicBlocks) inference, batch 32, 3x32x32, eager", resnet_inference, "time",
+     "-"),
+    ("compiled: 50 pointwise ops forward+backward (torch column: eager)",
+     pointwise_chain_backward_compiled, "time", "issue 14: at most 0.5x"),
+    ("compiled: MLP 784-256-10 step, batch 64 (torch column: eager)", mlp_step_compiled,
+     "time", "issue 14: at most 0.7x"),
+    ("compiled: GPT step, 2 layers, d 128, batch 16 (torch column: eager)", gpt_step_compiled,
+     "time", "issue 14: at most 0.7x"),
+    ("compiled: LSTM LM step, seq 35, batch 20 (torch column: eager)", lstm_step_compiled,
+     "time", "issue 14: at most 0.7x"),
+    ("compiled: ResNet (3 BasicBlocks) inference, batch 32 (torch column: eager)",
+     resnet_inference_compiled, "time", "issue 14: at most 0.8x"),
     ("DataLoader epoch: 10k x 1x28x28, batch 64, shuffled, 0 workers", _loader_epoch(0),
      "samples:10000", "at least 1x", 3),
     ("DataLoader epoch: 10k x 1x28x28, batch 64, shuffled, 2 workers", _loader_epoch(2),
