@@ -2068,15 +2068,13 @@ def _svd_derivative(ctx, grad_u, grad_s, grad_vh, *, full_matrices):
     m, n = u._data.shape[-2], vh._data.shape[-1]
     k = s._data.shape[-1]
     if full_matrices and m != n:
+        # as torch: the complete SVD's extra vectors span a null space in no particular
+        # basis, so their gradients are dropped and the thin SVD's formula applies
         u = u[..., :k]
         vh = vh[..., :k, :]
         grad_u = grad_u[..., :k]
         grad_vh = grad_vh[..., :k, :]
     use_u, use_v = not _is_zero(grad_u), not _is_zero(grad_vh)
-    if full_matrices and abs(m - n) > 0 and (use_u or use_v):
-        if (m > n and use_u) or (n > m and use_v):
-            raise RuntimeError("svd_backward: The singular vectors in the complete SVD are not "
-                               "well-defined. Please use full_matrices=False.")
     sc = s.to(u.dtype)
     if not use_u and not use_v:
         return (matmul_op(u * sc.unsqueeze(-2) * 0 + u * grad_s.to(u.dtype).unsqueeze(-2),
@@ -2488,36 +2486,126 @@ def matrix_power(input, n):
     return linalg_matrix_power(input, n)
 
 
-# Padé approximant of degree 13 for exp (Higham 2005), with scaling and squaring.
-_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
-           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
-           40840800., 960960., 16380., 182., 1.)
-_THETA13 = 5.371920351148152
+# The matrix exponential as torch computes it: Taylor polynomials of degree 1, 2, 4, 8, 12
+# or 18 evaluated with few products, after Bader, Blanes and Casas (2019), "Computing the
+# matrix exponential with an optimized Taylor polynomial approximation" (their coefficients).
+# Each degree serves matrices whose 1-norm is at most its theta (for the unit roundoff of
+# float32 or float64); larger ones are scaled by 2**-s into degree 18's range and squared s
+# times. Batches of more than one matrix all take degree 18, as torch's do.
+_TAYLOR_THETAS = {
+    "float32": (1.192092800768788e-07, 5.978858893805233e-04, 5.116619363445086e-02,
+                5.800524627688768e-01, 1.461661507209034e+00, 3.010066362817634e+00),
+    "float64": (2.220446049250313e-16, 2.580956802971767e-08, 3.397168839976962e-04,
+                4.991228871115323e-02, 2.996158913811580e-01, 1.090863719290036e+00),
+}
+_SQRT_177 = 0.1330413469565007072504e+2
+_T8_X3 = 2.0 / 3.0
+_T8 = {"x1": _T8_X3 * (1.0 + _SQRT_177) / 88.0, "x2": _T8_X3 * (1.0 + _SQRT_177) / 352.0,
+       "x4": (-271.0 + 29.0 * _SQRT_177) / (315.0 * _T8_X3),
+       "x5": (-11.0 + 11.0 * _SQRT_177) / (1260.0 * _T8_X3),
+       "x6": (-99.0 + 11.0 * _SQRT_177) / (5040.0 * _T8_X3),
+       "x7": (89.0 - _SQRT_177) / (5040.0 * _T8_X3), "y2": (857.0 - 58.0 * _SQRT_177) / 630.0}
+# Rows: the coefficients of I, A, A^2, A^3 (and A^6 for degree 18) in each intermediate.
+_T12 = ((9.0198e-16, 0.46932117595418237389, -0.20099424927047284052,
+         -0.04623946134063071740),
+        (5.31597895759871264183, 1.19926790417132231573, 0.01179296240992997031,
+         0.01108844528519167989),
+        (0.18188869982170434744, 0.05502798439925399070, 0.09351590770535414968,
+         0.00610700528898058230),
+        (-2.0861320e-13, -0.13181061013830184015, -0.02027855540589259079,
+         -0.00675951846863086359))
+_T18 = ((0.0, -1.00365581030144618291e-01, -8.02924648241156932449e-03,
+         -8.92138498045729985177e-04, 0.0),
+        (0.0, 3.97849749499645077844e-01, 1.36783778460411720168e+00,
+         4.98289622525382669416e-01, -6.37898194594723280150e-04),
+        (-1.09676396052962061844e+01, 1.68015813878906206114e+00, 5.71779846478865511061e-02,
+         -6.98210122488052056106e-03, 3.34975017086070470649e-05),
+        (-9.04316832390810593223e-02, -6.76404519071381882256e-02, 6.75961301770459654925e-02,
+         2.95552570429315521194e-02, -1.39180257516060693404e-05),
+        (0.0, 0.0, -9.23364619367118555360e-02, -1.69364939002081722752e-02,
+         -1.40086798182036094347e-05))
+
+
+def _combine(rows, powers):
+    """Each row of coefficients applied to the list of matrix powers."""
+    return [sum(c * p for c, p in zip(row, powers)) for row in rows]
+
+
+def _taylor_1(a, ident):
+    return ident + a
+
+
+def _taylor_2(a, ident):
+    return ident + a + (a @ a) / 2.0
+
+
+def _taylor_4(a, ident):
+    a2 = a @ a
+    return ident + a + a2 @ (ident / 2.0 + a / 6.0 + a2 / 24.0)
+
+
+def _taylor_8(a, ident):
+    c = _T8
+    a2 = a @ a
+    a4 = a2 @ (c["x1"] * a + c["x2"] * a2)
+    a8 = (_T8_X3 * a2 + a4) @ (c["x4"] * ident + c["x5"] * a + c["x6"] * a2 + c["x7"] * a4)
+    return ident + a + c["y2"] * a2 + a8
+
+
+def _taylor_12(a, ident):
+    a2 = a @ a
+    b0, b1, b2, b3 = _combine(_T12, [ident, a, a2, a2 @ a])
+    a6 = b2 + b3 @ b3
+    return b0 + (b1 + a6) @ a6
+
+
+def _taylor_18(a, ident):
+    a2 = a @ a
+    a3 = a2 @ a
+    b0, b1, b2, b3, b4 = _combine(_T18, [ident, a, a2, a3, a3 @ a3])
+    a9 = b0 @ b4 + b3
+    return b1 + (b2 + a9) @ a9
+
+
+_TAYLOR = (_taylor_1, _taylor_2, _taylor_4, _taylor_8, _taylor_12)
 
 
 def _expm_kernel(xp, a):
+    n = a.shape[-1]
     if a.size == 0:
         return a.copy()
-    work = a.astype(np.float32) if a.dtype in _LOW else a
-    n = work.shape[-1]
-    # the number of squarings depends on the norm: one sync on the GPU
-    norm = float(host_values(xp, xp.max(xp.sum(xp.abs(work), axis=-2)))[0]) if work.size \
-        else 0.0
-    squarings = max(0, int(math.ceil(math.log2(norm / _THETA13)))) if norm > _THETA13 else 0
-    x = work / (2.0 ** squarings)
-    ident = xp.broadcast_to(xp.eye(n, dtype=work.dtype), work.shape)
-    b = _PADE13
-    x2 = x @ x
-    x4 = x2 @ x2
-    x6 = x4 @ x2
-    u = x @ (x6 @ (b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 + b[3] * x2
-             + b[1] * ident)
-    v = x6 @ (b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 \
-        + b[0] * ident
-    result = xp.linalg.solve(v - u, v + u)
-    for _ in range(squarings):
-        result = result @ result
-    return result.astype(a.dtype, copy=False)
+    if n == 1:
+        return xp.exp(a)
+    work = (a.astype(np.float32) if a.dtype in _LOW else a).reshape(-1, n, n)
+    thetas = _TAYLOR_THETAS["float32" if work.real.dtype == np.float32 else "float64"]
+    norms = xp.abs(work).sum(-2).max(-1)
+    ident = xp.eye(n, dtype=work.dtype)
+    if work.shape[0] == 1:  # one matrix: the lowest degree its norm allows (one sync)
+        norm = float(host_values(xp, norms[0])[0])
+        degree = next((i for i, theta in enumerate(thetas[:-1]) if norm <= theta), None)
+        if degree is not None and norm < thetas[-2]:
+            return _TAYLOR[degree](work, ident).reshape(a.shape).astype(a.dtype, copy=False)
+    result = _scaled_taylor_18(xp, work, norms, thetas[-1], ident)
+    return result.reshape(a.shape).astype(a.dtype, copy=False)
+
+
+def _scaled_taylor_18(xp, work, norms, theta, ident):
+    """Degree 18 on each matrix scaled by 2**-s into its range, then squared s times (nan
+    for a matrix holding inf or nan)."""
+    scale = xp.maximum(xp.ceil(xp.log2(norms / theta)), 0)
+    finite = xp.isfinite(scale)
+    scale = xp.where(finite, scale, 0)
+    result = _taylor_18(work / (2.0 ** scale)[:, None, None], ident)
+    result = xp.where(finite[:, None, None], result, math.nan)
+    squarings = (scale if xp is np else scale.get()).astype(np.int64)  # one sync
+    for k in range(int(max(squarings, default=0))):
+        pending = squarings > k
+        if pending.all():
+            result = result @ result
+        else:
+            picked = xp.asarray(np.flatnonzero(pending))
+            result[picked] = result[picked] @ result[picked]
+    return result
 
 
 @defop("linalg_matrix_exp", meta=lambda a: (a.shape, a.dtype), grad_name="LinalgMatrixExpBackward0")
