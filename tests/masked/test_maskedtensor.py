@@ -559,6 +559,39 @@ GRADIENTS = {
     "cat": lambda T, x: T.cat([x, x * 2]),
     "to float64": lambda T, x: x.to(T.float64) * 2,
     "clone": lambda T, x: x.clone() * 2,
+    "stack": lambda T, x: T.stack([x, x * 2]),
+    "flatten": lambda T, x: x.flatten() * 2,
+    "reshape": lambda T, x: x.reshape(3, 2) * 2,
+    "amin": lambda T, x: x.amin(),
+    "amax": lambda T, x: x.amax(),
+    "prod": lambda T, x: x.prod(),
+    "std": lambda T, x: x.std(),
+    "std dim": lambda T, x: x.std(0),
+    "var": lambda T, x: x.var(),
+    "softmax float64": lambda T, x: T.softmax(x, 1, dtype=T.float64),
+    "half": lambda T, x: x.half().float() * 2,
+    "exp_": lambda T, x: (x * 1).exp_(),
+    "add_": lambda T, x: (x * 1).add_(x),
+    "mul_ tensor": lambda T, x: (x * 1).mul_(T.ones(2, 3) * 2),
+    "div tensor": lambda T, x: x / T.tensor(DATA + 1),
+    "rdiv": lambda T, x: 2 / (x + 1),
+    "broadcast tensor requiring grad": lambda T, x: x + T.ones(3, requires_grad=True),
+    "contiguous": lambda T, x: x.t().contiguous() * 2,
+    "get_data": lambda T, x: T.masked.as_masked_tensor(x.get_data() * 2, x.get_mask()),
+    "masked.sum": lambda T, x: T.masked.as_masked_tensor(T.masked.sum(x, 1),
+                                                          T.tensor([True, True])),
+    "mT": lambda T, x: x.mT * 2,
+    "swapaxes": lambda T, x: x.swapaxes(0, 1) * 2,
+    "cat dim 1": lambda T, x: T.cat([x, x], 1),
+    "unfold": lambda T, x: x.unfold(1, 2, 1) * 2,
+    "where tensor requiring grad": lambda T, x: T.where(T.tensor(MASK), x,
+                                                         T.zeros(2, 3, requires_grad=True)),
+    "expand": lambda T, x: x[0:1].expand(3, 3) * 2,
+    "expand_as": lambda T, x: x[:1].expand_as(x) * 2,
+    "narrow": lambda T, x: x.narrow(1, 0, 2) * 2,
+    "slice": lambda T, x: x[:, 1:] * 2,
+    "step": lambda T, x: x[:, ::2] * 2,
+    "broadcast masked": lambda T, x: x[0:1] * T.ones(2, 3),
 }
 
 
@@ -576,7 +609,32 @@ def test_gradient_matches_torch(name):
 
 # torch's gradient mask also drops the elements no gradient reached (the rows a select left
 # out, through a derivative MaskedTensor does not support); ember's keeps them, with 0
-GRADIENT_MASKS_DIFFER = {"select"}
+GRADIENT_MASKS_DIFFER = {"select", "expand", "expand_as", "narrow", "slice", "step",
+                         "broadcast masked"}
+
+
+# Backward passes that torch's prototype cannot run (a derivative uses an operation its
+# MaskedTensor lacks), against their closed forms
+CLOSED_FORM_GRADIENTS = {
+    "unsqueeze": (lambda T, x: x.unsqueeze(0) * 2, np.full((2, 3), 2.0)),
+    "split": (lambda T, x: x.split(1)[1] * 2, np.array([[0.0] * 3, [2.0] * 3])),
+    "list index": (lambda T, x: x[[1, 1]] * 3, np.array([[0.0] * 3, [6.0] * 3])),
+    # torch's conventions: clamp passes the gradient at its bounds, maximum splits a tie
+    "clamp": (lambda T, x: x.clamp(1, 4) * 1, ((DATA >= 1) & (DATA <= 4)).astype(np.float32)),
+    "maximum": (lambda T, x: T.maximum(x, x * 0 + 2),
+                np.where(DATA > 2, 1.0, np.where(DATA == 2, 0.5, 0.0))),
+    "to_tensor": (lambda T, x: T.masked.as_masked_tensor(x.to_tensor(0) * 5, x.get_mask()),
+                  np.full((2, 3), 5.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(CLOSED_FORM_GRADIENTS))
+def test_gradient_where_torch_fails(name):
+    function, expected = CLOSED_FORM_GRADIENTS[name]
+    assert isinstance(run(lambda T: _gradient_case(T, function), torch), type)
+    leaf, _ = _gradient_case(ember, function)
+    np.testing.assert_array_equal(plain(leaf.grad.get_mask()), MASK)
+    np.testing.assert_allclose(plain(leaf.grad.get_data())[MASK], expected[MASK])
 
 
 def assert_same_gradient(ours_leaf, theirs_leaf):
