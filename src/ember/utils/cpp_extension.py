@@ -55,9 +55,24 @@ import numpy as np
 
 from .._device import CPU
 from .._tensor import Tensor
+from ._cpp_setuptools import (  # the setup.py side
+    CppExtension,
+    CUDAExtension,
+    SyclExtension,
+    check_compiler_is_gcc,
+    check_compiler_ok_for_platform,
+    get_compiler_abi_compatibility_and_version,
+    get_cxx_compiler,
+    library_paths,
+    remove_extension_h_precompiler_headers,
+)
 
 __all__ = ["load", "load_inline", "include_paths", "get_default_build_root",
-           "get_compiler", "verify_ninja_availability", "is_ninja_available"]
+           "get_compiler", "verify_ninja_availability", "is_ninja_available",
+           "BuildExtension", "CppExtension", "CUDAExtension", "SyclExtension",  # noqa: F822
+           "check_compiler_is_gcc", "check_compiler_ok_for_platform",
+           "get_compiler_abi_compatibility_and_version", "get_cxx_compiler", "library_paths",
+           "remove_extension_h_precompiler_headers"]
 
 _HEADER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                            "include")
@@ -115,15 +130,17 @@ def verify_ninja_availability():
     """
 
 
-def include_paths(cuda=False):
+def include_paths(device_type="cpu", torch_include_dirs=True):
     """The include folders an extension is compiled with: ember's header, pybind11's, Python's.
+    ``device_type`` is torch's (``"cpu"``; older torch passed ``cuda=False``): GPU builds are
+    not supported.
 
     Example::
 
         >>> include_paths()[0].endswith("include")
         True
     """
-    if cuda:
+    if device_type not in ("cpu", False, None):
         raise RuntimeError("ember C++ extensions run on the CPU: CUDA builds are not supported "
                            "(write GPU kernels with cupy.RawKernel / cupy.RawModule)")
     try:
@@ -167,6 +184,30 @@ def _to_tensors(obj, seen):
     if type(obj) is tuple or type(obj) is list:
         return type(obj)(_to_tensors(o, seen) for o in obj)
     return obj
+
+
+def __getattr__(name):
+    if name == "BuildExtension":  # made on first use: it imports setuptools
+        from . import _cpp_setuptools
+
+        return _cpp_setuptools.BuildExtension
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _import_built(name, shim_file, native):
+    """Load the library a ``BuildExtension`` build wrote next to its shim module ``name`` and
+    make the wrapped module ``sys.modules[name]``."""
+    path = os.path.join(os.path.dirname(os.path.abspath(shim_file)), native)
+    with _import_lock:
+        module = _loaded.get(path)
+        if module is None:
+            loader = importlib.machinery.ExtensionFileLoader(name, path)
+            spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            _loaded[path] = _wrap_module(module)
+    sys.modules[name] = module
+    return module
 
 
 def _wrap_function(fn, module_name):
