@@ -28,10 +28,6 @@ KNOWN_FAILURES = {
     ('linalg.pinv.singular', 'forward_ad'):
         'gradient of pinv at rank-deficient matrices: ember differentiates through the '
         'SVD, torch uses its pinv_backward formula',
-    ('linalg.svd', 'backward'):
-        'gradients of the complete SVD (full_matrices=True): ember refuses them',
-    ('linalg.svd', 'forward_ad'):
-        'gradients of the complete SVD (full_matrices=True): ember refuses them',
     ('logcumsumexp', 'forward_ad'):
         "torch's jvp divides by cumsum(exp(x - max)) + 1e-13, which moves tangents of terms "
         'far below the max beyond the tolerance (to 0 for wide ranges); ember keeps the '
@@ -66,8 +62,4 @@ KNOWN_FAILURES = {
     ('nn.functional.soft_margin_loss', 'forward'):
         'float16: ember computes stably (finite) where torch overflows to inf '
         '(tests/nn/test_loss.py keeps it stable)',
-    ('svd', 'backward'):
-        'gradients of the complete SVD (some=False): ember refuses them',
-    ('svd', 'forward_ad'):
-        'gradients of the complete SVD (some=False): ember refuses them',
 }
