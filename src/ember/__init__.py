@@ -133,12 +133,7 @@ from .amp.autocast_mode import (  # noqa: E402
     set_autocast_dtype,
     set_autocast_enabled,
 )
-from . import jit  # noqa: E402  (ember.jit: trace, save/load, graph passes)
-from . import onnx  # noqa: E402  (ember.onnx.export; imports the onnx package only when run)
-from . import distributions  # noqa: E402  (ember.distributions, as torch.distributions)
-from . import distributed  # noqa: E402  (ember.distributed: process groups, collectives)
 from .special import gammainc as igamma, gammaincc as igammac  # noqa: E402  (torch.igamma)
-from . import testing  # noqa: E402  (ember.testing: assert_close, make_tensor)
 from . import profiler  # noqa: E402  (ember.profiler; ember.autograd.profiler)
 from .autograd import profiler as _autograd_profiler  # noqa: E402, F401
 from . import storage  # noqa: E402  (ember.storage; attaches untyped_storage, storage, set_)
@@ -176,7 +171,6 @@ _warnings.filterwarnings(
     category=RuntimeWarning, module=r"ember(\.|$)")
 
 del _dtype
-from . import fx  # noqa: E402  (ember.fx: symbolic tracing, GraphModule)
 from . import sparse  # noqa: E402  (ember.sparse: sparse COO tensors)
 from ._tensor import sparse_coo, sparse_csc, sparse_csr  # noqa: E402  (sparse layouts)
 from .sparse import sparse_coo_tensor, sparse_csc_tensor, sparse_csr_tensor  # noqa: E402
@@ -202,20 +196,33 @@ from .ops.native import *  # noqa: E402, F403  (native_layer_norm, ..., values_c
 from .ops.internal import *  # noqa: E402, F403  (_safe_softmax, segment_reduce, ...)
 from ._classes import classes  # noqa: E402  (torch.classes: custom-class namespaces)
 from ._unsupported import *  # noqa: E402, F403  (TorchScript IR classes, quantization, float8)
-from .jit import CompilationUnit, ScriptFunction, ScriptModule  # noqa: E402
-from .jit import Error as JITException  # noqa: E402  (torch.JITException is torch.jit.Error)
 from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402
 
 overrides._install()  # last: every public function and Tensor method honours __torch_function__
 
 # Submodules torch makes reachable as attributes of ``torch`` that ember imports on first use
-# (PEP 562), keeping ``import ember`` short.
-_LAZY_SUBMODULES = frozenset({"cpp", "export", "functional", "hub", "types", "version"})
+# (PEP 562), keeping ``import ember`` short (jit, fx, onnx, distributions, distributed and
+# testing are a seventh of it), and torch's top-level names that live in them.
+_LAZY_SUBMODULES = frozenset({"cpp", "distributed", "distributions", "export", "functional",
+                              "fx", "hub", "jit", "onnx", "testing", "types", "version"})
+_LAZY_NAMES = {"CompilationUnit": ("jit", "CompilationUnit"),
+               "ScriptFunction": ("jit", "ScriptFunction"),
+               "ScriptModule": ("jit", "ScriptModule"),
+               "JITException": ("jit", "Error")}   # torch.JITException is torch.jit.Error
 
 
 def __getattr__(name):
-    if name in _LAZY_SUBMODULES:
-        import importlib
+    import importlib
 
+    if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        module, attribute = _LAZY_NAMES[name]
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES))
