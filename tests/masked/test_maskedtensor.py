@@ -133,6 +133,12 @@ CASES = {
     "add_ tensor": lambda T: make(T).add_(T.ones(2, 3)),
     "mul_ scalar": lambda T: make(T).mul_(3),
     "int plus float": lambda T: make(T, *INTS) + 0.5,
+    "eq None": lambda T: make(T) == None,  # noqa: E711
+    "ne None": lambda T: make(T) != None,  # noqa: E711
+    "eq str": lambda T: make(T) == "a",
+    "add list": lambda T: make(T) + [1, 2, 3],
+    "in list": lambda T: (lambda mt: mt in [mt])(make(T)),
+    "type()": lambda T: make(T).type(),
     # comparisons
     "lt": lambda T: make(T) < 2,
     "lt mismatch (torch's __lt__)": lambda T: make(T) < other_mask(T),

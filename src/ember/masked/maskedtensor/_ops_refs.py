@@ -260,11 +260,12 @@ def _softmax(func, args, kwargs):
 def _convert(func, args, kwargs):
     """``to``, ``double()``, ``cpu()``...: the data converted, the mask moved along."""
     self = args[0]
-    if self._masked_data is func(self._masked_data, *args[1:], **kwargs):
-        return self  # nothing to convert
-    data = func(gated(self), *args[1:], **kwargs)
+    source = gated(self)
+    data = func(source, *args[1:], **kwargs)
     if not isinstance(data, Tensor):  # type() with no argument: the type's name
         return data
+    if data is source:
+        return self  # nothing to convert
     return _wrap(data, self._masked_mask.to(device=data.device, copy=True))
 
 

@@ -15,6 +15,8 @@ Example::
 
 from __future__ import annotations
 
+import numbers
+
 import ember
 
 from ..._tensor import Tensor
@@ -83,6 +85,8 @@ def apply_binary(func, args, kwargs):
         >>> apply_binary(ember.mul, (mt, 3), {}).get_data()
         tensor([3., 6.])
     """
+    if not all(isinstance(arg, (Tensor, numbers.Number)) for arg in args[:2]):
+        return NotImplemented  # mt == None is False, mt + [1] a TypeError, as in Python
     _check_arguments(args, kwargs)
     result = func(*_operands(args))
     first = args[0] if is_masked_tensor(args[0]) else args[1]
