@@ -4,8 +4,8 @@
   ``jit``'s ``run_graph`` (each node calls its ember operator, so autograd records the
   backward as in eager code);
 * ``"inductor"`` (the default): the graph after dead-code elimination, common-subexpression
-  elimination, constant folding and fusion of element-wise chains into one kernel per chain
-  (a fused chain runs its primitives when autograd must record, so training stays exact);
+  elimination, constant folding and fusion of element-wise chains into one kernel per chain,
+  whose derivative walks the chain backwards on arrays (``fusion.py``);
 * a callable: torch's custom-backend protocol. It gets an :class:`ember.fx.GraphModule`
   whose nodes call ember's primitives (the flattened tensor arguments are its placeholders,
   parameters and captured tensors its attributes) and the example inputs, and returns a
@@ -38,18 +38,21 @@ def interpret(graph, attrs):
 
 
 def optimize(graph):
-    """The inductor passes, in place: DCE, CSE, constant folding, element-wise fusion."""
+    """The inductor passes, in place: DCE, CSE, constant folding, element-wise fusion (the
+    fused chains with a derivative, ``fusion.py``)."""
     from ..jit._passes import (
         eliminate_common_subexpressions,
         eliminate_dead_code,
         fold_constants,
         fuse_elementwise,
     )
+    from .fusion import make_trainable
 
     eliminate_dead_code(graph)
     eliminate_common_subexpressions(graph)
     fold_constants(graph)
     fuse_elementwise(graph)
+    make_trainable(graph)
     return graph
 
 
