@@ -302,6 +302,15 @@ def test_upsample_bilinear2d_aa_values_and_grads(size, scales, align):
     compare_grads("_upsample_bilinear2d_aa", lambda: (leaf(2, 3, 8, 9), size, align, scales))
 
 
+@pytest.mark.parametrize("size, scales", [([3, 5], None), (None, [1.3, 0.6]), ([12, 4], None)])
+def test_upsample_bicubic2d_aa_values_and_grads(size, scales):
+    compare_grads("_upsample_bicubic2d_aa", lambda: (leaf(2, 2, 7, 9), size, False, scales))
+    x = torch.randint(0, 256, (1, 3, 10, 13), dtype=torch.uint8)
+    out = size or [12, 7]
+    assert_same(aten._upsample_bicubic2d_aa(to_ember(x), out, True, None),
+                torch.ops.aten._upsample_bicubic2d_aa(x, out, True, None), 0, 0)
+
+
 def test_upsample_bilinear2d_aa_overloads_and_uint8():
     x = torch.randint(0, 256, (2, 3, 16, 21), dtype=torch.uint8,
                       generator=torch.Generator().manual_seed(0))

@@ -6,7 +6,8 @@ differentiable operators so that gradients and forward-mode derivatives come for
   ``torch.segment_reduce``...), re-exported by ``ember``;
 * ``ATEN_ONLY``: the ones torch reaches only through ``torch.ops.aten`` (``slice``,
   ``native_dropout_backward``, ``max_pool2d_with_indices_backward``,
-  ``_batch_norm_with_update``, ``_upsample_bilinear2d_aa``), found there by
+  ``_batch_norm_with_update``, ``_upsample_bilinear2d_aa``, ``_upsample_bicubic2d_aa``),
+  found there by
   :class:`ember.ops._namespaces.AtenNamespace`.
 
 Example::
@@ -30,7 +31,7 @@ __all__ = ["_safe_softmax", "_softmax_backward_data", "_native_batch_norm_legit"
            "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "segment_reduce",
            "_segment_reduce"]
 ATEN_ONLY = ("slice", "native_dropout_backward", "max_pool2d_with_indices_backward",
-             "_batch_norm_with_update", "_upsample_bilinear2d_aa")
+             "_batch_norm_with_update", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa")
 
 
 def _ember():
@@ -180,33 +181,6 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
     return flat.view(self.shape)
 
 
-def _area_scale(in_size, out_size, align_corners, scale):
-    """Input pixels per output pixel, as torch's resampling kernels compute it."""
-    if align_corners:
-        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    if scale is not None and scale > 0:
-        return 1.0 / scale
-    return in_size / out_size
-
-
-def _antialias_weights(in_size, out_size, align_corners, scale):
-    """The (out_size, in_size) matrix of an antialiased triangle filter: downsampling widens
-    the filter to cover every input pixel an output pixel spans (each row sums to 1)."""
-    scale = _area_scale(in_size, out_size, align_corners, scale)
-    support = scale if scale >= 1.0 else 1.0
-    invscale = 1.0 / scale if scale >= 1.0 else 1.0
-    weights = np.zeros((out_size, in_size))
-    for i in range(out_size):
-        center = scale * (i + 0.5)
-        low = builtins.max(int(center - support + 0.5), 0)
-        high = builtins.min(int(center + support + 0.5), in_size)
-        taps = np.arange(low, high)
-        row = np.clip(1.0 - np.abs((taps - center + 0.5) * invscale), 0.0, None)
-        total = row.sum()
-        weights[i, low:high] = row / total if total != 0 else row
-    return weights
-
-
 def _upsample_bilinear2d_aa(input, output_size, align_corners, *scales, scale_factors=None,
                             scales_h=None, scales_w=None):
     """Antialiased bilinear resampling of the last two dims (``interpolate(...,
@@ -220,45 +194,41 @@ def _upsample_bilinear2d_aa(input, output_size, align_corners, *scales, scale_fa
         ...                                         False, None)
         tensor([[[[0.7143, 2.2857]]]])
     """
-    ember = _ember()
+    return _upsample_2d_aa("bilinear", input, output_size, align_corners, scales,
+                           scale_factors, scales_h, scales_w)
+
+
+def _upsample_bicubic2d_aa(input, output_size, align_corners, *scales, scale_factors=None,
+                           scales_h=None, scales_w=None):
+    """Antialiased bicubic resampling of the last two dims (``interpolate(...,
+    mode='bicubic', antialias=True)``), with the overloads of
+    :func:`_upsample_bilinear2d_aa`.
+
+    Example::
+
+        >>> ember.ops.aten._upsample_bicubic2d_aa(ember.arange(4.).view(1, 1, 1, 4), [1, 2],
+        ...                                        False, None)
+        tensor([[[[0.5868, 2.4132]]]])
+    """
+    return _upsample_2d_aa("bicubic", input, output_size, align_corners, scales,
+                           scale_factors, scales_h, scales_w)
+
+
+def _upsample_2d_aa(mode, input, output_size, align_corners, scales, scale_factors, scales_h,
+                    scales_w):
+    """The output size and coordinate scales as torch's upsample operators take them, then
+    interpolate's antialiased resampling."""
+    from ..nn._functional.vision import _resample
     if scales and (scales[0] is None or isinstance(scales[0], (list, tuple))):
-        scale_factors = scales[0]  # vec
+        scale_factors = scales[0]  # vec: (input, output_size, align_corners, scale_factors)
     elif scales:
         scales_h, scales_w = (scales + (scales_w,))[:2]
-    if scale_factors is not None:
-        scales_h, scales_w = scale_factors
-    height, width = input.shape[-2:]
+    if scale_factors is None and (scales_h is not None or scales_w is not None):
+        scale_factors = [scales_h, scales_w]
     if output_size is None:
-        output_size = (math.floor(height * scales_h), math.floor(width * scales_w))
-    out_h, out_w = output_size
-    rows = _antialias_weights(height, out_h, align_corners, scales_h)
-    cols = _antialias_weights(width, out_w, align_corners, scales_w)
-    if input.dtype == ember.uint8:
-        return _resample_uint8(input, rows, cols)
-    rows = ember.tensor(rows, dtype=input.dtype, device=input.device)
-    cols = ember.tensor(cols.T, dtype=input.dtype, device=input.device)
-    return ember.matmul(ember.matmul(rows, input), cols)
-
-
-def _resample_uint8(input, rows, cols):
-    """uint8 resampling as torch's integer kernel: widths first, then heights, each pass
-    with 16-bit fixed-point weights and rounded back to uint8."""
-    ember = _ember()
-    data = input.numpy().astype(np.int64)
-    data = _fixed_point_pass(data, cols, data.ndim - 1)
-    data = _fixed_point_pass(data, rows, data.ndim - 2)
-    return ember.tensor(data.astype(np.uint8), device=input.device)
-
-
-def _fixed_point_pass(data, weights, axis):
-    """``weights @ data`` along ``axis``, in the fixed point of torch's uint8 kernel: the
-    most fractional bits that keep the largest weight within int16."""
-    bits = 0
-    while bits < 22 and int(0.5 + weights.max() * (1 << (bits + 1))) < (1 << 15):
-        bits += 1
-    fixed = np.trunc(weights * (1 << bits) + np.where(weights < 0, -0.5, 0.5)).astype(np.int64)
-    total = np.moveaxis(np.tensordot(fixed, data, axes=([1], [axis])), 0, axis)
-    return np.clip((total + (1 << (bits - 1))) >> bits, 0, 255)
+        output_size = [math.floor(float(size) * factor)
+                       for size, factor in zip(input.shape[-2:], scale_factors)]
+    return _resample(input, list(output_size), scale_factors, mode, align_corners, True)
 
 
 # ---------------------------------------------------------------- chunking and indexing

@@ -421,6 +421,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area":
         pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[ndim - 3]
         return pool(input, out)
+    return _resample(input, out, scales, mode, align_corners, antialias)
+
+
+def _resample(input, out, scales, mode, align_corners, antialias):
+    """``input`` resampled to the spatial size ``out`` (``scales``: the factors torch's
+    kernels map coordinates with, when given); what interpolate and the ATen upsample
+    operators (``ember.ops.aten._upsample_bilinear2d_aa``...) share."""
+    spatial = list(input.shape[2:])
+    ndim = input.dim()
     d = input.dtype
     nearest = mode in ("nearest", "nearest-exact")
     if d is dt.uint8 and mode in ("bilinear", "bicubic"):
