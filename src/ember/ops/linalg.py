@@ -2191,6 +2191,36 @@ def _tolerance(s, atol, rtol, A, hermitian=False):
     return tol
 
 
+@defop("linalg_pinv", meta=lambda a, p: (p.shape, p.dtype), save_output=True,
+       grad_name="LinalgPinvBackward0")
+def pinv_op(xp, a, p):
+    """Attaches pinv's own derivative to ``p``, the pseudo-inverse of ``a`` computed without
+    recording (torch differentiates pinv by its formula, not through the SVD, so that the
+    gradient holds at rank-deficient matrices too)."""
+    return p
+
+
+@pinv_op.defderivative
+def _pinv_derivative(ctx, grad):
+    return _pinv_vjp(grad, ctx.output, ctx.inputs[0]), None
+
+
+def _pinv_jvp(p, t, y):
+    """The tangent of ``P = pinv(A)``: ``-P dA P + P P^H dA^H (I - A P) +
+    (I - P A) dA^H P^H P``."""
+    a, ta = p[0], t[0]
+    if ta is None:
+        return None
+    tah, yh = ta.mH, y.mH
+    term1 = -matmul_op(matmul_op(y, ta), y)
+    term2 = matmul_op(matmul_op(y, yh), tah - matmul_op(matmul_op(tah, a), y))
+    term3 = matmul_op(tah - matmul_op(matmul_op(y, a), tah), matmul_op(yh, y))
+    return term1 + term2 + term3
+
+
+pinv_op.jvp = _pinv_jvp
+
+
 def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse, from the SVD (singular values below
     ``max(atol, rtol * s_max)`` count as zero). ``rcond`` is torch's older name for ``rtol``
@@ -2213,19 +2243,31 @@ def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=Non
             raise TypeError("linalg_pinv() received an invalid combination of arguments: "
                             "rcond cannot be given with atol or rtol")
         rtol = rcond
+    from ..autograd import forward_ad
+    from ..autograd.grad_mode import no_grad, state
+
+    differentiable = (A.requires_grad and state.enabled) or forward_ad.is_dual(A)
+    if not differentiable:
+        return write_out(_pinv_value(A, atol, rtol, hermitian), out, "linalg.pinv")
+    with no_grad():
+        value = _pinv_value(A.detach(), atol, rtol, hermitian)
+    return write_out(pinv_op(A, value), out, "linalg.pinv")
+
+
+def _pinv_value(A, atol, rtol, hermitian):
+    """The pseudo-inverse through the eigendecomposition (``hermitian``: of the lower
+    triangle, as torch) or the SVD, singular values below the cutoff counted as zero."""
     from .pointwise import where
 
-    if hermitian:  # from the eigendecomposition of the lower triangle, as torch
+    if hermitian:
         w, v = linalg_eigh(A)
         tol = _tolerance(w.abs(), atol, rtol, A)
         w_inv = where(w.abs() > tol, 1 / where(w.abs() > tol, w, w * 0 + 1), w * 0)
-        result = matmul(v * w_inv.to(A.dtype).unsqueeze(-2), v.mH)
-        return write_out(result, out, "linalg.pinv")
+        return matmul(v * w_inv.to(A.dtype).unsqueeze(-2), v.mH)
     u, s, vh = linalg_svd(A, full_matrices=False)
     tol = _tolerance(s, atol, rtol, A)
     s_inv = where(s > tol, 1 / where(s > tol, s, s * 0 + 1), s * 0)
-    result = matmul(vh.mH * s_inv.to(A.dtype).unsqueeze(-2), u.mH)
-    return write_out(result, out, "linalg.pinv")
+    return matmul(vh.mH * s_inv.to(A.dtype).unsqueeze(-2), u.mH)
 
 
 def pinverse(input, rcond=1e-15):
