@@ -723,6 +723,30 @@ def test_pinv_rank(shape):
     assert_same(ember.linalg.pinv(el), torch.linalg.pinv(tl))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("shape, rank", [((4, 4), 2), ((3, 5), 1), ((2, 5, 3), 2)])
+def test_pinv_gradients_at_rank_deficient_matrices(shape, rank, dtype):
+    """torch differentiates pinv by its own formula (not through the SVD), which holds where
+    the rank drops; reverse, double-reverse and forward mode against torch."""
+    left, right = rand(*shape[:-1], rank, dtype=dtype), rand(*shape[:-2], rank, shape[-1],
+                                                              dtype=dtype)
+    a = left @ right
+    assert_grads_match(ember.linalg.pinv, torch.linalg.pinv, a,
+                       double_backward=dtype is np.float64)
+    assert_grads_match(lambda x: ember.linalg.pinv(x + x.mH, hermitian=True),
+                       lambda x: torch.linalg.pinv(x + x.mH, hermitian=True),
+                       a[..., :shape[-1], :shape[-1]] if shape[-2] >= shape[-1] else
+                       a[..., :shape[-2]])
+    tangent = rand(*shape, dtype=dtype)
+    tangents = []
+    for lib in (ember, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(lib.tensor(a), lib.tensor(tangent))
+            tangents.append(fw.unpack_dual(lib.linalg.pinv(dual)).tangent)
+    assert_same(tangents[0], tangents[1])
+
+
 @pytest.mark.parametrize("driver", [None, "gelsd", "gelss", "gels"])
 def test_lstsq(driver):
     a, b = rand(5, 3), rand(5, 2)
