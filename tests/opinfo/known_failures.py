@@ -22,12 +22,6 @@ KNOWN_FAILURES = {
         'forward AD of linalg_eig is not implemented',
     ('linalg.eigvals', 'forward_ad'):
         'forward AD of linalg_eig is not implemented',
-    ('linalg.pinv.singular', 'backward'):
-        'gradient of pinv at rank-deficient matrices: ember differentiates through the '
-        'SVD, torch uses its pinv_backward formula',
-    ('linalg.pinv.singular', 'forward_ad'):
-        'gradient of pinv at rank-deficient matrices: ember differentiates through the '
-        'SVD, torch uses its pinv_backward formula',
     ('logcumsumexp', 'forward_ad'):
         "torch's jvp divides by cumsum(exp(x - max)) + 1e-13, which moves tangents of terms "
         'far below the max beyond the tolerance (to 0 for wide ranges); ember keeps the '
