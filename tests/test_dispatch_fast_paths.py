@@ -119,3 +119,20 @@ def test_no_grad_and_torch_function_modes_are_honoured():
         return seen
 
     assert calls_seen(ember) == calls_seen(torch)
+
+
+def test_node_metadata_and_hooks_as_torch():
+    """Nodes keep their rarely-used fields (metadata, hooks) only once set: same behaviour."""
+    def run(framework):
+        x = framework.ones(3, requires_grad=True)
+        y = (x * 2.0) * x
+        node = y.grad_fn
+        before = dict(node.metadata)
+        node.metadata["tag"] = 7
+        seen = []
+        node.register_prehook(lambda grads: seen.append("pre") or None)
+        node.register_hook(lambda grads_in, grads_out: seen.append("post") or None)
+        y.sum().backward()
+        return before, dict(y.grad_fn.metadata), seen, x.grad.tolist()
+
+    assert run(ember) == run(torch)

@@ -85,15 +85,27 @@ class Node:
         ('ExpBackward0', 'torch::autograd::AccumulateGrad')
     """
 
-    __slots__ = ("op", "params", "next_functions", "_saved", "_saved_versions", "_saved_out",
-                 "_input_meta", "_out_meta", "_seq", "_pre_hooks", "_hooks",
-                 "_tensor_hooks", "_retain_hooks", "_released", "metadata", "needs_input_grad",
-                 "_saved_versions_out", "__weakref__", "_trace", "_unpack", "_saved_vcs")
+    # What every node has (``record`` sets each of these once, without calling __init__).
+    __slots__ = ("op", "params", "next_functions", "needs_input_grad", "_saved",
+                 "_saved_versions", "_saved_out", "_saved_versions_out", "_input_meta",
+                 "_out_meta", "_seq", "__dict__", "__weakref__")
+
+    # What few nodes get: hooks, anomaly mode's forward trace, saved-tensor hooks' unpacker
+    # (and the version counters of what they packed). A node that gets one keeps it in its
+    # own __dict__; the others read these defaults, so recording a node stays cheap.
+    _pre_hooks = None
+    _hooks = None
+    _tensor_hooks = None
+    _retain_hooks = None
+    _trace = None
+    _unpack = None
+    _saved_vcs = None
 
     def __init__(self, op=None, params=None):
         self.op = op
         self.params = params
         self.next_functions = ()
+        self.needs_input_grad = ()
         self._saved = None
         self._saved_versions = None
         self._saved_out = None
@@ -101,16 +113,11 @@ class Node:
         self._input_meta = ()
         self._out_meta = ()
         self._seq = next(_sequence)
-        self._pre_hooks = None
-        self._hooks = None
-        self._tensor_hooks = None
-        self._retain_hooks = None
-        self._released = False
-        self.metadata = {}
-        self.needs_input_grad = ()
-        self._trace = None
-        self._unpack = None
-        self._saved_vcs = None
+
+    @property
+    def metadata(self):
+        """A dict for the user's own annotations of this node, as torch's ``Node.metadata``."""
+        return self.__dict__.setdefault("_metadata", {})
 
     def name(self):
         """The node's type name, as torch spells it (``'MulBackward0'``)."""
@@ -212,7 +219,6 @@ class Node:
     def _release(self):
         self._saved = None
         self._saved_out = None
-        self._released = True
 
 
 class AccumulateGrad(Node):
@@ -221,9 +227,9 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        super().__init__()
+        Node.__init__(self)
         self.variable = variable
-        self._seq = float("inf")  # run as soon as ready, as torch does
+        self._seq = _LAST  # run as soon as ready, as torch does
         self._out_meta = ((variable._data.shape, variable._data.dtype, variable._device),)
 
     def name(self):
@@ -305,25 +311,34 @@ def edge_of(tensor):
     return (None, 0)
 
 
+def _edge_to(t):
+    """The edge from a new node to its input ``t``: (the node that made ``t``, its output
+    number), a leaf's AccumulateGrad, or ``_NO_EDGE``."""
+    fn = t._grad_fn
+    if t._base is not None and t._gfv != t._vc[0]:
+        fn = t.grad_fn  # a view whose base changed in place: regenerate its node
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._rg:
+        return (grad_accumulator(t), 0)
+    return _NO_EDGE
+
+
 def record(op, inputs, params, results):
     """Attach a new node for ``op`` to ``results`` (called by the dispatcher; keep it lean)."""
-    node = Node(op, params)
-    edges, needs, meta = [], [], []
-    for t in inputs:
-        fn = t._grad_fn
-        if t._base is not None and t._gfv != t._vc[0]:
-            fn = t.grad_fn  # a view whose base changed in place: regenerate its node
-        if fn is not None:
-            edges.append((fn, t._output_nr))
-        elif t._rg:
-            edges.append((grad_accumulator(t), 0))
-        else:
-            edges.append(_NO_EDGE)
-        needs.append(t._rg)
-        meta.append((t._data.shape, t._data.dtype, t._device))
-    node.next_functions = tuple(edges)
-    node.needs_input_grad = tuple(needs)
-    node._input_meta = tuple(meta)
+    node = _new(Node)  # every slot is set below, once (Node.__init__ would set them twice)
+    node.op = op
+    node.params = params
+    node._seq = next(_sequence)
+    if len(inputs) == 1:
+        t = inputs[0]
+        node.next_functions = (_edge_to(t),)
+        node.needs_input_grad = (t._rg,)
+        node._input_meta = ((t._data.shape, t._data.dtype, t._device),)
+    else:
+        node.next_functions = tuple([_edge_to(t) for t in inputs])
+        node.needs_input_grad = tuple([t._rg for t in inputs])
+        node._input_meta = tuple([(t._data.shape, t._data.dtype, t._device) for t in inputs])
     if op.save_inputs:
         node._saved = inputs
         node._saved_versions = tuple([t._vc[0] for t in inputs])
@@ -344,6 +359,9 @@ def record(op, inputs, params, results):
     if op.save_output:
         node._saved_out = tuple([_alias(r) for r in outputs])
         node._saved_versions_out = tuple([r._vc[0] for r in outputs])
+    else:
+        node._saved_out = None
+        node._saved_versions_out = ()
     if _hook_state.stack:
         _pack_saved(node)
     if anomaly_mode.state.enabled:
@@ -352,6 +370,8 @@ def record(op, inputs, params, results):
 
 
 _NO_EDGE = (None, 0)
+_LAST = float("inf")  # an AccumulateGrad's sequence number
+_new = object.__new__
 
 
 def _alias(t):
