@@ -761,6 +761,30 @@ def test_lstsq(driver):
                        lambda x, y: torch.linalg.lstsq(x, y, driver=driver).solution, a, b)
 
 
+@pytest.mark.parametrize("norm", [1e-9, 1e-5, 1e-3, 0.03, 0.3, 1.0, 2.5, 20.0])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_matrix_exp_follows_torchs_taylor_degrees(norm, dtype, batch):
+    """Each 1-norm takes torch's Taylor degree (1 to 18) and scaling: results agree with
+    torch's to a few units of the dtype's rounding (relative to the largest entry)."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(batch + (5, 5)) * norm / 5
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(batch + (5, 5)) * norm / 5
+    (ea, ta) = pair(a, dtype)
+    expected = torch.linalg.matrix_exp(ta)
+    scale = float(expected.abs().max())
+    tol = 1e-5 if dtype in ("float32", "complex64") else 1e-13
+    assert_same(ember.linalg.matrix_exp(ea), expected, rtol=0, atol=tol * scale)
+
+
+def test_matrix_exp_of_inf_or_nan_is_nan():
+    for a in (np.array([[1.0, np.inf], [0.0, 1.0]]), np.array([[[1.0, np.nan], [0.0, 1.0]],
+                                                               [[1.0, 2.0], [3.0, 4.0]]])):
+        (ea, ta) = pair(a)
+        assert_same(ember.linalg.matrix_exp(ea), torch.linalg.matrix_exp(ta))
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 6, -1, -3])
 def test_matrix_power(n):
     a = well(3, (2,)) / 3

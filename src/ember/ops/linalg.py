@@ -2596,14 +2596,14 @@ def _taylor_8(a, ident):
 
 def _taylor_12(a, ident):
     a2 = a @ a
-    b0, b1, b2, b3 = _combine(_T12, [ident, a, a2, a2 @ a])
+    b0, b1, b2, b3 = _combine(_T12, [ident, a, a2, a @ a2])
     a6 = b2 + b3 @ b3
     return b0 + (b1 + a6) @ a6
 
 
 def _taylor_18(a, ident):
     a2 = a @ a
-    a3 = a2 @ a
+    a3 = a @ a2
     b0, b1, b2, b3, b4 = _combine(_T18, [ident, a, a2, a3, a3 @ a3])
     a9 = b0 @ b4 + b3
     return b1 + (b2 + a9) @ a9
