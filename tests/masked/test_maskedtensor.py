@@ -750,6 +750,10 @@ def test_get_data_and_to_tensor_are_differentiable(method):
     assert_same(grads[ember], grads[torch])
 
 
+def test_get_data_node_is_named_as_torch():
+    compare(lambda T: make(T, requires_grad=True).get_data().grad_fn.name())
+
+
 def test_backward_needs_a_gradient_for_non_scalars():
     compare(lambda T: make(T, requires_grad=True).sin().backward())
 

@@ -50,6 +50,11 @@ class _MaskGate(ember.autograd.Function):
         return _masked_gradient(grad, ctx.gate_mask), None
 
 
+class GetData(_MaskGate):
+    """The gate of :meth:`MaskedTensor.get_data` (its node is ``GetDataBackward``, as
+    torch's)."""
+
+
 class _BroadcastGate(ember.autograd.Function):
     """``tensor`` broadcast to ``shape``; a MaskedTensor gradient is reduced back by masked
     sums (unspecified elements left out), as torch reduces a broadcast operand's gradient."""
@@ -72,7 +77,7 @@ class _BroadcastGate(ember.autograd.Function):
         return grad, None
 
 
-def gated(value, mask=None):
+def gated(value, mask=None, gate=_MaskGate):
     """The plain tensor an operation should compute on for the operand ``value``: a
     MaskedTensor's data (through the gate, with ``mask`` or its own), anything else as it is.
 
@@ -87,7 +92,7 @@ def gated(value, mask=None):
     data = value._masked_data
     if not (data.requires_grad and ember.is_grad_enabled()):
         return data
-    return _MaskGate.apply(data, value._masked_mask if mask is None else mask)
+    return gate.apply(data, value._masked_mask if mask is None else mask)
 
 
 def broadcast_gated(value, shape):

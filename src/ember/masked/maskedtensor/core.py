@@ -192,9 +192,9 @@ class MaskedTensor(Tensor):
             tensor([1., 2.])
         """
         from ...ops.shape import _alias
-        from ._autograd import gated
+        from ._autograd import GetData, gated
 
-        data = gated(self)
+        data = gated(self, gate=GetData)
         return _alias(data) if data is self._masked_data else data
 
     def get_mask(self):
