@@ -114,13 +114,27 @@ def test_regression_errors():
     raises_like("l1_loss", rand(2), rand(3))
 
 
-def test_extreme_soft_margin_is_finite():
-    x = np.array([-1e4, 1e4, 0.0, 50.0])
-    y = np.array([1.0, -1.0, 1.0, -1.0])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_extreme_soft_margin_matches_closed_form(dtype):
+    """Where torch's log1p(exp(-y * x)) overflows (inf loss, nan gradient: in float16 from
+    -y * x > 11) ember keeps the exact value log(1 + exp(-y * x)) and its gradient
+    -y * sigmoid(-y * x); where torch stays finite the two agree."""
+    x = np.array([-1e4, 1e4, 0.0, 50.0, -30.0, 12.0, 0.5])
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0])
     e = ember.tensor(x, requires_grad=True)
-    loss = F.soft_margin_loss(e, ember.tensor(y), reduction="sum")
-    loss.backward()
-    assert np.isfinite(float(loss)) and np.isfinite(e.grad.numpy()).all()
+    low = getattr(ember, dtype)
+    loss = F.soft_margin_loss(e.to(low), ember.tensor(y).to(low), reduction="none")
+    loss.sum().backward()
+    margin = -y * x
+    exact, slope = np.logaddexp(0.0, margin), -y / (1.0 + np.exp(-margin))
+    rtol = 1e-2 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(loss.detach().double().numpy(), exact, rtol=rtol, atol=1e-6)
+    np.testing.assert_allclose(e.grad.numpy(), slope, rtol=rtol, atol=1e-6)
+    t = torch.tensor(x).to(getattr(torch, dtype))
+    expected = TF.soft_margin_loss(t, torch.tensor(y).to(t.dtype), reduction="none")
+    finite = torch.isfinite(expected).numpy()
+    np.testing.assert_allclose(loss.detach().double().numpy()[finite],
+                               expected.double().numpy()[finite], rtol=rtol, atol=1e-6)
     check("soft_margin_loss", np.array([-30.0, 30.0, 0.5]), np.array([1.0, -1.0, 1.0]))
 
 
