@@ -338,6 +338,68 @@ def test_matches_torch(name):
     compare(CASES[name])
 
 
+# ---------------------------------------------------------------- every pointwise operation
+
+RNG = np.random.default_rng(0)
+POINTWISE_DATA = RNG.standard_normal((4, 5)).astype(np.float32)
+POINTWISE_OTHER = RNG.standard_normal((4, 5)).astype(np.float32)
+POINTWISE_MASK = RNG.random((4, 5)) > 0.5
+
+
+def _unary_input(name):
+    """Data inside ``name``'s domain (float32 unless the operation wants integers)."""
+    name = name.rstrip("_")
+    data = POINTWISE_DATA
+    if name in ("log", "log10", "log1p", "log2", "sqrt", "rsqrt", "acosh", "arccosh"):
+        data = np.abs(data) + 1
+    elif name in ("acos", "arccos", "asin", "arcsin", "logit", "atanh", "arctanh", "erfinv"):
+        data = np.clip(np.abs(data) * 0.4, 0, 0.9)
+    elif name == "bitwise_not":
+        data = (data * 100).astype(np.int8)
+    return data
+
+
+def _unary_arguments(name):
+    name = name.rstrip("_")
+    return {"pow": (2.0,), "clamp": (-0.5, 0.5), "clip": (-0.5, 0.5)}.get(name, ())
+
+
+@pytest.mark.parametrize("name", ember.masked.maskedtensor.unary.UNARY_NAMES +
+                         ember.masked.maskedtensor.unary.INPLACE_UNARY_NAMES)
+def test_every_unary_operation_matches_torch(name):
+    def case(T):
+        mt = make(T, _unary_input(name), POINTWISE_MASK)
+        function = getattr(mt, name) if name.endswith("_") else getattr(T, name)
+        arguments = _unary_arguments(name)
+        return function(*arguments) if name.endswith("_") else function(mt, *arguments)
+    compare(case)
+
+
+def _binary_inputs(name):
+    name = name.rstrip("_")
+    if name.startswith("bitwise_") and "shift" not in name:
+        return (POINTWISE_DATA * 100).astype(np.int8), (POINTWISE_OTHER * 100).astype(np.int8)
+    if "shift" in name:
+        return (np.abs(POINTWISE_DATA) * 3).astype(np.int64), \
+            (np.abs(POINTWISE_OTHER) * 3).astype(np.int64)
+    return POINTWISE_DATA, POINTWISE_OTHER
+
+
+@pytest.mark.parametrize("second", ["masked", "plain"])
+@pytest.mark.parametrize("name", ember.masked.maskedtensor.binary.BINARY_NAMES +
+                         ember.masked.maskedtensor.binary.INPLACE_BINARY_NAMES)
+def test_every_binary_operation_matches_torch(name, second):
+    def case(T):
+        first_data, second_data = _binary_inputs(name)
+        mt = make(T, first_data, POINTWISE_MASK)
+        other = make(T, second_data, POINTWISE_MASK) if second == "masked" else \
+            T.tensor(second_data)
+        if name.endswith("_"):
+            return getattr(mt, name)(other)
+        return getattr(T, name)(mt, other)
+    compare(case)
+
+
 REPRS = {
     "2-d float": (DATA, MASK),
     "int": (DATA.astype(np.int64), MASK),

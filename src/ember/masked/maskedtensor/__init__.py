@@ -7,5 +7,6 @@ Example::
     False
 """
 
+from . import binary, passthrough, reductions, unary  # noqa: F401  (torch's submodules)
 from .core import MaskedTensor, is_masked_tensor  # noqa: F401
 from .creation import as_masked_tensor, masked_tensor  # noqa: F401
