@@ -812,6 +812,60 @@ def test_get_data_and_to_tensor_are_differentiable(method):
     assert_same(grads[ember], grads[torch])
 
 
+MEAN_DATA = np.array([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], np.float32)
+MEAN_MASK = np.array([[True, False, False], [False, True, False]])
+
+
+@pytest.mark.parametrize("data_requires_grad", [True, False])
+@pytest.mark.parametrize("constructor", ["masked_tensor requires_grad", "masked_tensor",
+                                         "as_masked_tensor"])
+def test_leaf_and_source_gradients_as_torch(constructor, data_requires_grad):
+    """Which of the source tensor and the MaskedTensor gets a gradient, or which error."""
+    def case(T):
+        data = T.tensor(MEAN_DATA, requires_grad=data_requires_grad)
+        mask = T.tensor(MEAN_MASK)
+        if constructor == "as_masked_tensor":
+            mt = T.masked.as_masked_tensor(data, mask)
+        else:
+            mt = T.masked.masked_tensor(data, mask,
+                                        requires_grad=constructor.endswith("requires_grad"))
+        mt.mean().backward()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mt_grad = mt.grad
+        return data.grad, mt_grad, [str(w.message)[:40] for w in caught]
+    compare(case)
+
+
+@pytest.mark.parametrize("reduction", ["amax", "amin", "prod", "sum", "mean"])
+def test_reduction_gradients_skip_nan_under_the_mask(reduction):
+    data = np.array([[2.0, np.nan, 2.0], [3.0, 4.0, -np.inf]], np.float32)
+
+    def case(T):
+        mt = make(T, data, MEAN_MASK, requires_grad=True)
+        getattr(mt, reduction)().backward()
+        return mt.grad
+    compare(case)
+
+
+def test_all_along_dims_as_torch():
+    data = np.array([[True, True, False, False], [False, True, True, True]])
+    for mask in ([[True, False, False, True], [False, True, False, True]],
+                 [[True, False, True, False], [False, True, False, False]]):
+        compare(lambda T: make(T, data, mask).all(dim=0))
+        compare(lambda T: make(T, data, mask).all())
+
+
+def test_retain_grad_as_torch():
+    def case(T):
+        leaf = make(T, requires_grad=True)
+        middle = leaf * 2
+        middle.retain_grad()
+        (middle * middle).sum().backward()
+        return middle.retains_grad, middle.grad, leaf.grad
+    compare(case)
+
+
 def test_get_data_node_is_named_as_torch():
     compare(lambda T: make(T, requires_grad=True).get_data().grad_fn.name())
 

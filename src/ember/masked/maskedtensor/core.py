@@ -39,6 +39,12 @@ _PROTOTYPE_WARNING = (
     "The PyTorch API of MaskedTensors is in prototype stage and will change in the near "
     "future. Please open a Github issue for features requests and see our documentation on "
     "the torch.masked module for further information about the project.")
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
 _REQUIRES_GRAD_WARNING = (
     "It is not recommended to create a MaskedTensor with a tensor that requires_grad. To avoid "
     "this, you can use data.detach().clone()")
@@ -251,7 +257,10 @@ class MaskedTensor(Tensor):
 
     @property
     def grad(self):
-        """The accumulated gradient, as a MaskedTensor with this tensor's mask."""
+        """The accumulated gradient, as a MaskedTensor (torch's warning for a tensor that is
+        not a leaf and does not retain its gradient)."""
+        if not self.is_leaf and not self.retains_grad:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         grad = self._masked_data.grad
         if grad is None or is_masked_tensor(grad):
             return grad
