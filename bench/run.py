@@ -375,7 +375,9 @@ def gpt_step(fw):
 
 
 def _compiled(fw, fn):
-    """``ember.compile(fn)`` for ember; torch's side stays eager (the column to beat)."""
+    """``ember.compile(fn)`` for ember; torch's side stays eager (the column to beat).
+    torch.compile is not measured here: in a process that imported ember its inductor
+    fails (its cache key pickles module state that reaches ember's modules)."""
     return fw.compile(fn) if fw is ember else fn
 
 
