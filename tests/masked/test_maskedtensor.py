@@ -400,6 +400,18 @@ def test_every_binary_operation_matches_torch(name, second):
     compare(case)
 
 
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4)], ids=str)
+@pytest.mark.parametrize("name", ember.masked.maskedtensor.reductions.REDUCE_NAMES)
+def test_every_reduction_over_every_dim_matches_torch(name, shape):
+    rng = np.random.default_rng(len(shape))
+    data = rng.standard_normal(shape).astype(np.float32)
+    mask = rng.random(shape) > 0.4
+    compare(lambda T: getattr(make(T, data, mask), name)())
+    for dim in range(-len(shape), len(shape)):
+        for keepdim in (False, True):
+            compare(lambda T: getattr(make(T, data, mask), name)(dim, keepdim))
+
+
 REPRS = {
     "2-d float": (DATA, MASK),
     "int": (DATA.astype(np.int64), MASK),
