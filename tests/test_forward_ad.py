@@ -291,6 +291,18 @@ def test_scatter_into_views_carry_src_tangent(name, view, src_shape):
     check(view, (3, 5), src_shape, tangent_for=(1,))
 
 
+def test_scatter_with_repeated_indices_takes_the_written_tangent():
+    """scatter's tangent is the same scatter of the tangents: where an index repeats, the
+    tangent of the element whose value was written (max_unpool builds on it)."""
+    index = [[0, 2, 0, 1], [1, 1, 1, 0]]
+    check(lambda lib, x, src: x.scatter(1, lib.tensor(index), src), (2, 3), (2, 4))
+    check(lambda lib, x, src: x.scatter(1, lib.tensor(index), src), (2, 3), (2, 4),
+          tangent_for=(1,))
+    pooled = [[[1, 1, 4, 4]]]
+    check(lambda lib, x: lib.nn.functional.max_unpool1d(x, lib.tensor(pooled), 3, 2,
+                                                       output_size=(9,)), (1, 1, 4))
+
+
 def test_cumprod_0dim_and_reduction_0dim():
     check(lambda lib, x: (lib.cumprod(x, 0), lib.cumsum(x, 0), x.prod(), x.amax(), x.sum()), ())
 

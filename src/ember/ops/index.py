@@ -262,6 +262,18 @@ def _scatter_derivative(ctx, grad, *, dim):
     return grad_a, None, grad_src
 
 
+def _scatter_jvp(p, t, y, *, dim):
+    """scatter is linear in ``input`` and ``src``: the same scatter of their tangents, so
+    where an index repeats the tangent comes from the same (last) write as the value."""
+    (a, idx, src), (ta, _, tsrc) = p, t
+    ta = a.new_zeros(a._data.shape) if ta is None else ta
+    tsrc = src.new_zeros(src._data.shape) if tsrc is None else tsrc
+    return scatter_op(ta, idx, tsrc, dim=dim)
+
+
+scatter_op.jvp = _scatter_jvp
+
+
 @defop("scatter_value", meta=_same_shape_meta, grad_name="ScatterBackward1")
 def scatter_value_op(xp, a, idx, *, dim, value):
     out = a.copy()
