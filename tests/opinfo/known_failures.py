@@ -43,12 +43,6 @@ KNOWN_FAILURES = {
     ('nn.functional.conv_transpose3d', 'forward'):
         "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
         'the tolerance',
-    ('nn.functional.max_unpool1d', 'forward_ad'):
-        'forward AD: tangent scattered where indices repeat differs',
-    ('nn.functional.max_unpool2d', 'forward_ad'):
-        'forward AD: tangent scattered where indices repeat differs',
-    ('nn.functional.max_unpool3d', 'forward_ad'):
-        'forward AD: tangent scattered where indices repeat differs',
     ('nn.functional.multi_head_attention_forward', 'forward'):
         "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
         'the tolerance',
