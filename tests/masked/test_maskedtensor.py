@@ -878,6 +878,16 @@ def test_retain_grad_as_torch():
     compare(case)
 
 
+def test_setting_and_clearing_grad_as_torch():
+    def case(T):
+        leaf = make(T, requires_grad=True)
+        leaf.grad = make(T, DATA * 3)
+        assigned = leaf.grad
+        leaf.grad = None
+        return assigned, leaf.grad
+    compare(case)
+
+
 def test_get_data_node_is_named_as_torch():
     compare(lambda T: make(T, requires_grad=True).get_data().grad_fn.name())
 

@@ -272,7 +272,7 @@ class MaskedTensor(Tensor):
 
     @grad.setter
     def grad(self, value):
-        Tensor.grad.fset(self._masked_data, _plain(value))
+        Tensor.grad.fset(self._masked_data, value)
 
     @grad.deleter
     def grad(self):

@@ -26,17 +26,13 @@ PASSTHROUGH_NAMES = ("select transpose swapaxes swapdims split chunk t narrow ex
                      "unsqueeze unfold stack __getitem__ mT").split()
 
 
-def _data(value):
-    return gated(value)
-
-
 def _mask(value):
     return value._masked_mask if is_masked_tensor(value) else value
 
 
 def _replace(value, part):
     """``value`` with every MaskedTensor in it (lists and tuples searched) replaced by
-    ``part`` of it (:func:`_data` or :func:`_mask`)."""
+    ``part`` of it (its data through :func:`gated`, or :func:`_mask`)."""
     if is_masked_tensor(value):
         return part(value)
     if isinstance(value, (list, tuple)):
@@ -63,6 +59,6 @@ def apply_pass_through(func, args, kwargs):
         >>> apply_pass_through(ember.Tensor.unsqueeze, (mt, 0), {}).shape
         ember.Size([1, 2])
     """
-    data = func(*_replace(args, _data), **_replace_values(kwargs, _data))
+    data = func(*_replace(args, gated), **_replace_values(kwargs, gated))
     mask = func(*_replace(args, _mask), **_replace_values(kwargs, _mask))
     return _wrap_results(data, mask)
