@@ -654,3 +654,36 @@ def test_fusion_in_the_optimised_graph_has_a_derivative():
     out = fused[0].op(x, *[found.captured[n.params["name"]] for n in graph.nodes
                            if n.kind == "get_attr"])
     assert out.grad_fn.name() == "FusedElementwiseBackward0"
+
+
+def test_functions_guard_the_modules_and_tensors_they_read():
+    torch_net = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5))
+    net, _ = _pair(lambda nn: nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)))
+    compiled = ember.compile(lambda x: net(x) * 2)
+    t_compiled = torch.compile(lambda x: torch_net(x) * 2, backend="eager")
+    x = ember.ones(2, 4)
+    compiled(x), t_compiled(torch.ones(2, 4))
+    net.eval(), torch_net.eval()
+    assert_same(compiled(x), net(x) * 2)  # not the training-mode graph
+    t_compiled(torch.ones(2, 4))
+    assert counters["stats"]["unique_graphs"] == \
+        torch._dynamo.utils.counters["stats"]["unique_graphs"] == 2
+
+
+def test_rebound_tensor_attributes_and_new_hooks_are_seen():
+    class Scaled(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = ember.ones(2)  # a plain tensor attribute, not a buffer
+
+        def forward(self, x):
+            return x * self.scale
+
+    net = Scaled()
+    compiled = ember.compile(net)
+    x = ember.ones(2)
+    compiled(x)
+    net.scale = ember.full((2,), 3.0)
+    assert compiled(x).tolist() == [3.0, 3.0]
+    net.register_forward_hook(lambda module, args, out: out + 1)
+    assert compiled(x).tolist() == [4.0, 4.0]

@@ -93,6 +93,7 @@ class CompiledFunction:
         self._static = {}      # key -> _Entry
         self._dynamic_entries = []
         self._modules = None
+        self._referenced = None   # a plain function's global/closure tensors and modules
         self._attrs = None
         self._limit_warned = False
         self.compile_times = []   # seconds spent capturing and compiling, per graph
@@ -105,7 +106,7 @@ class CompiledFunction:
         modules = self._modules
         if modules is None and self._module is not None:
             modules = self._modules = tuple(self._module.modules())
-        key, tensors = guards.call_key(args, kwargs, modules or ())
+        key, tensors = guards.call_key(args, kwargs, modules or (), self._referenced)
         entry = self._static.get(key)
         if entry is None:
             entry = self._find_dynamic(key)
@@ -149,9 +150,11 @@ class CompiledFunction:
             if log_enabled("recompiles"):
                 log.info("Recompiling function %s\n    triggered by the following guard "
                          "failure(s):\n    - %s", self._name(), reason)
-        if self._modules is not None and self._module is not None:
+        if self._module is not None:
             self._modules = tuple(self._module.modules())  # a changed module tree
-            key, tensors = guards.call_key(args, kwargs, self._modules)
+        else:
+            self._referenced = guards.referenced_objects(self._fn)
+        key, tensors = guards.call_key(args, kwargs, self._modules or (), self._referenced)
         dynamic = self._dynamic_dims(key, tensors)
         return self._compile(key, tensors, args, kwargs, dynamic)
 

@@ -17,11 +17,13 @@ Example::
 
 from __future__ import annotations
 
+from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..ops._registry import autocast_state
 
-__all__ = ["call_key", "module_state", "mask_shapes", "describe_difference"]
+__all__ = ["call_key", "module_state", "referenced_objects", "mask_shapes",
+           "describe_difference"]
 
 _PLAIN = (type(None), bool, int, float, str, complex, bytes)
 
@@ -48,7 +50,6 @@ def _spec(obj, tensors):
 
 def _hashable_by_value(obj):
     """dtypes, devices, enums...: immutable objects compared by value."""
-    from .. import _dtype
     from .._device import device
 
     return isinstance(obj, (_dtype.dtype, device)) or type(obj).__module__ == "enum"
@@ -60,26 +61,69 @@ def tensor_meta(t):
 
 
 def module_state(modules):
-    """Each module's training flag, plain attributes and the identity of what it holds."""
+    """Each module's training flag, plain attributes, the identity of what it holds (its
+    parameters, buffers, children and other tensor attributes) and its hooks."""
     return tuple((m.training,
                   tuple(map(id, m._parameters.values())),
                   tuple(map(id, m._buffers.values())),
                   tuple(map(id, m._modules.values())),
-                  tuple((k, v) for k, v in m.__dict__.items() if type(v) in _PLAIN))
+                  tuple((k, v) for k, v in m.__dict__.items() if type(v) in _PLAIN),
+                  tuple(id(v) for v in m.__dict__.values() if isinstance(v, Tensor)),
+                  tuple(map(id, getattr(m, "_forward_hooks", {}).values())),
+                  tuple(map(id, getattr(m, "_forward_pre_hooks", {}).values())))
                  for m in modules)
 
 
-def call_key(args, kwargs, modules):
-    """``(key without shapes, tensor metadata list, tensors)`` of a call.
+def referenced_objects(fn):
+    """The tensors and modules a plain function reads from its globals and closure (the
+    names its code uses): a compiled function guards on their identity, and on the
+    modules' state."""
+    from ..nn.modules.module import Module
 
-    Returns ``(key, tensors)``: ``key = (context, metas)``, ``context`` everything but the
-    tensors' metadata."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return (), tuple(fn.modules()) if isinstance(fn, Module) else ()
+    found = []
+    scope = getattr(fn, "__globals__", {})
+    found += [(scope, name) for name in code.co_names
+              if isinstance(scope.get(name), (Tensor, Module))]
+    cells = getattr(fn, "__closure__", None) or ()
+    for cell in cells:
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(value, (Tensor, Module)):
+            found.append((cell, None))
+    modules = []
+    bound_to = getattr(fn, "__self__", None)  # a module's bound method
+    if isinstance(bound_to, Module):
+        modules.extend(bound_to.modules())
+    for owner, name in found:
+        value = owner.cell_contents if name is None else owner[name]
+        if isinstance(value, Module):
+            modules.extend(value.modules())
+    return tuple(found), tuple(modules)
+
+
+def referenced_state(found, modules):
+    """The guard part of :func:`referenced_objects`: identities, then module state."""
+    ids = tuple(id(owner.cell_contents if name is None else owner.get(name))
+                for owner, name in found)
+    return ids, module_state(modules) if modules else None
+
+
+def call_key(args, kwargs, modules, referenced=None):
+    """``(key, tensors)`` of a call: ``key = (context, metas)``, ``context`` everything but
+    the tensors' metadata; ``referenced``: :func:`referenced_objects` of a plain function."""
     tensors = []
     spec = _spec((args, kwargs), tensors) if kwargs else _spec(args, tensors)
     first = {}
     aliasing = tuple(first.setdefault(id(t), i) for i, t in enumerate(tensors))
     context = (spec, aliasing, grad_mode.state.enabled, autocast_state.on,
-               module_state(modules) if modules else None)
+               module_state(modules) if modules else None,
+               referenced_state(*referenced) if referenced else None,
+               _dtype.get_default_dtype())
     metas = tuple(tensor_meta(t) for t in tensors)
     return (context, metas), tensors
 
@@ -104,7 +148,8 @@ def mask_shapes(metas, dynamic):
 def describe_difference(old, new):
     """A short reason why key ``new`` missed the cached key ``old`` (for the recompiles log)."""
     (old_context, old_metas), (new_context, new_metas) = old, new
-    names = ("arguments", "argument aliasing", "grad mode", "autocast", "module state")
+    names = ("arguments", "argument aliasing", "grad mode", "autocast", "module state",
+             "globals or closure of the function", "default dtype")
     for name, a, b in zip(names, old_context, new_context):
         if a != b:
             if name == "grad mode":
