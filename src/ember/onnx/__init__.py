@@ -8,7 +8,7 @@ the ``onnx`` package (``pip install ember[onnx]``), imported only when an export
 
 from __future__ import annotations
 
-from . import errors
+from . import errors, ops
 from ._export import (
     OperatorExportTypes,
     TrainingMode,
@@ -16,8 +16,11 @@ from ._export import (
     export_model_proto,
     is_in_onnx_export,
 )
+from ._exportable import ExportableModule, InputObserver
+from ._program import ONNXProgram
 from .errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 
 __all__ = ["export", "export_model_proto", "is_in_onnx_export", "TrainingMode",
-           "OperatorExportTypes", "errors",
-           "OnnxExporterError", "OnnxExporterWarning", "UnsupportedOperatorError"]
+           "OperatorExportTypes", "errors", "ops", "ONNXProgram", "ExportableModule",
+           "InputObserver", "OnnxExporterError", "OnnxExporterWarning",
+           "UnsupportedOperatorError"]

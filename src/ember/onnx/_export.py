@@ -106,7 +106,8 @@ def _require_onnx():
 def export(model, args=(), f=None, *, kwargs=None, input_names=None, output_names=None,
            dynamic_axes=None, opset_version=17, export_params=True, do_constant_folding=True,
            keep_initializers_as_inputs=False, verbose=False, training=TrainingMode.EVAL,
-           dynamo=False, operator_export_type=OperatorExportTypes.ONNX):
+           dynamo=False, operator_export_type=OperatorExportTypes.ONNX, dynamic_shapes=None,
+           external_data=True, optimize=True):
     """Export ``model`` to the ONNX file ``f`` (a path or a binary file-like object).
 
     ``model`` (an ``ember.nn.Module``, a traced ``ember.jit.ScriptModule`` or a function)
@@ -125,7 +126,14 @@ def export(model, args=(), f=None, *, kwargs=None, input_names=None, output_name
     * ``training``: :class:`TrainingMode` (EVAL, the default, exports the model in eval
       mode and restores its mode afterwards);
     * ``operator_export_type``: :class:`OperatorExportTypes` (``ONNX``, the default, or
-      ``ONNX_ATEN_FALLBACK``).
+      ``ONNX_ATEN_FALLBACK``);
+    * ``dynamo=True``: return an :class:`~ember.onnx.ONNXProgram` (and write ``f`` only if
+      given, with the weights in ``<f>.data`` unless ``external_data=False``), as torch's
+      newer exporter does; ember still exports by tracing, without folding weights (the
+      parameters stay initializers named as in the state_dict). ``dynamic_shapes`` (per input,
+      ``{axis: name or Dim}``) then names the dynamic axes; ``optimize`` is accepted (the
+      trace is already folded). An :class:`~ember.onnx.ExportableModule` given without
+      ``args`` is exported with its own example inputs and names.
 
     An operator without an ONNX mapping raises
     :class:`~ember.onnx.errors.UnsupportedOperatorError` naming it.
@@ -137,22 +145,70 @@ def export(model, args=(), f=None, *, kwargs=None, input_names=None, output_name
         ...                   dynamic_axes={"x": {0: "batch"}})  # doctest: +SKIP
     """
     _check_operator_export_type(operator_export_type)
-    if f is None:
+    from ._exportable import ExportableModule, _exportable_arguments
+
+    options = {"input_names": input_names, "output_names": output_names,
+               "dynamic_shapes": dynamic_shapes}
+    if isinstance(model, ExportableModule) and not args:
+        args, kwargs, options = _exportable_arguments(model, args, kwargs, options)
+    if f is None and not dynamo:
         raise ValueError("ember.onnx.export needs f: a file path or a binary file-like object")
+    if options["dynamic_shapes"] is not None and dynamic_axes is None:
+        names = _input_names(_owner_of_forward(model), _as_inputs(args),
+                             options["input_names"])
+        dynamic_axes = _axes_from_dynamic_shapes(options["dynamic_shapes"], names)
     proto = export_model_proto(
-        model, args, kwargs=kwargs, input_names=input_names, output_names=output_names,
-        dynamic_axes=dynamic_axes, opset_version=opset_version, export_params=export_params,
-        do_constant_folding=do_constant_folding,
-        keep_initializers_as_inputs=keep_initializers_as_inputs, training=training,
-        dynamo=dynamo)
+        model, args, kwargs=kwargs, input_names=options["input_names"],
+        output_names=options["output_names"], dynamic_axes=dynamic_axes,
+        opset_version=opset_version, export_params=export_params,
+        # a program keeps every parameter as an initializer named as in the state_dict
+        # (for apply_weights), so it folds nothing into them
+        do_constant_folding=do_constant_folding and not dynamo,
+        keep_initializers_as_inputs=keep_initializers_as_inputs, training=training)
     if verbose:
         print(_graph_text(proto))
+    if dynamo:
+        from ._program import ONNXProgram
+
+        program = ONNXProgram(proto)
+        if isinstance(f, (str, os.PathLike)):
+            program.save(f, keep_initializers_as_inputs=keep_initializers_as_inputs,
+                         external_data=external_data)
+        elif f is not None:  # a file object: one stream, the weights inside
+            f.write(proto.SerializeToString())
+        return program
     data = proto.SerializeToString()
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as file:
             file.write(data)
     else:
         f.write(data)
+
+
+def _axes_from_dynamic_shapes(dynamic_shapes, names):
+    """torch.export-style ``dynamic_shapes`` (per input, or by input name: ``{axis: name or
+    Dim}`` or a list of axes) as ``dynamic_axes`` keyed by the graph's input names."""
+    if isinstance(dynamic_shapes, dict):
+        per_input = [dynamic_shapes.get(name) for name in names]
+    else:
+        per_input = list(dynamic_shapes)
+    axes = {}
+    for name, spec in zip(names, per_input):
+        if not spec:
+            continue
+        if isinstance(spec, (list, tuple)):
+            spec = {axis: None for axis in spec}
+        axes[name] = {int(axis): _axis_name(name, axis, dim) for axis, dim in spec.items()}
+    return axes
+
+
+def _axis_name(input_name, axis, dim):
+    if isinstance(dim, str):
+        return dim
+    name = getattr(dim, "__name__", None)
+    if isinstance(name, str) and name:
+        return name
+    return f"{input_name}_dim_{axis}"
 
 
 def _graph_text(proto):
