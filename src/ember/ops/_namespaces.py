@@ -7,7 +7,8 @@ an operator is that one callable:
 
 * :class:`OpNamespace` is ``ember.ops.<name>``; an unknown operator raises torch's
   ``AttributeError``. ``ember.ops.aten`` (:class:`AtenNamespace`) finds an operator by its
-  name among ember's own: the torch-internal operators of :mod:`ember.ops.internal`, then
+  name among ember's own: the torch-internal operators of :mod:`ember.ops.internal` and
+  ATen's forms of nn operators in :mod:`ember.ops.aten_forms`, then
   ember's top-level functions (torch's ``torch.<name>`` functions are ATen's operators under
   the same names and signatures), then Tensor methods (``add_``, ``copy_``...), called with
   the first argument as ``self``. Other namespaces hold the custom operators that
@@ -285,9 +286,11 @@ class AtenNamespace(OpNamespace):
     def _find(self, op_name):
         import ember
 
-        from . import internal
+        from . import aten_forms, internal
         if op_name in internal.ATEN_ONLY or op_name in internal.__all__:
             return getattr(internal, op_name)
+        if op_name in aten_forms.ATEN_ONLY:
+            return getattr(aten_forms, op_name)
         function = getattr(ember, op_name, None)
         # while ember.fx traces, ember's functions are stand-ins: bind the original
         function = getattr(function, "__fx_original__", function)

@@ -1,0 +1,663 @@
+"""ATen's own forms of operators ember has under other names: ``torch.ops.aten.gelu``,
+``_softmax``, ``avg_pool2d``, ``upsample_bilinear2d``, ``_to_copy``, ``sym_size``, the
+``*_backward`` operators... with ATen's signatures (``stride=[]`` for "the kernel size",
+integer compute modes, output masks), each delegating to ember's differentiable operators.
+What decompositions and exported graphs call; ``ember.ops.aten`` finds them here
+(``ATEN_ONLY``: torch has no ``torch.<name>`` for any of them).
+
+The ``*_backward`` operators compute their vector-Jacobian product by running ember's
+autograd through the forward operator with ``create_graph=True``: the result is itself
+differentiable, as torch's double-backward formulas are.
+
+Example::
+
+    >>> import ember
+    >>> ember.ops.aten.gelu(ember.tensor([1.]), approximate="tanh")
+    tensor([0.8412])
+    >>> ember.ops.aten.sym_size.int(ember.ones(2, 3), 1)
+    3
+"""
+
+from __future__ import annotations
+
+ATEN_ONLY = (
+    "_softmax", "_log_softmax", "_log_softmax_backward_data", "gelu", "elu", "hardtanh",
+    "leaky_relu", "avg_pool2d", "avg_pool3d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d",
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "reflection_pad1d",
+    "reflection_pad2d", "reflection_pad3d", "replication_pad1d", "replication_pad2d",
+    "replication_pad3d", "upsample_bilinear2d", "upsample_bicubic2d", "upsample_nearest2d",
+    "col2im", "_cdist_forward", "_pdist_forward", "_native_batch_norm_legit_no_training",
+    "embedding_dense_backward", "_to_copy", "copy", "alias", "_local_scalar_dense", "sym_size",
+    "sym_stride", "sym_numel", "sym_storage_offset", "sym_is_contiguous",
+    "native_layer_norm_backward", "native_group_norm_backward", "convolution_backward",
+    "avg_pool2d_backward", "_adaptive_avg_pool2d_backward",
+)
+
+
+def _ember():
+    import ember
+
+    return ember
+
+
+def _functional():
+    from ..nn import functional
+
+    return functional
+
+
+# ---------------------------------------------------------------- softmax and activations
+
+
+def _half_to_float(self, half_to_float):
+    if half_to_float:
+        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+
+
+def _softmax(self, dim, half_to_float):
+    """``softmax`` along ``dim`` (``half_to_float`` asks for float32 results from half
+    inputs, which torch's CPU refuses).
+
+    Example::
+
+        >>> ember.ops.aten._softmax(ember.tensor([0., 0.]), 0, False)
+        tensor([0.5000, 0.5000])
+    """
+    _half_to_float(self, half_to_float)
+    return _ember().softmax(self, dim)
+
+
+def _log_softmax(self, dim, half_to_float):
+    """``log_softmax`` along ``dim`` (see :func:`_softmax`).
+
+    Example::
+
+        >>> ember.ops.aten._log_softmax(ember.tensor([0., 0.]), 0, False)
+        tensor([-0.6931, -0.6931])
+    """
+    _half_to_float(self, half_to_float)
+    return _ember().log_softmax(self, dim)
+
+
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    """The gradient of ``log_softmax`` given its ``output``: ``grad_output - exp(output) *
+    sum(grad_output, dim)``, in ``grad_output``'s dtype as torch's CPU kernel.
+
+    Example::
+
+        >>> y = ember.log_softmax(ember.tensor([0., 0.]), 0)
+        >>> ember.ops.aten._log_softmax_backward_data(ember.tensor([1., 0.]), y, 0,
+        ...                                           ember.float32)
+        tensor([ 0.5000, -0.5000])
+    """
+    return grad_output - output.exp() * grad_output.sum(dim, keepdim=True)
+
+
+def gelu(self, *, approximate="none"):
+    """``nn.functional.gelu``.
+
+    Example::
+
+        >>> ember.ops.aten.gelu(ember.tensor([0.]))
+        tensor([0.])
+    """
+    return _functional().gelu(self, approximate=approximate)
+
+
+def elu(self, alpha=1, scale=1, input_scale=1):
+    """ATen's ELU: ``scale * x`` for positive ``x``, else ``scale * alpha * (exp(x *
+    input_scale) - 1)`` (SELU and CELU are its special cases).
+
+    Example::
+
+        >>> ember.ops.aten.elu(ember.tensor([-1., 2.]), 1., 2.)
+        tensor([-1.2642,  4.0000])
+    """
+    ember = _ember()
+    negative = alpha * ember.expm1(self * input_scale)
+    return scale * ember.where(self > 0, self, negative)
+
+
+def hardtanh(self, min_val=-1, max_val=1):
+    """``nn.functional.hardtanh``.
+
+    Example::
+
+        >>> ember.ops.aten.hardtanh(ember.tensor([-3., 0.5]))
+        tensor([-1.0000,  0.5000])
+    """
+    return _functional().hardtanh(self, min_val, max_val)
+
+
+def leaky_relu(self, negative_slope=0.01):
+    """``nn.functional.leaky_relu``.
+
+    Example::
+
+        >>> ember.ops.aten.leaky_relu(ember.tensor([-1., 1.]), 0.5)
+        tensor([-0.5000,  1.0000])
+    """
+    return _functional().leaky_relu(self, negative_slope)
+
+
+# ---------------------------------------------------------------- pooling and padding
+
+
+def _stride(stride):
+    """ATen's ``stride=[]``: the kernel size (nn.functional's None)."""
+    return None if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
+        else stride
+
+
+def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """``nn.functional.avg_pool2d``; an empty ``stride`` is the kernel size.
+
+    Example::
+
+        >>> ember.ops.aten.avg_pool2d(ember.arange(4.).view(1, 2, 2), [2, 2])
+        tensor([[[1.5000]]])
+    """
+    return _functional().avg_pool2d(self, kernel_size, _stride(stride), padding, ceil_mode,
+                                     count_include_pad, divisor_override)
+
+
+def avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """``nn.functional.avg_pool3d``; an empty ``stride`` is the kernel size.
+
+    Example::
+
+        >>> ember.ops.aten.avg_pool3d(ember.ones(1, 2, 2, 2), [2, 2, 2]).shape
+        ember.Size([1, 1, 1, 1])
+    """
+    return _functional().avg_pool3d(self, kernel_size, _stride(stride), padding, ceil_mode,
+                                     count_include_pad, divisor_override)
+
+
+def _adaptive_avg_pool2d(self, output_size):
+    """``nn.functional.adaptive_avg_pool2d``.
+
+    Example::
+
+        >>> ember.ops.aten._adaptive_avg_pool2d(ember.arange(4.).view(1, 2, 2), [1, 1])
+        tensor([[[1.5000]]])
+    """
+    return _functional().adaptive_avg_pool2d(self, output_size)
+
+
+def _adaptive_avg_pool3d(self, output_size):
+    """``nn.functional.adaptive_avg_pool3d``.
+
+    Example::
+
+        >>> ember.ops.aten._adaptive_avg_pool3d(ember.ones(1, 2, 2, 2), [1, 1, 1]).shape
+        ember.Size([1, 1, 1, 1])
+    """
+    return _functional().adaptive_avg_pool3d(self, output_size)
+
+
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):
+    """``nn.functional.max_pool2d`` with the indices of the maxima (within each plane).
+
+    Example::
+
+        >>> out, idx = ember.ops.aten.max_pool2d_with_indices(ember.arange(4.).view(1, 2, 2),
+        ...                                                   [2, 2])
+        >>> idx
+        tensor([[[3]]])
+    """
+    return _functional().max_pool2d(self, kernel_size, _stride(stride), padding, dilation,
+                                     ceil_mode, return_indices=True)
+
+
+def max_pool3d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):
+    """``nn.functional.max_pool3d`` with the indices of the maxima (within each volume).
+
+    Example::
+
+        >>> out, idx = ember.ops.aten.max_pool3d_with_indices(ember.ones(1, 2, 2, 2), [2, 2, 2])
+        >>> out.shape
+        ember.Size([1, 1, 1, 1])
+    """
+    return _functional().max_pool3d(self, kernel_size, _stride(stride), padding, dilation,
+                                     ceil_mode, return_indices=True)
+
+
+def _padder(mode, dims):
+    def pad(self, padding):
+        return _functional().pad(self, padding, mode=mode)
+    pad.__name__ = pad.__qualname__ = f"{'reflection' if mode == 'reflect' else 'replication'}" \
+                                      f"_pad{dims}d"
+    pad.__doc__ = (f"``nn.functional.pad(self, padding, mode='{mode}')`` over the last {dims} "
+                   f"dim{'s' if dims > 1 else ''}.\n\n    Example::\n\n        >>> "
+                   f"ember.ops.aten.{pad.__name__}(ember.arange(3.).view(1, {'1, ' * (dims - 1)}"
+                   f"3), [1, 1] + [0, 0] * {dims - 1}).shape[-1]\n        5\n")
+    return pad
+
+
+reflection_pad1d, reflection_pad2d, reflection_pad3d = (_padder("reflect", d) for d in (1, 2, 3))
+replication_pad1d, replication_pad2d, replication_pad3d = (
+    _padder("replicate", d) for d in (1, 2, 3))
+
+
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """``nn.functional.fold``: sums the sliding blocks of ``self`` into an image.
+
+    Example::
+
+        >>> ember.ops.aten.col2im(ember.ones(1, 4, 1), [2, 2], [2, 2], [1, 1], [0, 0],
+        ...                       [1, 1]).shape
+        ember.Size([1, 1, 2, 2])
+    """
+    return _functional().fold(self, output_size, kernel_size, dilation, padding, stride)
+
+
+# ---------------------------------------------------------------- resampling
+
+
+def _upsample(mode, input, output_size, align_corners, scales, scale_factors, scales_h,
+              scales_w):
+    """The output size and coordinate scales as torch's upsample operators take them (the
+    ``vec`` overload's ``scale_factors`` or ``scales_h``/``scales_w``), then interpolate's
+    resampling."""
+    import math
+
+    from ..nn._functional.vision import _resample
+    if scales and (scales[0] is None or isinstance(scales[0], (list, tuple))):
+        scale_factors = scales[0]  # vec: (input, output_size, [align_corners,] scale_factors)
+    elif scales:
+        scales_h, scales_w = (tuple(scales) + (scales_w,))[:2]
+    if scale_factors is None and (scales_h is not None or scales_w is not None):
+        scale_factors = [scales_h, scales_w]
+    if output_size is None:
+        output_size = [math.floor(float(size) * factor)
+                       for size, factor in zip(input.shape[-2:], scale_factors)]
+    antialias = mode.endswith("_aa")
+    return _resample(input, list(output_size), scale_factors, mode.removesuffix("_aa"),
+                     align_corners, antialias)
+
+
+def upsample_bilinear2d(input, output_size, align_corners, *scales, scale_factors=None,
+                        scales_h=None, scales_w=None):
+    """Bilinear resampling of the last two dims, as ``interpolate(..., mode='bilinear')``.
+    Takes torch's overloads ``(input, output_size, align_corners, scales_h, scales_w)`` and
+    ``vec``'s ``(input, output_size, align_corners, scale_factors)``.
+
+    Example::
+
+        >>> ember.ops.aten.upsample_bilinear2d(ember.tensor([[[[0., 1.]]]]), [1, 4], True)
+        tensor([[[[0.0000, 0.3333, 0.6667, 1.0000]]]])
+    """
+    return _upsample("bilinear", input, output_size, align_corners, scales, scale_factors,
+                     scales_h, scales_w)
+
+
+def upsample_bicubic2d(input, output_size, align_corners, *scales, scale_factors=None,
+                       scales_h=None, scales_w=None):
+    """Bicubic resampling of the last two dims, with the overloads of
+    :func:`upsample_bilinear2d`.
+
+    Example::
+
+        >>> ember.ops.aten.upsample_bicubic2d(ember.ones(1, 1, 2, 2), [3, 3], False).shape
+        ember.Size([1, 1, 3, 3])
+    """
+    return _upsample("bicubic", input, output_size, align_corners, scales, scale_factors,
+                     scales_h, scales_w)
+
+
+def upsample_nearest2d(input, output_size, *scales, scale_factors=None, scales_h=None,
+                       scales_w=None):
+    """Nearest-neighbour resampling of the last two dims: ``(input, output_size, scales_h,
+    scales_w)`` or ``vec``'s ``(input, output_size, scale_factors)``.
+
+    Example::
+
+        >>> ember.ops.aten.upsample_nearest2d(ember.tensor([[[[1., 2.]]]]), None, [1., 2.])
+        tensor([[[[1., 1., 2., 2.]]]])
+    """
+    return _upsample("nearest", input, output_size, None, scales, scale_factors, scales_h,
+                     scales_w)
+
+
+# ---------------------------------------------------------------- distances and norms
+
+_CDIST_MODES = {None: "use_mm_for_euclid_dist_if_necessary",
+                0: "use_mm_for_euclid_dist_if_necessary", 1: "use_mm_for_euclid_dist",
+                2: "donot_use_mm_for_euclid_dist"}
+
+
+def _cdist_forward(x1, x2, p, compute_mode):
+    """``cdist`` with torch's integer compute modes (None/0: matrix products when large,
+    1: always, 2: never).
+
+    Example::
+
+        >>> ember.ops.aten._cdist_forward(ember.zeros(1, 2), ember.ones(1, 2), 2., None)
+        tensor([[1.4142]])
+    """
+    return _ember().cdist(x1, x2, p, _CDIST_MODES[compute_mode])
+
+
+def _pdist_forward(self, p=2.0):
+    """``pdist``: the distances between the rows of ``self``.
+
+    Example::
+
+        >>> ember.ops.aten._pdist_forward(ember.tensor([[0., 0.], [3., 4.]]))
+        tensor([5.])
+    """
+    return _ember().pdist(self, p)
+
+
+def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var,
+                                         momentum, eps):
+    """Evaluation-mode ``native_batch_norm`` (the running statistics normalise).
+
+    Example::
+
+        >>> out, _, _ = ember.ops.aten._native_batch_norm_legit_no_training(
+        ...     ember.ones(2, 1), None, None, ember.ones(1), ember.ones(1), 0.1, 0.)
+        >>> out
+        tensor([[0.],
+                [0.]])
+    """
+    return _ember().native_batch_norm(input, weight, bias, running_mean, running_var, False,
+                                      momentum, eps)
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    """The gradient of ``embedding``'s weight: each row of ``grad_output`` added to the row
+    its index names, none to ``padding_idx``; ``scale_grad_by_freq`` divides by how often
+    each index occurs.
+
+    Example::
+
+        >>> ember.ops.aten.embedding_dense_backward(ember.ones(3, 1), ember.tensor([0, 0, 2]),
+        ...                                         3, -1, False)
+        tensor([[2.],
+                [0.],
+                [1.]])
+    """
+    ember = _ember()
+    flat = indices.reshape(-1)
+    rows = grad_output.reshape(flat.numel(), -1)
+    if scale_grad_by_freq:
+        counts = ember.bincount(flat, minlength=num_weights)
+        rows = rows / counts[flat].unsqueeze(1).to(rows.dtype)
+    if padding_idx >= 0:
+        rows = rows * (flat != padding_idx).unsqueeze(1).to(rows.dtype)
+    zeros = ember.zeros(num_weights, rows.shape[1], dtype=rows.dtype, device=rows.device)
+    return zeros.index_add(0, flat, rows)
+
+
+# ---------------------------------------------------------------- copies and sizes
+
+
+def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+             non_blocking=False, memory_format=None):
+    """A new tensor with ``self``'s values, converted to ``dtype``/``device`` (always a copy).
+
+    Example::
+
+        >>> ember.ops.aten._to_copy(ember.tensor([1.5]), dtype=ember.int64)
+        tensor([1])
+    """
+    return self.to(device=device, dtype=dtype, non_blocking=non_blocking, copy=True)
+
+
+def copy(self, src, non_blocking=False):
+    """The functional ``copy_``: ``src`` broadcast to ``self``'s shape in ``self``'s dtype,
+    as a new tensor.
+
+    Example::
+
+        >>> ember.ops.aten.copy(ember.zeros(2, 2), ember.tensor([1, 2]))
+        tensor([[1., 2.],
+                [1., 2.]])
+    """
+    return src.to(self.dtype).expand(self.shape).clone()
+
+
+def alias(self):
+    """A view of all of ``self``.
+
+    Example::
+
+        >>> x = ember.zeros(2)
+        >>> ember.ops.aten.alias(x).add_(1) is not x, x
+        (True, tensor([1., 1.]))
+    """
+    return self.view(self.shape)
+
+
+def _local_scalar_dense(self):
+    """The Python number of a one-element tensor (``item()``).
+
+    Example::
+
+        >>> ember.ops.aten._local_scalar_dense(ember.tensor([3]))
+        3
+    """
+    return self.item()
+
+
+def sym_size(self, dim=None):
+    """``self.size(dim)``; all sizes without ``dim`` (the ``default`` overload).
+
+    Example::
+
+        >>> ember.ops.aten.sym_size(ember.ones(2, 3))
+        [2, 3]
+    """
+    return list(self.shape) if dim is None else self.size(dim)
+
+
+def sym_stride(self, dim=None):
+    """``self.stride(dim)``; all strides without ``dim``.
+
+    Example::
+
+        >>> ember.ops.aten.sym_stride(ember.ones(2, 3), 0)
+        3
+    """
+    return list(self.stride()) if dim is None else self.stride(dim)
+
+
+def sym_numel(self):
+    """``self.numel()``.
+
+    Example::
+
+        >>> ember.ops.aten.sym_numel(ember.ones(2, 3))
+        6
+    """
+    return self.numel()
+
+
+def sym_storage_offset(self):
+    """``self.storage_offset()``.
+
+    Example::
+
+        >>> ember.ops.aten.sym_storage_offset(ember.arange(4)[1:])
+        1
+    """
+    return self.storage_offset()
+
+
+def sym_is_contiguous(self, memory_format=None):
+    """``self.is_contiguous()``.
+
+    Example::
+
+        >>> ember.ops.aten.sym_is_contiguous(ember.ones(2, 3).t())
+        False
+    """
+    if memory_format is None:
+        return self.is_contiguous()
+    return self.is_contiguous(memory_format=memory_format)
+
+
+# ---------------------------------------------------------------- backward operators
+
+
+def _vjp(forward, primals, cotangent, wanted):
+    """The gradients of ``forward(*primals)`` for ``cotangent``, for the primals ``wanted``
+    marks (None for the others), themselves differentiable (``create_graph``)."""
+    ember = _ember()
+    # a graph for double backward only when someone can ask for it (as torch's results)
+    tracked = ember.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (*primals, cotangent))
+    with ember.enable_grad():
+        leaves = [p if p is None or p.requires_grad else p.detach().requires_grad_(want)
+                  for p, want in zip(primals, wanted)]
+        output = forward(*leaves)
+        asked = [leaf for leaf, want in zip(leaves, wanted) if want and leaf is not None]
+        grads = iter(ember.autograd.grad(output, asked, cotangent, create_graph=tracked,
+                                         allow_unused=True, materialize_grads=True)
+                     if asked else ())
+    return tuple(next(grads) if want and leaf is not None else None
+                 for leaf, want in zip(leaves, wanted))
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                               output_mask):
+    """The gradients of ``native_layer_norm`` for ``grad_out`` from its saved ``mean`` and
+    ``rstd``: (input, weight, bias), each None where ``output_mask`` is False.
+
+    Example::
+
+        >>> x = ember.tensor([[0., 2.], [1., 3.]])
+        >>> _, mean, rstd = ember.native_layer_norm(x, [2], None, None, 1e-5)
+        >>> gi, gw, gb = ember.ops.aten.native_layer_norm_backward(
+        ...     ember.ones(2, 2), x, [2], mean, rstd, ember.ones(2), None, [True, True, True])
+        >>> gb
+        tensor([2., 2.])
+    """
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    batch = tuple(range(input.dim() - len(normalized_shape)))
+    mean, rstd = _tracking_statistics(input, mean, rstd, dims)
+    normalized = (input - mean) * rstd
+    return _normalization_grads(grad_out, normalized, rstd, weight, dims, batch, output_mask)
+
+
+def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group,  # noqa: N803
+                               output_mask):
+    """The gradients of ``native_group_norm`` for ``grad_out`` from its saved ``mean`` and
+    ``rstd`` (``(N, group)`` each): (input, weight, bias), each None where ``output_mask`` is
+    False.
+
+    Example::
+
+        >>> x = ember.arange(8.).view(2, 2, 2)
+        >>> _, mean, rstd = ember.native_group_norm(x, None, None, 2, 2, 2, 1, 1e-5)
+        >>> gi, gw, gb = ember.ops.aten.native_group_norm_backward(
+        ...     ember.ones(2, 2, 2), x, mean, rstd, ember.ones(2), 2, 2, 2, 1, [True, True, True])
+        >>> gb
+        tensor([4., 4.])
+    """
+    grouped = input.reshape(N, group, -1)
+    mean, rstd = _tracking_statistics(grouped, mean.reshape(N, group, 1),
+                                      rstd.reshape(N, group, 1), (2,))
+    normalized = (grouped - mean) * rstd
+    per_channel = (N, C, HxW)
+    channel_weight = None if weight is None else \
+        weight.reshape(1, C, 1).expand(per_channel).reshape(N, group, -1)
+    grads = _normalization_grads(grad_out.reshape(N, group, -1), normalized, rstd,
+                                 channel_weight, (2,), (0, 2),
+                                 (output_mask[0], False, False))
+    grad_input = None if grads[0] is None else grads[0].reshape(input.shape)
+    channels = grad_out.reshape(per_channel)
+    grad_weight = (channels * normalized.reshape(per_channel)).sum((0, 2)) \
+        if output_mask[1] else None
+    grad_bias = channels.sum((0, 2)) if output_mask[2] else None
+    return grad_input, grad_weight, grad_bias
+
+
+def _tracking_statistics(input, mean, rstd, dims):
+    """The saved ``mean`` and ``rstd`` (values unchanged) made to vary with ``input`` as the
+    statistics they are: what the gradient of a backward operator needs (torch's
+    double-backward formulas differentiate through them). ``d rstd = -rstd**3 / 2 d var``."""
+    if not input.requires_grad:
+        return mean, rstd
+    mean, rstd = mean.detach(), rstd.detach()
+    batch_mean = input.mean(dims, keepdim=True)
+    variance = input.var(dims, unbiased=False, keepdim=True)
+    tracked_mean = mean + (batch_mean - batch_mean.detach()).reshape(mean.shape)
+    tracked_rstd = rstd - 0.5 * rstd ** 3 * (variance - variance.detach()).reshape(rstd.shape)
+    return tracked_mean, tracked_rstd
+
+
+def _normalization_grads(grad_out, normalized, rstd, weight, dims, batch, output_mask):
+    """The textbook gradients of ``normalized * weight + bias`` where ``normalized`` is
+    ``(x - mean(x)) * rstd`` over ``dims``: the input's, the weight's and the bias's (summed
+    over ``batch``)."""
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_normal = grad_out if weight is None else grad_out * weight
+        grad_input = rstd * (grad_normal - grad_normal.mean(dims, keepdim=True)
+                             - normalized * (grad_normal * normalized).mean(dims, keepdim=True))
+    if output_mask[1] and weight is not None:
+        grad_weight = (grad_out * normalized).sum(batch)
+    if output_mask[2]:
+        grad_bias = grad_out.sum(batch)
+    return grad_input, grad_weight, grad_bias
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    """The gradients of ``convolution`` for ``grad_output``: (input, weight, bias), each
+    None where ``output_mask`` is False (``bias_sizes``: the bias's shape, None without).
+
+    Example::
+
+        >>> gi, gw, gb = ember.ops.aten.convolution_backward(
+        ...     ember.ones(1, 1, 2), ember.ones(1, 1, 3), ember.ones(1, 1, 2), [1], [1], [0],
+        ...     [1], False, [0], 1, [True, True, True])
+        >>> gi, gb
+        (tensor([[[1., 2., 1.]]]), tensor([2.]))
+    """
+    ember = _ember()
+    bias = None if bias_sizes is None else \
+        ember.zeros(bias_sizes, dtype=grad_output.dtype, device=grad_output.device)
+
+    def forward(x, w, b):
+        return ember.convolution(x, w, b, stride, padding, dilation, transposed,
+                                 output_padding, groups)
+    return _vjp(forward, (input, weight, bias), grad_output, output_mask)
+
+
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    """The gradient of ``avg_pool2d`` for ``grad_output``.
+
+    Example::
+
+        >>> ember.ops.aten.avg_pool2d_backward(ember.ones(1, 1, 1), ember.ones(1, 2, 2),
+        ...                                    [2, 2], [2, 2], [0, 0], False, True, None)
+        tensor([[[0.2500, 0.2500],
+                 [0.2500, 0.2500]]])
+    """
+    def forward(x):
+        return avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                          divisor_override)
+    return _vjp(forward, (self,), grad_output, (True,))[0]
+
+
+def _adaptive_avg_pool2d_backward(grad_output, self):
+    """The gradient of ``_adaptive_avg_pool2d`` for ``grad_output``.
+
+    Example::
+
+        >>> ember.ops.aten._adaptive_avg_pool2d_backward(ember.ones(1, 1, 1), ember.ones(1, 2, 2))
+        tensor([[[0.2500, 0.2500],
+                 [0.2500, 0.2500]]])
+    """
+    def forward(x):
+        return _adaptive_avg_pool2d(x, grad_output.shape[-2:])
+    return _vjp(forward, (self,), grad_output, (True,))[0]
