@@ -303,6 +303,13 @@ def test_scatter_with_repeated_indices_takes_the_written_tangent():
                                                        output_size=(9,)), (1, 1, 4))
 
 
+def test_eig_and_eigvals_tangents():
+    """linalg.eig's tangents: dL = diag(V^-1 dA V), dV keeping unit-norm eigenvectors."""
+    check(lambda lib, a: tuple(lib.linalg.eig(a)), (4, 4))
+    check(lambda lib, a: lib.linalg.eigvals(a), (2, 3, 3))
+    check(lambda lib, a: tuple(lib.linalg.eig(a)), (0, 3, 3))
+
+
 def test_cumprod_0dim_and_reduction_0dim():
     check(lambda lib, x: (lib.cumprod(x, 0), lib.cumsum(x, 0), x.prod(), x.amax(), x.sum()), ())
 

@@ -2004,6 +2004,28 @@ def _eig_derivative(ctx, grad_l, grad_v):
     return (solve_op(v.mH, matmul_op(inner, v.mH)),)
 
 
+def _eig_jvp(p, t, y):
+    """The tangents of ``A = V diag(L) V^-1``: with ``dP = V^-1 dA V``, ``dL = diag(dP)``
+    and ``dV = V (dP / (L_j - L_i), zero diagonal)`` less ``V Re(diag(V^H dV))``, which keeps
+    each eigenvector's unit norm (torch's convention)."""
+    from .creation import eye
+
+    (lam, v), ta = y, t[0]
+    if ta is None:
+        return None, None
+    dp = solve_op(v, matmul_op(ta.to(v.dtype), v))
+    n = lam._data.shape[-1]
+    off = eye(n, dtype=dt.bool, device=lam._device).logical_not()
+    gaps = lam.unsqueeze(-2) - lam.unsqueeze(-1)
+    scaled = (dp / gaps.masked_fill(off.logical_not(), 1)).masked_fill(off.logical_not(), 0)
+    dx = matmul_op(v, scaled)
+    norm_part = matmul_op(v.mH, dx).diagonal(0, -2, -1).real.to(v.dtype)
+    return dp.diagonal(0, -2, -1), dx - v * norm_part.unsqueeze(-2)
+
+
+eig_op.jvp = _eig_jvp
+
+
 def linalg_eig(A, *, out=None):
     """Eigenvalues and eigenvectors of a square matrix (always complex).
 
