@@ -18,10 +18,6 @@ KNOWN_FAILURES = {
     ('cov', 'forward_ad'):
         "forward AD with aweights: ember's JVP loses precision (~1e-7 relative) vs "
         "torch's",
-    ('linalg.eig', 'forward_ad'):
-        'forward AD of linalg_eig is not implemented',
-    ('linalg.eigvals', 'forward_ad'):
-        'forward AD of linalg_eig is not implemented',
     ('logcumsumexp', 'forward_ad'):
         "torch's jvp divides by cumsum(exp(x - max)) + 1e-13, which moves tangents of terms "
         'far below the max beyond the tolerance (to 0 for wide ranges); ember keeps the '
