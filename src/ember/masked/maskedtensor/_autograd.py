@@ -27,14 +27,38 @@ from .core import MaskedTensor, _make, is_masked_tensor
 
 __all__ = []
 
+# A MaskedTensor made in the backward pass carries this flag: its masked-out elements hold 0,
+# "no gradient". Derivatives that read the data past the mask (the engine's sums, matrix
+# products) then add nothing for them, where a NaN under the mask of an input would
+# otherwise come back as 0 * NaN.
+_GRADIENT = "_is_masked_gradient"
+
+
+def is_gradient(value):
+    return is_masked_tensor(value) and value.__dict__.get(_GRADIENT, False)
+
+
+def as_gradient(value):
+    """The MaskedTensor ``value`` (or those in a tuple or list) as gradients: masked-out
+    elements zeroed, the flag set."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(as_gradient(item) for item in value)
+    if not is_masked_tensor(value) or is_gradient(value):
+        return value
+    fields = value.__dict__
+    fields["_masked_data"] = fields["_masked_data"].masked_fill(~fields["_masked_mask"], 0)
+    fields[_GRADIENT] = True
+    return value
+
 
 def _masked_gradient(grad, mask):
-    """``grad`` as a MaskedTensor specifying only what both it and ``mask`` specify."""
+    """``grad`` as a MaskedTensor gradient specifying only what both it and ``mask``
+    specify."""
     if grad is None:
         return None
     if is_masked_tensor(grad):
-        return _make(MaskedTensor, grad._masked_data, grad._masked_mask & mask)
-    return _make(MaskedTensor, grad, mask.expand_as(grad))
+        return as_gradient(_make(MaskedTensor, grad._masked_data, grad._masked_mask & mask))
+    return as_gradient(_make(MaskedTensor, grad, mask.expand_as(grad)))
 
 
 class _MaskGate(ember.autograd.Function):

@@ -24,7 +24,7 @@ import warnings
 import ember
 
 from ..._tensor import _TYPE_NAMES, Tensor
-from ._autograd import _MaskGate, gated
+from ._autograd import _MaskGate, as_gradient, gated, is_gradient
 from .binary import (
     BINARY_DUNDERS,
     BINARY_NAMES,
@@ -83,7 +83,18 @@ def dispatch(func, args, kwargs):
         short = (name or getattr(func, "__name__", repr(func))).rsplit(".", 1)[-1]
         warnings.warn(_UNSUPPORTED.format(name=short), UserWarning, stacklevel=1)
         return NotImplemented
-    return handler(func, args, kwargs)
+    result = handler(func, args, kwargs)
+    if any(is_gradient(arg) for arg in _flat(args)):
+        return as_gradient(result)
+    return result
+
+
+def _flat(args):
+    for arg in args:
+        if isinstance(arg, (list, tuple)):
+            yield from arg
+        else:
+            yield arg
 
 
 def _in_backward():
