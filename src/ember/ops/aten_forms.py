@@ -30,7 +30,7 @@ ATEN_ONLY = (
     "embedding_dense_backward", "_to_copy", "copy", "alias", "_local_scalar_dense", "sym_size",
     "sym_stride", "sym_numel", "sym_storage_offset", "sym_is_contiguous",
     "native_layer_norm_backward", "native_group_norm_backward", "convolution_backward",
-    "avg_pool2d_backward", "_adaptive_avg_pool2d_backward",
+    "avg_pool2d_backward", "_adaptive_avg_pool2d_backward", "_fft_c2c", "_fft_r2c", "_fft_c2r",
 )
 
 
@@ -321,6 +321,54 @@ def upsample_nearest2d(input, output_size, *scales, scale_factors=None, scales_h
     """
     return _upsample("nearest", input, output_size, None, scales, scale_factors, scales_h,
                      scales_w)
+
+
+# ---------------------------------------------------------------- Fourier transforms
+# ``normalization``: 0 leaves the sum unscaled, 1 divides by sqrt(n), 2 by n (as ember.fft's
+# primitives number their modes)
+
+
+def _fft_dims(self, dim):
+    return tuple(d % self.dim() for d in dim)
+
+
+def _fft_c2c(self, dim, normalization, forward):
+    """The complex DFT of ``self`` over ``dim`` (the inverse without ``forward``).
+
+    Example::
+
+        >>> ember.ops.aten._fft_c2c(ember.tensor([1+0j, 0j]), [0], 0, True)
+        tensor([1.+0.j, 1.+0.j])
+    """
+    from ..fft import fft_c2c
+    return fft_c2c(self, dims=_fft_dims(self, dim), mode=normalization, forward=forward)
+
+
+def _fft_r2c(self, dim, normalization, onesided):
+    """The DFT of real ``self`` over ``dim``; ``onesided`` keeps ``n // 2 + 1`` frequencies
+    of the last dim.
+
+    Example::
+
+        >>> ember.ops.aten._fft_r2c(ember.tensor([1., 0., 0.]), [0], 0, True)
+        tensor([1.+0.j, 1.+0.j])
+    """
+    from ..fft import fft_r2c
+    return fft_r2c(self, dims=_fft_dims(self, dim), mode=normalization, onesided=onesided)
+
+
+def _fft_c2r(self, dim, normalization, last_dim_size):
+    """The real inverse DFT of the one-sided ``self`` over ``dim``, the last dim holding a
+    signal of ``last_dim_size`` points.
+
+    Example::
+
+        >>> ember.ops.aten._fft_c2r(ember.tensor([3+0j, 0j]), [0], 2, 3)
+        tensor([1., 1., 1.])
+    """
+    from ..fft import fft_c2r
+    return fft_c2r(self, dims=_fft_dims(self, dim), mode=normalization,
+                   last_size=last_dim_size)
 
 
 # ---------------------------------------------------------------- distances and norms

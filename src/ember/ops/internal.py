@@ -194,8 +194,9 @@ def _upsample_bilinear2d_aa(input, output_size, align_corners, *scales, scale_fa
         ...                                         False, None)
         tensor([[[[0.7143, 2.2857]]]])
     """
-    return _upsample_2d_aa("bilinear", input, output_size, align_corners, scales,
-                           scale_factors, scales_h, scales_w)
+    from .aten_forms import _upsample
+    return _upsample("bilinear_aa", input, output_size, align_corners, scales, scale_factors,
+                     scales_h, scales_w)
 
 
 def _upsample_bicubic2d_aa(input, output_size, align_corners, *scales, scale_factors=None,
@@ -210,25 +211,9 @@ def _upsample_bicubic2d_aa(input, output_size, align_corners, *scales, scale_fac
         ...                                        False, None)
         tensor([[[[0.5868, 2.4132]]]])
     """
-    return _upsample_2d_aa("bicubic", input, output_size, align_corners, scales,
-                           scale_factors, scales_h, scales_w)
-
-
-def _upsample_2d_aa(mode, input, output_size, align_corners, scales, scale_factors, scales_h,
-                    scales_w):
-    """The output size and coordinate scales as torch's upsample operators take them, then
-    interpolate's antialiased resampling."""
-    from ..nn._functional.vision import _resample
-    if scales and (scales[0] is None or isinstance(scales[0], (list, tuple))):
-        scale_factors = scales[0]  # vec: (input, output_size, align_corners, scale_factors)
-    elif scales:
-        scales_h, scales_w = (scales + (scales_w,))[:2]
-    if scale_factors is None and (scales_h is not None or scales_w is not None):
-        scale_factors = [scales_h, scales_w]
-    if output_size is None:
-        output_size = [math.floor(float(size) * factor)
-                       for size, factor in zip(input.shape[-2:], scale_factors)]
-    return _resample(input, list(output_size), scale_factors, mode, align_corners, True)
+    from .aten_forms import _upsample
+    return _upsample("bicubic_aa", input, output_size, align_corners, scales, scale_factors,
+                     scales_h, scales_w)
 
 
 # ---------------------------------------------------------------- chunking and indexing
