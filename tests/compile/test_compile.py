@@ -746,3 +746,19 @@ def _leaves(out):
     if isinstance(out, (tuple, list)):
         return [leaf for item in out for leaf in _leaves(item)]
     return []
+
+
+def test_failing_backend_raises_or_runs_eagerly_with_suppress_errors():
+    def bad(gm, example_inputs):
+        raise ValueError("nope")
+
+    for mod in (ember, torch):
+        with pytest.raises(mod._dynamo.exc.BackendCompilerFailed,
+                           match="backend='bad' raised:\nValueError: nope"):
+            mod.compile(lambda x: x + 1, backend=bad)(mod.ones(1))
+    ember._dynamo.config.suppress_errors = torch._dynamo.config.suppress_errors = True
+    try:
+        assert ember.compile(lambda x: x + 2, backend=bad)(ember.ones(1)).tolist() == \
+            torch.compile(lambda x: x + 2, backend=bad)(torch.ones(1)).tolist() == [3.0]
+    finally:
+        ember._dynamo.config.suppress_errors = torch._dynamo.config.suppress_errors = False

@@ -8,6 +8,11 @@ Example::
 
 from __future__ import annotations
 
-from .._inductor.state import InvalidBackend, TorchDynamoException, Unsupported
+from .._inductor.state import (
+    BackendCompilerFailed,
+    InvalidBackend,
+    TorchDynamoException,
+    Unsupported,
+)
 
-__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend"]
+__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "BackendCompilerFailed"]

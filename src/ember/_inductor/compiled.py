@@ -32,7 +32,16 @@ from ..nn.modules.module import Module
 from . import guards
 from .backends import lookup_backend
 from .capture import GuardFailed, capture
-from .state import config, counters, default_backend, log, log_enabled, stance, warn_logger
+from .state import (
+    BackendCompilerFailed,
+    config,
+    counters,
+    default_backend,
+    log,
+    log_enabled,
+    stance,
+    warn_logger,
+)
 
 __all__ = ["compile", "CompiledFunction", "OptimizedModule", "reset", "is_compiling"]
 
@@ -179,7 +188,10 @@ class CompiledFunction:
         counters["frames"]["ok"] += 1
         if log_enabled("graph_code"):
             log.info("captured graph of %s:\n%s", self._name(), graph)
-        run = self._backend(_copy_graph(graph), self._attr_table(found.captured), tensors)
+        run = self._run_backend(graph, found.captured, tensors)
+        if run is None:
+            self._static[key] = _Entry(key, None, None)
+            return
         self._static[key] = _Entry(key, run, spec, graph=graph)
         if any(dynamic) and not found.size_specialised:
             masked = guards.mask_shapes(key[1], dynamic)
@@ -187,6 +199,21 @@ class CompiledFunction:
                 candidate = _Entry((key[0], masked), run, spec, dynamic, graph)
                 candidate.captured = found.captured
                 self._dynamic_entries.append(candidate)
+
+    def _run_backend(self, graph, captured, tensors):
+        """The backend's callable for ``graph``; None (run eagerly) when it fails and
+        ``config.suppress_errors`` is set, else torch's ``BackendCompilerFailed``."""
+        try:
+            return self._backend(_copy_graph(graph), self._attr_table(captured), tensors)
+        except Exception as error:
+            name = self._backend_name if isinstance(self._backend_name, str) else \
+                getattr(self._backend_name, "__name__", repr(self._backend_name))
+            text = f"backend={name!r} raised:\n{type(error).__name__}: {error}"
+            if config.suppress_errors:
+                warn_logger.warning("%s\nember._dynamo.config.suppress_errors is set: "
+                                    "running %s eagerly", text, self._name())
+                return None
+            raise BackendCompilerFailed(text) from error
 
     def _verify(self, entry, key, tensors, args, kwargs):
         """Capture again at a new size: a graph equal to the symbolic one shows that it does

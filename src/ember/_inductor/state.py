@@ -19,7 +19,8 @@ import os
 import sys
 
 __all__ = ["config", "counters", "TorchDynamoException", "Unsupported", "InvalidBackend",
-           "log_enabled", "log", "warn_logger", "stance", "default_backend"]
+           "BackendCompilerFailed", "log_enabled", "log", "warn_logger", "stance",
+           "default_backend"]
 
 
 class _Config:
@@ -73,6 +74,12 @@ class Unsupported(TorchDynamoException):
 
 class InvalidBackend(TorchDynamoException):
     """``backend=`` names no backend (``torch._dynamo.exc.InvalidBackend``)."""
+
+
+class BackendCompilerFailed(TorchDynamoException):
+    """The backend raised while compiling a captured graph
+    (``torch._dynamo.exc.BackendCompilerFailed``); ``config.suppress_errors`` runs the
+    function eagerly instead."""
 
 
 log = logging.getLogger("ember._dynamo")
