@@ -107,7 +107,7 @@ class _LowPrecisionNumpyDtypes:
 
     def __contains__(self, np_dtype):
         itemsize = getattr(np_dtype, "itemsize", None)
-        if type(itemsize) is int and itemsize != 2:  # most dtypes: skip NumPy's slow ``.name``
+        if type(itemsize) is builtins.int and itemsize != 2:  # skip NumPy's slow ``.name``
             return False
         return np_dtype == _NP_FLOAT16 or is_bfloat16_array_dtype(np_dtype)
 

@@ -209,12 +209,25 @@ class Node:
 
     def _apply(self, grads):
         """Turn gradients w.r.t. the outputs into gradients w.r.t. the inputs."""
-        grads = [g if g is not None else _zeros(meta) for g, meta in zip(grads, self._out_meta)]
+        if len(grads) == 1:
+            if grads[0] is None:
+                grads = [_zeros(self._out_meta[0])]
+        else:
+            grads = [g if g is not None else _zeros(meta)
+                     for g, meta in zip(grads, self._out_meta)]
         result = self.op.derivative(self, *grads, **self.params)
         if not isinstance(result, (tuple, list)):
             result = (result,)
-        return [None if g is None or not needed else _fit_to_input(g, meta)
-                for g, meta, needed in zip(result, self._input_meta, self.needs_input_grad)]
+        input_grads = []
+        for g, meta, needed in zip(result, self._input_meta, self.needs_input_grad):
+            if g is None or not needed:
+                g = None
+            else:
+                data = g._data
+                if data.shape != meta[0] or (data.dtype is not meta[1] and data.dtype != meta[1]):
+                    g = _fit_to_input(g, meta)
+            input_grads.append(g)
+        return input_grads
 
     def _release(self):
         self._saved = None
@@ -753,7 +766,8 @@ def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_
             new = hook(tuple(input_grads), tuple(grads))
             if new is not None:
                 input_grads = list(new)
-    _finish(node, retain_graph)
+    if not retain_graph:
+        node._release()
 
     for (child, nr), grad in zip(node.next_functions, input_grads):
         if child is None:

@@ -221,8 +221,9 @@ def operator_method(fn, name, arrays_as_tensors=False, op=None, reflected=False)
                                 else run_binary(op, self, scalar))
                 elif isinstance(other, tensor) and other._device is self._device and \
                         other._data.dtype is self._data.dtype:
-                    if other._data.shape != self._data.shape:
-                        broadcast_shapes(self._data.shape, other._data.shape)  # torch's error
+                    theirs, ours = other._data.shape, self._data.shape
+                    if theirs != ours and theirs and ours:  # (0-dim broadcasts to anything)
+                        broadcast_shapes(ours, theirs)  # torch's error when they don't match
                     return run_binary(op, other, self) if reflected else run_binary(op, self, other)
             try:
                 return fn(self, other)
