@@ -490,6 +490,12 @@ ATEN_FORMS = {
     "_fft_r2c": lambda: (leaf(4, 6), [1, 0], 1, True),
     "_fft_c2c": lambda: (leaf(3, 5, dtype=torch.complex128), [1], 2, False),
     "_fft_c2r": lambda: (leaf(3, 4, dtype=torch.complex128), [0, 1], 0, 6),
+    "index": lambda: (leaf(3, 4, 5), [None, torch.tensor([[3], [0]]), torch.tensor([1, 4])]),
+    "_unsafe_index": lambda: (leaf(3, 4), [torch.tensor([2, 2, 0])]),
+    "index_put": lambda: (leaf(3, 4), [None, torch.tensor([1, 1, 3])],
+                          leaf(3, 3, seed=1), True),
+    "_unsafe_index_put": lambda: (leaf(3, 4), [torch.tensor([2, 0]), None], leaf(4, seed=1)),
+    "_unsafe_view": lambda: (leaf(3, 4), [2, 6]),
     "avg_pool2d_backward": lambda: (leaf(1, 2, 3, 3), leaf(1, 2, 6, 6, seed=1), [2, 2],
                                     [2, 2], [0, 0], False, True, None),
     "_adaptive_avg_pool2d_backward": lambda: (leaf(1, 2, 3, 2), leaf(1, 2, 7, 5, seed=1)),
@@ -580,6 +586,11 @@ def test_aten_forms_keywords_copies_and_sizes():
                 torch.ops.aten.copy(torch.zeros(2, 3), source))
     assert aten._local_scalar_dense(ember.tensor([2.5])) == \
         torch.ops.aten._local_scalar_dense(torch.tensor([2.5]))
+    x, index = torch.zeros(3, 2), [None, torch.tensor([1])]
+    for lib, (a, i) in ((torch, (x, index)), (ember, to_ember((x, index)))):
+        with pytest.raises(RuntimeError, match="dtypes match, got Float for the destination "
+                                               "and Double for the source"):
+            lib.ops.aten.index_put(a, i, lib.ones(1, dtype=lib.float64))
     for lib in (ember, torch):
         with pytest.raises(RuntimeError, match="half to float conversion"):
             lib.ops.aten._softmax(lib.ones(2, dtype=lib.float16), 0, True)

@@ -2,8 +2,9 @@
 ``_softmax``, ``avg_pool2d``, ``upsample_bilinear2d``, ``_to_copy``, ``sym_size``, the
 ``*_backward`` operators... with ATen's signatures (``stride=[]`` for "the kernel size",
 integer compute modes, output masks), each delegating to ember's differentiable operators.
-What decompositions and exported graphs call; ``ember.ops.aten`` finds them here
-(``ATEN_ONLY``: torch has no ``torch.<name>`` for any of them).
+What decompositions and exported graphs call; ``ember.ops.aten`` finds the names of
+``ATEN_ONLY`` here before ember's own functions (``index_put`` is torch's, but ATen's takes
+None for a whole dim where ``torch.index_put`` does not).
 
 The ``*_backward`` operators compute their vector-Jacobian product by running ember's
 autograd through the forward operator with ``create_graph=True``: the result is itself
@@ -31,6 +32,7 @@ ATEN_ONLY = (
     "sym_stride", "sym_numel", "sym_storage_offset", "sym_is_contiguous",
     "native_layer_norm_backward", "native_group_norm_backward", "convolution_backward",
     "avg_pool2d_backward", "_adaptive_avg_pool2d_backward", "_fft_c2c", "_fft_r2c", "_fft_c2r",
+    "index", "_unsafe_index", "index_put", "_unsafe_index_put", "_unsafe_view",
 )
 
 
@@ -441,6 +443,88 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
         rows = rows * (flat != padding_idx).unsqueeze(1).to(rows.dtype)
     zeros = ember.zeros(num_weights, rows.shape[1], dtype=rows.dtype, device=rows.device)
     return zeros.index_add(0, flat, rows)
+
+
+# ---------------------------------------------------------------- indexing
+
+
+def _python_key(indices):
+    """ATen's index list (None: the whole dim) as a Python index."""
+    return tuple(slice(None) if index is None else index for index in indices)
+
+
+def index(self, indices):
+    """``self[indices]`` for ATen's list of index tensors, None taking a whole dim.
+
+    Example::
+
+        >>> ember.ops.aten.index(ember.arange(6).view(2, 3), [None, ember.tensor([2, 0])])
+        tensor([[2, 0],
+                [5, 3]])
+    """
+    return self[_python_key(indices)]
+
+
+def _unsafe_index(self, indices):
+    """:func:`index` (torch skips its bounds checks; ember checks).
+
+    Example::
+
+        >>> ember.ops.aten._unsafe_index(ember.arange(3), [ember.tensor([2])])
+        tensor([2])
+    """
+    return index(self, indices)
+
+
+def index_put(self, indices, values, accumulate=False):
+    """``self`` with ``values`` written (added, with ``accumulate``) at ``indices``, ATen's
+    list of index tensors where None takes a whole dim.
+
+    Example::
+
+        >>> ember.ops.aten.index_put(ember.zeros(2, 2), [None, ember.tensor([1])],
+        ...                          ember.ones(1), True)
+        tensor([[0., 1.],
+                [0., 1.]])
+    """
+    ember = _ember()
+    if all(index is not None for index in indices):
+        return ember.index_put(self, tuple(indices), values, accumulate)
+    from .index import _index_shape, _parse, _short, _value_for, index_put_op
+    if values.dtype != self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_short(self)} for the destination and {_short(values)} for the "
+                           f"source.")
+    _, _, found, positions = _parse(self, _python_key(indices), tensor_scalars_as_int=False)
+    if not found:  # every dim whole
+        whole = values.expand(self.shape)
+        return self + whole if accumulate else whole.clone()
+    target = _index_shape(tuple(self.shape), [tuple(i.shape) for i in found], positions)
+    return index_put_op(self, _value_for(self, values, target, True), *found,
+                        positions=positions, accumulate=accumulate)
+
+
+def _unsafe_index_put(self, indices, values, accumulate=False):
+    """:func:`index_put` (torch skips its bounds checks; ember checks).
+
+    Example::
+
+        >>> ember.ops.aten._unsafe_index_put(ember.zeros(3), [ember.tensor([0, 0])],
+        ...                                  ember.ones(2), True)
+        tensor([2., 0., 0.])
+    """
+    return index_put(self, indices, values, accumulate)
+
+
+def _unsafe_view(self, size):
+    """``self.reshape(size)`` (torch's view that needs no later aliasing checks).
+
+    Example::
+
+        >>> ember.ops.aten._unsafe_view(ember.arange(4), [2, 2]).shape
+        ember.Size([2, 2])
+    """
+    return self.reshape(size)
 
 
 # ---------------------------------------------------------------- copies and sizes

@@ -313,16 +313,13 @@ def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
         ...                                           [ember.tensor([1, 7])], ember.ones(2))
         tensor([0., 1.])
     """
-    from .index import _parse, _value_for, index_put_op
+    from .aten_forms import index_put
     _check_mask(mask)
     if self.numel() == 0:
         return self.clone()
     key = _index_key(self, indices, lambda size: -size)
-    _, _, idx, positions = _parse(self, key, tensor_scalars_as_int=False)
-    values = values.masked_fill(~mask, 0)
-    target = self[key].shape
-    return index_put_op(self, _value_for(self, values, tuple(target), True), *idx,
-                        positions=positions, accumulate=True)
+    clamped = [None if isinstance(k, builtins.slice) else k for k in key]
+    return index_put(self, clamped, values.masked_fill(~mask, 0), accumulate=True)
 
 
 # ---------------------------------------------------------------- segment reductions
