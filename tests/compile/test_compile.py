@@ -762,3 +762,45 @@ def test_failing_backend_raises_or_runs_eagerly_with_suppress_errors():
             torch.compile(lambda x: x + 2, backend=bad)(torch.ones(1)).tolist() == [3.0]
     finally:
         ember._dynamo.config.suppress_errors = torch._dynamo.config.suppress_errors = False
+
+
+def test_no_grad_blocks_inside_replay_without_recording():
+    def f(x, w):
+        with ember.no_grad():
+            scale = w.abs().mean()  # not differentiated, as in eager code
+        return (x * w * scale).sum()
+
+    x = ember.randn(4)
+    w = ember.randn(4, requires_grad=True)
+    compiled = ember.compile(f)
+    for _ in range(2):
+        (got,) = ember.autograd.grad(compiled(x, w), (w,))
+    (want,) = ember.autograd.grad(f(x, w), (w,))
+    assert_same(got, want, rtol=1e-6, atol=1e-7)
+    tw = torch.from_numpy(w.detach().numpy()).requires_grad_()
+    with torch.no_grad():
+        scale = tw.abs().mean()
+    (t_want,) = torch.autograd.grad((torch.from_numpy(x.numpy()) * tw * scale).sum(), (tw,))
+    assert_same(got, t_want, rtol=1e-5, atol=1e-6)
+
+
+def test_python_state_changes_break_the_graph():
+    class Counter(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1  # a side effect a graph of operators cannot repeat
+            return x * self.calls
+
+    net = Counter()
+    compiled = ember.compile(net)
+    results = [compiled(ember.ones(1)).item() for _ in range(3)]
+    assert results == [1.0, 2.0, 3.0] and net.calls == 3
+
+    seen = []
+    compiled = ember.compile(lambda x, out: out.append(x * 2) or x)
+    for _ in range(2):
+        compiled(ember.ones(1), seen)
+    assert len(seen) == 2

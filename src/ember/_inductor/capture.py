@@ -33,6 +33,7 @@ import traceback
 import warnings
 
 from .._tensor import Tensor
+from ..autograd import grad_mode
 from ..jit._ir import CALL, COPY, GET_ATTR, OP, Node
 from ..jit._tracer import (
     Tracer,
@@ -133,6 +134,32 @@ class CaptureTracer(Tracer):
         self.breaks = []
         self.captured = {}
         self.guards = []   # values of the guard nodes (kept as extra graph outputs)
+        self.grad_enabled = grad_mode.state.enabled
+        self.modes = {}    # id(node) -> the grad mode it was recorded under, where it differs
+
+    def record(self, op, inputs, params, results):
+        before = len(self.graph.nodes)
+        super().record(op, inputs, params, results)
+        self._note_mode(before)
+
+    def record_write(self, target, result):
+        before = len(self.graph.nodes)
+        super().record_write(target, result)
+        self._note_mode(before)
+
+    def record_public_call(self, fn_name, function, args, kwargs):
+        before = len(self.graph.nodes)
+        result = super().record_public_call(fn_name, function, args, kwargs)
+        self._note_mode(before)
+        return result
+
+    def _note_mode(self, before):
+        """Remember the nodes recorded under a grad mode other than the call's (a ``with
+        no_grad():`` block inside the function): the replay runs them in that mode."""
+        enabled = grad_mode.state.enabled
+        if enabled != self.grad_enabled:
+            for node in self.graph.nodes[before:]:
+                self.modes[id(node)] = enabled
 
     def graph_break(self, reason):
         """Note that the function cannot be captured; with ``fullgraph`` raise torch's error."""
@@ -340,6 +367,9 @@ def capture(fn, inputs, rebuild=None, attr_names=None, attrs=(), dynamic_sizes=F
     _drop_unread_sizes(graph)
     _resolve_calls(graph)
     _name_inputs(graph)
+    _run_in_recorded_modes(tracer, graph)
+    if tracer.breaks:
+        return Capture(None, tracer.breaks, {}, result, size_specialised)
     return Capture(graph, [], tracer.captured, result, size_specialised, spec)
 
 
@@ -426,3 +456,45 @@ def _may_alias_first_input(node):
     if node.kind == CALL:
         return node.params["fn"] not in _FRESH_CALLS
     return node.kind == COPY
+
+
+class InGradMode:
+    """A node's callable run in the grad mode it was traced in (``with no_grad():`` inside a
+    compiled function: its operations must not record a backward when replayed)."""
+
+    def __init__(self, function, enabled):
+        self.function = function
+        self.enabled = enabled
+        self.__name__ = getattr(function, "name", None) or getattr(function, "__name__", "fn")
+
+    def __call__(self, *args, **kwargs):
+        saved = grad_mode.state.enabled
+        grad_mode.state.enabled = self.enabled
+        try:
+            return self.function(*args, **kwargs)
+        finally:
+            grad_mode.state.enabled = saved
+
+
+def _run_in_recorded_modes(tracer, graph):
+    """Turn the nodes recorded under another grad mode into calls that set it."""
+    from ..ops._registry import assign_inplace
+
+    for n in graph.nodes:
+        enabled = tracer.modes.get(id(n))
+        if enabled is None:
+            continue
+        if n.kind == OP and not n.op.multi_output:
+            args = [{"v": i} for i in range(len(n.inputs))]
+            kwargs = {k: {"c": v} for k, v in n.params.items()}
+            n.kind, n.op = CALL, InGradMode(n.op, enabled)
+            n.params = {"fn": f"grad_mode.{n.op.__name__}", "args": args, "kwargs": kwargs}
+        elif n.kind == COPY:
+            n.kind, n.op = CALL, InGradMode(assign_inplace, enabled)
+            n.params = {"fn": "grad_mode.copy_", "args": [{"v": 0}, {"v": 1}],
+                        "kwargs": {"check_dtype": {"c": False}}}
+        elif n.kind == CALL:
+            n.op = InGradMode(n.op, enabled)
+        elif n.kind not in (GET_ATTR,):
+            tracer.graph_break("an operation with several results inside a block with "
+                               "another grad mode")

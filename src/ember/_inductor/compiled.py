@@ -34,6 +34,7 @@ from .backends import lookup_backend
 from .capture import GuardFailed, capture
 from .state import (
     BackendCompilerFailed,
+    Unsupported,
     config,
     counters,
     default_backend,
@@ -236,11 +237,20 @@ class CompiledFunction:
     def _capture(self, tensors, args, kwargs, dynamic):
         attr_names, attrs = self._module_attrs()
         fn = self._fn
+        before = guards.call_key(args, kwargs, self._modules or (), self._referenced)[0]
 
         def call(_tensors):
             return fn(*args, **kwargs)
-        return capture(fn, tensors, call, attr_names, attrs, dynamic_sizes=any(dynamic),
-                       fullgraph=self._fullgraph)
+        found = capture(fn, tensors, call, attr_names, attrs, dynamic_sizes=any(dynamic),
+                        fullgraph=self._fullgraph)
+        after = guards.call_key(args, kwargs, self._modules or (), self._referenced)[0]
+        if found.ok and after != before:
+            reason = ("the function changed Python state the graph cannot replay ("
+                      + guards.describe_difference(before, after) + ")")
+            if self._fullgraph:
+                raise Unsupported(reason)
+            found.graph, found.breaks = None, [(reason, None)]
+        return found
 
     def _module_attrs(self):
         if self._module is None:
