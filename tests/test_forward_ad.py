@@ -310,6 +310,26 @@ def test_eig_and_eigvals_tangents():
     check(lambda lib, a: tuple(lib.linalg.eig(a)), (0, 3, 3))
 
 
+@pytest.mark.parametrize("correction", [1, 2])
+def test_cov_with_float32_weights_rounds_as_torch(correction):
+    """A quotient's tangent is torch's (ta - tb * y) / b: with float32 weights its rounding
+    (amplified by a small normaliser) then matches torch's."""
+    x = np.array([[-4.826984902407649, -7.582430495695129, -0.6046891126565539],
+                  [-1.5411692216498662, -1.9719097652168658, -4.146041530864057]])
+    tx = np.array([[-1.8580434300552766, 2.100538024945526, 0.8259432547407205],
+                   [-0.137267618756433, -0.16439947778715525, 0.6812371515218862]])
+    w = np.array([0.36664134, 0.058300734, 0.70064473], np.float32)
+    tw = np.array([-1.1433916, 0.064785585, -1.3661306], np.float32)
+    tangents = []
+    for lib in (ember, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            out = lib.cov(fw.make_dual(lib.tensor(x), lib.tensor(tx)), correction=correction,
+                          aweights=fw.make_dual(lib.tensor(w), lib.tensor(tw)))
+            tangents.append(fw.unpack_dual(out).tangent)
+    assert_same(tangents[0], tangents[1], rtol=1e-12, atol=1e-12)
+
+
 def test_cumprod_0dim_and_reduction_0dim():
     check(lambda lib, x: (lib.cumprod(x, 0), lib.cumsum(x, 0), x.prod(), x.amax(), x.sum()), ())
 

@@ -359,8 +359,13 @@ def _mul_rule(p, t, y):
 
 
 def _div_rule(p, t, y):
+    """``(ta - tb * y) / b``: torch's formula, kept in its order so that low-precision
+    operands round as torch's do."""
     b, (ta, tb) = p[1], t
-    return _total(None if ta is None else ta / b, None if tb is None else -tb * y / b)
+    if tb is None:
+        return ta / b
+    scaled = tb * y
+    return (-scaled if ta is None else ta - scaled) / b
 
 
 def _pow_rule(p, t, y):
