@@ -15,9 +15,6 @@ KNOWN_FAILURES = {
         'scattered positions',
     ('cholesky_inverse', 'forward_ad'):
         "forward AD: ember's JVP loses precision (~1e-5 relative) vs torch's",
-    ('cov', 'forward_ad'):
-        "forward AD with aweights: ember's JVP loses precision (~1e-7 relative) vs "
-        "torch's",
     ('logcumsumexp', 'forward_ad'):
         "torch's jvp divides by cumsum(exp(x - max)) + 1e-13, which moves tangents of terms "
         'far below the max beyond the tolerance (to 0 for wide ranges); ember keeps the '
