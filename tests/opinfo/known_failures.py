@@ -11,10 +11,15 @@ KNOWN_FAILURES = {
         "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
         'the tolerance',
     ('as_strided_scatter', 'backward'):
-        "gradient for input: torch's storage-based formula differs from zeroing the "
-        'scattered positions',
+        "torch's gradient for input is wrong: it keeps the incoming gradient at the "
+        'scattered positions and zeroes the rest (flagged in review of '
+        'pytorch/pytorch#77128); ember gives the exact gradient (zero at the scattered '
+        'positions)',
     ('cholesky_inverse', 'forward_ad'):
-        "forward AD: ember's JVP loses precision (~1e-5 relative) vs torch's",
+        "torch's JVP is wrong: it computes -X dL X L^H + its adjoint instead of -X dL "
+        'L^H X + its adjoint (off from finite differences by O(1) away from L = I; its '
+        'reverse mode is right); ember keeps the exact tangent '
+        '(tests/test_forward_ad.py)',
     ('logcumsumexp', 'forward_ad'):
         "torch's jvp divides by cumsum(exp(x - max)) + 1e-13, which moves tangents of terms "
         'far below the max beyond the tolerance (to 0 for wide ranges); ember keeps the '
