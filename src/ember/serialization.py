@@ -174,6 +174,8 @@ class _TorchPickler(pickle._Pickler):
         super().save(obj, save_persistent_id)
 
     def _reduce_tensor(self, t):
+        if getattr(type(t), "_saved_as_wrapper_subclass", False):
+            return _reduce_wrapper_subclass(t)
         if t._device is META:
             raise RuntimeError("Cannot save a tensor on the meta device: it holds no data")
         root = t._storage_root()
@@ -188,6 +190,19 @@ class _TorchPickler(pickle._Pickler):
         args = (ref, t.storage_offset(), tuple(t.shape), t.stride(), t.requires_grad,
                 collections.OrderedDict())
         return _global("torch._utils", "_rebuild_tensor_v2"), args
+
+
+def _reduce_wrapper_subclass(t):
+    """A tensor subclass whose contents are its Python attributes (MaskedTensor's data and
+    mask), as torch saves a subclass with a dispatch of its own: an empty wrapper of its
+    size, dtype and device, then its attributes (``state``) set on it."""
+    cls = type(t)
+    cls_name = _global(_torch_path(cls.__module__) or cls.__module__, cls.__qualname__)
+    wrapper = (cls_name, t.dtype, tuple(t.shape), t.stride(), t.storage_offset(), t.layout,
+               t.device, t.requires_grad)
+    return (_global("torch._tensor", "_rebuild_from_type_v2"),
+            (_global("torch._utils", "_rebuild_wrapper_subclass"), cls_name, wrapper,
+             dict(vars(t))))
 
 
 class _LegacyPickler(_TorchPickler):
@@ -1263,7 +1278,24 @@ def _rebuild_parameter(data, requires_grad, backward_hooks=None, *state):
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
-    return func(*args)
+    """A tensor subclass as torch saves it: ``func(*args)`` seen as ``new_type``, with the
+    attributes ``state`` (and a wrapper subclass's ``requires_grad``) set on it."""
+    from ._tensor import _rebuild_from_type_v2 as rebuild
+
+    result = rebuild(func, new_type, args, state)
+    if func is _rebuild_wrapper_subclass and args[-1] and not result.requires_grad:
+        result.requires_grad_()
+    return result
+
+
+def _rebuild_wrapper_subclass(cls, dtype, size, stride, storage_offset, layout, device,
+                              requires_grad):
+    """The empty instance of a wrapper subclass, whose attributes come next (see
+    :func:`_rebuild_from_type_v2`)."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise pickle.UnpicklingError(f"_rebuild_wrapper_subclass: {cls!r} is not a Tensor "
+                                     "subclass")
+    return object.__new__(cls)
 
 
 def _rebuild_sparse_tensor(layout, data):
@@ -1313,6 +1345,7 @@ def _base_globals():
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch._utils._rebuild_wrapper_subclass": _rebuild_wrapper_subclass,
         "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
         "torch.serialization._get_layout": _get_layout,
         "torch.Size": _make_size,

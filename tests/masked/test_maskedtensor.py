@@ -545,6 +545,39 @@ def test_sparse_data_is_refused_clearly():
         ember.masked.masked_tensor(data, ember.tensor(MASK).to_sparse())
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("writer,reader", [(ember, ember), (torch, ember), (ember, torch)],
+                         ids=["ember-ember", "torch-ember", "ember-torch"])
+def test_save_and_load_across_libraries(writer, reader, requires_grad):
+    import io
+
+    def saved(lib):
+        buffer = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.save(make(lib, requires_grad=requires_grad), buffer)
+        buffer.seek(0)
+        return buffer
+
+    loaded = reader.load(saved(writer), weights_only=False)
+    expected = reader.load(saved(reader), weights_only=False)  # the reader's own round trip
+    assert type(loaded) is type(expected) and type(loaded).__name__ == "MaskedTensor"
+    np.testing.assert_array_equal(plain(loaded.get_mask()), MASK)
+    np.testing.assert_array_equal(plain(loaded.get_data()), DATA)
+    assert loaded.requires_grad == expected.requires_grad == requires_grad
+
+
+def test_weights_only_load_refuses_a_masked_tensor_as_torch():
+    import io
+
+    def load(T):
+        buffer = io.BytesIO()
+        T.save(make(T), buffer)
+        buffer.seek(0)
+        return T.load(buffer)
+    compare(load)
+
+
 def test_pickle_round_trip():
     mt = run(lambda T: make(T, requires_grad=True), ember)
     back = run(lambda T: pickle.loads(pickle.dumps(mt)), ember)

@@ -183,6 +183,10 @@ class MaskedTensor(Tensor):
         MaskedTensor(  3.0000, True)
     """
 
+    # ember.save writes it as torch writes its MaskedTensor: an empty wrapper, then its
+    # attributes (the data and the mask)
+    _saved_as_wrapper_subclass = True
+
     def __new__(cls, data, mask, requires_grad=False):
         return _new(cls, data, mask, requires_grad, stacklevel=3)
 
@@ -264,11 +268,7 @@ class MaskedTensor(Tensor):
         grad = self._masked_data.grad
         if grad is None or is_masked_tensor(grad):
             return grad
-        cached = self.__dict__.get("_grad_wrapper")
-        if cached is None or cached[0] is not grad:
-            cached = (grad, _make(MaskedTensor, grad, self._masked_mask))
-            self.__dict__["_grad_wrapper"] = cached
-        return cached[1]
+        return _make(MaskedTensor, grad, self._masked_mask)
 
     @grad.setter
     def grad(self, value):
