@@ -51,7 +51,9 @@ def test_gradcheck_of_a_numpy_op():
 def test_called_through_ember_ops():
     x = ember.tensor([0.5, 1.0])
     packet = ember.ops.embertest.numpy_sin
-    assert packet.default is E_SIN
+    assert packet.default.op is E_SIN
+    assert repr(packet.default) == repr(torch.ops.embertest.numpy_sin.default)
+    assert packet.overloads() == torch.ops.embertest.numpy_sin.overloads()
     assert repr(packet) == repr(torch.ops.embertest.numpy_sin)
     assert str(packet) == str(torch.ops.embertest.numpy_sin)
     np.testing.assert_allclose(packet(x).numpy(), torch.ops.embertest.numpy_sin(

@@ -594,3 +594,25 @@ def test_aten_forms_keywords_copies_and_sizes():
     for lib in (ember, torch):
         with pytest.raises(RuntimeError, match="half to float conversion"):
             lib.ops.aten._softmax(lib.ones(2, dtype=lib.float16), 0, True)
+
+
+def test_library_overloads_are_packets_like_torchs():
+    seen = {}
+    for lib in (ember, torch):
+        lib.library.define("nsover::shift", "(Tensor x) -> Tensor")
+        lib.library.impl("nsover::shift", "cpu", lambda x: x + 1)
+        lib.library.define("nsover::shift.by", "(Tensor x, int n) -> Tensor")
+        lib.library.impl("nsover::shift.by", "cpu", lambda x, n: x + n)
+        packet = lib.ops.nsover.shift
+        with pytest.raises(AttributeError) as error:
+            _ = packet.twice
+        seen[lib] = (repr(packet), packet.overloads(), repr(packet.by), packet.by.name(),
+                     packet(lib.ones(1)).tolist(), packet.by(lib.ones(1), 3).tolist(),
+                     packet.default(lib.zeros(1)).tolist(), str(error.value))
+    assert seen[ember] == seen[torch]
+    ember.library.define("nsover::scale.by", "(Tensor x, int n) -> Tensor")
+    ember.library.impl("nsover::scale.by", "cpu", lambda x, n: x * n)
+    # an overload first reached while tracing is recorded under its name
+    traced = ember.fx.symbolic_trace(lambda x: ember.ops.nsover.scale.by(x, 2))
+    assert "ember.ops.nsover.scale.by(" in traced.code
+    assert traced(ember.ones(1)).tolist() == [2.0]

@@ -27,7 +27,6 @@ from __future__ import annotations
 import inspect
 import re
 import sys
-import types
 
 from ._tensor import Tensor
 
@@ -341,34 +340,17 @@ _CustomFunction = _LazyFunction()
 # ---------------------------------------------------------------- ember.ops.<namespace>
 
 
-class _OpPacket:
-    """``ember.ops.<namespace>.<name>``: calls the operator; ``.default`` is the operator."""
-
-    def __init__(self, op):
-        self.default = op
-
-    def __call__(self, *args, **kwargs):
-        return self.default(*args, **kwargs)
-
-    def __str__(self):
-        return f"{self.default._namespace}.{self.default._name}"
-
-    def __repr__(self):
-        return f"<OpOverloadPacket(op='{self}')>"
-
-
 def _publish(op):
+    """Make ``op`` reachable as ``ember.ops.<namespace>.<name>.<overload>`` (``default``
+    without one), as torch.ops does."""
     from . import ops
 
-    namespace = getattr(ops, op._namespace, None)
-    if namespace is None:
-        namespace = types.SimpleNamespace()
-        namespace._ember_op_namespace = True
-        setattr(ops, op._namespace, namespace)
-    elif not getattr(namespace, "_ember_op_namespace", False):
+    namespace = getattr(ops, op._namespace)
+    if not getattr(namespace, "_ember_op_namespace", False):
         raise RuntimeError(f"custom_op: the namespace '{op._namespace}' is taken by "
                            f"ember.ops.{op._namespace}; choose another")
-    setattr(namespace, op._name.replace(".", "_"), _OpPacket(op))
+    name, _, overload = op._name.partition(".")
+    namespace._register(name, overload or "default", op)
 
 
 # ---------------------------------------------------------------- torch.library functions
@@ -377,8 +359,11 @@ def _publish(op):
 def _resolve(op):
     if isinstance(op, CustomOpDef):
         return op
-    if isinstance(op, _OpPacket):
-        return op.default
+    from .ops._namespaces import OpOverload, OpOverloadPacket
+    if isinstance(op, OpOverloadPacket):
+        op = op.default
+    if isinstance(op, OpOverload):
+        return _resolve(op.op)
     if op in _OPS:
         return _OPS[op]
     raise ValueError(f"register: {op!r} is not a custom operator defined with custom_op")

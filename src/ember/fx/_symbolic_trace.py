@@ -367,9 +367,13 @@ class Tracer(TracerBase):
                 if _is_plain_function(value) and not name.startswith("_"):
                     public_ids.add(id(value))
                     patcher.set(namespace, name, _cached_wrapper(value))
+        from ..ops._namespaces import OpOverloadPacket
         for namespace in _operator_namespaces():
             for name, value in list(vars(namespace).items()):
-                if getattr(value, "_ember_op_packet", False):
+                # torch.ops-style packets record themselves (through __torch_function__),
+                # and must keep their overload attributes (ember.ops.mylib.foo.out)
+                if getattr(value, "_ember_op_packet", False) and \
+                        not isinstance(value, OpOverloadPacket):
                     patcher.set(namespace, name, _cached_wrapper(value))
         # ember's own layers call their functionals through module-level imports: patch those
         # too, so that a layer traced through (not a leaf) records F.linear, F.conv2d...

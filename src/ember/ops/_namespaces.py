@@ -12,7 +12,8 @@ an operator is that one callable:
   ember's top-level functions (torch's ``torch.<name>`` functions are ATen's operators under
   the same names and signatures), then Tensor methods (``add_``, ``copy_``...), called with
   the first argument as ``self``. Other namespaces hold the custom operators that
-  :mod:`ember.library` defines.
+  :mod:`ember.library` defines, one operator per overload (``"mylib::foo.twice"`` is
+  ``ember.ops.mylib.foo.twice``); their packets know exactly those overloads.
 * :class:`OpOverloadPacket` is ``ember.ops.aten.add``: call it, or pick an overload.
 * :class:`OpOverload` is ``ember.ops.aten.add.Tensor``; ``.default`` always exists. An
   overload name is accepted when it is made of the words torch's overload names are made of
@@ -85,10 +86,10 @@ class OpOverload:
 
     _ember_op_packet = True
 
-    def __init__(self, packet, overload_name):
+    def __init__(self, packet, overload_name, op=None):
         self.overloadpacket = packet
         self._overloadname = overload_name
-        self._op = packet._op
+        self._op = packet._op if op is None else op
         suffix = "" if overload_name == "default" else f".{overload_name}"
         self.__name__ = f"{packet.__name__}.{overload_name}"
         self.__qualname__ = f"{packet._namespace}::{packet.__name__}{suffix}"
@@ -152,6 +153,19 @@ class OpOverloadPacket:
         self.__doc__ = getattr(op, "__doc__", None)
         self._op = op
         self._dir = []
+        # overload name -> its own operator, for operators defined per overload
+        # (ember.library); None: ember's one callable serves every overload name
+        self._overload_ops = None
+
+    def _add_overload(self, overload_name, op):
+        """Give the overload ``overload_name`` its own operator (``'default'`` also becomes
+        what calling the packet runs)."""
+        if self._overload_ops is None:
+            self._overload_ops = {}
+        self._overload_ops[overload_name] = op
+        self.__dict__.pop(overload_name, None)
+        if overload_name == "default" or len(self._overload_ops) == 1:
+            self._op = op
 
     @property
     def op(self):
@@ -166,9 +180,11 @@ class OpOverloadPacket:
                 raise AttributeError(
                     f"'{self}' can't have an overload name beginning with '__' and the "
                     f"underlying op {self._op} has no attribute {key} either.") from None
-        if not _is_overload_name(key):
+        explicit = self.__dict__.get("_overload_ops")
+        if explicit is not None and key not in explicit or \
+                explicit is None and not _is_overload_name(key):
             raise AttributeError(f"The underlying op of '{self}' has no overload name '{key}'")
-        overload = OpOverload(self, key)
+        overload = OpOverload(self, key, None if explicit is None else explicit[key])
         setattr(self, key, overload)
         self._dir.append(key)
         return overload
@@ -202,6 +218,8 @@ class OpOverloadPacket:
             >>> ember.ops.aten.mul.overloads()
             ['default', 'out']
         """
+        if self._overload_ops is not None:
+            return list(self._overload_ops)
         return _derived_overloads(self.__name__, self._op)
 
     def op_overloads(self):
@@ -274,6 +292,15 @@ class OpNamespace(types.ModuleType):
             OpOverloadPacket(self.name, op_name, op)
         setattr(self, op_name, packet)
         self._dir.append(op_name)
+        return packet
+
+    def _register(self, op_name, overload_name, op):
+        """Add ``op`` as the overload ``overload_name`` of ``op_name`` (how ember.library
+        publishes ``"namespace::name.overload"``)."""
+        packet = self.__dict__.get(op_name)
+        if not isinstance(packet, OpOverloadPacket):
+            packet = self._bind(op_name, OpOverloadPacket(self.name, op_name, op))
+        packet._add_overload(overload_name, op)
         return packet
 
 
