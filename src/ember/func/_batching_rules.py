@@ -558,8 +558,9 @@ _POINTWISE_EXTRA = ("where", "clamp", "lerp", "_relu", "_to_copy", "real", "imag
 _SAME_SHAPE = ("_relu_backward", "gelu", "_gelu_backward")
 _REDUCTIONS = ("sum", "nansum", "prod", "mean", "var", "std", "amax", "amin", "all", "any",
                "logsumexp", "norm", "count_nonzero", "flip", "_norm_mean")
-_ALONG_DIM = ("softmax", "log_softmax", "_safe_softmax", "cumsum", "cumprod", "logcumsumexp",
-              "cummax", "cummin", "argmax", "argmin", "max_dim", "min_dim", "sort", "topk",
+_ALONG_DIM = ("softmax", "log_softmax", "_log_softmax_backward_fused", "_safe_softmax",
+              "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "argmax", "argmin",
+              "max_dim", "min_dim", "sort", "topk",
               "gather", "scatter", "scatter_value", "scatter_add", "cat", "unbind",
               "split_with_sizes")
 _INDEX_ALONG_DIM = ("index_select", "index_add", "index_copy", "index_fill")

@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ...autograd import grad_mode
 from ...ops._operands import wrap_dim
 from ...ops._registry import Op, _short_name, defop
 from ...ops._registry import inplace as _inplace
@@ -878,6 +879,41 @@ def _shifted(xp, a, dim):
     return a - a.max(axis=dim, keepdims=True)
 
 
+# Softmax over the last dim of a contiguous CPU array walks blocks of rows of about this many
+# elements, so that each block's intermediates (shifted values, exponentials) are still in
+# cache for the next pass; whole-array passes are bound by memory traffic (a 700 x 10000
+# log_softmax measured 2.5x slower than torch's fused loop that way).
+_ROW_BLOCK = 1 << 16
+
+
+def _row_blocks(rows, cols):
+    step = max(1, _ROW_BLOCK // max(cols, 1))
+    return [slice(start, start + step) for start in range(0, rows, step)]
+
+
+def _by_rows(xp, a, dim):
+    """``a`` as (rows, cols) with ``dim`` the contiguous last one, or None where the blocked
+    CPU kernels do not apply."""
+    if xp is not np or dim != a.ndim - 1 or not a.flags.c_contiguous or a.size == 0:
+        return None
+    return a.reshape(-1, a.shape[-1])
+
+
+def _softmax_rows(a2, log):
+    """(log_)softmax of each row of ``a2``, block by block, with the whole-array formula's
+    operations in the same order (so the same values)."""
+    out = np.empty_like(a2)
+    for rows in _row_blocks(*a2.shape):
+        block, o = a2[rows], out[rows]
+        np.subtract(block, block.max(axis=1, keepdims=True), out=o)
+        if log:
+            o -= np.log(np.exp(o).sum(axis=1, keepdims=True))
+        else:
+            np.exp(o, out=o)
+            o /= o.sum(axis=1, keepdims=True)
+    return out
+
+
 def _softmax_kernel(xp, a, *, dim):
     dtype = a.dtype
     if dtype in _LOW:
@@ -887,6 +923,10 @@ def _softmax_kernel(xp, a, *, dim):
     shape = a.shape
     if a.ndim == 0:
         a = a.reshape(1)
+    rows = _by_rows(xp, a, dim)
+    if rows is not None:
+        with np.errstate(invalid="ignore", over="ignore"):
+            return _softmax_rows(rows, log=False).reshape(shape).astype(dtype, copy=False)
     with np.errstate(invalid="ignore"):
         e = xp.exp(_shifted(xp, a, dim))
         e /= e.sum(axis=dim, keepdims=True)
@@ -902,6 +942,10 @@ def _log_softmax_kernel(xp, a, *, dim):
     shape = a.shape
     if a.ndim == 0:
         a = a.reshape(1)
+    rows = _by_rows(xp, a, dim)
+    if rows is not None:
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            return _softmax_rows(rows, log=True).reshape(shape).astype(dtype, copy=False)
     with np.errstate(invalid="ignore", divide="ignore"):
         s = _shifted(xp, a, dim)
         s -= xp.log(xp.exp(s).sum(axis=dim, keepdims=True))
@@ -921,9 +965,34 @@ def _softmax_derivative(ctx, grad, *, dim):
     return (gy - y * gy.sum(dim, keepdim=True),)
 
 
+def _log_softmax_backward_kernel(xp, grad, y, *, dim):
+    """``grad - exp(y) * grad.sum(dim)``: the first-order input gradient of log_softmax, by
+    blocks of rows on the CPU (one pass per block, no full-size temporaries)."""
+    g2, y2 = _by_rows(xp, grad, dim), _by_rows(xp, y, dim)
+    if g2 is None or y2 is None or grad.dtype != y.dtype or grad.dtype.kind != "f":
+        return grad - xp.exp(y) * grad.sum(axis=dim, keepdims=True)
+    total = g2.sum(axis=1, keepdims=True)
+    result = np.empty(grad.shape, grad.dtype)   # a base array: .grad may take it uncopied
+    out = result.reshape(g2.shape)
+    for rows in _row_blocks(*g2.shape):
+        o = out[rows]
+        np.exp(y2[rows], out=o)
+        o *= total[rows]
+        np.subtract(g2[rows], o, out=o)
+    return result
+
+
+# first order only (the derivative below calls it when no graph of the gradient is recorded)
+_log_softmax_backward_op = Op("_log_softmax_backward_fused", _log_softmax_backward_kernel,
+                              meta=lambda grad, y, *, dim: (grad.shape, grad.dtype),
+                              save_inputs=False)
+
+
 @log_softmax_op.defderivative
 def _log_softmax_derivative(ctx, grad, *, dim):
     y = ctx.output
+    if not grad_mode.is_grad_enabled() and grad.dtype is y.dtype and grad.shape == y.shape:
+        return (_log_softmax_backward_op(grad, y, dim=dim),)
     return (grad - y.exp() * grad.sum(dim, keepdim=True),)
 
 

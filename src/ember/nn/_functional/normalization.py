@@ -18,7 +18,7 @@ import numbers
 import numpy as np
 
 from ... import _dtype as dt
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from ...ops._registry import defop
@@ -364,9 +364,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def _inference_only(x, running_mean, running_var, weight, bias):
     """Whether evaluation-mode batch norm may run the fused kernel: an affine map whose
     parameters and statistics share ``x``'s dtype, and no gradient to record (the kernel's
-    derivative is the training one, which treats the statistics as ``x``'s own)."""
+    derivative is the training one, which treats the statistics as ``x``'s own). Traces (jit,
+    vmap's batching) record the composite ops, which they know how to replay."""
     tensors = (x, running_mean, running_var, weight, bias)
-    if weight is None or bias is None or not x.numel() or _forward_ad._state.level is not None:
+    if weight is None or bias is None or not x.numel() or _forward_ad._state.level is not None \
+            or _trace_state.tracer is not None:
         return False
     if any(t._data.dtype != x._data.dtype for t in tensors[1:]):
         return False
