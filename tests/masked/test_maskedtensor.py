@@ -464,6 +464,36 @@ def test_error_messages_match_torch(name):
     assert _message(CASES[name], ember) == _message(CASES[name], torch)
 
 
+ATEN_CASES = {
+    "sin": lambda A, T, mt: A.sin(mt),
+    "sin.default": lambda A, T, mt: A.sin.default(mt),
+    "add.Tensor": lambda A, T, mt: A.add.Tensor(mt, mt),
+    "add scalar": lambda A, T, mt: A.add(mt, 2),
+    "mul_": lambda A, T, mt: A.mul_(mt, 2),
+    "mask mismatch": lambda A, T, mt: A.add(mt, other_mask(T)),
+    "sum": lambda A, T, mt: A.sum(mt),
+    "sum.dim_IntList": lambda A, T, mt: A.sum.dim_IntList(mt, [1]),
+    "amax": lambda A, T, mt: A.amax(mt, [0]),
+    "select.int": lambda A, T, mt: A.select.int(mt, 0, 1),
+    "transpose.int": lambda A, T, mt: A.transpose.int(mt, 0, 1),
+    "view": lambda A, T, mt: A.view(mt, [3, 2]),
+    "slice.Tensor": lambda A, T, mt: A.slice.Tensor(mt, 1, 0, 2),
+    "cat": lambda A, T, mt: A.cat([mt, mt]),
+    "where.self": lambda A, T, mt: A.where.self(T.tensor([[True] * 3, [False] * 3]), mt, mt * 2),
+    "clone": lambda A, T, mt: A.clone(mt),
+    "_to_copy": lambda A, T, mt: A._to_copy(mt, dtype=T.float64),
+    "_softmax": lambda A, T, mt: A._softmax(mt, 1, False),
+    "_local_scalar_dense": lambda A, T, mt: A._local_scalar_dense(A.sum(mt)),
+    "ones_like": lambda A, T, mt: A.ones_like(mt),
+    "relu unsupported": lambda A, T, mt: A.relu(mt),
+}
+
+
+@pytest.mark.parametrize("name", list(ATEN_CASES))
+def test_torch_ops_aten_on_masked_tensors_as_torch(name):
+    compare(lambda T: ATEN_CASES[name](T.ops.aten, T, make(T)))
+
+
 MASKED_OPS = {
     "sum": lambda T, mt: T.masked.sum(mt, 1),
     "sum all": lambda T, mt: T.masked.sum(mt),

@@ -75,7 +75,7 @@ def dispatch(func, args, kwargs):
     """
     from ...overrides import _names
 
-    name = _names.get(func)
+    name = _names.get(func) or _operator_name(func)
     handler = _handlers().get(name)
     if handler is None and _in_backward():
         return _on_plain_data(func, args, kwargs)
@@ -95,6 +95,14 @@ def _flat(args):
             yield from arg
         else:
             yield arg
+
+
+def _operator_name(func):
+    """``aten.sin`` for ``ember.ops.aten.sin`` or one of its overloads (torch.ops's
+    operators, which MaskedTensor supports as torch's does at its dispatch level)."""
+    packet = getattr(func, "overloadpacket", func)
+    namespace = getattr(packet, "_namespace", None)
+    return f"{namespace}.{packet.__name__}" if isinstance(namespace, str) else None
 
 
 def _in_backward():
@@ -268,6 +276,17 @@ def _softmax(func, args, kwargs):
     return _wrap(result.masked_fill(~mask, 0), mask)
 
 
+def _aten_softmax(func, args, kwargs):
+    """``aten._softmax(input, dim, half_to_float)`` over the specified elements."""
+    self = args[0]
+    data, mask = gated(self), self._masked_mask
+    if not data.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"masked_softmax\" not implemented for '{_scalar_type_name(data.dtype)}'")
+    result = func(data.masked_fill(~mask, float("-inf")), *args[1:], **kwargs)
+    return _wrap(result.masked_fill(~mask, 0), mask)
+
+
 def _convert(func, args, kwargs):
     """``to``, ``double()``, ``cpu()``...: the data converted, the mask moved along."""
     self = args[0]
@@ -358,6 +377,27 @@ def _reduce_ex(func, args, kwargs):
 
 # ---------------------------------------------------------------- the table
 
+# torch's operators (torch.ops.aten) that its MaskedTensor runs: the pointwise and reduction
+# families, the operations applied alike to data and mask, and those with rules of their own
+_ATEN_PASSTHROUGH = ("select transpose split t slice index expand view _unsafe_view "
+                     "_reshape_alias cat unsqueeze unfold stack").split()
+
+
+def _add_aten_names(table):
+    for names, handler in ((UNARY_NAMES, _normalized(apply_unary)),
+                           (INPLACE_UNARY_NAMES, _normalized(apply_inplace_unary)),
+                           (BINARY_NAMES, _normalized(apply_binary)),
+                           (INPLACE_BINARY_NAMES, _normalized(apply_inplace_binary)),
+                           (_ATEN_PASSTHROUGH, apply_pass_through)):
+        for name in names:
+            table["aten." + name] = handler
+    for name in REDUCE_NAMES:
+        table["aten." + name] = functools.partial(_reduction, name)
+    table.update({"aten.where": _where, "aten.clone": _clone, "aten.detach": _detach,
+                  "aten._to_copy": _convert, "aten.ones_like": _ones_like,
+                  "aten.copy_": _copy_, "aten.is_same_size": _is_same_size,
+                  "aten._local_scalar_dense": _scalar, "aten._softmax": _aten_softmax})
+
 
 def _both_forms(names):
     """torch's function and method names of each of ``names``."""
@@ -395,6 +435,7 @@ def _handlers():
     for name in ("torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax",
                  "torch.nn.functional.softmin"):
         table[name] = _softmax
+    _add_aten_names(table)
     table.update({
         "torch.where": _where, "torch.Tensor.where": _where,
         "torch.clone": _clone, "torch.Tensor.clone": _clone,
