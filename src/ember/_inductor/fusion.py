@@ -3,8 +3,9 @@ derivative that walks the chain backwards in one pass over arrays.
 
 ``jit``'s ``FusedOp`` runs a chain of element-wise primitives in one buffer, but falls back to
 the primitives when autograd must record, because the fused op has no derivative. Here the
-fused op gets one: the backward recomputes the chain's intermediate values from the saved
-inputs and applies each step's local derivative in reverse order, all on the device's arrays
+fused op gets one: when autograd records, the forward keeps each step's result (one array
+per step, as eager code keeps them) and the backward applies each step's local derivative
+in reverse order, all on the device's arrays
 (about two array operations per step, against one autograd node, one Python derivative call
 and several tensors per step in eager code). Under ``create_graph`` (a derivative that must
 itself be differentiable) it recomputes the chain with ember's primitives and differentiates
@@ -29,39 +30,62 @@ from ..ops._registry import Op, run_op, wrap
 __all__ = ["TrainableFused", "make_trainable"]
 
 
-def _local(name, xp, g, args, out):
-    """The gradients of one step ``out = name(*args)`` for each operand, given ``g``."""
+def _scaled(xp, factor, g):
+    """``factor * g`` into ``factor`` (a new array the caller owns)."""
+    return xp.multiply(factor, g, out=factor)
+
+
+def _local(name, xp, g, args, out, wants):
+    """The gradients of one step ``out = name(*args)`` for the operands ``wants`` marks (None
+    for the others), given ``g``; every array returned is new except ``g`` itself."""
+    first = wants[0]
     if name == "add":
         return g, g
     if name == "sub":
-        return g, -g
+        return g, (xp.negative(g) if wants[1] else None)
     if name == "mul":
-        return g * args[1], g * args[0]
+        return (g * args[1] if first else None), (g * args[0] if wants[1] else None)
     if name == "div":
         ga = g / args[1]
-        return ga, -ga * out
+        gb = None
+        if wants[1]:
+            gb = ga * out
+            xp.negative(gb, out=gb)
+        return (ga if first else None), gb
     if name == "neg":
-        return (-g,)
+        return (xp.negative(g),)
     if name == "exp":
         return (g * out,)
     if name == "log":
         return (g / args[0],)
     if name == "tanh":
-        return (g * (1 - out * out),)
+        d = out * out
+        xp.subtract(1, d, out=d)
+        return (_scaled(xp, d, g),)
     if name == "sin":
-        return (g * xp.cos(args[0]),)
+        return (_scaled(xp, xp.cos(args[0]), g),)
     if name == "cos":
-        return (-g * xp.sin(args[0]),)
+        d = xp.sin(args[0])
+        xp.negative(d, out=d)
+        return (_scaled(xp, d, g),)
     if name == "sqrt":
-        return (g / (2 * out),)
+        d = out * 2
+        return (xp.divide(g, d, out=d),)
     if name == "abs":
-        return (g * xp.sign(args[0]),)
+        return (_scaled(xp, xp.sign(args[0]), g),)
     if name == "reciprocal":
-        return (-g * out * out,)
+        d = out * out
+        xp.negative(d, out=d)
+        return (_scaled(xp, d, g),)
     if name == "sigmoid":
-        return (g * out * (1 - out),)
+        d = 1 - out
+        xp.multiply(d, out, out=d)
+        return (_scaled(xp, d, g),)
     if name == "rsqrt":
-        return (-0.5 * g * out * out * out,)
+        d = out * out
+        xp.multiply(d, out, out=d)
+        xp.multiply(d, -0.5, out=d)
+        return (_scaled(xp, d, g),)
     if name == "_relu":
         return (g * (args[0] > 0),)
     raise NotImplementedError(name)  # pragma: no cover - the fusible set is listed in jit
@@ -78,7 +102,17 @@ class TrainableFused:
         self.ops = fused.ops
         self._steps = [(name, tuple(refs), _STEP_FUNCTIONS[name]) for name, refs, _ in
                        fused.program]
-        self.op = Op("fused_elementwise", fused.op.kernel, meta=fused.op.meta,
+        steps = [(refs, step) for _, refs, step in self._steps]
+
+        def kernel(xp, *arrays, stash):
+            """The chain, each step into a new array kept in ``stash`` for the backward."""
+            acc = None
+            for refs, step in steps:
+                args = [acc if r < 0 else arrays[r] for r in refs]
+                acc = step(xp, args, None)
+                stash.append((args, acc))
+            return acc
+        self.op = Op("fused_elementwise", kernel, meta=lambda *a, stash: fused.op.meta(*a),
                      save_inputs=True, register=False, grad_name="FusedElementwiseBackward0")
         self.op.defderivative(self._derivative)
 
@@ -93,7 +127,7 @@ class TrainableFused:
         if any(t._data.dtype != dtype for t in tensors) or dtype not in _FLOAT_DTYPES \
                 or not self._one_buffer(tensors):
             return self.fused._unfused(tensors)
-        return run_op(self.op, *tensors)
+        return run_op(self.op, *tensors, stash=[])
 
     def _one_buffer(self, tensors):
         import numpy as np
@@ -102,31 +136,25 @@ class TrainableFused:
         first = np.broadcast_shapes(*(shapes[r] for r in self.program[0][1] if r >= 0))
         return np.broadcast_shapes(first, *shapes) == first
 
-    def _derivative(self, ctx, grad):
+    def _derivative(self, ctx, grad, stash):
         inputs = ctx.inputs
         if grad_mode.state.enabled:  # create_graph: differentiate the primitives
             return self._composite_derivative(inputs, grad, ctx.needs_input_grad)
         device = inputs[0]._device
         xp = device._xp
-        arrays = [t._data for t in inputs]
-        values = []        # each step's operands and result, recomputed
-        acc = None
-        for _name, refs, step in self._steps:
-            args = [acc if r < 0 else arrays[r] for r in refs]
-            acc = step(xp, args, None)
-            values.append((args, acc))
-        grads = [None] * len(arrays)
+        grads = [None] * len(inputs)
         needed = ctx.needs_input_grad
         g = grad._data
-        for (name, refs, _), (args, out) in zip(reversed(self._steps), reversed(values)):
-            local = _local(name, xp, g, args, out)
+        # each step's operands and result, kept by the forward
+        for (name, refs, _), (args, out) in zip(reversed(self._steps), reversed(stash)):
+            local = _local(name, xp, g, args, out, [r < 0 or needed[r] for r in refs])
             g = None
             for r, piece in zip(refs, local):
                 if r < 0:
                     g = piece
                 elif needed[r]:
                     grads[r] = piece if grads[r] is None else grads[r] + piece
-        return tuple(None if a is None else wrap(a, device) for a in grads)
+        return tuple(_own_arrays(grads, grad._data, device))
 
     def _composite_derivative(self, inputs, grad, needed):
         from ..autograd import grad as autograd_grad
@@ -135,6 +163,21 @@ class TrainableFused:
         out = self.fused._unfused(inputs)
         found = iter(autograd_grad(out, wanted, grad, create_graph=True, allow_unused=True))
         return tuple(next(found) if n else None for n in needed)
+
+
+def _own_arrays(grads, incoming, device):
+    """The gradients as tensors, each with memory of its own: the engine may hand a
+    gradient's memory to ``.grad`` and add into it later, so no two results (nor the
+    incoming gradient) may share an array."""
+    seen = {id(incoming)}
+    for a in grads:
+        if a is None:
+            yield None
+            continue
+        if id(a) in seen:
+            a = a.copy()
+        seen.add(id(a))
+        yield wrap(a, device)
 
 
 def make_trainable(graph):
