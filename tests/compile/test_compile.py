@@ -804,3 +804,24 @@ def test_python_state_changes_break_the_graph():
     for _ in range(2):
         compiled(ember.ones(1), seen)
     assert len(seen) == 2
+
+
+def test_fused_gradients_accumulate_without_sharing_memory():
+    def f(x, y):
+        return ((x + y) * 2).exp().sum()  # add's gradient is the same for x and y
+
+    compiled = ember.compile(f)
+    pairs = []
+    for fn in (compiled, f):
+        x = ember.zeros(3, requires_grad=True)
+        y = ember.zeros(3, requires_grad=True)
+        for _ in range(3):
+            fn(x, y).backward()
+        pairs.append((x.grad, y.grad))
+    (gx, gy), (ex, ey) = pairs
+    assert_same(gx, ex) and assert_same(gy, ey)
+    tx, ty = torch.zeros(3, requires_grad=True), torch.zeros(3, requires_grad=True)
+    for _ in range(3):
+        f(tx, ty).backward()
+    assert_same(gx, tx.grad)
+    assert_same(gy, ty.grad)
