@@ -223,7 +223,11 @@ class Node:
             if g is None or not needed:
                 g = None
             else:
-                data = g._data
+                try:
+                    data = g._data
+                except NotImplementedError:  # a sparse gradient: already its input's
+                    input_grads.append(g)
+                    continue
                 if data.shape != meta[0] or (data.dtype is not meta[1] and data.dtype != meta[1]):
                     g = _fit_to_input(g, meta)
             input_grads.append(g)
@@ -286,8 +290,6 @@ def _zeros(meta):
 
 def _fit_to_input(grad, meta):
     """Reduce a broadcast gradient to the input's shape and dtype."""
-    if isinstance(grad, SparseTensorBase):  # embedding(sparse=True): already the input's
-        return grad
     shape, np_dtype, _ = meta
     if grad._data.shape != shape:
         from ..ops.reduce import sum_to_size
