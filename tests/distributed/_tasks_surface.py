@@ -36,3 +36,30 @@ def collective_utils_round(rank, world_size):
     except TypeError as error:
         type_error = str(error)
     return shared, values, gathered, failure, broadcast_failure, type_error
+
+
+def launched_worker(scale):
+    """A function worker for elastic_launch: its ranks, from the environment."""
+    import os
+
+    print(f"hello from {os.environ['RANK']}", flush=True)
+    return int(os.environ["RANK"]) * scale, int(os.environ["WORLD_SIZE"]), \
+        int(os.environ["LOCAL_RANK"])
+
+
+def failing_worker():
+    """Rank 1 raises; record() writes the error for the launcher's report."""
+    import os
+
+    if os.environ["RANK"] == "1":
+        raise ValueError("worker one has no data")
+    return "ok"
+
+
+def fails_first_attempt():
+    """Fails on the first start only (the launcher restarts the group)."""
+    import os
+
+    if os.environ["TORCHELASTIC_RESTART_COUNT"] == "0" and os.environ["RANK"] == "0":
+        raise RuntimeError("first attempt")
+    return int(os.environ["TORCHELASTIC_RESTART_COUNT"])

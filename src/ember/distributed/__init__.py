@@ -49,7 +49,8 @@ from .rendezvous import register_rendezvous_handler, rendezvous  # noqa: E402, F
 
 _LAZY_SUBMODULES = ("rpc", "autograd", "optim", "algorithms", "checkpoint", "fsdp", "launch",
                     "nn", "run", "tensor", "_tensor", "c10d_logger", "collective_utils",
-                    "config", "constants", "logging_handlers", "remote_device", "utils")
+                    "config", "constants", "logging_handlers", "remote_device", "utils",
+                    "argparse_util", "elastic", "launcher")
 
 
 def __getattr__(name):

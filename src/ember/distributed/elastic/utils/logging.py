@@ -1,0 +1,27 @@
+"""``torch.distributed.elastic.utils.logging``: a logger named after the calling module."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+
+__all__ = ["get_logger"]
+
+
+def get_logger(name=None):
+    """The logger ``name``, or that of the module calling this function; its level from
+    ``$LOGLEVEL`` (as torch's elastic loggers).
+
+    Example::
+
+        >>> get_logger("ember.distributed.run").name
+        'ember.distributed.run'
+    """
+    if name is None:
+        caller = inspect.stack()[1]
+        module = inspect.getmodule(caller.frame)
+        name = module.__name__ if module is not None else "__main__"
+    logger = logging.getLogger(name)
+    logger.setLevel(os.environ.get("LOGLEVEL", "WARNING"))
+    return logger
