@@ -136,3 +136,54 @@ def test_node_metadata_and_hooks_as_torch():
         return before, dict(y.grad_fn.metadata), seen, x.grad.tolist()
 
     assert run(ember) == run(torch)
+
+
+def _modes_across_threads(framework):
+    """Grad mode, anomaly mode and saved-tensor hooks are per thread: while a worker thread
+    sits inside each, the main thread's ops record as usual, and the worker's do not."""
+    import threading
+
+    x = framework.ones(3, requires_grad=True)
+    inside, leave = threading.Barrier(2), threading.Barrier(2)
+    seen = {}
+
+    def worker():
+        packed = []
+        with framework.no_grad(), framework.autograd.graph.saved_tensors_hooks(
+                lambda t: packed.append(1) or t, lambda t: t):
+            inside.wait()
+            seen["worker requires_grad"] = (x * 2.0).requires_grad
+            leave.wait()
+        seen["worker packed"] = len(packed)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    inside.wait()
+    y = x * x
+    seen["main requires_grad"] = y.requires_grad
+    leave.wait()
+    thread.join()
+    y.sum().backward()
+    seen["grad"] = x.grad.tolist()
+    with framework.no_grad():
+        seen["no_grad here"] = (x * 2.0).requires_grad
+    seen["after"] = (x * 2.0).requires_grad
+    return seen
+
+
+def test_modes_stay_per_thread_as_torchs():
+    assert _modes_across_threads(ember) == _modes_across_threads(torch)
+
+
+def test_anomaly_mode_records_forward_traces_as_torch():
+    def run(framework):
+        x = framework.tensor([-1.0, 4.0], requires_grad=True)
+        with framework.autograd.set_detect_anomaly(True):
+            y = (x * x).sqrt() * 0.5 + x
+        with pytest.raises(RuntimeError) as error:
+            with framework.autograd.set_detect_anomaly(True):
+                x.sqrt().sum().backward()
+        return y.sum().item(), "nan" in str(error.value).lower()
+
+    with pytest.warns(UserWarning):
+        assert run(ember) == run(torch)

@@ -12,6 +12,8 @@ import threading
 import traceback
 import warnings
 
+from .grad_mode import _ThreadCount
+
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
 
 
@@ -20,7 +22,13 @@ class _State(threading.local):
         self.enabled = False
         self.check_nan = True
 
+    def __setattr__(self, name, value):
+        if name == "enabled":  # counted, so that recording a node tests one slot
+            _anomaly_on.change(getattr(self, "enabled", False), value)
+        super().__setattr__(name, value)
 
+
+_anomaly_on = _ThreadCount()  # threads with anomaly detection on
 state = _State()
 
 

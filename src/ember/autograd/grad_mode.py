@@ -15,10 +15,48 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
            "is_inference_mode_enabled"]
 
 
+class _ThreadCount:
+    """How many threads have a per-thread switch on. ``none`` is True while no thread has, so
+    the operator hot path tests one slot instead of reading a ``threading.local`` attribute
+    (which costs about 0.1 us, more than the rest of a small op's bookkeeping).
+
+    Example::
+
+        >>> _grad_off.none                   # grad mode is on in every thread
+        True
+        >>> with ember.no_grad():
+        ...     _grad_off.none
+        False
+    """
+
+    __slots__ = ("none", "_count", "_lock")
+
+    def __init__(self):
+        self.none = True
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def change(self, was_on, now_on):
+        """Count one thread's switch going from ``was_on`` to ``now_on``."""
+        was_on, now_on = bool(was_on), bool(now_on)
+        if was_on != now_on:
+            with self._lock:
+                self._count += 1 if now_on else -1
+                self.none = self._count == 0
+
+
+_grad_off = _ThreadCount()  # threads whose grad mode is off
+
+
 class _State(threading.local):
     def __init__(self):
         self.enabled = True
         self.inference = False
+
+    def __setattr__(self, name, value):
+        if name == "enabled":  # however it is set (context managers, direct writes)
+            _grad_off.change(not getattr(self, "enabled", True), not value)
+        super().__setattr__(name, value)
 
 
 state = _State()

@@ -25,6 +25,7 @@ import numpy as np
 from ..profiler._recorder import state as _profiling
 from ..sparse._base import SparseTensorBase
 from . import anomaly_mode, grad_mode
+from .anomaly_mode import _anomaly_on
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "record", "run_backward",
            "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
@@ -350,6 +351,12 @@ def record(op, inputs, params, results):
         node.next_functions = (_edge_to(t),)
         node.needs_input_grad = (t._rg,)
         node._input_meta = ((t._data.shape, t._data.dtype, t._device),)
+    elif len(inputs) == 2:  # spelled out: the binary operators' common case
+        a, b = inputs
+        node.next_functions = (_edge_to(a), _edge_to(b))
+        node.needs_input_grad = (a._rg, b._rg)
+        node._input_meta = ((a._data.shape, a._data.dtype, a._device),
+                            (b._data.shape, b._data.dtype, b._device))
     else:
         node.next_functions = tuple([_edge_to(t) for t in inputs])
         node.needs_input_grad = tuple([t._rg for t in inputs])
@@ -377,9 +384,10 @@ def record(op, inputs, params, results):
     else:
         node._saved_out = None
         node._saved_versions_out = ()
-    if _hook_state.stack:
+    # one slot each says whether any thread uses saved-tensor hooks / anomaly mode
+    if not _hooks_on.none and _hook_state.stack:
         _pack_saved(node)
-    if anomaly_mode.state.enabled:
+    if not _anomaly_on.none and anomaly_mode.state.enabled:
         node._trace = anomaly_mode.forward_trace()
     return node
 
@@ -406,6 +414,7 @@ class _HookState(threading.local):
 
 
 _hook_state = _HookState()
+_hooks_on = grad_mode._ThreadCount()  # saved_tensors_hooks contexts open in any thread
 
 
 def _pack_saved(node):
@@ -442,10 +451,12 @@ class saved_tensors_hooks:
         if _hook_state.disabled is not None:
             raise RuntimeError(_hook_state.disabled)
         _hook_state.stack.append((self.pack_hook, self.unpack_hook))
+        _hooks_on.change(False, True)
         return self
 
     def __exit__(self, *exc):
         _hook_state.stack.pop()
+        _hooks_on.change(True, False)
         return False
 
 

@@ -116,6 +116,7 @@ def _run_meta(op, arrays, params):
 
 
 _grad_state = grad_mode.state
+_grad_off = grad_mode._grad_off  # ``.none``: grad mode is on in every thread (one slot test)
 _fw_state = _forward_ad._state
 _new = object.__new__
 
@@ -204,8 +205,9 @@ def run_op(op, *inputs, **params):
             results._vc = base._vc
             results._base = base
             results._gfv = base._vc[0]
-            results._vmeta = created if _grad_state.enabled else _NO_GRAD_VIEW
-    if op.derivative is not None and _grad_state.enabled:
+            results._vmeta = created if _grad_off.none or _grad_state.enabled else \
+                _NO_GRAD_VIEW
+    if op.derivative is not None and (_grad_off.none or _grad_state.enabled):
         for t in inputs:
             # a view requires grad when its base does (even one made under no_grad)
             if t._rg or (t._base is not None and t._base._rg):
@@ -245,8 +247,9 @@ def run_binary(op, a, b):
     result._output_nr = 0
     result._vc = [0]
     result._base = None
-    if _grad_state.enabled and (a._rg or b._rg or (a._base is not None and a._base._rg) or (
-            b._base is not None and b._base._rg)) and op.derivative is not None:
+    if (a._rg or b._rg or (a._base is not None and a._base._rg) or (
+            b._base is not None and b._base._rg)) and (_grad_off.none or _grad_state.enabled) \
+            and op.derivative is not None:
         record(op, (a, b), {}, result)
     if _fw_state.level is not None:
         _forward_ad.propagate(op, (a, b), {}, result)
