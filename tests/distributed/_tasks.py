@@ -136,7 +136,7 @@ def async_ops(rank, n, seed):
     w.wait()
     res = w.result()
     fut = dist.all_reduce(ember.ones(2), async_op=True).get_future()
-    fut_value = out(fut.result(10)[0])
+    fut_value = out(fut.wait()[0])  # torch.futures.Future's API
     return [out(t) for t in ts], results, done, out(b), out(res[0]), fut_value
 
 

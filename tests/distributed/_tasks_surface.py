@@ -63,3 +63,42 @@ def fails_first_attempt():
     if os.environ["TORCHELASTIC_RESTART_COUNT"] == "0" and os.environ["RANK"] == "0":
         raise RuntimeError("first attempt")
     return int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+
+
+def _sum_hook(seen, bucket):
+    """A hook that sums (no averaging) and notes what the bucket held."""
+    seen.append((bucket.index(), bucket.is_last(), [tuple(g.shape) for g in bucket.gradients()],
+                 len(bucket.parameters()), bucket.buffer().tolist()))
+    return dist.all_reduce(bucket.buffer(), async_op=True).get_future().then(
+        lambda future: future.value()[0])
+
+
+def ddp_comm_hooks(rank, world_size):
+    """One backward per hook; the gradients each gives (rank r's gradient is r + 1)."""
+    import ember
+    from ember.distributed.algorithms.ddp_comm_hooks import default_hooks
+    from ember.nn.parallel import DistributedDataParallel
+
+    results = {}
+    for name in ("none", "allreduce", "fp16", "sum", "builtin_fp16"):
+        model = ember.nn.Linear(3, 1, bias=False)
+        with ember.no_grad():
+            model.weight.fill_(1.0)
+        ddp = DistributedDataParallel(model)
+        seen = []
+        if name == "allreduce":
+            ddp.register_comm_hook(None, default_hooks.allreduce_hook)
+        elif name == "fp16":
+            ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
+        elif name == "sum":
+            ddp.register_comm_hook(seen, _sum_hook)
+        elif name == "builtin_fp16":
+            ddp._register_builtin_comm_hook(dist.BuiltinCommHookType.FP16_COMPRESS)
+        ddp(ember.full((1, 3), float(rank + 1))).sum().backward()
+        results[name] = (model.weight.grad.tolist(), seen)
+    try:
+        ddp.register_comm_hook(None, default_hooks.allreduce_hook)
+        twice = None
+    except RuntimeError as error:
+        twice = str(error)
+    return results, twice

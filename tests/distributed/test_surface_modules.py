@@ -189,3 +189,30 @@ def test_breakpoint_skips_then_waits_in_a_barrier(monkeypatch):
         assert dist.group.WORLD._timeout == 3600
     finally:
         dist.destroy_process_group()
+
+
+def test_ddp_communication_hooks_across_two_ranks():
+    import _tasks_surface
+
+    for results, twice in world(2).run(_tasks_surface.ddp_comm_hooks):
+        for name in ("none", "allreduce", "fp16", "builtin_fp16"):
+            assert results[name][0] == [[1.5, 1.5, 1.5]], name
+        grads, seen = results["sum"]
+        assert grads == [[3.0, 3.0, 3.0]]  # the hook summed without averaging
+        (index, is_last, shapes, count, buffer), = seen
+        assert (index, is_last, shapes, count) == (0, True, [(1, 3)], 1)
+        assert buffer in ([1.0, 1.0, 1.0], [2.0, 2.0, 2.0])
+        assert twice == ("register_comm_hook or register_builtin_comm_hook can only be called "
+                         "once.")
+
+
+def test_work_future_is_torchs_future_type():
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        import ember
+
+        future = dist.all_reduce(ember.ones(2), async_op=True).get_future()
+        chained = future.then(lambda done: done.value()[0] * 2)
+        assert chained.wait().tolist() == [2.0, 2.0]
+    finally:
+        dist.destroy_process_group()

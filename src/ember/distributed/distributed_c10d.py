@@ -179,8 +179,11 @@ class Work:
         return self._result
 
     def get_future(self):
-        """A ``concurrent.futures.Future`` completed with the output tensors."""
-        done = concurrent.futures.Future()
+        """An :class:`ember.futures.Future` (torch's ``torch.futures.Future``) completed with
+        the output tensors: ``wait()``, ``value()``, ``then(callback)``."""
+        from ..futures import Future
+
+        done = Future()
         if self._future is None:
             done.set_result(self._result)
             return done

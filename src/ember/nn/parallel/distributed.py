@@ -69,6 +69,25 @@ class _Bucket:
         self.work = None
 
 
+class _HookWork:
+    """A communication hook's Future as a bucket's pending work: waiting copies the reduced
+    tensor it gives into the bucket's flat buffer."""
+
+    __slots__ = ("future", "bucket")
+
+    def __init__(self, future, bucket):
+        self.future, self.bucket = future, bucket
+
+    def wait(self):
+        reduced = self.future.wait()
+        flat = self.bucket.flat
+        if not isinstance(reduced, Tensor) or reduced.numel() != flat.numel():
+            raise RuntimeError("A communication hook's Future must give a tensor with the "
+                               "bucket's number of elements")
+        if reduced is not flat:
+            flat._data[...] = reduced._data.reshape(-1).astype(flat._data.dtype)
+
+
 class DistributedDataParallel(Module):
     """Data-parallel wrapper of ``module``: each rank runs its share of the batch, backward
     averages the gradients across ranks, so every replica takes the same optimiser step.
@@ -127,6 +146,7 @@ class DistributedDataParallel(Module):
         self._armed = False
         self._ready = None
         self._used = None
+        self._comm_hook = None  # (state, hook) from register_comm_hook
 
     # ------------------------------------------------------------ buckets
 
@@ -183,6 +203,10 @@ class DistributedDataParallel(Module):
 
     def _launch(self, bucket):
         flat = bucket.flat._data
+        if self._comm_hook is not None:
+            self._fill(bucket)
+            bucket.work = _HookWork(self._run_hook(bucket), bucket)
+            return
         for p, offset in zip(bucket.params, bucket.offsets):
             n = p._data.size
             if p.grad is None:
@@ -197,6 +221,55 @@ class DistributedDataParallel(Module):
         elif flat.dtype.name == "bfloat16":
             flat[...] = (flat.astype(np.float32) / self._world).astype(flat.dtype)
         bucket.work = _dist().all_reduce(bucket.flat, group=self.process_group, async_op=True)
+
+    def _fill(self, bucket):
+        """Copy the bucket's gradients into its flat buffer (zeros for missing ones)."""
+        flat = bucket.flat._data
+        for p, offset in zip(bucket.params, bucket.offsets):
+            n = p._data.size
+            if p.grad is None:
+                flat[offset:offset + n] = 0
+            else:
+                flat[offset:offset + n] = p.grad._data.reshape(-1)
+
+    def _run_hook(self, bucket):
+        """The registered communication hook on ``bucket``: a Future of the reduced flat
+        gradients."""
+        from ...distributed import GradBucket
+
+        index = self._buckets.index(bucket)
+        views = [bucket.flat[offset:offset + p.numel()].view(p.shape)
+                 for p, offset in zip(bucket.params, bucket.offsets)]
+        state, hook = self._comm_hook
+        return hook(state, GradBucket(index, bucket.flat, views, bucket.params,
+                                      index == len(self._buckets) - 1))
+
+    def register_comm_hook(self, state, hook):
+        """Reduce each bucket of gradients with ``hook(state, bucket)`` instead of averaging
+        it: ``bucket`` is a :class:`~ember.distributed.GradBucket`, and the hook returns a
+        Future of the reduced flat tensor (see
+        ``ember.distributed.algorithms.ddp_comm_hooks``). Register before the first backward.
+
+        Example::
+
+            >>> from ember.distributed.algorithms.ddp_comm_hooks import default_hooks
+            >>> ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
+        """
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        self._comm_hook = (state, hook)
+
+    def _register_builtin_comm_hook(self, comm_hook_type):
+        """Register one of the built-in hooks by its ``BuiltinCommHookType``."""
+        from ...distributed import BuiltinCommHookType
+        from ...distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        hooks = {BuiltinCommHookType.ALLREDUCE: default_hooks.allreduce_hook,
+                 BuiltinCommHookType.FP16_COMPRESS: default_hooks.fp16_compress_hook}
+        self.register_comm_hook(self.process_group, hooks[comm_hook_type])
 
     def _finish(self):
         self._armed = False
