@@ -825,3 +825,50 @@ def test_fused_gradients_accumulate_without_sharing_memory():
         f(tx, ty).backward()
     assert_same(gx, tx.grad)
     assert_same(gy, ty.grad)
+
+
+def test_backward_and_optimiser_steps_inside_break_the_graph():
+    net = ember.nn.Linear(3, 1)
+    eager = ember.nn.Linear(3, 1)
+    eager.load_state_dict(net.state_dict())
+
+    def train_step(model, optimizer, x):
+        optimizer.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    compiled = ember.compile(train_step)
+    optimizers = [ember.optim.SGD(m.parameters(), lr=0.1) for m in (net, eager)]
+    for seed in range(4):
+        x = ember.tensor(np.random.default_rng(seed).standard_normal((5, 3)).astype(np.float32))
+        assert_same(compiled(net, optimizers[0], x), train_step(eager, optimizers[1], x))
+    for a, b in zip(net.parameters(), eager.parameters()):
+        assert_same(a, b)
+    assert counters["graph_break"]
+
+    def clip_step(model, x):  # a gradient read without a backward inside
+        with ember.no_grad():
+            for p in model.parameters():
+                p.sub_(p.grad * 0.1)
+        return model(x).sum()
+
+    compiled_clip = ember.compile(clip_step)
+    for model, fn in ((net, compiled_clip), (eager, clip_step)):
+        for seed in range(3):
+            model.zero_grad()
+            model(ember.ones(2, 3) * seed).sum().backward()
+            fn(model, ember.ones(2, 3))
+    for a, b in zip(net.parameters(), eager.parameters()):
+        assert_same(a, b)
+
+
+def test_module_arguments_are_guarded():
+    net = ember.nn.Sequential(ember.nn.Linear(3, 3), ember.nn.Dropout(0.5))
+    compiled = ember.compile(lambda model, x: model(x))
+    x = ember.ones(2, 3)
+    compiled(net, x)
+    net.eval()
+    assert_same(compiled(net, x), net(x))
+    assert counters["stats"]["unique_graphs"] == 2

@@ -309,6 +309,13 @@ def _install_entry_points(tracer):
                                        Tensor.__dict__["__array__"]))
     swap(builtins, "print", breaking("print() (a side effect the compiled graph would not "
                                      "repeat)", builtins.print))
+    from .. import autograd
+
+    backward = "a backward pass inside the compiled function (gradients are written to .grad " \
+               "outside the graph)"
+    swap(Tensor, "backward", breaking(backward, Tensor.__dict__["backward"]))
+    swap(autograd, "backward", breaking(backward, autograd.backward))
+    swap(autograd, "grad", breaking(backward, autograd.grad))
     return saved
 
 
@@ -362,6 +369,7 @@ def capture(fn, inputs, rebuild=None, attr_names=None, attrs=(), dynamic_sizes=F
     _check_unrecorded_writes(tracer)
     tracer.check_random(default_generator)
     _check_writes_to_captured(tracer, graph)
+    _check_captured_gradients(tracer, attrs)
     if tracer.breaks:
         return Capture(None, tracer.breaks, {}, result, size_specialised)
     _drop_unread_sizes(graph)
@@ -438,6 +446,17 @@ def _check_writes_to_captured(tracer, graph):
             if not (source.inputs and _may_alias_first_input(source)):
                 break
             value = source.inputs[0]
+
+
+def _check_captured_gradients(tracer, attrs):
+    """A gradient read inside the function (an optimiser step, gradient clipping) would be
+    replayed from the tensor captured now, but ``.grad`` is a new tensor after each
+    backward: break."""
+    grads = {id(p._grad) for p in attrs if getattr(p, "_grad", None) is not None}
+    grads.update(id(t._grad) for t in tracer.captured.values()
+                 if getattr(t, "_grad", None) is not None)
+    if any(id(t) in grads for t in tracer.captured.values()):
+        tracer.graph_break("a parameter's .grad read inside the compiled function")
 
 
 _RANDOM_NAMES = frozenset([f"ember.{n}" for n in _RANDOM_FACTORIES]

@@ -32,6 +32,8 @@ def _spec(obj, tensors):
     if isinstance(obj, Tensor):
         tensors.append(obj)
         return "T"
+    if _is_module(obj):  # a module argument: its state is guarded as the compiled module's
+        return ("module", id(obj), module_state(tuple(obj.modules())))
     kind = type(obj)
     if kind in _PLAIN:
         return (kind, obj)
@@ -46,6 +48,12 @@ def _spec(obj, tensors):
     if isinstance(obj, tuple):  # a named tuple, torch.Size
         return (kind, tuple(_spec(o, tensors) for o in obj))
     return ("obj", kind, obj) if _hashable_by_value(obj) else ("id", id(obj))
+
+
+def _is_module(obj):
+    from ..nn.modules.module import Module
+
+    return isinstance(obj, Module)
 
 
 def _hashable_by_value(obj):
