@@ -920,14 +920,18 @@ def _graph_names(tensor):
     return names
 
 
-@pytest.mark.parametrize("cls,fused", [("LSTM", "LstmCellBackward0"),
-                                       ("GRU", "GruCellBackward0")])
-def test_layer_records_one_fused_node_per_step(cls, fused):
-    # one recurrent product and one fused node per step, not the dozen ops of the composition
+@pytest.mark.parametrize("cls,fused,count", [("LSTM", "MkldnnRnnLayerBackward0", 1),
+                                             ("GRU", "GruCellBackward0", 3)])
+def test_layer_records_one_fused_node_per_step(cls, fused, count):
+    # GRU: one recurrent product and one fused node per step, not the dozen ops of the
+    # composition; LSTM: one node for the whole layer, as torch's CPU LSTM records
     out = getattr(nn, cls)(3, 4)(ember.randn(3, 2, 3))[0]
     names = _graph_names(out)
-    assert names.count(fused) == 3
+    assert names.count(fused) == count
     assert "SigmoidBackward0" not in names and "TanhBackward0" not in names
+    if cls == "LSTM":
+        reference = torch.nn.LSTM(3, 4)(torch.randn(3, 2, 3))[0]
+        assert reference.grad_fn.name() == fused
 
 
 @pytest.mark.parametrize("cls,kw", [c for c in CELLS if c[1].get("nonlinearity") != "relu"],
@@ -957,3 +961,27 @@ def test_cells_forward_mode_ad_matches_torch_jvp(cls, kw):
         e_tangents = [fwAD.unpack_dual(r).tangent for r in res]
     for a, b in zip(e_tangents, t_tangents, strict=True):
         assert_same(a, b)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_whole_layer_op_matches_torch_on_a_long_sequence(bidirectional):
+    # the whole-layer op (one node per layer; one GEMM for W_hh's gradient) over 35 steps,
+    # with states and weights requiring grad, and its create_graph path (a replay of the steps)
+    rng = np.random.default_rng(23)
+    e, t = _pair("LSTM", 5, 6, num_layers=2, bidirectional=bidirectional)
+    xe, xt = _leaf(rng.standard_normal((35, 3, 5)))
+    states = [_leaf(s) for s in _states("LSTM", 2, 1 + bidirectional, 3, 6, None, rng)]
+    e_res = e(xe, _hx("LSTM", [s for s, _ in states]))
+    t_res = t(xt, _hx("LSTM", [s for _, s in states]))
+    _compare(_flat(e_res), _flat(t_res), [xe] + [s for s, _ in states] + list(e.parameters()),
+             [xt] + [s for _, s in states] + list(t.parameters()), rng)
+    h0e, h0t = states[0]
+    cot = rng.standard_normal((35, 3, 6 * (1 + bidirectional)))
+    (ge,) = ember.autograd.grad((e(xe, _hx("LSTM", [s for s, _ in states]))[0]
+                                 * ember.tensor(cot)).sum(), [h0e], create_graph=True)
+    (gt,) = torch.autograd.grad((t(xt, _hx("LSTM", [s for _, s in states]))[0]
+                                 * torch.from_numpy(cot)).sum(), [h0t], create_graph=True)
+    np.testing.assert_allclose(ge.detach().numpy(), gt.detach().numpy(), rtol=1e-6, atol=1e-9)
+    (gge,) = ember.autograd.grad(ge.square().sum(), [xe])
+    (ggt,) = torch.autograd.grad(gt.square().sum(), [xt])
+    np.testing.assert_allclose(gge.numpy(), ggt.numpy(), rtol=1e-6, atol=1e-9)

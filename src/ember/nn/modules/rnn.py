@@ -22,6 +22,8 @@ import warnings
 import numpy as np
 
 from ... import _dtype as dt
+from ..._tensor import _trace_state
+from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from ...ops._registry import defop
 from ...ops.creation import empty, zeros
@@ -91,22 +93,29 @@ def _blocks(ws, batch, widths):
     return out
 
 
-def _lstm_cell_kernel(xp, xw, hw, c):
-    dtype = xw.dtype
-    xw, hw, c = _to_compute((xw, hw, c))
+def _lstm_cell_into(xp, xw, hw, c, ws, h_new, c_new):
+    """One LSTM step's arithmetic into the given buffers: ``ws`` (flat workspace: the
+    activated gates (i, f, g, o) as one block, then tanh(c')), ``h_new`` and ``c_new``."""
     batch, hidden = c.shape
-    # flat workspace: the activated gates (i, f, g, o) as one block, then tanh(c')
-    ws = xp.empty(5 * batch * hidden, xw.dtype)
     gates, tc = _blocks(ws, batch, (4 * hidden, hidden))
     xp.add(xw, hw, out=gates)
     g = gates[:, 2 * hidden:3 * hidden]
     xp.tanh(g, out=tc)
     _sigmoid_(xp, gates)  # one pass over the whole block, then g is put back from tc
     g[...] = tc
-    c_new = gates[:, hidden:2 * hidden] * c
+    xp.multiply(gates[:, hidden:2 * hidden], c, out=c_new)
     c_new += gates[:, :hidden] * g
     xp.tanh(c_new, out=tc)
-    h_new = gates[:, 3 * hidden:] * tc
+    xp.multiply(gates[:, 3 * hidden:], tc, out=h_new)
+
+
+def _lstm_cell_kernel(xp, xw, hw, c):
+    dtype = xw.dtype
+    xw, hw, c = _to_compute((xw, hw, c))
+    batch, hidden = c.shape
+    ws = xp.empty(5 * batch * hidden, xw.dtype)
+    h_new, c_new = xp.empty((batch, hidden), xw.dtype), xp.empty((batch, hidden), xw.dtype)
+    _lstm_cell_into(xp, xw, hw, c, ws, h_new, c_new)
     h_new, c_new = _cast_back((h_new, c_new), dtype)
     return h_new, c_new, ws
 
@@ -122,9 +131,9 @@ _lstm_cell_op = defop("_lstm_cell", meta=_lstm_cell_meta, save_inputs=True, save
                       grad_name="LstmCellBackward0")(_lstm_cell_kernel)
 
 
-def _lstm_cell_backward_kernel(xp, gh, gc, c, ws):
-    dtype = gh.dtype
-    gh, gc, c = _to_compute((gh, gc, c))
+def _lstm_cell_backward_into(xp, gh, gc, c, ws, d):
+    """One LSTM step's backward: the gate gradients into ``d`` (batch, 4, hidden); returns the
+    gradient of the previous cell state."""
     batch, hidden = c.shape
     gates, tc = _blocks(ws, batch, (4 * hidden, hidden))
     act = gates.reshape(batch, 4, hidden)
@@ -134,7 +143,6 @@ def _lstm_cell_backward_kernel(xp, gh, gc, c, ws):
     dc *= o
     dc *= gh
     dc += gc                                  # gradient of c' (through h' and directly)
-    d = xp.empty((batch, 4, hidden), ws.dtype)
     xp.multiply(dc, g, out=d[:, 0])           # gradients of the activated gates ...
     xp.multiply(dc, c, out=d[:, 1])
     xp.multiply(dc, i, out=d[:, 2])
@@ -144,7 +152,17 @@ def _lstm_cell_backward_kernel(xp, gh, gc, c, ws):
     xp.multiply(g, g, out=slope[:, 2])
     xp.subtract(1, slope[:, 2], out=slope[:, 2])  # 1 - g^2 for tanh
     d *= slope
-    return _cast_back((d.reshape(batch, 4 * hidden), dc * f), dtype)
+    dc *= f
+    return dc
+
+
+def _lstm_cell_backward_kernel(xp, gh, gc, c, ws):
+    dtype = gh.dtype
+    gh, gc, c = _to_compute((gh, gc, c))
+    batch, hidden = c.shape
+    d = xp.empty((batch, 4, hidden), ws.dtype)
+    dc = _lstm_cell_backward_into(xp, gh, gc, c, ws, d)
+    return _cast_back((d.reshape(batch, 4 * hidden), dc), dtype)
 
 
 def _lstm_cell_backward_meta(gh, gc, c, ws):
@@ -420,12 +438,135 @@ def _project(mode, x, w_ih, b_ih, b_hh):
     return _recurrent_mm_op(x, w_ih.t(), w_ih, b_ih)
 
 
+# ------------------------------------------------------------------ one LSTM layer as one op
+#
+# Unpacked LSTM layers without projections run all their steps in one op: the forward loops
+# over the steps inside the kernel (no per-step tensors or graph nodes), and the first-order
+# backward loops back in one kernel, collecting the gate gradients of every step so that the
+# hidden-to-hidden weight gradient is one GEMM over the whole sequence instead of one skinny
+# GEMM (and one accumulation) per step.
+
+
+def _layer_order(steps, reverse):
+    return range(steps - 1, -1, -1) if reverse else range(steps)
+
+
+def _lstm_layer_kernel(xp, xw, h0, c0, w_t, w, *, steps, reverse):
+    """All ``steps`` of an LSTM layer: ``xw`` (steps * B, 4H) input projections (biases in),
+    ``w_t`` = W_hh^T (H, 4H) contiguous. Returns the outputs (steps * B, H), the last h and c,
+    the cell state after every step and every step's workspace (for the backward)."""
+    batch, hidden = h0.shape
+    out = xp.empty((steps, batch, hidden), xw.dtype)
+    cs = xp.empty((steps, batch, hidden), xw.dtype)
+    ws = xp.empty((steps, 5 * batch * hidden), xw.dtype)
+    hw = xp.empty((batch, 4 * hidden), xw.dtype)
+    xw3 = xw.reshape(steps, batch, 4 * hidden)
+    h, c = h0, c0
+    for t in _layer_order(steps, reverse):
+        xp.matmul(h, w_t, out=hw)
+        _lstm_cell_into(xp, xw3[t], hw, c, ws[t], out[t], cs[t])
+        h, c = out[t], cs[t]
+    return out.reshape(steps * batch, hidden), h.copy(), c.copy(), cs, ws
+
+
+def _lstm_layer_meta(xw, h0, c0, w_t, w, *, steps, reverse):
+    batch, hidden = h0.shape
+    state = ((batch, hidden), xw.dtype)
+    return ((steps * batch, hidden), xw.dtype), state, state, \
+        ((steps, batch, hidden), xw.dtype), ((steps, 5 * batch * hidden), xw.dtype)
+
+
+_lstm_layer_op = defop("_lstm_layer", meta=_lstm_layer_meta, save_inputs=True,
+                       save_output=True, multi_output=True, differentiable_outputs=(0, 1, 2),
+                       grad_name="MkldnnRnnLayerBackward0")(_lstm_layer_kernel)
+
+
+def _lstm_layer_backward_kernel(xp, g_out, g_h, g_c, h0, c0, w, out, cs, ws, *, steps,
+                                reverse):
+    """First-order gradients of :func:`_lstm_layer_kernel`: of ``xw``, ``h0``, ``c0`` and
+    ``w_t``."""
+    batch, hidden = h0.shape
+    g3 = g_out.reshape(steps, batch, hidden)
+    out3 = out.reshape(steps, batch, hidden)
+    gates = xp.empty((steps, batch, 4, hidden), out.dtype)
+    gh, gc = g_h.copy(), g_c
+    forward = list(_layer_order(steps, reverse))
+    for k in range(steps - 1, -1, -1):
+        t = forward[k]
+        gh += g3[t]
+        c_prev = c0 if k == 0 else cs[forward[k - 1]]
+        gc = _lstm_cell_backward_into(xp, gh, gc, c_prev, ws[t], gates[t])
+        gh = xp.matmul(gates[t].reshape(batch, 4 * hidden), w)
+    # the hidden state each step read, in step order: h0 first in the direction of the loop
+    h_prev = xp.empty((steps, batch, hidden), out.dtype)
+    if reverse:
+        h_prev[:-1], h_prev[-1] = out3[1:], h0
+    else:
+        h_prev[0], h_prev[1:] = h0, out3[:-1]
+    d_xw = gates.reshape(steps * batch, 4 * hidden)
+    d_w_t = xp.matmul(h_prev.reshape(steps * batch, hidden).T, d_xw)
+    return d_xw, gh, gc, d_w_t
+
+
+def _lstm_layer_backward_meta(g_out, g_h, g_c, h0, c0, w, out, cs, ws, *, steps, reverse):
+    batch, hidden = h0.shape
+    state = ((batch, hidden), g_out.dtype)
+    return ((steps * batch, 4 * hidden), g_out.dtype), state, state, \
+        ((hidden, 4 * hidden), g_out.dtype)
+
+
+_lstm_layer_backward_op = defop("_lstm_layer_backward", meta=_lstm_layer_backward_meta,
+                                multi_output=True)(_lstm_layer_backward_kernel)
+
+
+@_lstm_layer_op.defderivative
+def _lstm_layer_derivative(ctx, g_out, g_h, g_c, g_cs, g_ws, *, steps, reverse):
+    xw, h0, c0, w_t, w = ctx.inputs
+    if not grad_mode.state.enabled:
+        out, _, _, cs, ws = ctx.output
+        grads = _lstm_layer_backward_op(g_out, g_h, g_c, h0, c0, w, out, cs, ws, steps=steps,
+                                        reverse=reverse)
+        return (*grads, None)
+    # create_graph: replay the steps with the per-step ops and differentiate the replay, so
+    # that the gradient is itself differentiable in the inputs
+    from ...autograd import grad as _grad
+
+    inputs = [t for t in (xw, h0, c0, w_t) if t.requires_grad]
+    chunks = xw.split(h0.shape[0])
+    h, c = h0, c0
+    outs = [None] * steps
+    for t in _layer_order(steps, reverse):
+        h, c = _step_lstm(chunks[t], h, c, (w_t, w), None, None)
+        outs[t] = h
+    found = iter(_grad((cat(outs), h, c), inputs, (g_out, g_h, g_c), create_graph=True,
+                       allow_unused=True))
+    return tuple(next(found) if t.requires_grad else None for t in (xw, h0, c0, w_t)) + (None,)
+
+
+def _fused_layer_applies(step, xw, sizes, h0, c0, w_hh, w_hr):
+    """Whether :data:`_lstm_layer_op` runs this layer: an LSTM without projections on an
+    unpacked batch, one float32/float64 dtype throughout, and no trace or forward-mode AD
+    recording the steps (the ONNX exporter and vmap know the per-step ops)."""
+    if step is not _step_lstm or w_hr is not None or c0 is None or len(set(sizes)) != 1:
+        return False
+    dtype = xw._data.dtype
+    if dtype not in (np.float32, np.float64) or h0.shape[0] != sizes[0]:
+        return False
+    if any(t._data.dtype != dtype for t in (h0, c0, w_hh)):
+        return False
+    return _trace_state.tracer is None and _forward_ad._state.level is None
+
+
 def _run_direction(step, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
     """One layer in one direction over packed steps.
 
     ``xw`` is the (N, G) input projection of all steps; ``sizes`` the batch size of each step
     (non-increasing). Returns the (N, H_out) outputs and the final (h, c) of every sequence.
     """
+    if _fused_layer_applies(step, xw, sizes, h0, c0, w_hh, w_hr):
+        out, h, c, _, _ = _lstm_layer_op(xw, h0, c0, w_hh.t().contiguous(), w_hh,
+                                         steps=len(sizes), reverse=reverse)
+        return out, h, c
     # W^T made contiguous once per call (see _hidden_mm)
     w_hh = (w_hh.t().contiguous(), w_hh)
     w_hr = None if w_hr is None else (w_hr.t().contiguous(), w_hr)
