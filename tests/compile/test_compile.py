@@ -872,3 +872,19 @@ def test_module_arguments_are_guarded():
     net.eval()
     assert_same(compiled(net, x), net(x))
     assert counters["stats"]["unique_graphs"] == 2
+
+
+def test_deepcopy_of_a_compiled_module_compiles_its_own_copy():
+    import copy
+
+    net = ember.nn.Linear(2, 2)
+    compiled, t_compiled = ember.compile(net), torch.compile(torch.nn.Linear(2, 2))
+    x = ember.ones(1, 2)
+    compiled(x)
+    copied, t_copied = copy.deepcopy(compiled), copy.deepcopy(t_compiled)
+    assert copied._orig_mod is not net and type(copied) is type(compiled)
+    assert t_copied._orig_mod is not t_compiled._orig_mod
+    with ember.no_grad():
+        copied._orig_mod.weight.fill_(5.0)
+    assert_same(copied(x), copied._orig_mod(x))
+    assert_same(compiled(x), net(x))

@@ -330,6 +330,17 @@ class CompiledFunction:
             return f"{type(self._module).__name__}.forward"
         return getattr(self._fn, "__qualname__", None) or repr(self._fn)
 
+    def __deepcopy__(self, memo):
+        """A copy compiles afresh for the copied function or module (graphs hold the
+        original's tensors)."""
+        import copy
+
+        fn = copy.deepcopy(self._fn, memo)
+        module = None if self._module is None else copy.deepcopy(self._module, memo)
+        return CompiledFunction(fn, fullgraph=self._fullgraph, dynamic=self._dynamic,
+                                backend=self._backend_name, module=module,
+                                recompile_limit=self._limit)
+
     def __get__(self, obj, owner=None):  # a compiled method binds like a function
         if obj is None:
             return self
