@@ -101,6 +101,7 @@ class Node:
     _trace = None
     _unpack = None
     _saved_vcs = None
+    _special = False  # True once any of the above is set: the engine's plain path is off
 
     def __init__(self, op=None, params=None):
         self.op = op
@@ -191,6 +192,7 @@ class Node:
         grad_inputs."""
         if self._hooks is None:
             self._hooks = _HookDict()
+            self._special = True
         handle = RemovableHandle(self._hooks)
         self._hooks[handle.id] = fn
         return handle
@@ -199,6 +201,7 @@ class Node:
         """Call ``fn(grad_outputs)`` before this node runs; it may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = _HookDict()
+            self._special = True
         handle = RemovableHandle(self._pre_hooks)
         self._pre_hooks[handle.id] = fn
         return handle
@@ -243,6 +246,7 @@ class AccumulateGrad(Node):
     """The node at a leaf: adds the incoming gradient into the leaf's ``.grad``."""
 
     __slots__ = ("variable",)
+    _special = True  # the engine's general path accumulates into .grad
 
     def __init__(self, variable):
         Node.__init__(self)
@@ -389,6 +393,7 @@ def record(op, inputs, params, results):
         _pack_saved(node)
     if not _anomaly_on.none and anomaly_mode.state.enabled:
         node._trace = anomaly_mode.forward_trace()
+        node._special = True
     return node
 
 
@@ -512,6 +517,7 @@ def register_tensor_hook(tensor, hook):
         node = tensor.grad_fn
         if node._tensor_hooks is None:
             node._tensor_hooks = {}
+            node._special = True
         hooks = node._tensor_hooks.setdefault(tensor._output_nr, _HookDict())
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
@@ -543,6 +549,7 @@ def retain_grad(tensor):
 def _add_retain_hook(tensor, node):
     if node._retain_hooks is None:
         node._retain_hooks = {}
+        node._special = True
     node._retain_hooks[tensor._output_nr] = weakref.ref(tensor)
 
 
@@ -721,6 +728,13 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
 def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_graph,
              retain_graph, buffers, dependencies, ready, stolen):
     """Run one node: hooks, capture, derivative, then hand gradients to its children."""
+    if not node._special and needed is None and not targets and _profiling.recorder is None:
+        # the plain node (no hooks, not a leaf's, nothing captured): derivative and pass on
+        input_grads = node._apply(grads)
+        if not retain_graph:
+            node._release()
+        _pass_to_children(node, input_grads, needed, buffers, dependencies, ready)
+        return
     if node._tensor_hooks:
         for nr, hooks in node._tensor_hooks.items():
             if grads[nr] is not None:
@@ -781,7 +795,12 @@ def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_
                 input_grads = list(new)
     if not retain_graph:
         node._release()
+    _pass_to_children(node, input_grads, needed, buffers, dependencies, ready)
 
+
+def _pass_to_children(node, input_grads, needed, buffers, dependencies, ready):
+    """Add ``node``'s input gradients into its children's buffers; queue the children that
+    have now received every gradient they wait for."""
     for (child, nr), grad in zip(node.next_functions, input_grads):
         if child is None:
             continue
@@ -790,8 +809,9 @@ def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_
             if buf is None:
                 buf = buffers[child] = [None] * max(len(child._out_meta), 1)
             buf[nr] = grad if buf[nr] is None else add_gradients(buf[nr], grad)
-        dependencies[child] -= 1
-        if dependencies[child] == 0:
+        waiting = dependencies[child] - 1
+        dependencies[child] = waiting
+        if waiting == 0:
             heapq.heappush(ready, (-child._seq, id(child), child))
 
 
