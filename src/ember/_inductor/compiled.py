@@ -50,12 +50,13 @@ _ALL = []  # weak references would do; compiled functions are few and long-lived
 
 
 def reset():
-    """Forget every compiled graph (``torch._dynamo.reset``): the next calls capture again."""
+    """Forget every compiled graph (``torch._dynamo.reset``): the next calls capture again.
+    The counters keep counting, as torch's do."""
     for ref in _ALL:
         compiled = ref()
         if compiled is not None:
             compiled._clear()
-    counters.clear()
+    _ALL[:] = [ref for ref in _ALL if ref() is not None]
 
 
 def is_compiling():
