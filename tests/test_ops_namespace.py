@@ -616,3 +616,11 @@ def test_library_overloads_are_packets_like_torchs():
     traced = ember.fx.symbolic_trace(lambda x: ember.ops.nsover.scale.by(x, 2))
     assert "ember.ops.nsover.scale.by(" in traced.code
     assert traced(ember.ones(1)).tolist() == [2.0]
+
+
+def test_private_ops_module_holds_the_classes_as_torchs():
+    for lib in (ember, torch):
+        assert isinstance(lib.ops.aten.add.Tensor, lib._ops.OpOverload)
+        assert isinstance(lib.ops.aten.add, lib._ops.OpOverloadPacket)
+        assert isinstance(lib.ops.aten, lib._ops._OpNamespace)
+        assert not isinstance(lib.ops.aten.add, lib._ops.OpOverload)

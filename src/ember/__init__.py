@@ -195,6 +195,7 @@ from ._backend_info import *  # noqa: E402, F403  (has_lapack, get_device_module
 from .ops.native import *  # noqa: E402, F403  (native_layer_norm, ..., values_copy)
 from .ops.internal import *  # noqa: E402, F403  (_safe_softmax, segment_reduce, ...)
 from ._classes import classes  # noqa: E402  (torch.classes: custom-class namespaces)
+from . import _ops  # noqa: E402, F401  (torch._ops: OpOverload/OpOverloadPacket classes)
 from ._unsupported import *  # noqa: E402, F403  (TorchScript IR classes, quantization, float8)
 from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402
 
