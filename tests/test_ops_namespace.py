@@ -624,3 +624,24 @@ def test_private_ops_module_holds_the_classes_as_torchs():
         assert isinstance(lib.ops.aten.add, lib._ops.OpOverloadPacket)
         assert isinstance(lib.ops.aten, lib._ops._OpNamespace)
         assert not isinstance(lib.ops.aten.add, lib._ops.OpOverload)
+
+
+def test_subclasses_and_modes_see_overloads_as_torch():
+    seen = {}
+    for lib in (ember, torch):
+        class Sub(lib.Tensor):
+            pass
+
+        class Mode(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                if "aten" in str(func):
+                    names.append(str(func))
+                return func(*args, **(kwargs or {}))
+        names = []
+        x = lib.ones(2).as_subclass(Sub)
+        with Mode():
+            lib.ops.aten.sin.default(lib.ones(1))
+            lib.ops.aten.cos(lib.ones(1))
+        seen[lib] = (type(lib.ops.aten.add.Tensor(x, 1)).__name__,
+                     type(lib.ops.aten.mul(x, 2)).__name__, names)
+    assert seen[ember] == seen[torch] == ("Sub", "Sub", ["aten.sin.default", "aten.cos"])

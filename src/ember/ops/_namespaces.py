@@ -51,7 +51,7 @@ _OVERLOAD_WORDS = frozenset((
     "data dims correction reduce values a IntList any bins padding to offset tensors scale "
     "indices array stable alpha beta src two three from Sequence p device decimals start "
     "TensorList memory format mask step Self OutScalar sections all no stats intlist "
-    "Dimname dimname names names_dim index using ints layout sizes left right Other "
+    "Dimname dimname names index using ints layout sizes left right Other "
     "ScalarOpt sparse storage Storage max min unary deprecated OutTensor ScalarOther "
     "ScalarSelf ScalarAndTensor Device lengths offsets"
 ).split())
