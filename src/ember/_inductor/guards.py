@@ -71,15 +71,21 @@ def tensor_meta(t):
 def module_state(modules):
     """Each module's training flag, plain attributes, the identity of what it holds (its
     parameters, buffers, children and other tensor attributes) and its hooks."""
-    return tuple((m.training,
-                  tuple(map(id, m._parameters.values())),
-                  tuple(map(id, m._buffers.values())),
-                  tuple(map(id, m._modules.values())),
-                  tuple((k, v) for k, v in m.__dict__.items() if type(v) in _PLAIN),
-                  tuple(id(v) for v in m.__dict__.values() if isinstance(v, Tensor)),
-                  tuple(map(id, getattr(m, "_forward_hooks", {}).values())),
-                  tuple(map(id, getattr(m, "_forward_pre_hooks", {}).values())))
-                 for m in modules)
+    return tuple([_one_module(m) for m in modules])
+
+
+def _one_module(m):
+    attributes = m.__dict__
+    return (tuple(map(id, m._parameters.values())),
+            tuple(map(id, m._buffers.values())),
+            tuple(map(id, m._modules.values())),
+            tuple([(k, v) if type(v) in _PLAIN else id(v) for k, v in attributes.items()
+                   if type(v) in _PLAIN or isinstance(v, Tensor)]),
+            tuple(map(id, attributes.get("_forward_hooks", _EMPTY).values())),
+            tuple(map(id, attributes.get("_forward_pre_hooks", _EMPTY).values())))
+
+
+_EMPTY = {}
 
 
 def referenced_objects(fn):
