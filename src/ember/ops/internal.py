@@ -371,7 +371,8 @@ def _segment_lengths(data, lengths, indices, offsets, axis, unsafe):
     if given.dim() - 1 != axis:
         raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of "
                            f"{'lengths' if lengths is not None else 'offsets'} but got {axis}.")
-    counts = given.numpy() if lengths is not None else np.diff(offsets.numpy(), axis=-1)
+    counts = given.cpu().numpy() if lengths is not None else \
+        np.diff(offsets.cpu().numpy(), axis=-1)
     if unsafe:
         return counts
     if (counts < 0).any():
