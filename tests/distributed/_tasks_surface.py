@@ -102,3 +102,45 @@ def ddp_comm_hooks(rank, world_size):
     except RuntimeError as error:
         twice = str(error)
     return results, twice
+
+
+def _pipeline_model():
+    import ember
+
+    ember.manual_seed(3)
+    return ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.Tanh(), ember.nn.Linear(8, 2))
+
+
+def pipeline_step(rank, world_size, schedule_name):
+    """One pipelined step of a 3-layer model over two ranks, and the same step unsplit: the
+    gradients of each rank's layers, the outputs and the losses."""
+    import ember
+    from ember.distributed.pipelining import PipelineStage
+    from ember.distributed.pipelining.schedules import get_schedule_class
+
+    ember.manual_seed(5)
+    x, y = ember.randn(8, 4), ember.randn(8, 2)
+    whole = _pipeline_model()
+    loss = ember.nn.functional.mse_loss(whole(x), y)
+    loss.backward()
+    full = _pipeline_model()
+    part = full[:2] if rank == 0 else full[2:]
+    stage = PipelineStage(part, rank, world_size, ember.device("cpu"))
+    schedule = get_schedule_class(schedule_name)(stage, n_microbatches=4,
+                                                 loss_fn=ember.nn.functional.mse_loss)
+    losses = []
+    if rank == 0:
+        output = schedule.step(x)
+        mine, expected = part, whole[:2]
+    else:
+        output = schedule.step(target=y, losses=losses)
+        mine, expected = part, whole[2:]
+    grads_match = all(ember.allclose(a.grad, b.grad, atol=1e-6)
+                      for a, b in zip(mine.parameters(), expected.parameters()))
+    if rank == 1:
+        output_match = ember.allclose(output, whole(x), atol=1e-6)
+        chunk_losses = [ember.nn.functional.mse_loss(whole(xc), yc).item()
+                        for xc, yc in zip(x.chunk(4), y.chunk(4))]
+        losses_match = all(abs(a.item() - b) < 1e-6 for a, b in zip(losses, chunk_losses))
+        return grads_match, output_match, losses_match, len(losses)
+    return grads_match, output is None

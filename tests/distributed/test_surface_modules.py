@@ -216,3 +216,36 @@ def test_work_future_is_torchs_future_type():
         assert chained.wait().tolist() == [2.0, 2.0]
     finally:
         dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("schedule", ["GPipe", "1F1B"])
+def test_pipeline_schedules_match_the_unsplit_model(schedule):
+    import _tasks_surface
+
+    first, last = world(2).run(_tasks_surface.pipeline_step, schedule)
+    assert first == [True, True] or first == (True, True)
+    assert tuple(last) == (True, True, True, 4)
+
+
+def test_pipelining_names_torch_builds_by_tracing_are_refused():
+    import torch.distributed.pipelining as theirs
+
+    from ember.distributed import pipelining as ours
+    from ember.distributed.pipelining.schedules import get_schedule_class
+
+    assert set(theirs.__all__) <= set(dir(ours))
+    assert [m for m in ours.SplitPoint.__members__] == \
+        [m for m in theirs.SplitPoint.__members__]
+    assert ours.pipe_split() is None
+    with pytest.raises(NotImplementedError, match="split the model by hand"):
+        ours.pipeline(None, ())
+    with pytest.raises(NotImplementedError, match="ScheduleGPipe or Schedule1F1B"):
+        ours.ScheduleInterleaved1F1B([], 4)
+    assert get_schedule_class("gpipe") is ours.ScheduleGPipe
+    assert theirs.schedules.get_schedule_class("gpipe").__name__ == "ScheduleGPipe"
+    with pytest.raises(NotImplementedError, match="py-spy"):
+        dist.debug.start_debug_server()
+    from ember.distributed.flight_recorder import fr_trace
+
+    with pytest.raises(NotImplementedError, match="flight-recorder"):
+        fr_trace.main([])

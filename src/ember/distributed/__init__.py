@@ -50,7 +50,8 @@ from .rendezvous import register_rendezvous_handler, rendezvous  # noqa: E402, F
 _LAZY_SUBMODULES = ("rpc", "autograd", "optim", "algorithms", "checkpoint", "fsdp", "launch",
                     "nn", "run", "tensor", "_tensor", "c10d_logger", "collective_utils",
                     "config", "constants", "logging_handlers", "remote_device", "utils",
-                    "argparse_util", "elastic", "launcher")
+                    "argparse_util", "elastic", "launcher", "pipelining", "debug",
+                    "flight_recorder")
 
 
 def __getattr__(name):
