@@ -350,3 +350,7 @@ def test_gradcheck_through_nested_operations():
         return out.to_padded_tensor(0.5)
 
     assert ember.autograd.gradcheck(fn, (*inputs, weight))
+
+
+def test_every_torch_nested_name_exists():
+    assert set(torch.nested.__all__) <= set(dir(ember.nested))
