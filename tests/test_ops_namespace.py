@@ -496,6 +496,8 @@ ATEN_FORMS = {
                           leaf(3, 3, seed=1), True),
     "_unsafe_index_put": lambda: (leaf(3, 4), [torch.tensor([2, 0]), None], leaf(4, seed=1)),
     "_unsafe_view": lambda: (leaf(3, 4), [2, 6]),
+    "expand": lambda: (leaf(1, 4), [3, 4]),
+    "lift_fresh_copy": lambda: (leaf(3),),
     "avg_pool2d_backward": lambda: (leaf(1, 2, 3, 3), leaf(1, 2, 6, 6, seed=1), [2, 2],
                                     [2, 2], [0, 0], False, True, None),
     "_adaptive_avg_pool2d_backward": lambda: (leaf(1, 2, 3, 2), leaf(1, 2, 7, 5, seed=1)),
@@ -565,6 +567,9 @@ def test_group_norm_backward_double_backward_by_finite_differences():
 
 def test_aten_forms_keywords_copies_and_sizes():
     compare_grads("gelu", lambda: (leaf(6),), kwargs={"approximate": "tanh"})
+    compare_grads("expand", lambda: (leaf(1, 3), [2, 3]), kwargs={"implicit": True})
+    x, t = ember.ones(2), torch.ones(2)
+    assert aten.lift_fresh(x) is x and torch.ops.aten.lift_fresh(t) is t
     compare_grads("_to_copy", lambda: (leaf(3),), kwargs={"dtype": torch.float32}, rtol=1e-6)
     assert_same(aten.upsample_nearest2d.vec(ember.ones(1, 1, 2, 3), None, [2.0, 0.5]),
                 torch.ops.aten.upsample_nearest2d.vec(torch.ones(1, 1, 2, 3), None, [2.0, 0.5]))

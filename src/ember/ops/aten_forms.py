@@ -32,7 +32,8 @@ ATEN_ONLY = (
     "sym_stride", "sym_numel", "sym_storage_offset", "sym_is_contiguous",
     "native_layer_norm_backward", "native_group_norm_backward", "convolution_backward",
     "avg_pool2d_backward", "_adaptive_avg_pool2d_backward", "_fft_c2c", "_fft_r2c", "_fft_c2r",
-    "index", "_unsafe_index", "index_put", "_unsafe_index_put", "_unsafe_view",
+    "index", "_unsafe_index", "index_put", "_unsafe_index_put", "_unsafe_view", "expand",
+    "lift_fresh", "lift_fresh_copy",
 )
 
 
@@ -565,6 +566,40 @@ def alias(self):
         (True, tensor([1., 1.]))
     """
     return self.view(self.shape)
+
+
+def expand(self, size, *, implicit=False):
+    """``self.expand(size)`` (``implicit``: an expansion torch inserted itself; no effect).
+
+    Example::
+
+        >>> ember.ops.aten.expand(ember.ones(1, 2), [3, 2], implicit=True).shape
+        ember.Size([3, 2])
+    """
+    return self.expand(size)
+
+
+def lift_fresh(self):
+    """``self``: torch's marker for a constant tensor entering a traced program.
+
+    Example::
+
+        >>> x = ember.ones(1)
+        >>> ember.ops.aten.lift_fresh(x) is x
+        True
+    """
+    return self
+
+
+def lift_fresh_copy(self):
+    """A copy of ``self`` (the functional form of :func:`lift_fresh`).
+
+    Example::
+
+        >>> ember.ops.aten.lift_fresh_copy(ember.ones(1))
+        tensor([1.])
+    """
+    return self.clone()
 
 
 def _local_scalar_dense(self):
