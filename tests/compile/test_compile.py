@@ -891,3 +891,28 @@ def test_deepcopy_of_a_compiled_module_compiles_its_own_copy():
         copied._orig_mod.weight.fill_(5.0)
     assert_same(copied(x), copied._orig_mod(x))
     assert_same(compiled(x), net(x))
+
+
+def test_autocast_replays_the_recorded_casts_once():
+    net = ember.nn.Sequential(ember.nn.Linear(4, 4), ember.nn.GELU(), ember.nn.Linear(4, 2))
+    compiled = ember.compile(net)
+    for seed in range(3):
+        x = ember.tensor(np.random.default_rng(seed).standard_normal((3, 4)).astype(np.float32))
+        with ember.autocast("cpu", dtype=ember.bfloat16):
+            got, want = compiled(x), net(x)
+        assert got.dtype == want.dtype == ember.bfloat16
+        assert_same(got.float(), want.float(), rtol=0, atol=0)
+
+
+def test_a_no_grad_decorated_function_runs_its_graph_without_grad():
+    @ember.compile
+    @ember.no_grad()
+    def f(x):
+        return (x * 2).exp().sum()
+
+    x = ember.ones(3, requires_grad=True)
+    for _ in range(2):
+        out = f(x)
+        assert not out.requires_grad and out.item() == pytest.approx(3 * math.exp(2))
+    graph = next(iter(f._static.values())).graph
+    assert all(n.kind != "call" for n in graph.nodes)  # primitives, fusible

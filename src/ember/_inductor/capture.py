@@ -110,8 +110,10 @@ class Capture:
     """What one capture found: the graph (or None after a break), the break reasons, the
     live tensors the graph reads by name, and the eager result of the call."""
 
-    def __init__(self, graph, breaks, captured, result, size_specialised, spec=None):
+    def __init__(self, graph, breaks, captured, result, size_specialised, spec=None,
+                 grad_enabled=None):
         self.graph = graph
+        self.grad_enabled = grad_enabled  # run the whole graph in this grad mode (None: as is)
         self.spec = spec                # rebuilds the output from the graph's flat outputs
         self.breaks = breaks            # [(reason, FrameSummary or None)]
         self.captured = captured        # {"captured_N": tensor}
@@ -375,10 +377,12 @@ def capture(fn, inputs, rebuild=None, attr_names=None, attrs=(), dynamic_sizes=F
     _drop_unread_sizes(graph)
     _resolve_calls(graph)
     _name_inputs(graph)
-    _run_in_recorded_modes(tracer, graph)
+    whole = _one_recorded_mode(tracer, graph)
+    if whole is None:
+        _run_in_recorded_modes(tracer, graph)
     if tracer.breaks:
         return Capture(None, tracer.breaks, {}, result, size_specialised)
-    return Capture(graph, [], tracer.captured, result, size_specialised, spec)
+    return Capture(graph, [], tracer.captured, result, size_specialised, spec, whole)
 
 
 def flatten_output(graph, output):
@@ -493,6 +497,17 @@ class InGradMode:
             return self.function(*args, **kwargs)
         finally:
             grad_mode.state.enabled = saved
+
+
+def _one_recorded_mode(tracer, graph):
+    """The grad mode every computing node was recorded in, when it is one mode other than
+    the call's (a function decorated with ``@no_grad()``): the whole graph then runs in it,
+    and its nodes stay primitives that the passes can fuse."""
+    computing = [n for n in graph.nodes if n.kind not in (GET_ATTR, "constant")]
+    modes = {tracer.modes.get(id(n)) for n in computing}
+    if len(modes) == 1 and None not in modes:
+        return modes.pop()
+    return None
 
 
 def _run_in_recorded_modes(tracer, graph):

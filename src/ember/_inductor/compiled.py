@@ -194,6 +194,7 @@ class CompiledFunction:
         if run is None:
             self._static[key] = _Entry(key, None, None)
             return
+        run = _in_modes(run, found.grad_enabled, key[0][3])
         self._static[key] = _Entry(key, run, spec, graph=graph)
         if any(dynamic) and not found.size_specialised:
             masked = guards.mask_shapes(key[1], dynamic)
@@ -346,6 +347,27 @@ class CompiledFunction:
         if obj is None:
             return self
         return functools.partial(self.__call__, obj)
+
+
+def _in_modes(run, grad_enabled, autocast_on):
+    """``run`` in grad mode ``grad_enabled`` (None: the caller's), and without autocast when
+    the call had it on: the casts autocast made are nodes of the graph already, and casting
+    again would round twice."""
+    if grad_enabled is None and not autocast_on:
+        return run
+    from ..autograd import grad_mode
+    from ..ops._registry import autocast_state
+
+    def run_in_modes(tensors):
+        saved = grad_mode.state.enabled, autocast_state.on
+        if grad_enabled is not None:
+            grad_mode.state.enabled = grad_enabled
+        autocast_state.on = False
+        try:
+            return run(tensors)
+        finally:
+            grad_mode.state.enabled, autocast_state.on = saved
+    return run_in_modes
 
 
 def _same_graph(a, b, captured_a, captured_b):
