@@ -249,7 +249,10 @@ class AccumulateGrad(Node):
     _special = True  # the engine's general path accumulates into .grad
 
     def __init__(self, variable):
-        Node.__init__(self)
+        # every slot set once, here (a leaf's node is made again for each graph that uses it)
+        self.op = self.params = self._saved = self._saved_versions = self._saved_out = None
+        self.next_functions = self.needs_input_grad = self._saved_versions_out = ()
+        self._input_meta = ()
         self.variable = variable
         self._seq = _LAST  # run as soon as ready, as torch does
         self._out_meta = ((variable._data.shape, variable._data.dtype, variable._device),)
