@@ -158,3 +158,28 @@ def test_threads_share_plans_safely():
         thread.join()
     for mine, reference in zip(results, expected):
         np.testing.assert_allclose(mine, reference, atol=1e-4)
+
+
+@needs_onednn
+def test_forked_child_runs_convolutions_after_a_multithreaded_parent():
+    # GNU OpenMP's pool does not survive fork: the child must not wait for the parent's threads
+    import multiprocessing
+
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((8, 16, 32, 32)).astype(np.float32)
+    w = rng.standard_normal((16, 16, 3, 3)).astype(np.float32)
+    expected = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding=1).numpy()
+    previous = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        ember.nn.functional.conv2d(ember.tensor(x), ember.tensor(w), padding=1)  # the pool
+        context = multiprocessing.get_context("fork")
+        with context.Pool(1) as pool:
+            result = pool.apply_async(_conv_in_child, (x, w)).get(timeout=60)
+    finally:
+        ember.set_num_threads(previous)
+    np.testing.assert_allclose(result, expected, atol=1e-4)
+
+
+def _conv_in_child(x, w):
+    return ember.nn.functional.conv2d(ember.tensor(x), ember.tensor(w), padding=1).numpy()

@@ -162,6 +162,7 @@ def _load():
                         except (OSError, AttributeError, _OneDNNError):
                             continue
                         _follow_thread_setting()
+                        os.register_at_fork(after_in_child=_after_fork_in_child)
                         break
             _load_attempted = True
     return _library
@@ -174,6 +175,20 @@ def _follow_thread_setting():
 
     if _threads._num_threads is not None:
         _threads.set_num_threads(_threads._num_threads)
+
+
+def _after_fork_in_child():
+    """GNU OpenMP's thread pool does not survive ``fork``: a child that entered a parallel
+    region with the parent's threads would wait for them forever (DataLoader workers, Hogwild
+    processes). The child runs oneDNN on one thread, with primitives built anew (the parent's
+    bake in its thread count)."""
+    global _load_lock
+    _load_lock = threading.Lock()   # another thread of the parent may have held it
+    _PLANS.clear()
+    try:
+        ctypes.CDLL("libgomp.so.1").omp_set_num_threads(1)
+    except (OSError, AttributeError):  # a oneDNN built on another runtime
+        pass
 
 
 _switches = None
