@@ -916,3 +916,19 @@ def test_a_no_grad_decorated_function_runs_its_graph_without_grad():
         assert not out.requires_grad and out.item() == pytest.approx(3 * math.exp(2))
     graph = next(iter(f._static.values())).graph
     assert all(n.kind != "call" for n in graph.nodes)  # primitives, fusible
+
+
+def test_tensor_hooks_inside_break_the_graph():
+    def f(x):
+        y = x * 2
+        y.register_hook(lambda g: g * 10)
+        return y.sum()
+
+    compiled = ember.compile(f)
+    for _ in range(2):
+        x = ember.ones(2, requires_grad=True)
+        compiled(x).backward()
+        tx = torch.ones(2, requires_grad=True)
+        f(tx).backward()
+        assert_same(x.grad, tx.grad)
+    assert any("register_hook" in reason for reason in counters["graph_break"])

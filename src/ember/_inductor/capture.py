@@ -316,6 +316,10 @@ def _install_entry_points(tracer):
     backward = "a backward pass inside the compiled function (gradients are written to .grad " \
                "outside the graph)"
     swap(Tensor, "backward", breaking(backward, Tensor.__dict__["backward"]))
+    for method in ("register_hook", "retain_grad", "requires_grad_"):
+        swap(Tensor, method, breaking(f"Tensor.{method}() inside the compiled function (the "
+                                      "graph does not record autograd settings)",
+                                      Tensor.__dict__[method]))
     swap(autograd, "backward", breaking(backward, autograd.backward))
     swap(autograd, "grad", breaking(backward, autograd.grad))
     return saved
