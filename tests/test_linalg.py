@@ -131,6 +131,28 @@ def test_products():
                 torch.addmm(tc_, ta_, tb_, beta=0.5, alpha=1.5))
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("scalars", [{}, dict(beta=0.6, alpha=0.2), dict(beta=0)])
+def test_half_precision_products_round_once(dtype, scalars):
+    """torch computes addmm, baddbmm, linear and each batch step of addbmm in float32 and
+    rounds to half once; rounding every intermediate moved results by units of their last
+    place."""
+    rng = np.random.default_rng(8)
+
+    def values(*shape):
+        return pair(rng.uniform(-9, 9, shape), dtype)
+    (ei, ti), (e1, t1), (e2, t2), (eb, tb) = (values(5, 10), values(5, 5, 5), values(5, 5, 10),
+                                              values(5, 5, 10))
+    exact = dict(rtol=0, atol=0)
+    assert_same(ember.addbmm(ei, e1, e2, **scalars), torch.addbmm(ti, t1, t2, **scalars), **exact)
+    assert_same(ember.baddbmm(eb, e1, e2, **scalars), torch.baddbmm(tb, t1, t2, **scalars),
+                **exact)
+    assert_same(ember.addmm(ei, e1[0], e2[0], **scalars), torch.addmm(ti, t1[0], t2[0], **scalars),
+                **exact)
+    assert_same(ember.nn.functional.linear(e1[0], e2[0].t(), ei[0]),
+                torch.nn.functional.linear(t1[0], t2[0].t(), ti[0]), **exact)
+
+
 @pytest.mark.parametrize("kinds", [("bool", "bool", "bool"), ("int64", "bool", "bool"),
                                    ("bool", "int64", "int64"), ("int32", "int64", "int64")])
 @pytest.mark.parametrize("scalars", [{}, dict(beta=3, alpha=2), dict(beta=0), dict(alpha=0),

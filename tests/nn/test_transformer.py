@@ -210,6 +210,21 @@ def test_sdpa_low_precision_dtypes(dtype):
                     TF.scaled_dot_product_attention(*t, **kw_t), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sdpa_half_precision_rounds_once(dtype):
+    """torch computes half-precision attention in float32 and rounds once: with large scores
+    (inputs up to 9, as torch's OpInfo samples) rounding every step missed its result."""
+    rng = RNG(9)
+    q, k, v = (rng.uniform(-9, 9, shape) for shape in [(4, 4, 3, 8), (4, 4, 6, 8), (4, 4, 6, 8)])
+    e_dtype, t_dtype = getattr(ember, dtype), getattr(torch, dtype)
+    e = [_e(a).to(e_dtype) for a in (q, k, v)]
+    t = [_t(a).to(t_dtype) for a in (q, k, v)]
+    tol = {"float16": 1e-2, "bfloat16": 5e-2}[dtype]  # the OpInfo tolerances
+    for causal in (False, True):
+        assert_same(F.scaled_dot_product_attention(*e, is_causal=causal),
+                    TF.scaled_dot_product_attention(*t, is_causal=causal), rtol=tol, atol=tol)
+
+
 def test_sdpa_float32_mask_on_float64_query_keeps_query_dtype():
     rng = RNG(6)
     q, k, v = (rng.standard_normal((2, 3, 4)) for _ in range(3))

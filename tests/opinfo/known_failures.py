@@ -7,9 +7,6 @@ its entry. This list only shrinks.
 """
 
 KNOWN_FAILURES = {
-    ('addbmm', 'forward'):
-        "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
-        'the tolerance',
     ('as_strided_scatter', 'backward'):
         "torch's gradient for input is wrong: it keeps the incoming gradient at the "
         'scattered positions and zeroes the rest (flagged in review of '
@@ -39,12 +36,6 @@ KNOWN_FAILURES = {
         "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
         'the tolerance',
     ('nn.functional.conv_transpose3d', 'forward'):
-        "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
-        'the tolerance',
-    ('nn.functional.multi_head_attention_forward', 'forward'):
-        "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
-        'the tolerance',
-    ('nn.functional.scaled_dot_product_attention', 'forward'):
         "float16/bfloat16: rounding of intermediate results differs from torch's beyond "
         'the tolerance',
     ('nn.functional.soft_margin_loss', 'forward'):

@@ -21,6 +21,7 @@ from .. import return_types as _return_types
 from .._device import META
 from .._tensor import Tensor
 from ._operands import operator_method, wrap_dim
+from ._precision import in_float32, is_half
 from ._registry import Op, defop, inplace, write_out
 from ._util import host_values, linalg_errors
 
@@ -456,6 +457,15 @@ def _scaled_sum(input, product, beta, alpha):
     return expanded + product
 
 
+def _add_product(product, input, a, b, beta, alpha):
+    """``beta * input + alpha * product(a, b)``; in half precision computed in float32 and
+    rounded once, as torch's CPU kernels do."""
+    if is_half(a):
+        return in_float32(lambda i, x, y: _scaled_sum(i, product(x, y), beta, alpha),
+                          input, a, b)
+    return _scaled_sum(input, product(a, b), beta, alpha)
+
+
 def _same_dtype(input, *others, style):
     if all(o._data.dtype == input._data.dtype for o in others):
         return
@@ -480,7 +490,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
                 [6., 6.]])
     """
     _same_dtype(input, mat1, mat2, style="mm")
-    return write_out(_scaled_sum(input, mm(mat1, mat2), beta, alpha), out, "addmm")
+    return write_out(_add_product(mm, input, mat1, mat2, beta, alpha), out, "addmm")
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
@@ -492,7 +502,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
         tensor([4., 4.])
     """
     _same_dtype(input, mat, vec, style="mv")
-    return write_out(_scaled_sum(input, mv(mat, vec), beta, alpha), out, "addmv")
+    return write_out(_add_product(mv, input, mat, vec, beta, alpha), out, "addmv")
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
@@ -543,7 +553,14 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
                 [12., 12.]])
     """
     _same_dtype(input, batch1, batch2, style="mm")
-    product = bmm(batch1, batch2).sum(0)
+    if is_half(input) and batch1._data.shape[0]:
+        # torch adds one product after another, each step an addmm rounded to half once
+        result = input
+        for b in range(batch1._data.shape[0]):
+            result = _add_product(mm, result, batch1[b], batch2[b], beta if b == 0 else 1,
+                                  alpha)
+        return write_out(result, out, "addbmm")
+    product = bmm(batch1, batch2).sum(0, dtype=batch1.dtype)  # integers stay integers
     return write_out(_scaled_sum(input, product, beta, alpha), out, "addbmm")
 
 
@@ -556,7 +573,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         ember.Size([3, 2, 2])
     """
     _same_dtype(input, batch1, batch2, style="bmm")
-    return write_out(_scaled_sum(input, bmm(batch1, batch2), beta, alpha), out, "baddbmm")
+    return write_out(_add_product(bmm, input, batch1, batch2, beta, alpha), out, "baddbmm")
 
 
 def chain_matmul(*matrices, out=None):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
+from ...ops._precision import in_float32, is_half
 from ...ops._registry import Op, _short_name
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import cat, pad
@@ -138,7 +139,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         attn_mask = attn_mask._materialize(query.device)
     _sdpa_checks(query, key, value, attn_mask, dropout_p, is_causal)
     _sdpa_backends.check_cpu_kernel(query, key, value, attn_mask, dropout_p, enable_gqa)
-    L, S = query.shape[-2], key.shape[-2]
     head_dim = query.shape[-1]
     scale_factor = (1.0 / math.sqrt(head_dim) if head_dim else math.inf) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
@@ -151,9 +151,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                 key = key.repeat_interleave(hq // hk, dim=-3)
             if hv != hq:
                 value = value.repeat_interleave(hq // hv, dim=-3)
-    scores = (query * scale_factor).matmul(key.transpose(-2, -1))
+    if is_half(query):  # torch's CPU kernels compute it in float32 and round once
+        return in_float32(_attention, query, key, value, attn_mask, dropout_p=dropout_p,
+                          is_causal=is_causal, scale=scale_factor)
+    return _attention(query, key, value, attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                      scale=scale_factor)
+
+
+def _attention(query, key, value, attn_mask, *, dropout_p, is_causal, scale):
+    """``softmax(query @ key^T * scale + mask) @ value``, with the mask of ``is_causal`` or
+    ``attn_mask`` (bool: True may attend; float: added) and dropout on the weights."""
+    scores = (query * scale).matmul(key.transpose(-2, -1))
     if is_causal:
-        allowed = query.new_ones((L, S), dtype=dt.bool).tril()
+        allowed = query.new_ones((query.shape[-2], key.shape[-2]), dtype=dt.bool).tril()
         scores = scores.masked_fill(allowed.logical_not(), float("-inf"))
     elif attn_mask is not None:
         if attn_mask.dtype is dt.bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ...ops._precision import in_float32, is_half
+
 __all__ = ["linear", "bilinear"]
 
 
@@ -13,6 +15,12 @@ def linear(input, weight, bias=None):
         >>> F.linear(ember.ones(2, 3), ember.ones(4, 3)).shape
         ember.Size([2, 4])
     """
+    if is_half(weight):  # torch's CPU kernel computes it in float32 and rounds once
+        return in_float32(_linear, input, weight, bias)
+    return _linear(input, weight, bias)
+
+
+def _linear(input, weight, bias):
     if weight.ndim != 2:
         output = input.matmul(weight)
     elif input.ndim > 2:
