@@ -932,3 +932,21 @@ def test_tensor_hooks_inside_break_the_graph():
         f(tx).backward()
         assert_same(x.grad, tx.grad)
     assert any("register_hook" in reason for reason in counters["graph_break"])
+
+
+def test_custom_autograd_functions_inside_break_the_graph():
+    class Double(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 100  # not the true derivative: shows whose backward ran
+
+    compiled = ember.compile(lambda x: Double.apply(x).sum())
+    for _ in range(2):
+        x = ember.ones(2, requires_grad=True)
+        compiled(x).backward()
+        assert x.grad.tolist() == [100.0, 100.0]
+    assert any("Double.apply" in reason for reason in counters["graph_break"])

@@ -316,6 +316,16 @@ def _install_entry_points(tracer):
     backward = "a backward pass inside the compiled function (gradients are written to .grad " \
                "outside the graph)"
     swap(Tensor, "backward", breaking(backward, Tensor.__dict__["backward"]))
+    from ..autograd.function import Function
+
+    apply = Function.__dict__["apply"].__func__
+
+    def breaking_apply(cls, *args, **kwargs):
+        if _active(tracer):
+            tracer.graph_break(f"{cls.__name__}.apply(): a custom autograd.Function (its "
+                               "backward is not part of the recorded graph)")
+        return apply(cls, *args, **kwargs)
+    swap(Function, "apply", classmethod(breaking_apply))
     for method in ("register_hook", "retain_grad", "requires_grad_"):
         swap(Tensor, method, breaking(f"Tensor.{method}() inside the compiled function (the "
                                       "graph does not record autograd settings)",
