@@ -354,3 +354,19 @@ def test_gradcheck_through_nested_operations():
 
 def test_every_torch_nested_name_exists():
     assert set(torch.nested.__all__) <= set(dir(ember.nested))
+
+
+def test_attributes_and_conversions_match_torch():
+    ours, theirs = _pair()
+    assert (ours == None) is (theirs == None) is False  # noqa: E711  (the operator itself)
+    assert (ours != None) is (theirs != None) is True  # noqa: E711
+    assert ours.nbytes == theirs.nbytes and ours.itemsize == theirs.itemsize
+    _same(ours.mT, theirs.mT)
+    _same(ours.cpu(), theirs.cpu())
+    for attribute in ("T",):
+        _same_error(lambda: getattr(ours, attribute), lambda: getattr(theirs, attribute))
+    _same_error(lambda: ours.numpy(), lambda: theirs.numpy())
+    _same_error(lambda: ours.tolist(), lambda: theirs.tolist())
+    _same_error(lambda: ours.stride(), lambda: theirs.stride())
+    _same(ember.nested.nested_tensor([]).to_padded_tensor(0.0),
+          torch.nested.nested_tensor([]).to_padded_tensor(0.0))

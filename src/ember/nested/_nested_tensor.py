@@ -16,6 +16,8 @@ functions (``ember.relu(nt)``, ``F.linear(nt, w)``), which hand a call with a ne
 
 from __future__ import annotations
 
+import inspect
+
 from .. import _dtype as dt
 from .._tensor import Tensor, strided
 from ..sparse._base import wrap_dim
@@ -320,6 +322,12 @@ class NestedTensor:
     def __getattr__(self, name):
         if name.startswith("_") or not hasattr(Tensor, name):
             raise AttributeError(f"'NestedTensor' object has no attribute '{name}'")
+        if _is_property(name):  # Tensor.mT, .nbytes...: computed here, or torch's error
+            from ._ops import PROPERTIES
+
+            if name not in PROPERTIES:
+                raise not_implemented("permute" if name == "T" else name)  # torch's op
+            return PROPERTIES[name](self)
         return self._method(name)
 
     def _method(self, name):
@@ -355,6 +363,13 @@ class NestedTensor:
             close = f"], grad_fn=<{self.grad_fn.name()}>)"
         lines.append(close)
         return "\n".join(lines)
+
+
+def _is_property(name):
+    """Whether ``Tensor.<name>`` is an attribute read without a call (a property)."""
+    attribute = inspect.getattr_static(Tensor, name, None)
+    return attribute is not None and hasattr(attribute, "__get__") and \
+        not callable(attribute) and not isinstance(attribute, (staticmethod, classmethod))
 
 
 def _install_operators():

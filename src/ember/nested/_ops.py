@@ -15,6 +15,12 @@ from ..sparse._base import wrap_dim
 from ._nested_tensor import NestedTensor, not_implemented
 
 HANDLERS = {}
+PROPERTIES = {
+    "nbytes": lambda nested: nested.numel() * nested.element_size(),
+    "itemsize": lambda nested: nested.element_size(),
+    "mT": lambda nested: nested.transpose(-2, -1),
+    "is_nested": lambda nested: True,
+}
 
 
 def handles(*names):
@@ -97,6 +103,22 @@ def _is_scalar(value):
 
 # ---------------------------------------------------------------- component by component
 
+handles("cpu", "cuda")(_per_part)
+
+
+@handles("numpy")
+def _numpy(func, args, kwargs):
+    from ._nested_tensor import _NO_SIZES
+
+    raise RuntimeError(_NO_SIZES)
+
+
+@handles("tolist")
+def _tolist(func, args, kwargs):
+    raise RuntimeError("Internal error: NestedTensorImpl doesn't support strides. Please file "
+                       "an issue.")
+
+
 handles("abs", "neg", "relu", "sin", "cos", "tanh", "sqrt", "sgn", "logical_not", "isnan",
         "isinf", "silu", "gelu", "clone", "detach", "contiguous", "float", "double", "half",
         "bfloat16", "positive", "conj", "__neg__", "__abs__", "__pos__", "dropout", "to",
@@ -155,10 +177,19 @@ def _arithmetic(func, args, kwargs):
     return _per_part(func, args, kwargs)
 
 
+@handles("__ne__")
+def _not_equal(func, args, kwargs):
+    if _arg(args, kwargs, 1, "other") is None:  # ``nt != None``: Python's answer, as torch's
+        return True
+    raise not_implemented("ne.Tensor")
+
+
 @handles("eq", "__eq__", "gt", "__gt__", "ge", "__ge__")
 def _compare(func, args, kwargs):
     other = _arg(args, kwargs, 1, "other")
     name = func.__name__.strip("_")
+    if other is None and func.__name__ == "__eq__":
+        return False
     if isinstance(other, NestedTensor):
         if name == "eq":
             raise RuntimeError("eq does not support nested tensor as other value.")
