@@ -33,8 +33,8 @@ def assert_same(ours, theirs, rtol=1e-6, atol=1e-6):
         return
     assert tuple(ours.shape) == tuple(theirs.shape)
     assert str(ours.dtype).removeprefix("ember.") == str(theirs.dtype).removeprefix("torch.")
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol,
-                               atol=atol)
+    np.testing.assert_allclose(ours.detach().resolve_conj().numpy(),
+                               theirs.detach().resolve_conj().numpy(), rtol=rtol, atol=atol)
 
 
 def leaf(*shape, seed=0, dtype=torch.float64):
@@ -496,6 +496,32 @@ ATEN_FORMS = {
                           leaf(3, 3, seed=1), True),
     "_unsafe_index_put": lambda: (leaf(3, 4), [torch.tensor([2, 0]), None], leaf(4, seed=1)),
     "_unsafe_view": lambda: (leaf(3, 4), [2, 6]),
+    "glu": lambda: (leaf(4, 3), 0),
+    "hardswish": lambda: (leaf(7),),
+    "hardsigmoid": lambda: (leaf(7),),
+    "silu": lambda: (leaf(7),),
+    "mish": lambda: (leaf(7),),
+    "relu6": lambda: ((leaf(7) * 4).detach().requires_grad_(),),
+    "softshrink": lambda: (leaf(7), 0.3),
+    "softplus": lambda: (leaf(7), 2, 1),
+    "log_sigmoid": lambda: (leaf(7),),
+    "linear": lambda: (leaf(2, 3), leaf(4, 3, seed=1), leaf(4, seed=2)),
+    "im2col": lambda: (leaf(1, 2, 4, 5), [2, 3], [1, 1], [1, 0], [2, 1]),
+    "mse_loss": lambda: (leaf(3, 2), leaf(3, 2, seed=1), 0),
+    "l1_loss": lambda: (leaf(3, 2), leaf(3, 2, seed=1), 2),
+    "smooth_l1_loss": lambda: (leaf(3, 2), leaf(3, 2, seed=1), 1, 0.5),
+    "huber_loss": lambda: (leaf(3, 2), leaf(3, 2, seed=1), 0, 0.7),
+    "binary_cross_entropy": lambda: (torch.sigmoid(leaf(4)).detach().requires_grad_(),
+                                     torch.rand(4, dtype=torch.float64),
+                                     torch.rand(4, dtype=torch.float64), 1),
+    "max_unpool2d": lambda: (leaf(1, 2, 2, 2), torch.tensor([[[[0, 3], [9, 15]]] * 2]),
+                             [4, 4]),
+    "mT": lambda: (leaf(2, 3, 4),),
+    "mH": lambda: (leaf(3, 2, dtype=torch.complex128),),
+    "linalg_inv": lambda: ((leaf(3, 3) + 3 * torch.eye(3, dtype=torch.float64)).detach()
+                           .requires_grad_(),),
+    "special_ndtr": lambda: (leaf(5),),
+    "fft_rfft": lambda: (leaf(6), 4),
     "expand": lambda: (leaf(1, 4), [3, 4]),
     "lift_fresh_copy": lambda: (leaf(3),),
     "avg_pool2d_backward": lambda: (leaf(1, 2, 3, 3), leaf(1, 2, 6, 6, seed=1), [2, 2],
@@ -650,3 +676,19 @@ def test_subclasses_and_modes_see_overloads_as_torch():
         seen[lib] = (type(lib.ops.aten.add.Tensor(x, 1)).__name__,
                      type(lib.ops.aten.mul(x, 2)).__name__, names)
     assert seen[ember] == seen[torch] == ("Sub", "Sub", ["aten.sin.default", "aten.cos"])
+
+
+def test_aten_forms_of_results_and_random_methods():
+    x = torch.tensor([3, 3, 1, 2, 2, 2])
+    for flags in ((False, False), (True, False), (False, True), (True, True)):
+        assert_same(aten.unique_consecutive(to_ember(x), *flags),
+                    torch.ops.aten.unique_consecutive(x, *flags))
+    signal, window = torch.randn(20, dtype=torch.float64), torch.hann_window(8).double()
+    assert_same(aten.stft(to_ember(signal), 8, 3, 8, to_ember(window), False, True, True),
+                torch.ops.aten.stft(signal, 8, 3, 8, window, False, True, True))
+    x = ember.zeros(1000)
+    cauchy = aten.cauchy(x, 0.0, 2.0)  # cauchy_ on a copy: x stays zeros
+    assert x.abs().sum().item() == 0 and cauchy.shape == x.shape
+    assert abs(cauchy.median().item()) < 0.5
+    uniform = aten.uniform(ember.zeros(1000), 2.0, 3.0)
+    assert 2.0 <= uniform.min().item() and uniform.max().item() <= 3.0

@@ -10,10 +10,13 @@ an operator is that one callable:
   name among ember's own: the torch-internal operators of :mod:`ember.ops.internal` and
   ATen's forms of nn operators in :mod:`ember.ops.aten_forms`, then
   ember's top-level functions (torch's ``torch.<name>`` functions are ATen's operators under
-  the same names and signatures), then Tensor methods (``add_``, ``copy_``...), called with
-  the first argument as ``self``. Other namespaces hold the custom operators that
-  :mod:`ember.library` defines, one operator per overload (``"mylib::foo.twice"`` is
-  ``ember.ops.mylib.foo.twice``); their packets know exactly those overloads.
+  the same names and signatures; ``linalg_inv``, ``fft_rfft``, ``special_ndtr`` are
+  ``ember.linalg.inv``..., as torch's namespaces name them), then Tensor methods (``add_``,
+  ``copy_``...), called with the first argument as ``self``, then the functional form of an
+  in-place method (``cauchy`` is ``cauchy_`` applied to a copy). Other namespaces hold the
+  custom operators that :mod:`ember.library` defines, one operator per overload
+  (``"mylib::foo.twice"`` is ``ember.ops.mylib.foo.twice``); their packets know exactly
+  those overloads.
 * :class:`OpOverloadPacket` is ``ember.ops.aten.add``: call it, or pick an overload.
 * :class:`OpOverload` is ``ember.ops.aten.add.Tensor``; ``.default`` always exists. An
   overload name is accepted when it is made of the words torch's overload names are made of
@@ -323,10 +326,35 @@ class AtenNamespace(OpNamespace):
         function = getattr(function, "__fx_original__", function)
         if _is_operator_function(function):
             return function
-        method = inspect.getattr_static(ember.Tensor, op_name, None)
-        if isinstance(method, (types.FunctionType, types.BuiltinFunctionType)):
+        prefix, _, rest = op_name.partition("_")
+        if prefix in _SUBMODULE_PREFIXES and rest:  # linalg_inv is ember.linalg.inv
+            function = getattr(importlib.import_module(f"ember.{prefix}"), rest, None)
+            if callable(function) and not isinstance(function, type):
+                return function
+        if _is_tensor_method(op_name):
             return _method_caller(op_name)
+        if _is_tensor_method(op_name + "_"):  # cauchy: a copy given cauchy_
+            return _functional_form(op_name + "_")
         return None
+
+
+# torch's namespaces whose functions ATen names with a prefix (``linalg_inv``)
+_SUBMODULE_PREFIXES = ("linalg", "fft", "special")
+
+
+def _is_tensor_method(name):
+    import ember
+
+    method = inspect.getattr_static(ember.Tensor, name, None)
+    return isinstance(method, (types.FunctionType, types.BuiltinFunctionType))
+
+
+def _functional_form(inplace_name):
+    """ATen's functional form of an in-place method: the method applied to a copy."""
+    def call(self, /, *args, **kwargs):
+        return getattr(self.clone(), inplace_name)(*args, **kwargs)
+    call.__name__ = call.__qualname__ = inplace_name[:-1]
+    return call
 
 
 def _is_operator_function(value):

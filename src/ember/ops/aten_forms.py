@@ -33,7 +33,10 @@ ATEN_ONLY = (
     "native_layer_norm_backward", "native_group_norm_backward", "convolution_backward",
     "avg_pool2d_backward", "_adaptive_avg_pool2d_backward", "_fft_c2c", "_fft_r2c", "_fft_c2r",
     "index", "_unsafe_index", "index_put", "_unsafe_index_put", "_unsafe_view", "expand",
-    "lift_fresh", "lift_fresh_copy",
+    "lift_fresh", "lift_fresh_copy", "glu", "hardswish", "hardsigmoid", "silu", "mish", "relu6",
+    "softshrink", "softplus", "log_sigmoid", "linear", "im2col", "mse_loss", "l1_loss",
+    "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "max_unpool2d", "max_unpool3d",
+    "mT", "mH", "stft", "unique_consecutive",
 )
 
 
@@ -143,6 +146,110 @@ def leaky_relu(self, negative_slope=0.01):
     return _functional().leaky_relu(self, negative_slope)
 
 
+def _same_as_functional(name, doc_example):
+    """ATen's ``name(self, ...)`` where nn.functional's takes the same arguments in the same
+    order (its ``inplace=`` aside)."""
+    def form(self, *args, **kwargs):
+        return getattr(_functional(), name)(self, *args, **kwargs)
+    form.__name__ = form.__qualname__ = name
+    form.__doc__ = f"``nn.functional.{name}``.\n\n    Example::\n\n        {doc_example}\n"
+    return form
+
+
+glu = _same_as_functional("glu", ">>> ember.ops.aten.glu(ember.tensor([1., 0.]))\n"
+                                 "        tensor([0.5000])")
+hardswish = _same_as_functional("hardswish", ">>> ember.ops.aten.hardswish(ember.tensor([3.]))"
+                                             "\n        tensor([3.])")
+hardsigmoid = _same_as_functional("hardsigmoid", ">>> ember.ops.aten.hardsigmoid(ember.tensor("
+                                                 "[0.]))\n        tensor([0.5000])")
+silu = _same_as_functional("silu", ">>> ember.ops.aten.silu(ember.tensor([0.]))\n"
+                                   "        tensor([0.])")
+mish = _same_as_functional("mish", ">>> ember.ops.aten.mish(ember.tensor([0.]))\n"
+                                   "        tensor([0.])")
+relu6 = _same_as_functional("relu6", ">>> ember.ops.aten.relu6(ember.tensor([9.]))\n"
+                                     "        tensor([6.])")
+softshrink = _same_as_functional("softshrink", ">>> ember.ops.aten.softshrink(ember.tensor("
+                                               "[1.]), 0.5)\n        tensor([0.5000])")
+softplus = _same_as_functional("softplus", ">>> ember.ops.aten.softplus(ember.tensor([0.]), 1, "
+                                           "20)\n        tensor([0.6931])")
+linear = _same_as_functional("linear", ">>> ember.ops.aten.linear(ember.ones(1, 2), "
+                                       "ember.ones(3, 2)).shape\n        ember.Size([1, 3])")
+
+
+def log_sigmoid(self):
+    """``nn.functional.logsigmoid``.
+
+    Example::
+
+        >>> ember.ops.aten.log_sigmoid(ember.tensor([0.]))
+        tensor([-0.6931])
+    """
+    return _functional().logsigmoid(self)
+
+
+# ---------------------------------------------------------------- losses (reduction: an enum)
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def mse_loss(self, target, reduction=1):
+    """``nn.functional.mse_loss`` with ATen's reduction number (0 none, 1 mean, 2 sum).
+
+    Example::
+
+        >>> ember.ops.aten.mse_loss(ember.zeros(2), ember.ones(2), 2)
+        tensor(2.)
+    """
+    return _functional().mse_loss(self, target, reduction=_REDUCTIONS[reduction])
+
+
+def l1_loss(self, target, reduction=1):
+    """``nn.functional.l1_loss`` with ATen's reduction number.
+
+    Example::
+
+        >>> ember.ops.aten.l1_loss(ember.zeros(2), ember.ones(2))
+        tensor(1.)
+    """
+    return _functional().l1_loss(self, target, reduction=_REDUCTIONS[reduction])
+
+
+def smooth_l1_loss(self, target, reduction=1, beta=1.0):
+    """``nn.functional.smooth_l1_loss`` with ATen's reduction number.
+
+    Example::
+
+        >>> ember.ops.aten.smooth_l1_loss(ember.zeros(1), ember.ones(1), 0, 2.)
+        tensor([0.2500])
+    """
+    return _functional().smooth_l1_loss(self, target, reduction=_REDUCTIONS[reduction],
+                                        beta=beta)
+
+
+def huber_loss(self, target, reduction=1, delta=1.0):
+    """``nn.functional.huber_loss`` with ATen's reduction number.
+
+    Example::
+
+        >>> ember.ops.aten.huber_loss(ember.zeros(1), ember.full((1,), 3.), 0, 1.)
+        tensor([2.5000])
+    """
+    return _functional().huber_loss(self, target, reduction=_REDUCTIONS[reduction],
+                                    delta=delta)
+
+
+def binary_cross_entropy(self, target, weight=None, reduction=1):
+    """``nn.functional.binary_cross_entropy`` with ATen's reduction number.
+
+    Example::
+
+        >>> ember.ops.aten.binary_cross_entropy(ember.tensor([0.5]), ember.tensor([1.]), None, 0)
+        tensor([0.6931])
+    """
+    return _functional().binary_cross_entropy(self, target, weight,
+                                              reduction=_REDUCTIONS[reduction])
+
+
 # ---------------------------------------------------------------- pooling and padding
 
 
@@ -244,6 +351,60 @@ def _padder(mode, dims):
 reflection_pad1d, reflection_pad2d, reflection_pad3d = (_padder("reflect", d) for d in (1, 2, 3))
 replication_pad1d, replication_pad2d, replication_pad3d = (
     _padder("replicate", d) for d in (1, 2, 3))
+
+
+def im2col(self, kernel_size, dilation, padding, stride):
+    """``nn.functional.unfold``: the sliding blocks of ``self`` as columns.
+
+    Example::
+
+        >>> ember.ops.aten.im2col(ember.ones(1, 1, 3, 3), [2, 2], [1, 1], [0, 0], [1, 1]).shape
+        ember.Size([1, 4, 4])
+    """
+    return _functional().unfold(self, kernel_size, dilation, padding, stride)
+
+
+def _unpool(self, indices, output_size):
+    """Each value of ``self`` put at the position its index names within its plane (or
+    volume) of ``output_size``, zeros elsewhere."""
+    dims = len(output_size)
+    lead = tuple(self.shape[:-dims])
+    flat = self.new_zeros(lead + (_numel(output_size),))
+    written = flat.scatter(-1, indices.flatten(-dims), self.flatten(-dims))
+    return written.view(lead + tuple(output_size))
+
+
+def _numel(sizes):
+    total = 1
+    for size in sizes:
+        total *= size
+    return total
+
+
+def max_unpool2d(self, indices, output_size):
+    """The inverse of ``max_pool2d`` given its ``indices``: an ``output_size`` plane per
+    channel, zero where no maximum came from.
+
+    Example::
+
+        >>> ember.ops.aten.max_unpool2d(ember.tensor([[[5.]]]), ember.tensor([[[3]]]), [2, 2])
+        tensor([[[0., 0.],
+                 [0., 5.]]])
+    """
+    return _unpool(self, indices, output_size)
+
+
+def max_unpool3d(self, indices, output_size, stride, padding):
+    """The inverse of ``max_pool3d`` given its ``indices`` (``stride`` and ``padding`` are
+    not needed to place them).
+
+    Example::
+
+        >>> ember.ops.aten.max_unpool3d(ember.ones(1, 1, 1, 1), ember.tensor([[[[7]]]]),
+        ...                             [2, 2, 2], [2, 2, 2], [0, 0, 0]).flatten()
+        tensor([0., 0., 0., 0., 0., 0., 0., 1.])
+    """
+    return _unpool(self, indices, output_size)
 
 
 def col2im(self, output_size, kernel_size, dilation, padding, stride):
@@ -600,6 +761,62 @@ def lift_fresh_copy(self):
         tensor([1.])
     """
     return self.clone()
+
+
+def mT(self):  # noqa: N802 - ATen's name
+    """``self.mT``: the last two dims swapped (a view).
+
+    Example::
+
+        >>> ember.ops.aten.mT(ember.ones(2, 3)).shape
+        ember.Size([3, 2])
+    """
+    return self.mT
+
+
+def mH(self):  # noqa: N802 - ATen's name
+    """``self.mH``: the conjugate of the last two dims swapped.
+
+    Example::
+
+        >>> ember.ops.aten.mH(ember.tensor([[1j, 2.]]))
+        tensor([[0.-1.j],
+                [2.-0.j]])
+    """
+    return self.mH
+
+
+def stft(self, n_fft, hop_length=None, win_length=None, window=None, normalized=False,
+         onesided=None, return_complex=None, align_to_window=None, *, center=None,
+         pad_mode="reflect"):
+    """ATen's ``stft``: no centring padding (``torch.stft``'s ``center=True`` pads in
+    Python first); its ``center`` overload is reached with ``center=``/``pad_mode=`` given
+    by keyword.
+
+    Example::
+
+        >>> ember.ops.aten.stft(ember.ones(8), 4, 2, return_complex=True).shape
+        ember.Size([3, 3])
+    """
+    return _ember().stft(self, n_fft, hop_length, win_length, window,
+                         center=bool(center), pad_mode=pad_mode, normalized=normalized,
+                         onesided=onesided, return_complex=return_complex)
+
+
+def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    """``unique_consecutive`` with ATen's three results: the values, the inverse indices
+    and the counts (empty when not asked for).
+
+    Example::
+
+        >>> ember.ops.aten.unique_consecutive(ember.tensor([1, 1, 2]), False, True)
+        (tensor([1, 2]), tensor([], dtype=ember.int64), tensor([2, 1]))
+    """
+    ember = _ember()
+    found = ember.unique_consecutive(self, return_inverse=True, return_counts=True, dim=dim)
+    empty = ember.empty(0, dtype=ember.int64, device=self.device)
+    return (found[0], found[1] if return_inverse else empty,
+            found[2] if return_counts else empty)
 
 
 def _local_scalar_dense(self):
