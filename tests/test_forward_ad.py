@@ -281,6 +281,22 @@ def test_inplace_writes_through_views_carry_tangents():
     check(lambda lib, x, v: x.index_fill(1, lib.tensor([0, 2]), v), (2, 3), ())
 
 
+def _views_after_base_writes(lib, x, s):
+    y = x.clone()
+    v, w = y[1:3], y[:, 2:]
+    y.mul_(2)                    # every view of y sees the change
+    before = v * 1
+    v.add_(s)                    # and a write through one view reaches the others
+    return before, y, w, v.t()
+
+
+def test_views_see_in_place_writes_to_their_base():
+    """A view's tangent is its base's at the view's elements, also after the base (or
+    another view of it) was written in place, as torch's views of the base's tangent."""
+    check(_views_after_base_writes, (4, 5), (2, 5))
+    check(_views_after_base_writes, (4, 5), (2, 5), tangent_for=(1,))
+
+
 @pytest.mark.parametrize("name, view, src_shape", [
     ("slice_scatter", lambda lib, x, s: lib.slice_scatter(x, s, 1, 1, 4, 2), (3, 2)),
     ("select_scatter", lambda lib, x, s: lib.select_scatter(x, s, 0, 1), (5,)),

@@ -82,15 +82,56 @@ class dual_level:
         return False
 
 
+# A tensor's ``_fw_grad`` is ``(level, tangent, stamp)``. A base's stamp is a fresh number each
+# time its tangent is set; a view's is its base's stamp when the view's tangent was made, so
+# that a view whose base's tangent changed since (an in-place write to the base or to another
+# view of it) reads its tangent afresh out of the base's, as torch's views of the base's
+# tangent would show.
+_stamps = itertools.count()
+
+
 def _tangent(t):
     fw = getattr(t, "_fw_grad", None)
+    base = t._base
+    if base is not None:
+        base_fw = getattr(base, "_fw_grad", None)
+        if base_fw is not None and base_fw[0] == _state.level and \
+                (fw is None or fw[0] != _state.level or fw[2] != base_fw[2]):
+            return _tangent_from_base(t, base, base_fw)
     if fw is None or fw[0] != _state.level:
         return None
     return fw[1]
 
 
 def _set_tangent(t, tangent):
-    t._fw_grad = (_state.level, tangent)
+    base = t._base
+    if base is None:
+        t._fw_grad = (_state.level, tangent, next(_stamps))
+        return
+    base_fw = getattr(base, "_fw_grad", None)
+    current = base_fw is not None and base_fw[0] == _state.level
+    t._fw_grad = (_state.level, tangent, base_fw[2] if current else None)
+
+
+def _tangent_from_base(view, base, base_fw):
+    """The view's elements of its base's tangent (kept as the view's tangent until the base's
+    changes again); the view's own tangent where the two dtypes differ beyond real/complex."""
+    from . import views
+
+    busy, _state.busy = _state.busy, True
+    try:
+        try:
+            params = views._params(base, view)
+        except NotImplementedError:
+            fw = getattr(view, "_fw_grad", None)
+            return fw[1] if fw is not None and fw[0] == _state.level else None
+        flat = views._to_storage(base_fw[1], params["base_geom"], params["size"],
+                                 params["base_c"])
+        tangent = views._from_storage(flat, params["view_geom"], params["view_c"])
+    finally:
+        _state.busy = busy
+    view._fw_grad = (_state.level, tangent, base_fw[2])
+    return tangent
 
 
 def _alias(tensor):
