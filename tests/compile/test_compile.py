@@ -950,3 +950,17 @@ def test_custom_autograd_functions_inside_break_the_graph():
         compiled(x).backward()
         assert x.grad.tolist() == [100.0, 100.0]
     assert any("Double.apply" in reason for reason in counters["graph_break"])
+
+
+def test_data_dependent_shapes_are_guarded():
+    def f(x):
+        positive = x[x > 0]
+        return positive.sum() / positive.numel(), x.round().unique().shape[0]
+
+    compiled = ember.compile(f)
+    t_compiled = torch.compile(f, backend="eager")
+    for seed in range(5):  # a different number of positive values each time
+        a = np.random.default_rng(seed).standard_normal(8).astype(np.float32)
+        got, want = compiled(ember.tensor(a)), t_compiled(torch.from_numpy(a))
+        assert_same(got[0], want[0], rtol=1e-6, atol=1e-6)
+        assert got[1] == want[1]

@@ -60,6 +60,14 @@ _RANDOM_FACTORIES = ("rand", "randn", "rand_like", "randn_like", "randint", "ran
                      "randperm", "bernoulli", "normal", "multinomial")
 
 
+def expect_shape(tensor, shape):
+    """The guard node after an operator whose result's shape depends on the data
+    (``nonzero``, ``unique``...): later nodes were traced for this shape."""
+    if tuple(tensor._data.shape) != shape:
+        raise GuardFailed
+    return tensor
+
+
 class GuardFailed(Exception):
     """A guard node found a value other than the traced one: run the call eagerly."""
 
@@ -381,6 +389,7 @@ def capture(fn, inputs, rebuild=None, attr_names=None, attrs=(), dynamic_sizes=F
     size_specialised = _replay_warnings(caught)
     graph = tracer.graph
     spec = flatten_output(graph, output)
+    _guard_data_dependent_shapes(tracer, graph)
     graph.output[1].extend(tracer.guards)  # keeps the guard nodes through dead-code removal
     _check_unrecorded_writes(tracer)
     tracer.check_random(default_generator)
@@ -546,3 +555,54 @@ def _run_in_recorded_modes(tracer, graph):
         elif n.kind not in (GET_ATTR,):
             tracer.graph_break("an operation with several results inside a block with "
                                "another grad mode")
+
+
+_DATA_DEPENDENT = {}  # id(op) -> (op, whether its meta rule cannot tell the result's shape)
+
+
+def _shape_depends_on_data(node):
+    """Whether ``node``'s primitive gives a result whose shape depends on its inputs' values:
+    its meta rule (shapes from shapes) refuses to say."""
+    op = node.op
+    known = _DATA_DEPENDENT.get(id(op))
+    if known is not None and known[0] is op:
+        return known[1]
+    import numpy as np
+
+    from .. import _dtype
+
+    stand_ins = [np.broadcast_to(np.zeros((), _dtype._dtype_by_name(v.dtype).np), v.shape)
+                 for v in node.inputs]
+    try:
+        op.meta(*stand_ins, **node.params)
+        answer = False
+    except NotImplementedError:
+        answer = True
+    except Exception:  # noqa: BLE001 - a meta rule that cannot run on stand-ins: no answer
+        answer = False
+    _DATA_DEPENDENT[id(op)] = (op, answer)
+    return answer
+
+
+def _guard_data_dependent_shapes(tracer, graph):
+    """Follow each operator whose result's shape depends on the data by a guard on the
+    traced shape (the later nodes, and any size read from it, assume it); a call whose
+    data gives another shape runs eagerly. An in-place write before such a guard would be
+    done twice then: the capture breaks instead."""
+    nodes, written = [], False
+    for n in graph.nodes:
+        nodes.append(n)
+        written = written or n.kind == COPY
+        if n.kind != OP or n.op.meta is None or not _shape_depends_on_data(n):
+            continue
+        if written:
+            tracer.graph_break(f"{n.op.name}: a result whose shape depends on the data, "
+                               "after an in-place write")
+            return
+        for v in n.outputs:
+            guard = graph.new_value((), "bool")
+            nodes.append(Node(CALL, expect_shape, [v], {
+                "fn": "guard.expect_shape", "args": [{"v": 0}, {"c": tuple(v.shape)}],
+                "kwargs": {}}, [guard]))
+            tracer.guards.append(guard)
+    graph.nodes = nodes
