@@ -275,6 +275,22 @@ def test_integer_fill_values_wrap_or_raise_like_torch(value, name):
         assert_same(ember_fn(), expected, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("data", [300, -1, -1.5, 255.9, 3 + 0j, [[1, 2], [300, -1]],
+                                  [-255], [-256], [1.5, -0.5], [float("inf")], [True, 2],
+                                  [np.int64(300)], np.array([300]), np.array([-1.5])])
+@pytest.mark.parametrize("name", ["uint8", "int8", "int32"])
+def test_tensor_from_numbers_out_of_range_like_torch(data, name):
+    """Python numbers must fit an integer dtype (integers may wrap into an unsigned one down
+    to -max); NumPy arrays are cast as they are."""
+    ed, td = _pair(name)
+    try:
+        expected = torch.tensor(data, dtype=td)
+    except (RuntimeError, TypeError):
+        _raises_like(lambda: ember.tensor(data, dtype=ed), lambda: torch.tensor(data, dtype=td))
+        return
+    assert_same(ember.tensor(data, dtype=ed), expected, rtol=0, atol=0)
+
+
 # ---------------------------------------------------------------- eye / tri indices
 
 

@@ -864,6 +864,8 @@ def _infer_array(data, dtype):
         raise TypeError(f"Could not infer dtype of {type(_first_leaf(data)).__name__}")
     if array.dtype.kind in "US":
         raise TypeError(f"new(): invalid data type '{type(_first_leaf(data)).__name__}'")
+    if dtype is not None and dtype.category == dt._INT:
+        _check_fits(array, dtype)
     if dtype is None:
         kind = array.dtype.kind
         if kind == "f":
@@ -881,6 +883,20 @@ def _infer_array(data, dtype):
         else:
             dtype = dt.from_numpy_dtype(array.dtype)
     return array, dtype
+
+
+def _check_fits(array, dtype):
+    """torch refuses Python numbers that an integer ``dtype`` cannot hold (NumPy arrays, by
+    contrast, are cast): floats must lie in its range, integers may also wrap into an
+    unsigned dtype from down to ``-max`` (``tensor([-1], dtype=uint8)`` holds 255)."""
+    if array.dtype.kind == "c":
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    if not array.size or array.dtype.kind not in "iuf":
+        return
+    info = np.iinfo(dtype.np)
+    low = -info.max if info.min == 0 and array.dtype.kind in "iu" else info.min
+    if not (low <= array.min() and array.max() <= info.max):  # nan fails both
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
 def _ragged_message(data, dim=0):
