@@ -160,6 +160,8 @@ class _TorchPickler(pickle._Pickler):
         if type(obj).__name__ == "SparseCompressedTensor":  # ember.sparse CSR/CSC
             data = (obj._compressed, obj._plain, obj.values(), Size(obj.shape))
             return _global("torch._utils", "_rebuild_sparse_tensor"), (obj.layout, data)
+        if type(obj).__name__ == "NestedTensor":  # ember.nested (strided layout)
+            return _global("torch._utils", "_rebuild_nested_tensor"), obj._as_buffer()
         return NotImplemented
 
     def save(self, obj, save_persistent_id=True):
@@ -1336,6 +1338,14 @@ def _get_layout(name):
     return found
 
 
+def _rebuild_nested_tensor(buffer, sizes, strides, storage_offsets):
+    """A nested tensor from its packed buffer and each component's sizes, strides and
+    offset (torch's ``_rebuild_nested_tensor``)."""
+    from .nested import NestedTensor
+
+    return NestedTensor._from_buffer(buffer, sizes, strides, storage_offsets)
+
+
 def _base_globals():
     names = {
         "collections.OrderedDict": collections.OrderedDict,
@@ -1347,6 +1357,7 @@ def _base_globals():
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch._utils._rebuild_wrapper_subclass": _rebuild_wrapper_subclass,
         "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
+        "torch._utils._rebuild_nested_tensor": _rebuild_nested_tensor,
         "torch.serialization._get_layout": _get_layout,
         "torch.Size": _make_size,
         "torch.device": _make_device,

@@ -167,6 +167,36 @@ class NestedTensor:
 
         return tensor([list(part.shape) for part in self._parts], dtype=dt.int64)
 
+    def _nested_tensor_strides(self):
+        """Each component's strides, one row each (an int64 tensor), as torch's."""
+        from .._tensor import tensor
+
+        return tensor([list(part.stride()) for part in self._parts], dtype=dt.int64)
+
+    def _as_buffer(self):
+        """``(buffer, sizes, strides, offsets)``: the components packed one after the other in
+        a 1-D tensor, as torch saves a nested tensor."""
+        from .._tensor import tensor
+        from ..ops.shape import cat
+
+        flat = [part.detach().contiguous().reshape(-1) for part in self._parts]
+        buffer = cat(flat) if flat else tensor([], dtype=self._dtype)
+        strides = [list(part.contiguous().stride()) for part in self._parts]
+        offsets, start = [], 0
+        for piece in flat:
+            offsets.append(start)
+            start += piece.numel()
+        return (buffer, self._nested_tensor_size(), tensor(strides, dtype=dt.int64),
+                tensor(offsets, dtype=dt.int64))
+
+    @classmethod
+    def _from_buffer(cls, buffer, sizes, strides, offsets):
+        """The nested tensor whose components are views of ``buffer`` (torch's
+        ``_nested_view_from_buffer``)."""
+        parts = [buffer.as_strided(size, stride, offset) for size, stride, offset in
+                 zip(sizes.tolist(), strides.tolist(), offsets.tolist())]
+        return cls(parts, buffer.dtype, buffer.device)
+
     def unbind(self, dim=0):
         """The components, as views of this nested tensor.
 
