@@ -841,7 +841,12 @@ def fallthrough_kernel():
 
 class FakeImplCtx:
     """The context of a running fake rule (:func:`get_ctx`). ember's meta tensors have
-    concrete sizes, so an output size that depends on the data cannot be made."""
+    concrete sizes, so an output size that depends on the data cannot be made.
+
+    Example::
+
+        >>> ctx = ember.library.get_ctx()        # inside a register_fake function
+    """
 
     def __init__(self, op):
         self._op = op
@@ -871,7 +876,13 @@ def get_ctx():
 
 class SafeKernelFunction:
     """A kernel found by :func:`get_kernel`: run it with ``call_boxed(keyset, *args)``
-    (``keyset`` is accepted for torch's signature; ember has no dispatch key sets)."""
+    (``keyset`` is accepted for torch's signature; ember has no dispatch key sets).
+
+    Example::
+
+        >>> kernel = ember.library.get_kernel("mylib::op", "CPU")   # doctest: +SKIP
+        >>> kernel.call_boxed(None, ember.ones(1))                    # doctest: +SKIP
+    """
 
     def __init__(self, op, kernel):
         self._kernel = kernel
@@ -972,7 +983,14 @@ def register_vmap(op, func=None, /, *, lib=None):
 
 def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
     """torch's per-subclass ``__torch_dispatch__`` rule: ember has no ``__torch_dispatch__``
-    layer (``NotImplementedError``)."""
+    layer (``NotImplementedError``).
+
+    Example::
+
+        >>> ember.library.register_torch_dispatch("mylib::op", MyTensor)  # doctest: +SKIP
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
     raise NotImplementedError(
         "torch.library.register_torch_dispatch: ember has no __torch_dispatch__ layer below "
         "its operators; give the Tensor subclass a __torch_function__ (ember.overrides) that "
@@ -984,10 +1002,24 @@ _TRITON = ("torch.library.{name}: Triton GPU kernels are not supported by ember;
 
 
 def triton_op(name, fn=None, /, *, mutates_args, schema=None):
-    """torch's operator backed by Triton kernels: not in ember (``NotImplementedError``)."""
+    """torch's operator backed by Triton kernels: not in ember (``NotImplementedError``).
+
+    Example::
+
+        >>> ember.library.triton_op("mylib::op", mutates_args=())   # doctest: +SKIP
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
     raise NotImplementedError(_TRITON.format(name="triton_op"))
 
 
 def wrap_triton(triton_kernel, /):
-    """torch's wrapper of a Triton kernel: not in ember (``NotImplementedError``)."""
+    """torch's wrapper of a Triton kernel: not in ember (``NotImplementedError``).
+
+    Example::
+
+        >>> ember.library.wrap_triton(kernel)                        # doctest: +SKIP
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
     raise NotImplementedError(_TRITON.format(name="wrap_triton"))

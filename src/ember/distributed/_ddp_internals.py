@@ -26,7 +26,12 @@ RankType = int  # torch: int | SymInt (ember has no symbolic ints)
 
 class BuiltinCommHookType(enum.Enum):
     """The communication hooks DDP has built in: ``ALLREDUCE`` (the default averaging) and
-    ``FP16_COMPRESS`` (gradients sent as float16)."""
+    ``FP16_COMPRESS`` (gradients sent as float16).
+
+    Example::
+
+        >>> ddp._register_builtin_comm_hook(BuiltinCommHookType.FP16_COMPRESS)  # doctest: +SKIP
+    """
 
     ALLREDUCE = 1
     FP16_COMPRESS = 2
@@ -92,7 +97,14 @@ _CPP_ONLY = ("torch.distributed.{name} is the C++ DistributedDataParallel {what}
 
 
 class Reducer:
-    """torch's C++ gradient reducer of DDP: not in ember (``NotImplementedError``)."""
+    """torch's C++ gradient reducer of DDP: not in ember (``NotImplementedError``).
+
+    Example::
+
+        >>> ember.distributed.Reducer()                              # doctest: +SKIP
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
 
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(_CPP_ONLY.format(name="Reducer", what="reducer"))
@@ -100,7 +112,14 @@ class Reducer:
 
 class Logger:
     """torch's C++ DDP logger (construction data and runtime statistics): not in ember
-    (``NotImplementedError``)."""
+    (``NotImplementedError``).
+
+    Example::
+
+        >>> ember.distributed.Logger()                               # doctest: +SKIP
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
 
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(_CPP_ONLY.format(name="Logger", what="logger"))

@@ -19,7 +19,12 @@ __all__ = ["env", "check_env"]
 
 class env(Action):
     """An option whose default is ``$PET_<DEST>`` when set (else ``default``); a required
-    option is satisfied by the environment variable too."""
+    option is satisfied by the environment variable too.
+
+    Example::
+
+        >>> _ = parser.add_argument("--role", action=env, default="default")  # doctest: +SKIP
+    """
 
     def __init__(self, dest, default=None, required=False, **kwargs):
         default = os.environ.get(f"PET_{dest.upper()}", default)
@@ -31,7 +36,12 @@ class env(Action):
 
 
 class check_env(Action):
-    """A flag (``store_true``) that is also on when ``$PET_<DEST>`` is a non-zero number."""
+    """A flag (``store_true``) that is also on when ``$PET_<DEST>`` is a non-zero number.
+
+    Example::
+
+        >>> _ = parser.add_argument("--standalone", action=check_env)      # doctest: +SKIP
+    """
 
     def __init__(self, dest, default=False, **kwargs):
         default = bool(int(os.environ.get(f"PET_{dest.upper()}", "1" if default else "0")))

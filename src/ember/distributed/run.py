@@ -168,7 +168,13 @@ def determine_local_world_size(nproc_per_node):
 
 def get_rdzv_endpoint(args):
     """The rendezvous endpoint: ``--rdzv-endpoint``, or the master's ``host:port`` for a
-    static rendezvous without one."""
+    static rendezvous without one.
+
+    Example::
+
+        >>> get_rdzv_endpoint(parse_args(["--master-port=1234", "t.py"]))
+        '127.0.0.1:1234'
+    """
     if args.rdzv_backend == "static" and not args.rdzv_endpoint:
         return f"{args.master_addr}:{args.master_port}"
     return args.rdzv_endpoint
@@ -176,7 +182,13 @@ def get_rdzv_endpoint(args):
 
 def get_use_env(args):
     """Whether the workers read LOCAL_RANK from the environment (always, except with the
-    deprecated ``ember.distributed.launch`` without ``--use-env``)."""
+    deprecated ``ember.distributed.launch`` without ``--use-env``).
+
+    Example::
+
+        >>> get_use_env(parse_args(["t.py"]))
+        True
+    """
     return getattr(args, "use_env", True)
 
 
@@ -325,7 +337,13 @@ def run(args):
 
 
 def main(args=None):
-    """Parse ``args`` (default ``sys.argv[1:]``), run the workers, return the exit code."""
+    """Parse ``args`` (default ``sys.argv[1:]``), run the workers, return the exit code.
+
+    Example::
+
+        >>> main(["--nproc-per-node=2", "train.py"])                 # doctest: +SKIP
+        0
+    """
     return run(parse_args(args))
 
 

@@ -213,6 +213,12 @@ def nested_tensor_from_jagged(values, offsets=None, lengths=None, jagged_dim=Non
         ...     [values[a:b] for a, b in zip(offsets[:-1], offsets[1:])])
         >>> nt.size(0)
         2
+
+    Example::
+
+        >>> ember.nested.nested_tensor_from_jagged(ember.ones(3), ember.tensor([0, 1, 3]))
+        Traceback (most recent call last):
+        NotImplementedError: ember.nested does not build the jagged layout ...
     """
     raise NotImplementedError(_JAGGED.format(
         what="nested_tensor_from_jagged is not supported; split values at the offsets and "
@@ -229,6 +235,12 @@ def masked_select(tensor, mask):
         >>> nt = ember.nested.as_nested_tensor([r[m] for r, m in zip(x, keep)])
         >>> nt.size(0)
         2
+
+    Example::
+
+        >>> ember.nested.masked_select(ember.ones(2, 2), ember.ones(2, 2) > 0)
+        Traceback (most recent call last):
+        NotImplementedError: ember.nested does not build the jagged layout ...
     """
     raise NotImplementedError(_JAGGED.format(
         what="masked_select returns a jagged nested tensor; select each row with "

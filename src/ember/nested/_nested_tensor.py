@@ -30,7 +30,13 @@ _NO_SIZES = "Internal error: NestedTensorImpl doesn't support sizes. Please file
 
 
 def not_implemented(name):
-    """torch's error for an operator that has no kernel for nested tensors."""
+    """torch's error for an operator that has no kernel for nested tensors.
+
+    Example::
+
+        >>> str(not_implemented('exp')).split(' with')[0]
+        "Could not run 'aten::exp'"
+    """
     return NotImplementedError(_NOT_IMPLEMENTED.format(name=name.strip("_")))
 
 

@@ -24,7 +24,14 @@ PROPERTIES = {
 
 
 def handles(*names):
-    """Register the decorated handler under each of ``names``."""
+    """Register the decorated handler under each of ``names``.
+
+    Example::
+
+        >>> @handles("my_op")
+        ... def _my_op(func, args, kwargs):
+        ...     return _per_part(func, args, kwargs)
+    """
 
     def register(handler):
         for name in names:

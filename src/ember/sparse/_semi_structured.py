@@ -22,7 +22,14 @@ def _refuse(original_tensor):
 
 
 class SparseSemiStructuredTensor:
-    """The base class of torch's 2:4 sparse tensors; see :func:`to_sparse_semi_structured`."""
+    """The base class of torch's 2:4 sparse tensors; see :func:`to_sparse_semi_structured`.
+
+    Example::
+
+        >>> SparseSemiStructuredTensor.from_dense(ember.zeros(64, 64))  # doctest: +SKIP
+        Traceback (most recent call last):
+        RuntimeError: Error original_tensor.device= cpu is not supported! ...
+    """
 
     _FORCE_CUTLASS = False
 
@@ -36,11 +43,25 @@ class SparseSemiStructuredTensor:
 
 
 class SparseSemiStructuredTensorCUTLASS(SparseSemiStructuredTensor):
-    """torch's 2:4 sparse tensor on CUTLASS kernels (CUDA only; see the module)."""
+    """torch's 2:4 sparse tensor on CUTLASS kernels (CUDA only; see the module).
+
+    Example::
+
+        >>> SparseSemiStructuredTensorCUTLASS.from_dense(ember.zeros(64, 64))  # doctest: +SKIP
+        Traceback (most recent call last):
+        RuntimeError: ...
+    """
 
 
 class SparseSemiStructuredTensorCUSPARSELT(SparseSemiStructuredTensor):
-    """torch's 2:4 sparse tensor on cuSPARSELt kernels (CUDA only; see the module)."""
+    """torch's 2:4 sparse tensor on cuSPARSELt kernels (CUDA only; see the module).
+
+    Example::
+
+        >>> SparseSemiStructuredTensorCUSPARSELT.from_dense(ember.zeros(64, 64))  # doctest: +SKIP
+        Traceback (most recent call last):
+        RuntimeError: ...
+    """
 
 
 def to_sparse_semi_structured(original_tensor, transposed=False):

@@ -78,12 +78,26 @@ _GPU_BUILD = ("ember.utils.cpp_extension.{name}: ember C++ extensions run on the
 
 
 def CUDAExtension(name, sources, *args, **kwargs):
-    """torch's CUDA extension: not built by ember (``RuntimeError`` naming the alternative)."""
+    """torch's CUDA extension: not built by ember (``RuntimeError`` naming the alternative).
+
+    Example::
+
+        >>> CUDAExtension("ext", ["ext.cu"])                       # doctest: +SKIP
+        Traceback (most recent call last):
+        RuntimeError: ...
+    """
     raise RuntimeError(_GPU_BUILD.format(name="CUDAExtension", what="CUDA"))
 
 
 def SyclExtension(name, sources, *args, **kwargs):
-    """torch's SYCL (Intel GPU) extension: not built by ember (``RuntimeError``)."""
+    """torch's SYCL (Intel GPU) extension: not built by ember (``RuntimeError``).
+
+    Example::
+
+        >>> SyclExtension("ext", ["ext.sycl"])                     # doctest: +SKIP
+        Traceback (most recent call last):
+        RuntimeError: ...
+    """
     raise RuntimeError(_GPU_BUILD.format(name="SyclExtension", what="SYCL"))
 
 

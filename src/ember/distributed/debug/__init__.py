@@ -16,10 +16,24 @@ _MESSAGE = ("torch.distributed.debug.{name}: ember has no distributed debug serv
 def start_debug_server(port=25999, worker_port=0, start_method=None, dump_dir=None,
                        dump_interval=60.0, enabled_dumps=None, handlers=None,
                        fetch_timeout=60.0):
-    """torch's debug server: not in ember (``NotImplementedError``, see the module)."""
+    """torch's debug server: not in ember (``NotImplementedError``, see the module).
+
+    Example::
+
+        >>> ember.distributed.debug.start_debug_server()              # doctest: +SKIP
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
     raise NotImplementedError(_MESSAGE.format(name="start_debug_server"))
 
 
 def stop_debug_server():
-    """torch's debug server: not in ember (``NotImplementedError``, see the module)."""
+    """torch's debug server: not in ember (``NotImplementedError``, see the module).
+
+    Example::
+
+        >>> ember.distributed.debug.stop_debug_server()               # doctest: +SKIP
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
     raise NotImplementedError(_MESSAGE.format(name="stop_debug_server"))

@@ -43,21 +43,41 @@ _TRACED = ("torch.distributed.pipelining.{name} splits a model by tracing it wit
 
 
 class SplitPoint(enum.Enum):
-    """Where ``pipeline()``'s ``split_spec`` splits: before or after a submodule."""
+    """Where ``pipeline()``'s ``split_spec`` splits: before or after a submodule.
+
+    Example::
+
+        >>> SplitPoint.END.name
+        'END'
+    """
 
     BEGINNING = 1
     END = 2
 
 
 class Pipe:
-    """torch's traced, split model: not in ember (``NotImplementedError``)."""
+    """torch's traced, split model: not in ember (``NotImplementedError``).
+
+    Example::
+
+        >>> Pipe()                                                    # doctest: +SKIP
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
 
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(_TRACED.format(name="Pipe"))
 
 
 def pipeline(module, mb_args, mb_kwargs=None, split_spec=None, split_policy=None):
-    """torch's automatic model splitting: not in ember (``NotImplementedError``)."""
+    """torch's automatic model splitting: not in ember (``NotImplementedError``).
+
+    Example::
+
+        >>> pipeline(model, (x,))                                    # doctest: +SKIP
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
     raise NotImplementedError(_TRACED.format(name="pipeline"))
 
 

@@ -17,7 +17,13 @@ __all__ = ["get_schedule_class", "PipelineScheduleSingle", "PipelineScheduleMult
 
 class PipelineScheduleSingle:
     """A schedule of one stage per rank; subclasses give the order of the microbatches'
-    forward (``"F"``) and backward (``"B"``) steps."""
+    forward (``"F"``) and backward (``"B"``) steps.
+
+    Example::
+
+        >>> issubclass(ScheduleGPipe, PipelineScheduleSingle)
+        True
+    """
 
     def __init__(self, stage, n_microbatches, loss_fn=None, args_chunk_spec=None,
                  kwargs_chunk_spec=None, output_merge_spec=None, scale_grads=True):

@@ -136,7 +136,14 @@ class PipelineStage:
 
 
 def build_stage(stage_module, stage_index, pipe_info, device, group=None):
-    """torch's stage from a traced ``pipeline()``: not in ember (``NotImplementedError``)."""
+    """torch's stage from a traced ``pipeline()``: not in ember (``NotImplementedError``).
+
+    Example::
+
+        >>> build_stage(module, 0, pipe_info, device)                # doctest: +SKIP
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
     raise NotImplementedError("torch.distributed.pipelining.build_stage needs a model split by "
                               "pipeline() (torch.export tracing), which ember does not build; "
                               "split the model by hand and make a PipelineStage per rank")

@@ -20,7 +20,12 @@ __all__ = ["DDPCommHookType", "register_ddp_comm_hook"]
 
 class DDPCommHookType(enum.Enum):
     """The hooks that can be registered by name (each value is the hook with its state
-    argument bound)."""
+    argument bound).
+
+    Example::
+
+        >>> register_ddp_comm_hook(DDPCommHookType.ALLREDUCE, ddp)   # doctest: +SKIP
+    """
 
     ALLREDUCE = functools.partial(default_hooks.allreduce_hook)
     FP16_COMPRESS = functools.partial(default_hooks.fp16_compress_hook)

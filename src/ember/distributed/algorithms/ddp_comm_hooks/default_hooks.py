@@ -64,7 +64,12 @@ def fp16_compress_hook(process_group, bucket):
 
 
 def bf16_compress_hook(process_group, bucket):
-    """Average the bucket sent as bfloat16, then written back in the gradients' dtype."""
+    """Average the bucket sent as bfloat16, then written back in the gradients' dtype.
+
+    Example::
+
+        >>> ddp.register_comm_hook(None, bf16_compress_hook)           # doctest: +SKIP
+    """
     from .... import bfloat16
 
     return _compressed_hook(bfloat16, process_group, bucket)
@@ -90,14 +95,24 @@ def _compress_wrapper(dtype, hook):
 
 
 def fp16_compress_wrapper(hook):
-    """``hook`` made to communicate float16 (the bucket is cast before, back after)."""
+    """``hook`` made to communicate float16 (the bucket is cast before, back after).
+
+    Example::
+
+        >>> ddp.register_comm_hook(None, fp16_compress_wrapper(allreduce_hook))  # doctest: +SKIP
+    """
     from .... import float16
 
     return _compress_wrapper(float16, hook)
 
 
 def bf16_compress_wrapper(hook):
-    """``hook`` made to communicate bfloat16 (the bucket is cast before, back after)."""
+    """``hook`` made to communicate bfloat16 (the bucket is cast before, back after).
+
+    Example::
+
+        >>> ddp.register_comm_hook(None, bf16_compress_wrapper(allreduce_hook))  # doctest: +SKIP
+    """
     from .... import bfloat16
 
     return _compress_wrapper(bfloat16, hook)

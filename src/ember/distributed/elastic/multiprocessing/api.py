@@ -39,7 +39,13 @@ class Std(enum.IntFlag):
 
 
 def to_map(val_or_map, local_world_size):
-    """A :class:`Std` per local rank from one value or a partial mapping (others NONE)."""
+    """A :class:`Std` per local rank from one value or a partial mapping (others NONE).
+
+    Example::
+
+        >>> to_map(Std.OUT, 2)
+        {0: <Std.OUT: 1>, 1: <Std.OUT: 1>}
+    """
     if isinstance(val_or_map, Std):
         return dict.fromkeys(range(local_world_size), val_or_map)
     return {rank: val_or_map.get(rank, Std.NONE) for rank in range(local_world_size)}
@@ -47,7 +53,13 @@ def to_map(val_or_map, local_world_size):
 
 @dataclasses.dataclass
 class LogsDest:
-    """The files of each local rank's streams (empty strings: not written to a file)."""
+    """The files of each local rank's streams (empty strings: not written to a file).
+
+    Example::
+
+        >>> LogsDest().stdouts
+        {}
+    """
 
     stdouts: dict = dataclasses.field(default_factory=dict)
     stderrs: dict = dataclasses.field(default_factory=dict)
@@ -59,7 +71,13 @@ class LogsDest:
 
 
 class LogsSpecs(abc.ABC):
-    """How workers' output is logged; :meth:`reify` gives the files for one set of workers."""
+    """How workers' output is logged; :meth:`reify` gives the files for one set of workers.
+
+    Example::
+
+        >>> isinstance(DefaultLogsSpecs(log_dir="/tmp/logs"), LogsSpecs)   # doctest: +SKIP
+        True
+    """
 
     def __init__(self, log_dir=None, redirects=Std.NONE, tee=Std.NONE, local_ranks_filter=None):
         self._root_log_dir = log_dir

@@ -25,7 +25,12 @@ def get_env_variable_or_raise(env_name):
 
 
 def get_socket_with_port():
-    """A socket bound to a free port of this host (close it before using the port)."""
+    """A socket bound to a free port of this host (close it before using the port).
+
+    Example::
+
+        >>> sock = get_socket_with_port(); port = sock.getsockname()[1]; sock.close()
+    """
     with_port = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     with_port.bind(("localhost", 0))
     with_port.listen(0)

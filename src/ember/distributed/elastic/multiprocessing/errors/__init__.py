@@ -29,7 +29,13 @@ _NOT_AVAILABLE = "<N/A>"
 @dataclasses.dataclass
 class ProcessFailure:
     """One failed worker: its local rank, pid, exit code and error file (read when it
-    exists: the message and time the worker recorded)."""
+    exists: the message and time the worker recorded).
+
+    Example::
+
+        >>> ProcessFailure(local_rank=1, pid=123, exitcode=3, error_file="").exitcode
+        3
+    """
 
     local_rank: int
     pid: int
@@ -123,7 +129,12 @@ class ChildFailedError(Exception):
 
 class ErrorHandler:
     """Writes a worker's uncaught exception to ``$TORCHELASTIC_ERROR_FILE`` (as JSON: the
-    message, the traceback, the time) for the launcher to report."""
+    message, the traceback, the time) for the launcher to report.
+
+    Example::
+
+        >>> ErrorHandler().record_exception(ValueError("bad"))   # writes $TORCHELASTIC_ERROR_FILE
+    """
 
     def _get_error_file_path(self):
         return os.environ.get("TORCHELASTIC_ERROR_FILE")
@@ -143,7 +154,13 @@ class ErrorHandler:
 
 
 def get_error_handler():
-    """The error handler :func:`record` uses."""
+    """The error handler :func:`record` uses.
+
+    Example::
+
+        >>> isinstance(get_error_handler(), ErrorHandler)
+        True
+    """
     return ErrorHandler()
 
 
