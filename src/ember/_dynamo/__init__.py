@@ -127,7 +127,13 @@ def optimize(backend="inductor", *, nopython=False, dynamic=None, disable=False,
 
 
 def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
-    """See :func:`ember.compiler.set_stance`."""
+    """See :func:`ember.compiler.set_stance`.
+
+    Example::
+
+        >>> ember._dynamo.set_stance("default")  # doctest: +ELLIPSIS
+        <...>
+    """
     from ..compiler import set_stance as set_
 
     return set_(stance, skip_guard_eval_unsafe=skip_guard_eval_unsafe,
@@ -139,6 +145,11 @@ class ExplainOutput:
 
     ember breaks a function as a whole (it then runs eagerly), so a function with a break
     has ``graph_count == 0``.
+
+    Example::
+
+        >>> ember._dynamo.explain(lambda x: x + 1)(ember.ones(1)).graph_break_count
+        0
     """
 
     def __init__(self, graphs, graph_break_count, break_reasons, op_count, compile_times):

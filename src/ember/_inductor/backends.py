@@ -27,7 +27,15 @@ __all__ = ["lookup_backend", "list_backends", "interpret", "optimize"]
 
 def interpret(graph, attrs):
     """A callable running ``graph`` on a list of tensors; ``attrs`` maps ``get_attr`` names
-    to live tensors."""
+    to live tensors.
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> found = capture(lambda x: x + 1, [ember.ones(1)])
+        >>> interpret(found.graph, found.captured)([ember.zeros(1)])
+        (tensor([1.]),)
+    """
     plan = _Plan(graph)
     read = attrs.__getitem__
     constants = graph.constants
@@ -39,7 +47,15 @@ def interpret(graph, attrs):
 
 def optimize(graph):
     """The inductor passes, in place: DCE, CSE, constant folding, element-wise fusion (the
-    fused chains with a derivative, ``fusion.py``)."""
+    fused chains with a derivative, ``fusion.py``).
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> graph = capture(lambda x: (x * 2).exp().neg(), [ember.ones(3)]).graph
+        >>> [n.kind for n in optimize(graph).nodes if n.kind != "get_attr"]
+        ['fused']
+    """
     from ..jit._passes import (
         eliminate_common_subexpressions,
         eliminate_dead_code,
@@ -83,7 +99,13 @@ def list_backends(exclude_tags=("debug", "experimental")):
 
 def lookup_backend(backend):
     """The function ``(graph, attrs, example_inputs) -> callable`` for ``backend`` (a name or
-    a user's callable taking ``(GraphModule, example_inputs)``)."""
+    a user's callable taking ``(GraphModule, example_inputs)``).
+
+    Example::
+
+        >>> lookup_backend("eager") is lookup_backend("aot_eager")
+        True
+    """
     if callable(backend):
         return _custom(backend)
     if not isinstance(backend, str) or backend not in _BACKENDS:
@@ -111,7 +133,15 @@ def _custom(backend):
 
 def to_fx(graph, attrs):
     """An :class:`ember.fx.GraphModule` computing ``graph``: placeholders for its inputs,
-    ``get_attr`` for parameters, buffers and constants, one ``call_function`` per node."""
+    ``get_attr`` for parameters, buffers and constants, one ``call_function`` per node.
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> found = capture(lambda x: x.relu(), [ember.ones(2)])
+        >>> to_fx(found.graph, found.captured)(ember.tensor([-1.0, 2.0]))
+        (tensor([0., 2.]),)
+    """
     from .. import fx
     from ..ops._registry import assign_inplace
 

@@ -62,18 +62,36 @@ _RANDOM_FACTORIES = ("rand", "randn", "rand_like", "randn_like", "randint", "ran
 
 def expect_shape(tensor, shape):
     """The guard node after an operator whose result's shape depends on the data
-    (``nonzero``, ``unique``...): later nodes were traced for this shape."""
+    (``nonzero``, ``unique``...): later nodes were traced for this shape.
+
+    Example::
+
+        >>> expect_shape(ember.ones(2), (2,)).shape
+        ember.Size([2])
+    """
     if tuple(tensor._data.shape) != shape:
         raise GuardFailed
     return tensor
 
 
 class GuardFailed(Exception):
-    """A guard node found a value other than the traced one: run the call eagerly."""
+    """A guard node found a value other than the traced one: run the call eagerly.
+
+    Example::
+
+        >>> issubclass(GuardFailed, Exception)
+        True
+    """
 
 
 def expect_false(tensor):
-    """The guard node of ember's input checks: the check must still pass."""
+    """The guard node of ember's input checks: the check must still pass.
+
+    Example::
+
+        >>> expect_false(ember.tensor(False))
+        tensor(False)
+    """
     if bool(tensor._data):
         raise GuardFailed
     return tensor
@@ -95,7 +113,13 @@ def _read_by_ember():
 
 
 def user_frame():
-    """The innermost frame outside ember's own package, as a ``traceback.FrameSummary``."""
+    """The innermost frame outside ember's own package, as a ``traceback.FrameSummary``.
+
+    Example::
+
+        >>> user_frame().name
+        '<module>'
+    """
     frame = sys._getframe(1)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
@@ -116,7 +140,13 @@ def _where_text(frame):
 
 class Capture:
     """What one capture found: the graph (or None after a break), the break reasons, the
-    live tensors the graph reads by name, and the eager result of the call."""
+    live tensors the graph reads by name, and the eager result of the call.
+
+    Example::
+
+        >>> capture(lambda x: x.item(), [ember.ones(1)]).ok
+        False
+    """
 
     def __init__(self, graph, breaks, captured, result, size_specialised, spec=None,
                  grad_enabled=None):
@@ -134,7 +164,13 @@ class Capture:
 
 
 class CaptureTracer(Tracer):
-    """``jit``'s tracer, recording graph breaks where it would warn or refuse."""
+    """``jit``'s tracer, recording graph breaks where it would warn or refuse.
+
+    Example::
+
+        >>> CaptureTracer({}, (), dynamic_sizes=False, fullgraph=False).breaks
+        []
+    """
 
     def __init__(self, attr_names, attrs, dynamic_sizes, fullgraph):
         super().__init__(attr_names, strict=False,
@@ -410,7 +446,14 @@ def capture(fn, inputs, rebuild=None, attr_names=None, attrs=(), dynamic_sizes=F
 
 def flatten_output(graph, output):
     """Make ``graph.output`` the flat tuple of the values in the tree ``output``; return the
-    spec that rebuilds the user's structure (containers, named tuples, Python constants)."""
+    spec that rebuilds the user's structure (containers, named tuples, Python constants).
+
+    Example::
+
+        >>> found = capture(lambda x: {"y": x * 2, "n": 3}, [ember.ones(1)])
+        >>> found.spec
+        ('dict', [('y', ('slot', 0)), ('n', ('const', 3))])
+    """
     values = []
 
     def spec_of(tree):
@@ -506,7 +549,14 @@ def _may_alias_first_input(node):
 
 class InGradMode:
     """A node's callable run in the grad mode it was traced in (``with no_grad():`` inside a
-    compiled function: its operations must not record a backward when replayed)."""
+    compiled function: its operations must not record a backward when replayed).
+
+    Example::
+
+        >>> double = InGradMode(lambda t: t * 2, enabled=False)
+        >>> double(ember.ones(1, requires_grad=True)).requires_grad
+        False
+    """
 
     def __init__(self, function, enabled):
         self.function = function

@@ -51,7 +51,12 @@ _ALL = []  # weak references would do; compiled functions are few and long-lived
 
 def reset():
     """Forget every compiled graph (``torch._dynamo.reset``): the next calls capture again.
-    The counters keep counting, as torch's do."""
+    The counters keep counting, as torch's do.
+
+    Example::
+
+        >>> reset()
+    """
     for ref in _ALL:
         compiled = ref()
         if compiled is not None:
@@ -60,7 +65,13 @@ def reset():
 
 
 def is_compiling():
-    """Whether a compiled function is being captured now (``torch.compiler.is_compiling``)."""
+    """Whether a compiled function is being captured now (``torch.compiler.is_compiling``).
+
+    Example::
+
+        >>> is_compiling()
+        False
+    """
     from .capture import CaptureTracer
 
     return isinstance(_trace_state.tracer, CaptureTracer)
@@ -82,7 +93,14 @@ class _Entry:
 
 
 class CompiledFunction:
-    """The callable ``ember.compile(fn)`` returns: a cache of graphs keyed by guards."""
+    """The callable ``ember.compile(fn)`` returns: a cache of graphs keyed by guards.
+
+    Example::
+
+        >>> f = CompiledFunction(lambda x: x * 3, fullgraph=False, dynamic=None, backend="eager")
+        >>> f(ember.ones(1))
+        tensor([3.])
+    """
 
     def __init__(self, fn, *, fullgraph, dynamic, backend, module=None, recompile_limit=None):
         self._fn = fn
@@ -538,7 +556,15 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
 
 
 def compile_module_in_place(module, *args, **kwargs):
-    """``Module.compile()``: calls of ``module`` run its ``forward`` compiled from now on."""
+    """``Module.compile()``: calls of ``module`` run its ``forward`` compiled from now on.
+
+    Example::
+
+        >>> net = ember.nn.Linear(1, 1)
+        >>> compile_module_in_place(net)
+        >>> type(net.forward).__name__
+        'CompiledFunction'
+    """
     options = dict(kwargs)
     _check_mode(options.get("mode"), options.get("options"))
     if args:

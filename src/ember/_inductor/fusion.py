@@ -92,7 +92,16 @@ def _local(name, xp, g, args, out, wants):
 
 
 class TrainableFused:
-    """A jit ``FusedOp`` whose :class:`Op` has a derivative (see the module docstring)."""
+    """A jit ``FusedOp`` whose :class:`Op` has a derivative (see the module docstring).
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> from ember._inductor.backends import optimize
+        >>> graph = optimize(capture(lambda x: (x * 2).exp(), [ember.ones(2)]).graph)
+        >>> type(graph.nodes[-1].op).__name__
+        'TrainableFused'
+    """
 
     multi_output = False
 
@@ -181,7 +190,14 @@ def _own_arrays(grads, incoming, device):
 
 
 def make_trainable(graph):
-    """Give every fused node of ``graph`` a derivative (in place); return how many."""
+    """Give every fused node of ``graph`` a derivative (in place); return how many.
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> make_trainable(capture(lambda x: x + 1, [ember.ones(1)]).graph)
+        0
+    """
     count = 0
     for n in graph.nodes:
         if n.kind == "fused" and not isinstance(n.op, TrainableFused):

@@ -64,13 +64,25 @@ def _hashable_by_value(obj):
 
 
 def tensor_meta(t):
-    """What a tensor argument's graph depends on."""
+    """What a tensor argument's graph depends on.
+
+    Example::
+
+        >>> tensor_meta(ember.ones(2))[0]
+        (2,)
+    """
     return (tuple(t._data.shape), t._data.dtype, t._device, t.requires_grad, type(t))
 
 
 def module_state(modules):
     """Each module's training flag, plain attributes, the identity of what it holds (its
-    parameters, buffers, children and other tensor attributes) and its hooks."""
+    parameters, buffers, children and other tensor attributes) and its hooks.
+
+    Example::
+
+        >>> len(module_state(tuple(ember.nn.Linear(1, 1).modules())))
+        1
+    """
     return tuple([_one_module(m) for m in modules])
 
 
@@ -91,7 +103,14 @@ _EMPTY = {}
 def referenced_objects(fn):
     """The tensors and modules a plain function reads from its globals and closure (the
     names its code uses): a compiled function guards on their identity, and on the
-    modules' state."""
+    modules' state.
+
+    Example::
+
+        >>> w = ember.ones(1)
+        >>> len(referenced_objects(lambda x: x * w)[0])
+        1
+    """
     from ..nn.modules.module import Module
 
     code = getattr(fn, "__code__", None)
@@ -121,7 +140,13 @@ def referenced_objects(fn):
 
 
 def referenced_state(found, modules):
-    """The guard part of :func:`referenced_objects`: identities, then module state."""
+    """The guard part of :func:`referenced_objects`: identities, then module state.
+
+    Example::
+
+        >>> referenced_state((), ())
+        ((), None)
+    """
     ids = tuple(id(owner.cell_contents if name is None else owner.get(name))
                 for owner, name in found)
     return ids, module_state(modules) if modules else None
@@ -129,7 +154,14 @@ def referenced_state(found, modules):
 
 def call_key(args, kwargs, modules, referenced=None):
     """``(key, tensors)`` of a call: ``key = (context, metas)``, ``context`` everything but
-    the tensors' metadata; ``referenced``: :func:`referenced_objects` of a plain function."""
+    the tensors' metadata; ``referenced``: :func:`referenced_objects` of a plain function.
+
+    Example::
+
+        >>> key, tensors = call_key((ember.ones(2), 3), {}, ())
+        >>> key[1][0][0], len(tensors)
+        ((2,), 1)
+    """
     tensors = []
     spec = _spec((args, kwargs), tensors) if kwargs else _spec(args, tensors)
     first = {}
@@ -144,7 +176,13 @@ def call_key(args, kwargs, modules, referenced=None):
 
 def mask_shapes(metas, dynamic):
     """``metas`` with the dynamic dims (``dynamic[i]``: the dims of tensor ``i``) as ``None``,
-    except sizes 0 and 1, which stay specialised; None when a dynamic dim is 0 or 1."""
+    except sizes 0 and 1, which stay specialised; None when a dynamic dim is 0 or 1.
+
+    Example::
+
+        >>> mask_shapes(((((4, 3)), "float32"),), [{0}])
+        (((None, 3), 'float32'),)
+    """
     masked = []
     for meta, dims in zip(metas, dynamic):
         if not dims:
@@ -160,7 +198,15 @@ def mask_shapes(metas, dynamic):
 
 
 def describe_difference(old, new):
-    """A short reason why key ``new`` missed the cached key ``old`` (for the recompiles log)."""
+    """A short reason why key ``new`` missed the cached key ``old`` (for the recompiles log).
+
+    Example::
+
+        >>> a, _ = call_key((ember.ones(2),), {}, ())
+        >>> b, _ = call_key((ember.ones(3),), {}, ())
+        >>> describe_difference(a, b)
+        'tensor argument 0: size mismatch, expected (2,), actual (3,)'
+    """
     (old_context, old_metas), (new_context, new_metas) = old, new
     names = ("arguments", "argument aliasing", "grad mode", "autocast", "module state",
              "globals or closure of the function", "default dtype")

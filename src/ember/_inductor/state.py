@@ -58,7 +58,13 @@ counters = collections.defaultdict(collections.Counter)
 
 
 class TorchDynamoException(RuntimeError):
-    """The base of the compiler's errors (``torch._dynamo.exc.TorchDynamoException``)."""
+    """The base of the compiler's errors (``torch._dynamo.exc.TorchDynamoException``).
+
+    Example::
+
+        >>> issubclass(TorchDynamoException, RuntimeError)
+        True
+    """
 
 
 class Unsupported(TorchDynamoException):
@@ -73,13 +79,25 @@ class Unsupported(TorchDynamoException):
 
 
 class InvalidBackend(TorchDynamoException):
-    """``backend=`` names no backend (``torch._dynamo.exc.InvalidBackend``)."""
+    """``backend=`` names no backend (``torch._dynamo.exc.InvalidBackend``).
+
+    Example::
+
+        >>> issubclass(InvalidBackend, TorchDynamoException)
+        True
+    """
 
 
 class BackendCompilerFailed(TorchDynamoException):
     """The backend raised while compiling a captured graph
     (``torch._dynamo.exc.BackendCompilerFailed``); ``config.suppress_errors`` runs the
-    function eagerly instead."""
+    function eagerly instead.
+
+    Example::
+
+        >>> issubclass(BackendCompilerFailed, TorchDynamoException)
+        True
+    """
 
 
 log = logging.getLogger("ember._dynamo")
@@ -94,7 +112,13 @@ def _log_names():
 
 def log_enabled(name):
     """Whether ``EMBER_LOGS`` names ``name`` (``graph_breaks``, ``recompiles``,
-    ``graph_code``); makes sure its messages reach stderr."""
+    ``graph_code``); makes sure its messages reach stderr.
+
+    Example::
+
+        >>> log_enabled("no_such_log")
+        False
+    """
     global _handler
     if name not in _log_names():
         return False

@@ -220,13 +220,26 @@ def save_cache_artifacts():
 
 def load_cache_artifacts(serialized_artifacts):
     """None: ember has no compile cache to load into (torch returns None for an empty
-    artifact)."""
+    artifact).
+
+    Example::
+
+        >>> ember.compiler.load_cache_artifacts(b"") is None
+        True
+    """
     return None
 
 
 def load_compiled_function(file, *, f_globals=None, external_data=None):
     """Ahead-of-time compiled functions are torch's serialized bytecode; ember cannot load
-    them."""
+    them.
+
+    Example::
+
+        >>> ember.compiler.load_compiled_function(None)
+        Traceback (most recent call last):
+        NotImplementedError: ...
+    """
     raise NotImplementedError("ember.compiler.load_compiled_function: ember compiles at run "
                               "time and cannot load torch's AOT-compiled functions")
 
@@ -236,33 +249,69 @@ def _keep_all(guard_entries):
 
 
 def keep_portable_guards_unsafe(guard_entries):
-    """A guard filter for ``options={"guard_filter_fn": ...}``: here every guard is kept."""
+    """A guard filter for ``options={"guard_filter_fn": ...}``: here every guard is kept.
+
+    Example::
+
+        >>> ember.compiler.keep_portable_guards_unsafe([])
+        []
+    """
     return _keep_all(guard_entries)
 
 
 def skip_guard_on_inbuilt_nn_modules_unsafe(guard_entries):
     """A guard filter dropping guards on torch's own modules (``guard_entry.orig_guard``
-    whose source is an inbuilt module)."""
+    whose source is an inbuilt module).
+
+    Example::
+
+        >>> ember.compiler.skip_guard_on_inbuilt_nn_modules_unsafe([])
+        []
+    """
     return [not getattr(e, "is_inbuilt_nn_module", False) for e in guard_entries]
 
 
 def skip_guard_on_all_nn_modules_unsafe(guard_entries):
-    """A guard filter dropping every guard on an nn.Module."""
+    """A guard filter dropping every guard on an nn.Module.
+
+    Example::
+
+        >>> ember.compiler.skip_guard_on_all_nn_modules_unsafe([])
+        []
+    """
     return [not getattr(e, "is_nn_module", False) for e in guard_entries]
 
 
 def keep_tensor_guards_unsafe(guard_entries, keep_parameters=False):
-    """A guard filter keeping only tensor guards (and parameters' with ``keep_parameters``)."""
+    """A guard filter keeping only tensor guards (and parameters' with ``keep_parameters``).
+
+    Example::
+
+        >>> ember.compiler.keep_tensor_guards_unsafe([])
+        []
+    """
     return [getattr(e, "guard_type", None) == "TENSOR_MATCH" for e in guard_entries]
 
 
 def skip_guard_on_globals_unsafe(guard_entries):
-    """A guard filter dropping guards on globals."""
+    """A guard filter dropping guards on globals.
+
+    Example::
+
+        >>> ember.compiler.skip_guard_on_globals_unsafe([])
+        []
+    """
     return [not getattr(e, "is_global", False) for e in guard_entries]
 
 
 def skip_all_guards_unsafe(guard_entries):
-    """A guard filter dropping every guard."""
+    """A guard filter dropping every guard.
+
+    Example::
+
+        >>> ember.compiler.skip_all_guards_unsafe([object()])
+        [False]
+    """
     return [False for _ in guard_entries]
 
 
