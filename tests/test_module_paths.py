@@ -62,11 +62,21 @@ PATHS = [
     "torch.cuda.profiler", "torch.cuda.sparse", "torch.backends.cuda", "torch.backends.mkl",
     "torch.backends.mps", "torch.backends.nnpack", "torch.backends.cusparselt",
     "torch.backends.kleidiai", "torch.backends.mha", "torch.export",
+    # nested, library, onnx, sparse, C++ extensions, distributed's smaller modules
+    "torch.nested", "torch.library", "torch.onnx", "torch.onnx.ops", "torch.sparse",
+    "torch.sparse.semi_structured", "torch.utils.cpp_extension",
+    *(f"torch.distributed.{name}" for name in (
+        "constants", "config", "rendezvous", "collective_utils", "remote_device", "run",
+        "launcher", "launcher.api", "argparse_util", "elastic.multiprocessing.errors",
+        "elastic.utils.logging", "pipelining", "pipelining.schedules", "pipelining.stage",
+        "pipelining.microbatch", "algorithms.ddp_comm_hooks",
+        "algorithms.ddp_comm_hooks.default_hooks", "debug")),
 ]
 
 # names torch exposes by accident or that ember documents as absent
 MISSING = {
     "torch.utils.data.datapipes": {"gen_pyi"},  # a build-time script module
+    "torch.sparse": {"solve"},  # listed in torch's __all__, but torch defines no such name
 }
 
 

@@ -6,7 +6,7 @@ import inspect
 import logging
 import os
 
-__all__ = ["get_logger"]
+__all__ = ["get_logger", "get_log_level"]
 
 
 def get_logger(name=None):
@@ -23,5 +23,16 @@ def get_logger(name=None):
         module = inspect.getmodule(caller.frame)
         name = module.__name__ if module is not None else "__main__"
     logger = logging.getLogger(name)
-    logger.setLevel(os.environ.get("LOGLEVEL", "WARNING"))
+    logger.setLevel(os.environ.get("LOGLEVEL", get_log_level()))
     return logger
+
+
+def get_log_level():
+    """The default level of the elastic loggers (torch's: ``"WARNING"``).
+
+    Example::
+
+        >>> get_log_level()
+        'WARNING'
+    """
+    return "WARNING"
