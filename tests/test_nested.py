@@ -386,3 +386,10 @@ def test_save_and_load_in_torchs_format():
     loaded = ember.load(buffer)["nt"]  # weights_only: the rebuild is an allowed global
     _same(loaded, theirs.transpose(1, 2))
     assert loaded.is_contiguous() == theirs.transpose(1, 2).is_contiguous()
+
+
+def test_repr_in_a_graph_matches_torch():
+    ours, theirs = _pair(shapes=[(2, 3), (1, 3)], requires_grad=True)
+    for mine, expected in ((ours, theirs), (ours.relu(), theirs.relu()),
+                           (ours * 2, theirs * 2)):
+        assert repr(mine).replace("ember", "torch") == repr(expected)

@@ -385,8 +385,8 @@ class NestedTensor:
     def __repr__(self):
         lines = ["nested_tensor(["]
         for index, part in enumerate(self._parts):
-            text = repr(part.detach() if part.grad_fn is not None else part)
-            if part.requires_grad and part.grad_fn is None and "requires_grad" not in text:
+            text = repr(part.detach())
+            if part.requires_grad:  # torch marks every component of a nested tensor in a graph
                 text = text[:-1] + ", requires_grad=True)"
             comma = "," if index < len(self._parts) - 1 else ""
             lines.append("  " + text.replace("\n", "\n  ") + comma)
