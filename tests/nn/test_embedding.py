@@ -395,3 +395,54 @@ def test_embedding_module_sparse_trains_with_sparse_adam():
             opt.step()
         rows.append(emb.weight.detach())
     assert_same(rows[0], rows[1])
+
+
+@pytest.mark.parametrize("name, options", [
+    ("SGD", {}), ("SGD", {"momentum": 0.9, "nesterov": True}), ("SGD", {"maximize": True}),
+    ("Adagrad", {"lr_decay": 0.01}), ("LBFGS", {}),
+])
+def test_sparse_gradients_train_like_torch(name, options):
+    """The optimisers torch lets take sparse gradients give its values."""
+    weight = _rng(8).standard_normal((6, 3)).astype(np.float32)
+    trained = []
+    for lib in (ember, torch):
+        emb = lib.nn.Embedding.from_pretrained(lib.tensor(weight), freeze=False, sparse=True)
+        opt = getattr(lib.optim, name)(emb.parameters(), lr=0.1, **options)
+
+        def closure(lib=lib, emb=emb, opt=opt):
+            opt.zero_grad()
+            loss = emb(lib.tensor([[1, 4], [4, 5]])).pow(2).sum()
+            loss.backward()
+            return loss
+        for _ in range(3):
+            opt.step(closure)
+        trained.append(emb.weight.detach())
+    assert_same(trained[0], trained[1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name, options", [
+    ("SGD", {"weight_decay": 0.1}), ("Adagrad", {"weight_decay": 0.1}), ("Adam", {}),
+    ("AdamW", {}), ("RMSprop", {}), ("Rprop", {}), ("ASGD", {}), ("Adafactor", {}),
+])
+def test_sparse_gradients_refused_like_torch(name, options):
+    messages = []
+    for lib in (ember, torch):
+        emb = lib.nn.Embedding(6, 3, sparse=True)
+        opt = getattr(lib.optim, name)(emb.parameters(), lr=0.1, **options)
+        emb(lib.tensor([1, 4])).sum().backward()
+        with pytest.raises(RuntimeError) as error:
+            opt.step()
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
+def test_zero_grad_keeps_an_empty_sparse_gradient_like_torch():
+    grads = []
+    for lib in (ember, torch):
+        emb = lib.nn.Embedding(6, 3, sparse=True)
+        opt = lib.optim.SGD(emb.parameters(), lr=0.1)
+        emb(lib.tensor([1, 4])).sum().backward()
+        opt.zero_grad(set_to_none=False)
+        grads.append(emb.weight.grad)
+    assert grads[0].layout is ember.sparse_coo and grads[0]._nnz() == grads[1]._nnz() == 0
+    assert tuple(grads[0].shape) == tuple(grads[1].shape)

@@ -12,6 +12,7 @@ import math
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..ops.creation import zeros, zeros_like
+from ..sparse._base import SparseTensorBase
 from .adam import lerp_
 from .optimizer import Optimizer, _bump, _data, _prepare, _scalar
 
@@ -90,6 +91,8 @@ class Adafactor(Optimizer):
                     continue
                 if p.is_complex():
                     raise RuntimeError("Adafactor does not support complex parameters")
+                if isinstance(p.grad, SparseTensorBase):
+                    self._dense_gradient(p, group)  # torch's refusal
                 state = self.state[p]
                 if len(state) == 0:
                     self._init_state(p, state, group)

@@ -63,6 +63,11 @@ class Adagrad(Optimizer):
         """Perform one Adagrad step; ``closure`` (optional) re-evaluates and returns the loss."""
         return self._step_each_parameter(closure)
 
+    def _dense_gradient(self, p, group):
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        return p.grad.to_dense()
+
     def _update(self, p, state, param, grad, group):
         step = _number(state["step"])
         grad = _weight_decay(param, grad, group["weight_decay"])

@@ -107,6 +107,8 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             _zero_state(p, state, "max_exp_avg_sq")
 
+    _sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"
+
     def step(self, closure=None):
         """Perform one Adam step; ``closure`` (optional) re-evaluates and returns the loss."""
         return self._step_each_parameter(closure)

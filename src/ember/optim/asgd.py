@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._device import META
+from ..sparse._base import SparseTensorBase
 from ._functional import asgd  # noqa: F401  (torch's functional form)
 from .optimizer import (
     _FLAGS_ON_LOAD,
@@ -65,6 +66,8 @@ class ASGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                if isinstance(p.grad, SparseTensorBase):
+                    self._dense_gradient(p, group)  # torch's refusal
                 state = self._state_for_step(p, group)
                 arrays = _prepare(p, group["maximize"])
                 if arrays is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, strided
 from ..autograd.grad_mode import enable_grad
 from .optimizer import Optimizer, _bump, _check_lr, _real, _value
 
@@ -165,7 +165,8 @@ class LBFGS(Optimizer):
             if p.grad is None:
                 parts.append(xp.zeros(_real(p._data).size, dtype=_real(p._data).dtype))
             else:
-                parts.append(_real(p.grad._data).reshape(-1))
+                grad = p.grad.to_dense() if p.grad.layout is not strided else p.grad
+                parts.append(_real(grad._data).reshape(-1))
         return xp.concatenate(parts)
 
     def _add_grad(self, step_size, update):

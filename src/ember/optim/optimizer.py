@@ -27,6 +27,7 @@ from .._traceback import hide_internal_frames as _hide_internal_frames
 from ..autograd.grad_mode import enable_grad
 from ..nn.modules.module import RemovableHandle
 from ..ops.creation import zeros_like
+from ..sparse._base import SparseTensorBase
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -271,6 +272,9 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                     continue
+                if isinstance(grad, SparseTensorBase):  # torch empties it: nnz 0
+                    p._grad = _empty_sparse_like(grad)
+                    continue
                 if grad.grad_fn is not None:
                     grad.detach_()
                 else:
@@ -310,13 +314,28 @@ class Optimizer:
         for group in self.param_groups:
             maximize = group["maximize"]
             for p in group["params"]:
-                if p.grad is None:
+                grad = p.grad
+                if grad is None:
                     continue
+                if isinstance(grad, SparseTensorBase):  # before any state is made, as torch
+                    grad = self._dense_gradient(p, group)
                 state = state_for_step(p, group)
-                arrays = _prepare(p, maximize)
+                arrays = _prepare(p, maximize, grad)
                 if arrays is not None:
                     update(p, state, *arrays, group)
         return loss
+
+    # torch's message for a sparse gradient, where the optimiser takes none
+    _sparse_refusal = "{name} does not support sparse gradients"
+
+    def _dense_gradient(self, p, group):
+        """``p.grad``, a sparse gradient (``Embedding(sparse=True)``), as the dense one the
+        update uses; torch's RuntimeError for optimisers that take no sparse gradients.
+
+        SGD and Adagrad take them: their update of a row the sparse gradient does not hold
+        is the dense update with a zero gradient row, so the dense form gives torch's values.
+        """
+        raise RuntimeError(self._sparse_refusal.format(name=type(self).__name__))
 
     def _update(self, p, state, param, grad, group):
         """Update one parameter's array ``param`` in place from ``grad`` (each optimiser's rule)."""
@@ -504,14 +523,25 @@ def _real(array):
     return array[..., None].view(real)
 
 
-def _prepare(p, maximize):
-    """The parameter's array (real view for complex) and its gradient (negated to maximise).
+def _empty_sparse_like(sparse):
+    """A sparse COO tensor of ``sparse``'s size, dtype and device with no elements."""
+    from ..sparse._coo import SparseCOOTensor
+
+    values = sparse._vals.detach()
+    indices = sparse._idx.new_zeros((sparse.sparse_dim(), 0))
+    return SparseCOOTensor(indices, values.new_zeros((0,) + tuple(values.shape[1:])),
+                           sparse.shape, is_coalesced=True)
+
+
+def _prepare(p, maximize, grad=None):
+    """The parameter's array (real view for complex) and its gradient, ``p.grad`` or the
+    dense ``grad`` given for a sparse one (negated to maximise).
 
     Returns ``None`` for parameters on the meta device, which hold no values to update.
     """
     if p._device is META:
         return None
-    grad = p.grad._data
+    grad = (p.grad if grad is None else grad)._data
     if maximize:
         grad = -grad
     return _real(p._data), _real(grad)

@@ -63,6 +63,12 @@ class SGD(Optimizer):
         """Perform one SGD step; ``closure`` (optional) re-evaluates and returns the loss."""
         return self._step_each_parameter(closure)
 
+    def _dense_gradient(self, p, group):
+        if group["weight_decay"] != 0:  # torch adds the dense parameter to the sparse gradient
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                               "instead.")
+        return p.grad.to_dense()
+
     def _update(self, p, state, param, grad, group):
         momentum = group["momentum"]
         grad = _weight_decay(param, grad, _value(group["weight_decay"]))
