@@ -692,3 +692,11 @@ def test_aten_forms_of_results_and_random_methods():
     assert abs(cauchy.median().item()) < 0.5
     uniform = aten.uniform(ember.zeros(1000), 2.0, 3.0)
     assert 2.0 <= uniform.min().item() and uniform.max().item() <= 3.0
+
+
+def test_pinv_of_an_empty_matrix_ignores_its_tolerances_as_torch():
+    # found by tests/opinfo/test_aten_namespace.py (linalg_pinv with a tensor rcond)
+    for shape in ((3, 0), (2, 0, 4), (0, 0)):
+        assert_same(ember.linalg.pinv(ember.zeros(shape)), torch.linalg.pinv(torch.zeros(shape)))
+    assert_same(ember.linalg.pinv(ember.zeros(3, 0), ember.zeros(3, 0)),
+                torch.linalg.pinv(torch.zeros(3, 0), torch.zeros(3, 0)))

@@ -16,11 +16,7 @@ import ember
 
 SAMPLES = 3
 # What ember's packet computes differently from torch's, each a strict xfail.
-KNOWN_ATEN_FAILURES = {
-    "linalg.pinv.singular": "ember.linalg.pinv broadcasts an empty matrix with a tensor rcond "
-                            "((3, 0) with rcond (3, 0) gives (3, 0, 0, 3)); torch returns the "
-                            "(0, 3) pseudo-inverse",
-}
+KNOWN_ATEN_FAILURES = {}
 
 
 def _aten_name(op):
