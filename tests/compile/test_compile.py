@@ -964,3 +964,26 @@ def test_data_dependent_shapes_are_guarded():
         got, want = compiled(ember.tensor(a)), t_compiled(torch.from_numpy(a))
         assert_same(got[0], want[0], rtol=1e-6, atol=1e-6)
         assert got[1] == want[1]
+
+
+def test_compiled_forward_method_keeps_batch_norm_in_the_graph():
+    def build(nn):
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc, self.bn = nn.Linear(3, 4), nn.BatchNorm1d(4)
+
+            def forward(self, x):
+                return self.bn(self.fc(x)).relu()
+        return Net
+
+    Net = build(ember.nn)
+    Net.forward = ember.compile(Net.forward)
+    (net, t_net), (other, _) = _pair(lambda nn: Net() if nn is ember.nn else build(nn)()), \
+        _pair(lambda nn: Net() if nn is ember.nn else build(nn)())
+    for seed in range(3):
+        x, tx = _input((5, 3), seed)
+        assert_same(net(x), t_net(tx), rtol=1e-5, atol=1e-6)
+        other(x)
+    assert_same(net.bn.running_mean, t_net.bn.running_mean, rtol=1e-5, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] == 2 and not counters["graph_break"]

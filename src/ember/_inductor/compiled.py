@@ -113,6 +113,9 @@ class CompiledFunction:
         import weakref
 
         _ALL.append(weakref.ref(self))
+        import weakref as _weakref
+
+        self._per_module = _weakref.WeakKeyDictionary()  # module -> its compiled method
         self._clear()
         if module is None or fn is not module:
             functools.update_wrapper(self, fn)
@@ -361,10 +364,23 @@ class CompiledFunction:
                                 backend=self._backend_name, module=module,
                                 recompile_limit=self._limit)
 
-    def __get__(self, obj, owner=None):  # a compiled method binds like a function
+    def __get__(self, obj, owner=None):
+        """A compiled method binds like a function; on a module (``@ember.compile`` on
+        ``forward``) each instance gets its own compiled function over the bound method,
+        with the module's parameters and buffers as named graph attributes."""
         if obj is None:
             return self
-        return functools.partial(self.__call__, obj)
+        from ..nn.modules.module import Module
+
+        if not isinstance(obj, Module):
+            return functools.partial(self.__call__, obj)
+        bound = self._per_module.get(obj)
+        if bound is None:
+            bound = CompiledFunction(self._fn.__get__(obj, owner), fullgraph=self._fullgraph,
+                                     dynamic=self._dynamic, backend=self._backend_name,
+                                     module=obj, recompile_limit=self._limit)
+            self._per_module[obj] = bound
+        return bound
 
 
 def _in_modes(run, grad_enabled, autocast_on):
