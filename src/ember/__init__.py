@@ -205,7 +205,8 @@ overrides._install()  # last: every public function and Tensor method honours __
 # (PEP 562), keeping ``import ember`` short (jit, fx, onnx, distributions, distributed and
 # testing are a seventh of it), and torch's top-level names that live in them.
 _LAZY_SUBMODULES = frozenset({"cpp", "distributed", "distributions", "export", "functional",
-                              "fx", "hub", "jit", "onnx", "testing", "types", "version"})
+                              "fx", "hub", "jit", "onnx", "testing", "types", "version",
+                              "webgpu"})
 _LAZY_NAMES = {"CompilationUnit": ("jit", "CompilationUnit"),
                "ScriptFunction": ("jit", "ScriptFunction"),
                "ScriptModule": ("jit", "ScriptModule"),

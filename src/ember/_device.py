@@ -48,7 +48,7 @@ def check_cuda_dtype(dtype):
 # torch's device types: all make device objects; tensors live on cpu, cuda and meta only
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
                  "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
-                 "privateuseone")
+                 "privateuseone", "webgpu")
 
 
 class device:
@@ -92,7 +92,8 @@ class device:
         object.__setattr__(self, "index", index)
         # the dispatcher's fast path: numpy for cpu; None for meta and cuda (cuda kernels run
         # inside the tensor's device context, see ops._registry.run_op)
-        object.__setattr__(self, "_xp", np if kind == "cpu" else None)
+        object.__setattr__(self, "_xp", np if kind == "cpu" else
+                           _webgpu_xp() if kind == "webgpu" else None)
         cls._cache[key] = self
         return self
 
@@ -133,7 +134,24 @@ class device:
         """The array module that computes on this device (numpy or cupy)."""
         if self.type == "cuda":
             return require_cupy()
+        if self.type == "webgpu":
+            return _webgpu_xp()
         return np
+
+
+def _webgpu_xp():
+    """The webgpu device's array module (WGSL kernels, CPU fallback); importing it needs no
+    wgpu, using it does."""
+    from .webgpu import _xp
+
+    return _xp
+
+
+def check_webgpu_dtype(dtype):
+    """Refuse float64 on webgpu (WGSL has no f64), as torch's MPS device does."""
+    if getattr(dtype, "name", None) == "float64" or getattr(dtype, "itemsize", 0) == 16:
+        raise TypeError("Cannot convert a WebGPU tensor to float64 dtype as WebGPU does not "
+                        "support float64 (WGSL has no f64). Please use float32 instead.")
 
 
 CPU = device("cpu")
@@ -163,6 +181,8 @@ def canonical(d):
         return CPU
     if d.type == "meta":
         return META
+    if d.type == "webgpu":
+        return _canonical_webgpu(d)
     if d.type not in ("cuda", "cpu", "meta"):
         _refuse_device_type(d.type)
     if d.type == "cuda":
@@ -172,6 +192,19 @@ def canonical(d):
             raise RuntimeError(f"CUDA error: invalid device ordinal {index}")
         return device("cuda", index)
     return d
+
+
+def _canonical_webgpu(d):
+    """``webgpu`` is ``webgpu:0`` (one adapter); a clear error without wgpu or an adapter."""
+    from .webgpu import _runtime
+
+    found = _runtime.probe()
+    if found.adapter is None:
+        raise RuntimeError(f"webgpu is not available: {found.reason}. "
+                           f"{_runtime._INSTALL_HINT}")
+    if d.index not in (None, 0):
+        raise RuntimeError(f"webgpu error: invalid device ordinal {d.index} (one adapter)")
+    return device("webgpu", 0)
 
 
 def _refuse_device_type(kind):
@@ -187,4 +220,6 @@ def device_of_array(array):
     """The device an ndarray lives on."""
     if isinstance(array, np.ndarray):
         return CPU
+    if array.device == "webgpu":
+        return device("webgpu", 0)
     return device("cuda", array.device.id)

@@ -243,6 +243,8 @@ class Tensor:
             return 0
         if self._device.type == "cuda":
             return self._data.data.ptr
+        if self._device.type == "webgpu":  # no host address: the storage's id and offset
+            return id(self._data.storage) + self._data.offset * self._data.itemsize
         return self._data.__array_interface__["data"][0]
 
     def storage_offset(self):
@@ -260,6 +262,8 @@ class Tensor:
             # the allocation the pointer lies in
             memptr = self._data.data
             return (memptr.ptr - memptr.mem.ptr) // self._data.dtype.itemsize
+        if self._device.type == "webgpu":
+            return self._data.offset
         root = self._storage_root()
         start = _array_address(root)
         return (self.data_ptr() - start) // self._data.dtype.itemsize
@@ -510,7 +514,7 @@ class Tensor:
         return array.tolist()
 
     def _host_array(self):
-        if self._device.type == "cuda":
+        if self._device.type in ("cuda", "webgpu"):
             return self._data.get()
         return self._data
 
@@ -936,6 +940,8 @@ def _place(array, dtype, device, copy):
     if device is META:
         return np.broadcast_to(np.zeros((), dtype.np), np.shape(array))
     xp = device.xp
+    if device.type == "webgpu":
+        return _place_webgpu(xp, array, dtype)
     if device.type == "cuda":
         check_cuda_dtype(dtype)
         with xp.cuda.Device(device.index):
@@ -944,6 +950,17 @@ def _place(array, dtype, device, copy):
     if isinstance(array, np.ndarray):
         return array.astype(dtype.np, copy=copy)
     return np.asarray(array.get() if hasattr(array, "get") else array, dtype=dtype.np)
+
+
+def _place_webgpu(xp, array, dtype):
+    """Upload (or copy on the device) ``array`` as ``dtype`` (float64 refused)."""
+    from ._device import check_webgpu_dtype
+
+    check_webgpu_dtype(dtype)
+    if isinstance(array, xp.ndarray):
+        return array.astype(dtype.np)
+    return xp.from_host(np.asarray(array.get() if hasattr(array, "get") else array,
+                                   dtype=dtype.np))
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

@@ -89,7 +89,8 @@ def defop(name, **options):
 
 def wrap(array, device, base=None):
     """A tensor around a kernel's result (NumPy returns scalars for 0-dim results)."""
-    if type(array) is not np.ndarray and not hasattr(array, "__cuda_array_interface__"):
+    if type(array) is not np.ndarray and not hasattr(array, "__cuda_array_interface__") and \
+            not hasattr(array, "storage"):  # (a webgpu array has its storage)
         array = np.asarray(array)
     return Tensor._make(array, device, base)
 
@@ -294,6 +295,8 @@ def _as_array(out, device):
     """NumPy returns scalars for 0-dim results; make them arrays again."""
     if hasattr(out, "__cuda_array_interface__"):
         return out
+    if device.type == "webgpu":  # a kernel's host result (NumPy scalar, list) is uploaded
+        return out if hasattr(out, "storage") else device.xp.from_host(np.asarray(out))
     return np.asarray(out)
 
 

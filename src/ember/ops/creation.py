@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import DEFAULT, META, canonical, check_cuda_dtype
+from .._device import DEFAULT, META, canonical, check_cuda_dtype, check_webgpu_dtype
 from .._tensor import (
     Tensor,
     channels_last_order,
@@ -70,6 +70,8 @@ def _target(dtype, device):
     device = canonical(device) if device is not None else DEFAULT[0]
     if device.type == "cuda":
         check_cuda_dtype(dtype)
+    elif device.type == "webgpu":
+        check_webgpu_dtype(dtype)
     return dtype, device
 
 
@@ -1103,12 +1105,21 @@ def clone(input, *, memory_format=None):
 def _copy_kernel(xp, a, *, dtype, device):
     target = dtype.np if dtype is not None else a.dtype
     if device is None:
-        if xp is not np:
+        if xp is not np and hasattr(a, "storage"):
+            check_webgpu_dtype(target)
+        elif xp is not np:
             check_cuda_dtype(target)
         if xp is np and target.kind in "iub" and a.dtype.kind in "fc":
             with np.errstate(over="ignore", invalid="ignore"):  # torch casts silently
                 return a.astype(target, copy=True)
         return a.astype(target, copy=True)
+    if device.type == "webgpu":  # host or device array to the webgpu device
+        check_webgpu_dtype(target)
+        if hasattr(a, "storage"):
+            return a.astype(target)
+        return device.xp.from_host(np.asarray(a.get() if hasattr(a, "get") else a, target))
+    if hasattr(a, "storage") and device.type == "cpu":  # webgpu to the host: a download
+        return a.get().astype(target, copy=False)
     if device.type == "cuda":
         check_cuda_dtype(target)
         cupy = device.xp

@@ -1,0 +1,245 @@
+"""WGSL sources, generated from small tables: one template per kernel family.
+
+Every buffer is bound as ``array<u32>`` and holds exactly NumPy's bytes for its dtype, so an
+upload or download is a plain copy. Loads pick an element's bits out of the words (bytes for
+bool/uint8, halves for float16, pairs of words for 8-byte dtypes) and convert them to the
+kernel's compute type; a thread writes whole words (four bool/uint8 results at a time), so no
+two threads ever write the same word.
+
+Shapes, strides, offsets and scalar operands travel in a ``params`` buffer of u32 words
+(:func:`params`), so one compiled pipeline serves every shape and every scalar value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAX_DIMS = 8
+WORKGROUP = 64
+
+# compute type of each dtype the kernels compute with
+COMPUTE = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.uint8): "u32",
+           np.dtype(np.bool_): "bool"}
+
+
+def params(words):
+    """The bytes of a params buffer holding ``words`` (ints as u32/i32 bits, floats as f32)."""
+    out = np.empty(max(len(words), 1), np.uint32)
+    for i, w in enumerate(words):
+        if isinstance(w, float):
+            out[i] = np.float32(w).view(np.uint32)
+        else:
+            out[i] = np.int64(w) & 0xFFFFFFFF
+    return out.tobytes()
+
+
+def convert(value, source, target):
+    """WGSL converting ``value`` of compute type ``source`` to ``target``."""
+    if source == target:
+        return value
+    if source == "bool":
+        one = {"f32": "1.0", "i32": "1", "u32": "1u"}[target]
+        zero = {"f32": "0.0", "i32": "0", "u32": "0u"}[target]
+        return f"select({zero}, {one}, {value})"
+    if target == "bool":
+        zero = {"f32": "0.0", "i32": "0", "u32": "0u"}[source]
+        return f"({value} != {zero})"
+    if source == "f32" and target == "u32":
+        return f"u32(i32({value}))"
+    return f"{target}({value})"
+
+
+def load_element(binding, itemsize, ct, index):
+    """WGSL reading element ``index`` of ``binding`` (a dtype with compute type ``ct``)."""
+    if itemsize == 4:
+        return f"bitcast<{ct}>({binding}[{index}])" if ct != "u32" else f"{binding}[{index}]"
+    if itemsize == 1:
+        byte = f"(({binding}[({index}) >> 2u] >> ((({index}) & 3u) * 8u)) & 255u)"
+        return f"({byte} != 0u)" if ct == "bool" else byte
+    raise ValueError(itemsize)
+
+
+def store_bits(value, ct, itemsize):
+    """WGSL giving the low ``itemsize`` bytes' worth of bits of ``value`` as u32."""
+    if itemsize == 1:
+        return f"select(0u, 1u, {value})" if ct == "bool" else f"(u32({value}) & 255u)"
+    return value if ct == "u32" else f"bitcast<u32>({value})"
+
+
+_INDEXING = """
+fn offset_of(linear: u32, base: u32) -> u32 {
+    var rem = linear;
+    var off = bitcast<i32>(P[base]);
+    for (var d = i32(P[1]) - 1; d >= 0; d = d - 1) {
+        let size = P[2u + u32(d)];
+        let idx = rem % size;
+        rem = rem / size;
+        off = off + i32(idx) * bitcast<i32>(P[base + 1u + u32(d)]);
+    }
+    return u32(off);
+}
+"""
+
+_HEADER = """@group(0) @binding(0) var<storage, read> P: array<u32>;
+@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;
+"""
+
+_ENTRY = ("@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, "
+          "@builtin(num_workgroups) nwg: vec3<u32>) {\n"
+          "    let t = gid.x + gid.y * nwg.x * 64u;\n")
+
+
+def operand_base(i):
+    """Where operand ``i``'s offset and strides start in the params words."""
+    return 2 + MAX_DIMS + i * (1 + MAX_DIMS)
+
+
+def elementwise(expr, operands, ct, out_ct, out_itemsize):
+    """A kernel writing ``expr`` (WGSL in ``a``, ``b``, ``c`` of compute type ``ct``) for each
+    element of a contiguous output of ``out_itemsize`` bytes.
+
+    ``operands``: per operand ``("buffer", itemsize, compute type)`` (read through strides, 0
+    for broadcast dims) or ``("scalar", None, compute type)`` (a params word), optionally
+    followed by the compute type to convert it to (default ``ct``).
+    """
+    lines = [_HEADER]
+    binding = 2
+    loads = []
+    nbuf = sum(1 for kind, *_ in operands if kind == "buffer")
+    scalar_at = operand_base(nbuf)
+    buffer_index = 0
+    for name, (kind, itemsize, source, *target) in zip("abc", operands):
+        target = target[0] if target else ct
+        if kind == "buffer":
+            lines.append(f"@group(0) @binding({binding}) var<storage, read> I{binding}: "
+                         f"array<u32>;\n")
+            index = f"offset_of(i, {operand_base(buffer_index)}u)"
+            raw = load_element(f"I{binding}", itemsize, source, index)
+            binding += 1
+            buffer_index += 1
+        else:
+            raw = f"bitcast<{source}>(P[{scalar_at}u])" if source not in ("u32", "bool") else \
+                f"P[{scalar_at}u]"
+            if source == "bool":
+                raw = f"(P[{scalar_at}u] != 0u)"
+            scalar_at += 1
+        loads.append(f"        let {name} = {convert(raw, source, target)};\n")
+    lines.append(_INDEXING)
+    per = 4 // out_itemsize
+    lines.append(_ENTRY)
+    lines.append(f"    let first = t * {per}u;\n    if (first >= P[0]) {{ return; }}\n")
+    lines.append(f"    var word = 0u;\n    for (var k = 0u; k < {per}u; k = k + 1u) {{\n"
+                 f"        let i = first + k;\n        if (i >= P[0]) {{ break; }}\n")
+    lines.extend(loads)
+    lines.append(f"        let v = {expr};\n")
+    bits = store_bits("v", out_ct, out_itemsize)
+    lines.append(f"        word = word | ({bits} << (k * {out_itemsize * 8}u));\n" if per > 1
+                 else f"        word = {bits};\n")
+    lines.append("    }\n    OUT[t] = word;\n}\n")
+    return "".join(lines)
+
+
+def strided_copy(itemsize):
+    """Gather a strided array of any dtype into a contiguous one (``contiguous()``), raw bits:
+    the params hold the shape and the source's offset and strides (operand 0)."""
+    base = operand_base(0)
+    head = _HEADER + "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n" + _INDEXING
+    if itemsize == 8:
+        body = (f"    if (t >= P[0]) {{ return; }}\n    let o = offset_of(t, {base}u);\n"
+                "    OUT[2u * t] = I2[2u * o];\n    OUT[2u * t + 1u] = I2[2u * o + 1u];\n}\n")
+        return head + _ENTRY + body
+    if itemsize == 4:
+        body = (f"    if (t >= P[0]) {{ return; }}\n"
+                f"    OUT[t] = I2[offset_of(t, {base}u)];\n}}\n")
+        return head + _ENTRY + body
+    per, width = 4 // itemsize, itemsize * 8
+    mask = (1 << width) - 1
+    shift = {1: "2u", 2: "1u"}[itemsize]
+    body = (f"    let first = t * {per}u;\n    if (first >= P[0]) {{ return; }}\n"
+            f"    var word = 0u;\n    for (var k = 0u; k < {per}u; k = k + 1u) {{\n"
+            "        let i = first + k;\n        if (i >= P[0]) { break; }\n"
+            f"        let o = offset_of(i, {base}u);\n"
+            f"        let bits = (I2[o >> {shift}] >> ((o & {per - 1}u) * {width}u)) & {mask}u;\n"
+            f"        word = word | (bits << (k * {width}u));\n    }}\n    OUT[t] = word;\n}}\n")
+    return head + _ENTRY + body
+
+
+def strided_write(itemsize):
+    """Scatter a contiguous array (binding 2, broadcast through operand 1's strides) into a
+    strided view of the output buffer (operand 0's offset and strides): ``dst[...] = src``.
+    Only for 4- and 8-byte dtypes, whose elements own whole words."""
+    dst, src = operand_base(0), operand_base(1)
+    head = _HEADER + "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n" + _INDEXING
+    if itemsize == 4:
+        body = (f"    if (t >= P[0]) {{ return; }}\n"
+                f"    OUT[offset_of(t, {dst}u)] = I2[offset_of(t, {src}u)];\n}}\n")
+    else:
+        body = (f"    if (t >= P[0]) {{ return; }}\n    let d = offset_of(t, {dst}u);\n"
+                f"    let s = offset_of(t, {src}u);\n"
+                "    OUT[2u * d] = I2[2u * s];\n    OUT[2u * d + 1u] = I2[2u * s + 1u];\n}\n")
+    return head + _ENTRY + body
+
+
+# reductions over the last axis of a contiguous (rows, K) array: P = [rows, K]
+_REDUCE_BODY = {
+    "sum": ("var acc = 0.0; var comp = 0.0;",
+            "let y = x - comp; let s = acc + y; comp = (s - acc) - y; acc = s;", "acc"),
+    "prod": ("var acc = 1.0;", "acc = acc * x;", "acc"),
+    "max": ("var acc = bitcast<f32>(0xff800000u);",
+            "if (x > acc || x != x) { acc = x; } if (x != x) { break; }", "acc"),
+    "min": ("var acc = bitcast<f32>(0x7f800000u);",
+            "if (x < acc || x != x) { acc = x; } if (x != x) { break; }", "acc"),
+}
+
+
+def reduce_rows(kind):
+    """One thread per row: sum (compensated), prod, max or min of float32 rows, or
+    argmax/argmin as int64 (first occurrence, NaN counting as the extreme, as NumPy)."""
+    head = ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+            "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
+            "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n")
+    start = _ENTRY + "    if (t >= P[0]) { return; }\n    let K = P[1];\n    let row = t * K;\n"
+    if kind in ("argmax", "argmin"):
+        better = ">" if kind == "argmax" else "<"
+        body = ("    var best = 0u;\n    var acc = bitcast<f32>(I2[row]);\n"
+                "    for (var k = 0u; k < K; k = k + 1u) {\n"
+                "        let x = bitcast<f32>(I2[row + k]);\n"
+                "        if (acc != acc) { break; }\n"
+                f"        if (x {better} acc || x != x) {{ acc = x; best = k; }}\n    }}\n"
+                "    OUT[2u * t] = best;\n    OUT[2u * t + 1u] = 0u;\n}\n")
+        return head + start + body
+    init, step, result = _REDUCE_BODY[kind]
+    body = (f"    {init}\n    for (var k = 0u; k < K; k = k + 1u) {{\n"
+            f"        let x = bitcast<f32>(I2[row + k]);\n        {step}\n    }}\n"
+            f"    OUT[t] = bitcast<u32>({result});\n}}\n")
+    return head + start + body
+
+
+def matmul():
+    """Batched float32 matmul with broadcast batch dims, reading both operands through their
+    strides (transposed views need no copy). One thread per output element.
+
+    P = [count, M, N, K, nbatch, batch shape (4), a offset, a strides (batch 4, row, col),
+    b offset, b strides (batch 4, row, col)].
+    """
+    return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+            "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
+            "@group(0) @binding(2) var<storage, read> A: array<u32>;\n"
+            "@group(0) @binding(3) var<storage, read> B: array<u32>;\n"
+            "fn st(i: u32) -> i32 { return bitcast<i32>(P[i]); }\n"
+            + _ENTRY +
+            "    if (t >= P[0]) { return; }\n"
+            "    let M = P[1]; let N = P[2]; let K = P[3];\n"
+            "    let col = t % N; let row = (t / N) % M; var batch = t / (M * N);\n"
+            "    var oa = st(9u); var ob = st(16u);\n"
+            "    for (var d = i32(P[4]) - 1; d >= 0; d = d - 1) {\n"
+            "        let size = P[5u + u32(d)];\n"
+            "        let idx = i32(batch % size); batch = batch / size;\n"
+            "        oa = oa + idx * st(10u + u32(d)); ob = ob + idx * st(17u + u32(d));\n    }\n"
+            "    oa = oa + i32(row) * st(14u); ob = ob + i32(col) * st(22u);\n"
+            "    let sa = st(15u); let sb = st(21u);\n"
+            "    var acc = 0.0;\n"
+            "    for (var k = 0u; k < K; k = k + 1u) {\n"
+            "        acc = acc + bitcast<f32>(A[u32(oa + i32(k) * sa)]) * "
+            "bitcast<f32>(B[u32(ob + i32(k) * sb)]);\n    }\n"
+            "    OUT[t] = bitcast<u32>(acc);\n}\n")

@@ -1,0 +1,253 @@
+"""The WebGPU device itself: adapter, device, buffer pool and batched command encoding.
+
+One process holds at most one ``GPUDevice`` (made on first use). Kernels record compute passes
+into one open command encoder; :func:`flush` submits it. Every point where the host reads or
+writes GPU memory (an upload, a download, ``synchronize``) flushes first, so the queue sees the
+commands in program order. Buffers freed by tensors go back to a pool keyed by size
+(``empty_cache`` releases them), so eager ops do not create buffers.
+
+A device does not survive ``fork``: a forked child that touches it raises instead of hanging.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+__all__ = ["WebGPUUnavailable", "runtime", "flush", "probe"]
+
+_INSTALL_HINT = ("ember's webgpu device needs the wgpu package and a GPU adapter (on Linux a "
+                 "Vulkan driver): pip install 'ember[webgpu]', and on Debian/Ubuntu without a "
+                 "GPU apt-get install mesa-vulkan-drivers for the software Vulkan driver")
+
+
+class WebGPUUnavailable(RuntimeError):
+    """Raised when the webgpu device is used where wgpu or an adapter is missing."""
+
+
+class _Probe:
+    """What ``is_available`` found (computed once, never raising)."""
+
+    __slots__ = ("wgpu", "adapter", "reason")
+
+    def __init__(self):
+        self.wgpu = self.adapter = None
+        self.reason = None
+
+
+_probe = None
+_runtime = None
+_lock = threading.Lock()
+
+
+def _find_adapter():
+    found = _Probe()
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # silences Mesa's warnings when headless
+    try:
+        import wgpu
+    except Exception as error:  # no wgpu, or a broken install
+        found.reason = f"wgpu is not installed ({error})"
+        return found
+    found.wgpu = wgpu
+    try:
+        adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+    except Exception as error:
+        found.reason = f"no GPU adapter ({error})"
+        return found
+    if adapter is None:
+        found.reason = "no GPU adapter"
+        return found
+    # without a Vulkan/Metal/D3D12 driver wgpu falls back to OpenGL, which cannot run compute
+    backend = adapter.info.get("backend_type", "")
+    if backend not in ("Vulkan", "Metal", "D3D12"):
+        found.reason = f"only a {backend or 'unknown'} adapter was found (compute needs Vulkan, " \
+                       f"Metal or Direct3D 12)"
+        return found
+    found.adapter = adapter
+    return found
+
+
+def probe():
+    """The adapter search's result, made once per process."""
+    global _probe
+    if _probe is None or _probe_pid != os.getpid():
+        _set_probe(_find_adapter())
+    return _probe
+
+
+_probe_pid = None
+
+
+def _set_probe(found):
+    global _probe, _probe_pid
+    _probe, _probe_pid = found, os.getpid()
+
+
+class Runtime:
+    """The process's GPU device, its buffer pool, pipelines and the open command encoder."""
+
+    def __init__(self, found):
+        wgpu = found.wgpu
+        self.wgpu = wgpu
+        self.adapter = found.adapter
+        self.pid = os.getpid()
+        limits = found.adapter.limits
+        self.max_binding = limits["max-storage-buffer-binding-size"]
+        self.device = found.adapter.request_device_sync(
+            required_limits={"max-storage-buffer-binding-size": self.max_binding,
+                             "max-buffer-size": limits["max-buffer-size"]})
+        self.queue = self.device.queue
+        self.usage = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+                      | wgpu.BufferUsage.COPY_DST)
+        self.pool = {}  # size -> free buffers of that size
+        self.pooled_bytes = 0
+        self.allocated = 0
+        self.peak = 0
+        self.pipelines = {}
+        self.constants = {}  # parameter bytes -> a read-only buffer holding them
+        self.encoder = None
+        self.pending = 0
+
+    # ------------------------------------------------------------ buffers
+
+    def allocate(self, nbytes):
+        """A storage buffer of at least ``nbytes`` (a multiple of 4, at least 4), from the pool
+        when one of that size is free."""
+        size = _bucket(nbytes)
+        free = self.pool.get(size)
+        if free:
+            buffer = free.pop()
+            self.pooled_bytes -= size
+        else:
+            buffer = self.device.create_buffer(size=size, usage=self.usage)
+        self.allocated += size
+        if self.allocated > self.peak:
+            self.peak = self.allocated
+        return buffer
+
+    def release(self, buffer):
+        """Give ``buffer`` back to the pool (commands already recorded may still use it: they
+        run before any later write into it, which is recorded after them)."""
+        if os.getpid() != self.pid:
+            return
+        self.allocated -= buffer.size
+        self.pool.setdefault(buffer.size, []).append(buffer)
+        self.pooled_bytes += buffer.size
+
+    def empty_cache(self):
+        flush()
+        for buffers in self.pool.values():
+            for buffer in buffers:
+                buffer.destroy()
+        self.pool.clear()
+        self.pooled_bytes = 0
+
+    def constant(self, data):
+        """A read-only storage buffer holding ``data`` (bytes), cached by content: kernels'
+        shapes and scalars repeat from step to step, and a new buffer made with its contents
+        needs no queue write (which would run before the commands still being recorded)."""
+        buffer = self.constants.get(data)
+        if buffer is None:
+            if len(self.constants) > 4096:
+                self.constants.clear()
+            buffer = self.device.create_buffer_with_data(
+                data=data, usage=self.wgpu.BufferUsage.STORAGE)
+            self.constants[data] = buffer
+        return buffer
+
+    # ------------------------------------------------------------ transfers
+
+    def upload(self, buffer, data):
+        flush()
+        self.queue.write_buffer(buffer, 0, data)
+
+    def download(self, buffer, nbytes):
+        flush()
+        return self.queue.read_buffer(buffer, 0, (nbytes + 3) & ~3)[:nbytes]
+
+    # ------------------------------------------------------------ kernels
+
+    def pipeline(self, source):
+        """The compute pipeline for WGSL ``source`` (compiled once)."""
+        pipeline = self.pipelines.get(source)
+        if pipeline is None:
+            module = self.device.create_shader_module(code=source)
+            pipeline = self.device.create_compute_pipeline(
+                layout="auto", compute={"module": module, "entry_point": "main"})
+            self.pipelines[source] = pipeline
+        return pipeline
+
+    def dispatch(self, source, buffers, groups):
+        """Record one dispatch of ``source`` over ``groups`` workgroups (x, y) with
+        ``buffers`` bound at 0, 1, ... into the open encoder."""
+        pipeline = self.pipeline(source)
+        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+                   for i, b in enumerate(buffers)]
+        bind_group = self.device.create_bind_group(
+            layout=pipeline.get_bind_group_layout(0), entries=entries)
+        if self.encoder is None:
+            self.encoder = self.device.create_command_encoder()
+        compute = self.encoder.begin_compute_pass()
+        compute.set_pipeline(pipeline)
+        compute.set_bind_group(0, bind_group)
+        compute.dispatch_workgroups(*groups)
+        compute.end()
+        self.pending += 1
+        if self.pending >= 256:  # keep the recorded work bounded
+            flush()
+
+    def copy(self, source, target, nbytes):
+        if self.encoder is None:
+            self.encoder = self.device.create_command_encoder()
+        self.encoder.copy_buffer_to_buffer(source, 0, target, 0, (nbytes + 3) & ~3)
+
+    def submit(self):
+        if self.encoder is not None:
+            encoder, self.encoder, self.pending = self.encoder, None, 0
+            self.queue.submit([encoder.finish()])
+
+
+def _bucket(nbytes):
+    """Pool size for ``nbytes``: multiples of 256 bytes up to 64 KiB, then powers of two
+    split in four, so that reuse is likely and waste stays under a quarter."""
+    nbytes = max(4, (nbytes + 3) & ~3)
+    if nbytes <= 65536:
+        return (nbytes + 255) & ~255
+    top = 1 << (nbytes - 1).bit_length()
+    step = top // 8
+    return (nbytes + step - 1) // step * step
+
+
+def runtime():
+    """The process's :class:`Runtime`, made on first use; raises a clear error without wgpu or
+    an adapter, and in a child forked after the parent made its device."""
+    global _runtime
+    current = _runtime
+    if current is not None:
+        if current.pid != os.getpid():
+            raise RuntimeError(
+                "ember: the webgpu device cannot be used in a process forked after the parent "
+                "initialised it (the child would hang); use the 'spawn' or 'forkserver' start "
+                "method (DataLoader(multiprocessing_context='spawn')), or send tensors to "
+                "workers on the cpu")
+        return current
+    with _lock:
+        if _runtime is None:
+            found = probe()
+            if found.adapter is None:
+                raise WebGPUUnavailable(f"webgpu is not available: {found.reason}. "
+                                        f"{_INSTALL_HINT}")
+            _runtime = Runtime(found)
+    return _runtime
+
+
+def initialised():
+    """Whether this process (not a forked parent) has made its device."""
+    return _runtime is not None and _runtime.pid == os.getpid()
+
+
+def flush():
+    """Submit the recorded commands (a no-op when nothing is recorded or no device exists)."""
+    current = _runtime
+    if current is not None and current.pid == os.getpid():
+        current.submit()

@@ -1,0 +1,1008 @@
+"""The array module of the webgpu device: the NumPy functions ember's kernels call, on
+:class:`~ember.webgpu._array.WebGPUArray`.
+
+ember's operators are written once against an array module ``xp`` (NumPy on the cpu, CuPy on
+cuda); on webgpu ``xp`` is this module. What it implements runs as WGSL kernels (generated in
+``_kernels.py``); any other NumPy function runs on the CPU (download, NumPy, upload): a
+*fallback*, counted in ``ember.webgpu.fallback_ops()`` and warned about once per function.
+With ``EMBER_WEBGPU_STRICT=1`` a fallback raises NotImplementedError naming the function, so a
+test can prove a workload ran on the GPU. NumPy functions called with no device array at all
+(``arange``, ``eye`` with host arguments) are not fallbacks: their result is made on the host
+and uploaded, as any tensor created from host data.
+
+Example::
+
+    >>> x = ember.ones(3, device="webgpu")
+    >>> (x + 1).cpu()
+    tensor([2., 2., 2.])
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import warnings
+
+import numpy as np
+
+from . import _kernels as K
+from ._array import Storage, WebGPUArray, contiguous_strides
+
+ndarray = WebGPUArray
+_fallback_counts = {}
+_warned = set()
+
+
+# ---------------------------------------------------------------- transfers and fallback
+
+
+def from_host(array):
+    """Upload a NumPy array (any layout) as a new contiguous device array."""
+    array = np.ascontiguousarray(array)
+    out = _new(array.shape, array.dtype)
+    if array.nbytes:
+        out.storage.runtime.upload(out.storage.buffer, array.tobytes())
+    return out
+
+
+def _new(shape, dtype):
+    dtype = np.dtype(dtype)
+    count = 1
+    for n in shape:
+        count *= int(n)
+    return WebGPUArray.make(Storage(count * dtype.itemsize), shape, dtype)
+
+
+def note_fallback(name):
+    """Count a CPU fallback of ``name``; warn once; raise in strict mode."""
+    if os.environ.get("EMBER_WEBGPU_STRICT", "") not in ("", "0"):
+        raise NotImplementedError(
+            f"ember.webgpu: '{name}' has no WGSL kernel and EMBER_WEBGPU_STRICT=1 forbids "
+            f"running it on the CPU")
+    _fallback_counts[name] = _fallback_counts.get(name, 0) + 1
+    if name not in _warned:
+        _warned.add(name)
+        warnings.warn(f"ember.webgpu: '{name}' has no WGSL kernel yet; it runs on the CPU "
+                      f"(copies to and from the device)", UserWarning, stacklevel=3)
+
+
+def fallback_counts():
+    return dict(_fallback_counts)
+
+
+def _to_host(value):
+    if isinstance(value, WebGPUArray):
+        return value.get()
+    if isinstance(value, (list, tuple)):
+        converted = [_to_host(v) for v in value]
+        return type(value)(converted) if isinstance(value, list) else tuple(converted)
+    if isinstance(value, dict):
+        return {k: _to_host(v) for k, v in value.items()}
+    return value
+
+
+def _has_device_array(value):
+    if isinstance(value, WebGPUArray):
+        return True
+    if isinstance(value, (list, tuple)):
+        return builtins.any(_has_device_array(v) for v in value)
+    if isinstance(value, dict):
+        return builtins.any(_has_device_array(v) for v in value.values())
+    return False
+
+
+def _to_device(value):
+    if isinstance(value, np.ndarray):
+        return from_host(value)
+    if isinstance(value, np.generic):
+        return from_host(np.asarray(value))
+    if isinstance(value, tuple):
+        return tuple(_to_device(v) for v in value)
+    if isinstance(value, list):
+        return [_to_device(v) for v in value]
+    return value
+
+
+# NumPy functions that write into their first argument
+_MUTATORS = {"copyto", "put", "put_along_axis", "place", "putmask", "fill_diagonal", "at",
+             "setitem"}
+
+
+def fallback(function, name=None):
+    """``function`` (a NumPy callable) run on host copies of the arguments, results uploaded."""
+    name = name or getattr(function, "__name__", repr(function))
+
+    def run(*args, **kwargs):
+        if not _has_device_array(args) and not _has_device_array(kwargs):
+            return _to_device(function(*args, **kwargs))  # a creation from host data
+        note_fallback(name)
+        host_args, host_kwargs = _to_host(args), _to_host(kwargs)
+        result = function(*host_args, **host_kwargs)
+        out = kwargs.get("out")
+        if isinstance(out, tuple):
+            out = out[0] if len(out) == 1 else None
+        if isinstance(out, WebGPUArray):
+            _write_back(out, host_kwargs["out"] if not isinstance(host_kwargs["out"], tuple)
+                        else host_kwargs["out"][0])
+            return out
+        if name.rsplit(".", 1)[-1] in _MUTATORS and isinstance(args[0], WebGPUArray):
+            _write_back(args[0], host_args[0])
+        return _to_device(result)
+    run.__name__ = name
+    return run
+
+
+def _write_back(target, host):
+    copyto(target, from_host(np.asarray(host)))
+
+
+class _Namespace:
+    """A NumPy submodule (``xp.linalg``, ``xp.fft``, ``xp.random``): every function falls
+    back."""
+
+    def __init__(self, module, prefix, **overrides):
+        self._module, self._prefix = module, prefix
+        self.__dict__.update(overrides)
+
+    def __getattr__(self, name):
+        value = getattr(self._module, name)
+        if callable(value) and not isinstance(value, type):
+            return fallback(value, f"{self._prefix}.{name}")
+        return value
+
+
+def lookup(func):
+    """This module's version of the NumPy function ``func`` (``__array_function__``)."""
+    module = getattr(func, "__module__", "") or ""
+    name = func.__name__
+    if module in ("numpy", "numpy.core.multiarray", "numpy._core.multiarray") or \
+            module.startswith("numpy._core") or module.startswith("numpy.core"):
+        own = globals().get(name)
+        if callable(own):
+            return own
+    return fallback(func, f"{module}.{name}" if module not in ("numpy",) else name)
+
+
+def __getattr__(name):
+    value = getattr(np, name)
+    if isinstance(value, np.ufunc) or (callable(value) and not isinstance(value, type)):
+        return fallback(value, name)
+    return value
+
+
+# ---------------------------------------------------------------- creation
+
+
+def empty(shape, dtype=float, order="C", **_):
+    return _new(_shape(shape), np.dtype(dtype))
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(n) for n in shape)
+
+
+def full(shape, fill_value, dtype=None, order="C", **_):
+    if isinstance(fill_value, WebGPUArray):
+        return broadcast_to(fill_value, _shape(shape)).astype(dtype or fill_value.dtype)
+    dtype = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
+    shape = _shape(shape)
+    if dtype in K.COMPUTE and len(shape) <= K.MAX_DIMS:
+        value = np.asarray(fill_value).astype(dtype)[()].item()  # NumPy's cast of the value
+        result = _elementwise("a", [value], K.COMPUTE[dtype], dtype, shape=shape)
+        if result is not None:
+            return result
+    out = _new(shape, dtype)
+    copyto(out, fill_value)
+    return out
+
+
+def zeros(shape, dtype=float, order="C", **_):
+    out = _new(_shape(shape), np.dtype(dtype))
+    if out.size:
+        runtime = out.storage.runtime
+        if runtime.encoder is None:
+            runtime.encoder = runtime.device.create_command_encoder()
+        runtime.encoder.clear_buffer(out.storage.buffer)
+    return out
+
+
+def ones(shape, dtype=float, order="C", **_):
+    return full(shape, 1, dtype)
+
+
+def empty_like(a, dtype=None, order="K", subok=True, shape=None, **_):
+    return empty(a.shape if shape is None else shape, dtype or a.dtype)
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, **_):
+    return zeros(np.shape(a) if shape is None else shape, dtype or _dtype_of(a))
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, **_):
+    return full(np.shape(a) if shape is None else shape, 1, dtype or _dtype_of(a))
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **_):
+    return full(np.shape(a) if shape is None else shape, fill_value, dtype or _dtype_of(a))
+
+
+def _dtype_of(a):
+    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+
+
+def shape(a):
+    return a.shape if isinstance(a, WebGPUArray) else np.shape(a)
+
+
+def ndim(a):
+    return a.ndim if isinstance(a, WebGPUArray) else np.ndim(a)
+
+
+def size(a, axis=None):
+    return a.size if axis is None else a.shape[axis]
+
+
+def asarray(a, dtype=None, order=None, copy=None, **_):
+    if isinstance(a, WebGPUArray):
+        if dtype is None or np.dtype(dtype) == a.dtype:
+            return a.copy() if copy else a
+        return a.astype(dtype)
+    return from_host(np.asarray(a, dtype=dtype))
+
+
+def array(a, dtype=None, copy=True, order="K", **_):
+    if isinstance(a, WebGPUArray):
+        return a.astype(dtype or a.dtype)
+    return from_host(np.array(a, dtype=dtype))
+
+
+def ascontiguousarray(a, dtype=None, **_):
+    a = asarray(a)
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        return a.astype(dtype)
+    return a if a.is_c_contiguous() else ascontiguous_copy(a)
+
+
+def may_share_memory(a, b, max_work=None):
+    return (isinstance(a, WebGPUArray) and isinstance(b, WebGPUArray)
+            and a.storage is b.storage)
+
+
+shares_memory = may_share_memory
+
+
+def asnumpy(a):
+    return a.get() if isinstance(a, WebGPUArray) else np.asarray(a)
+
+
+# ---------------------------------------------------------------- views
+
+
+def reshape(a, shape, order="C", **_):
+    a = asarray(a)
+    shape = list(_shape(shape))
+    if -1 in shape:
+        known = 1
+        for n in shape:
+            if n != -1:
+                known *= n
+        shape[shape.index(-1)] = a.size // known if known else 0
+    if int(np.prod(shape)) != a.size:
+        raise ValueError(f"cannot reshape array of size {a.size} into shape {tuple(shape)}")
+    strides = _view_strides(a, shape)
+    if strides is None:
+        a = ascontiguous_copy(a)
+        strides = contiguous_strides(shape)
+    return a.view_of(shape, strides, a.offset)
+
+
+def _view_strides(a, shape):
+    """Strides that show ``a``'s elements in ``shape`` without a copy, or None (NumPy's rule:
+    merge runs of contiguous dims)."""
+    if a.is_c_contiguous():
+        return contiguous_strides(shape)
+    old = [(n, s) for n, s in zip(a.shape, a.estrides) if n != 1]
+    new_strides, i = [], 0
+    for n in shape:
+        if n == 1:
+            new_strides.append(0)
+            continue
+        if i >= len(old):
+            return None
+        size, stride = old[i]
+        if size == n:
+            new_strides.append(stride)
+            i += 1
+        elif size > n and size % n == 0:  # split one dim
+            old[i] = (size // n, stride)
+            new_strides.append(stride * (size // n))
+        else:  # merge dims that are contiguous with each other
+            total, j = size, i
+            while total < n and j + 1 < len(old) and old[j][1] == old[j + 1][0] * old[j + 1][1]:
+                j += 1
+                total *= old[j][0]
+            if total != n:
+                return None
+            new_strides.append(old[j][1])
+            i = j + 1
+    return new_strides
+
+
+def transpose(a, axes=None):
+    return a.transpose(axes) if axes is not None else a.transpose()
+
+
+def swapaxes(a, axis1, axis2):
+    return a.swapaxes(axis1, axis2)
+
+
+def moveaxis(a, source, destination):
+    source = [s % a.ndim for s in np.atleast_1d(source)]
+    destination = [d % a.ndim for d in np.atleast_1d(destination)]
+    order = [n for n in range(a.ndim) if n not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return a.transpose(order)
+
+
+def expand_dims(a, axis):
+    axes = sorted(x % (a.ndim + len(np.atleast_1d(axis))) for x in np.atleast_1d(axis))
+    shape, strides = list(a.shape), list(a.estrides)
+    for ax in axes:
+        shape.insert(ax, 1)
+        strides.insert(ax, 0)
+    return a.view_of(shape, strides, a.offset)
+
+
+def squeeze(a, axis=None):
+    if axis is None:
+        axes = [i for i, n in enumerate(a.shape) if n == 1]
+    else:
+        axes = [x % a.ndim for x in np.atleast_1d(axis)]
+        if builtins.any(a.shape[x] != 1 for x in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to "
+                             "one")
+    keep = [i for i in range(a.ndim) if i not in axes]
+    return a.view_of([a.shape[i] for i in keep], [a.estrides[i] for i in keep], a.offset)
+
+
+def broadcast_to(a, shape, subok=False):
+    a = asarray(a)
+    shape = _shape(shape)
+    lead = len(shape) - a.ndim
+    if lead < 0:
+        raise ValueError("cannot broadcast a non-scalar to a scalar array")
+    strides = [0] * lead
+    for n, m, s in zip(a.shape, shape[lead:], a.estrides):
+        if n == m:
+            strides.append(s)
+        elif n == 1:
+            strides.append(0)
+        else:
+            raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                             f"[original->remapped]: {a.shape} and requested shape {shape}")
+    return a.view_of(shape, strides, a.offset)
+
+
+def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
+    item = x.dtype.itemsize
+    shape = x.shape if shape is None else shape
+    strides = x.strides if strides is None else strides
+    return x.view_of(shape, [s // item for s in strides], x.offset)
+
+
+class _StrideTricks:
+    as_strided = staticmethod(as_strided)
+
+    def __getattr__(self, name):
+        return fallback(getattr(np.lib.stride_tricks, name), f"lib.stride_tricks.{name}")
+
+
+class _Lib:
+    stride_tricks = _StrideTricks()
+
+    def __getattr__(self, name):
+        return _Namespace(getattr(np.lib, name), f"lib.{name}")
+
+
+lib = _Lib()
+linalg = _Namespace(np.linalg, "linalg")
+fft = _Namespace(np.fft, "fft")
+random = _Namespace(np.random, "random")
+
+
+def _basic_index(index):
+    """``index`` as a tuple if it is basic indexing (ints, slices, None, Ellipsis)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    for item in index:
+        if item is None or item is Ellipsis or isinstance(item, slice):
+            continue
+        if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+            continue
+        return None
+    return index
+
+
+def getitem(a, index):
+    """``a[index]``: a view for basic indexing, a CPU fallback otherwise."""
+    items = _basic_index(index)
+    if items is None:
+        return fallback(lambda x, i: x[i], "getitem")(a, index)
+    consumed = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
+    if consumed > a.ndim:
+        raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, but "
+                         f"{consumed} were indexed")
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items = items[:at] + (slice(None),) * (a.ndim - consumed) + items[at + 1:]
+    shape, strides, offset, dim = [], [], a.offset, 0
+    for item in items:
+        if item is None:
+            shape.append(1)
+            strides.append(0)
+        elif isinstance(item, slice):
+            start, stop, step = item.indices(a.shape[dim])
+            shape.append(len(range(start, stop, step)))
+            strides.append(a.estrides[dim] * step)
+            offset += start * a.estrides[dim]
+            dim += 1
+        else:
+            n = int(item)
+            if not -a.shape[dim] <= n < a.shape[dim]:
+                raise IndexError(f"index {n} is out of bounds for axis {dim} with size "
+                                 f"{a.shape[dim]}")
+            offset += (n % a.shape[dim]) * a.estrides[dim]
+            dim += 1
+    shape.extend(a.shape[dim:])
+    strides.extend(a.estrides[dim:])
+    return a.view_of(shape, strides, offset)
+
+
+def setitem(a, index, value):
+    """``a[index] = value``: a strided write for basic indexing, a CPU fallback otherwise."""
+    if _basic_index(index) is not None:
+        copyto(getitem(a, index), value)
+        return
+
+    def write(x, i, v):
+        x[i] = v
+    fallback(write, "setitem")(a, index, value)
+
+
+# ---------------------------------------------------------------- copies
+
+
+def _params_for(shape, operands, scalars=()):
+    """Params words: count, ndim, shape (padded), per operand its offset and strides (padded),
+    then the scalars."""
+    count = 1
+    for n in shape:
+        count *= n
+    words = [count, len(shape)] + list(shape) + [1] * (K.MAX_DIMS - len(shape))
+    for offset, strides in operands:
+        strides = list(strides)
+        words += [offset] + strides + [0] * (K.MAX_DIMS - len(strides))
+    return words + list(scalars)
+
+
+def _groups(threads):
+    blocks = builtins.max(1, (threads + K.WORKGROUP - 1) // K.WORKGROUP)
+    if blocks <= 65535:
+        return (blocks, 1, 1)
+    return (65535, (blocks + 65534) // 65535, 1)
+
+
+def _run(source, out, inputs, words, threads):
+    runtime = out.storage.runtime
+    buffers = [runtime.constant(K.params(words)), out.storage.buffer]
+    buffers += [x.storage.buffer for x in inputs]
+    runtime.dispatch(source, buffers, _groups(threads))
+
+
+def ascontiguous_copy(a):
+    """A contiguous copy of ``a`` (the strided-copy kernel)."""
+    out = _new(a.shape, a.dtype)
+    if a.size == 0:
+        return out
+    if a.ndim > K.MAX_DIMS:
+        return fallback(np.ascontiguousarray, "ascontiguousarray")(a)
+    itemsize = a.dtype.itemsize
+    words = _params_for(a.shape, [(a.offset, a.estrides)])
+    threads = a.size if itemsize >= 4 else (a.size * itemsize + 3) // 4
+    _run(K.strided_copy(itemsize), out, [a], words, threads)
+    return out
+
+
+def astype(a, dtype, copy=True):
+    dtype = np.dtype(dtype)
+    if dtype == a.dtype:
+        return a.copy() if copy else a
+    if dtype in K.COMPUTE and a.dtype in K.COMPUTE and a.ndim <= K.MAX_DIMS:
+        return _elementwise("a", [a], K.COMPUTE[a.dtype], dtype)
+    return fallback(lambda x: x.astype(dtype), "astype")(a)
+
+
+def copyto(dst, src, casting="unsafe", where=True):
+    """``dst[...] = src`` (broadcast, cast as ``unsafe``): the strided-write kernel."""
+    if where is not True:
+        return fallback(np.copyto, "copyto")(dst, src, casting=casting, where=where)
+    if dst.size == 0:
+        return None
+    itemsize = dst.dtype.itemsize
+    if not isinstance(src, WebGPUArray):
+        src = from_host(np.asarray(src).astype(dst.dtype))
+    elif src.dtype != dst.dtype:
+        src = astype(src, dst.dtype)
+    if src.storage is dst.storage:  # the source may overlap the destination
+        src = ascontiguous_copy(src)
+    if itemsize not in (4, 8) or dst.ndim > K.MAX_DIMS:
+        host = dst.storage
+        whole = np.frombuffer(host.runtime.download(host.buffer, host.nbytes), np.uint8).copy()
+        view = np.lib.stride_tricks.as_strided(whole.view(dst.dtype)[dst.offset:], dst.shape,
+                                               dst.strides)
+        view[...] = src.get()
+        host.runtime.upload(host.buffer, whole.tobytes())
+        return None
+    src = broadcast_to(src, dst.shape)
+    words = _params_for(dst.shape, [(dst.offset, dst.estrides), (src.offset, src.estrides)])
+    _run(K.strided_write(itemsize), dst, [src], words, dst.size)
+    return None
+
+
+# ---------------------------------------------------------------- pointwise
+
+
+def _helpers():
+    return """
+fn nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+fn inf() -> f32 { return bitcast<f32>(0x7f800000u); }
+fn expm1_(x: f32) -> f32 {
+    let u = exp(x);
+    if (u == 1.0) { return x; }
+    let um1 = u - 1.0;
+    if (um1 == -1.0) { return -1.0; }
+    if (abs(x) > 1.0) { return um1; }
+    return um1 * x / log(u);
+}
+fn log1p_(x: f32) -> f32 {
+    let u = 1.0 + x;
+    if (u == 1.0) { return x; }
+    if (x < -1.0) { return nan(); }
+    if (u == 0.0) { return -inf(); }
+    if (abs(x) > 0.5) { return log(u); }
+    return log(u) * x / (u - 1.0);
+}
+fn log_(x: f32) -> f32 {
+    if (x < 0.0 || x != x) { return nan(); }
+    if (x == 0.0) { return -inf(); }
+    if (x == inf()) { return x; }
+    return log(x);
+}
+fn sqrt_(x: f32) -> f32 { if (x < 0.0) { return nan(); } return sqrt(x); }
+fn tanh_(x: f32) -> f32 {
+    if (x != x) { return x; }
+    let e = expm1_(-2.0 * abs(x));
+    return sign(x) * (-e / (2.0 + e));
+}
+fn pow_(x: f32, y: f32) -> f32 {
+    if (y == 0.0) { return 1.0; }
+    if (y == 1.0) { return x; }
+    if (y == 2.0) { return x * x; }
+    if (x != x || y != y) { return nan(); }
+    if (y == 0.5 && x >= 0.0) { return sqrt(x); }
+    if (x == 0.0) { if (y > 0.0) { return 0.0; } return inf(); }
+    let r = exp2(y * log2(abs(x)));
+    if (x < 0.0) {
+        if (floor(y) != y) { return nan(); }
+        if (abs(y) < 16777216.0 && (i32(y) & 1) == 1) { return -r; }
+    }
+    return r;
+}
+fn fmod_floor(a: f32, b: f32) -> f32 {
+    let r = a - floor(a / b) * b;
+    return r;
+}
+fn imod(a: i32, b: i32) -> i32 {
+    if (b == 0) { return 0; }
+    let r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) { return r + b; }
+    return r;
+}
+fn idiv(a: i32, b: i32) -> i32 {
+    if (b == 0) { return 0; }
+    let q = a / b;
+    let r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) { return q - 1; }
+    return q;
+}
+fn maxn(a: f32, b: f32) -> f32 {
+    if (a != a) { return a; }
+    if (b != b) { return b; }
+    return max(a, b);
+}
+fn minn(a: f32, b: f32) -> f32 {
+    if (a != a) { return a; }
+    if (b != b) { return b; }
+    return min(a, b);
+}
+fn fmax_(a: f32, b: f32) -> f32 {
+    if (a != a) { return b; }
+    if (b != b) { return a; }
+    return max(a, b);
+}
+fn fmin_(a: f32, b: f32) -> f32 {
+    if (a != a) { return b; }
+    if (b != b) { return a; }
+    return min(a, b);
+}
+"""
+
+
+# name: (arity, kind, {compute type or "*": WGSL}); kinds: "arith" (computes and returns the
+# promoted dtype), "float" (the promoted dtype must be float32), "compare" (returns bool),
+# "logical" (computes on bools), "where" (condition, then two values)
+_F = "f32"
+_POINTWISE = {
+    "add": (2, "arith", {"bool": "a || b", "*": "a + b"}),
+    "subtract": (2, "arith", {"f32": "a - b", "i32": "a - b", "u32": "a - b"}),
+    "multiply": (2, "arith", {"bool": "a && b", "*": "a * b"}),
+    "true_divide": (2, "float", {_F: "a / b"}),
+    "divide": (2, "float", {_F: "a / b"}),
+    "maximum": (2, "arith", {_F: "maxn(a, b)", "bool": "a || b", "*": "max(a, b)"}),
+    "minimum": (2, "arith", {_F: "minn(a, b)", "bool": "a && b", "*": "min(a, b)"}),
+    "fmax": (2, "arith", {_F: "fmax_(a, b)", "bool": "a || b", "*": "max(a, b)"}),
+    "fmin": (2, "arith", {_F: "fmin_(a, b)", "bool": "a && b", "*": "min(a, b)"}),
+    "power": (2, "float", {_F: "pow_(a, b)"}),
+    "float_power": (2, "float", {_F: "pow_(a, b)"}),
+    "arctan2": (2, "float", {_F: "atan2(a, b)"}),
+    "remainder": (2, "arith", {_F: "fmod_floor(a, b)", "i32": "imod(a, b)"}),
+    "mod": (2, "arith", {_F: "fmod_floor(a, b)", "i32": "imod(a, b)"}),
+    "floor_divide": (2, "arith", {_F: "floor(a / b)", "i32": "idiv(a, b)"}),
+    "less": (2, "compare", {"*": "a < b"}),
+    "less_equal": (2, "compare", {"*": "a <= b"}),
+    "greater": (2, "compare", {"*": "a > b"}),
+    "greater_equal": (2, "compare", {"*": "a >= b"}),
+    "equal": (2, "compare", {"*": "a == b"}),
+    "not_equal": (2, "compare", {"*": "a != b"}),
+    "logical_and": (2, "logical", {"bool": "a && b"}),
+    "logical_or": (2, "logical", {"bool": "a || b"}),
+    "logical_xor": (2, "logical", {"bool": "a != b"}),
+    "logical_not": (1, "logical", {"bool": "!a"}),
+    "bitwise_and": (2, "arith", {"bool": "a && b", "i32": "a & b", "u32": "a & b"}),
+    "bitwise_or": (2, "arith", {"bool": "a || b", "i32": "a | b", "u32": "a | b"}),
+    "bitwise_xor": (2, "arith", {"bool": "a != b", "i32": "a ^ b", "u32": "a ^ b"}),
+    "invert": (1, "arith", {"bool": "!a", "i32": "~a", "u32": "~a"}),
+    "bitwise_not": (1, "arith", {"bool": "!a", "i32": "~a", "u32": "~a"}),
+    "negative": (1, "arith", {_F: "-a", "i32": "-a", "u32": "0u - a"}),
+    "positive": (1, "arith", {"*": "a"}),
+    "conjugate": (1, "arith", {"*": "a"}),
+    "conj": (1, "arith", {"*": "a"}),
+    "absolute": (1, "arith", {_F: "abs(a)", "i32": "abs(a)", "u32": "a", "bool": "a"}),
+    "abs": (1, "arith", {_F: "abs(a)", "i32": "abs(a)", "u32": "a", "bool": "a"}),
+    "fabs": (1, "float", {_F: "abs(a)"}),
+    "square": (1, "arith", {_F: "a * a", "i32": "a * a", "u32": "a * a", "bool": "a"}),
+    "sign": (1, "arith", {_F: "select(sign(a), a, a != a)", "i32": "sign(a)",
+                          "u32": "min(a, 1u)"}),
+    "exp": (1, "float", {_F: "exp(a)"}),
+    "exp2": (1, "float", {_F: "exp2(a)"}),
+    "expm1": (1, "float", {_F: "expm1_(a)"}),
+    "log": (1, "float", {_F: "log_(a)"}),
+    "log2": (1, "float", {_F: "select(log_(a) * 1.4426950408889634, log2(a), a > 0.0)"}),
+    "log10": (1, "float", {_F: "log_(a) * 0.4342944819032518"}),
+    "log1p": (1, "float", {_F: "log1p_(a)"}),
+    "sqrt": (1, "float", {_F: "sqrt_(a)"}),
+    "reciprocal": (1, "float", {_F: "1.0 / a"}),
+    "sin": (1, "float", {_F: "sin(a)"}),
+    "cos": (1, "float", {_F: "cos(a)"}),
+    "tan": (1, "float", {_F: "tan(a)"}),
+    "arcsin": (1, "float", {_F: "select(asin(a), nan(), abs(a) > 1.0)"}),
+    "arccos": (1, "float", {_F: "select(acos(a), nan(), abs(a) > 1.0)"}),
+    "arctan": (1, "float", {_F: "atan(a)"}),
+    "tanh": (1, "float", {_F: "tanh_(a)"}),
+    "sinh": (1, "float", {_F: "select(sinh(a), a, abs(a) < 1e-4)"}),
+    "cosh": (1, "float", {_F: "cosh(a)"}),
+    "floor": (1, "arith", {_F: "floor(a)", "*": "a"}),
+    "ceil": (1, "arith", {_F: "ceil(a)", "*": "a"}),
+    "trunc": (1, "arith", {_F: "trunc(a)", "*": "a"}),
+    "rint": (1, "arith", {_F: "round(a)", "*": "a"}),
+    "isnan": (1, "compare", {_F: "a != a", "*": "false"}),
+    "isinf": (1, "compare", {_F: "abs(a) == inf()", "*": "false"}),
+    "isfinite": (1, "compare", {_F: "abs(a) < inf()", "*": "true"}),
+    "where": (3, "where", {"*": "select(c, b, a)"}),
+}
+
+
+def _operand_dtype(x):
+    return x.dtype if isinstance(x, WebGPUArray) else x
+
+
+def _promoted(operands):
+    try:
+        return np.result_type(*[_operand_dtype(x) for x in operands])
+    except TypeError:
+        return None
+
+
+def _scalar_word(value, ct):
+    """``value`` as a params word for compute type ``ct``, or None if it does not fit."""
+    if ct == "f32":
+        return float(value)
+    if ct == "bool":
+        return int(bool(value))
+    if isinstance(value, float) and not float(value).is_integer():
+        return None
+    value = int(value)
+    low, high = (-2**31, 2**31 - 1) if ct == "i32" else (0, 255)
+    return value if low <= value <= high else None
+
+
+def _pointwise(name):
+    arity, kind, exprs = _POINTWISE[name]
+
+    def ufunc(*args, out=None, **kwargs):
+        operands = args[:arity]
+        extra = args[arity:]
+        if extra and out is None and len(extra) == 1 and isinstance(extra[0], WebGPUArray):
+            out = extra[0]
+            extra = ()
+        result = None
+        if not extra and not kwargs and _has_device_array(operands):
+            result = _try_pointwise(name, kind, exprs, operands)
+        if result is None:
+            return fallback(getattr(np, name), name)(*args, out=out, **kwargs) if out is not None \
+                else fallback(getattr(np, name), name)(*args, **kwargs)
+        if out is not None:
+            copyto(out, result)
+            return out
+        return result
+    ufunc.__name__ = name
+    return ufunc
+
+
+def _try_pointwise(name, kind, exprs, operands):
+    operands = [from_host(x) if isinstance(x, np.ndarray) else x for x in operands]
+    for x in operands:
+        if not isinstance(x, WebGPUArray) and not isinstance(x, (bool, int, float)):
+            return None  # NumPy scalars and other objects keep NumPy's rules
+        if isinstance(x, WebGPUArray) and x.ndim > K.MAX_DIMS:
+            return None
+    values = operands[1:] if kind == "where" else operands
+    dtype = _promoted(values)
+    if dtype is None or dtype not in K.COMPUTE:
+        return None
+    ct = K.COMPUTE[dtype]
+    if kind == "float" and dtype != np.float32:
+        return None
+    if kind == "logical":
+        ct = "bool"
+    if kind == "compare" and ct == "bool" and name not in ("equal", "not_equal"):
+        ct = "u32"
+    expr = exprs.get(ct, exprs.get("*"))
+    if expr is None:
+        return None
+    out_dtype = np.dtype(np.bool_) if kind in ("compare", "logical") else dtype
+    return _elementwise(expr, operands, ct, out_dtype,
+                        condition=kind == "where")
+
+
+def _elementwise(expr, operands, ct, out_dtype, condition=False, shape=None):
+    """Run the elementwise template: ``expr`` over broadcast ``operands`` (into ``shape`` if
+    given: a fill needs no array operand)."""
+    arrays = [x for x in operands if isinstance(x, WebGPUArray)]
+    out_shape = np.broadcast_shapes(*[x.shape for x in arrays]) if shape is None else shape
+    out = _new(out_shape, out_dtype)
+    if out.size == 0:
+        return out
+    specs, layouts, scalars = [], [], []
+    for position, x in enumerate(operands):
+        own_ct = "bool" if condition and position == 0 else ct
+        if isinstance(x, WebGPUArray):
+            x = broadcast_to(x, out_shape)
+            specs.append(("buffer", x.dtype.itemsize, K.COMPUTE.get(x.dtype)))
+            if specs[-1][2] is None:
+                return None
+            layouts.append((x.offset, x.estrides))
+        else:
+            word = _scalar_word(x, own_ct)
+            if word is None:
+                return None
+            specs.append(("scalar", None, own_ct, own_ct))
+            scalars.append(word)
+    if condition:  # the condition converts to bool, the values to the compute type
+        specs[0] = specs[0][:3] + ("bool",)
+    source = K.elementwise(expr, specs, ct, K.COMPUTE[out_dtype], out_dtype.itemsize)
+    source = _helpers() + source
+    words = _params_for(out_shape, layouts, scalars)
+    per = 4 // out_dtype.itemsize
+    _run(source, out, arrays, words, (out.size + per - 1) // per)
+    return out
+
+
+for _name in _POINTWISE:
+    globals()[_name] = _pointwise(_name)
+
+
+def clip(a, a_min=None, a_max=None, out=None, **kwargs):
+    result = a
+    if a_min is not None:
+        result = maximum(result, a_min)  # noqa: F821 (made from the table)
+    if a_max is not None:
+        result = minimum(result, a_max)  # noqa: F821
+    if out is not None:
+        copyto(out, result)
+        return out
+    return result if result is not a else a.copy()
+
+
+def round(a, decimals=0, out=None):  # noqa: A001 (NumPy's name)
+    if decimals:
+        return fallback(np.round, "round")(a, decimals, out=out)
+    return rint(a, out=out)  # noqa: F821
+
+
+around = round
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def _reduce_setup(a, axis):
+    """``a`` with the reduced axes moved last and made contiguous, (rows, K), kept shape."""
+    axes = tuple(range(a.ndim)) if axis is None else tuple(
+        x % a.ndim for x in (axis if isinstance(axis, tuple) else (axis,)))
+    kept = [d for d in range(a.ndim) if d not in axes]
+    moved = a.transpose(kept + list(axes)) if a.ndim else a
+    moved = moved if moved.is_c_contiguous() else ascontiguous_copy(moved)
+    rows = 1
+    for d in kept:
+        rows *= a.shape[d]
+    return moved, rows, a.size // builtins.max(rows, 1), axes
+
+
+def _kept_shape(a, axes, keepdims):
+    if keepdims:
+        return tuple(1 if d in axes else n for d, n in enumerate(a.shape))
+    return tuple(n for d, n in enumerate(a.shape) if d not in axes)
+
+
+def _reduction(kind, numpy_name):
+    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        usable = (isinstance(a, WebGPUArray) and a.dtype == np.float32 and a.size > 0
+                  and not kwargs and (dtype is None or np.dtype(dtype) == np.float32))
+        if not usable:
+            call = fallback(getattr(np, numpy_name), numpy_name)
+            options = {} if dtype is None else {"dtype": dtype}
+            if out is not None:
+                options["out"] = out
+            return call(a, axis=axis, keepdims=keepdims, **options, **kwargs)
+        moved, rows, count, axes = _reduce_setup(a, axis)
+        result = _new((rows,), np.float32)
+        runtime = result.storage.runtime
+        runtime.dispatch(K.reduce_rows("sum" if kind == "mean" else kind),
+                         [runtime.constant(K.params([rows, count])), result.storage.buffer,
+                          moved.storage.buffer if moved.offset == 0 else
+                          ascontiguous_copy(moved).storage.buffer], _groups(rows))
+        if kind == "mean":
+            result = true_divide(result, float(count))  # noqa: F821
+        result = reshape(result, _kept_shape(a, axes, keepdims))
+        if out is not None:
+            copyto(out, result)
+            return out
+        return result
+    reduce.__name__ = numpy_name
+    return reduce
+
+
+sum = _reduction("sum", "sum")  # noqa: A001
+mean = _reduction("mean", "mean")
+prod = _reduction("prod", "prod")
+amax = max = _reduction("max", "amax")  # noqa: A001
+amin = min = _reduction("min", "amin")  # noqa: A001
+
+
+def _arg_reduction(kind):
+    def arg(a, axis=None, out=None, keepdims=False):
+        if not (isinstance(a, WebGPUArray) and a.dtype == np.float32 and a.size > 0
+                and out is None):
+            return fallback(getattr(np, kind), kind)(a, axis=axis, out=out, keepdims=keepdims)
+        moved, rows, count, axes = _reduce_setup(a, axis)
+        if moved.offset:
+            moved = ascontiguous_copy(moved)
+        result = _new((rows,), np.int64)
+        runtime = result.storage.runtime
+        runtime.dispatch(K.reduce_rows(kind), [runtime.constant(K.params([rows, count])),
+                                               result.storage.buffer, moved.storage.buffer],
+                         _groups(rows))
+        if axis is None:
+            axes = tuple(range(a.ndim))
+        return reshape(result, _kept_shape(a, axes, keepdims) if axis is not None or keepdims
+                       else ())
+    arg.__name__ = kind
+    return arg
+
+
+argmax = _arg_reduction("argmax")
+argmin = _arg_reduction("argmin")
+
+
+# ---------------------------------------------------------------- matrix products
+
+
+def matmul(a, b, out=None, **kwargs):
+    """Batched float32 matmul (NumPy's rules for 1-D operands and batch broadcasting)."""
+    usable = (isinstance(a, WebGPUArray) and isinstance(b, WebGPUArray) and not kwargs
+              and a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 1
+              and b.ndim >= 1 and a.shape[-1] == b.shape[-2 if b.ndim > 1 else 0])
+    if not usable:
+        return fallback(np.matmul, "matmul")(a, b, **({"out": out} if out is not None else {}),
+                                            **kwargs)
+    left = expand_dims(a, 0) if a.ndim == 1 else a
+    right = expand_dims(b, 1) if b.ndim == 1 else b
+    batch = np.broadcast_shapes(left.shape[:-2], right.shape[:-2])
+    if len(batch) > 4:
+        return fallback(np.matmul, "matmul")(a, b)
+    m, k, n = left.shape[-2], left.shape[-1], right.shape[-1]
+    left = broadcast_to(left, batch + (m, k))
+    right = broadcast_to(right, batch + (k, n))
+    result = _new(batch + (m, n), np.float32)
+    if result.size:
+        pad = [0] * (4 - len(batch))
+        words = ([result.size, m, n, k, len(batch)] + list(batch) + [1] * (4 - len(batch))
+                 + [left.offset] + list(left.estrides[:-2]) + pad + list(left.estrides[-2:])
+                 + [right.offset] + list(right.estrides[:-2]) + pad
+                 + list(right.estrides[-2:]))
+        if k == 0:
+            result = zeros(result.shape, np.float32)
+        else:
+            _run(K.matmul(), result, [left, right], words, result.size)
+    if a.ndim == 1:
+        result = squeeze(result, -2)
+    if b.ndim == 1:
+        result = squeeze(result, -1)
+    if out is not None:
+        copyto(out, result)
+        return out
+    return result
+
+
+def dot(a, b, out=None):
+    if isinstance(a, WebGPUArray) and isinstance(b, WebGPUArray) and a.ndim <= 2 and \
+            b.ndim <= 2 and a.ndim >= 1 and b.ndim >= 1:
+        return matmul(a, b, out=out)
+    return fallback(np.dot, "dot")(a, b, out=out)
+
+
+# in-place operators (``a += b`` inside kernels must write into ``a``'s memory)
+def _inplace(name):
+    def method(self, other):
+        copyto(self, globals()[name](self, other))
+        return self
+    return method
+
+
+for _dunder, _fn in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                     ("truediv", "true_divide"), ("floordiv", "floor_divide"),
+                     ("mod", "remainder"), ("pow", "power"), ("and", "bitwise_and"),
+                     ("or", "bitwise_or"), ("xor", "bitwise_xor")):
+    setattr(WebGPUArray, f"__i{_dunder}__", _inplace(_fn))
+
+
+class _CurrentDevice:
+    """``xp.cuda.Device(i)`` as a no-op context: code shared with CuPy makes its GPU current
+    that way; the webgpu device has one adapter."""
+
+    def __init__(self, index=None):
+        self.id = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+class cuda:  # noqa: N801 (CuPy's name)
+    Device = _CurrentDevice
