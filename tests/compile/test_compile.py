@@ -987,3 +987,20 @@ def test_compiled_forward_method_keeps_batch_norm_in_the_graph():
         other(x)
     assert_same(net.bn.running_mean, t_net.bn.running_mean, rtol=1e-5, atol=1e-6)
     assert counters["stats"]["unique_graphs"] == 2 and not counters["graph_break"]
+
+
+def test_mark_dynamic_compiles_one_graph_for_all_sizes_as_torch():
+    def f(x):
+        return (x * 2).tanh().sum(dim=1)
+
+    for mod in (ember, torch):
+        compiled = mod.compile(f, backend="eager")
+        for n in (4, 5, 6, 7):
+            a = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32)
+            x = ember.tensor(a) if mod is ember else torch.from_numpy(a)
+            mod._dynamo.mark_dynamic(x, 0)
+            out = compiled(x)
+            assert_same(out if mod is ember else ember.tensor(out.numpy()),
+                        torch.from_numpy(np.tanh(a * 2).sum(axis=1)), rtol=1e-5, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] == \
+        torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
