@@ -192,10 +192,27 @@ def test_symbolic_ops_give_zeros_and_refuse_export():
 
     class UsesSymbolic(ember.nn.Module):
         def forward(self, x):
-            return ember.onnx.ops.symbolic("custom::Op", [x], dtype=x.dtype, shape=x.shape)
+            y = ember.onnx.ops.symbolic("custom_domain::CustomOp", (x * 2, None, x),
+                                        {"alpha": 1.5, "names": ["a", "b"]}, dtype=x.dtype,
+                                        shape=x.shape, version=2)
+            return y + 1
 
-    with pytest.raises(NotImplementedError, match="custom::Op"):
-        ember.onnx.export(UsesSymbolic(), (ember.ones(2),), dynamo=True)
+    model, x = UsesSymbolic(), ember.ones(2, 3)
+    assert model(x).tolist() == [[1.0] * 3] * 2  # zeros from the placeholder, plus one
+    for folding in (True, False):  # never folded into a constant, even from constants
+        proto = ember.onnx.export_model_proto(model, (x,), do_constant_folding=folding)
+        (node,) = [n for n in proto.graph.node if n.domain == "custom_domain"]
+        assert node.op_type == "CustomOp" and node.input[1] == "" and node.input[2] == "x"
+        assert {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute} == \
+            {"alpha": 1.5, "names": [b"a", b"b"]}
+        assert ("custom_domain", 2) in [(o.domain, o.version) for o in proto.opset_import]
+
+    class NoInputs(ember.nn.Module):
+        def forward(self, x):
+            return x + ember.onnx.ops.symbolic("custom::Op", [], dtype=x.dtype, shape=x.shape)
+
+    with pytest.raises(NotImplementedError, match="without tensor inputs"):
+        ember.onnx.export(NoInputs(), (ember.ones(2),), dynamo=True)
     assert ember.onnx.ops.aten_decompositions() == {}
 
 

@@ -39,6 +39,7 @@ class ExportContext:
 
     def __init__(self, onnx, opset, axis_sizes):
         self.onnx = onnx
+        self.custom_domains = {}       # domain of a custom operator -> its opset version
         self.opset = opset
         self.axis_sizes = axis_sizes   # dynamic axis name -> its size in the example
         self.axis_sources = {}         # dynamic axis name -> (input name, axis)

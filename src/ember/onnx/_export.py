@@ -35,7 +35,8 @@ MIN_OPSET, MAX_OPSET = 13, 20
 # operators never evaluated ahead of time: random draws, and ops whose result is much
 # larger than their inputs (better computed by the runtime than stored in the file)
 _NOT_FOLDED = frozenset({"bernoulli", "normal", "poisson", "_binomial", "_standard_gamma",
-                         "_sample_dirichlet", "expand", "repeat"})
+                         "_sample_dirichlet", "expand", "repeat",
+                         "onnx_symbolic"})  # a placeholder for a node run by the runtime
 
 
 class TrainingMode(enum.IntEnum):
@@ -628,12 +629,14 @@ class _Emitter:
                        for t in self.ctx.initializers]
         onnx_graph = helper.make_graph(self.ctx.nodes, "main_graph", inputs, outputs,
                                        initializer=self.ctx.initializers)
-        opset = helper.make_opsetid("", self.ctx.opset)
+        opsets = [helper.make_opsetid("", self.ctx.opset)] + [
+            helper.make_opsetid(domain, version)  # custom operators' domains (onnx.ops)
+            for domain, version in sorted(self.ctx.custom_domains.items())]
         from .. import __version__
 
-        return helper.make_model(onnx_graph, opset_imports=[opset], producer_name="ember",
+        return helper.make_model(onnx_graph, opset_imports=opsets, producer_name="ember",
                                  producer_version=__version__,
-                                 ir_version=helper.find_min_ir_version_for([opset]))
+                                 ir_version=helper.find_min_ir_version_for(opsets[:1]))
 
     def _drop_unread_initializers(self):
         # a mapping may leave an input unread (the recurrent matmul's layout-only weight)

@@ -3,14 +3,17 @@
 :func:`rotary_embedding` and :func:`attention` compute ONNX's ``RotaryEmbedding-23`` and
 ``Attention-23`` with ember operators (differentiable, on any device). :func:`symbolic` and
 :func:`symbolic_multi_out` stand for an arbitrary ONNX operator: run eagerly they return
-zeros of the declared dtype and shape, as torch's do; ember's exporter traces ember operators
-and cannot place such a node in the graph, so exporting a model that calls them raises
-``NotImplementedError``.
+zeros of the declared dtype and shape, as torch's do, through the primitive
+``onnx_symbolic``, which the exporter writes as that node (its domain imported in the model);
+one without tensor inputs cannot be recorded and raises ``NotImplementedError`` in an export.
 """
 
 from __future__ import annotations
 
 import math
+
+from ...ops._registry import defop
+from .._symbolic import symbolic as symbolic_mapping
 
 __all__ = ["aten_decompositions", "symbolic", "symbolic_multi_out", "rotary_embedding",
            "attention"]
@@ -34,10 +37,51 @@ def _placeholder(domain_op, dtype, shape):
 
     if _export.is_in_onnx_export():
         raise NotImplementedError(
-            f"torch.onnx.ops.symbolic ({domain_op}): ember's ONNX exporter traces ember "
-            f"operators and cannot emit an arbitrary ONNX node; compute the value with ember "
-            f"operators (or add a mapping in ember/onnx/_ops_*.py)")
+            f"torch.onnx.ops.symbolic ({domain_op}) without tensor inputs: ember's exporter "
+            f"records operators by their tensor inputs; give the operator an input")
     return zeros(tuple(shape), dtype=_as_dtype(dtype))
+
+
+@defop("onnx_symbolic", save_inputs=False, multi_output=True)
+def _symbolic_op(xp, *inputs, domain_op, attrs, dtypes, shapes, positions, version):
+    """An arbitrary ONNX operator: zeros of the declared dtypes and shapes when run; the
+    exporter writes the node itself (``_ops_nn``-style mapping below)."""
+    from ... import _dtype
+
+    return tuple(xp.zeros(tuple(shape), dtype=getattr(_dtype, name).np)
+                 for name, shape in zip(dtypes, shapes))
+
+
+def _run_symbolic(domain_op, inputs, attrs, dtypes, shapes, version):
+    """The outputs of :func:`symbolic`/:func:`symbolic_multi_out`: the recorded operator
+    when it has tensor inputs, plain zeros otherwise."""
+    from ...autograd import grad_mode
+
+    if "::" not in domain_op:
+        raise ValueError(f"domain_op must be 'domain::op_type', got {domain_op!r}")
+    tensors = [t for t in inputs if t is not None]
+    dtypes = [str(_as_dtype(d)).split(".")[-1] for d in dtypes]
+    shapes = [[int(size) for size in shape] for shape in shapes]
+    if not tensors:
+        return [_placeholder(domain_op, d, s) for d, s in zip(dtypes, shapes)]
+    positions = [i for i, t in enumerate(inputs) if t is not None]
+    with grad_mode.no_grad():  # a placeholder: nothing to differentiate
+        return list(_symbolic_op(*tensors, domain_op=domain_op, attrs=dict(attrs or {}),
+                                 dtypes=dtypes, shapes=shapes, positions=positions,
+                                 version=version))
+
+
+@symbolic_mapping("onnx_symbolic")
+def _symbolic_to_onnx(ctx, *inputs, domain_op, attrs, dtypes, shapes, positions, version):
+    domain, op_type = domain_op.split("::", 1)
+    slots = [""] * (max(positions) + 1 if positions else 0)
+    for position, name in zip(positions, inputs):
+        slots[position] = name
+    ctx.custom_domains[domain] = max(ctx.custom_domains.get(domain, 1), version or 1)
+    outputs = [ctx.fresh(op_type) for _ in dtypes]
+    ctx.nodes.append(ctx.onnx.helper.make_node(op_type, slots, outputs, name=outputs[0],
+                                               domain=domain, **attrs))
+    return tuple(outputs)
 
 
 # ONNX's TensorProto element type codes, as ember dtype names
@@ -68,7 +112,7 @@ def symbolic(domain_op, /, inputs, attrs=None, *, dtype, shape, version=None,
         ...                         shape=(2,))
         tensor([0., 0.])
     """
-    return _placeholder(domain_op, dtype, shape)
+    return _run_symbolic(domain_op, inputs, attrs, [dtype], [shape], version)[0]
 
 
 def symbolic_multi_out(domain_op, /, inputs, attrs=None, *, dtypes, shapes, version=None,
@@ -81,7 +125,7 @@ def symbolic_multi_out(domain_op, /, inputs, attrs=None, *, dtypes, shapes, vers
         ...     "custom::Op", [], dtypes=[ember.float32] * 2, shapes=[(1,), (2,)])]
         [ember.Size([1]), ember.Size([2])]
     """
-    return [_placeholder(domain_op, dtype, shape) for dtype, shape in zip(dtypes, shapes)]
+    return _run_symbolic(domain_op, inputs, attrs, dtypes, shapes, version)
 
 
 # ---------------------------------------------------------------- RotaryEmbedding-23
