@@ -393,3 +393,33 @@ def test_repr_in_a_graph_matches_torch():
     for mine, expected in ((ours, theirs), (ours.relu(), theirs.relu()),
                            (ours * 2, theirs * 2)):
         assert repr(mine).replace("ember", "torch") == repr(expected)
+
+
+ALIASES = ["absolute", "negative", "int", "long", "bool", "byte", "short", "isposinf",
+           "isneginf", "isreal", "resolve_conj", "resolve_neg", "conj_physical", "cdouble"]
+
+
+@pytest.mark.parametrize("name", ALIASES)
+def test_more_component_methods_match_torch(name):
+    ours, theirs = _pair()
+    _same(getattr(ours * 3, name)(), getattr(theirs * 3, name)())
+
+
+def test_relatives_and_aliases_match_torch():
+    ours, theirs = _pair()
+    _same(ours.divide(2.0), theirs.divide(2.0))
+    _same(ours.clone().multiply_(ours), theirs.clone().multiply_(theirs))
+    _same(ours.greater_equal(0.0), theirs.greater_equal(0.0))
+    _same(ours.flatten(-1), theirs.flatten(-1))
+    _same_error(lambda: ours.flatten(1), lambda: theirs.flatten(1))
+    assert ours.is_same_size(ours) is theirs.is_same_size(theirs) is True
+    _same(ours.reshape_as(ours.unsqueeze(-1)), theirs.reshape_as(theirs.unsqueeze(-1)))
+    _same(ours.type_as(ours.double()), theirs.type_as(theirs.double()))
+    _same(ours.new_tensor([1.0, 2.0]), theirs.new_tensor([1.0, 2.0]))
+    _same(ours.adjoint(), theirs.adjoint())
+    _same(ours.clone().absolute_(), theirs.clone().absolute_())
+    with pytest.raises(TypeError) as expected:
+        theirs @ 2.0
+    with pytest.raises(TypeError) as got:
+        ours @ 2.0
+    assert str(got.value) == str(expected.value)

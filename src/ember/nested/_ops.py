@@ -130,9 +130,11 @@ handles("abs", "neg", "relu", "sin", "cos", "tanh", "sqrt", "sgn", "logical_not"
         "isinf", "silu", "gelu", "clone", "detach", "contiguous", "float", "double", "half",
         "bfloat16", "positive", "conj", "__neg__", "__abs__", "__pos__", "dropout", "to",
         "ones_like", "zeros_like", "empty_like", "randn_like", "rand_like",
-        "scaled_dot_product_attention")(_per_part)
+        "scaled_dot_product_attention", "absolute", "negative", "adjoint", "conj_physical",
+        "resolve_conj", "resolve_neg", "isneginf", "isposinf", "isreal", "bool", "byte",
+        "char", "short", "int", "long", "cfloat", "cdouble", "chalf")(_per_part)
 handles("abs_", "neg_", "relu_", "tanh_", "zero_", "fill_", "normal_", "uniform_",
-        "dropout_")(_in_place)
+        "dropout_", "absolute_", "negative_", "logical_not_", "sgn_", "detach_")(_in_place)
 
 
 @handles("copy_")
@@ -157,9 +159,11 @@ _ARITHMETIC = {"add": "add", "__add__": "add", "__radd__": "add", "__iadd__": "a
                "add_": "add", "sub": "sub", "__sub__": "sub", "__isub__": "sub", "sub_": "sub",
                "mul": "mul", "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul",
                "mul_": "mul", "div": "div", "__truediv__": "div", "__itruediv__": "div",
-               "div_": "div", "true_divide": "div", "multiply": "mul", "subtract": "sub"}
+               "div_": "div", "true_divide": "div", "multiply": "mul", "subtract": "sub",
+               "divide": "div", "divide_": "div", "true_divide_": "div", "multiply_": "mul",
+               "subtract_": "sub"}
 _IN_PLACE = {"__iadd__", "add_", "__isub__", "sub_", "__imul__", "mul_", "__itruediv__",
-             "div_"}
+             "div_", "divide_", "true_divide_", "multiply_", "subtract_"}
 
 
 def _check_same_sizes(name, nested, other):
@@ -191,10 +195,10 @@ def _not_equal(func, args, kwargs):
     raise not_implemented("ne.Tensor")
 
 
-@handles("eq", "__eq__", "gt", "__gt__", "ge", "__ge__")
+@handles("eq", "__eq__", "gt", "__gt__", "ge", "__ge__", "greater", "greater_equal")
 def _compare(func, args, kwargs):
     other = _arg(args, kwargs, 1, "other")
-    name = func.__name__.strip("_")
+    name = {"greater": "gt", "greater_equal": "ge"}.get(func.__name__, func.__name__.strip("_"))
     if other is None and func.__name__ == "__eq__":
         return False
     if isinstance(other, NestedTensor):
@@ -223,6 +227,9 @@ def _masked_fill(func, args, kwargs):
 @handles("matmul", "__matmul__")
 def _matmul(func, args, kwargs):
     self, other = args[0], _arg(args, kwargs, 1, "other")
+    if func.__name__ == "__matmul__" and not isinstance(other, (Tensor, NestedTensor)):
+        raise TypeError(f"unsupported operand type(s) for @: 'Tensor' and "
+                        f"'{type(other).__name__}'")
     if not (isinstance(self, NestedTensor) and isinstance(other, NestedTensor)):
         raise RuntimeError("Expected both to be nested, but got a "
                            + ("nested self and non-nested other"
@@ -471,3 +478,55 @@ def _cat(func, args, kwargs):
     return NestedTensor._from_parts(
         [func([t._parts[i] for t in tensors], dim - 1) for i in range(len(first._parts))],
         first)
+
+
+# ---------------------------------------------------------------- relatives of other tensors
+
+
+@handles("flatten")
+def _flatten(func, args, kwargs):
+    # torch flattens a nested tensor only over one dim (a no-op); wider spans need sizes
+    from ._nested_tensor import _NO_SIZES
+
+    nested = args[0]
+    start = wrap_dim(_arg(args, kwargs, 1, "start_dim", 0), nested.dim())
+    end = wrap_dim(_arg(args, kwargs, 2, "end_dim", -1), nested.dim())
+    if start != end:
+        raise RuntimeError(_NO_SIZES)
+    return NestedTensor._from_parts(nested._parts, nested)
+
+
+@handles("is_same_size")
+def _is_same_size(func, args, kwargs):
+    nested, other = args[0], _arg(args, kwargs, 1, "other")
+    if not isinstance(other, NestedTensor):
+        raise RuntimeError("Expected both self and other to be nested tensors. Self "
+                           "is_nested: True. Other is_nested: False.")
+    return len(nested._parts) == len(other._parts) and all(
+        a.shape == b.shape for a, b in zip(nested._parts, other._parts))
+
+
+@handles("reshape_as", "view_as")
+def _reshape_as(func, args, kwargs):
+    nested, other = args[0], _arg(args, kwargs, 1, "other")
+    if not isinstance(other, NestedTensor) or len(other._parts) != len(nested._parts):
+        raise not_implemented(func.__name__)
+    method = "reshape" if func.__name__ == "reshape_as" else "view"
+    return NestedTensor._from_parts(
+        [getattr(p, method)(o.shape) for p, o in zip(nested._parts, other._parts)], nested)
+
+
+@handles("type_as")
+def _type_as(func, args, kwargs):
+    return args[0].to(_arg(args, kwargs, 1, "other").dtype)
+
+
+@handles("new_tensor")
+def _new_tensor(func, args, kwargs):
+    from .._tensor import tensor
+
+    nested, data = args[0], _arg(args, kwargs, 1, "data")
+    kwargs = {k: v for k, v in kwargs.items() if k != "data"}
+    kwargs.setdefault("dtype", nested.dtype)
+    kwargs.setdefault("device", nested.device)
+    return tensor(data, **kwargs)
