@@ -73,6 +73,10 @@ def _ufunc_at(xp, name, out, key, values):
     if xp is np:
         getattr(np, name).at(out, key, values)
         return
+    own = getattr(xp, "ufunc_at", None)
+    if own is not None:  # the webgpu array module's own (ember.webgpu._xp)
+        own(name, out, key, values)
+        return
     import cupyx
 
     fast = {"add": "scatter_add", "maximum": "scatter_max", "minimum": "scatter_min"}

@@ -10,6 +10,8 @@ view bookkeeping work unchanged. Arithmetic and NumPy calls on it go to the arra
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from . import _runtime
@@ -182,6 +184,26 @@ class WebGPUArray:
         axes = [a % self.ndim if self.ndim else a for a in axes]
         return self.view_of([self.shape[a] for a in axes], [self.estrides[a] for a in axes],
                             self.offset)
+
+    def view(self, dtype=None, type=None):
+        """The same bytes as another dtype (NumPy's ``view``): same-size dtypes, or a
+        contiguous last dim that the new size divides."""
+        if dtype is None or np.dtype(dtype) == self.dtype:
+            return self.view_of(self.shape, self.estrides, self.offset)
+        dtype = np.dtype(dtype)
+        old, new = self.dtype.itemsize, dtype.itemsize
+        base = self if self.base is None else self.base
+        if old == new:
+            return WebGPUArray.make(self.storage, self.shape, dtype, self.estrides, self.offset,
+                                    base)
+        if not self.ndim or self.estrides[-1] != 1 or (self.shape[-1] * old) % new or \
+                (self.offset * old) % new or builtins.any(s * old % new for s in self.estrides):
+            raise ValueError("To change to a dtype of a different size, the last axis must be "
+                             "contiguous")
+        shape = self.shape[:-1] + (self.shape[-1] * old // new,)
+        estrides = tuple(s * old // new for s in self.estrides[:-1]) + (1,)
+        return WebGPUArray.make(self.storage, shape, dtype, estrides, self.offset * old // new,
+                                base)
 
     def swapaxes(self, a, b):
         axes = list(range(self.ndim))

@@ -19,7 +19,30 @@ WORKGROUP = 64
 
 # compute type of each dtype the kernels compute with
 COMPUTE = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.uint8): "u32",
-           np.dtype(np.bool_): "bool"}
+           np.dtype(np.bool_): "bool", np.dtype(np.int64): "i64"}
+# int64 computes as vec2<u32> (low word, high word): exact compares, selects, add/sub with
+# carries (wrapping as torch's int64); nothing converts it to another type but bool
+
+I64_HELPERS = """
+alias i64 = vec2<u32>;
+fn i64_of(x: i32) -> i64 { return i64(bitcast<u32>(x), select(0u, 0xffffffffu, x < 0)); }
+fn lt64(a: i64, b: i64) -> bool {
+    let ha = bitcast<i32>(a.y); let hb = bitcast<i32>(b.y);
+    return ha < hb || (ha == hb && a.x < b.x);
+}
+fn eq64(a: i64, b: i64) -> bool { return a.x == b.x && a.y == b.y; }
+fn add64(a: i64, b: i64) -> i64 {
+    let lo = a.x + b.x;
+    return i64(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+fn sub64(a: i64, b: i64) -> i64 {
+    return i64(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
+}
+fn neg64(a: i64) -> i64 { return sub64(i64(0u, 0u), a); }
+fn max64(a: i64, b: i64) -> i64 { return select(a, b, lt64(a, b)); }
+fn min64(a: i64, b: i64) -> i64 { return select(a, b, lt64(b, a)); }
+fn abs64(a: i64) -> i64 { return select(a, neg64(a), bitcast<i32>(a.y) < 0); }
+"""
 
 
 def params(words):
@@ -37,6 +60,18 @@ def convert(value, source, target):
     """WGSL converting ``value`` of compute type ``source`` to ``target``."""
     if source == target:
         return value
+    if target == "i64":
+        if source == "bool":
+            return f"i64(select(0u, 1u, {value}), 0u)"
+        if source == "u32":
+            return f"i64({value}, 0u)"
+        if source == "i32":
+            return f"i64_of({value})"
+        raise ValueError(f"no exact conversion from {source} to int64")
+    if source == "i64":
+        if target == "bool":
+            return f"any({value} != i64(0u, 0u))"
+        raise ValueError(f"no exact conversion from int64 to {target}")
     if source == "bool":
         one = {"f32": "1.0", "i32": "1", "u32": "1u"}[target]
         zero = {"f32": "0.0", "i32": "0", "u32": "0u"}[target]
@@ -51,6 +86,8 @@ def convert(value, source, target):
 
 def load_element(binding, itemsize, ct, index):
     """WGSL reading element ``index`` of ``binding`` (a dtype with compute type ``ct``)."""
+    if itemsize == 8:
+        return f"i64({binding}[2u * ({index})], {binding}[2u * ({index}) + 1u])"
     if itemsize == 4:
         return f"bitcast<{ct}>({binding}[{index}])" if ct != "u32" else f"{binding}[{index}]"
     if itemsize == 1:
@@ -94,13 +131,14 @@ def operand_base(i):
     return 2 + MAX_DIMS + i * (1 + MAX_DIMS)
 
 
-def elementwise(expr, operands, ct, out_ct, out_itemsize):
+def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None):
     """A kernel writing ``expr`` (WGSL in ``a``, ``b``, ``c`` of compute type ``ct``) for each
     element of a contiguous output of ``out_itemsize`` bytes.
 
     ``operands``: per operand ``("buffer", itemsize, compute type)`` (read through strides, 0
     for broadcast dims) or ``("scalar", None, compute type)`` (a params word), optionally
-    followed by the compute type to convert it to (default ``ct``).
+    followed by the compute type to convert it to (default ``ct``). ``expr_ct``: the type of
+    ``expr`` when it must be converted to the output's (a cast).
     """
     lines = [_HEADER]
     binding = 2
@@ -117,6 +155,9 @@ def elementwise(expr, operands, ct, out_ct, out_itemsize):
             raw = load_element(f"I{binding}", itemsize, source, index)
             binding += 1
             buffer_index += 1
+        elif source == "i64":  # two params words
+            raw = f"i64(P[{scalar_at}u], P[{scalar_at + 1}u])"
+            scalar_at += 2
         else:
             raw = f"bitcast<{source}>(P[{scalar_at}u])" if source not in ("u32", "bool") else \
                 f"P[{scalar_at}u]"
@@ -124,14 +165,22 @@ def elementwise(expr, operands, ct, out_ct, out_itemsize):
                 raw = f"(P[{scalar_at}u] != 0u)"
             scalar_at += 1
         loads.append(f"        let {name} = {convert(raw, source, target)};\n")
-    lines.append(_INDEXING)
+    lines.append(_INDEXING + I64_HELPERS)
+    if out_itemsize == 8:  # an int64 result: two words per element
+        value = expr if expr_ct is None else convert(f"({expr})", expr_ct, out_ct)
+        lines.append(_ENTRY + "    let i = t;\n    if (i >= P[0]) { return; }\n")
+        lines.extend(loads)
+        lines.append(f"    let v = {value};\n    OUT[2u * t] = v.x;\n"
+                     "    OUT[2u * t + 1u] = v.y;\n}\n")
+        return "".join(lines).replace("\n        let ", "\n    let ")
     per = 4 // out_itemsize
     lines.append(_ENTRY)
     lines.append(f"    let first = t * {per}u;\n    if (first >= P[0]) {{ return; }}\n")
     lines.append(f"    var word = 0u;\n    for (var k = 0u; k < {per}u; k = k + 1u) {{\n"
                  f"        let i = first + k;\n        if (i >= P[0]) {{ break; }}\n")
     lines.extend(loads)
-    lines.append(f"        let v = {expr};\n")
+    value = expr if expr_ct is None else convert(f"({expr})", expr_ct, out_ct)
+    lines.append(f"        let v = {value};\n")
     bits = store_bits("v", out_ct, out_itemsize)
     lines.append(f"        word = word | ({bits} << (k * {out_itemsize * 8}u));\n" if per > 1
                  else f"        word = {bits};\n")
@@ -243,3 +292,77 @@ def matmul():
             "        acc = acc + bitcast<f32>(A[u32(oa + i32(k) * sa)]) * "
             "bitcast<f32>(B[u32(ob + i32(k) * sb)]);\n    }\n"
             "    OUT[t] = bitcast<u32>(acc);\n}\n")
+
+
+def _index_value(binding, itemsize, position):
+    """WGSL reading an int32/int64 index as i32 (an int64's low word: indices are checked
+    against the dim size before they reach a kernel)."""
+    if itemsize == 8:
+        return f"bitcast<i32>({binding}[2u * ({position})])"
+    return f"bitcast<i32>({binding}[{position}])"
+
+
+def scatter_add(key_itemsizes, ct):
+    """``out[key] += values`` with one index array per dim of ``out`` (all broadcast to one
+    shape, the params' shape), repeats adding up through atomics (a compare-exchange loop for
+    float32). Operand 0: values; 1..n: the keys; then out's offset, strides and shape."""
+    n = len(key_itemsizes)
+    out_base = operand_base(1 + n)
+    lines = ["@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+             "@group(0) @binding(1) var<storage, read_write> OUT: array<atomic<u32>>;\n"
+             "@group(0) @binding(2) var<storage, read> V: array<u32>;\n"]
+    for j in range(n):
+        lines.append(f"@group(0) @binding({3 + j}) var<storage, read> K{j}: array<u32>;\n")
+    lines.append(_INDEXING + _ENTRY + "    if (t >= P[0]) { return; }\n"
+                 f"    var pos = bitcast<i32>(P[{out_base}u]);\n")
+    for j, itemsize in enumerate(key_itemsizes):
+        index = _index_value(f"K{j}", itemsize, f"offset_of(t, {operand_base(1 + j)}u)")
+        size = f"i32(P[{out_base + 1 + MAX_DIMS + j}u])"
+        lines.append(f"    var k{j} = {index};\n    if (k{j} < 0) {{ k{j} = k{j} + {size}; }}\n"
+                     f"    if (k{j} < 0 || k{j} >= {size}) {{ return; }}\n"
+                     f"    pos = pos + k{j} * bitcast<i32>(P[{out_base + 1 + j}u]);\n")
+    value = f"V[offset_of(t, {operand_base(0)}u)]"
+    if ct == "f32":
+        lines.append(f"    let v = bitcast<f32>({value});\n    loop {{\n"
+                     "        let old = atomicLoad(&OUT[pos]);\n"
+                     "        let sum = bitcast<u32>(bitcast<f32>(old) + v);\n"
+                     "        if (atomicCompareExchangeWeak(&OUT[pos], old, sum).exchanged) "
+                     "{ break; }\n    }\n}\n")
+    else:
+        lines.append(f"    atomicAdd(&OUT[pos], {value});\n}}\n")
+    return "".join(lines)
+
+
+def take_along_axis(itemsize, index_itemsize):
+    """``take_along_axis(a, idx, axis)`` for 4- and 8-byte dtypes. Operand 0: ``a`` broadcast
+    to the output with stride 0 along the axis; operand 1: the indices; then the axis's stride
+    and size. An index out of range reads 0 (ember checks ranges before)."""
+    tail = operand_base(2)
+    index = _index_value("IX", index_itemsize, f"offset_of(t, {operand_base(1)}u)")
+    lines = [_HEADER, "@group(0) @binding(2) var<storage, read> A: array<u32>;\n"
+             "@group(0) @binding(3) var<storage, read> IX: array<u32>;\n", _INDEXING, _ENTRY,
+             "    if (t >= P[0]) { return; }\n"
+             f"    var k = {index};\n    let size = i32(P[{tail + 1}u]);\n"
+             "    if (k < 0) { k = k + size; }\n"
+             f"    let pos = u32(i32(offset_of(t, {operand_base(0)}u)) + k * "
+             f"bitcast<i32>(P[{tail}u]));\n"]
+    if itemsize == 8:
+        lines.append("    OUT[2u * t] = A[2u * pos];\n    OUT[2u * t + 1u] = A[2u * pos + 1u];\n}\n")
+    else:
+        lines.append("    OUT[t] = A[pos];\n}\n")
+    return "".join(lines)
+
+
+def reduce_rows_int64(kind):
+    """max/min of int64 rows (both words compared: exact), one thread per row."""
+    better = ">" if kind == "max" else "<"
+    return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+            "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
+            "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n"
+            + _ENTRY +
+            "    if (t >= P[0]) { return; }\n    let K = P[1];\n    let row = t * K;\n"
+            "    var lo = I2[2u * row]; var hi = bitcast<i32>(I2[2u * row + 1u]);\n"
+            "    for (var k = 1u; k < K; k = k + 1u) {\n"
+            "        let l = I2[2u * (row + k)]; let h = bitcast<i32>(I2[2u * (row + k) + 1u]);\n"
+            f"        if (h {better} hi || (h == hi && l {better} lo)) {{ lo = l; hi = h; }}\n"
+            "    }\n    OUT[2u * t] = lo;\n    OUT[2u * t + 1u] = bitcast<u32>(hi);\n}\n")

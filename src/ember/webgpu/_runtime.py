@@ -159,6 +159,8 @@ class Runtime:
 
     def upload(self, buffer, data):
         flush()
+        if len(data) % 4:  # writes are whole words
+            data = bytes(data) + bytes(4 - len(data) % 4)
         self.queue.write_buffer(buffer, 0, data)
 
     def download(self, buffer, nbytes):

@@ -38,7 +38,9 @@ _warned = set()
 
 def from_host(array):
     """Upload a NumPy array (any layout) as a new contiguous device array."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array)
+    if not array.flags.c_contiguous:
+        array = array.copy()  # (ascontiguousarray would make a 0-dim array 1-dim)
     out = _new(array.shape, array.dtype)
     if array.nbytes:
         out.storage.runtime.upload(out.storage.buffer, array.tobytes())
@@ -521,7 +523,9 @@ def astype(a, dtype, copy=True):
     if dtype == a.dtype:
         return a.copy() if copy else a
     if dtype in K.COMPUTE and a.dtype in K.COMPUTE and a.ndim <= K.MAX_DIMS:
-        return _elementwise("a", [a], K.COMPUTE[a.dtype], dtype)
+        result = _elementwise("a", [a], K.COMPUTE[a.dtype], dtype, cast=True)
+        if result is not None:
+            return result
     return fallback(lambda x: x.astype(dtype), "astype")(a)
 
 
@@ -539,6 +543,8 @@ def copyto(dst, src, casting="unsafe", where=True):
     if src.storage is dst.storage:  # the source may overlap the destination
         src = ascontiguous_copy(src)
     if itemsize not in (4, 8) or dst.ndim > K.MAX_DIMS:
+        # bool/uint8/float16 elements share words: a strided write of them runs on the host
+        note_fallback(f"copyto({dst.dtype})")
         host = dst.storage
         whole = np.frombuffer(host.runtime.download(host.buffer, host.nbytes), np.uint8).copy()
         view = np.lib.stride_tricks.as_strided(whole.view(dst.dtype)[dst.offset:], dst.shape,
@@ -646,27 +652,32 @@ fn fmin_(a: f32, b: f32) -> f32 {
 # "logical" (computes on bools), "where" (condition, then two values)
 _F = "f32"
 _POINTWISE = {
-    "add": (2, "arith", {"bool": "a || b", "*": "a + b"}),
-    "subtract": (2, "arith", {"f32": "a - b", "i32": "a - b", "u32": "a - b"}),
-    "multiply": (2, "arith", {"bool": "a && b", "*": "a * b"}),
+    "add": (2, "arith", {"bool": "a || b", "i64": "add64(a, b)", "*": "a + b"}),
+    "subtract": (2, "arith", {"f32": "a - b", "i32": "a - b", "u32": "a - b",
+                              "i64": "sub64(a, b)"}),
+    "multiply": (2, "arith", {"bool": "a && b", "f32": "a * b", "i32": "a * b", "u32": "a * b"}),
     "true_divide": (2, "float", {_F: "a / b"}),
     "divide": (2, "float", {_F: "a / b"}),
-    "maximum": (2, "arith", {_F: "maxn(a, b)", "bool": "a || b", "*": "max(a, b)"}),
-    "minimum": (2, "arith", {_F: "minn(a, b)", "bool": "a && b", "*": "min(a, b)"}),
-    "fmax": (2, "arith", {_F: "fmax_(a, b)", "bool": "a || b", "*": "max(a, b)"}),
-    "fmin": (2, "arith", {_F: "fmin_(a, b)", "bool": "a && b", "*": "min(a, b)"}),
+    "maximum": (2, "arith", {_F: "maxn(a, b)", "bool": "a || b", "i64": "max64(a, b)",
+                             "*": "max(a, b)"}),
+    "minimum": (2, "arith", {_F: "minn(a, b)", "bool": "a && b", "i64": "min64(a, b)",
+                             "*": "min(a, b)"}),
+    "fmax": (2, "arith", {_F: "fmax_(a, b)", "bool": "a || b", "i64": "max64(a, b)",
+                          "*": "max(a, b)"}),
+    "fmin": (2, "arith", {_F: "fmin_(a, b)", "bool": "a && b", "i64": "min64(a, b)",
+                          "*": "min(a, b)"}),
     "power": (2, "float", {_F: "pow_(a, b)"}),
     "float_power": (2, "float", {_F: "pow_(a, b)"}),
     "arctan2": (2, "float", {_F: "atan2(a, b)"}),
     "remainder": (2, "arith", {_F: "fmod_floor(a, b)", "i32": "imod(a, b)"}),
     "mod": (2, "arith", {_F: "fmod_floor(a, b)", "i32": "imod(a, b)"}),
     "floor_divide": (2, "arith", {_F: "floor(a / b)", "i32": "idiv(a, b)"}),
-    "less": (2, "compare", {"*": "a < b"}),
-    "less_equal": (2, "compare", {"*": "a <= b"}),
-    "greater": (2, "compare", {"*": "a > b"}),
-    "greater_equal": (2, "compare", {"*": "a >= b"}),
-    "equal": (2, "compare", {"*": "a == b"}),
-    "not_equal": (2, "compare", {"*": "a != b"}),
+    "less": (2, "compare", {"i64": "lt64(a, b)", "*": "a < b"}),
+    "less_equal": (2, "compare", {"i64": "!lt64(b, a)", "*": "a <= b"}),
+    "greater": (2, "compare", {"i64": "lt64(b, a)", "*": "a > b"}),
+    "greater_equal": (2, "compare", {"i64": "!lt64(a, b)", "*": "a >= b"}),
+    "equal": (2, "compare", {"i64": "eq64(a, b)", "*": "a == b"}),
+    "not_equal": (2, "compare", {"i64": "!eq64(a, b)", "*": "a != b"}),
     "logical_and": (2, "logical", {"bool": "a && b"}),
     "logical_or": (2, "logical", {"bool": "a || b"}),
     "logical_xor": (2, "logical", {"bool": "a != b"}),
@@ -676,12 +687,14 @@ _POINTWISE = {
     "bitwise_xor": (2, "arith", {"bool": "a != b", "i32": "a ^ b", "u32": "a ^ b"}),
     "invert": (1, "arith", {"bool": "!a", "i32": "~a", "u32": "~a"}),
     "bitwise_not": (1, "arith", {"bool": "!a", "i32": "~a", "u32": "~a"}),
-    "negative": (1, "arith", {_F: "-a", "i32": "-a", "u32": "0u - a"}),
+    "negative": (1, "arith", {_F: "-a", "i32": "-a", "u32": "0u - a", "i64": "neg64(a)"}),
     "positive": (1, "arith", {"*": "a"}),
     "conjugate": (1, "arith", {"*": "a"}),
     "conj": (1, "arith", {"*": "a"}),
-    "absolute": (1, "arith", {_F: "abs(a)", "i32": "abs(a)", "u32": "a", "bool": "a"}),
-    "abs": (1, "arith", {_F: "abs(a)", "i32": "abs(a)", "u32": "a", "bool": "a"}),
+    "absolute": (1, "arith", {_F: "abs(a)", "i32": "abs(a)", "u32": "a", "bool": "a",
+                              "i64": "abs64(a)"}),
+    "abs": (1, "arith", {_F: "abs(a)", "i32": "abs(a)", "u32": "a", "bool": "a",
+                         "i64": "abs64(a)"}),
     "fabs": (1, "float", {_F: "abs(a)"}),
     "square": (1, "arith", {_F: "a * a", "i32": "a * a", "u32": "a * a", "bool": "a"}),
     "sign": (1, "arith", {_F: "select(sign(a), a, a != a)", "i32": "sign(a)",
@@ -708,9 +721,9 @@ _POINTWISE = {
     "ceil": (1, "arith", {_F: "ceil(a)", "*": "a"}),
     "trunc": (1, "arith", {_F: "trunc(a)", "*": "a"}),
     "rint": (1, "arith", {_F: "round(a)", "*": "a"}),
-    "isnan": (1, "compare", {_F: "a != a", "*": "false"}),
-    "isinf": (1, "compare", {_F: "abs(a) == inf()", "*": "false"}),
-    "isfinite": (1, "compare", {_F: "abs(a) < inf()", "*": "true"}),
+    "isnan": (1, "compare", {_F: "a != a", "i64": "false", "*": "false"}),
+    "isinf": (1, "compare", {_F: "abs(a) == inf()", "i64": "false", "*": "false"}),
+    "isfinite": (1, "compare", {_F: "abs(a) < inf()", "i64": "true", "*": "true"}),
     "where": (3, "where", {"*": "select(c, b, a)"}),
 }
 
@@ -735,6 +748,10 @@ def _scalar_word(value, ct):
     if isinstance(value, float) and not float(value).is_integer():
         return None
     value = int(value)
+    if ct == "i64":
+        if not -2**63 <= value < 2**63:
+            return None
+        return [value & 0xFFFFFFFF, (value >> 32) & 0xFFFFFFFF]
     low, high = (-2**31, 2**31 - 1) if ct == "i32" else (0, 255)
     return value if low <= value <= high else None
 
@@ -765,8 +782,10 @@ def _pointwise(name):
 def _try_pointwise(name, kind, exprs, operands):
     operands = [from_host(x) if isinstance(x, np.ndarray) else x for x in operands]
     for x in operands:
+        if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            continue  # a NumPy scalar: its dtype takes part in the promotion
         if not isinstance(x, WebGPUArray) and not isinstance(x, (bool, int, float)):
-            return None  # NumPy scalars and other objects keep NumPy's rules
+            return None  # other objects keep NumPy's rules
         if isinstance(x, WebGPUArray) and x.ndim > K.MAX_DIMS:
             return None
     values = operands[1:] if kind == "where" else operands
@@ -788,7 +807,7 @@ def _try_pointwise(name, kind, exprs, operands):
                         condition=kind == "where")
 
 
-def _elementwise(expr, operands, ct, out_dtype, condition=False, shape=None):
+def _elementwise(expr, operands, ct, out_dtype, condition=False, shape=None, cast=False):
     """Run the elementwise template: ``expr`` over broadcast ``operands`` (into ``shape`` if
     given: a fill needs no array operand)."""
     arrays = [x for x in operands if isinstance(x, WebGPUArray)]
@@ -806,17 +825,21 @@ def _elementwise(expr, operands, ct, out_dtype, condition=False, shape=None):
                 return None
             layouts.append((x.offset, x.estrides))
         else:
-            word = _scalar_word(x, own_ct)
+            word = _scalar_word(x.item() if isinstance(x, np.generic) else x, own_ct)
             if word is None:
                 return None
             specs.append(("scalar", None, own_ct, own_ct))
-            scalars.append(word)
+            scalars.extend(word if isinstance(word, list) else [word])
     if condition:  # the condition converts to bool, the values to the compute type
         specs[0] = specs[0][:3] + ("bool",)
-    source = K.elementwise(expr, specs, ct, K.COMPUTE[out_dtype], out_dtype.itemsize)
+    try:
+        source = K.elementwise(expr, specs, ct, K.COMPUTE[out_dtype], out_dtype.itemsize,
+                               expr_ct=ct if cast else None)
+    except ValueError:  # a conversion WGSL cannot do exactly (int64 to float): NumPy does it
+        return None
     source = _helpers() + source
     words = _params_for(out_shape, layouts, scalars)
-    per = 4 // out_dtype.itemsize
+    per = builtins.max(4 // out_dtype.itemsize, 1)
     _run(source, out, arrays, words, (out.size + per - 1) // per)
     return out
 
@@ -870,6 +893,9 @@ def _kept_shape(a, axes, keepdims):
 
 def _reduction(kind, numpy_name):
     def reduce(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if (kind in ("max", "min") and isinstance(a, WebGPUArray) and a.dtype == np.int64
+                and a.size > 0 and not kwargs and dtype is None and out is None):
+            return _reduce_int64(kind, a, axis, keepdims)
         usable = (isinstance(a, WebGPUArray) and a.dtype == np.float32 and a.size > 0
                   and not kwargs and (dtype is None or np.dtype(dtype) == np.float32))
         if not usable:
@@ -901,6 +927,18 @@ mean = _reduction("mean", "mean")
 prod = _reduction("prod", "prod")
 amax = max = _reduction("max", "amax")  # noqa: A001
 amin = min = _reduction("min", "amin")  # noqa: A001
+
+
+def _reduce_int64(kind, a, axis, keepdims):
+    moved, rows, count, axes = _reduce_setup(a, axis)
+    if moved.offset:
+        moved = ascontiguous_copy(moved)
+    result = _new((rows,), np.int64)
+    runtime = result.storage.runtime
+    runtime.dispatch(K.reduce_rows_int64(kind), [runtime.constant(K.params([rows, count])),
+                                                 result.storage.buffer, moved.storage.buffer],
+                     _groups(rows))
+    return reshape(result, _kept_shape(a, axes, keepdims))
 
 
 def _arg_reduction(kind):
@@ -1006,3 +1044,122 @@ class _CurrentDevice:
 
 class cuda:  # noqa: N801 (CuPy's name)
     Device = _CurrentDevice
+
+
+def ufunc_at(name, out, key, values):
+    """``np.<name>.at(out, key, values)``: ``out[key] (op)= values`` with repeated indices
+    combined. A kernel for ``add`` on float32/int32 with one index array per dim (gather and
+    scatter's layout); atomics make repeats add up (in any order)."""
+    kernel = _scatter_add(out, key, values) if name == "add" else None
+    if kernel is None:
+        fallback(getattr(np, name).at, f"{name}.at")(out, key, values)
+
+
+def _scatter_add(out, key, values):
+    """The scatter-add kernel, or None when its conditions do not hold."""
+    key = key if isinstance(key, tuple) else (key,)
+    cts = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32"}
+    if out.dtype not in cts or len(key) != out.ndim or out.ndim > K.MAX_DIMS:
+        return None
+    if not builtins.all(isinstance(k, WebGPUArray) and k.dtype in (np.int64, np.int32)
+                        for k in key):
+        return None
+    if not isinstance(values, WebGPUArray):
+        values = full((), values, out.dtype)
+    if values.dtype != out.dtype:
+        values = astype(values, out.dtype)
+    shape = np.broadcast_shapes(*[k.shape for k in key], values.shape)
+    if values.storage is out.storage:
+        values = ascontiguous_copy(values)
+    operands = [broadcast_to(values, shape)] + [broadcast_to(k, shape) for k in key]
+    count = int(np.prod(shape))
+    if count == 0:
+        return out
+    words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
+    words += [out.offset] + list(out.estrides) + [0] * (K.MAX_DIMS - out.ndim)
+    words += list(out.shape)
+    source = K.scatter_add([k.dtype.itemsize for k in key], cts[out.dtype])
+    _run(source, out, operands, words, count)
+    return out
+
+
+def take_along_axis(arr, indices, axis):
+    """NumPy's ``take_along_axis`` (gather): a kernel for 4- and 8-byte dtypes."""
+    usable = (isinstance(arr, WebGPUArray) and isinstance(indices, WebGPUArray)
+              and axis is not None and arr.ndim == indices.ndim and arr.ndim <= K.MAX_DIMS
+              and arr.dtype.itemsize in (4, 8) and indices.dtype in (np.int64, np.int32))
+    if not usable:
+        return fallback(np.take_along_axis, "take_along_axis")(arr, indices, axis)
+    axis %= arr.ndim
+    flat = list(arr.shape)
+    flat[axis] = 1
+    shape = list(np.broadcast_shapes(tuple(flat), tuple(
+        1 if d == axis else n for d, n in enumerate(indices.shape))))
+    shape[axis] = indices.shape[axis]
+    shape = tuple(shape)
+    source_view = arr.view_of(flat, [0 if d == axis else s for d, s in
+                                     enumerate(arr.estrides)], arr.offset)
+    operands = [broadcast_to(source_view, shape), broadcast_to(indices, shape)]
+    out = _new(shape, arr.dtype)
+    if out.size == 0:
+        return out
+    words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
+    words += [arr.estrides[axis], arr.shape[axis]]
+    _run(K.take_along_axis(arr.dtype.itemsize, indices.dtype.itemsize), out, operands, words,
+         out.size)
+    return out
+
+
+def _truth_reduction(kind):
+    """``any``/``all``: each element as 0/1 in float32, then amax/amin (no new kernel)."""
+    def reduce(a, axis=None, out=None, keepdims=False, **kwargs):
+        if not isinstance(a, WebGPUArray) or a.size == 0 or kwargs or a.dtype not in K.COMPUTE:
+            options = {"out": out} if out is not None else {}
+            return fallback(getattr(np, kind), kind)(a, axis=axis, keepdims=keepdims,
+                                                     **options, **kwargs)
+        ones = astype(not_equal(a, 0) if a.dtype != np.bool_ else a, np.float32)  # noqa: F821
+        extreme = (amax if kind == "any" else amin)(ones, axis=axis, keepdims=keepdims)
+        result = greater(extreme, 0.0)  # noqa: F821
+        if out is not None:
+            copyto(out, result)
+            return out
+        return result
+    reduce.__name__ = kind
+    return reduce
+
+
+any = _truth_reduction("any")  # noqa: A001
+all = _truth_reduction("all")  # noqa: A001
+
+
+def concatenate(arrays, axis=0, out=None, dtype=None, **kwargs):
+    """Pieces copied into slices of one new array (the strided-write kernel)."""
+    arrays = [asarray(x) for x in arrays]
+    if axis is None or kwargs or not arrays:
+        return fallback(np.concatenate, "concatenate")(arrays, axis=axis, out=out, dtype=dtype,
+                                                       **kwargs)
+    first = arrays[0]
+    axis %= builtins.max(first.ndim, 1)
+    result_dtype = np.dtype(dtype) if dtype is not None else np.result_type(
+        *[x.dtype for x in arrays])
+    shape = list(first.shape)
+    shape[axis] = builtins.sum(x.shape[axis] for x in arrays)
+    result = _new(shape, result_dtype)
+    start = 0
+    for x in arrays:
+        index = (slice(None),) * axis + (slice(start, start + x.shape[axis]),)
+        copyto(getitem(result, index), x)
+        start += x.shape[axis]
+    if out is not None:
+        copyto(out, result)
+        return out
+    return result
+
+
+def stack(arrays, axis=0, out=None, dtype=None, **kwargs):
+    arrays = [asarray(x) for x in arrays]
+    if not arrays:
+        return fallback(np.stack, "stack")(arrays, axis=axis)
+    axis %= arrays[0].ndim + 1
+    return concatenate([expand_dims(x, axis) for x in arrays], axis=axis, out=out, dtype=dtype,
+                       **kwargs)
