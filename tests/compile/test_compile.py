@@ -1004,3 +1004,20 @@ def test_mark_dynamic_compiles_one_graph_for_all_sizes_as_torch():
                         torch.from_numpy(np.tanh(a * 2).sum(axis=1)), rtol=1e-5, atol=1e-6)
     assert counters["stats"]["unique_graphs"] == \
         torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
+
+
+def test_an_attribute_changing_kind_is_guarded():
+    class Scaled(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 2.0
+
+        def forward(self, x):
+            return x * self.scale
+
+    net = Scaled()
+    compiled = ember.compile(net)
+    x = ember.ones(3)
+    for scale in (2.0, 3.0, ember.full((3,), 4.0), ember.full((3,), 5.0), 6.0):
+        net.scale = scale
+        assert_same(compiled(x), x * scale)

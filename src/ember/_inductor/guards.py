@@ -17,9 +17,12 @@ Example::
 
 from __future__ import annotations
 
+import weakref
+
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..nn.modules.module import Module
 from ..ops._registry import autocast_state
 
 __all__ = ["call_key", "module_state", "referenced_objects", "mask_shapes",
@@ -32,15 +35,15 @@ def _spec(obj, tensors):
     if isinstance(obj, Tensor):
         tensors.append(obj)
         return "T"
-    if _is_module(obj):  # a module argument: its state is guarded as the compiled module's
-        return ("module", id(obj), module_state(tuple(obj.modules())))
     kind = type(obj)
     if kind in _PLAIN:
         return (kind, obj)
     if kind in (tuple, list):
-        return (kind, tuple(_spec(o, tensors) for o in obj))
+        return (kind, tuple([_spec(o, tensors) for o in obj]))
     if kind is dict:
-        return (dict, tuple((k, _spec(v, tensors)) for k, v in obj.items()))
+        return (dict, tuple([(k, _spec(v, tensors)) for k, v in obj.items()]))
+    if isinstance(obj, Module):  # a module argument: its state is guarded as a compiled one's
+        return ("module", id(obj), module_state(tuple(obj.modules())))
     try:
         hash(obj)
     except TypeError:
@@ -48,12 +51,6 @@ def _spec(obj, tensors):
     if isinstance(obj, tuple):  # a named tuple, torch.Size
         return (kind, tuple(_spec(o, tensors) for o in obj))
     return ("obj", kind, obj) if _hashable_by_value(obj) else ("id", id(obj))
-
-
-def _is_module(obj):
-    from ..nn.modules.module import Module
-
-    return isinstance(obj, Module)
 
 
 def _hashable_by_value(obj):
@@ -64,7 +61,7 @@ def _hashable_by_value(obj):
 
 
 def tensor_meta(t):
-    """What a tensor argument's graph depends on.
+    """What a tensor argument's graph depends on (``call_key`` builds the same inline).
 
     Example::
 
@@ -88,16 +85,41 @@ def module_state(modules):
 
 def _one_module(m):
     attributes = m.__dict__
-    return (tuple(map(id, m._parameters.values())),
-            tuple(map(id, m._buffers.values())),
-            tuple(map(id, m._modules.values())),
-            tuple([(k, v) if type(v) in _PLAIN else id(v) for k, v in attributes.items()
-                   if type(v) in _PLAIN or isinstance(v, Tensor)]),
+    names = tuple(attributes)
+    layout = _LAYOUTS.get(m)
+    if layout is None or layout[0] != names:
+        layout = _LAYOUTS[m] = _layout(attributes, names)
+    read = attributes.__getitem__
+    plain = tuple(map(read, layout[1]))
+    tensors = tuple(map(read, layout[2]))
+    types = (tuple(map(type, plain)), tuple(map(type, tensors)))
+    if types != layout[3]:  # an attribute changed kind: read the layout again
+        layout = _LAYOUTS[m] = _layout(attributes, names)
+        plain = tuple(map(read, layout[1]))
+        tensors = tuple(map(read, layout[2]))
+        types = layout[3]
+    # the types come before the values: tuples compare item by item, so a value is never
+    # compared with one of another kind (a tensor's == is elementwise)
+    return (names, types, plain, tuple(map(id, tensors)),
+            tuple(map(id, attributes["_parameters"].values())),
+            tuple(map(id, attributes["_buffers"].values())),
+            tuple(map(id, attributes["_modules"].values())),
             tuple(map(id, attributes.get("_forward_hooks", _EMPTY).values())),
             tuple(map(id, attributes.get("_forward_pre_hooks", _EMPTY).values())))
 
 
+def _layout(attributes, names):
+    """Which of a module's attributes the guard reads by value (plain Python values) and
+    which by identity (tensors), and their types, for this set of attribute names."""
+    plain = tuple(n for n in names if type(attributes[n]) in _PLAIN)
+    tensors = tuple(n for n in names if isinstance(attributes[n], Tensor))
+    types = (tuple(type(attributes[n]) for n in plain),
+             tuple(type(attributes[n]) for n in tensors))
+    return names, plain, tensors, types
+
+
 _EMPTY = {}
+_LAYOUTS = weakref.WeakKeyDictionary()  # module -> its _layout, while names and types hold
 
 
 def referenced_objects(fn):
@@ -111,8 +133,6 @@ def referenced_objects(fn):
         >>> len(referenced_objects(lambda x: x * w)[0])
         1
     """
-    from ..nn.modules.module import Module
-
     code = getattr(fn, "__code__", None)
     if code is None:
         return (), tuple(fn.modules()) if isinstance(fn, Module) else ()
@@ -165,12 +185,14 @@ def call_key(args, kwargs, modules, referenced=None):
     tensors = []
     spec = _spec((args, kwargs), tensors) if kwargs else _spec(args, tensors)
     first = {}
-    aliasing = tuple(first.setdefault(id(t), i) for i, t in enumerate(tensors))
+    aliasing = tuple([first.setdefault(id(t), i) for i, t in enumerate(tensors)])
     context = (spec, aliasing, grad_mode.state.enabled, autocast_state.on,
                module_state(modules) if modules else None,
                referenced_state(*referenced) if referenced else None,
                _dtype.get_default_dtype())
-    metas = tuple(tensor_meta(t) for t in tensors)
+    metas = tuple([(tuple(t._data.shape), t._data.dtype, t._device, t.requires_grad,
+                    type(t))
+                   for t in tensors])
     return (context, metas), tensors
 
 
