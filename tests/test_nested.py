@@ -423,3 +423,16 @@ def test_relatives_and_aliases_match_torch():
     with pytest.raises(TypeError) as got:
         ours @ 2.0
     assert str(got.value) == str(expected.value)
+
+
+def test_top_level_and_functional_forms_match_torch():
+    ours, theirs = _pair()
+    for name in ("softsign", "tanhshrink"):
+        _same(getattr(F, name)(ours), getattr(torch.nn.functional, name)(theirs))
+    _same(F.alpha_dropout(ours, 0.5, training=False),
+          torch.nn.functional.alpha_dropout(theirs, 0.5, training=False))
+    for name in ("atleast_1d", "atleast_2d", "atleast_3d", "real"):
+        _same(getattr(ember, name)(ours), getattr(torch, name)(theirs))
+    _same(ours.real, theirs.real)
+    _same(ours.mH, theirs.mH)
+    _same(ours.data, theirs.data)

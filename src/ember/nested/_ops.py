@@ -19,6 +19,9 @@ PROPERTIES = {
     "nbytes": lambda nested: nested.numel() * nested.element_size(),
     "itemsize": lambda nested: nested.element_size(),
     "mT": lambda nested: nested.transpose(-2, -1),
+    "mH": lambda nested: NestedTensor._from_parts([p.mH for p in nested._parts], nested),
+    "real": lambda nested: NestedTensor._from_parts([p.real for p in nested._parts], nested),
+    "data": lambda nested: nested.detach(),
     "is_nested": lambda nested: True,
 }
 
@@ -132,7 +135,8 @@ handles("abs", "neg", "relu", "sin", "cos", "tanh", "sqrt", "sgn", "logical_not"
         "ones_like", "zeros_like", "empty_like", "randn_like", "rand_like",
         "scaled_dot_product_attention", "absolute", "negative", "adjoint", "conj_physical",
         "resolve_conj", "resolve_neg", "isneginf", "isposinf", "isreal", "bool", "byte",
-        "char", "short", "int", "long", "cfloat", "cdouble", "chalf")(_per_part)
+        "char", "short", "int", "long", "cfloat", "cdouble", "chalf", "real", "softsign",
+        "tanhshrink", "alpha_dropout", "feature_alpha_dropout")(_per_part)
 handles("abs_", "neg_", "relu_", "tanh_", "zero_", "fill_", "normal_", "uniform_",
         "dropout_", "absolute_", "negative_", "logical_not_", "sgn_", "detach_")(_in_place)
 
@@ -530,3 +534,11 @@ def _new_tensor(func, args, kwargs):
     kwargs.setdefault("dtype", nested.dtype)
     kwargs.setdefault("device", nested.device)
     return tensor(data, **kwargs)
+
+
+@handles("atleast_1d", "atleast_2d", "atleast_3d")
+def _at_least(func, args, kwargs):
+    nested = args[0]
+    if nested.dim() < int(func.__name__[-2]):  # a nested tensor has at least 2 dims
+        raise not_implemented(func.__name__)
+    return nested
