@@ -7,8 +7,8 @@ an operator is that one callable:
 
 * :class:`OpNamespace` is ``ember.ops.<name>``; an unknown operator raises torch's
   ``AttributeError``. ``ember.ops.aten`` (:class:`AtenNamespace`) finds an operator by its
-  name among ember's own: the torch-internal operators of :mod:`ember.ops.internal` and
-  ATen's forms of nn operators in :mod:`ember.ops.aten_forms`, then
+  name among ember's own: ATen's own operators in :mod:`ember.ops.aten_forms`, torch's
+  private ones in :mod:`ember.ops.internal`, then
   ember's top-level functions (torch's ``torch.<name>`` functions are ATen's operators under
   the same names and signatures; ``linalg_inv``, ``fft_rfft``, ``special_ndtr`` are
   ``ember.linalg.inv``..., as torch's namespaces name them), then Tensor methods (``add_``,
@@ -317,10 +317,10 @@ class AtenNamespace(OpNamespace):
         import ember
 
         from . import aten_forms, internal
-        if op_name in internal.ATEN_ONLY or op_name in internal.__all__:
-            return getattr(internal, op_name)
         if op_name in aten_forms.ATEN_ONLY:
             return getattr(aten_forms, op_name)
+        if op_name in internal.__all__:
+            return getattr(internal, op_name)
         function = getattr(ember, op_name, None)
         # while ember.fx traces, ember's functions are stand-ins: bind the original
         function = getattr(function, "__fx_original__", function)

@@ -1,14 +1,17 @@
-"""ATen's own forms of operators ember has under other names: ``torch.ops.aten.gelu``,
-``_softmax``, ``avg_pool2d``, ``upsample_bilinear2d``, ``_to_copy``, ``sym_size``, the
-``*_backward`` operators... with ATen's signatures (``stride=[]`` for "the kernel size",
-integer compute modes, output masks), each delegating to ember's differentiable operators.
-What decompositions and exported graphs call; ``ember.ops.aten`` finds the names of
+"""ATen's own operators, with ATen's signatures: those torch reaches only through
+``torch.ops.aten`` (``slice``, ``native_dropout_backward``, ``_batch_norm_with_update``,
+``_upsample_bilinear2d_aa``...) and ATen's forms of operators ember has under other names
+(``gelu``, ``_softmax``, ``avg_pool2d`` with ``stride=[]`` for "the kernel size",
+``upsample_bilinear2d``, losses with integer reductions, ``_to_copy``, ``sym_size``, the
+``*_backward`` operators...), each delegating to ember's differentiable operators. What
+decompositions and exported graphs call; ``ember.ops.aten`` finds the names of
 ``ATEN_ONLY`` here before ember's own functions (``index_put`` is torch's, but ATen's takes
 None for a whole dim where ``torch.index_put`` does not).
 
-The ``*_backward`` operators compute their vector-Jacobian product by running ember's
-autograd through the forward operator with ``create_graph=True``: the result is itself
-differentiable, as torch's double-backward formulas are.
+The gradients the ``*_backward`` operators return are themselves differentiable, as torch's
+double-backward formulas are: the normalisation ones by their textbook formulas, the
+convolution and pooling ones by ember's autograd through the forward operator
+(``create_graph`` when an input requires grad).
 
 Example::
 
@@ -21,7 +24,11 @@ Example::
 
 from __future__ import annotations
 
+import builtins
+
 ATEN_ONLY = (
+    "slice", "_batch_norm_with_update", "native_dropout_backward",
+    "max_pool2d_with_indices_backward", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa",
     "_softmax", "_log_softmax", "_log_softmax_backward_data", "gelu", "elu", "hardtanh",
     "leaky_relu", "avg_pool2d", "avg_pool3d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d",
     "max_pool2d_with_indices", "max_pool3d_with_indices", "reflection_pad1d",
@@ -50,6 +57,111 @@ def _functional():
     from ..nn import functional
 
     return functional
+
+
+# ---------------------------------------------------------------- views and normalisation
+
+
+def slice(self, dim=0, start=None, end=None, step=1):  # noqa: A001 - aten's name
+    """``self[..., start:end:step]`` along ``dim`` (a view), as ``aten::slice.Tensor``.
+
+    Example::
+
+        >>> ember.ops.aten.slice(ember.arange(10).reshape(2, 5), 1, -3)
+        tensor([[2, 3, 4],
+                [7, 8, 9]])
+    """
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    from .internal import _wrap_dim
+    dim = _wrap_dim(dim, self.dim())
+    return self[(builtins.slice(None),) * dim + (builtins.slice(start, end, step),)]
+
+
+def _batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """Training-mode batch norm that updates the running statistics in place; returns the
+    output, the batch mean, its reciprocal standard deviation and an empty ``reserve``
+    (uint8: a buffer only cuDNN fills).
+
+    Example::
+
+        >>> mean, var = ember.zeros(2), ember.ones(2)
+        >>> _ = ember.ops.aten._batch_norm_with_update(ember.ones(3, 2), None, None, mean,
+        ...                                             var, 0.5, 1e-5)
+        >>> mean
+        tensor([0.5000, 0.5000])
+    """
+    ember = _ember()
+    out, mean, rstd = ember.native_batch_norm(input, weight, bias, running_mean, running_var,
+                                              True, momentum, eps)
+    return out, mean, rstd, ember.empty(0, dtype=ember.uint8, device=input.device)
+
+
+def native_dropout_backward(grad_output, mask, scale):
+    """The gradient of ``native_dropout``: ``grad_output * mask * scale``.
+
+    Example::
+
+        >>> ember.ops.aten.native_dropout_backward(ember.ones(2), ember.tensor([True, False]), 2.)
+        tensor([2., 0.])
+    """
+    return grad_output * (mask.type_as(grad_output) * scale)
+
+
+# ---------------------------------------------------------------- antialiasing, max-pool gradient
+
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    """The gradient of ``max_pool2d`` for ``grad_output``: each output's gradient added at
+    the input position its ``indices`` entry names (within its plane).
+
+    Example::
+
+        >>> x = ember.tensor([[[1., 3.], [2., 0.]]])
+        >>> out, idx = ember.nn.functional.max_pool2d(x, 2, return_indices=True)
+        >>> ember.ops.aten.max_pool2d_with_indices_backward(ember.ones_like(out), x, 2, 2, 0,
+        ...                                                  1, False, idx)
+        tensor([[[0., 1.],
+                 [0., 0.]]])
+    """
+    ember = _ember()
+    planes = ember.zeros(self.shape, dtype=grad_output.dtype, device=grad_output.device)
+    flat = planes.flatten(-2).scatter_add(-1, indices.flatten(-2), grad_output.flatten(-2))
+    return flat.view(self.shape)
+
+
+def _upsample_bilinear2d_aa(input, output_size, align_corners, *scales, scale_factors=None,
+                            scales_h=None, scales_w=None):
+    """Antialiased bilinear resampling of the last two dims (``interpolate(...,
+    mode='bilinear', antialias=True)``). Takes torch's two overloads: ``(input, output_size,
+    align_corners, scales_h, scales_w)`` and ``vec``'s ``(input, output_size, align_corners,
+    scale_factors)``, where ``output_size`` may be None.
+
+    Example::
+
+        >>> ember.ops.aten._upsample_bilinear2d_aa(ember.arange(4.).view(1, 1, 1, 4), [1, 2],
+        ...                                         False, None)
+        tensor([[[[0.7143, 2.2857]]]])
+    """
+    return _upsample("bilinear_aa", input, output_size, align_corners, scales, scale_factors,
+                     scales_h, scales_w)
+
+
+def _upsample_bicubic2d_aa(input, output_size, align_corners, *scales, scale_factors=None,
+                           scales_h=None, scales_w=None):
+    """Antialiased bicubic resampling of the last two dims (``interpolate(...,
+    mode='bicubic', antialias=True)``), with the overloads of
+    :func:`_upsample_bilinear2d_aa`.
+
+    Example::
+
+        >>> ember.ops.aten._upsample_bicubic2d_aa(ember.arange(4.).view(1, 1, 1, 4), [1, 2],
+        ...                                        False, None)
+        tensor([[[[0.5868, 2.4132]]]])
+    """
+    return _upsample("bicubic_aa", input, output_size, align_corners, scales, scale_factors,
+                     scales_h, scales_w)
 
 
 # ---------------------------------------------------------------- softmax and activations
@@ -612,7 +724,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
 
 def _python_key(indices):
     """ATen's index list (None: the whole dim) as a Python index."""
-    return tuple(slice(None) if index is None else index for index in indices)
+    return tuple(builtins.slice(None) if index is None else index for index in indices)
 
 
 def index(self, indices):

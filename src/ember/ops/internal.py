@@ -1,14 +1,9 @@
-"""torch's internal ATen operators: what decompositions, compilers and torch's own tests call
-(``torch.ops.aten.<name>`` or a private ``torch._<name>``), composed from ember's
-differentiable operators so that gradients and forward-mode derivatives come for free.
-
-* ``__all__``: the ones torch also shows at its top level (``torch._safe_softmax``,
-  ``torch.segment_reduce``...), re-exported by ``ember``;
-* ``ATEN_ONLY``: the ones torch reaches only through ``torch.ops.aten`` (``slice``,
-  ``native_dropout_backward``, ``max_pool2d_with_indices_backward``,
-  ``_batch_norm_with_update``, ``_upsample_bilinear2d_aa``, ``_upsample_bicubic2d_aa``),
-  found there by
-  :class:`ember.ops._namespaces.AtenNamespace`.
+"""torch's private top-level operators (``torch._safe_softmax``, ``torch._chunk_cat``,
+``torch._unsafe_masked_index``, ``torch.segment_reduce``...): what decompositions, compilers
+and torch's own tests call, composed from ember's differentiable operators so that
+gradients and forward-mode derivatives come for free. ``ember`` re-exports ``__all__``;
+the operators torch reaches only through ``torch.ops.aten`` are in
+:mod:`ember.ops.aten_forms`.
 
 Example::
 
@@ -16,8 +11,6 @@ Example::
     >>> ember._safe_softmax(ember.tensor([[0., 0.], [-float("inf"), -float("inf")]]), 1)
     tensor([[0.5000, 0.5000],
             [0.0000, 0.0000]])
-    >>> ember.ops.aten.slice(ember.arange(6), 0, 1, None, 2)
-    tensor([1, 3, 5])
 """
 
 from __future__ import annotations
@@ -30,8 +23,6 @@ import numpy as np
 __all__ = ["_safe_softmax", "_softmax_backward_data", "_native_batch_norm_legit", "_chunk_cat",
            "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "segment_reduce",
            "_segment_reduce"]
-ATEN_ONLY = ("slice", "native_dropout_backward", "max_pool2d_with_indices_backward",
-             "_batch_norm_with_update", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa")
 
 
 def _ember():
@@ -47,24 +38,6 @@ def _wrap_dim(dim, ndim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], "
                          f"but got {dim})")
     return dim % builtins.max(ndim, 1)
-
-
-# ---------------------------------------------------------------- views
-
-
-def slice(self, dim=0, start=None, end=None, step=1):  # noqa: A001 - aten's name
-    """``self[..., start:end:step]`` along ``dim`` (a view), as ``aten::slice.Tensor``.
-
-    Example::
-
-        >>> ember.ops.aten.slice(ember.arange(10).reshape(2, 5), 1, -3)
-        tensor([[2, 3, 4],
-                [7, 8, 9]])
-    """
-    if step <= 0:
-        raise RuntimeError("slice step must be positive")
-    dim = _wrap_dim(dim, self.dim())
-    return self[(builtins.slice(None),) * dim + (builtins.slice(start, end, step),)]
 
 
 # ---------------------------------------------------------------- softmax
@@ -106,7 +79,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
     return weighted - output * weighted.sum(dim, keepdim=True)
 
 
-# ---------------------------------------------------------------- normalisation and dropout
+# ---------------------------------------------------------------- normalisation
 
 
 def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training=None,
@@ -126,94 +99,6 @@ def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, tra
         running_mean = running_var = None
     return _ember().native_batch_norm(input, weight, bias, running_mean, running_var, training,
                                       momentum, eps)
-
-
-def _batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
-    """Training-mode batch norm that updates the running statistics in place; returns the
-    output, the batch mean, its reciprocal standard deviation and an empty ``reserve``
-    (uint8: a buffer only cuDNN fills).
-
-    Example::
-
-        >>> mean, var = ember.zeros(2), ember.ones(2)
-        >>> _ = ember.ops.aten._batch_norm_with_update(ember.ones(3, 2), None, None, mean,
-        ...                                             var, 0.5, 1e-5)
-        >>> mean
-        tensor([0.5000, 0.5000])
-    """
-    ember = _ember()
-    out, mean, rstd = ember.native_batch_norm(input, weight, bias, running_mean, running_var,
-                                              True, momentum, eps)
-    return out, mean, rstd, ember.empty(0, dtype=ember.uint8, device=input.device)
-
-
-def native_dropout_backward(grad_output, mask, scale):
-    """The gradient of ``native_dropout``: ``grad_output * mask * scale``.
-
-    Example::
-
-        >>> ember.ops.aten.native_dropout_backward(ember.ones(2), ember.tensor([True, False]), 2.)
-        tensor([2., 0.])
-    """
-    return grad_output * (mask.type_as(grad_output) * scale)
-
-
-# ---------------------------------------------------------------- pooling and resampling
-
-
-def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
-                                     ceil_mode, indices):
-    """The gradient of ``max_pool2d`` for ``grad_output``: each output's gradient added at
-    the input position its ``indices`` entry names (within its plane).
-
-    Example::
-
-        >>> x = ember.tensor([[[1., 3.], [2., 0.]]])
-        >>> out, idx = ember.nn.functional.max_pool2d(x, 2, return_indices=True)
-        >>> ember.ops.aten.max_pool2d_with_indices_backward(ember.ones_like(out), x, 2, 2, 0,
-        ...                                                  1, False, idx)
-        tensor([[[0., 1.],
-                 [0., 0.]]])
-    """
-    ember = _ember()
-    planes = ember.zeros(self.shape, dtype=grad_output.dtype, device=grad_output.device)
-    flat = planes.flatten(-2).scatter_add(-1, indices.flatten(-2), grad_output.flatten(-2))
-    return flat.view(self.shape)
-
-
-def _upsample_bilinear2d_aa(input, output_size, align_corners, *scales, scale_factors=None,
-                            scales_h=None, scales_w=None):
-    """Antialiased bilinear resampling of the last two dims (``interpolate(...,
-    mode='bilinear', antialias=True)``). Takes torch's two overloads: ``(input, output_size,
-    align_corners, scales_h, scales_w)`` and ``vec``'s ``(input, output_size, align_corners,
-    scale_factors)``, where ``output_size`` may be None.
-
-    Example::
-
-        >>> ember.ops.aten._upsample_bilinear2d_aa(ember.arange(4.).view(1, 1, 1, 4), [1, 2],
-        ...                                         False, None)
-        tensor([[[[0.7143, 2.2857]]]])
-    """
-    from .aten_forms import _upsample
-    return _upsample("bilinear_aa", input, output_size, align_corners, scales, scale_factors,
-                     scales_h, scales_w)
-
-
-def _upsample_bicubic2d_aa(input, output_size, align_corners, *scales, scale_factors=None,
-                           scales_h=None, scales_w=None):
-    """Antialiased bicubic resampling of the last two dims (``interpolate(...,
-    mode='bicubic', antialias=True)``), with the overloads of
-    :func:`_upsample_bilinear2d_aa`.
-
-    Example::
-
-        >>> ember.ops.aten._upsample_bicubic2d_aa(ember.arange(4.).view(1, 1, 1, 4), [1, 2],
-        ...                                        False, None)
-        tensor([[[[0.5868, 2.4132]]]])
-    """
-    from .aten_forms import _upsample
-    return _upsample("bicubic_aa", input, output_size, align_corners, scales, scale_factors,
-                     scales_h, scales_w)
 
 
 # ---------------------------------------------------------------- chunking and indexing
