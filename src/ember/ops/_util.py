@@ -19,6 +19,8 @@ def scipy_special(xp):
     """``scipy.special`` for NumPy, ``cupyx.scipy.special`` for CuPy."""
     if xp is np:
         import scipy.special as special
+    elif hasattr(xp, "scipy_special"):  # the webgpu array module's own
+        return xp.scipy_special
     else:  # pragma: no cover - GPU only
         import cupyx.scipy.special as special
     return special
@@ -33,6 +35,8 @@ def scatter_add(xp, out, key, values):
     """``out[key] += values`` in place, repeated indices accumulating (``np.add.at``)."""
     if xp is np:
         np.add.at(out, key, values)
+    elif hasattr(xp, "ufunc_at"):  # the webgpu array module's own
+        xp.ufunc_at("add", out, key, values)
     else:  # pragma: no cover - GPU only
         import cupyx
 

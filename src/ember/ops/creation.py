@@ -498,6 +498,8 @@ def _range_array(device, dtype, count, values):
         check_cuda_dtype(dtype)
         with xp.cuda.Device(device.index):
             return values(xp).astype(dtype.np)
+    if device.type == "webgpu":  # computed in float64/int64 on the host, uploaded once
+        return xp.from_host(values(np).astype(dtype.np))
     return values(xp).astype(dtype.np)
 
 

@@ -235,10 +235,13 @@ _REDUCE_BODY = {
             "let y = x - comp; let s = acc + y; comp = (s - acc) - y; acc = s;", "acc"),
     "prod": ("var acc = 1.0;", "acc = acc * x;", "acc"),
     "max": ("var acc = bitcast<f32>(0xff800000u);",
-            "if (x > acc || x != x) { acc = x; } if (x != x) { break; }", "acc"),
+            "if (x > acc || isnan_(x)) { acc = x; } if (isnan_(x)) { break; }", "acc"),
     "min": ("var acc = bitcast<f32>(0x7f800000u);",
-            "if (x < acc || x != x) { acc = x; } if (x != x) { break; }", "acc"),
+            "if (x < acc || isnan_(x)) { acc = x; } if (isnan_(x)) { break; }", "acc"),
 }
+
+
+_ISNAN = "fn isnan_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n"
 
 
 def reduce_rows(kind):
@@ -246,15 +249,15 @@ def reduce_rows(kind):
     argmax/argmin as int64 (first occurrence, NaN counting as the extreme, as NumPy)."""
     head = ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
             "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
-            "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n")
+            "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n" + _ISNAN)
     start = _ENTRY + "    if (t >= P[0]) { return; }\n    let K = P[1];\n    let row = t * K;\n"
     if kind in ("argmax", "argmin"):
         better = ">" if kind == "argmax" else "<"
         body = ("    var best = 0u;\n    var acc = bitcast<f32>(I2[row]);\n"
                 "    for (var k = 0u; k < K; k = k + 1u) {\n"
                 "        let x = bitcast<f32>(I2[row + k]);\n"
-                "        if (acc != acc) { break; }\n"
-                f"        if (x {better} acc || x != x) {{ acc = x; best = k; }}\n    }}\n"
+                "        if (isnan_(acc)) { break; }\n"
+                f"        if (x {better} acc || isnan_(x)) {{ acc = x; best = k; }}\n    }}\n"
                 "    OUT[2u * t] = best;\n    OUT[2u * t + 1u] = 0u;\n}\n")
         return head + start + body
     init, step, result = _REDUCE_BODY[kind]
@@ -347,7 +350,8 @@ def take_along_axis(itemsize, index_itemsize):
              f"    let pos = u32(i32(offset_of(t, {operand_base(0)}u)) + k * "
              f"bitcast<i32>(P[{tail}u]));\n"]
     if itemsize == 8:
-        lines.append("    OUT[2u * t] = A[2u * pos];\n    OUT[2u * t + 1u] = A[2u * pos + 1u];\n}\n")
+        lines.append("    OUT[2u * t] = A[2u * pos];\n"
+                     "    OUT[2u * t + 1u] = A[2u * pos + 1u];\n}\n")
     else:
         lines.append("    OUT[t] = A[pos];\n}\n")
     return "".join(lines)

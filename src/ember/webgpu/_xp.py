@@ -564,6 +564,8 @@ def copyto(dst, src, casting="unsafe", where=True):
 def _helpers():
     return """
 fn nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+// NaN tests on the bits: a compiler may fold x != x away
+fn isnan_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn inf() -> f32 { return bitcast<f32>(0x7f800000u); }
 fn expm1_(x: f32) -> f32 {
     let u = exp(x);
@@ -582,14 +584,14 @@ fn log1p_(x: f32) -> f32 {
     return log(u) * x / (u - 1.0);
 }
 fn log_(x: f32) -> f32 {
-    if (x < 0.0 || x != x) { return nan(); }
+    if (x < 0.0 || isnan_(x)) { return nan(); }
     if (x == 0.0) { return -inf(); }
     if (x == inf()) { return x; }
     return log(x);
 }
 fn sqrt_(x: f32) -> f32 { if (x < 0.0) { return nan(); } return sqrt(x); }
 fn tanh_(x: f32) -> f32 {
-    if (x != x) { return x; }
+    if (isnan_(x)) { return x; }
     let e = expm1_(-2.0 * abs(x));
     return sign(x) * (-e / (2.0 + e));
 }
@@ -597,7 +599,7 @@ fn pow_(x: f32, y: f32) -> f32 {
     if (y == 0.0) { return 1.0; }
     if (y == 1.0) { return x; }
     if (y == 2.0) { return x * x; }
-    if (x != x || y != y) { return nan(); }
+    if (isnan_(x) || isnan_(y)) { return nan(); }
     if (y == 0.5 && x >= 0.0) { return sqrt(x); }
     if (x == 0.0) { if (y > 0.0) { return 0.0; } return inf(); }
     let r = exp2(y * log2(abs(x)));
@@ -625,23 +627,23 @@ fn idiv(a: i32, b: i32) -> i32 {
     return q;
 }
 fn maxn(a: f32, b: f32) -> f32 {
-    if (a != a) { return a; }
-    if (b != b) { return b; }
+    if (isnan_(a)) { return a; }
+    if (isnan_(b)) { return b; }
     return max(a, b);
 }
 fn minn(a: f32, b: f32) -> f32 {
-    if (a != a) { return a; }
-    if (b != b) { return b; }
+    if (isnan_(a)) { return a; }
+    if (isnan_(b)) { return b; }
     return min(a, b);
 }
 fn fmax_(a: f32, b: f32) -> f32 {
-    if (a != a) { return b; }
-    if (b != b) { return a; }
+    if (isnan_(a)) { return b; }
+    if (isnan_(b)) { return a; }
     return max(a, b);
 }
 fn fmin_(a: f32, b: f32) -> f32 {
-    if (a != a) { return b; }
-    if (b != b) { return a; }
+    if (isnan_(a)) { return b; }
+    if (isnan_(b)) { return a; }
     return min(a, b);
 }
 """
@@ -666,8 +668,8 @@ _POINTWISE = {
                           "*": "max(a, b)"}),
     "fmin": (2, "arith", {_F: "fmin_(a, b)", "bool": "a && b", "i64": "min64(a, b)",
                           "*": "min(a, b)"}),
-    "power": (2, "float", {_F: "pow_(a, b)"}),
-    "float_power": (2, "float", {_F: "pow_(a, b)"}),
+    "power": (2, "arith", {_F: "pow_(a, b)"}),
+    "float_power": (2, "arith", {_F: "pow_(a, b)"}),
     "arctan2": (2, "float", {_F: "atan2(a, b)"}),
     "remainder": (2, "arith", {_F: "fmod_floor(a, b)", "i32": "imod(a, b)"}),
     "mod": (2, "arith", {_F: "fmod_floor(a, b)", "i32": "imod(a, b)"}),
@@ -697,7 +699,7 @@ _POINTWISE = {
                          "i64": "abs64(a)"}),
     "fabs": (1, "float", {_F: "abs(a)"}),
     "square": (1, "arith", {_F: "a * a", "i32": "a * a", "u32": "a * a", "bool": "a"}),
-    "sign": (1, "arith", {_F: "select(sign(a), a, a != a)", "i32": "sign(a)",
+    "sign": (1, "arith", {_F: "select(sign(a), a, isnan_(a))", "i32": "sign(a)",
                           "u32": "min(a, 1u)"}),
     "exp": (1, "float", {_F: "exp(a)"}),
     "exp2": (1, "float", {_F: "exp2(a)"}),
@@ -721,9 +723,11 @@ _POINTWISE = {
     "ceil": (1, "arith", {_F: "ceil(a)", "*": "a"}),
     "trunc": (1, "arith", {_F: "trunc(a)", "*": "a"}),
     "rint": (1, "arith", {_F: "round(a)", "*": "a"}),
-    "isnan": (1, "compare", {_F: "a != a", "i64": "false", "*": "false"}),
-    "isinf": (1, "compare", {_F: "abs(a) == inf()", "i64": "false", "*": "false"}),
-    "isfinite": (1, "compare", {_F: "abs(a) < inf()", "i64": "true", "*": "true"}),
+    "isnan": (1, "compare", {_F: "isnan_(a)", "i64": "false", "*": "false"}),
+    "isinf": (1, "compare", {_F: "(bitcast<u32>(a) & 0x7fffffffu) == 0x7f800000u",
+                             "i64": "false", "*": "false"}),
+    "isfinite": (1, "compare", {_F: "(bitcast<u32>(a) & 0x7fffffffu) < 0x7f800000u",
+                                "i64": "true", "*": "true"}),
     "where": (3, "where", {"*": "select(c, b, a)"}),
 }
 
@@ -802,6 +806,9 @@ def _try_pointwise(name, kind, exprs, operands):
     expr = exprs.get(ct, exprs.get("*"))
     if expr is None:
         return None
+    if kind == "float" and ct == "f32":  # NaN in, NaN out (drivers' builtins may not)
+        nan_in = " || ".join(f"isnan_({name})" for name in "abc"[:len(operands)])
+        expr = f"select({expr}, nan(), {nan_in})"
     out_dtype = np.dtype(np.bool_) if kind in ("compare", "logical") else dtype
     return _elementwise(expr, operands, ct, out_dtype,
                         condition=kind == "where")
@@ -1163,3 +1170,27 @@ def stack(arrays, axis=0, out=None, dtype=None, **kwargs):
     axis %= arrays[0].ndim + 1
     return concatenate([expand_dims(x, axis) for x in arrays], axis=axis, out=out, dtype=dtype,
                        **kwargs)
+
+
+class _SciPySpecial:
+    """``scipy.special`` for the kernels that ask ``ops._util.scipy_special(xp)``: ``expit``
+    as a kernel, the rest on the CPU."""
+
+    def expit(self, x, out=None):
+        if isinstance(x, WebGPUArray) and x.dtype == np.float32 and out is None:
+            result = _elementwise("1.0 / (1.0 + exp(-a))", [x], "f32", x.dtype)
+            if result is not None:
+                return result
+        return fallback(_scipy_special().expit, "scipy.special.expit")(x, out=out)
+
+    def __getattr__(self, name):
+        return fallback(getattr(_scipy_special(), name), f"scipy.special.{name}")
+
+
+def _scipy_special():
+    import scipy.special
+
+    return scipy.special
+
+
+scipy_special = _SciPySpecial()
