@@ -3,6 +3,15 @@
 # PyTorch 2.13.0 (CPU) is installed as the test oracle only; ember never imports it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the webgpu device's tests need a Vulkan driver: Mesa's lavapipe (a software one) where we
+# can install it (root with apt-get), once
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+   ! ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1; then
+  apt-get install -y --no-install-recommends mesa-vulkan-drivers >/dev/null 2>&1 || \
+    { apt-get update >/dev/null 2>&1 && \
+      apt-get install -y --no-install-recommends mesa-vulkan-drivers >/dev/null 2>&1; } || \
+    echo "setup_env: could not install mesa-vulkan-drivers (the webgpu tests will fail in CI)"
+fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
