@@ -146,8 +146,8 @@ def test_unknown_names_raise_torchs_errors():
     for get in (lambda ns: ns.aten.not_an_operator, lambda ns: ns.aten.add.not_an_overload,
                 lambda ns: ns.aten.__origin__, lambda ns: ns.mynamespace_xyz.op):
         assert message(get, ember.ops) == message(get, torch.ops)
-    with pytest.raises(AttributeError, match="no attribute 'cond'"):
-        _ = ember.ops.higher_order.cond
+    with pytest.raises(AttributeError, match="no attribute 'not_an_operator'"):
+        _ = ember.ops.higher_order.not_an_operator
     with pytest.raises(AttributeError, match="beginning with '__'"):
         _ = aten.add.__not_there__
 
@@ -700,3 +700,13 @@ def test_pinv_of_an_empty_matrix_ignores_its_tolerances_as_torch():
         assert_same(ember.linalg.pinv(ember.zeros(shape)), torch.linalg.pinv(torch.zeros(shape)))
     assert_same(ember.linalg.pinv(ember.zeros(3, 0), ember.zeros(3, 0)),
                 torch.linalg.pinv(torch.zeros(3, 0), torch.zeros(3, 0)))
+
+
+def test_higher_order_cond_runs_like_torchs():
+    for pred in (True, False):
+        x = torch.tensor([1.5, -2.0])
+        theirs = torch.ops.higher_order.cond(torch.tensor(pred), torch.sin, torch.cos, (x,))
+        ours = ember.ops.higher_order.cond(ember.tensor(pred), ember.sin, ember.cos,
+                                           (to_ember(x),))
+        assert_same(ours, theirs)
+    assert ember.ops.higher_order.cond is ember.cond

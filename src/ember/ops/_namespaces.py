@@ -374,10 +374,19 @@ def _method_caller(name):
 
 
 class HigherOrderNamespace(types.ModuleType):
-    """``ember.ops.higher_order``: torch's higher-order operators (``cond``...); ember
-    registers none, so every name raises torch's ``AttributeError``."""
+    """``ember.ops.higher_order``: torch's higher-order operators (operators taking
+    functions). ember runs them eagerly as its top-level functions of the same name
+    (``cond`` is ``ember.cond``); any other name raises torch's ``AttributeError``.
+
+    Example::
+
+        >>> ember.ops.higher_order.cond(ember.tensor(True), lambda x: x + 1, lambda x: x - 1,
+        ...                             (ember.zeros(1),))
+        tensor([1.])
+    """
 
     __file__ = "ember.ops"
+    _EAGER = ("cond",)  # torch's higher-order operators that ember has as functions
 
     def __init__(self):
         super().__init__("ember.ops.higher_order")
@@ -387,8 +396,14 @@ class HigherOrderNamespace(types.ModuleType):
         return iter(self._dir)
 
     def __getattr__(self, name):
-        raise AttributeError(f"'_HigherOrderNamespace' 'ember.ops.higher_order' object has "
-                             f"no attribute '{name}'")
+        if name not in self._EAGER:
+            raise AttributeError(f"'_HigherOrderNamespace' 'ember.ops.higher_order' object has "
+                                 f"no attribute '{name}'")
+        import ember
+        operator = getattr(ember, name)
+        setattr(self, name, operator)
+        self._dir.append(name)
+        return operator
 
 
 # ---------------------------------------------------------------- libraries
