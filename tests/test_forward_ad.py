@@ -297,6 +297,20 @@ def test_views_see_in_place_writes_to_their_base():
     check(_views_after_base_writes, (4, 5), (2, 5), tangent_for=(1,))
 
 
+def _write_through_duals(lib, x, s):
+    x[1:].mul_(3.0)              # a view of the dual: the dual's own tangent changes there
+    middle = x[1:3]
+    x[2:].copy_(s)
+    return x * 1, middle * 1
+
+
+def test_writes_through_views_of_a_dual_reach_the_dual():
+    """make_dual's result is a view of a primal without a tangent: writes through views of
+    it change the dual's tangent (not the primal's), as torch."""
+    check(_write_through_duals, (4,), (2,))
+    check(_write_through_duals, (4,), (2,), tangent_for=(0,))
+
+
 @pytest.mark.parametrize("name, view, src_shape", [
     ("slice_scatter", lambda lib, x, s: lib.slice_scatter(x, s, 1, 1, 4, 2), (3, 2)),
     ("select_scatter", lambda lib, x, s: lib.select_scatter(x, s, 0, 1), (5,)),

@@ -82,55 +82,79 @@ class dual_level:
         return False
 
 
-# A tensor's ``_fw_grad`` is ``(level, tangent, stamp)``. A base's stamp is a fresh number each
-# time its tangent is set; a view's is its base's stamp when the view's tangent was made, so
-# that a view whose base's tangent changed since (an in-place write to the base or to another
-# view of it) reads its tangent afresh out of the base's, as torch's views of the base's
+# A tensor's ``_fw_grad`` is ``(level, tangent, stamp, owner)``. A view's tangent is a part of
+# its *owner's*: its base's when the base has a tangent, else that of the view it was taken
+# from (a dual made by make_dual is a view of a primal without one), else its own. An owner's
+# stamp is a fresh number each time its tangent is set; a view keeps its owner's stamp from
+# when its tangent was made, so that once the owner's tangent changed (an in-place write to it
+# or through another view) the view reads its part afresh, as torch's views of the owner's
 # tangent would show.
 _stamps = itertools.count()
 
 
+def _current(fw):
+    return fw is not None and fw[0] == _state.level
+
+
+def _owner(t):
+    """The tensor whose tangent ``t``'s tangent is a part of: ``t`` itself for a tensor that
+    is no view or a view that owns its tangent; a view without a tangent belongs to its base."""
+    base = t._base
+    if base is None or _current(getattr(base, "_fw_grad", None)):
+        return t if base is None else base
+    fw = getattr(t, "_fw_grad", None)
+    if not _current(fw):
+        return base
+    return t if fw[3] is None else fw[3]
+
+
 def _tangent(t):
     fw = getattr(t, "_fw_grad", None)
-    base = t._base
-    if base is not None:
-        base_fw = getattr(base, "_fw_grad", None)
-        if base_fw is not None and base_fw[0] == _state.level and \
-                (fw is None or fw[0] != _state.level or fw[2] != base_fw[2]):
-            return _tangent_from_base(t, base, base_fw)
-    if fw is None or fw[0] != _state.level:
+    if t._base is not None:
+        owner = _owner(t)
+        if owner is not t:
+            owner_fw = getattr(owner, "_fw_grad", None)
+            if _current(owner_fw) and (not _current(fw) or fw[2] != owner_fw[2]):
+                return _tangent_from_owner(t, owner, owner_fw)
+    if not _current(fw):
         return None
     return fw[1]
 
 
-def _set_tangent(t, tangent):
+def _set_tangent(t, tangent, owner=None):
+    """Give ``t`` its tangent; ``owner``: the tensor it is a part of, for a view taken from a
+    view that owns its tangent (see above)."""
     base = t._base
-    if base is None:
-        t._fw_grad = (_state.level, tangent, next(_stamps))
-        return
-    base_fw = getattr(base, "_fw_grad", None)
-    current = base_fw is not None and base_fw[0] == _state.level
-    t._fw_grad = (_state.level, tangent, base_fw[2] if current else None)
+    if base is not None:
+        base_fw = getattr(base, "_fw_grad", None)
+        if _current(base_fw):
+            t._fw_grad = (_state.level, tangent, base_fw[2], None)
+            return
+        if owner is not None and owner is not t:
+            t._fw_grad = (_state.level, tangent, owner._fw_grad[2], owner)
+            return
+    t._fw_grad = (_state.level, tangent, next(_stamps), None)
 
 
-def _tangent_from_base(view, base, base_fw):
-    """The view's elements of its base's tangent (kept as the view's tangent until the base's
-    changes again); the view's own tangent where the two dtypes differ beyond real/complex."""
+def _tangent_from_owner(view, owner, owner_fw):
+    """The view's elements of its owner's tangent (kept as the view's tangent until the
+    owner's changes again); the view's own tangent where the two dtypes differ beyond
+    real/complex."""
     from . import views
 
     busy, _state.busy = _state.busy, True
     try:
         try:
-            params = views._params(base, view)
+            params = views._params(owner, view)
         except NotImplementedError:
             fw = getattr(view, "_fw_grad", None)
-            return fw[1] if fw is not None and fw[0] == _state.level else None
-        flat = views._to_storage(base_fw[1], params["base_geom"], params["size"],
+            return fw[1] if _current(fw) else None
+        flat = views._to_storage(owner_fw[1], params["base_geom"], params["size"],
                                  params["base_c"])
         tangent = views._from_storage(flat, params["view_geom"], params["view_c"])
     finally:
         _state.busy = busy
-    view._fw_grad = (_state.level, tangent, base_fw[2])
+    _set_tangent(view, tangent, owner)
     return tangent
 
 
@@ -206,8 +230,9 @@ def write_tangent(target, result):
     value) was written in place into ``target``.
 
     As in torch, the written elements take ``result``'s tangent (zero when it has none), and
-    when ``target`` is a view, its base's tangent changes at the view's elements too, so that
-    ``y = x.clone(); y[1:].copy_(src)`` carries ``src``'s tangent into ``y``.
+    when ``target``'s tangent is part of another's (a view of a base), that tangent changes at
+    the view's elements too, so that ``y = x.clone(); y[1:].copy_(src)`` carries ``src``'s
+    tangent into ``y``.
 
     Example::
 
@@ -218,16 +243,16 @@ def write_tangent(target, result):
         tensor([1., 0., 0.])
     """
     new = None if result is None else _tangent(result)
-    base = target._base
-    if new is None and _tangent(target) is None and (base is None or _tangent(base) is None):
+    owner = _owner(target)
+    if new is None and _tangent(target) is None and _tangent(owner) is None:
         return
     busy, _state.busy = _state.busy, True
     try:
         new = target.new_zeros(target._data.shape) if new is None else _fit_into(new, target)
-        if base is None:
+        if owner is target:
             _set_tangent(target, new)
             return
-        _write_through_view(base, target, new)
+        _write_through_view(owner, target, new)
     finally:
         _state.busy = busy
 
@@ -239,20 +264,24 @@ def _fit_into(tangent, target):
     return _fit(tangent, target)
 
 
-def _write_through_view(base, view, tangent):
-    """The base's tangent with the view's elements replaced by ``tangent`` (on the storage
+def _write_through_view(owner, view, tangent):
+    """The owner's tangent with the view's elements replaced by ``tangent`` (on the storage
     both share, as autograd's CopySlices does), and the view's tangent read back from it."""
     from . import views
 
-    params = views._params(base, view)
-    base_geom, view_geom, size = params["base_geom"], params["view_geom"], params["size"]
-    old = _tangent(base)
-    old = base.new_zeros(base._data.shape) if old is None else old
-    kept = views._storage_mask(views._to_storage(old, base_geom, size, params["base_c"]),
+    try:
+        params = views._params(owner, view)
+    except NotImplementedError:  # a view of another dtype: its own tangent only
+        _set_tangent(view, tangent)
+        return
+    owner_geom, view_geom, size = params["base_geom"], params["view_geom"], params["size"]
+    old = _tangent(owner)
+    old = owner.new_zeros(owner._data.shape) if old is None else old
+    kept = views._storage_mask(views._to_storage(old, owner_geom, size, params["base_c"]),
                                geom=view_geom)
     flat = kept + views._to_storage(tangent, view_geom, size, params["view_c"])
-    _set_tangent(base, views._from_storage(flat, base_geom, params["base_c"]))
-    _set_tangent(view, views._from_storage(flat, view_geom, params["view_c"]))
+    _set_tangent(owner, views._from_storage(flat, owner_geom, params["base_c"]))
+    _set_tangent(view, views._from_storage(flat, view_geom, params["view_c"]), owner)
 
 
 def is_dual(t):
@@ -289,13 +318,15 @@ def propagate(op, inputs, params, results):
     _state.busy = True
     try:
         out = rule(inputs, tangents, results, **params)
+        # a view's tangent is part of its input's owner's
+        owner = _owner(inputs[0]) if op.view and tangents[0] is not None else None
         if op.multi_output:
             for i, (r, t) in enumerate(zip(results, out)):
                 if t is not None:
-                    _set_tangent(r, _fit(t, r))
+                    _set_tangent(r, _fit(t, r), owner)
                     _share_with_saved_output(r, i)
         elif out is not None:
-            _set_tangent(results, _fit(out, results))
+            _set_tangent(results, _fit(out, results), owner)
             _share_with_saved_output(results, 0)
     finally:
         _state.busy = False
