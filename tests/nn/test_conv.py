@@ -184,6 +184,26 @@ def test_dtypes(dtype, transposed):
     assert_same(out_e, out_t.to(td), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_half_transposed_with_big_output_padding_rounds_as_torch(dtype, k):
+    """With an output_padding that reaches its stride torch runs its slow kernel, which rounds
+    the columns to half and sums them in half tap by tap: ember's result is the same, bit for
+    bit (as torch's OpInfo sample conv_transpose3d with dilation 4)."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-9, 9, (2, 4) + (4,) * k)
+    w = rng.uniform(-9, 9, (4, 2) + (4, 5, 6)[:k])
+    b = rng.uniform(-9, 9, 4)
+    stride, output_padding = ((2,), (3,)) if k == 1 else ((3, 2, 1)[:k], (2, 3, 1)[:k])
+    geometry = dict(stride=stride, padding=(1, 2, 3)[:k], output_padding=output_padding,
+                    groups=2, dilation=4)
+    ed, td = getattr(ember, dtype), getattr(torch, dtype)
+    name = f"conv_transpose{k}d"
+    out_e = getattr(F, name)(*(ember.tensor(a).to(ed) for a in (x, w, b)), **geometry)
+    out_t = getattr(TF, name)(*(torch.tensor(a).to(td) for a in (x, w, b)), **geometry)
+    assert_same(out_e, out_t, rtol=0, atol=0)
+
+
 def test_float32_grads():
     x, w, b = _arrays(2, False, 3, 4, 1, True, seed=9, spatial=(10, 9))
     assert_grads_match(lambda x, w, b: F.conv2d(x, w, b, padding=1),

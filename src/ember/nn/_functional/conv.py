@@ -32,6 +32,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...ops._precision import is_half
 from ...ops._registry import defop
 from ...ops._util import as_strided
 from . import _onednn
@@ -734,11 +735,29 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
                            f"per channel: ({' x '.join(map(str, size))}). Output size is too "
                            "small")
     shape = (input.shape[0], weight.shape[1] * groups) + size
-    out = convolution_input_grad_op(input, weight, shape=shape, stride=stride,
-                                    padding=tuple((p, p) for p in padding), dilation=dilation,
-                                    groups=groups)
+    pairs = tuple((p, p) for p in padding)
+    if is_half(input) and any(op >= st for op, st in zip(output_padding, stride)):
+        out = _transposed_in_half(input, weight, shape, stride, pairs, dilation, groups)
+    else:
+        out = convolution_input_grad_op(input, weight, shape=shape, stride=stride,
+                                        padding=pairs, dilation=dilation, groups=groups)
     out = _add_bias(out, bias, k)
     return out.squeeze(0) if unbatched else out
+
+
+def _transposed_in_half(input, weight, shape, stride, padding, dilation, groups):
+    """A half-precision transposed convolution as torch's slow CPU kernel computes it (torch
+    takes that kernel, not oneDNN, when an output_padding reaches its stride): the columns
+    ``weight^T @ input`` in float32, rounded to half, then summed into the output in half
+    precision one kernel tap after another (col2im)."""
+    n, cin = input.shape[:2]
+    ksize, osize = tuple(weight.shape[2:]), tuple(input.shape[2:])
+    rows = weight.shape[1] * _prod(ksize)  # Cout/G * K
+    w = weight.float().reshape(groups, cin // groups, rows).transpose(1, 2)
+    x = input.float().reshape(n, groups, cin // groups, _prod(osize))
+    cols = w.unsqueeze(0).matmul(x).reshape(n, groups * rows, _prod(osize)).to(input.dtype)
+    return col2im_op(cols, shape=shape, ksize=ksize, osize=osize, stride=stride,
+                     padding=padding, dilation=dilation)
 
 
 # ================================================================ public functions
