@@ -1021,3 +1021,39 @@ def test_an_attribute_changing_kind_is_guarded():
     for scale in (2.0, 3.0, ember.full((3,), 4.0), ember.full((3,), 5.0), 6.0):
         net.scale = scale
         assert_same(compiled(x), x * scale)
+
+
+def _test_models():
+    import importlib.util
+    import os
+    import sys
+
+    path = os.path.join(os.path.dirname(__file__), "..", "nn", "test_models.py")
+    spec = importlib.util.spec_from_file_location("ember_test_models_zoo", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+@pytest.mark.parametrize("name", ["resnet", "lstm_lm", "seq2seq", "gpt", "gpt_encoder"])
+def test_model_zoo_compiled_matches_torch_float64(name, mode):
+    zoo = _test_models()
+    e_model, t_model = zoo._build(name)
+    e_model.train(mode == "train"), t_model.train(mode == "train")
+    compiled = ember.compile(e_model)
+    for seed in (0, 1, 2):  # capture, then replays on other values
+        e_in, t_in = zoo._inputs(name, ember, seed), zoo._inputs(name, torch, seed)
+        e_outs, t_outs = zoo._outputs(compiled(*e_in)), zoo._outputs(t_model(*t_in))
+        for e_o, t_o in zip(e_outs, t_outs):
+            assert_same(e_o, t_o, rtol=1e-9, atol=1e-10)
+        e_model.zero_grad(), t_model.zero_grad()
+        sum(o.sum() for o in t_outs).backward()
+        sum(o.sum() for o in e_outs).backward()
+        t_params = dict(t_model.named_parameters())
+        for key, e_p in e_model.named_parameters():
+            assert_same(e_p.grad, t_params[key].grad, rtol=1e-8, atol=1e-10)
+    for e_b, t_b in zip(e_model.state_dict().values(), t_model.state_dict().values()):
+        assert_same(e_b, t_b, rtol=1e-9, atol=1e-12)
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
