@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import time
+import weakref
 
 from .._tensor import Tensor, _trace_state
 from ..nn.modules.module import Module
@@ -46,7 +47,7 @@ from .state import (
 
 __all__ = ["compile", "CompiledFunction", "OptimizedModule", "reset", "is_compiling"]
 
-_ALL = []  # weak references would do; compiled functions are few and long-lived
+_ALL = []  # weak references to every compiled function, for reset()
 
 
 def reset():
@@ -90,6 +91,7 @@ class _Entry:
         self.dynamic = dynamic    # per tensor argument: the dims traced symbolically
         self.verified = False
         self.graph = graph
+        self.captured = {}
 
 
 class CompiledFunction:
@@ -110,12 +112,8 @@ class CompiledFunction:
         self._dynamic = dynamic
         self._backend_name = backend
         self._backend = lookup_backend(backend)
-        import weakref
-
         _ALL.append(weakref.ref(self))
-        import weakref as _weakref
-
-        self._per_module = _weakref.WeakKeyDictionary()  # module -> its compiled method
+        self._per_module = weakref.WeakKeyDictionary()  # module -> its compiled method
         self._clear()
         if module is None or fn is not module:
             functools.update_wrapper(self, fn)
