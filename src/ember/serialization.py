@@ -393,6 +393,8 @@ def _torch_name_of(obj, name=None):
 
 
 def _location(dev):
+    if dev.type == "webgpu":
+        return "webgpu:0"
     return "cpu" if dev.type == "cpu" else f"cuda:{dev.index or 0}"
 
 
@@ -1647,6 +1649,8 @@ def _place_storage(array, location, map_location):
         cupy = target.xp
         with cupy.cuda.Device(target.index):
             return _LoadedStorage(cupy.asarray(array), target)
+    if target.type == "webgpu":
+        return _LoadedStorage(target.xp.from_host(array), target)
     return _LoadedStorage(array, target)
 
 

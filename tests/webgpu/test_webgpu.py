@@ -108,7 +108,9 @@ def test_int64_arithmetic_does_not_wrap_at_int32(strict):
     big = ember.tensor([2**31 - 1, 2**40, -2**33], dtype=ember.int64)
     g = big.to("webgpu")
     assert (g + 1).cpu().tolist() == (big + 1).tolist()
-    assert (g - g.flip(0) if False else g - 5).cpu().tolist() == (big - 5).tolist()
+    assert (g - 5).cpu().tolist() == (big - 5).tolist()
+    assert (g * g).cpu().tolist() == (big * big).tolist()  # wraps as int64, not int32
+    assert (g * -3).sum().item() == (big * -3).sum().item()
     assert (g > 2**35).cpu().tolist() == [False, True, False]
     assert g.max().item() == 2**40 and g.min().item() == -2**33
 
@@ -363,3 +365,73 @@ def test_dataloader_workers_do_not_hang_on_a_parent_device():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=180)
     assert done.stdout.split() == ["[6.0,", "22.0]", "True"], done.stderr
+
+
+# ---------------------------------------------------------------- more of a network, strictly
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "layer_norm", "gelu", "conv2d",
+                                  "embedding", "cumsum", "var", "max_dim", "cat", "index",
+                                  "masked_fill", "mse_loss", "int_sum", "long_of_float"])
+def test_network_pieces_run_strictly_and_match_the_cpu(name, strict):
+    host = ember.tensor(np.random.default_rng(3).normal(size=(2, 4, 6)).astype(np.float32))
+    weight = ember.tensor(np.random.default_rng(4).normal(size=(3, 4, 3, 3)).astype(np.float32))
+    table = ember.tensor(np.random.default_rng(5).normal(size=(7, 3)).astype(np.float32))
+    ids = ember.tensor([[1, 6], [0, 3]])
+    cases = {
+        "softmax": lambda x, w, t, i: F.softmax(x, -1),
+        "log_softmax": lambda x, w, t, i: F.log_softmax(x, 1),
+        "layer_norm": lambda x, w, t, i: F.layer_norm(x, (6,)),
+        "gelu": lambda x, w, t, i: F.gelu(x),
+        "conv2d": lambda x, w, t, i: F.conv2d(x.expand(2, 2, 4, 6).permute(0, 2, 1, 3), w,
+                                              padding=1),
+        "embedding": lambda x, w, t, i: F.embedding(i, t),
+        "cumsum": lambda x, w, t, i: x.cumsum(2),
+        "var": lambda x, w, t, i: x.var(1),
+        "max_dim": lambda x, w, t, i: x.max(1).values,
+        "cat": lambda x, w, t, i: ember.cat([x, x * 2], 1),
+        "index": lambda x, w, t, i: t[i[0]],
+        "masked_fill": lambda x, w, t, i: x.masked_fill(x > 0, -1.0),
+        "mse_loss": lambda x, w, t, i: F.mse_loss(x, x * 0.5),
+        "int_sum": lambda x, w, t, i: (i * 3).sum() + i.sum(1),
+        "long_of_float": lambda x, w, t, i: (x * 1000).long(),
+    }
+    fn = cases[name]
+    expected = fn(host, weight, table, ids)
+    got = fn(host.to("webgpu"), weight.to("webgpu"), table.to("webgpu"), ids.to("webgpu"))
+    close(got, expected, rtol=1e-4, atol=1e-5)
+
+
+@needs_gpu
+def test_random_numbers_follow_the_seed_as_on_the_cpu():
+    """Drawn on the host from the CPU generator: a seed gives the CPU's numbers."""
+    ember.webgpu.manual_seed(7)
+    got = [ember.randn(5, device="webgpu"), ember.rand(3, device="webgpu"),
+           ember.randint(0, 9, (4,), device="webgpu"),
+           F.dropout(ember.ones(8, device="webgpu"), 0.5, training=True)]
+    ember.manual_seed(7)
+    expected = [ember.randn(5), ember.rand(3), ember.randint(0, 9, (4,)),
+                F.dropout(ember.ones(8), 0.5, training=True)]
+    for g, c in zip(got, expected):
+        close(g, c)
+
+
+@needs_gpu
+def test_save_and_load_with_map_location_both_ways(tmp_path):
+    path = tmp_path / "t.pt"
+    host = ember.arange(6.).reshape(2, 3)
+    ember.save({"w": host.to("webgpu")}, path)
+    assert ember.load(path)["w"].device.type == "webgpu"
+    back = ember.load(path, map_location="cpu")["w"]
+    assert back.device.type == "cpu" and back.tolist() == host.tolist()
+    ember.save({"w": host}, path)
+    moved = ember.load(path, map_location="webgpu")["w"]
+    close(moved, host)
+
+
+@needs_gpu
+def test_an_index_out_of_range_raises_instead_of_reading_garbage():
+    table = ember.ones(5, 2, device="webgpu")
+    with pytest.raises(IndexError, match="out of bounds"):
+        table._data.take(ember.tensor([0, 9], device="webgpu")._data, axis=0)

@@ -628,6 +628,8 @@ def _generator_for(generator, device):
         generator = default_generator
     if draw_hook is not None:
         draw_hook(generator)
+    if device.type == "webgpu":  # drawn on the host from the CPU generator, then uploaded
+        device = CPU
     return generator._backend(device)
 
 
@@ -732,6 +734,8 @@ def _place(array, dtype):
 
 
 def _new_tensor(array, device):
+    if device.type == "webgpu" and isinstance(array, np.ndarray):
+        array = device.xp.from_host(array)  # (numbers drawn on the host)
     return Tensor._make(array, device)
 
 

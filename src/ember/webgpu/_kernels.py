@@ -42,6 +42,24 @@ fn neg64(a: i64) -> i64 { return sub64(i64(0u, 0u), a); }
 fn max64(a: i64, b: i64) -> i64 { return select(a, b, lt64(a, b)); }
 fn min64(a: i64, b: i64) -> i64 { return select(a, b, lt64(b, a)); }
 fn abs64(a: i64) -> i64 { return select(a, neg64(a), bitcast<i32>(a.y) < 0); }
+fn mulwide(a: u32, b: u32) -> i64 {
+    let a0 = a & 0xffffu; let a1 = a >> 16u; let b0 = b & 0xffffu; let b1 = b >> 16u;
+    let p00 = a0 * b0; let p01 = a0 * b1; let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    return i64((p00 & 0xffffu) | (mid << 16u),
+               a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+fn mul64(a: i64, b: i64) -> i64 {
+    let p = mulwide(a.x, b.x);
+    return i64(p.x, p.y + a.x * b.y + a.y * b.x);
+}
+fn i64_from_f32(x: f32) -> i64 {
+    let t = trunc(x);
+    if (abs(t) < 2147483648.0) { return i64_of(i32(t)); }
+    let hi = floor(t / 4294967296.0);
+    let lo = t - hi * 4294967296.0;
+    return i64(u32(lo), bitcast<u32>(i32(hi)));
+}
 """
 
 
@@ -67,10 +85,16 @@ def convert(value, source, target):
             return f"i64({value}, 0u)"
         if source == "i32":
             return f"i64_of({value})"
+        if source == "f32":
+            return f"i64_from_f32({value})"
         raise ValueError(f"no exact conversion from {source} to int64")
-    if source == "i64":
+    if source == "i64":  # to narrower ints: the low word (NumPy's wrap)
         if target == "bool":
             return f"any({value} != i64(0u, 0u))"
+        if target == "i32":
+            return f"bitcast<i32>(({value}).x)"
+        if target == "u32":
+            return f"({value}).x"
         raise ValueError(f"no exact conversion from int64 to {target}")
     if source == "bool":
         one = {"f32": "1.0", "i32": "1", "u32": "1u"}[target]
@@ -358,8 +382,13 @@ def take_along_axis(itemsize, index_itemsize):
 
 
 def reduce_rows_int64(kind):
-    """max/min of int64 rows (both words compared: exact), one thread per row."""
-    better = ">" if kind == "max" else "<"
+    """max/min/sum of int64 rows (exact; sums wrap as int64), one thread per row."""
+    if kind == "sum":
+        step = ("        let s = l + lo; hi = bitcast<i32>(bitcast<u32>(hi) + bitcast<u32>(h) + "
+                "select(0u, 1u, s < lo)); lo = s;\n")
+    else:
+        better = ">" if kind == "max" else "<"
+        step = f"        if (h {better} hi || (h == hi && l {better} lo)) {{ lo = l; hi = h; }}\n"
     return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
             "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
             "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n"
@@ -368,5 +397,19 @@ def reduce_rows_int64(kind):
             "    var lo = I2[2u * row]; var hi = bitcast<i32>(I2[2u * row + 1u]);\n"
             "    for (var k = 1u; k < K; k = k + 1u) {\n"
             "        let l = I2[2u * (row + k)]; let h = bitcast<i32>(I2[2u * (row + k) + 1u]);\n"
-            f"        if (h {better} hi || (h == hi && l {better} lo)) {{ lo = l; hi = h; }}\n"
+            + step +
             "    }\n    OUT[2u * t] = lo;\n    OUT[2u * t + 1u] = bitcast<u32>(hi);\n}\n")
+
+
+def cumsum_rows():
+    """Inclusive compensated sums along contiguous float32 rows: P = [rows, K]."""
+    return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+            "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
+            "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n"
+            + _ENTRY +
+            "    if (t >= P[0]) { return; }\n    let K = P[1];\n    let row = t * K;\n"
+            "    var acc = 0.0; var comp = 0.0;\n"
+            "    for (var k = 0u; k < K; k = k + 1u) {\n"
+            "        let y = bitcast<f32>(I2[row + k]) - comp;\n"
+            "        let s = acc + y; comp = (s - acc) - y; acc = s;\n"
+            "        OUT[row + k] = bitcast<u32>(acc);\n    }\n}\n")

@@ -431,6 +431,9 @@ def _basic_index(index):
 def getitem(a, index):
     """``a[index]``: a view for basic indexing, a CPU fallback otherwise."""
     items = _basic_index(index)
+    axis = _single_array_axis(index, a.ndim)
+    if axis is not None:  # one integer array, other dims whole: NumPy's take along that dim
+        return take(a, index[axis] if isinstance(index, tuple) else index, axis=axis)
     if items is None:
         return fallback(lambda x, i: x[i], "getitem")(a, index)
     consumed = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
@@ -461,6 +464,23 @@ def getitem(a, index):
     shape.extend(a.shape[dim:])
     strides.extend(a.estrides[dim:])
     return a.view_of(shape, strides, offset)
+
+
+def _single_array_axis(index, ndim):
+    """The dim that ``index`` picks with one integer device array while taking every other
+    dim whole (``a[idx]``, ``a[:, idx]``), else None."""
+    key = index if isinstance(index, tuple) else (index,)
+    arrays = [i for i, k in enumerate(key) if isinstance(k, WebGPUArray)]
+    if len(arrays) != 1 or len(key) > ndim or not ndim:
+        return None
+    position = arrays[0]
+    if key[position].dtype not in (np.int64, np.int32):
+        return None
+    whole = slice(None)
+    if builtins.any(k != whole for i, k in enumerate(key) if i != position
+                    and not isinstance(k, WebGPUArray)):
+        return None
+    return position
 
 
 def setitem(a, index, value):
@@ -657,7 +677,10 @@ _POINTWISE = {
     "add": (2, "arith", {"bool": "a || b", "i64": "add64(a, b)", "*": "a + b"}),
     "subtract": (2, "arith", {"f32": "a - b", "i32": "a - b", "u32": "a - b",
                               "i64": "sub64(a, b)"}),
-    "multiply": (2, "arith", {"bool": "a && b", "f32": "a * b", "i32": "a * b", "u32": "a * b"}),
+    "multiply": (2, "arith", {"bool": "a && b", "f32": "a * b", "i32": "a * b", "u32": "a * b",
+                              "i64": "mul64(a, b)"}),
+    "square": (1, "arith", {_F: "a * a", "i32": "a * a", "u32": "a * a", "bool": "a",
+                            "i64": "mul64(a, a)"}),
     "true_divide": (2, "float", {_F: "a / b"}),
     "divide": (2, "float", {_F: "a / b"}),
     "maximum": (2, "arith", {_F: "maxn(a, b)", "bool": "a || b", "i64": "max64(a, b)",
@@ -698,7 +721,6 @@ _POINTWISE = {
     "abs": (1, "arith", {_F: "abs(a)", "i32": "abs(a)", "u32": "a", "bool": "a",
                          "i64": "abs64(a)"}),
     "fabs": (1, "float", {_F: "abs(a)"}),
-    "square": (1, "arith", {_F: "a * a", "i32": "a * a", "u32": "a * a", "bool": "a"}),
     "sign": (1, "arith", {_F: "select(sign(a), a, isnan_(a))", "i32": "sign(a)",
                           "u32": "min(a, 1u)"}),
     "exp": (1, "float", {_F: "exp(a)"}),
@@ -903,8 +925,15 @@ def _reduction(kind, numpy_name):
         if (kind in ("max", "min") and isinstance(a, WebGPUArray) and a.dtype == np.int64
                 and a.size > 0 and not kwargs and dtype is None and out is None):
             return _reduce_int64(kind, a, axis, keepdims)
+        if (kind == "sum" and isinstance(a, WebGPUArray) and a.size > 0 and not kwargs
+                and out is None and a.dtype in (np.int64, np.int32, np.uint8, np.bool_)
+                and (dtype is None or np.dtype(dtype) == np.int64)):  # NumPy sums ints as int64
+            return _reduce_int64("sum", astype(a, np.int64, copy=False), axis, keepdims)
+        # a float64 accumulator asked for float32 data is served by the compensated float32
+        # sum (WGSL has no f64): the result stays float32
+        wide = dtype is not None and np.dtype(dtype) == np.float64 and kind in ("sum", "mean")
         usable = (isinstance(a, WebGPUArray) and a.dtype == np.float32 and a.size > 0
-                  and not kwargs and (dtype is None or np.dtype(dtype) == np.float32))
+                  and not kwargs and (dtype is None or np.dtype(dtype) == np.float32 or wide))
         if not usable:
             call = fallback(getattr(np, numpy_name), numpy_name)
             options = {} if dtype is None else {"dtype": dtype}
@@ -1098,6 +1127,7 @@ def take_along_axis(arr, indices, axis):
     if not usable:
         return fallback(np.take_along_axis, "take_along_axis")(arr, indices, axis)
     axis %= arr.ndim
+    _check_indices(indices, arr.shape[axis], axis)
     flat = list(arr.shape)
     flat[axis] = 1
     shape = list(np.broadcast_shapes(tuple(flat), tuple(
@@ -1194,3 +1224,64 @@ def _scipy_special():
 
 
 scipy_special = _SciPySpecial()
+
+
+def result_type(*arrays_and_dtypes):
+    """NumPy's promotion on the operands' dtypes (no data is read)."""
+    return np.result_type(*[x.dtype if isinstance(x, WebGPUArray) else x
+                            for x in arrays_and_dtypes])
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """``np.take`` (embedding lookups, index_select) through the gather kernel: ``a`` gets a
+    size-1 dim per index dim, the indices a size-1 dim per other dim of ``a``, and
+    :func:`take_along_axis` broadcasts them."""
+    usable = (isinstance(a, WebGPUArray) and isinstance(indices, WebGPUArray)
+              and axis is not None and out is None and mode == "raise"
+              and a.ndim + indices.ndim <= K.MAX_DIMS + 1 and a.dtype.itemsize in (4, 8)
+              and indices.dtype in (np.int64, np.int32))
+    if not usable:
+        return fallback(np.take, "take")(a, indices, axis=axis, out=out, mode=mode)
+    axis %= a.ndim
+    _check_indices(indices, a.shape[axis], axis)
+    index = indices if indices.ndim else expand_dims(indices, 0)
+    lead, trail = a.shape[:axis], a.shape[axis + 1:]
+    source = a.view_of(lead + (1,) * (index.ndim - 1) + (a.shape[axis],) + trail,
+                       a.estrides[:axis] + (0,) * (index.ndim - 1) + (a.estrides[axis],)
+                       + a.estrides[axis + 1:], a.offset)
+    spread = index.view_of((1,) * len(lead) + index.shape + (1,) * len(trail),
+                           (0,) * len(lead) + index.estrides + (0,) * len(trail), index.offset)
+    result = take_along_axis(source, spread, axis + index.ndim - 1)
+    return squeeze(result, axis) if indices.ndim == 0 else result
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Inclusive float32 sums along ``axis`` (one thread per row, compensated)."""
+    if not (isinstance(a, WebGPUArray) and a.dtype == np.float32 and out is None
+            and (dtype is None or np.dtype(dtype) == np.float32) and a.size > 0):
+        return fallback(np.cumsum, "cumsum")(a, axis=axis, dtype=dtype, out=out)
+    if axis is None:
+        a, axis = reshape(a, -1), 0
+    axis %= a.ndim
+    order = [d for d in range(a.ndim) if d != axis] + [axis]
+    moved = ascontiguous_copy(a.transpose(order))
+    rows = moved.size // moved.shape[-1]
+    result = _new(moved.shape, np.float32)
+    runtime = result.storage.runtime
+    runtime.dispatch(K.cumsum_rows(), [runtime.constant(K.params([rows, moved.shape[-1]])),
+                                       result.storage.buffer, moved.storage.buffer],
+                     _groups(rows))
+    return result.transpose([order.index(d) for d in range(a.ndim)])
+
+
+def _check_indices(indices, size, axis):
+    """NumPy's IndexError for an index outside ``[-size, size)`` (one download of the
+    smallest and largest index: a kernel reading out of range would not fail)."""
+    if indices.size == 0:
+        return
+    wide = astype(indices, np.int64, copy=False)
+    low, high = concatenate([reshape(amin(wide), (1,)), reshape(amax(wide), (1,))]).get()
+    for value in (low, high):
+        if not -size <= value < size:
+            raise IndexError(f"index {int(value)} is out of bounds for axis {axis} with size "
+                             f"{size}")
