@@ -949,7 +949,7 @@ def _place(array, dtype, device, copy):
                 xp.asarray(array, dtype=dtype.np)
     if isinstance(array, np.ndarray):
         return array.astype(dtype.np, copy=copy)
-    return np.asarray(array.get() if hasattr(array, "get") else array, dtype=dtype.np)
+    return xp.asarray(array.get() if hasattr(array, "get") else array, dtype=dtype.np)
 
 
 def _place_webgpu(xp, array, dtype):
@@ -959,8 +959,7 @@ def _place_webgpu(xp, array, dtype):
     check_webgpu_dtype(dtype)
     if isinstance(array, xp.ndarray):
         return array.astype(dtype.np)
-    return xp.from_host(np.asarray(array.get() if hasattr(array, "get") else array,
-                                   dtype=dtype.np))
+    return xp.asarray(array.get() if hasattr(array, "get") else array, dtype=dtype.np)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

@@ -547,7 +547,7 @@ def advanced_index_put(xp, step, arrays, batched, batch_size):
     indexed = _index_shape(step.in_shapes[0], step.in_shapes[2:], step.params["positions"])
     values = _lift(arrays[1], batched[1], len(step.in_shapes[1]), len(indexed))
     values = xp.broadcast_to(values, (batch_size,) + tuple(indexed))
-    values = values.transpose(np.argsort(order))
+    values = values.transpose(sorted(range(len(order)), key=order.__getitem__))  # inverse
     return step.op.kernel(xp, a, values, *key, positions=positions,
                           accumulate=step.params["accumulate"])
 

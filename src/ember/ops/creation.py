@@ -1119,7 +1119,7 @@ def _copy_kernel(xp, a, *, dtype, device):
         check_webgpu_dtype(target)
         if hasattr(a, "storage"):
             return a.astype(target)
-        return device.xp.from_host(np.asarray(a.get() if hasattr(a, "get") else a, target))
+        return device.xp.asarray(a.get() if hasattr(a, "get") else a, target)
     if hasattr(a, "storage") and device.type == "cpu":  # webgpu to the host: a download
         return a.get().astype(target, copy=False)
     if device.type == "cuda":

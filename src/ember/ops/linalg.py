@@ -2687,7 +2687,7 @@ def _scaled_taylor_18(xp, work, norms, theta, ident):
         if pending.all():
             result = result @ result
         else:
-            picked = xp.asarray(np.flatnonzero(pending))
+            picked = xp.flatnonzero(xp.asarray(pending))
             result[picked] = result[picked] @ result[picked]
     return result
 

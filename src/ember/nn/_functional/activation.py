@@ -969,10 +969,16 @@ def _log_softmax_backward_kernel(xp, grad, y, *, dim):
     """``grad - exp(y) * grad.sum(dim)``: the first-order input gradient of log_softmax, by
     blocks of rows on the CPU (one pass per block, no full-size temporaries)."""
     g2, y2 = _by_rows(xp, grad, dim), _by_rows(xp, y, dim)
-    if g2 is None or y2 is None or grad.dtype != y.dtype or grad.dtype.kind != "f":
-        return grad - xp.exp(y) * grad.sum(axis=dim, keepdims=True)
+    if xp is np and g2 is not None and y2 is not None and grad.dtype == y.dtype \
+            and grad.dtype.kind == "f":
+        return _log_softmax_backward_rows(g2, y2, grad.shape)
+    return grad - xp.exp(y) * grad.sum(axis=dim, keepdims=True)
+
+
+def _log_softmax_backward_rows(g2, y2, shape):
+    """The CPU path of :func:`_log_softmax_backward_kernel` on (rows, cols) NumPy arrays."""
     total = g2.sum(axis=1, keepdims=True)
-    result = np.empty(grad.shape, grad.dtype)   # a base array: .grad may take it uncopied
+    result = np.empty(shape, g2.dtype)   # a base array: .grad may take it uncopied
     out = result.reshape(g2.shape)
     for rows in _row_blocks(*g2.shape):
         o = out[rows]

@@ -295,7 +295,7 @@ def _resample_uint8(input, out, scales, mode, align_corners, antialias):
         total = xp.full(data.shape[:axis] + (out[i],) + data.shape[axis + 1:],
                         (1 << precision) >> 1, dtype=np.int64)
         for k in range(fixed.shape[1]):
-            index = xp.asarray(np.minimum(first + k, spatial[i] - 1))
+            index = xp.minimum(xp.asarray(first + k), spatial[i] - 1)
             weight = xp.asarray(fixed[:, k].reshape((-1,) + trailing))
             total += xp.take(data, index, axis=axis).astype(np.int64) * weight
         data = xp.clip(total >> precision, 0, 255).astype(np.uint8)

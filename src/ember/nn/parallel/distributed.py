@@ -277,10 +277,10 @@ class DistributedDataParallel(Module):
         if self.find_unused_parameters:
             first = self._buckets[0].flat
             xp = _xp(first._data)
-            flags = Tensor._make(xp.asarray(np.asarray(self._used, dtype=np.uint8)),
+            flags = Tensor._make(xp.asarray(self._used, dtype=np.uint8),
                                  first._device)  # where the backend wants it (NCCL: the GPU)
             _dist().all_reduce(flags, op=_dist().ReduceOp.MAX, group=self.process_group)
-            used_anywhere = np.asarray(flags._host_array()).astype(bool)
+            used_anywhere = flags._host_array().astype(bool)
         index = {id(p): i for i, p in enumerate(self._params)}
         for bucket in self._buckets:
             bucket.work.wait()
