@@ -12,6 +12,8 @@ Shapes, strides, offsets and scalar operands travel in a ``params`` buffer of u3
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 MAX_DIMS = 8
@@ -65,13 +67,14 @@ fn i64_from_f32(x: f32) -> i64 {
 
 def params(words):
     """The bytes of a params buffer holding ``words`` (ints as u32/i32 bits, floats as f32)."""
-    out = np.empty(max(len(words), 1), np.uint32)
-    for i, w in enumerate(words):
-        if isinstance(w, float):
-            out[i] = np.float32(w).view(np.uint32)
-        else:
-            out[i] = np.int64(w) & 0xFFFFFFFF
-    return out.tobytes()
+    if not words:
+        return bytes(4)
+    ints = [_float_bits(w) if isinstance(w, float) else w for w in words]
+    return (np.array(ints, np.int64) & 0xFFFFFFFF).astype(np.uint32).tobytes()
+
+
+def _float_bits(value):
+    return int(np.float32(value).view(np.uint32))
 
 
 def convert(value, source, target):
@@ -155,6 +158,7 @@ def operand_base(i):
     return 2 + MAX_DIMS + i * (1 + MAX_DIMS)
 
 
+@functools.lru_cache(maxsize=4096)
 def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None):
     """A kernel writing ``expr`` (WGSL in ``a``, ``b``, ``c`` of compute type ``ct``) for each
     element of a contiguous output of ``out_itemsize`` bytes.
@@ -212,6 +216,7 @@ def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None):
     return "".join(lines)
 
 
+@functools.cache
 def strided_copy(itemsize):
     """Gather a strided array of any dtype into a contiguous one (``contiguous()``), raw bits:
     the params hold the shape and the source's offset and strides (operand 0)."""
@@ -237,6 +242,7 @@ def strided_copy(itemsize):
     return head + _ENTRY + body
 
 
+@functools.cache
 def strided_write(itemsize):
     """Scatter a contiguous array (binding 2, broadcast through operand 1's strides) into a
     strided view of the output buffer (operand 0's offset and strides): ``dst[...] = src``.
@@ -268,6 +274,7 @@ _REDUCE_BODY = {
 _ISNAN = "fn isnan_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n"
 
 
+@functools.cache
 def reduce_rows(kind):
     """One thread per row: sum (compensated), prod, max or min of float32 rows, or
     argmax/argmin as int64 (first occurrence, NaN counting as the extreme, as NumPy)."""
@@ -291,6 +298,7 @@ def reduce_rows(kind):
     return head + start + body
 
 
+@functools.cache
 def matmul():
     """Batched float32 matmul with broadcast batch dims, reading both operands through their
     strides (transposed views need no copy). One thread per output element.
@@ -329,6 +337,7 @@ def _index_value(binding, itemsize, position):
     return f"bitcast<i32>({binding}[{position}])"
 
 
+@functools.cache
 def scatter_add(key_itemsizes, ct):
     """``out[key] += values`` with one index array per dim of ``out`` (all broadcast to one
     shape, the params' shape), repeats adding up through atomics (a compare-exchange loop for
@@ -360,6 +369,7 @@ def scatter_add(key_itemsizes, ct):
     return "".join(lines)
 
 
+@functools.cache
 def take_along_axis(itemsize, index_itemsize):
     """``take_along_axis(a, idx, axis)`` for 4- and 8-byte dtypes. Operand 0: ``a`` broadcast
     to the output with stride 0 along the axis; operand 1: the indices; then the axis's stride
@@ -381,6 +391,7 @@ def take_along_axis(itemsize, index_itemsize):
     return "".join(lines)
 
 
+@functools.cache
 def reduce_rows_int64(kind):
     """max/min/sum of int64 rows (exact; sums wrap as int64), one thread per row."""
     if kind == "sum":
@@ -401,6 +412,7 @@ def reduce_rows_int64(kind):
             "    }\n    OUT[2u * t] = lo;\n    OUT[2u * t + 1u] = bitcast<u32>(hi);\n}\n")
 
 
+@functools.cache
 def cumsum_rows():
     """Inclusive compensated sums along contiguous float32 rows: P = [rows, K]."""
     return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"

@@ -104,6 +104,7 @@ class Runtime:
         self.allocated = 0
         self.peak = 0
         self.pipelines = {}
+        self.bind_groups = {}
         self.constants = {}  # parameter bytes -> a read-only buffer holding them
         self.encoder = None
         self.pending = 0
@@ -136,6 +137,7 @@ class Runtime:
 
     def empty_cache(self):
         flush()
+        self.bind_groups.clear()
         for buffers in self.pool.values():
             for buffer in buffers:
                 buffer.destroy()
@@ -183,10 +185,23 @@ class Runtime:
         """Record one dispatch of ``source`` over ``groups`` workgroups (x, y) with
         ``buffers`` bound at 0, 1, ... into the open encoder."""
         pipeline = self.pipeline(source)
-        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-                   for i, b in enumerate(buffers)]
-        bind_group = self.device.create_bind_group(
-            layout=pipeline.get_bind_group_layout(0), entries=entries)
+        for buffer in buffers:
+            if buffer.size > self.max_binding:
+                raise RuntimeError(
+                    f"ember.webgpu: a tensor of {buffer.size} bytes is larger than one binding "
+                    f"can be ({self.max_binding} bytes); the kernels do not window bindings yet")
+        # a bind group per (pipeline, buffers): pooled buffers come back, so keys repeat from
+        # step to step (the key holds the buffers, so their ids cannot be reused meanwhile)
+        key = (source, *buffers)
+        bind_group = self.bind_groups.get(key)
+        if bind_group is None:
+            if len(self.bind_groups) > 4096:
+                self.bind_groups.clear()
+            entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+                       for i, b in enumerate(buffers)]
+            bind_group = self.device.create_bind_group(
+                layout=pipeline.get_bind_group_layout(0), entries=entries)
+            self.bind_groups[key] = bind_group
         if self.encoder is None:
             self.encoder = self.device.create_command_encoder()
         compute = self.encoder.begin_compute_pass()

@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import builtins
+import functools
 import os
 import warnings
 
@@ -581,6 +582,12 @@ def copyto(dst, src, casting="unsafe", where=True):
 # ---------------------------------------------------------------- pointwise
 
 
+@functools.lru_cache(maxsize=4096)
+def _pointwise_source(expr, specs, ct, out_ct, out_itemsize, expr_ct):
+    """The elementwise template's source with the helper functions (made once per key)."""
+    return _helpers() + K.elementwise(expr, specs, ct, out_ct, out_itemsize, expr_ct)
+
+
 def _helpers():
     return """
 fn nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
@@ -862,11 +869,10 @@ def _elementwise(expr, operands, ct, out_dtype, condition=False, shape=None, cas
     if condition:  # the condition converts to bool, the values to the compute type
         specs[0] = specs[0][:3] + ("bool",)
     try:
-        source = K.elementwise(expr, specs, ct, K.COMPUTE[out_dtype], out_dtype.itemsize,
-                               expr_ct=ct if cast else None)
+        source = _pointwise_source(expr, tuple(specs), ct, K.COMPUTE[out_dtype],
+                                   out_dtype.itemsize, ct if cast else None)
     except ValueError:  # a conversion WGSL cannot do exactly (int64 to float): NumPy does it
         return None
-    source = _helpers() + source
     words = _params_for(out_shape, layouts, scalars)
     per = builtins.max(4 // out_dtype.itemsize, 1)
     _run(source, out, arrays, words, (out.size + per - 1) // per)
@@ -1114,7 +1120,7 @@ def _scatter_add(out, key, values):
     words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
     words += [out.offset] + list(out.estrides) + [0] * (K.MAX_DIMS - out.ndim)
     words += list(out.shape)
-    source = K.scatter_add([k.dtype.itemsize for k in key], cts[out.dtype])
+    source = K.scatter_add(tuple(k.dtype.itemsize for k in key), cts[out.dtype])
     _run(source, out, operands, words, count)
     return out
 
