@@ -54,8 +54,8 @@ ALLOWED = {
     "ndindex": "iterates over a tuple of Python ints (a kernel's window), not an array",
     "linalg.LinAlgError": "an exception class: CuPy raises numpy.linalg.LinAlgError too",
 }
-# np.ndarray is allowed only as a type to test against: isinstance(x, np.ndarray),
-# type(x) is np.ndarray (a NumPy-only step behind such a test is the CPU path's own business).
+# np.ndarray is allowed only as a type to test against (isinstance(x, np.ndarray),
+# type(x) is np.ndarray): a question about an array, not a computation on it.
 
 # Kernels that run NumPy on host copies by design, and why.
 HOST_FUNCTIONS = {
