@@ -435,3 +435,74 @@ def test_an_index_out_of_range_raises_instead_of_reading_garbage():
     table = ember.ones(5, 2, device="webgpu")
     with pytest.raises(IndexError, match="out of bounds"):
         table._data.take(ember.tensor([0, 9], device="webgpu")._data, axis=0)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [ember.bool, ember.uint8, ember.float16, ember.int64])
+def test_strided_writes_of_every_width(dtype, strict):
+    """Elements narrower than a word share it with neighbours: writes must not clobber them."""
+    host = ember.arange(15).reshape(3, 5).to(dtype)
+    g = host.to("webgpu")
+    for target in (host, g):
+        target[1:, ::2] = ember.zeros(2, 3).to(dtype).to(target.device)
+        target[0, 1] = 0
+    assert g.cpu().tolist() == host.tolist()
+
+
+@needs_gpu
+def test_a_fallback_warns_once_per_function():
+    import warnings
+
+    from ember.webgpu import _xp
+
+    _xp._warned.discard("argsort")
+    g = ember.tensor([2.0, 1.0], device="webgpu")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ember.sort(g)
+        ember.sort(g)
+    assert [str(w.message) for w in caught].count(
+        "ember.webgpu: 'argsort' has no WGSL kernel yet; it runs on the CPU (copies to and "
+        "from the device)") == 1
+
+
+# ---------------------------------------------------------------- the device-parity sweep
+
+
+def _parity_cases():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
+    from test_device_parity import CASES
+
+    return CASES
+
+
+@needs_gpu
+@pytest.mark.parametrize("name,fn,arrays,differentiable", _parity_cases(),
+                         ids=[c[0] for c in _parity_cases()])
+def test_parity_sweep_on_webgpu_matches_torch(name, fn, arrays, differentiable):
+    """tests/test_device_parity.py's operators and layers in float32 (webgpu has no float64),
+    forward and backward, against torch on the CPU; fallbacks allowed (they are counted)."""
+    import torch
+
+    arrays = [a.astype(np.float32) if a.dtype.kind == "f" else a for a in arrays]
+
+    def inputs(lib, device):
+        made = [lib.tensor(a).to(device) for a in arrays]
+        return [t.requires_grad_() if t.is_floating_point() else t for t in made]
+
+    e_in, t_in = inputs(ember, "webgpu"), inputs(torch, "cpu")
+    e_out, t_out = fn(ember, *e_in), fn(torch, *t_in)
+    assert e_out.device.type == "webgpu"
+    np.testing.assert_allclose(e_out.detach().cpu().numpy(), t_out.detach().numpy(), rtol=1e-4,
+                               atol=1e-5)
+    if not differentiable:
+        return
+    cotangent = np.random.default_rng(1).standard_normal(tuple(t_out.shape)).astype(np.float32)
+    e_grads = ember.autograd.grad(e_out, [t for t in e_in if t.requires_grad],
+                                  ember.tensor(cotangent).to("webgpu"), allow_unused=True)
+    t_grads = torch.autograd.grad(t_out, [t for t in t_in if t.requires_grad],
+                                  torch.tensor(cotangent), allow_unused=True)
+    for e_g, t_g in zip(e_grads, t_grads):
+        if t_g is not None:
+            assert e_g.device.type == "webgpu"
+            np.testing.assert_allclose(e_g.cpu().numpy(), t_g.numpy(), rtol=1e-4, atol=1e-4)

@@ -157,6 +157,23 @@ class WebGPUArray:
     def device(self):
         return "webgpu"
 
+    @property
+    def real(self):
+        """Itself for real dtypes (complex ones run on the CPU and come back as a copy)."""
+        if self.dtype.kind != "c":
+            return self
+        from . import _xp
+
+        return _xp.fallback(np.real, "real")(self)
+
+    @property
+    def imag(self):
+        from . import _xp
+
+        if self.dtype.kind != "c":
+            return _xp.zeros(self.shape, self.dtype)
+        return _xp.fallback(np.imag, "imag")(self)
+
     def is_c_contiguous(self):
         return all(s == c for n, s, c in zip(self.shape, self.estrides,
                                              contiguous_strides(self.shape)) if n != 1)

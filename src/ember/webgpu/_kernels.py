@@ -243,6 +243,25 @@ def strided_copy(itemsize):
 
 
 @functools.cache
+def strided_write_narrow(itemsize):
+    """``dst[...] = src`` for 1- and 2-byte dtypes, whose elements share words: each thread
+    clears its element's bits and sets the new ones with atomics (binding 1 as atomics)."""
+    dst, src = operand_base(0), operand_base(1)
+    per, width = 4 // itemsize, itemsize * 8
+    mask = (1 << width) - 1
+    shift = {1: "2u", 2: "1u"}[itemsize]
+    return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+            "@group(0) @binding(1) var<storage, read_write> OUT: array<atomic<u32>>;\n"
+            "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n" + _INDEXING + _ENTRY
+            + "    if (t >= P[0]) { return; }\n"
+            f"    let s = offset_of(t, {src}u);\n    let d = offset_of(t, {dst}u);\n"
+            f"    let bits = (I2[s >> {shift}] >> ((s & {per - 1}u) * {width}u)) & {mask}u;\n"
+            f"    let at = (d & {per - 1}u) * {width}u;\n"
+            f"    atomicAnd(&OUT[d >> {shift}], ~({mask}u << at));\n"
+            f"    atomicOr(&OUT[d >> {shift}], bits << at);\n}}\n")
+
+
+@functools.cache
 def strided_write(itemsize):
     """Scatter a contiguous array (binding 2, broadcast through operand 1's strides) into a
     strided view of the output buffer (operand 0's offset and strides): ``dst[...] = src``.

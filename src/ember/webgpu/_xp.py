@@ -563,8 +563,12 @@ def copyto(dst, src, casting="unsafe", where=True):
         src = astype(src, dst.dtype)
     if src.storage is dst.storage:  # the source may overlap the destination
         src = ascontiguous_copy(src)
+    if itemsize in (1, 2) and dst.ndim <= K.MAX_DIMS:
+        src = broadcast_to(src, dst.shape)
+        words = _params_for(dst.shape, [(dst.offset, dst.estrides), (src.offset, src.estrides)])
+        _run(K.strided_write_narrow(itemsize), dst, [src], words, dst.size)
+        return None
     if itemsize not in (4, 8) or dst.ndim > K.MAX_DIMS:
-        # bool/uint8/float16 elements share words: a strided write of them runs on the host
         note_fallback(f"copyto({dst.dtype})")
         host = dst.storage
         whole = np.frombuffer(host.runtime.download(host.buffer, host.nbytes), np.uint8).copy()
@@ -1099,9 +1103,11 @@ def ufunc_at(name, out, key, values):
 
 def _scatter_add(out, key, values):
     """The scatter-add kernel, or None when its conditions do not hold."""
-    key = key if isinstance(key, tuple) else (key,)
     cts = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32"}
-    if out.dtype not in cts or len(key) != out.ndim or out.ndim > K.MAX_DIMS:
+    if out.dtype not in cts or out.ndim > K.MAX_DIMS:
+        return None
+    key = _full_key(out, key)
+    if key is None:
         return None
     if not builtins.all(isinstance(k, WebGPUArray) and k.dtype in (np.int64, np.int32)
                         for k in key):
@@ -1291,3 +1297,46 @@ def _check_indices(indices, size, axis):
         if not -size <= value < size:
             raise IndexError(f"index {int(value)} is out of bounds for axis {axis} with size "
                              f"{size}")
+
+
+def flip(m, axis=None):
+    """A view with the flipped dims' strides negated, as NumPy's."""
+    if not isinstance(m, WebGPUArray):
+        return fallback(np.flip, "flip")(m, axis=axis)
+    axes = range(m.ndim) if axis is None else [
+        a % m.ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    strides, offset = list(m.estrides), m.offset
+    for a in axes:
+        if m.shape[a] > 0:
+            offset += (m.shape[a] - 1) * strides[a]
+        strides[a] = -strides[a]
+    return m.view_of(m.shape, strides, offset)
+
+
+def _full_key(out, key):
+    """``key`` as one index array per dim of ``out`` (gather/scatter's layout), from keys with
+    a single integer array among whole slices (``out[:, idx]``), or None."""
+    key = key if isinstance(key, tuple) else (key,)
+    arrays = [i for i, k in enumerate(key) if isinstance(k, WebGPUArray)]
+    if len(arrays) == len(key) == out.ndim:
+        return key
+    if len(arrays) != 1 or len(key) > out.ndim:
+        return None
+    if builtins.any(k != slice(None) for i, k in enumerate(key) if i != arrays[0]):
+        return None
+    p, index = arrays[0], key[arrays[0]]
+    lead, trail = out.shape[:p], out.shape[p + 1:]
+    shape = lead + index.shape + trail  # the values' shape, as NumPy lays it out
+    full = []
+    for d in range(out.ndim):
+        if d == p:
+            full.append(index.view_of((1,) * len(lead) + index.shape + (1,) * len(trail),
+                                      (0,) * len(lead) + index.estrides + (0,) * len(trail),
+                                      index.offset))
+            continue
+        position = d if d < p else d - 1 + index.ndim
+        iota = from_host(np.arange(out.shape[d], dtype=np.int64))
+        view_shape = [1] * len(shape)
+        view_shape[position] = out.shape[d]
+        full.append(reshape(iota, view_shape))
+    return tuple(full)
