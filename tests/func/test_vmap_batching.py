@@ -216,3 +216,30 @@ def test_randomness_and_graphs_loop():
     assert "autograd graph" in _vmap.last_call.reason
     out.sum().backward()
     assert_same(w.grad, torch.full((3,), 2.0))
+
+
+# ---------------------------------------------------------------- writes run_op does not see
+
+DIRECT_WRITES = {
+    "indexed assignment of a number": lambda lib, y, v: y.__setitem__(0, 5.0),
+    "indexed assignment of a tensor": lambda lib, y, v: y.__setitem__((slice(None), [1, 3]), v),
+    "fill_": lambda lib, y, v: y.fill_(2.0),
+    "copy_": lambda lib, y, v: y.copy_(y * 3),
+    "masked_fill_": lambda lib, y, v: y.masked_fill_(y > 0, 0.0),
+}
+
+
+@pytest.mark.parametrize("name", DIRECT_WRITES)
+def test_direct_writes_into_a_clone_take_the_loop(name):
+    """Writes without autograd go straight to the array (no operator is recorded); the
+    recording notices the version change and the loop gives torch's results."""
+    write = DIRECT_WRITES[name]
+    value = _data((4, 2), seed=1)[0]
+
+    def build(lib, func):
+        def f(x):
+            y = x.clone()
+            write(lib, y, lib.tensor(value))
+            return y
+        return func.vmap(f)
+    _both(build, *_data((3, 4, 5)), expect_path="loop")

@@ -152,6 +152,15 @@ class Recorder:
         if threading.get_ident() == self.thread:
             self.fail("an in-place write")
 
+    def check_unrecorded_writes(self):
+        """Fail if a tensor seen while recording changed in place without ``run_op`` hearing of
+        it (``y[0] = 5`` or ``fill_`` without autograd write directly): the replay would not
+        repeat the write, so only the per-element loop gives the right results."""
+        for vc, version in self.versions:
+            if vc[0] != version:
+                self.fail("a tensor was changed in place")
+                return
+
     def python_value(self, tensor, what):
         if self.failure is not None or threading.get_ident() != self.thread:
             return

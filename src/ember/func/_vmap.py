@@ -264,6 +264,7 @@ def _first_element(func, leaves, dims, spec, kwargs, batch_size, out_dims, frame
             recorder.add_input(piece)
     with _batching.recording(recorder):
         first = func(*element, **kwargs)
+    recorder.check_unrecorded_writes()
     if recorder.failure is None and frame.drew:
         recorder.fail("a random draw")
     if recorder.failure is None:
