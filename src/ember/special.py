@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from . import _dtype as dt
+from .autograd import forward_ad as _fwad
 from .ops import pointwise as _pw
 from .ops._registry import Op, write_out
 from .ops._util import host_values
@@ -170,7 +171,7 @@ def _zeta_derivative(ctx, grad):
 
 
 def _binary(name, kernel, derivative, *, deny, doc, example):
-    op = Op(name, _pw._low_precision(kernel), meta=_pw._same_shape_meta)
+    op = Op(name, _pw._low_precision(kernel), meta=_pw._same_shape_meta, kind="pointwise-binary")
     op.defderivative(derivative)
 
     def fn(input, other, *, out=None):
@@ -202,6 +203,9 @@ xlog1py = _binary("xlog1py", _xlog1py_kernel, _xlog1py_derivative, deny="c",
 zeta = _binary("zeta", lambda xp, a, b: _special(xp).zeta(a, b), _zeta_derivative, deny="hc",
                doc="The Hurwitz zeta function ``sum_k (k + other) ** -input``.",
                example="ember.special.zeta(ember.tensor([2.]), 1.)\n        tensor([1.6449])")
+# torch has no forward-mode formula for zeta in its first argument: the transposed derivative
+# raises its NotImplementedError there (the element-wise rule would not), and serves the second
+zeta.op.defjvp(_fwad.transposed_jvp(zeta.op))
 
 
 # ---------------------------------------------------------------- composites
@@ -367,7 +371,7 @@ def _igamma_derivative(name, sign):
 
 def _incomplete_gamma(name, fn_name, sign):
     op = Op(name, _pw._low_precision(lambda xp, a, x: getattr(_special(xp), fn_name)(a, x)),
-            meta=_pw._same_shape_meta)
+            meta=_pw._same_shape_meta, kind="pointwise-binary")
     op.defderivative(_igamma_derivative(name, sign))
 
     def fn(input, other, *, out=None):
@@ -532,7 +536,8 @@ def _legendre_p(xp, x, n):
 
 
 def _polynomial(name, kernel, doc, example):
-    op = Op(name, kernel, meta=_pw._same_shape_meta)  # no derivative: not differentiable
+    op = Op(name, kernel, meta=_pw._same_shape_meta, kind="pointwise-binary")
+    op.opt_out("derivative", "torch does not differentiate the orthogonal polynomials")
 
     def fn(input, n, *, out=None):
         if not isinstance(input, _pw.Tensor) and not isinstance(n, _pw.Tensor):

@@ -12,7 +12,7 @@ under ``Re<a, b>``), so non-holomorphic ops (abs, angle, sgn, ...) and real <-> 
 
 Any other op with a reverse derivative (linear algebra, convolutions, pooling, losses) gets its
 tangent by differentiating that derivative once more, on real tensors: see
-:func:`_transposed_derivative_rule`.
+:func:`transposed_jvp`.
 
 Example::
 
@@ -50,7 +50,6 @@ def enter_dual_level():
     """Open a forward-AD level and return its id (nesting is not supported, as in torch)."""
     if _state.level is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    _install_rules()
     _state.level = next(_levels)
     return _state.level
 
@@ -308,10 +307,15 @@ def propagate(op, inputs, params, results):
     rule = op.jvp
     if rule is None and not _differentiable_result(results):
         return  # integer/bool results carry no tangent (comparisons, argmax, ...), as in torch
+    if rule is None and "jvp" in op.opt_outs:
+        raise NotImplementedError(f"Trying to use forward AD with {op.name} that does not "
+                                  "support it because it has not been implemented yet.")
+    if rule is None:
+        rule = derived_rule(op)
     if rule is None and op.view and all(t is None for t in tangents[1:]):
         rule = _view_rule(op)
     if rule is None and op.derivative is not None and _all_real(inputs, results):
-        rule = _transposed_derivative_rule(op)
+        rule = transposed_jvp(op)
     if rule is None:
         raise NotImplementedError(f"Trying to use forward AD with {op.name} that does not "
                                   "support it because it has not been implemented yet.")
@@ -346,13 +350,17 @@ def _all_real(inputs, results):
     return not any(t._data.dtype.kind == "c" for t in arrays)
 
 
-def _transposed_derivative_rule(op):
+def transposed_jvp(op):
     """The rule of any op with a reverse derivative (real tensors): the "double vjp" trick.
 
     The derivative computes ``u = J^T v`` and is linear in ``v``, so ``<J^T v, t> = <v, J t>``
     and the gradient of that number with respect to ``v`` is the tangent ``J t``. Derivatives
     are written with ember ops, so this runs reverse mode over them once; costlier than a
     dedicated rule, exact all the same (linear algebra, convolutions, pooling, ...).
+
+    Example::
+
+        >>> zeta_op.defjvp(transposed_jvp(zeta_op))   # instead of the element-wise rule
     """
     def rule(p, t, y, /, **params):
         from . import grad as reverse_grad
@@ -380,7 +388,7 @@ def _transposed_derivative_rule(op):
                                           "not support it because it has not been implemented "
                                           "yet.") from error
             grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
-            pairing = _total(*((g * _fit(ti, g)).sum() for g, ti in zip(grads, t)
+            pairing = add_tangents(*((g * _fit(ti, g)).sum() for g, ti in zip(grads, t)
                                if g is not None and ti is not None))
             if pairing is None or not wrt:
                 return None
@@ -407,7 +415,14 @@ def _fit(tangent, result):
     return tangent
 
 
-def _total(*terms):
+def add_tangents(*terms):
+    """The sum of the tangents that are not None (None when all are).
+
+    Example::
+
+        >>> add_tangents(None, ember.ones(2))
+        tensor([1., 1.])
+    """
     total = None
     for term in terms:
         if term is not None:
@@ -415,48 +430,41 @@ def _total(*terms):
     return total
 
 
-def _add_rule(p, t, y, alpha=1):
-    ta, tb = t
-    return _total(ta, None if tb is None else (tb if alpha == 1 else tb * alpha))
+# ---------------------------------------------------------------- rules for ops to pick
+#
+# Each op owns its forward-mode rule (``Op.jvp``), registered next to it with ``op.defjvp``;
+# the factories below make the common ones (``sum_op.defjvp(reduction_jvp(sum_op))``). An op
+# without one gets the rule that follows from what it is (:func:`derived_rule`, then the view
+# rule and the transposed derivative in :func:`propagate`), or declines with
+# ``op.opt_out("jvp", reason)``.
 
 
-def _sub_rule(p, t, y, alpha=1):
-    ta, tb = t
-    return _total(ta, None if tb is None else (-tb if alpha == 1 else tb * -alpha))
+_derived = {}  # op -> the element-wise rule made for it from its kind (made once)
 
 
-def _mul_rule(p, t, y):
-    (a, b), (ta, tb) = p, t
-    return _total(None if ta is None else ta * b, None if tb is None else a * tb)
+def derived_rule(op):
+    """The forward-mode rule that follows from ``op``'s kind, or None: a pointwise op with a
+    derivative (one output, not a view) has the element-wise rule :func:`elementwise_jvp`.
 
+    Example::
 
-def _div_rule(p, t, y):
-    """``(ta - tb * y) / b``: torch's formula, kept in its order so that low-precision
-    operands round as torch's do."""
-    b, (ta, tb) = p[1], t
-    if tb is None:
-        return ta / b
-    scaled = tb * y
-    return (-scaled if ta is None else ta - scaled) / b
-
-
-def _pow_rule(p, t, y):
-    from ..ops.pointwise import where
-
-    (a, b), (ta, tb) = p, t
-    da = None if ta is None else where(b == 0, 0.0, ta * b * a ** (b - 1))
-    db = None if tb is None else tb * y * where((a == 0) & (b >= 0), 0.0, a.log())
-    return _total(da, db)
-
-
-def _unary(derivative):
-    def rule(p, t, y):
-        return derivative(p[0], y, t[0])
+        >>> derived_rule(ember.ops.pointwise.floor_divide_op) is not None
+        True
+    """
+    rule = _derived.get(op)
+    if rule is None and op.pointwise and op.derivative is not None and not op.view \
+            and not op.multi_output:
+        rule = _derived[op] = elementwise_jvp(op)
     return rule
 
 
-def _linear(op):
-    """The rule of an op that is linear in its first tensor input: the op on the tangent."""
+def linear_jvp(op):
+    """The rule of an op that is linear in its first tensor input: the op on the tangent.
+
+    Example::
+
+        >>> neg_op.defjvp(linear_jvp(neg_op))
+    """
     def rule(p, t, y, /, **params):
         return op(t[0], *p[1:], **params)
     return rule
@@ -474,25 +482,6 @@ def _view_rule(op):
             return t[0].reshape(params["shape"])
         return op(t[0], *p[1:], **params)
     return rule
-
-
-def _where_rule(p, t, y):
-    from ..ops.pointwise import where
-
-    (c, a, b), (_, ta, tb) = p, t
-    if ta is None:
-        ta = a.new_zeros(())
-    if tb is None:
-        tb = b.new_zeros(())
-    return where(c, ta, tb)
-
-
-def _matmul_rule(p, t, y, **params):
-    from ..ops import linalg
-
-    (a, b), (ta, tb) = p, t
-    return _total(None if ta is None else linalg.matmul(ta, b),
-                  None if tb is None else linalg.matmul(a, tb))
 
 
 class _Ctx:
@@ -547,7 +536,7 @@ def _wirtinger_tangent(d1, dj, x, tx, y_complex):
             return None if d1 is None else d1 * tx
         if dj is not None and _is_complex(dj):
             dj = dj.real
-        return _total(None if d1 is None else d1 * tx, None if dj is None else dj * tx * 1j)
+        return add_tangents(None if d1 is None else d1 * tx, None if dj is None else dj * tx * 1j)
     if not y_complex:
         return None if d1 is None else (d1.conj() * tx).real
     if d1 is None and dj is None:
@@ -572,13 +561,18 @@ def _responses(op, p, y, needs, params, shape=None):
     return d1, dj
 
 
-def _elementwise(op):
+def elementwise_jvp(op):
     """An elementwise op on real inputs has a diagonal Jacobian, so its tangent is its
     reverse-mode derivative applied to the tangent (summed over the inputs with tangents).
     With complex inputs or outputs, a holomorphic op's derivative is applied to the conjugated
     tangent and conjugated back; any other op gets its R-linear tangent map from the
-    derivative's responses to 1 and 1j (:func:`_wirtinger_tangent`)."""
-    holomorphic = op.name in _HOLOMORPHIC
+    derivative's responses to 1 and 1j (:func:`_wirtinger_tangent`).
+
+    Example::
+
+        >>> complex_op.defjvp(elementwise_jvp(complex_op))
+    """
+    holomorphic = op.holomorphic
 
     def rule(p, t, y, /, **params):
         y_complex = _is_complex(y)
@@ -598,7 +592,7 @@ def _elementwise(op):
             grads = op.derivative(_ctx(p, y, tuple(j == i for j in range(n))), ti, **params)
             if not isinstance(grads, (tuple, list)):
                 grads = (grads,)
-            total = _total(total, grads[i])
+            total = add_tangents(total, grads[i])
         return total.conj() if any_complex and total is not None else total
     return rule
 
@@ -613,15 +607,20 @@ def _generic_complex(op, p, t, y, params):
             continue
         if ti._data.shape != shape:
             ti = ti.expand(shape)
-        total = _total(total, _wirtinger_tangent(d1[i], dj[i], p[i], ti, _is_complex(y)))
+        total = add_tangents(total, _wirtinger_tangent(d1[i], dj[i], p[i], ti, _is_complex(y)))
     return total
 
 
-def _reduction(op):
+def reduction_jvp(op):
     """A reduction where each input element feeds one output element: the tangent is the sum,
     over each reduced group, of the tangent times the partial derivative (the reverse-mode
     derivative of a gradient of ones). With complex numbers, the per-element map is R-linear
-    (:func:`_wirtinger_tangent`) and summed the same way."""
+    (:func:`_wirtinger_tangent`) and summed the same way.
+
+    Example::
+
+        >>> sum_op.defjvp(reduction_jvp(sum_op))
+    """
     def rule(p, t, y, /, **params):
         x, tx = p[0], t[0]
         needs = (True,) + (False,) * (len(p) - 1)
@@ -640,9 +639,14 @@ def _reduction(op):
     return rule
 
 
-def _select_rule(p, t, y, /, *, dim, keepdim=True, **params):
+def select_jvp(p, t, y, /, *, dim, keepdim=True, **params):
     """Ops returning (values, indices) of elements picked along ``dim`` (max/min over a dim,
-    sort, topk, kthvalue, median, mode, cummax/cummin): the tangent at the same indices."""
+    sort, topk, kthvalue, median, mode, cummax/cummin): the tangent at the same indices.
+
+    Example::
+
+        >>> sort_op.defjvp(select_jvp)
+    """
     tx = t[0]
     if tx._data.ndim == 0:
         return tx, None
@@ -651,202 +655,33 @@ def _select_rule(p, t, y, /, *, dim, keepdim=True, **params):
     return (value if keepdim else value.squeeze(dim)), None
 
 
-def _logcumsumexp_rule(p, t, y, /, *, dim, reverse=False):
-    """``cumsum(t * e) / cumsum(e)`` with ``e = exp(x - max(x, dim))`` (torch's formula, the
-    max taken over the real part of complex ``x``).
+def symmetric_jvp(op):
+    """An op whose Jacobian is symmetric (softmax): the tangent is the derivative applied to it.
 
-    torch adds 1e-13 to the denominator, so its tangents fall to 0 where ``x`` lies far
-    below the max; this rule stays exact there.
+    Example::
+
+        >>> softmax_op.defjvp(symmetric_jvp(softmax_op))
     """
-    (x,), (tx,) = p, t
-    if x._data.ndim == 0:
-        return tx
-    e = (x - (x.real if x.is_complex() else x).amax(dim, keepdim=True)).exp()
-    if reverse:
-        return (tx * e).flip(dim).cumsum(dim).flip(dim) / e.flip(dim).cumsum(dim).flip(dim)
-    return (tx * e).cumsum(dim) / e.cumsum(dim)
-
-
-def _logsumexp_rule(p, t, y, /, *, dims, keepdim):
-    """``sum(t * exp(x - y))`` over ``dims`` (holomorphic: the same formula for complex)."""
-    (x,), (tx,) = p, t
-    kept = y
-    if not keepdim:
-        for d in sorted(dims):
-            kept = kept.unsqueeze(d)
-    prod = tx * (x - kept).exp()
-    return prod.sum(dims, keepdim=keepdim) if dims else prod
-
-
-def _cumprod_rule(p, t, y, *, dim, dtype=None):
-    (x,), (tx,) = p, t
-    if x._data.ndim == 0:
-        return tx
-    if x._device._xp is None or not bool((x._data == 0).any()):
-        return y * (tx / x).cumsum(dim)
-    # With zeros: d y_k = sum_{i<=k} t_i * prod_{j<=k, j!=i} x_j, from a (n x n) table per
-    # position: row i is x with x_i replaced by 1, cumulated along k and masked to k >= i.
-    from ..ops import creation, pointwise
-
-    n = x._data.shape[dim]
-    xm, tm = x.movedim(dim, -1), tx.movedim(dim, -1)
-    eye = creation.eye(n, dtype=x.dtype, device=x.device) == 1
-    table = pointwise.where(eye, 1.0, xm.unsqueeze(-2)).cumprod(-1)
-    upper = creation.ones(n, n, dtype=x.dtype, device=x.device).triu()
-    return (table * upper * tm.unsqueeze(-1)).sum(-2).movedim(-1, dim)
-
-
-def _elementwise_symmetric(op):
-    """An op whose Jacobian is symmetric (softmax): the tangent is the derivative applied to it."""
     def rule(p, t, y, /, **params):
         _real_only(op, p, y)
         return op.derivative(_ctx(p, y, (True,)), t[0], **params)[0]
     return rule
 
 
-def _log_softmax_rule(p, t, y, *, dim):
-    return t[0] - (t[0] * y.exp()).sum(dim, keepdim=True)
+def first_linear_jvp(op):
+    """Linear in its first input, the other inputs are indices (no tangent).
 
+    Example::
 
-def _cat_rule(p, t, y, *, dim):
-    from ..ops import shape
-
-    return shape.cat_op(*[q.new_zeros(q._data.shape) if tq is None else tq
-                          for q, tq in zip(p, t)], dim=dim)
-
-
-def _first_linear(op):
-    """Linear in its first input, the other inputs are indices (no tangent)."""
-    lin = _linear(op)
+        >>> gather_op.defjvp(first_linear_jvp(gather_op))
+    """
+    lin = linear_jvp(op)
 
     def rule(p, t, y, /, **params):
         if any(tq is not None for tq in t[1:]):
             raise NotImplementedError(f"forward AD of {op.name} w.r.t. its index argument")
         return lin(p, t, y, **params)
     return rule
-
-
-def _pad_rule(op):
-    def rule(p, t, y, /, **params):
-        if "value" in params:
-            params = dict(params, value=0)
-        return op(t[0], *p[1:], **params)
-    return rule
-
-
-def _module_ops(module):
-    """The Ops a module defines: its Op globals and the ``.op`` of its public functions."""
-    from ..ops._registry import Op
-
-    found = {}
-    for value in vars(module).values():
-        op = value if isinstance(value, Op) else getattr(value, "op", None)
-        if isinstance(op, Op):
-            found[id(op)] = op
-    return list(found.values())
-
-
-_installed = set()
-# Ops torch gives no forward-mode formula (it raises NotImplementedError for them too).
-_NO_FORWARD = {"special_zeta", "zeta"}
-# Elementwise ops that are holomorphic (complex-differentiable), so the generic rule holds for
-# complex inputs too.
-_HOLOMORPHIC = {"exp2", "expm1", "log2", "log10", "log1p", "rsqrt", "tan", "asin", "acos",
-                "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sigmoid", "reciprocal",
-                "sinc"}
-
-
-def _install_rules():
-    """Give the ops that exist their jvp rule (done once per op, when forward AD is first used)."""
-    from ..ops import creation, linalg, pointwise, reduce
-
-    rules = []
-    for module, name, rule in [
-            (pointwise, "add_op", _add_rule), (pointwise, "sub_op", _sub_rule),
-            (pointwise, "mul_op", _mul_rule),
-            (pointwise, "div_op", _div_rule), (pointwise, "neg_op", None),
-            (pointwise, "pow_op", _pow_rule), (pointwise, "where_op", _where_rule),
-            (pointwise, "conj_op", None), (reduce, "sum_op", None), (reduce, "mean_op", None),
-            (creation, "clone_op", None), (creation, "to_copy_op", None)]:
-        op = getattr(module, name, None)
-        if op is not None:
-            rules.append((op, rule or _linear(op)))
-    unary = {
-        "exp": lambda x, y, g: g * y,
-        "log": lambda x, y, g: g / x,
-        "sin": lambda x, y, g: g * x.cos(),
-        "cos": lambda x, y, g: -g * x.sin(),
-        "tanh": lambda x, y, g: g * (1 - y * y),
-        "sqrt": lambda x, y, g: g / (2 * y),
-        "abs": lambda x, y, g: (g * x.sgn().conj()).real if x.is_complex() else g * x.sgn(),
-    }
-    for name, derivative in unary.items():
-        fn = getattr(pointwise, name, None)
-        if fn is not None and hasattr(fn, "op"):
-            rules.append((fn.op, _unary(derivative)))
-    for name in ("matmul_op", "mm_op", "bmm_op", "mv_op", "dot_op"):
-        op = getattr(linalg, name, None)
-        if op is not None:
-            rules.append((op, _matmul_rule))
-    from .. import special
-    from ..nn._functional import activation
-    from ..ops import index, shape
-
-    for name, rule in [("amax_op", None), ("amin_op", None), ("max_all_op", None),
-                       ("min_all_op", None), ("prod_op", None), ("var_op", None),
-                       ("std_op", None), ("norm_op", None), ("logsumexp_op", _logsumexp_rule),
-                       ("median_all_op", None), ("nanmedian_all_op", None),
-                       ("max_dim_op", _select_rule), ("min_dim_op", _select_rule),
-                       ("sort_op", _select_rule), ("topk_op", _select_rule),
-                       ("kthvalue_op", _select_rule), ("median_dim_op", _select_rule),
-                       ("nanmedian_dim_op", _select_rule), ("mode_op", _select_rule),
-                       ("cummax_op", _select_rule), ("cummin_op", _select_rule),
-                       ("logcumsumexp_op", _logcumsumexp_rule),
-                       ("cumprod_op", _cumprod_rule), ("nansum_op", None)]:
-        op = getattr(reduce, name, None)
-        if op is not None:
-            rules.append((op, rule or _reduction(op)))
-    for name in ("cumsum_op", "diff_op"):
-        op = getattr(reduce, name, None)
-        if op is not None:
-            rules.append((op, _linear(op)))
-    for module, name, rule in [(activation, "softmax_op", None),
-                               (activation, "log_softmax_op", _log_softmax_rule),
-                               (shape, "cat_op", _cat_rule)]:
-        op = getattr(module, name, None)
-        if op is not None:
-            rules.append((op, rule or _elementwise_symmetric(op)))
-    for module, names in [(index, ("gather_op", "index_select_op", "index_op")),
-                          (shape, ("flip_op", "roll_op", "repeat_op", "tril_op", "triu_op",
-                                   "permute_op", "pad_gather_op", "repeat_interleave_op"))]:
-        for name in names:
-            op = getattr(module, name, None)
-            if op is not None:
-                rules.append((op, _first_linear(op)))
-    op = getattr(shape, "pad_constant_op", None)
-    if op is not None:
-        rules.append((op, _pad_rule(op)))
-    op = getattr(creation, "complex_op", None)
-    if op is not None:  # complex(real, imag) and polar: real inputs, complex output
-        rules.append((op, _elementwise(op)))
-    from ..nn._functional import normalization
-
-    op = getattr(normalization, "_mean_op", None)
-    if op is not None:  # the statistics of batch/instance/layer/group norm: a linear mean
-        rules.append((op, _linear(op)))
-    taken = {id(op) for op, _ in rules}
-    for module in (pointwise, special, activation):
-        for op in _module_ops(module):
-            if id(op) in taken or op.derivative is None or op.view or op.multi_output \
-                    or op.name in _NO_FORWARD:
-                continue
-            if getattr(op.meta, "__name__", "") == "_bool_meta":
-                continue
-            rules.append((op, _elementwise(op)))
-    for op, rule in rules:
-        if op not in _installed and getattr(op, "jvp", None) is None:
-            op.jvp = rule
-            _installed.add(op)
 
 
 def _is_dual(t):

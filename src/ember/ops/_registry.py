@@ -35,20 +35,49 @@ __all__ = ["Op", "defop", "dispatch", "wrap"]
 registry = {}
 
 
+# What an op computes, as a tag (torch's ``native_functions.yaml`` tags, JAX's primitive
+# families): rules that follow from it need not be written per op. A pointwise op's
+# forward-mode rule is its derivative applied element by element, and it is batched by
+# broadcasting over the batch dim.
+KINDS = ("pointwise-unary", "pointwise-binary", "pointwise-ternary", "reduction", "scan",
+         "view", "shape", "indexing", "linalg", "random", "creation", "nn", "other")
+
+# The rules an op owns besides its kernel; each is given, follows from the kind, or is
+# declined with a reason (:meth:`Op.opt_out`).
+RULES = ("derivative", "jvp", "batch")
+
+
 class Op:
-    """A primitive operator: its kernel, optional meta rule and optional derivative."""
+    """A primitive operator and every rule it owns: kernel, meta rule, derivative (reverse
+    mode), ``jvp`` (forward mode), ``batch`` (vmap), each registered next to the op.
+
+    Example::
+
+        >>> op = Op("twice", lambda xp, a: a * 2, kind="pointwise-unary", register=False)
+        >>> _ = op.defderivative(lambda ctx, grad: (grad * 2,))
+        >>> op.pointwise
+        True
+    """
 
     __slots__ = ("name", "kernel", "meta", "derivative", "save_inputs", "save_output",
-                 "grad_name", "view", "multi_output", "differentiable_outputs", "jvp")
+                 "grad_name", "view", "multi_output", "differentiable_outputs", "jvp",
+                 "kind", "batch", "holomorphic", "opt_outs")
 
     def __init__(self, name, kernel, *, meta=None, save_inputs=True, save_output=False,
                  view=False, multi_output=False, differentiable_outputs=None, grad_name=None,
-                 register=True):
+                 register=True, kind="other", holomorphic=False):
+        if kind not in KINDS:
+            raise ValueError(f"op {name}: unknown kind {kind!r}, expected one of {KINDS}")
         self.name = name
         self.kernel = kernel
         self.meta = meta
         self.derivative = None
-        self.jvp = None  # forward-mode rule, set by ember.autograd.forward_ad
+        self.jvp = None  # forward-mode rule (:meth:`defjvp`); else derived, see forward_ad
+        self.batch = None  # vmap rule (:meth:`defbatch`); else derived from the kind
+        self.kind = kind
+        # complex-differentiable, so an element-wise forward rule holds for complex inputs
+        self.holomorphic = holomorphic
+        self.opt_outs = {}  # rule name -> why this op declines it
         self.save_inputs = save_inputs
         self.save_output = save_output
         self.view = view
@@ -59,11 +88,46 @@ class Op:
         if register:
             registry.setdefault(name, []).append(self)
 
+    @property
+    def pointwise(self):
+        """Whether the op works element by element (its kind is one of the pointwise ones)."""
+        return self.kind.startswith("pointwise")
+
     def defderivative(self, fn):
         """Decorator: attach ``fn(ctx, *grads) -> grads per input`` as this op's derivative."""
         self.derivative = fn
         return fn
 
+    def defjvp(self, fn):
+        """Decorator: attach ``fn(primals, tangents, result, **params) -> tangent`` as this
+        op's forward-mode rule (``tangents[i]`` is None for an input without one).
+
+        Example::
+
+            @neg_op.defjvp
+            def _(p, t, y):
+                return -t[0]
+        """
+        self.jvp = fn
+        return fn
+
+    def defbatch(self, fn):
+        """Decorator: attach ``fn(xp, step, arrays, batched, batch_size)`` as this op's vmap
+        rule (see ``ember/func/_batching_rules.py``)."""
+        self.batch = fn
+        return fn
+
+    def opt_out(self, rule, reason):
+        """Declare that this op has no ``rule`` (one of :data:`RULES`), and why.
+
+        Example::
+
+            >>> zeta_op.opt_out("jvp", "torch has no forward-mode formula for zeta")
+        """
+        if rule not in RULES:
+            raise ValueError(f"unknown rule {rule!r}, expected one of {RULES}")
+        self.opt_outs[rule] = reason
+        return self
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -74,13 +138,17 @@ def defop(name, **options):
 
     Example::
 
-        @defop("exp", save_output=True)
+        @defop("exp", save_output=True, kind="pointwise-unary")
         def exp_op(xp, a):
             return xp.exp(a)
 
         @exp_op.defderivative
         def _(ctx, grad):
             return (grad * ctx.output,)
+
+        @exp_op.defjvp   # optional: a pointwise op's rule follows from its derivative
+        def _(p, t, y):
+            return t[0] * y
     """
     def decorate(kernel):
         return Op(name, kernel, **options)

@@ -806,7 +806,7 @@ def _complex_meta(re, im):
     return np.broadcast_shapes(re.shape, im.shape), dt.from_numpy_dtype(re.dtype).to_complex()
 
 
-@defop("complex", meta=_complex_meta, save_inputs=False)
+@defop("complex", meta=_complex_meta, save_inputs=False, kind="pointwise-binary")
 def complex_op(xp, re, im):
     shape = xp.broadcast_shapes(re.shape, im.shape) if hasattr(xp, "broadcast_shapes") else \
         np.broadcast_shapes(re.shape, im.shape)
@@ -1071,7 +1071,8 @@ Tensor.zero_ = _zero_
 # ---------------------------------------------------------------- copies and casts
 
 
-@defop("clone", meta=lambda a, **_: (a.shape, a.dtype), save_inputs=False)
+@defop("clone", meta=lambda a, **_: (a.shape, a.dtype), save_inputs=False,
+       kind="pointwise-unary")
 def clone_op(xp, a, *, memory_format=None):
     if memory_format in ("channels_last", "channels_last_3d"):
         return _channels_last_copy(xp, a)
@@ -1089,6 +1090,9 @@ def _channels_last_copy(xp, a):
 @clone_op.defderivative
 def _clone_derivative(ctx, grad, **_):
     return (grad,)
+
+
+clone_op.defjvp(_forward_ad.linear_jvp(clone_op))
 
 
 def clone(input, *, memory_format=None):
@@ -1136,7 +1140,7 @@ def _copy_kernel(xp, a, *, dtype, device):
 
 
 @defop("_to_copy", meta=lambda a, *, dtype, device: (a.shape, dtype or a.dtype),
-       save_inputs=False, grad_name="ToCopyBackward0")
+       save_inputs=False, grad_name="ToCopyBackward0", kind="pointwise-unary")
 def to_copy_op(xp, a, *, dtype, device):
     return _copy_kernel(xp, a, dtype=dtype, device=device)
 
@@ -1148,6 +1152,9 @@ def _to_copy_derivative(ctx, grad, *, dtype, device):
     if grad._data.dtype.kind == "c" and np_dtype.kind != "c":
         grad = grad.real
     return (grad.to(dtype=source_dtype, device=source_device),)
+
+
+to_copy_op.defjvp(_forward_ad.linear_jvp(to_copy_op))
 
 
 def to_copy(input, dtype=None, device=None):

@@ -177,6 +177,9 @@ def _gather_derivative(ctx, grad, *, dim):
     return scatter_add_op(_zeros(a.shape, grad), idx, grad, dim=dim), None
 
 
+gather_op.defjvp(_forward_ad.first_linear_jvp(gather_op))
+
+
 def _check_gather_shapes(name, input, dim, index, src=None):
     ndim = builtins.max(input._data.ndim, 1)
     if builtins.max(index._data.ndim, 1) != ndim:
@@ -529,6 +532,9 @@ def _index_select_derivative(ctx, grad, *, dim):
     return index_add_op(_zeros(a.shape, grad), idx, grad, dim=dim, alpha=1), None
 
 
+index_select_op.defjvp(_forward_ad.first_linear_jvp(index_select_op))
+
+
 def index_select(input, dim, index, *, out=None):
     """The entries of ``input`` at positions ``index`` (a 1-D integer tensor) along ``dim``.
 
@@ -844,6 +850,9 @@ def _index_derivative(ctx, grad, *, positions):
     grad_a = index_put_op(_zeros(a.shape, grad), grad, *idx, positions=positions,
                           accumulate=True)
     return (grad_a,) + (None,) * len(idx)
+
+
+index_op.defjvp(_forward_ad.first_linear_jvp(index_op))
 
 
 @defop("index_put", meta=_same_shape_meta, grad_name="IndexPutBackward0")

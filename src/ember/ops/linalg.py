@@ -20,6 +20,7 @@ from .. import _dtype as dt
 from .. import return_types as _return_types
 from .._device import META
 from .._tensor import Tensor
+from ..autograd.forward_ad import add_tangents
 from ._operands import operator_method, wrap_dim
 from ._precision import in_float32, is_half
 from ._registry import Op, defop, inplace, write_out
@@ -154,9 +155,17 @@ def _matmul_derivative(ctx, grad):
     return grad_a, grad_b
 
 
+def _matmul_jvp(p, t, y, **params):
+    """The product rule: ``ta @ b + a @ tb``."""
+    (a, b), (ta, tb) = p, t
+    return add_tangents(None if ta is None else matmul(ta, b),
+                        None if tb is None else matmul(a, tb))
+
+
 def _product_op(name):
-    op = Op(name, _matmul_kernel, meta=_matmul_meta)
+    op = Op(name, _matmul_kernel, meta=_matmul_meta, kind="linalg")
     op.defderivative(_matmul_derivative)
+    op.defjvp(_matmul_jvp)
     return op
 
 

@@ -25,6 +25,7 @@ from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor, _trace_state
 from ..autograd.forward_ad import _state as _fw_state
+from ..autograd.forward_ad import add_tangents, linear_jvp
 from ..autograd.grad_mode import state as _grad_state
 from ._operands import (
     binary_operands,
@@ -119,7 +120,7 @@ def _check_integer_divisor(xp, b):
 # ---------------------------------------------------------------- add / sub
 
 
-@defop("add", meta=_same_shape_meta, save_inputs=False)
+@defop("add", meta=_same_shape_meta, save_inputs=False, kind="pointwise-binary")
 def add_op(xp, a, b, *, alpha=1):
     if alpha == 1 and type(alpha) is int:
         return xp.add(a, b)
@@ -129,6 +130,12 @@ def add_op(xp, a, b, *, alpha=1):
 @add_op.defderivative
 def _add_derivative(ctx, grad, *, alpha=1):
     return grad, (grad if alpha == 1 else grad * _conj_scalar(alpha))
+
+
+@add_op.defjvp
+def _add_jvp(p, t, y, alpha=1):
+    ta, tb = t
+    return add_tangents(ta, None if tb is None else (tb if alpha == 1 else tb * alpha))
 
 
 def _conj_scalar(value):
@@ -195,7 +202,7 @@ def sub(input, other, *, alpha=1, out=None):
 subtract = sub
 
 
-@defop("sub", meta=_same_shape_meta, save_inputs=False)
+@defop("sub", meta=_same_shape_meta, save_inputs=False, kind="pointwise-binary")
 def sub_op(xp, a, b, *, alpha=1):
     return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, b * scalar(alpha, b.dtype))
 
@@ -205,10 +212,16 @@ def _sub_derivative(ctx, grad, *, alpha=1):
     return grad, (-grad if alpha == 1 else grad * -_conj_scalar(alpha))
 
 
+@sub_op.defjvp
+def _sub_jvp(p, t, y, alpha=1):
+    ta, tb = t
+    return add_tangents(ta, None if tb is None else (-tb if alpha == 1 else tb * -alpha))
+
+
 # ---------------------------------------------------------------- mul / div
 
 
-@defop("mul", meta=_same_shape_meta)
+@defop("mul", meta=_same_shape_meta, kind="pointwise-binary")
 def mul_op(xp, a, b):
     return xp.multiply(a, b)
 
@@ -218,6 +231,12 @@ def _mul_derivative(ctx, grad):
     a, b = ctx.inputs
     need_a, need_b = ctx.needs_input_grad
     return (grad * b.conj() if need_a else None), (grad * a.conj() if need_b else None)
+
+
+@mul_op.defjvp
+def _mul_jvp(p, t, y):
+    (a, b), (ta, tb) = p, t
+    return add_tangents(None if ta is None else ta * b, None if tb is None else a * tb)
 
 
 def mul(input, other, *, out=None):
@@ -235,7 +254,7 @@ def mul(input, other, *, out=None):
 multiply = mul
 
 
-@defop("div", meta=_same_shape_meta)
+@defop("div", meta=_same_shape_meta, kind="pointwise-binary")
 def div_op(xp, a, b):
     return xp.true_divide(a, b)
 
@@ -247,6 +266,17 @@ def _div_derivative(ctx, grad):
     grad_a = grad / b.conj() if need_a else None
     grad_b = -grad * (a / b / b).conj() if need_b else None
     return grad_a, grad_b
+
+
+@div_op.defjvp
+def _div_jvp(p, t, y):
+    """``(ta - tb * y) / b``: torch's formula, kept in its order so that low-precision
+    operands round as torch's do."""
+    b, (ta, tb) = p[1], t
+    if tb is None:
+        return ta / b
+    scaled = tb * y
+    return (-scaled if ta is None else ta - scaled) / b
 
 
 @_low_precision
@@ -270,9 +300,9 @@ def _trunc_divide_kernel(xp, a, b):
 
 
 div_floor_op = Op("div_floor", _floor_divide_kernel, meta=_same_shape_meta,
-                  grad_name="DivBackward1")
+                  grad_name="DivBackward1", kind="pointwise-binary")
 div_trunc_op = Op("div_trunc", _trunc_divide_kernel, meta=_same_shape_meta,
-                  grad_name="DivBackward2")
+                  grad_name="DivBackward2", kind="pointwise-binary")
 
 
 def _rounded_div_derivative(ctx, grad):
@@ -281,7 +311,8 @@ def _rounded_div_derivative(ctx, grad):
 
 div_floor_op.defderivative(_rounded_div_derivative)
 div_trunc_op.defderivative(_rounded_div_derivative)
-floor_divide_op = Op("floor_divide", _floor_divide_kernel, meta=_same_shape_meta)
+floor_divide_op = Op("floor_divide", _floor_divide_kernel, meta=_same_shape_meta,
+                     kind="pointwise-binary")
 floor_divide_op.defderivative(_not_differentiable("floor_divide"))
 
 
@@ -342,7 +373,7 @@ def floor_divide(input, other, *, out=None):
 # ---------------------------------------------------------------- neg, conj, real, imag
 
 
-@defop("neg", meta=_same_shape_meta, save_inputs=False)
+@defop("neg", meta=_same_shape_meta, save_inputs=False, kind="pointwise-unary")
 def neg_op(xp, a):
     return xp.negative(a)
 
@@ -350,6 +381,9 @@ def neg_op(xp, a):
 @neg_op.defderivative
 def _neg_derivative(ctx, grad):
     return (-grad,)
+
+
+neg_op.defjvp(linear_jvp(neg_op))
 
 
 def neg(input, *, out=None):
@@ -385,7 +419,8 @@ def positive(input):
     return input
 
 
-@defop("conj_physical", meta=_same_shape_meta, save_inputs=False, grad_name="ConjBackward0")
+@defop("conj_physical", meta=_same_shape_meta, save_inputs=False, grad_name="ConjBackward0",
+       kind="pointwise-unary")
 def conj_op(xp, a):
     return xp.conj(a)
 
@@ -393,6 +428,9 @@ def conj_op(xp, a):
 @conj_op.defderivative
 def _conj_derivative(ctx, grad):
     return (grad.conj(),)
+
+
+conj_op.defjvp(linear_jvp(conj_op))
 
 
 def conj(input):
@@ -467,7 +505,7 @@ def is_neg(input):
 
 
 @defop("real", meta=lambda a: (a.shape, dt.from_numpy_dtype(a.dtype).to_real()),
-       save_inputs=False, view=True)
+       save_inputs=False, view=True, kind="pointwise-unary")
 def real_op(xp, a):
     return a.real
 
@@ -478,7 +516,7 @@ def _real_derivative(ctx, grad):
 
 
 @defop("imag", meta=lambda a: (a.shape, dt.from_numpy_dtype(a.dtype).to_real()),
-       save_inputs=False, view=True)
+       save_inputs=False, view=True, kind="pointwise-unary")
 def imag_op(xp, a):
     return a.imag
 
@@ -517,7 +555,7 @@ def _view_as_real_meta(a):
 
 
 @defop("view_as_real", meta=_view_as_real_meta, save_inputs=False, view=True,
-       grad_name="ViewAsRealBackward0")
+       grad_name="ViewAsRealBackward0", kind="view")
 def view_as_real_op(xp, a):
     real = dt.from_numpy_dtype(a.dtype).to_real().np
     if xp is np:
@@ -537,7 +575,7 @@ def _view_as_complex_meta(a):
 
 
 @defop("view_as_complex", meta=_view_as_complex_meta, save_inputs=False, view=True,
-       grad_name="ViewAsComplexBackward0")
+       grad_name="ViewAsComplexBackward0", kind="view")
 def view_as_complex_op(xp, a):
     return a.view(dt.from_numpy_dtype(a.dtype).to_complex().np)[..., 0]
 
@@ -595,7 +633,7 @@ def view_as_complex(input):
 # ---------------------------------------------------------------- pow, float_power
 
 
-@defop("pow", meta=_same_shape_meta, grad_name="PowBackward1")
+@defop("pow", meta=_same_shape_meta, grad_name="PowBackward1", kind="pointwise-binary")
 def pow_op(xp, a, b):
     if a.dtype.kind == "i":
         negative = b < 0
@@ -624,6 +662,14 @@ def _pow_derivative(ctx, grad):
         nonnegative = (b.imag == 0) & (b.real >= 0) if b.is_complex() else b >= 0
         grad_b = grad * (result * where((a == 0) & nonnegative, 0.0, a.log())).conj()
     return grad_a, grad_b
+
+
+@pow_op.defjvp
+def _pow_jvp(p, t, y):
+    (a, b), (ta, tb) = p, t
+    da = None if ta is None else where(b == 0, 0.0, ta * b * a ** (b - 1))
+    db = None if tb is None else tb * y * where((a == 0) & (b >= 0), 0.0, a.log())
+    return add_tangents(da, db)
 
 
 def pow(input, exponent, *, out=None):
@@ -672,7 +718,8 @@ def float_power(input, exponent, *, out=None):
 
 
 def _comparison(name, ufunc):
-    op = Op(name, lambda xp, a, b: getattr(xp, ufunc)(a, b), meta=_bool_meta)
+    op = Op(name, lambda xp, a, b: getattr(xp, ufunc)(a, b), meta=_bool_meta,
+            kind="pointwise-binary")
     ordered = name in ("lt", "le", "gt", "ge")
 
     def compare(input, other, *, out=None):
@@ -707,7 +754,7 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 @defop("where", meta=lambda c, a, b: (np.broadcast_shapes(c.shape, a.shape, b.shape), a.dtype),
-       grad_name="WhereBackward0")
+       grad_name="WhereBackward0", kind="pointwise-ternary")
 def where_op(xp, condition, a, b):
     return xp.where(condition, a, b)
 
@@ -717,6 +764,16 @@ def _where_derivative(ctx, grad):
     condition = ctx.inputs[0]
     zero = grad.new_zeros(())
     return None, where(condition, grad, zero), where(condition, zero, grad)
+
+
+@where_op.defjvp
+def _where_jvp(p, t, y):
+    (c, a, b), (_, ta, tb) = p, t
+    if ta is None:
+        ta = a.new_zeros(())
+    if tb is None:
+        tb = b.new_zeros(())
+    return where(c, ta, tb)
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -763,9 +820,11 @@ def _select_derivative(pick_first):
     return derivative
 
 
-maximum_op = Op("maximum", lambda xp, a, b: xp.maximum(a, b), meta=_same_shape_meta)
+maximum_op = Op("maximum", lambda xp, a, b: xp.maximum(a, b), meta=_same_shape_meta,
+                kind="pointwise-binary")
 maximum_op.defderivative(_select_derivative(lambda a, b: a > b))
-minimum_op = Op("minimum", lambda xp, a, b: xp.minimum(a, b), meta=_same_shape_meta)
+minimum_op = Op("minimum", lambda xp, a, b: xp.minimum(a, b), meta=_same_shape_meta,
+                kind="pointwise-binary")
 minimum_op.defderivative(_select_derivative(lambda a, b: a < b))
 
 
@@ -808,9 +867,11 @@ def _fselect_derivative(first_wins):
     return derivative
 
 
-fmax_op = Op("fmax", _low_precision(lambda xp, a, b: xp.fmax(a, b)), meta=_same_shape_meta)
+fmax_op = Op("fmax", _low_precision(lambda xp, a, b: xp.fmax(a, b)), meta=_same_shape_meta,
+             kind="pointwise-binary")
 fmax_op.defderivative(_fselect_derivative(lambda a, b: a >= b))
-fmin_op = Op("fmin", _low_precision(lambda xp, a, b: xp.fmin(a, b)), meta=_same_shape_meta)
+fmin_op = Op("fmin", _low_precision(lambda xp, a, b: xp.fmin(a, b)), meta=_same_shape_meta,
+             kind="pointwise-binary")
 fmin_op.defderivative(_fselect_derivative(lambda a, b: a <= b))
 fmax = _extremum(fmax_op, "fmax")
 fmax.__doc__ = """The elementwise maximum, ignoring NaN (NaN only where both are NaN).
@@ -844,7 +905,7 @@ def _clamp_kernel(xp, a, *bounds, has_min, has_max):
     return result
 
 
-clamp_op = Op("clamp", _clamp_kernel,
+clamp_op = Op("clamp", _clamp_kernel, kind="pointwise-ternary",
               meta=lambda *arrays, **params: (broadcast_shapes(*(a.shape for a in arrays)),
                                               arrays[0].dtype))
 
@@ -938,12 +999,14 @@ def _unary_meta(out_dtype):
 
 
 def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low=True,
-             grad_name=None):
+             grad_name=None, jvp=None, holomorphic=False):
     """The :class:`Op` of a unary pointwise function.
 
     ``kernel(xp, a, **params)`` computes it (in float32 for float16/bfloat16 when ``low``);
     ``derivative(x, y, grad, **params)`` returns the input's gradient from the input ``x``,
     the output ``y`` (whichever ``save`` names; the other is None) and the output's gradient.
+    ``jvp(x, y, tangent)`` (optional) is the forward-mode rule; without one it follows from the
+    derivative (element-wise), which is exact for complex inputs too when ``holomorphic``.
     """
     run = _low_precision(kernel) if low else kernel
     if out_dtype is None:
@@ -953,7 +1016,10 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
             result = inner(xp, a, **params)
             return result if result.dtype == a.dtype else result.astype(a.dtype)
     op = Op(name, run, meta=_unary_meta(out_dtype), save_inputs=save in ("input", "both"),
-            save_output=save in ("output", "both"), grad_name=grad_name)
+            save_output=save in ("output", "both"), grad_name=grad_name, kind="pointwise-unary",
+            holomorphic=holomorphic)
+    if jvp is not None:
+        op.defjvp(lambda p, t, y: jvp(p[0], y, t[0]))
     if derivative == "none":
         op.defderivative(_not_differentiable(name))
     elif derivative is not None:
@@ -979,13 +1045,14 @@ def unary_operand(input, name, promote, deny, errors=None, cpu_name=None):
 
 def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=None,
           cpu_name=None, save="input", out_dtype=None, low=True, doc, example, globs=None,
-          methods=True):
+          methods=True, jvp=None, holomorphic=False):
     """Declare a unary pointwise op and its public function, method and in-place method.
 
     ``promote="float"`` turns integer and bool inputs into the default float dtype; ``deny``
     lists the dtype groups the op refuses (see the module docstring).
     """
-    op = unary_op(name, kernel, derivative, save=save, out_dtype=out_dtype, low=low)
+    op = unary_op(name, kernel, derivative, save=save, out_dtype=out_dtype, low=low, jvp=jvp,
+                  holomorphic=holomorphic)
     unchecked = () if "f" in deny else (_F32, _F64)  # dtypes unary_operand lets through as is
 
     def fn(input, *, out=None):
@@ -1031,29 +1098,37 @@ _LN10 = math.log(10.0)
 
 unary("exp", lambda xp, a: xp.exp(a), lambda x, y, g: g * y.conj(), save="output",
       doc="``e ** input``, elementwise.",
-      example="ember.exp(ember.tensor([0., 1.]))\n        tensor([1.0000, 2.7183])")
+      example="ember.exp(ember.tensor([0., 1.]))\n        tensor([1.0000, 2.7183])",
+      jvp=lambda x, y, t: t * y)
 unary("exp2", lambda xp, a: xp.exp2(a) if a.dtype.kind != "c" else xp.exp(a * _LN2),
       lambda x, y, g: g * (y * _LN2).conj(), save="output",
       doc="``2 ** input``, elementwise.",
-      example="ember.exp2(ember.tensor([0., 3.]))\n        tensor([1., 8.])")
+      example="ember.exp2(ember.tensor([0., 3.]))\n        tensor([1., 8.])",
+      holomorphic=True)
 unary("expm1", lambda xp, a: xp.expm1(a), lambda x, y, g: g * (y + 1).conj(), save="output",
       doc="``exp(input) - 1``, accurate near zero.",
-      example="ember.expm1(ember.tensor([0., 1.]))\n        tensor([0.0000, 1.7183])")
+      example="ember.expm1(ember.tensor([0., 1.]))\n        tensor([0.0000, 1.7183])",
+      holomorphic=True)
 unary("log", lambda xp, a: xp.log(a), lambda x, y, g: g / x.conj(),
       doc="The natural logarithm, elementwise.",
-      example="ember.log(ember.tensor([1., 2.]))\n        tensor([0.0000, 0.6931])")
+      example="ember.log(ember.tensor([1., 2.]))\n        tensor([0.0000, 0.6931])",
+      jvp=lambda x, y, t: t / x)
 unary("log2", lambda xp, a: xp.log2(a), lambda x, y, g: g / (x * _LN2).conj(),
       doc="The base-2 logarithm, elementwise.",
-      example="ember.log2(ember.tensor([1., 8.]))\n        tensor([0., 3.])")
+      example="ember.log2(ember.tensor([1., 8.]))\n        tensor([0., 3.])",
+      holomorphic=True)
 unary("log10", lambda xp, a: xp.log10(a), lambda x, y, g: g / (x * _LN10).conj(),
       doc="The base-10 logarithm, elementwise.",
-      example="ember.log10(ember.tensor([1., 100.]))\n        tensor([0., 2.])")
+      example="ember.log10(ember.tensor([1., 100.]))\n        tensor([0., 2.])",
+      holomorphic=True)
 unary("log1p", lambda xp, a: xp.log1p(a), lambda x, y, g: g / (x + 1).conj(),
       doc="``log(1 + input)``, accurate near zero.",
-      example="ember.log1p(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.log1p(ember.tensor([0.]))\n        tensor([0.])",
+      holomorphic=True)
 unary("sqrt", lambda xp, a: xp.sqrt(a), lambda x, y, g: g / (2 * y.conj()), save="output",
       doc="The square root, elementwise.",
-      example="ember.sqrt(ember.tensor([4., 9.]))\n        tensor([2., 3.])")
+      example="ember.sqrt(ember.tensor([4., 9.]))\n        tensor([2., 3.])",
+      jvp=lambda x, y, t: t / (2 * y))
 
 
 def _rsqrt_kernel(xp, a):
@@ -1063,43 +1138,56 @@ def _rsqrt_kernel(xp, a):
 
 unary("rsqrt", _rsqrt_kernel, lambda x, y, g: g * (-0.5 * y ** 3).conj(), save="output",
       doc="``1 / sqrt(input)``, elementwise.",
-      example="ember.rsqrt(ember.tensor([4.]))\n        tensor([0.5000])")
+      example="ember.rsqrt(ember.tensor([4.]))\n        tensor([0.5000])",
+      holomorphic=True)
 unary("sin", lambda xp, a: xp.sin(a), lambda x, y, g: g * x.cos().conj(),
       doc="The sine, elementwise.",
-      example="ember.sin(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.sin(ember.tensor([0.]))\n        tensor([0.])",
+      jvp=lambda x, y, t: t * x.cos())
 unary("cos", lambda xp, a: xp.cos(a), lambda x, y, g: -g * x.sin().conj(),
       doc="The cosine, elementwise.",
-      example="ember.cos(ember.tensor([0.]))\n        tensor([1.])")
+      example="ember.cos(ember.tensor([0.]))\n        tensor([1.])",
+      jvp=lambda x, y, t: -t * x.sin())
 unary("tan", lambda xp, a: xp.tan(a), lambda x, y, g: g * (1 + y * y).conj(), save="output",
       doc="The tangent, elementwise.",
-      example="ember.tan(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.tan(ember.tensor([0.]))\n        tensor([0.])",
+      holomorphic=True)
 unary("asin", lambda xp, a: xp.arcsin(a), lambda x, y, g: g * (1 - x * x).rsqrt().conj(),
       doc="The inverse sine, elementwise.",
-      example="ember.asin(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.asin(ember.tensor([0.]))\n        tensor([0.])",
+      holomorphic=True)
 unary("acos", lambda xp, a: xp.arccos(a), lambda x, y, g: -g * (1 - x * x).rsqrt().conj(),
       doc="The inverse cosine, elementwise.",
-      example="ember.acos(ember.tensor([1.]))\n        tensor([0.])")
+      example="ember.acos(ember.tensor([1.]))\n        tensor([0.])",
+      holomorphic=True)
 unary("atan", lambda xp, a: xp.arctan(a), lambda x, y, g: g / (x * x + 1).conj(),
       doc="The inverse tangent, elementwise.",
-      example="ember.atan(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.atan(ember.tensor([0.]))\n        tensor([0.])",
+      holomorphic=True)
 unary("sinh", lambda xp, a: xp.sinh(a), lambda x, y, g: g * x.cosh().conj(),
       doc="The hyperbolic sine, elementwise.",
-      example="ember.sinh(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.sinh(ember.tensor([0.]))\n        tensor([0.])",
+      holomorphic=True)
 unary("cosh", lambda xp, a: xp.cosh(a), lambda x, y, g: g * x.sinh().conj(),
       doc="The hyperbolic cosine, elementwise.",
-      example="ember.cosh(ember.tensor([0.]))\n        tensor([1.])")
+      example="ember.cosh(ember.tensor([0.]))\n        tensor([1.])",
+      holomorphic=True)
 unary("tanh", lambda xp, a: xp.tanh(a), lambda x, y, g: g * (1 - y * y).conj(), save="output",
       doc="The hyperbolic tangent, elementwise.",
-      example="ember.tanh(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.tanh(ember.tensor([0.]))\n        tensor([0.])",
+      jvp=lambda x, y, t: t * (1 - y * y))
 unary("asinh", lambda xp, a: xp.arcsinh(a), lambda x, y, g: g * (x * x + 1).rsqrt().conj(),
       doc="The inverse hyperbolic sine, elementwise.",
-      example="ember.asinh(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.asinh(ember.tensor([0.]))\n        tensor([0.])",
+      holomorphic=True)
 unary("acosh", lambda xp, a: xp.arccosh(a), lambda x, y, g: g * (x * x - 1).rsqrt().conj(),
       doc="The inverse hyperbolic cosine, elementwise.",
-      example="ember.acosh(ember.tensor([1.]))\n        tensor([0.])")
+      example="ember.acosh(ember.tensor([1.]))\n        tensor([0.])",
+      holomorphic=True)
 unary("atanh", lambda xp, a: xp.arctanh(a), lambda x, y, g: g / (1 - x * x).conj(),
       doc="The inverse hyperbolic tangent, elementwise.",
-      example="ember.atanh(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.atanh(ember.tensor([0.]))\n        tensor([0.])",
+      holomorphic=True)
 for _alias_name, _name in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
                            ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh")):
     _alias(_alias_name, _name)
@@ -1113,7 +1201,8 @@ def _sigmoid_kernel(xp, a):
 
 unary("sigmoid", _sigmoid_kernel, lambda x, y, g: g * (y * (1 - y)).conj(), save="output",
       doc="The logistic function ``1 / (1 + exp(-input))``.",
-      example="ember.sigmoid(ember.tensor([0.]))\n        tensor([0.5000])")
+      example="ember.sigmoid(ember.tensor([0.]))\n        tensor([0.5000])",
+      holomorphic=True)
 
 
 def _erf_kernel(xp, a):
@@ -1335,7 +1424,8 @@ def round(input, *, decimals=0, out=None):
 
 unary("reciprocal", lambda xp, a: xp.reciprocal(a), lambda x, y, g: -g * (y * y).conj(),
       save="output", doc="``1 / input``, elementwise.",
-      example="ember.reciprocal(ember.tensor([2., 4.]))\n        tensor([0.5000, 0.2500])")
+      example="ember.reciprocal(ember.tensor([2., 4.]))\n        tensor([0.5000, 0.2500])",
+      holomorphic=True)
 
 
 def square(input, *, out=None):
@@ -1483,7 +1573,8 @@ def _sinc_derivative(x, y, g):
 
 unary("sinc", _sinc_kernel, _sinc_derivative,
       doc="The normalised sinc function ``sin(pi x) / (pi x)`` (1 at 0).",
-      example="ember.sinc(ember.tensor([0., 0.5]))\n        tensor([1.0000, 0.6366])")
+      example="ember.sinc(ember.tensor([0., 0.5]))\n        tensor([1.0000, 0.6366])",
+      holomorphic=True)
 
 
 def _relu_derivative(x, y, g):
@@ -1498,7 +1589,8 @@ unary("relu", lambda xp, a: xp.maximum(a, a.dtype.type(0)), _relu_derivative, pr
       example="ember.relu(ember.tensor([-1., 2.]))\n        tensor([0., 2.])")
 unary("abs", lambda xp, a: xp.abs(a), lambda x, y, g: g * x.sgn(), promote="keep", deny="b",
       out_dtype="real", low=False, doc="The absolute value, elementwise.",
-      example="ember.abs(ember.tensor([-1, 2]))\n        tensor([1, 2])")
+      example="ember.abs(ember.tensor([-1, 2]))\n        tensor([1, 2])",
+      jvp=lambda x, y, t: (t * x.sgn().conj()).real if x.is_complex() else t * x.sgn())
 
 
 def _abs_(self):
@@ -1560,7 +1652,8 @@ def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=Non
     """
     op = Op(name, _low_precision(kernel) if low else kernel,
             meta=_bool_meta if out_dtype == "bool" else _same_shape_meta,
-            save_inputs=save in ("input", "both"), save_output=save in ("output", "both"))
+            save_inputs=save in ("input", "both"), save_output=save in ("output", "both"),
+            kind="pointwise-binary")
     if derivative == "none":
         op.defderivative(_not_differentiable(name))
     elif derivative is not None:
@@ -1762,7 +1855,7 @@ def heaviside(input, values, *, out=None):
     return write_out(heaviside_op(a, b), out, "heaviside")
 
 
-heaviside_op = Op("heaviside", _heaviside_kernel, meta=_same_shape_meta)
+heaviside_op = Op("heaviside", _heaviside_kernel, meta=_same_shape_meta, kind="pointwise-binary")
 heaviside_op.defderivative(_not_differentiable("heaviside"))
 _method("heaviside", heaviside)
 _method("heaviside_", _inplace_method(heaviside))
@@ -1774,7 +1867,7 @@ _method("heaviside_", _inplace_method(heaviside))
 def _logical(name, ufunc):
     def kernel(xp, a, b):
         return getattr(xp, ufunc)(a, b)
-    op = Op(name, kernel, meta=_bool_meta)
+    op = Op(name, kernel, meta=_bool_meta, kind="pointwise-binary")
 
     def fn(input, other, *, out=None):
         _check_tensor(input, name)
@@ -1854,7 +1947,7 @@ def _lerp_kernel(xp, start, end, weight):
                     end - difference * (1 - weight))
 
 
-lerp_op = Op("lerp", _low_precision(_lerp_kernel),
+lerp_op = Op("lerp", _low_precision(_lerp_kernel), kind="pointwise-ternary",
              meta=lambda s, e, w: (broadcast_shapes(s.shape, e.shape, w.shape), s.dtype),
              grad_name="LerpBackward1")
 
@@ -1985,7 +2078,7 @@ def _isclose_kernel(xp, a, b, *, rtol, atol, equal_nan):
         return close | (xp.isfinite(difference) & (difference <= allowed))
 
 
-isclose_op = Op("isclose", _isclose_kernel, meta=_bool_meta)
+isclose_op = Op("isclose", _isclose_kernel, meta=_bool_meta, kind="pointwise-binary")
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -2256,7 +2349,8 @@ _return_types.frexp = _frexp_result
 
 
 @defop("frexp", meta=lambda a: ((a.shape, a.dtype), (a.shape, np.dtype(np.int32))),
-       save_inputs=False, save_output=True, multi_output=True, differentiable_outputs=(0,))
+       save_inputs=False, save_output=True, multi_output=True, differentiable_outputs=(0,),
+       kind="pointwise-unary")
 def frexp_op(xp, a):
     if a.dtype in _LOW:
         mantissa, exponent = xp.frexp(a.astype(_F32))

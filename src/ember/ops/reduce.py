@@ -22,6 +22,7 @@ from .. import _dtype as dt
 from .. import return_types
 from .._device import META
 from .._tensor import Tensor
+from ..autograd.forward_ad import linear_jvp, reduction_jvp, select_jvp
 from ._operands import varargs_or_keyword, wrap_dim, wrap_dims
 from ._registry import Op, defop, inplace, write_out
 from ._util import accumulate, host_values
@@ -212,6 +213,9 @@ def _sum_derivative(ctx, grad, *, dims, keepdim, dtype=None):
     return (_expand_back(grad, ctx._input_meta[0][0], dims, keepdim),)
 
 
+sum_op.defjvp(linear_jvp(sum_op))
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The sum over ``dim`` (all dims by default); integers and bools sum as int64.
 
@@ -264,6 +268,9 @@ def _nansum_derivative(ctx, grad, *, dims, keepdim, dtype=None):
     return (_where(_isnan(x), 0.0, _expand_back(grad, x._data.shape, dims, keepdim)),)
 
 
+nansum_op.defjvp(reduction_jvp(nansum_op))
+
+
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The sum over ``dim`` treating NaN as zero.
 
@@ -301,6 +308,9 @@ def _prod_derivative(ctx, grad, *, dims, keepdim, dtype=None):
     flat, d = (x, dims[0]) if len(dims) == 1 else (x.reshape(-1), 0)
     others = _exclusive_cumprod(flat, d, False) * _exclusive_cumprod(flat, d, True)
     return (grad * others.reshape(shape).conj(),)
+
+
+prod_op.defjvp(reduction_jvp(prod_op))
 
 
 def _exclusive_cumprod(x, dim, reverse):
@@ -351,6 +361,9 @@ def mean_op(xp, a, *, dims, keepdim, dtype=None):
 def _mean_derivative(ctx, grad, *, dims, keepdim, dtype=None):
     shape = ctx._input_meta[0][0]
     return (_expand_back(grad, shape, dims, keepdim) / _count(shape, dims),)
+
+
+mean_op.defjvp(linear_jvp(mean_op))
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -433,6 +446,9 @@ def _var_derivative(ctx, grad, *, dims, correction, keepdim):
     return (grad * scale * (x - x.mean(dims, keepdim=True)),)
 
 
+var_op.defjvp(reduction_jvp(var_op))
+
+
 @defop("std", meta=_real_meta, save_output=True)
 def std_op(xp, a, *, dims, correction, keepdim):
     result = xp.sqrt(_var_kernel(xp, a, dims, correction, keepdim))
@@ -447,6 +463,9 @@ def _std_derivative(ctx, grad, *, dims, correction, keepdim):
     scale = 1.0 / dof if dof > 0 else math.inf
     grad = _expand_back(grad / ctx.output, shape, dims, keepdim)
     return (grad * scale * (x - x.mean(dims, keepdim=True)),)
+
+
+std_op.defjvp(reduction_jvp(std_op))
 
 
 def _var_args(name, input, dim, unbiased, keepdim, correction):
@@ -550,6 +569,7 @@ def _extreme_all(name, reducer):
     op = Op(name, lambda xp, a: getattr(xp, reducer)(a),
             meta=lambda a: ((), a.dtype), save_output=True)
     op.defderivative(lambda ctx, grad: _evenly_distribute(ctx, grad, nan_aware=True))
+    op.defjvp(reduction_jvp(op))
     return op
 
 
@@ -577,6 +597,8 @@ def _extreme_dim(name, arg):
     @op.defderivative
     def _(ctx, grad, grad_indices, *, dim, keepdim):
         return (_select_grad(grad, ctx.output[1], dim, ctx._input_meta[0][0], keepdim),)
+
+    op.defjvp(select_jvp)
     return op
 
 
@@ -651,6 +673,8 @@ amax_op.defderivative(lambda ctx, grad, *, dims, keepdim: _scale_by_count(ctx, g
                                                                           keepdim))
 amin_op.defderivative(lambda ctx, grad, *, dims, keepdim: _scale_by_count(ctx, grad, dims,
                                                                           keepdim))
+amax_op.defjvp(reduction_jvp(amax_op))
+amin_op.defjvp(reduction_jvp(amin_op))
 
 
 def _amax_args(name, input, dim):
@@ -875,6 +899,18 @@ def _logsumexp_derivative(ctx, grad, *, dims, keepdim):
     return (_keep(grad, shape, dims, keepdim) * softmax,)
 
 
+@logsumexp_op.defjvp
+def _logsumexp_jvp(p, t, y, /, *, dims, keepdim):
+    """``sum(t * exp(x - y))`` over ``dims`` (holomorphic: the same formula for complex)."""
+    (x,), (tx,) = p, t
+    kept = y
+    if not keepdim:
+        for d in sorted(dims):
+            kept = kept.unsqueeze(d)
+    prod = tx * (x - kept).exp()
+    return prod.sum(dims, keepdim=keepdim) if dims else prod
+
+
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input), dim))``, computed without overflow.
 
@@ -933,6 +969,9 @@ def _norm_derivative(ctx, grad, *, p, dims, keepdim):
         scaled = x.sgn() * magnitude ** (p - 1)
         return (scaled * _where(result == 0, 0.0, grad / result ** (p - 1)),)
     return (x * magnitude ** (p - 2) * _where(result == 0, 0.0, grad / result ** (p - 1)),)
+
+
+norm_op.defjvp(reduction_jvp(norm_op))
 
 
 @defop("nuclear_norm", meta=lambda a, *, dims, keepdim: (
@@ -1040,6 +1079,9 @@ def _cumsum_derivative(ctx, grad, *, dim, dtype=None, reverse=False):
     return (cumsum_op(grad, dim=dim, reverse=not reverse),)
 
 
+cumsum_op.defjvp(linear_jvp(cumsum_op))
+
+
 def cumsum(input, dim, *, dtype=None, out=None):
     """Cumulative sums along ``dim``; integers and bools sum as int64.
 
@@ -1091,6 +1133,25 @@ def _cumprod_derivative(ctx, grad, *, dim, dtype=None):
     return (_where(before, grad_before, _where(at_zero, grad_zero, 0.0)),)
 
 
+@cumprod_op.defjvp
+def _cumprod_jvp(p, t, y, *, dim, dtype=None):
+    (x,), (tx,) = p, t
+    if x._data.ndim == 0:
+        return tx
+    if x._device._xp is None or not bool((x._data == 0).any()):
+        return y * (tx / x).cumsum(dim)
+    # With zeros: d y_k = sum_{i<=k} t_i * prod_{j<=k, j!=i} x_j, from a (n x n) table per
+    # position: row i is x with x_i replaced by 1, cumulated along k and masked to k >= i.
+    from . import creation, pointwise
+
+    n = x._data.shape[dim]
+    xm, tm = x.movedim(dim, -1), tx.movedim(dim, -1)
+    eye = creation.eye(n, dtype=x.dtype, device=x.device) == 1
+    table = pointwise.where(eye, 1.0, xm.unsqueeze(-2)).cumprod(-1)
+    upper = creation.ones(n, n, dtype=x.dtype, device=x.device).triu()
+    return (table * upper * tm.unsqueeze(-1)).sum(-2).movedim(-1, dim)
+
+
 def cumprod(input, dim, *, dtype=None, out=None):
     """Cumulative products along ``dim``; integers and bools multiply as int64.
 
@@ -1130,6 +1191,8 @@ def _running_extreme(name, ufunc):
     def _(ctx, grad, grad_indices, *, dim):
         shape = ctx._input_meta[0][0]
         return (_scatter_grad(grad, ctx.output[1], dim, shape),)
+
+    op.defjvp(select_jvp)
     return op
 
 
@@ -1255,6 +1318,23 @@ def _logcumsumexp_derivative(ctx, grad, *, dim, reverse=False):
     return (pos_part - neg_part,)
 
 
+@logcumsumexp_op.defjvp
+def _logcumsumexp_jvp(p, t, y, /, *, dim, reverse=False):
+    """``cumsum(t * e) / cumsum(e)`` with ``e = exp(x - max(x, dim))`` (torch's formula, the
+    max taken over the real part of complex ``x``).
+
+    torch adds 1e-13 to the denominator, so its tangents fall to 0 where ``x`` lies far
+    below the max; this rule stays exact there.
+    """
+    (x,), (tx,) = p, t
+    if x._data.ndim == 0:
+        return tx
+    e = (x - (x.real if x.is_complex() else x).amax(dim, keepdim=True)).exp()
+    if reverse:
+        return (tx * e).flip(dim).cumsum(dim).flip(dim) / e.flip(dim).cumsum(dim).flip(dim)
+    return (tx * e).cumsum(dim) / e.cumsum(dim)
+
+
 def logcumsumexp(input, dim, *, out=None):
     """``log(cumsum(exp(input), dim))``, computed without overflow.
 
@@ -1292,6 +1372,9 @@ def diff_op(xp, a, *, n, dim):
 @diff_op.defderivative
 def _diff_derivative(ctx, grad, *, n, dim):
     return (diff_adjoint_op(grad, n=n, dim=dim, size=ctx._input_meta[0][0][dim]),)
+
+
+diff_op.defjvp(linear_jvp(diff_op))
 
 
 def _diff_adjoint_shape(shape, dim, size):
@@ -1391,6 +1474,9 @@ def _sort_derivative(ctx, grad, grad_indices, *, dim, descending):
     return (_scatter_grad(grad, ctx.output[1], dim, ctx._input_meta[0][0]),)
 
 
+sort_op.defjvp(select_jvp)
+
+
 def _check_sortable(input, name):
     _check_tensor(input, name)
     if input._data.dtype.kind == "c":
@@ -1457,6 +1543,9 @@ def _topk_derivative(ctx, grad, grad_indices, *, k, dim, largest):
     return (_scatter_grad(grad, ctx.output[1], dim, ctx._input_meta[0][0]),)
 
 
+topk_op.defjvp(select_jvp)
+
+
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim``, sorted: ``(values, indices)``.
 
@@ -1498,6 +1587,9 @@ def kthvalue_op(xp, a, *, k, dim, keepdim):
 @kthvalue_op.defderivative
 def _kthvalue_derivative(ctx, grad, grad_indices, *, k, dim, keepdim):
     return (_select_grad(grad, ctx.output[1], dim, ctx._input_meta[0][0], keepdim),)
+
+
+kthvalue_op.defjvp(select_jvp)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
@@ -1543,6 +1635,8 @@ nanmedian_all_op = Op("nanmedian", _median_all_kernel(True), meta=lambda a: ((),
 median_all_op.defderivative(lambda ctx, grad: _evenly_distribute(ctx, grad, nan_aware=True))
 nanmedian_all_op.defderivative(lambda ctx, grad: _evenly_distribute(ctx, grad,
                                                                     nan_aware=True))
+median_all_op.defjvp(reduction_jvp(median_all_op))
+nanmedian_all_op.defjvp(reduction_jvp(nanmedian_all_op))
 
 
 def _median_dim_kernel(ignore_nan):
@@ -1580,6 +1674,8 @@ def _median_dim_op(name):
     @op.defderivative
     def _(ctx, grad, grad_indices, *, dim, keepdim):
         return (_select_grad(grad, ctx.output[1], dim, ctx._input_meta[0][0], keepdim),)
+
+    op.defjvp(select_jvp)
     return op
 
 
@@ -1666,6 +1762,9 @@ def mode_op(xp, a, *, dim, keepdim):
 @mode_op.defderivative
 def _mode_derivative(ctx, grad, grad_indices, *, dim, keepdim):
     return (_select_grad(grad, ctx.output[1], dim, ctx._input_meta[0][0], keepdim),)
+
+
+mode_op.defjvp(select_jvp)
 
 
 def mode(input, dim=-1, keepdim=False, *, out=None):

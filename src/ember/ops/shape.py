@@ -25,6 +25,7 @@ from .. import _dtype as dt
 from .._device import META
 from .._tensor import Tensor, _trace_state
 from ..autograd.forward_ad import _state as _fw_state
+from ..autograd.forward_ad import first_linear_jvp
 from ..autograd.grad_mode import state as _grad_state
 from ._operands import broadcast_shapes as _broadcast_shapes
 from ._operands import varargs_or_keyword, wrap_dim
@@ -508,6 +509,9 @@ def _permute_derivative(ctx, grad, *, dims):
     for i, d in enumerate(dims):
         inverse[d] = i
     return (permute_op(grad, dims=tuple(inverse)),)
+
+
+permute_op.defjvp(first_linear_jvp(permute_op))
 
 
 def permute(input, *dim_args, dims=None):
@@ -1316,6 +1320,12 @@ def _cat_derivative(ctx, grad, *, dim):
     return tuple(grads)
 
 
+@cat_op.defjvp
+def _cat_jvp(p, t, y, *, dim):
+    return cat_op(*[q.new_zeros(q._data.shape) if tq is None else tq for q, tq in zip(p, t)],
+                  dim=dim)
+
+
 def _tensor_list(tensors, name):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (tuple, list)):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
@@ -1533,6 +1543,9 @@ def _flip_derivative(ctx, grad, *, dims):
     return (flip_op(grad, dims=dims),)
 
 
+flip_op.defjvp(first_linear_jvp(flip_op))
+
+
 def _unique_dims(dims, ndim, name):
     dims = _dim_list(dims, ndim, name)
     if len(set(dims)) != len(dims):
@@ -1589,6 +1602,9 @@ def roll_op(xp, a, *, shifts, dims):
 @roll_op.defderivative
 def _roll_derivative(ctx, grad, *, shifts, dims):
     return (roll_op(grad, shifts=tuple(-s for s in shifts), dims=dims),)
+
+
+roll_op.defjvp(first_linear_jvp(roll_op))
 
 
 def roll(input, shifts, dims=None):
@@ -1669,6 +1685,9 @@ def _repeat_derivative(ctx, grad, *, repeats):
     return (reshape(summed, in_shape),)
 
 
+repeat_op.defjvp(first_linear_jvp(repeat_op))
+
+
 def _repeat(self, *sizes, repeats=None):
     """Tile the tensor ``sizes[i]`` times along each dim (a copy; new dims in front).
 
@@ -1732,6 +1751,9 @@ def segment_sum_op(xp, g, *, repeats, dim, size):
 def _repeat_interleave_derivative(ctx, grad, *, repeats, dim):
     size = ctx._input_meta[0][0][dim]
     return (segment_sum_op(grad, repeats=repeats, dim=dim, size=size),)
+
+
+repeat_interleave_op.defjvp(first_linear_jvp(repeat_interleave_op))
 
 
 @segment_sum_op.defderivative
@@ -1802,6 +1824,8 @@ tril_op = Op("tril", _tri_kernel(True), meta=_same_meta, save_inputs=False)
 triu_op = Op("triu", _tri_kernel(False), meta=_same_meta, save_inputs=False)
 tril_op.defderivative(lambda ctx, grad, *, diagonal: (tril_op(grad, diagonal=diagonal),))
 triu_op.defderivative(lambda ctx, grad, *, diagonal: (triu_op(grad, diagonal=diagonal),))
+tril_op.defjvp(first_linear_jvp(tril_op))
+triu_op.defjvp(first_linear_jvp(triu_op))
 
 
 def tril(input, diagonal=0, *, out=None):
@@ -1916,6 +1940,14 @@ def _pad_constant_derivative(ctx, grad, *, pad, value):
     return (pad_constant_op(grad, pad=tuple(-p for p in pad), value=0),)
 
 
+@pad_constant_op.defjvp
+def _pad_constant_jvp(p, t, y, /, **params):
+    """Linear in the input once the fill value is 0."""
+    if "value" in params:
+        params = dict(params, value=0)
+    return pad_constant_op(t[0], *p[1:], **params)
+
+
 def _pad_gather_meta(a, *, indices):
     shape = list(a.shape)
     for d, index in indices:
@@ -1944,6 +1976,9 @@ def pad_scatter_op(xp, g, *, shape, indices):
 @pad_gather_op.defderivative
 def _pad_gather_derivative(ctx, grad, *, indices):
     return (pad_scatter_op(grad, shape=ctx._input_meta[0][0], indices=indices),)
+
+
+pad_gather_op.defjvp(first_linear_jvp(pad_gather_op))
 
 
 @pad_scatter_op.defderivative

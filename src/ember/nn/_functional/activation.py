@@ -18,6 +18,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...autograd.forward_ad import symmetric_jvp
 from ...ops._operands import wrap_dim
 from ...ops._registry import Op, _short_name, defop
 from ...ops._registry import inplace as _inplace
@@ -127,7 +128,8 @@ def _same_meta(a, *rest):
     return a.shape, a.dtype
 
 
-@defop("_relu_backward", meta=_same_meta, grad_name="ThresholdBackward0")
+@defop("_relu_backward", meta=_same_meta, grad_name="ThresholdBackward0",
+       kind="pointwise-binary")
 def _relu_backward_op(xp, g, y):
     """``g`` where ``y > 0``, else 0 (NaN/inf grads included, as torch's threshold_backward).
 
@@ -146,7 +148,8 @@ def _relu_backward_derivative(ctx, grad):
     return _relu_backward_op(grad, ctx.inputs[1]), grad.new_zeros(ctx.input_shapes[1])
 
 
-@defop("_relu", meta=_same_meta, save_inputs=False, save_output=True, grad_name="ReluBackward0")
+@defop("_relu", meta=_same_meta, save_inputs=False, save_output=True, grad_name="ReluBackward0",
+       kind="pointwise-unary")
 def _relu_op(xp, a):
     return xp.maximum(a, a.dtype.type(0))
 
@@ -520,7 +523,8 @@ def _gelu_derivative(x, y, g, *, approximate):
 _gelu_op = _op("gelu", _gelu_kernel, _gelu_derivative)
 
 
-@defop("_gelu_backward", meta=_same_meta, grad_name="GeluBackwardBackward0")
+@defop("_gelu_backward", meta=_same_meta, grad_name="GeluBackwardBackward0",
+       kind="pointwise-binary")
 @_quiet_binary
 @_low_precision
 def _gelu_backward_op(xp, g, x, *, approximate):
@@ -953,9 +957,9 @@ def _log_softmax_kernel(xp, a, *, dim):
 
 
 softmax_op = Op("softmax", _softmax_kernel, meta=_softmax_meta, save_inputs=False,
-                save_output=True)
+                save_output=True, kind="nn")
 log_softmax_op = Op("log_softmax", _log_softmax_kernel, meta=_softmax_meta, save_inputs=False,
-                    save_output=True)
+                    save_output=True, kind="nn")
 
 
 @softmax_op.defderivative
@@ -963,6 +967,9 @@ def _softmax_derivative(ctx, grad, *, dim):
     y = ctx.output
     gy = grad * y
     return (gy - y * gy.sum(dim, keepdim=True),)
+
+
+softmax_op.defjvp(symmetric_jvp(softmax_op))  # its Jacobian is symmetric
 
 
 def _log_softmax_backward_kernel(xp, grad, y, *, dim):
@@ -991,7 +998,7 @@ def _log_softmax_backward_rows(g2, y2, shape):
 # first order only (the derivative below calls it when no graph of the gradient is recorded)
 _log_softmax_backward_op = Op("_log_softmax_backward_fused", _log_softmax_backward_kernel,
                               meta=lambda grad, y, *, dim: (grad.shape, grad.dtype),
-                              save_inputs=False)
+                              save_inputs=False, kind="nn")
 
 
 @log_softmax_op.defderivative
@@ -1000,6 +1007,11 @@ def _log_softmax_derivative(ctx, grad, *, dim):
     if not grad_mode.is_grad_enabled() and grad.dtype is y.dtype and grad.shape == y.shape:
         return (_log_softmax_backward_op(grad, y, dim=dim),)
     return (grad - y.exp() * grad.sum(dim, keepdim=True),)
+
+
+@log_softmax_op.defjvp
+def _log_softmax_jvp(p, t, y, *, dim):
+    return t[0] - (t[0] * y.exp()).sum(dim, keepdim=True)
 
 
 def _softmax_input(input, name, dim, dtype, stacklevel):

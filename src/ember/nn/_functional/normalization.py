@@ -83,6 +83,10 @@ def _mean_derivative(ctx, grad, *, dims):
     return (grad.expand(shape) / count,)
 
 
+# the statistics of batch/instance/layer/group norm: a linear mean
+_mean_op.defjvp(_forward_ad.linear_jvp(_mean_op))
+
+
 def _mean(x, dims):
     return _mean_op(x, dims=tuple(dims))
 
