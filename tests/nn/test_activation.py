@@ -503,6 +503,35 @@ def test_gelu_float32_large_input_values_and_grads(approximate):
                        atol=1e-5)
 
 
+@pytest.mark.parametrize("onednn", [True, False])
+def test_gelu_float32_on_onednn_and_numpy_against_torch(onednn):
+    # with libdnnl, float32 erf GELU and its backward are one oneDNN kernel each, bit for bit
+    # torch's; without it (or with mkldnn disabled) the NumPy kernels, within float32 rounding
+    from ember.nn._functional import _onednn
+    if onednn and not _onednn.available():
+        pytest.skip("libdnnl is not installed")
+    x = np.concatenate([_input((70000,), seed=6, dtype=np.float32) * 3,
+                        np.linspace(-12, 12, 4000, dtype=np.float32)]).reshape(-1, 20)
+    grad = _input(x.shape, seed=7, dtype=np.float32)
+    with ember.backends.mkldnn.flags(enabled=onednn):
+        e = ember.tensor(x, requires_grad=True)
+        y = F.gelu(e)
+        (g,) = ember.autograd.grad(y, e, ember.tensor(grad), create_graph=True)
+        (gg,) = ember.autograd.grad(g.sum(), e)
+        y_t = F.gelu(e.t())   # a non-contiguous input
+    t = torch.tensor(x, requires_grad=True)
+    ty = TF.gelu(t)
+    (tg,) = torch.autograd.grad(ty, t, torch.tensor(grad), create_graph=True)
+    (tgg,) = torch.autograd.grad(tg.sum(), t)
+    tolerance = {"rtol": 0, "atol": 0} if onednn else {"rtol": 1.3e-6, "atol": 1e-5}
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), **tolerance)
+    np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy(), **tolerance)
+    np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=1e-5, atol=1e-5)
+    # torch's strided loop rounds differently from its contiguous one: close, not identical
+    np.testing.assert_allclose(y_t.detach().numpy(), TF.gelu(t.t()).detach().numpy(),
+                               rtol=1.3e-6, atol=1e-5)
+
+
 def test_gelu_backward_is_its_own_node_with_torch_name():
     x = ember.tensor([-1.0, 0.5, 2.0], requires_grad=True)
     (g,) = ember.autograd.grad(F.gelu(x).sum(), x, create_graph=True)

@@ -31,11 +31,13 @@ import threading
 
 import numpy as np
 
-__all__ = ["available", "forward", "backward_data", "backward_weights"]
+__all__ = ["available", "forward", "backward_data", "backward_weights", "gelu",
+           "gelu_backward"]
 
 # values of oneDNN's C API (dnnl_types.h / dnnl_common_types.h, v3)
 _CPU_ENGINE, _IN_ORDER_STREAM, _F32, _FORMAT_ANY = 1, 1, 3, 1
 _FORWARD_TRAINING, _CONVOLUTION_DIRECT, _QUERY_EXEC_ARG_MD = 64, 1, 255
+_ELTWISE_GELU_ERF = 49
 _SRC, _DST, _WEIGHTS = 1, 17, 33
 _DIFF_SRC, _DIFF_DST, _DIFF_WEIGHTS = 129, 145, 161
 _MAX_DIMS = 12
@@ -298,11 +300,17 @@ _NO_PLAN = object()   # cached: oneDNN has no implementation for this geometry
 def _plan(kind, shapes, stride, padding, dilation):
     """The cached plan for convolution ``kind`` ('forward', 'backward_data',
     'backward_weights') of plain shapes (x, w, y); None where oneDNN has none."""
-    key = (kind, shapes, stride, padding, dilation)
+    return _cached_plan((kind, shapes, stride, padding, dilation),
+                        lambda: _build(_library, kind, shapes, stride, padding, dilation))
+
+
+def _cached_plan(key, build):
+    """The plan cached under ``key``, made by ``build()`` on first use; None where oneDNN has
+    no implementation (remembered too). Call with ``_load_lock`` held."""
     plan = _PLANS.get(key)
     if plan is None:
         try:
-            plan = _build(_library, kind, shapes, stride, padding, dilation)
+            plan = build()
         except _OneDNNError:
             plan = _NO_PLAN
         _PLANS[key] = plan
@@ -434,3 +442,73 @@ def backward_weights(x, gy, w_shape, *, stride, padding, dilation, groups):
     done = _run("backward_weights", x.shape, w_shape, gy.shape, (x, gw, gy), stride, padding,
                 dilation, groups)
     return gw if done else None
+
+
+# ---------------------------------------------------------------- GELU
+
+
+def _build_gelu(library, kind, size):
+    """The eltwise plan of (erf) GELU over ``size`` contiguous float32 values: 'forward'
+    (src, dst) or 'backward' (src, diff_dst, diff_src); the backward needs the forward's
+    descriptor as its hint."""
+    lib, algorithm = library.lib, _ELTWISE_GELU_ERF
+    plain = library.plain_desc((size,))
+    forward_desc, descriptor = _Handle(), _Handle()
+    try:
+        _check(lib.dnnl_eltwise_forward_primitive_desc_create(
+            ctypes.byref(forward_desc), library.engine, _FORWARD_TRAINING, algorithm, plain,
+            plain, ctypes.c_float(0.0), ctypes.c_float(0.0), None))
+        if kind == "forward":
+            return _Plan(library, forward_desc, ((_SRC, False), (_DST, True)), ((size,),) * 2)
+        _check(lib.dnnl_eltwise_backward_primitive_desc_create(
+            ctypes.byref(descriptor), library.engine, algorithm, plain, plain, plain,
+            ctypes.c_float(0.0), ctypes.c_float(0.0), forward_desc, None))
+        roles = ((_SRC, False), (_DIFF_DST, False), (_DIFF_SRC, True))
+        return _Plan(library, descriptor, roles, ((size,),) * 3)
+    finally:
+        library.free_descs(plain)
+        for desc in (forward_desc, descriptor):
+            if desc:
+                lib.dnnl_primitive_desc_destroy(desc)
+
+
+def _run_gelu(kind, arrays):
+    size = arrays[0].size
+    if size == 0 or _load() is None:
+        return False
+    with _load_lock:
+        plan = _cached_plan(("gelu", kind, size), lambda: _build_gelu(_library, kind, size))
+    if plan is None:
+        return False
+    plan.run(arrays)
+    return True
+
+
+def gelu(x):
+    """``x * Phi(x)`` of a float32 array as one oneDNN kernel (the same values as torch's
+    CPU kernel, bit for bit), or None when oneDNN cannot compute it.
+
+    Example::
+
+        >>> y = gelu(np.array([0.0, 1.0], np.float32))
+        >>> y is None or abs(float(y[1]) - 0.8413447) < 1e-6
+        True
+    """
+    x = np.ascontiguousarray(x)
+    y = np.empty(x.shape, np.float32)
+    return y if _run_gelu("forward", (x, y)) else None
+
+
+def gelu_backward(grad, x):
+    """``grad * gelu'(x)`` for float32 arrays of one shape as one oneDNN kernel, or None when
+    oneDNN cannot compute it.
+
+    Example::
+
+        >>> g = gelu_backward(np.ones(1, np.float32), np.zeros(1, np.float32))
+        >>> g is None or float(g[0]) == 0.5
+        True
+    """
+    grad, x = np.ascontiguousarray(grad), np.ascontiguousarray(x)
+    result = np.empty(x.shape, np.float32)
+    return result if _run_gelu("backward", (x, grad, result)) else None

