@@ -137,7 +137,7 @@ class Recorder:
     def record(self, op, inputs, params, results):
         if self.failure is not None or threading.get_ident() != self.thread:
             return
-        rule = rules.RULES.get(op.name)
+        rule = rules.rule_for(op)
         if rule is None:
             self.fail(f"no batching rule for {op.name}")
             return

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RULES", "Unbatchable", "guard"]
+__all__ = ["RULES", "Unbatchable", "guard", "rule_for"]
 
 
 class Unbatchable(Exception):
@@ -552,9 +552,34 @@ def advanced_index_put(xp, step, arrays, batched, batch_size):
                           accumulate=step.params["accumulate"])
 
 
-# ---------------------------------------------------------------- the table
+# ---------------------------------------------------------------- choosing an op's rule
 
-_POINTWISE_EXTRA = ("where", "clamp", "lerp", "_relu", "_to_copy", "real", "imag")
+
+def rule_for(op):
+    """The batching rule of ``op``: its own (``op.defbatch``), none when it declines one
+    (``op.opt_out("batch", why)``), the table's below, else the one its kind implies (a
+    pointwise op with one output broadcasts over the batch dim). None: vmap loops.
+
+    Example::
+
+        >>> rule_for(ember.ops.pointwise.add_op) is pointwise
+        True
+    """
+    if op.batch is not None:
+        return op.batch
+    if "batch" in op.opt_outs:
+        return None
+    rule = RULES.get(op.name)
+    if rule is None and op.pointwise and not op.multi_output:
+        return pointwise
+    return rule
+
+
+# ---------------------------------------------------------------- the table
+#
+# Rules by op name, for the ops that are not pointwise (to move next to their ops, as
+# ``op.defbatch``, once this module can be imported from ``ember/ops`` without a cycle).
+
 _SAME_SHAPE = ("_relu_backward", "gelu", "_gelu_backward")
 _REDUCTIONS = ("sum", "nansum", "prod", "mean", "var", "std", "amax", "amin", "all", "any",
                "logsumexp", "norm", "count_nonzero", "flip", "_norm_mean")
@@ -572,21 +597,8 @@ _TRAILING_DIMS = ("max_pool", "max_pool_backward", "avg_pool", "avg_pool_backwar
 _BROADCAST_MATRICES = ("linalg_solve", "linalg_solve_triangular")
 
 
-def _pointwise_names():
-    """Every op whose meta rule is the broadcasting or unary-pointwise one."""
-    from ..ops._registry import registry
-
-    names = set(_POINTWISE_EXTRA)
-    for name, ops in registry.items():
-        qualname = getattr(ops[0].meta, "__qualname__", "")
-        if qualname.startswith(("broadcast_meta.", "_unary_meta.")) and not ops[0].multi_output:
-            names.add(name)
-    return names
-
-
 def _table():
-    table = {name: pointwise for name in _pointwise_names()}
-    table.update({name: same_shape for name in _SAME_SHAPE})
+    table = {name: same_shape for name in _SAME_SHAPE}
     table.update({name: reduction for name in _REDUCTIONS})
     table.update({name: along_dim for name in _ALONG_DIM})
     table.update({name: index_along_dim for name in _INDEX_ALONG_DIM})
