@@ -55,6 +55,26 @@ fn mul64(a: i64, b: i64) -> i64 {
     let p = mulwide(a.x, b.x);
     return i64(p.x, p.y + a.x * b.y + a.y * b.x);
 }
+fn f32_from_i64(v: i64) -> f32 {
+    // the magnitude's top 24 bits, rounded to nearest even on the rest (exact, as NumPy)
+    let neg = bitcast<i32>(v.y) < 0;
+    let m = select(v, neg64(v), neg);
+    if (m.x == 0u && m.y == 0u) { return 0.0; }
+    let lz = select(countLeadingZeros(m.y), 32u + countLeadingZeros(m.x), m.y == 0u);
+    var hi = m.y; var lo = m.x;
+    if (lz >= 32u) { hi = m.x << (lz - 32u); lo = 0u; }
+    else if (lz > 0u) { hi = (m.y << lz) | (m.x >> (32u - lz)); lo = m.x << lz; }
+    var mant = hi >> 8u;
+    var e = 63u - lz;
+    let rest = hi & 0xffu;
+    let sticky = (rest & 0x7fu) != 0u || lo != 0u;
+    if ((rest & 0x80u) != 0u && (sticky || (mant & 1u) == 1u)) {
+        mant = mant + 1u;
+        if (mant == 0x1000000u) { mant = 0x800000u; e = e + 1u; }
+    }
+    let magnitude = bitcast<f32>(((e + 127u) << 23u) | (mant & 0x7fffffu));
+    return select(magnitude, -magnitude, neg);
+}
 fn i64_from_f32(x: f32) -> i64 {
     let t = trunc(x);
     if (abs(t) < 2147483648.0) { return i64_of(i32(t)); }
@@ -98,6 +118,8 @@ def convert(value, source, target):
             return f"bitcast<i32>(({value}).x)"
         if target == "u32":
             return f"({value}).x"
+        if target == "f32":
+            return f"f32_from_i64({value})"
         raise ValueError(f"no exact conversion from int64 to {target}")
     if source == "bool":
         one = {"f32": "1.0", "i32": "1", "u32": "1u"}[target]

@@ -547,7 +547,7 @@ def astype(a, dtype, copy=True):
         result = _elementwise("a", [a], K.COMPUTE[a.dtype], dtype, cast=True)
         if result is not None:
             return result
-    return fallback(lambda x: x.astype(dtype), "astype")(a)
+    return fallback(lambda x: x.astype(dtype), f"astype({a.dtype}->{dtype})")(a)
 
 
 def copyto(dst, src, casting="unsafe", where=True):
@@ -557,6 +557,8 @@ def copyto(dst, src, casting="unsafe", where=True):
     if dst.size == 0:
         return None
     itemsize = dst.dtype.itemsize
+    if not isinstance(src, WebGPUArray) and np.ndim(src) == 0 and dst.dtype in K.COMPUTE:
+        src = full((), src, dst.dtype)  # a fill: a kernel, not an upload
     if not isinstance(src, WebGPUArray):
         src = from_host(np.asarray(src).astype(dst.dtype))
     elif src.dtype != dst.dtype:
@@ -803,7 +805,16 @@ def _pointwise(name):
             out = extra[0]
             extra = ()
         result = None
-        if not extra and not kwargs and _has_device_array(operands):
+        wanted = kwargs.get("dtype")
+        if wanted is not None and set(kwargs) == {"dtype"} and kind == "arith":
+            # NumPy computes in ``dtype``: the array operands are cast to it first
+            wanted = np.dtype(wanted)
+            operands = [astype(x, wanted, copy=False) if isinstance(x, WebGPUArray) else x
+                        for x in operands]
+            result = _try_pointwise(name, kind, exprs, operands)
+            if result is not None and result.dtype != wanted:
+                result = None
+        elif not extra and not kwargs and _has_device_array(operands):
             result = _try_pointwise(name, kind, exprs, operands)
         if result is None:
             return fallback(getattr(np, name), name)(*args, out=out, **kwargs) if out is not None \
