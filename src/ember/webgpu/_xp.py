@@ -1382,3 +1382,58 @@ def _full_key(out, key):
         view_shape[position] = out.shape[d]
         full.append(reshape(iota, view_shape))
     return tuple(full)
+
+
+def einsum(*operands, out=None, optimize=False, **kwargs):
+    """Two-operand (or one-operand) float32 ``einsum`` as a batched matmul: indices in both
+    operands and the output are the batch, in both but not the output are contracted, in one
+    operand and the output are its free dims; an index in one operand only and not the output
+    is summed first. Anything else (repeated indices, ellipses, more operands) falls back."""
+    plan = _einsum_plan(operands) if out is None and not kwargs else None
+    if plan is None:
+        return fallback(np.einsum, "einsum")(*operands, out=out, optimize=optimize, **kwargs)
+    return plan()
+
+
+def _einsum_plan(operands):
+    if not isinstance(operands[0], str) or "." in operands[0] or "->" not in operands[0]:
+        return None
+    inputs, output = operands[0].replace(" ", "").split("->")
+    terms, arrays = inputs.split(","), list(operands[1:])
+    if len(terms) != len(arrays) or len(terms) not in (1, 2) or not builtins.all(
+            isinstance(a, WebGPUArray) and a.dtype == np.float32 and a.ndim == len(t)
+            and len(set(t)) == len(t) for a, t in zip(arrays, terms)):
+        return None
+    if len(set(output)) != len(output):
+        return None
+    # an index only one operand has and the output lacks is summed out first
+    for i, term in enumerate(terms):
+        others = "".join(terms[:i] + terms[i + 1:]) + output
+        alone = [d for d, c in enumerate(term) if c not in others]
+        if alone:
+            arrays[i] = sum(arrays[i], axis=tuple(alone))
+            terms[i] = "".join(c for c in term if c in others)
+    if len(terms) == 1:
+        term, a = terms[0], arrays[0]
+        return lambda: ascontiguous_copy(a.transpose([term.index(c) for c in output]))
+    (ta, tb), (a, b) = terms, arrays
+    sizes = dict(zip(ta, a.shape)) | dict(zip(tb, b.shape))
+    if builtins.any(c in ta and c in tb and a.shape[ta.index(c)] != b.shape[tb.index(c)]
+                    for c in sizes):
+        return None
+    batch = [c for c in output if c in ta and c in tb]
+    left = [c for c in output if c in ta and c not in tb]
+    right = [c for c in output if c in tb and c not in ta]
+    contracted = [c for c in ta if c in tb and c not in output]
+
+    def run():
+        def grouped(x, term, groups):
+            order = [term.index(c) for group in groups for c in group]
+            shape = [int(np.prod([sizes[c] for c in group])) for group in groups]
+            return reshape(x.transpose(order), shape)
+        product = matmul(grouped(a, ta, [batch, left, contracted]),
+                         grouped(b, tb, [batch, contracted, right]))
+        unfolded = reshape(product, [sizes[c] for c in batch + left + right])
+        order = [(batch + left + right).index(c) for c in output]
+        return ascontiguous_copy(unfolded.transpose(order))
+    return run
