@@ -356,11 +356,11 @@ def _scatter_kernel(xp, g, index, *, nd, shape, unique=False):
         out = np.bincount(flat_index, values.astype(work, copy=False),
                           minlength=planes * plane)
         return out.astype(dtype, copy=False).reshape(shape)
-    import cupyx  # pragma: no cover - GPU only
+    from ...ops._util import scatter_add  # (cupyx's, or the webgpu device's own)
 
     work = _F32 if dtype in _LOW else dtype
     out = xp.zeros(planes * plane, dtype=work)
-    cupyx.scatter_add(out, flat_index, values.astype(work, copy=False))
+    scatter_add(xp, out, flat_index, values.astype(work, copy=False))
     return out.astype(dtype, copy=False).reshape(shape)
 
 
