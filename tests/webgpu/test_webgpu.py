@@ -520,9 +520,8 @@ def test_int64_to_float32_rounds_as_numpy(strict):
 
 
 # what still runs partly on the CPU, and why (a strict xfail: it fails the run once fixed)
-_NOT_YET_ON_GPU = {"cumsum_prod": "cumprod",
-                   "sort": "argsort", "topk": "argsort",
-                   "max_pool": "setitem with an array index"}
+_NOT_YET_ON_GPU = {"sort": "argsort", "topk": "argsort",
+                   "max_pool": "setitem with an array index (non-overlapping windows)"}
 
 
 def _strict_marks(name):

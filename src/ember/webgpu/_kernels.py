@@ -454,6 +454,20 @@ def reduce_rows_int64(kind):
 
 
 @functools.cache
+def cumprod_rows():
+    """Inclusive products along contiguous float32 rows: P = [rows, K]."""
+    return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+            "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
+            "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n"
+            + _ENTRY +
+            "    if (t >= P[0]) { return; }\n    let K = P[1];\n    let row = t * K;\n"
+            "    var acc = 1.0;\n"
+            "    for (var k = 0u; k < K; k = k + 1u) {\n"
+            "        acc = acc * bitcast<f32>(I2[row + k]);\n"
+            "        OUT[row + k] = bitcast<u32>(acc);\n    }\n}\n")
+
+
+@functools.cache
 def cumsum_rows():
     """Inclusive compensated sums along contiguous float32 rows: P = [rows, K]."""
     return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"

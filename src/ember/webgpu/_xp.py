@@ -1311,9 +1311,18 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 def cumsum(a, axis=None, dtype=None, out=None):
     """Inclusive float32 sums along ``axis`` (one thread per row, compensated)."""
+    return _scan("cumsum", K.cumsum_rows(), a, axis, dtype, out)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """Inclusive float32 products along ``axis`` (one thread per row)."""
+    return _scan("cumprod", K.cumprod_rows(), a, axis, dtype, out)
+
+
+def _scan(name, source, a, axis, dtype, out):
     if not (isinstance(a, WebGPUArray) and a.dtype == np.float32 and out is None
             and (dtype is None or np.dtype(dtype) == np.float32) and a.size > 0):
-        return fallback(np.cumsum, "cumsum")(a, axis=axis, dtype=dtype, out=out)
+        return fallback(getattr(np, name), name)(a, axis=axis, dtype=dtype, out=out)
     if axis is None:
         a, axis = reshape(a, -1), 0
     axis %= a.ndim
@@ -1322,9 +1331,8 @@ def cumsum(a, axis=None, dtype=None, out=None):
     rows = moved.size // moved.shape[-1]
     result = _new(moved.shape, np.float32)
     runtime = result.storage.runtime
-    runtime.dispatch(K.cumsum_rows(), [runtime.constant(K.params([rows, moved.shape[-1]])),
-                                       result.storage.buffer, moved.storage.buffer],
-                     _groups(rows))
+    runtime.dispatch(source, [runtime.constant(K.params([rows, moved.shape[-1]])),
+                              result.storage.buffer, moved.storage.buffer], _groups(rows))
     return result.transpose([order.index(d) for d in range(a.ndim)])
 
 
