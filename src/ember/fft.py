@@ -165,6 +165,7 @@ def _linear_jvp(op):
 
 for _op in (fft_c2c, fft_r2c, fft_c2r):
     _op.jvp = _linear_jvp(_op)
+    _op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 # ================================================================ argument handling
@@ -765,6 +766,7 @@ def _(ctx, grad, *, hop, length):
 
 
 overlap_add.jvp = _linear_jvp(overlap_add)
+overlap_add.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,

@@ -288,6 +288,7 @@ def _exponentially_scaled(fn_name):
 
 def _undifferentiable(name, kernel, doc, example):
     op = _pw.unary_op(name, kernel, None, low=False)
+    op.opt_out("derivative", "torch does not differentiate it")
 
     def fn(input, *, out=None):
         x = _pw.unary_operand(input, name, "float", "hc")

@@ -83,6 +83,8 @@ _storage_gather = Op("_storage_gather", _gather_kernel, save_inputs=False,
                      meta=lambda s, *, geom: (geom[0], s.dtype))
 _storage_mask = Op("_storage_mask", _mask_kernel, save_inputs=False,
                    meta=lambda s, *, geom: (s.shape, s.dtype))
+for _op in (_storage_scatter, _storage_gather, _storage_mask):
+    _op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @_storage_scatter.defderivative
@@ -117,6 +119,8 @@ _as_real = Op("_as_real", _as_real_kernel, save_inputs=False,
               meta=lambda z: (z.shape + (2,), dt.from_numpy_dtype(z.dtype).to_real()))
 _as_complex = Op("_as_complex", _as_complex_kernel, save_inputs=False,
                  meta=lambda r: (r.shape[:-1], dt.from_numpy_dtype(r.dtype).to_complex()))
+for _op in (_as_real, _as_complex):
+    _op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @_as_real.defderivative
@@ -151,6 +155,8 @@ as_strided_view_op = Op("as_strided", _never_run, save_inputs=False)
 # names it there (it replays the view rather than reading storage positions)
 as_real_view_op = Op("view_as_real", _never_run, save_inputs=False)
 as_complex_view_op = Op("view_as_complex", _never_run, save_inputs=False)
+for _op in (copy_slices_op, as_strided_view_op, as_real_view_op, as_complex_view_op):
+    _op.opt_out("batch", "an autograd node only: never dispatched, so vmap never sees it")
 
 
 @copy_slices_op.defderivative

@@ -50,6 +50,9 @@ def _standard_gamma_op(xp, alpha, seed=0):
     return xp.maximum(x, xp.asarray(tiny, dtype=x.dtype))
 
 
+_standard_gamma_op.opt_out("batch", "a random draw: vmap runs it element by element")
+
+
 @_standard_gamma_op.defderivative
 def _(ctx, grad, **params):
     (alpha,) = ctx.inputs
@@ -70,6 +73,10 @@ def _standard_gamma_grad_op(xp, x, alpha):
                   sp.gammaincc(a - h, xd) - sp.gammaincc(a + h, xd)) / (2 * h)
     log_pdf = (a - 1) * xp.log(xd) - xd - sp.gammaln(a)
     return (-dp / xp.exp(log_pdf)).astype(x.dtype)
+
+
+_standard_gamma_grad_op.opt_out("derivative", "torch does not differentiate it")
+_standard_gamma_grad_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 def standard_gamma(alpha):
@@ -98,6 +105,10 @@ def _dirichlet_grad_op(xp, x, alpha, total):
     return (-dp / xp.exp(log_pdf)).astype(x.dtype)
 
 
+_dirichlet_grad_op.opt_out("derivative", "torch does not differentiate it")
+_dirichlet_grad_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @defop("_sample_dirichlet", meta=_same, save_inputs=True, save_output=True)
 def _sample_dirichlet_op(xp, alpha, seed=0):
     g = xp.asarray(_rng(xp, seed).standard_gamma(alpha.astype(np.float64)))
@@ -106,6 +117,9 @@ def _sample_dirichlet_op(xp, alpha, seed=0):
     x = x.astype(alpha.dtype)
     f = np.finfo(x.dtype)
     return xp.clip(x, f.tiny, 1 - f.eps)
+
+
+_sample_dirichlet_op.opt_out("batch", "a random draw: vmap runs it element by element")
 
 
 @_sample_dirichlet_op.defderivative
@@ -131,6 +145,10 @@ def _binomial_op(xp, count, prob, seed=0):
     return xp.asarray(x).astype(count.dtype)
 
 
+_binomial_op.opt_out("derivative", "a random draw of counts has no gradient")
+_binomial_op.opt_out("batch", "a random draw: vmap runs it element by element")
+
+
 def binomial(count, prob):
     """Binomial samples (no gradient)."""
     if count.device.type == "meta" or count.device == META:
@@ -144,6 +162,9 @@ def _gammainc_op(xp, a, x):
     """The regularised lower incomplete gamma function P(a, x) (torch.special.gammainc)."""
     out = _special(xp).gammainc(a.astype(np.float64), x.astype(np.float64))
     return xp.asarray(out).astype(x.dtype)
+
+
+_gammainc_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @_gammainc_op.defderivative

@@ -30,6 +30,10 @@ __all__ = ["TracerWarning", "Tracer", "tracing", "is_tracing", "paused", "trace_
 detach_op = Op("detach", lambda xp, a: a, meta=lambda a: (a.shape, a.dtype), save_inputs=False)
 
 
+detach_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+detach_op.opt_out("derivative", "its output is cut from the graph")
+
+
 class TracerWarning(Warning):
     """A traced program may not generalise to other inputs (torch's TracerWarning)."""
 

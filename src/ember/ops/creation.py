@@ -930,6 +930,9 @@ def copy_op(xp, dst, src):
     return result
 
 
+copy_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @copy_op.defderivative
 def _copy_derivative(ctx, grad):
     return None, (grad if ctx.needs_input_grad[1] else None)
@@ -939,6 +942,9 @@ def _copy_derivative(ctx, grad):
        grad_name="FillBackward0")
 def fill_op(xp, dst, *, value):
     return xp.full(dst.shape, value, dst.dtype)
+
+
+fill_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @fill_op.defderivative

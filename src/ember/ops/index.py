@@ -356,6 +356,9 @@ def scatter_reduce_op(xp, a, idx, src, *, dim, reduce, include_self=True):
     return out.reshape(shape)
 
 
+scatter_reduce_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @scatter_reduce_op.defderivative
 def _scatter_reduce_derivative(ctx, grad, *, dim, reduce, include_self=True):
     a, idx, src = ctx.inputs
@@ -790,6 +793,9 @@ def basic_put_op(xp, a, v, *, key):
     out = a.copy()
     out[key] = v
     return out
+
+
+basic_put_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @basic_put_op.defderivative
@@ -1400,11 +1406,19 @@ def nonzero_op(xp, a):
     return xp.argwhere(a).astype(np.int64, copy=False)
 
 
+nonzero_op.opt_out("batch", "its shape depends on the values: vmap runs it element by element")
+nonzero_op.opt_out("derivative", "an index result has no gradient")
+
+
 @defop("nonzero_tuple", meta=_nonzero_meta, multi_output=True)
 def nonzero_tuple_op(xp, a):
     if a.ndim == 0:
         a = a.reshape(1)
     return tuple(i.astype(np.int64, copy=False) for i in xp.nonzero(a))
+
+
+nonzero_tuple_op.opt_out("batch", "its shape depends on the values: vmap runs it per element")
+nonzero_tuple_op.opt_out("derivative", "an index result has no gradient")
 
 
 def nonzero(input, *, out=None, as_tuple=False):

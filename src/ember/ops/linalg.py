@@ -908,6 +908,9 @@ def cross_op(xp, a, b, *, dim):
     return xp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=dim)
 
 
+cross_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @cross_op.defderivative
 def _cross_derivative(ctx, grad, *, dim):
     a, b = ctx.inputs
@@ -1323,6 +1326,9 @@ def _inv_h_kernel(xp, a):
 
 inv_h_op = Op("linalg_inv_h", _inv_h_kernel, meta=lambda a: (a.shape, a.dtype),
               save_inputs=False, save_output=True, grad_name="LinalgInvExBackward0")
+
+
+inv_h_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @inv_h_op.defderivative
@@ -2015,6 +2021,9 @@ def eig_op(xp, a):
     return w.astype(c, copy=False), v.astype(c, copy=False)
 
 
+eig_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @eig_op.defderivative
 def _eig_derivative(ctx, grad_l, grad_v):
     lam, v = ctx.output
@@ -2248,6 +2257,9 @@ def pinv_op(xp, a, p):
     return p
 
 
+pinv_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @pinv_op.defderivative
 def _pinv_derivative(ctx, grad):
     return _pinv_vjp(grad, ctx.output, ctx.inputs[0]), None
@@ -2420,6 +2432,9 @@ def _lstsq_kernel(xp, a, b, *, driver, rcond):
 
 lstsq_op = Op("linalg_lstsq", _lstsq_kernel, meta=_lstsq_meta, multi_output=True,
               differentiable_outputs=(0,), grad_name="LinalgLstsqBackward0")
+
+
+lstsq_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @lstsq_op.defderivative
@@ -2709,6 +2724,9 @@ def matrix_exp_op(xp, a):
     return _expm_kernel(xp, a)
 
 
+matrix_exp_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @matrix_exp_op.defderivative
 def _matrix_exp_derivative(ctx, grad):
     # The Fréchet derivative of exp at A^H applied to grad is the top-right block of
@@ -2972,6 +2990,9 @@ def lu_factor_op(xp, a, *, pivot):
         _first_zero_pivot(xp, lu).reshape(a.shape[:-2])  # pragma: no cover - GPU only
 
 
+lu_factor_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @lu_factor_op.defderivative
 def _lu_factor_derivative(ctx, grad_lu, grad_pivots, grad_info, *, pivot):
     lu, pivots, _ = ctx.output
@@ -3045,6 +3066,12 @@ def _permutation_op(xp, pivots, *, rows):
         perm[:, i] = there
         perm[every, target] = here
     return perm.reshape(pivots.shape[:-1] + (rows,))
+
+
+_permutation_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
+_permutation_op.opt_out("derivative", "an index result has no gradient")
 
 
 def _permutation(pivots, rows):
@@ -3490,6 +3517,9 @@ def ldl_factor_op(xp, a, *, hermitian):
     return ld.reshape(a.shape), pivots.reshape(a.shape[:-1]), info.reshape(a.shape[:-2])
 
 
+ldl_factor_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 ldl_factor_op.defderivative(_not_implemented_derivative("linalg_ldl_factor_ex"))
 
 
@@ -3557,6 +3587,9 @@ def ldl_solve_op(xp, ld, pivots, b, *, hermitian):
         solve, = scipy.linalg.get_lapack_funcs((kind,), (flat_ld[index],))
         x[index], _ = solve(flat_ld[index], flat_pivots[index], flat_b[index], lower=1)
     return x.reshape(batch + (n, k))
+
+
+ldl_solve_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 ldl_solve_op.defderivative(_not_implemented_derivative("linalg_ldl_solve"))
@@ -3881,6 +3914,9 @@ def geqrf_op(xp, a):
         factor, = scipy.linalg.get_lapack_funcs(("geqrf",), (matrix,))
         packed[index], tau[index], _, _ = factor(matrix)
     return packed.reshape(a.shape), tau.reshape(a.shape[:-2] + (min(m, n),))
+
+
+geqrf_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @geqrf_op.defderivative

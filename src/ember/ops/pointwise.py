@@ -565,6 +565,9 @@ def view_as_real_op(xp, a):
                                            parts.strides + (parts.itemsize,))
 
 
+view_as_real_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @view_as_real_op.defderivative
 def _view_as_real_derivative(ctx, grad):
     return (view_as_complex(grad.contiguous()),)
@@ -578,6 +581,9 @@ def _view_as_complex_meta(a):
        grad_name="ViewAsComplexBackward0", kind="view")
 def view_as_complex_op(xp, a):
     return a.view(dt.from_numpy_dtype(a.dtype).to_complex().np)[..., 0]
+
+
+view_as_complex_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @view_as_complex_op.defderivative
@@ -720,6 +726,7 @@ def float_power(input, exponent, *, out=None):
 def _comparison(name, ufunc):
     op = Op(name, lambda xp, a, b: getattr(xp, ufunc)(a, b), meta=_bool_meta,
             kind="pointwise-binary")
+    op.opt_out("derivative", "a boolean result has no gradient")
     ordered = name in ("lt", "le", "gt", "ge")
 
     def compare(input, other, *, out=None):
@@ -1018,6 +1025,8 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
     op = Op(name, run, meta=_unary_meta(out_dtype), save_inputs=save in ("input", "both"),
             save_output=save in ("output", "both"), grad_name=grad_name, kind="pointwise-unary",
             holomorphic=holomorphic)
+    if out_dtype == "bool":
+        op.opt_out("derivative", "a boolean result has no gradient")
     if jvp is not None:
         op.defjvp(lambda p, t, y: jvp(p[0], y, t[0]))
     if derivative == "none":
@@ -1053,6 +1062,8 @@ def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=Non
     """
     op = unary_op(name, kernel, derivative, save=save, out_dtype=out_dtype, low=low, jvp=jvp,
                   holomorphic=holomorphic)
+    if derivative is None and "f" in deny:
+        op.opt_out("derivative", "integer and bool inputs only: no gradient")
     unchecked = () if "f" in deny else (_F32, _F64)  # dtypes unary_operand lets through as is
 
     def fn(input, *, out=None):
@@ -1658,6 +1669,10 @@ def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=Non
         op.defderivative(_not_differentiable(name))
     elif derivative is not None:
         op.defderivative(derivative)
+    elif out_dtype == "bool":
+        op.opt_out("derivative", "a boolean result has no gradient")
+    elif "f" in deny:
+        op.opt_out("derivative", "integer and bool inputs only: no gradient")
 
     def fn(input, other, *, out=None):
         if not scalar_input or not _is_scalar(input):
@@ -1868,6 +1883,7 @@ def _logical(name, ufunc):
     def kernel(xp, a, b):
         return getattr(xp, ufunc)(a, b)
     op = Op(name, kernel, meta=_bool_meta, kind="pointwise-binary")
+    op.opt_out("derivative", "a boolean result has no gradient")
 
     def fn(input, other, *, out=None):
         _check_tensor(input, name)
@@ -2079,6 +2095,7 @@ def _isclose_kernel(xp, a, b, *, rtol, atol, equal_nan):
 
 
 isclose_op = Op("isclose", _isclose_kernel, meta=_bool_meta, kind="pointwise-binary")
+isclose_op.opt_out("derivative", "a boolean result has no gradient")
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -2295,6 +2312,10 @@ def isin_op(xp, elements, test_elements, *, invert):
     return xp.isin(elements, test_elements, invert=invert)
 
 
+isin_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+isin_op.opt_out("derivative", "a boolean result has no gradient")
+
+
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """For each element of ``elements``, whether it occurs in ``test_elements`` (either may be
     a number; compared in their promoted dtype). ``invert`` negates the answer.
@@ -2357,6 +2378,9 @@ def frexp_op(xp, a):
         return mantissa.astype(a.dtype), exponent.astype(np.int32)
     mantissa, exponent = xp.frexp(a)
     return mantissa, exponent.astype(np.int32)
+
+
+frexp_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @frexp_op.defderivative

@@ -1091,6 +1091,9 @@ def _normal_combine_op(xp, mean, std, noise):
     return (mean + std * noise).astype(mean.dtype, copy=False)
 
 
+_normal_combine_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 def _check_std_scalar(std):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
@@ -1173,6 +1176,9 @@ def _bernoulli_combine_op(xp, p, sample):
     return sample
 
 
+_bernoulli_combine_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 def _check_probabilities(p):
     if p._device is META or not p.numel():
         return
@@ -1242,6 +1248,9 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 @_zero_grad_op("poisson", "PoissonBackward0")
 def _poisson_combine_op(xp, rates, sample):
     return sample
+
+
+_poisson_combine_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 def poisson(input, generator=None):

@@ -764,6 +764,8 @@ def _arg_meta(a, *, dim, keepdim):
 
 argmax_op = Op("argmax", _arg_kernel("argmax"), meta=_arg_meta)
 argmin_op = Op("argmin", _arg_kernel("argmin"), meta=_arg_meta)
+for _op in (argmax_op, argmin_op):
+    _op.opt_out("derivative", "an index result has no gradient")
 
 
 def _arg(name, input, dim, keepdim, out):
@@ -823,6 +825,8 @@ def _logical_kernel(reducer):
 
 all_op = Op("all", _logical_kernel("all"), meta=_logical_meta)
 any_op = Op("any", _logical_kernel("any"), meta=_logical_meta)
+for _op in (all_op, any_op):
+    _op.opt_out("derivative", "a boolean result has no gradient")
 
 
 def all(input, dim=None, keepdim=False, *, out=None):
@@ -855,6 +859,9 @@ def any(input, dim=None, keepdim=False, *, out=None):
                                                    np.dtype(np.int64)))
 def count_nonzero_op(xp, a, *, dims):
     return xp.asarray(xp.sum(a != 0, axis=dims)).astype(np.int64, copy=False)
+
+
+count_nonzero_op.opt_out("derivative", "a count has no gradient")
 
 
 def count_nonzero(input, dim=None):
@@ -983,6 +990,9 @@ def nuclear_norm_op(xp, a, *, dims, keepdim):
     if keepdim:
         result = xp.expand_dims(result, dims)
     return result.astype(dt.from_numpy_dtype(a.dtype).to_real().np, copy=False)
+
+
+nuclear_norm_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @nuclear_norm_op.defderivative
@@ -1369,6 +1379,9 @@ def diff_op(xp, a, *, n, dim):
     return xp.diff(a, n=n, axis=dim)
 
 
+diff_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @diff_op.defderivative
 def _diff_derivative(ctx, grad, *, n, dim):
     return (diff_adjoint_op(grad, n=n, dim=dim, size=ctx._input_meta[0][0][dim]),)
@@ -1394,6 +1407,9 @@ def diff_adjoint_op(xp, g, *, n, dim, size):
         shape[dim] = size
         g = xp.zeros(shape, g.dtype)
     return g
+
+
+diff_adjoint_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @diff_adjoint_op.defderivative
@@ -1584,6 +1600,9 @@ def kthvalue_op(xp, a, *, k, dim, keepdim):
     return values, indices
 
 
+kthvalue_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @kthvalue_op.defderivative
 def _kthvalue_derivative(ctx, grad, grad_indices, *, k, dim, keepdim):
     return (_select_grad(grad, ctx.output[1], dim, ctx._input_meta[0][0], keepdim),)
@@ -1630,8 +1649,14 @@ def _median_all_kernel(ignore_nan):
 
 median_all_op = Op("median", _median_all_kernel(False), meta=lambda a: ((), a.dtype),
                    save_output=True)
+
+
+median_all_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 nanmedian_all_op = Op("nanmedian", _median_all_kernel(True), meta=lambda a: ((), a.dtype),
                       save_output=True)
+
+
+nanmedian_all_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 median_all_op.defderivative(lambda ctx, grad: _evenly_distribute(ctx, grad, nan_aware=True))
 nanmedian_all_op.defderivative(lambda ctx, grad: _evenly_distribute(ctx, grad,
                                                                     nan_aware=True))
@@ -1685,7 +1710,13 @@ def _dim_pair_meta(a, *, dim, keepdim):
 
 
 median_dim_op = _median_dim_op("median")
+
+
+median_dim_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 nanmedian_dim_op = _median_dim_op("nanmedian")
+
+
+nanmedian_dim_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 def _median(name, input, dim, keepdim, out):
@@ -1757,6 +1788,9 @@ def mode_op(xp, a, *, dim, keepdim):
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     return values, indices
+
+
+mode_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @mode_op.defderivative
@@ -1842,6 +1876,9 @@ def quantile_op(xp, a, q, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
     if not keepdim:
         result = result.squeeze(dim + 1)
     return result[0] if scalar_q else result
+
+
+quantile_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @quantile_op.defderivative
@@ -2020,6 +2057,10 @@ def unique_op(xp, a, *, dim, consecutive):
     return xp.moveaxis(values, 0, dim), inverse, counts
 
 
+unique_op.opt_out("batch", "its shape depends on the values: vmap runs it element by element")
+unique_op.opt_out("derivative", "torch does not differentiate unique")
+
+
 def _unique(name, input, return_inverse, return_counts, dim, consecutive):
     _check_tensor(input, name)
     _reject(input, "unique")
@@ -2074,6 +2115,10 @@ def bincount_op(xp, a, *weights, minlength, out_dtype):
     return xp.bincount(a, minlength=size).astype(np.int64)
 
 
+bincount_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+bincount_op.opt_out("derivative", "torch does not differentiate bincount")
+
+
 def bincount(input, weights=None, minlength=0):
     """Count the occurrences of each value in a 1-D non-negative integer tensor (summing
     ``weights`` instead of ones when given).
@@ -2122,6 +2167,10 @@ def histc_op(xp, a, *, bins, low, high):
         scaled = (values - first) * xp.asarray(bins, a.dtype) / (last - first)
     index = xp.minimum(scaled.astype(np.int64), bins - 1)
     return xp.bincount(index, minlength=bins).astype(a.dtype)
+
+
+histc_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+histc_op.opt_out("derivative", "torch does not differentiate histc")
 
 
 def bin_positions(xp, edges, values):
@@ -2204,6 +2253,10 @@ def histogram_op(xp, a, *weight, bins, low, high, density, edges):
     return hist.astype(a.dtype), edges_array
 
 
+histogram_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+histogram_op.opt_out("derivative", "torch does not differentiate histogram")
+
+
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """A histogram of ``input``: ``(hist, bin_edges)``; ``bins`` is a count of equal bins
     (over ``range``, or the data's range) or a 1-D tensor of increasing edges.
@@ -2269,6 +2322,10 @@ def searchsorted_op(xp, seq, values, *sorter, right, out_int32, scalar):
         found = found.reshape(flat_values.shape) - xp.arange(rows)[:, None] * flat_seq.shape[1]
         result = found.reshape(values.shape)
     return xp.asarray(result).astype(np.int32 if out_int32 else np.int64, copy=False)
+
+
+searchsorted_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+searchsorted_op.opt_out("derivative", "an index result has no gradient")
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,

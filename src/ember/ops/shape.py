@@ -312,6 +312,10 @@ def view_dtype_op(xp, a, *, dtype, shape):
     return a.view(dtype.np)
 
 
+view_dtype_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+view_dtype_op.opt_out("derivative", "reinterpreting the bits has no gradient")
+
+
 def _view_dtype(self, dtype):
     old, new = self._data.dtype.itemsize, dtype.itemsize
     shape = self._data.shape
@@ -1197,6 +1201,9 @@ def unfold_op(xp, a, *, dimension, size, step):
     return _strided(xp, a, shape, strides, check_overlap=True)
 
 
+unfold_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @unfold_op.defderivative
 def _unfold_derivative(ctx, grad, *, dimension, size, step):
     shape = ctx._input_meta[0][0]
@@ -1233,6 +1240,9 @@ def _unfold(self, dimension, size, step):
        view=True)
 def as_strided_op(xp, a, *, size, stride, offset, in_geometry):
     return _strided(xp, a, size, stride, offset - in_geometry[2], check_overlap=True)
+
+
+as_strided_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @as_strided_op.defderivative
@@ -1599,6 +1609,9 @@ def roll_op(xp, a, *, shifts, dims):
     return xp.ascontiguousarray(xp.roll(a, shifts, dims))
 
 
+roll_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @roll_op.defderivative
 def _roll_derivative(ctx, grad, *, shifts, dims):
     return (roll_op(grad, shifts=tuple(-s for s in shifts), dims=dims),)
@@ -1674,6 +1687,9 @@ def repeat_op(xp, a, *, repeats):
     return xp.tile(a, repeats)
 
 
+repeat_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @repeat_op.defderivative
 def _repeat_derivative(ctx, grad, *, repeats):
     in_shape = ctx._input_meta[0][0]
@@ -1732,6 +1748,9 @@ def repeat_interleave_op(xp, a, *, repeats, dim):
     return xp.repeat(a, count, axis=dim)
 
 
+repeat_interleave_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @defop("segment_sum", meta=lambda g, *, repeats, dim, size: (
     g.shape[:dim] + (size,) + g.shape[dim + 1:], g.dtype), save_inputs=False,
     grad_name="RepeatInterleaveBackward0")
@@ -1745,6 +1764,9 @@ def segment_sum_op(xp, g, *, repeats, dim, size):
         index = xp.repeat(xp.arange(size), list(repeats))
         _add_at(xp, summed, index, moved)
     return xp.ascontiguousarray(xp.moveaxis(summed, 0, dim)).astype(g.dtype, copy=False)
+
+
+segment_sum_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @repeat_interleave_op.defderivative
@@ -1935,6 +1957,9 @@ def pad_constant_op(xp, a, *, pad, value):
     return out
 
 
+pad_constant_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @pad_constant_op.defderivative
 def _pad_constant_derivative(ctx, grad, *, pad, value):
     return (pad_constant_op(grad, pad=tuple(-p for p in pad), value=0),)
@@ -1962,6 +1987,9 @@ def pad_gather_op(xp, a, *, indices):
     return a
 
 
+pad_gather_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @defop("pad_scatter", meta=lambda g, *, shape, indices: (shape, g.dtype), save_inputs=False,
        grad_name="PadBackwardBackward0")
 def pad_scatter_op(xp, g, *, shape, indices):
@@ -1971,6 +1999,9 @@ def pad_scatter_op(xp, g, *, shape, indices):
         _add_at(xp, out, xp.asarray(index, dtype=np.int64), moved)
         g = xp.moveaxis(out, 0, d)
     return xp.ascontiguousarray(g)
+
+
+pad_scatter_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @pad_gather_op.defderivative

@@ -1012,6 +1012,9 @@ _log_softmax_backward_op = Op("_log_softmax_backward_fused", _log_softmax_backwa
                               save_inputs=False, kind="nn")
 
 
+_log_softmax_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
+
+
 @log_softmax_op.defderivative
 def _log_softmax_derivative(ctx, grad, *, dim):
     y = ctx.output

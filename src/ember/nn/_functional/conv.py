@@ -453,6 +453,9 @@ def convolution_backward_op(xp, gy, x, w, *, stride, padding, dilation, groups):
     return gx, dw
 
 
+convolution_backward_op.opt_out("derivative", "a fused first-order backward kernel")
+
+
 def _conj(t):
     return t.conj() if t.dtype.is_complex else t
 
@@ -516,11 +519,17 @@ def im2col_op(xp, x, *, ksize, osize, stride, padding, dilation):
                                     padding=padding, dilation=dilation)[0])
 
 
+im2col_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @defop("col2im", save_inputs=False, grad_name="Col2ImBackward0",
        meta=lambda cols, *, shape, ksize, osize, stride, padding, dilation: (shape, cols.dtype))
 def col2im_op(xp, cols, *, shape, ksize, osize, stride, padding, dilation):
     cols = cols.reshape(tuple(shape[:2]) + tuple(ksize) + tuple(osize))
     return _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation)
+
+
+col2im_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @im2col_op.defderivative

@@ -322,6 +322,9 @@ def _bce_op(xp, x, t):
     return loss.astype(dtype, copy=False)
 
 
+_bce_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @_bce_op.defderivative
 def _bce_derivative(ctx, grad):
     x, t = ctx.inputs
@@ -854,6 +857,9 @@ _ctc_op = defop("ctc_loss", meta=_ctc_meta, multi_output=True, differentiable_ou
                 save_output=True)(_ctc_kernel)
 
 
+_ctc_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 @defop("ctc_loss_backward", meta=lambda grad, lp, *rest, **params: (lp.shape, lp.dtype))
 def _ctc_backward_op(xp, grad, lp, targets, nll, alpha, *, input_lengths, target_lengths, blank,
                      zero_infinity):
@@ -899,6 +905,10 @@ def _ctc_backward_op(xp, grad, lp, targets, nll, alpha, *, input_lengths, target
             keep = keep & ~xp.isinf(nll)[None, :]
         out = xp.where(keep[:, :, None], out, 0)
     return out.astype(dtype, copy=False)
+
+
+_ctc_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_ctc_backward_op.opt_out("derivative", "the backward kernel of ctc_loss (first order)")
 
 
 @_ctc_op.defderivative

@@ -24,6 +24,7 @@ from ...autograd import grad_mode
 from ...ops._registry import defop
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import pad
+from . import _onednn
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
            "local_response_norm"]
@@ -192,6 +193,10 @@ def _bn_stats_op(xp, x):
     return mean.astype(x.dtype, copy=False), var.astype(x.dtype, copy=False)
 
 
+_bn_stats_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_bn_stats_op.opt_out("derivative", "statistics for the forward pass (no gradient)")
+
+
 def _bn_train_meta(x, weight, bias, mean, var, *, eps):
     return x.shape, x.dtype
 
@@ -213,6 +218,9 @@ def _bn_train_op(xp, x, weight, bias, mean, var, *, eps):
         xp.multiply(x3[block], scale[:, None], out=out)
         out += shift[:, None]
     return y.reshape(x.shape)
+
+
+_bn_train_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 def _bn_backward_meta(g, x, weight, mean, var, *, eps):
@@ -246,6 +254,10 @@ def _bn_backward_op(xp, g, x, weight, mean, var, *, eps):
         out += g3[block] * k1[:, None]
     return (dx.reshape(x.shape), (dot * invstd).astype(weight.dtype, copy=False),
             gsum.astype(weight.dtype, copy=False))
+
+
+_bn_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_bn_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
 
 
 @_bn_train_op.defderivative
@@ -449,11 +461,19 @@ def _ln_stats_op(xp, x, *, size, eps):
     return mean.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
 
 
+_ln_stats_op.opt_out("derivative", "statistics for the forward pass (no gradient)")
+
+
 @defop("_layer_norm", grad_name="NativeLayerNormBackward0",
        meta=lambda x, weight, bias, mean, rstd, *, size, eps: (x.shape, x.dtype))
 def _ln_train_op(xp, x, weight, bias, mean, rstd, *, size, eps):
     """Layer norm of ``x`` given each row's ``mean`` and ``rstd`` (made with ``eps``, which
-    the derivative needs again): four passes."""
+    the derivative needs again): four passes, or one oneDNN kernel."""
+    if _on_onednn(xp, x, weight, bias, mean):
+        y = _onednn.layer_norm(x.reshape(-1, size), weight.reshape(-1), bias.reshape(-1), mean,
+                               _variance(rstd, eps), eps)
+        if y is not None:
+            return y.reshape(x.shape)
     y = x.reshape(-1, size) - mean[:, None]
     y *= rstd[:, None]
     y *= weight.reshape(-1).astype(x.dtype, copy=False)
@@ -461,15 +481,37 @@ def _ln_train_op(xp, x, weight, bias, mean, rstd, *, size, eps):
     return y.reshape(x.shape)
 
 
-def _ln_backward_meta(g, x, weight, mean, rstd, *, size):
+def _on_onednn(xp, *arrays):
+    """Whether a layer-norm kernel runs on oneDNN: CPU float32 arrays with libdnnl in use."""
+    return xp is np and all(a.dtype == _F32 for a in arrays) and _onednn.available()
+
+
+def _variance(rstd, eps):
+    """Each row's variance from its ``rstd = 1 / sqrt(var + eps)`` (oneDNN takes variances)."""
+    variance = rstd * rstd
+    np.reciprocal(variance, out=variance)
+    variance -= eps
+    return variance
+
+
+_F32 = np.dtype(np.float32)
+
+
+def _ln_backward_meta(g, x, weight, mean, rstd, *, size, eps=None):
     return (x.shape, x.dtype), (weight.shape, weight.dtype), (weight.shape, weight.dtype)
 
 
 @defop("_layer_norm_backward", meta=_ln_backward_meta, multi_output=True)
-def _ln_backward_op(xp, g, x, weight, mean, rstd, *, size):
+def _ln_backward_op(xp, g, x, weight, mean, rstd, *, size, eps=None):
     """First-order gradients of :func:`_ln_train_op` (run only when no graph is recorded):
     with ``xhat = (x - mean) * rstd`` and ``gw = g * weight``, per row
-    ``dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))``."""
+    ``dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))``; on oneDNN one kernel."""
+    if _on_onednn(xp, g, x, weight, mean) and eps is not None:
+        grads = _onednn.layer_norm_backward(g.reshape(-1, size), x.reshape(-1, size),
+                                            weight.reshape(-1), mean, _variance(rstd, eps), eps)
+        if grads is not None:
+            dx, dweight, dbias = grads
+            return dx.reshape(x.shape), dweight.reshape(weight.shape), dbias.reshape(weight.shape)
     g2 = g.reshape(-1, size)
     xhat = x.reshape(-1, size) - mean[:, None]
     xhat *= rstd[:, None]
@@ -486,11 +528,14 @@ def _ln_backward_op(xp, g, x, weight, mean, rstd, *, size):
             dbias.reshape(weight.shape).astype(weight.dtype, copy=False))
 
 
+_ln_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
+
+
 @_ln_train_op.defderivative
 def _ln_train_derivative(ctx, grad, *, size, eps):
     x, weight, _, mean, rstd = ctx.inputs
     if not grad_mode.is_grad_enabled():
-        return _ln_backward_op(grad, x, weight, mean, rstd, size=size) + (None, None)
+        return _ln_backward_op(grad, x, weight, mean, rstd, size=size, eps=eps) + (None, None)
     # Under create_graph: the same formula with ember ops, the statistics recomputed from ``x``
     # so that double backward sees their dependence on the input.
     k = weight.ndim

@@ -25,6 +25,7 @@ def _identity_derivative(ctx, *grads, state, role):
 _identity = Op("backward_hook", _identity_kernel, save_inputs=False, multi_output=True,
                grad_name="BackwardHookFunctionBackward")
 _identity.defderivative(_identity_derivative)
+_identity.opt_out("batch", "a hook marker: vmap runs it element by element")
 
 
 def _wrap(values, state, role):

@@ -131,6 +131,9 @@ _lstm_cell_op = defop("_lstm_cell", meta=_lstm_cell_meta, save_inputs=True, save
                       grad_name="LstmCellBackward0")(_lstm_cell_kernel)
 
 
+_lstm_cell_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 def _lstm_cell_backward_into(xp, gh, gc, c, ws, d):
     """One LSTM step's backward: the gate gradients into ``d`` (batch, 4, hidden); returns the
     gradient of the previous cell state."""
@@ -172,6 +175,10 @@ def _lstm_cell_backward_meta(gh, gc, c, ws):
 
 _lstm_cell_backward_op = defop("_lstm_cell_backward", meta=_lstm_cell_backward_meta,
                                multi_output=True)(_lstm_cell_backward_kernel)
+
+
+_lstm_cell_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_lstm_cell_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
 
 
 @_lstm_cell_op.defderivative
@@ -224,6 +231,9 @@ _gru_cell_op = defop("_gru_cell", meta=_gru_cell_meta, save_inputs=True, save_ou
                      grad_name="GruCellBackward0")(_gru_cell_kernel)
 
 
+_gru_cell_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 def _gru_cell_backward_kernel(xp, gh, h, ws):
     dtype = gh.dtype
     gh, h = _to_compute((gh, h))
@@ -257,6 +267,10 @@ def _gru_cell_backward_meta(gh, h, ws):
 
 _gru_cell_backward_op = defop("_gru_cell_backward", meta=_gru_cell_backward_meta,
                               multi_output=True)(_gru_cell_backward_kernel)
+
+
+_gru_cell_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_gru_cell_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
 
 
 @_gru_cell_op.defderivative
@@ -304,6 +318,9 @@ def _recurrent_mm_meta(h, w_t, w, b=None):
 # bias is added inside the kernel (the input projection of a whole sequence is large).
 _recurrent_mm_op = defop("_recurrent_mm", meta=_recurrent_mm_meta,
                          grad_name="AddmmBackward0")(_recurrent_mm_kernel)
+
+
+_recurrent_mm_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
 @_recurrent_mm_op.defderivative
@@ -481,6 +498,9 @@ _lstm_layer_op = defop("_lstm_layer", meta=_lstm_layer_meta, save_inputs=True,
                        grad_name="MkldnnRnnLayerBackward0")(_lstm_layer_kernel)
 
 
+_lstm_layer_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+
+
 def _lstm_layer_backward_kernel(xp, g_out, g_h, g_c, h0, c0, w, out, cs, ws, *, steps,
                                 reverse):
     """First-order gradients of :func:`_lstm_layer_kernel`: of ``xw``, ``h0``, ``c0`` and
@@ -517,6 +537,10 @@ def _lstm_layer_backward_meta(g_out, g_h, g_c, h0, c0, w, out, cs, ws, *, steps,
 
 _lstm_layer_backward_op = defop("_lstm_layer_backward", meta=_lstm_layer_backward_meta,
                                 multi_output=True)(_lstm_layer_backward_kernel)
+
+
+_lstm_layer_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_lstm_layer_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
 
 
 @_lstm_layer_op.defderivative

@@ -52,6 +52,10 @@ def _symbolic_op(xp, *inputs, domain_op, attrs, dtypes, shapes, positions, versi
                  for name, shape in zip(dtypes, shapes))
 
 
+_symbolic_op.opt_out("derivative", "a placeholder for a node the ONNX runtime runs")
+_symbolic_op.opt_out("batch", "a placeholder for a node the ONNX runtime runs")
+
+
 def _run_symbolic(domain_op, inputs, attrs, dtypes, shapes, version):
     """The outputs of :func:`symbolic`/:func:`symbolic_multi_out`: the recorded operator
     when it has tensor inputs, plain zeros otherwise."""

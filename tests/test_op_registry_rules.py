@@ -1,0 +1,114 @@
+"""Every registered operator owns each of its rules, or says why it has none (issue 12).
+
+The rules are a reverse-mode derivative, a forward-mode rule (``jvp``) and a vmap batching
+rule. Each is given next to the op, follows from the op's kind, or is declined with a reason
+(``op.opt_out(rule, reason)``). These tests walk the registry and name every offender, then
+check against torch that the rules derived from a kind compute what the named rules did.
+"""
+
+import importlib
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.autograd.forward_ad as fwAD
+from ember.func import _batching_rules
+from ember.ops._registry import KINDS, RULES, Op, registry
+
+# the modules that define ops but are not imported by ``import ember``
+for _module in ("ember.autograd.views", "ember.distributions._ops",
+                "ember.nn.modules._backward_hooks", "ember.onnx.ops"):
+    importlib.import_module(_module)
+
+
+def _all_ops():
+    return [op for ops in registry.values() for op in ops]
+
+
+def _has_jvp(op):
+    """Explicit, derived from the kind, or what ``forward_ad.propagate`` falls back to: the
+    view rule (a view) or the transposed derivative (any differentiable op)."""
+    return (op.jvp is not None or fwAD.derived_rule(op) is not None or op.view
+            or op.derivative is not None or "derivative" in op.opt_outs)
+
+
+def test_every_op_has_a_derivative_or_says_why_not():
+    offenders = sorted(op.name for op in _all_ops()
+                       if op.derivative is None and "derivative" not in op.opt_outs)
+    assert offenders == [], f"ops without a derivative or opt_out('derivative', why): {offenders}"
+
+
+def test_every_op_has_a_forward_rule_or_says_why_not():
+    offenders = sorted(op.name for op in _all_ops()
+                       if not _has_jvp(op) and "jvp" not in op.opt_outs)
+    assert offenders == [], f"ops without a jvp or opt_out('jvp', why): {offenders}"
+
+
+def test_every_op_has_a_batching_rule_or_says_why_not():
+    offenders = sorted(op.name for op in _all_ops()
+                       if _batching_rules.rule_for(op) is None and "batch" not in op.opt_outs)
+    assert offenders == [], f"ops without a batching rule or opt_out('batch', why): {offenders}"
+
+
+def test_opt_outs_give_a_reason_and_kinds_are_known():
+    for op in _all_ops():
+        assert op.kind in KINDS, op
+        for rule, reason in op.opt_outs.items():
+            assert rule in RULES and isinstance(reason, str) and len(reason) > 10, (op, rule)
+
+
+def test_an_opt_out_names_a_known_rule():
+    op = Op("scratch", lambda xp, a: a, register=False)
+    with pytest.raises(ValueError, match="unknown rule 'vmap'"):
+        op.opt_out("vmap", "a misspelt rule")
+    with pytest.raises(ValueError, match="unknown kind"):
+        Op("scratch", lambda xp, a: a, kind="elementwise", register=False)
+
+
+def test_defjvp_and_defbatch_attach_to_the_op():
+    op = Op("scratch", lambda xp, a: a * 2, kind="pointwise-unary", register=False)
+
+    @op.defjvp
+    def rule(p, t, y):
+        return t[0] * 2
+
+    @op.defbatch
+    def batch(xp, step, arrays, batched, batch_size):
+        return arrays[0] * 2
+
+    assert op.jvp is rule and op.batch is batch and op.pointwise
+    assert _batching_rules.rule_for(op) is batch
+
+
+@pytest.mark.parametrize("name", ["atan2", "hypot", "logaddexp", "xlogy", "erf", "sinh"])
+def test_a_pointwise_ops_derived_jvp_matches_torch(name):
+    """The element-wise rule that pointwise ops get from their kind, against torch's jvp."""
+    fn_e = getattr(ember, name, None) or getattr(ember.special, name)
+    fn_t = getattr(torch, name, None) or getattr(torch.special, name)
+    rng = np.random.default_rng(0)
+    nargs = 1 if name in ("erf", "sinh") else 2
+    primals = [rng.uniform(0.5, 2.0, (3, 4)) for _ in range(nargs)]
+    tangents = [rng.standard_normal((3, 4)) for _ in range(nargs)]
+    out_e = ember.func.jvp(fn_e, tuple(map(ember.tensor, primals)),
+                           tuple(map(ember.tensor, tangents)))[1]
+    out_t = torch.func.jvp(fn_t, tuple(map(torch.tensor, primals)),
+                           tuple(map(torch.tensor, tangents)))[1]
+    np.testing.assert_allclose(out_e.numpy(), out_t.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_a_holomorphic_ops_complex_tangent_matches_torch():
+    x = np.array([0.3 + 0.4j, -1.2 + 0.7j])
+    t = np.array([1.0 - 2.0j, 0.5 + 0.5j])
+    out_e = ember.func.jvp(ember.sinh, (ember.tensor(x),), (ember.tensor(t),))[1]
+    out_t = torch.func.jvp(torch.sinh, (torch.tensor(x),), (torch.tensor(t),))[1]
+    np.testing.assert_allclose(out_e.numpy(), out_t.numpy(), rtol=1e-12)
+
+
+def test_a_pointwise_op_is_batched_from_its_kind_as_torch():
+    a, b = np.random.default_rng(1).standard_normal((2, 5, 3))
+    out_e = ember.func.vmap(ember.hypot, in_dims=(0, None))(ember.tensor(a), ember.tensor(b[0]))
+    out_t = torch.func.vmap(torch.hypot, in_dims=(0, None))(torch.tensor(a), torch.tensor(b[0]))
+    np.testing.assert_allclose(out_e.numpy(), out_t.numpy(), rtol=1e-12)
+    assert _batching_rules.rule_for(ember.hypot.op) is _batching_rules.pointwise
