@@ -285,16 +285,29 @@ def test_gradients_match_finite_differences():
 
 @needs_gpu
 def test_fallback_is_counted_and_strict_mode_names_the_op(monkeypatch):
-    """sort has no WGSL kernel yet: it runs on the CPU (argsort there), counted by name."""
-    g = ember.tensor([3.0, 1.0, 2.0], device="webgpu")
+    """An int32 sort has no WGSL kernel yet: it runs on the CPU (argsort), counted by name."""
+    g = ember.tensor([3, 1, 2], dtype=ember.int32, device="webgpu")
     before = ember.webgpu.fallback_ops().get("argsort", 0)
     values = ember.sort(g).values
     assert values.device.type == "webgpu"
-    assert values.cpu().tolist() == [1.0, 2.0, 3.0]
+    assert values.cpu().tolist() == [1, 2, 3]
     assert ember.webgpu.fallback_ops()["argsort"] == before + 1
     monkeypatch.setenv("EMBER_WEBGPU_STRICT", "1")
     with pytest.raises(NotImplementedError, match="'argsort' has no WGSL kernel"):
         ember.sort(g)
+
+
+@needs_gpu
+@pytest.mark.parametrize("shape,dim", [((7,), 0), ((3, 5), 1), ((4, 6), 0), ((2, 300), -1)])
+def test_sort_is_stable_with_nan_last_as_torch(shape, dim, strict):
+    import torch
+
+    values = np.random.default_rng(0).integers(-3, 3, size=shape).astype(np.float32)
+    values.flat[1] = np.nan
+    got = ember.sort(ember.tensor(values, device="webgpu"), dim=dim, stable=True)
+    expected = torch.sort(torch.tensor(values), dim=dim, stable=True)
+    np.testing.assert_array_equal(got.values.cpu().numpy(), expected.values.numpy())
+    np.testing.assert_array_equal(got.indices.cpu().numpy(), expected.indices.numpy())
 
 
 @needs_gpu
@@ -456,7 +469,7 @@ def test_a_fallback_warns_once_per_function():
     from ember.webgpu import _xp
 
     _xp._warned.discard("argsort")
-    g = ember.tensor([2.0, 1.0], device="webgpu")
+    g = ember.tensor([2, 1], dtype=ember.int32, device="webgpu")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ember.sort(g)
@@ -520,8 +533,7 @@ def test_int64_to_float32_rounds_as_numpy(strict):
 
 
 # what still runs partly on the CPU, and why (a strict xfail: it fails the run once fixed)
-_NOT_YET_ON_GPU = {"sort": "argsort", "topk": "argsort",
-                   "max_pool": "setitem with an array index (non-overlapping windows)"}
+_NOT_YET_ON_GPU = {"max_pool": "setitem with an array index (non-overlapping windows)"}
 
 
 def _strict_marks(name):

@@ -480,3 +480,33 @@ def cumsum_rows():
             "        let y = bitcast<f32>(I2[row + k]) - comp;\n"
             "        let s = acc + y; comp = (s - acc) - y; acc = s;\n"
             "        OUT[row + k] = bitcast<u32>(acc);\n    }\n}\n")
+
+
+@functools.cache
+def bitonic_step():
+    """One compare-exchange pass of a bitonic sort over rows of ``P`` (a power of two) keys
+    with their indices: P = [rows * P, P, k, j, n]. Keys order as NumPy's stable argsort:
+    by value, NaN last, then by index (which makes the unstable network stable); padding
+    (index >= n) sorts after everything."""
+    return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+            "@group(0) @binding(1) var<storage, read_write> KEY: array<u32>;\n"
+            "@group(0) @binding(2) var<storage, read_write> IDX: array<u32>;\n"
+            + _ISNAN +
+            "fn before(x: f32, ix: u32, y: f32, iy: u32, n: u32) -> bool {\n"
+            "    if (ix >= n || iy >= n) { return ix < iy; }\n"
+            "    let nx = isnan_(x); let ny = isnan_(y);\n"
+            "    if (nx != ny) { return ny; }\n"
+            "    if (!nx && x != y) { return x < y; }\n"
+            "    return ix < iy;\n}\n"
+            + _ENTRY +
+            "    if (t >= P[0]) { return; }\n"
+            "    let size = P[1]; let k = P[2]; let j = P[3]; let n = P[4];\n"
+            "    let row = t / size; let i = t % size; let l = i ^ j;\n"
+            "    if (l <= i) { return; }\n"
+            "    let a = row * size + i; let b = row * size + l;\n"
+            "    let x = bitcast<f32>(KEY[a]); let y = bitcast<f32>(KEY[b]);\n"
+            "    let ix = IDX[a]; let iy = IDX[b];\n"
+            "    let up = (i & k) == 0u;\n"
+            "    if (before(y, iy, x, ix, n) == up) {\n"
+            "        KEY[a] = bitcast<u32>(y); KEY[b] = bitcast<u32>(x);\n"
+            "        IDX[a] = iy; IDX[b] = ix;\n    }\n}\n")

@@ -1445,3 +1445,35 @@ def _einsum_plan(operands):
         order = [(batch + left + right).index(c) for c in output]
         return ascontiguous_copy(unfolded.transpose(order))
     return run
+
+
+def argsort(a, axis=-1, kind=None, order=None, stable=None):
+    """float32 argsort along ``axis`` by a bitonic network over rows padded to a power of two
+    (ties broken by index: the stable order NumPy's ``kind="stable"`` gives, NaN last)."""
+    if not (isinstance(a, WebGPUArray) and a.dtype == np.float32 and axis is not None
+            and order is None and a.ndim and a.size and a.shape[axis % a.ndim] < 2**24):
+        return fallback(np.argsort, "argsort")(a, axis=axis, kind=kind, order=order)
+    axis %= a.ndim
+    perm = [d for d in range(a.ndim) if d != axis] + [axis]
+    moved = a.transpose(perm)
+    n = moved.shape[-1]
+    rows = moved.size // n
+    size = 1 << builtins.max(n - 1, 0).bit_length()
+    keys = full((rows, size), 0.0, np.float32)
+    copyto(getitem(keys, (slice(None), slice(0, n))), reshape(moved, (rows, n)))
+    # each row 0..size-1 (params word 3 is the row length)
+    index = _elementwise("i32(i % P[3u])", [], "i32", np.dtype(np.int32), shape=(rows, size))
+    runtime = keys.storage.runtime
+    k = 2
+    while k <= size:
+        j = k // 2
+        while j >= 1:
+            words = [rows * size, size, k, j, n]
+            runtime.dispatch(K.bitonic_step(), [runtime.constant(K.params(words)),
+                                                keys.storage.buffer, index.storage.buffer],
+                             _groups(rows * size))
+            j //= 2
+        k *= 2
+    picked = astype(getitem(index, (slice(None), slice(0, n))), np.int64)
+    result = reshape(picked, moved.shape)
+    return ascontiguous_copy(result.transpose([perm.index(d) for d in range(a.ndim)]))
