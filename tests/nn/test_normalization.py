@@ -542,3 +542,32 @@ def test_batch_norm_eval_fused_and_composite_paths_match_torch(dtype):
             lambda x, w, b: F.batch_norm(x, args_e[0], args_e[1], w, b, training=False),
             lambda x, w, b: TF.batch_norm(x, args_t[0], args_t[1], w, b, training=False),
             x, params[0], params[1], **tol)
+
+
+@pytest.mark.parametrize("onednn", [True, False])
+@pytest.mark.parametrize("shape", [(16, 64, 128), (3, 5, 7, 6)])
+def test_layer_norm_float32_on_onednn_and_numpy_against_torch(onednn, shape):
+    # with libdnnl the float32 forward (given the statistics) and first-order backward are one
+    # oneDNN kernel each; rows with a large offset and a constant row (variance far below eps)
+    from ember.nn._functional import _onednn
+    if onednn and not _onednn.available():
+        pytest.skip("libdnnl is not installed")
+    rng = _rng(3)
+    k = 2 if len(shape) == 4 else 1
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    x.reshape(-1, *shape[-k:])[0] = 0.25
+    x.reshape(-1, *shape[-k:])[1] += 100
+    w, b, grad = (rng.standard_normal(s).astype(np.float32) for s in
+                  (shape[-k:], shape[-k:], shape))
+    results = []
+    for lib, enabled in ((ember, onednn), (torch, None)):
+        xs, ws, bs = (lib.tensor(a, requires_grad=True) for a in (x, w, b))
+        with ember.backends.mkldnn.flags(enabled=enabled if lib is ember else True):
+            y = lib.nn.functional.layer_norm(xs, shape[-k:], ws, bs, eps=1e-5)
+            # first order: the backward kernel; under create_graph: the composite ops
+            grads = lib.autograd.grad(y, (xs, ws, bs), lib.tensor(grad), retain_graph=True)
+            again = lib.autograd.grad(y, (xs, ws), lib.tensor(grad), create_graph=True)
+            second = lib.autograd.grad((again[0] ** 2).sum(), (xs, ws))
+        results.append([t.detach().numpy() for t in (y, *grads, *second)])
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=2e-5, atol=2e-4)

@@ -32,12 +32,14 @@ import threading
 import numpy as np
 
 __all__ = ["available", "forward", "backward_data", "backward_weights", "gelu",
-           "gelu_backward"]
+           "gelu_backward", "layer_norm", "layer_norm_backward"]
 
 # values of oneDNN's C API (dnnl_types.h / dnnl_common_types.h, v3)
 _CPU_ENGINE, _IN_ORDER_STREAM, _F32, _FORMAT_ANY = 1, 1, 3, 1
 _FORWARD_TRAINING, _CONVOLUTION_DIRECT, _QUERY_EXEC_ARG_MD = 64, 1, 255
 _ELTWISE_GELU_ERF = 49
+_BACKWARD, _USE_GLOBAL_STATS, _USE_SCALE_SHIFT = 128, 0x1, 0x2 | 0x4
+_MEAN, _VARIANCE, _SCALE, _SHIFT, _DIFF_SCALE, _DIFF_SHIFT = 49, 50, 51, 52, 255, 256
 _SRC, _DST, _WEIGHTS = 1, 17, 33
 _DIFF_SRC, _DIFF_DST, _DIFF_WEIGHTS = 129, 145, 161
 _MAX_DIMS = 12
@@ -512,3 +514,91 @@ def gelu_backward(grad, x):
     grad, x = np.ascontiguousarray(grad), np.ascontiguousarray(x)
     result = np.empty(x.shape, np.float32)
     return result if _run_gelu("backward", (x, grad, result)) else None
+
+
+# ---------------------------------------------------------------- layer normalization
+
+
+def _build_layer_norm(library, kind, rows, size, eps):
+    """The layer-norm plan over a (rows, size) float32 array with per-column scale and shift,
+    given each row's mean and variance: 'forward' (x, scale, shift, mean, variance -> y) or
+    'backward' (x, dy, scale, mean, variance -> dx, dscale, dshift)."""
+    lib = library.lib
+    data, stats = library.plain_desc((rows, size)), library.plain_desc((rows,))
+    forward_desc, descriptor = _Handle(), _Handle()
+    # the forward takes the statistics as inputs; the backward differentiates through them
+    flags = _USE_GLOBAL_STATS | _USE_SCALE_SHIFT if kind == "forward" else _USE_SCALE_SHIFT
+    try:
+        _check(lib.dnnl_layer_normalization_forward_primitive_desc_create(
+            ctypes.byref(forward_desc), library.engine, _FORWARD_TRAINING, data, data, stats,
+            ctypes.c_float(eps), ctypes.c_uint(flags), None))
+        if kind == "forward":
+            roles = ((_SRC, False), (_SCALE, False), (_SHIFT, False), (_MEAN, False),
+                     (_VARIANCE, False), (_DST, True))
+            shapes = ((rows, size), (size,), (size,), (rows,), (rows,), (rows, size))
+            return _Plan(library, forward_desc, roles, shapes)
+        _check(lib.dnnl_layer_normalization_backward_primitive_desc_create(
+            ctypes.byref(descriptor), library.engine, _BACKWARD, data, data, data, stats,
+            ctypes.c_float(eps), ctypes.c_uint(flags), forward_desc, None))
+        roles = ((_SRC, False), (_DIFF_DST, False), (_SCALE, False), (_SHIFT, False),
+                 (_MEAN, False), (_VARIANCE, False), (_DIFF_SRC, True), (_DIFF_SCALE, True),
+                 (_DIFF_SHIFT, True))
+        shapes = ((rows, size), (rows, size), (size,), (size,), (rows,), (rows,), (rows, size),
+                  (size,), (size,))
+        return _Plan(library, descriptor, roles, shapes)
+    finally:
+        library.free_descs(data, stats)
+        for desc in (forward_desc, descriptor):
+            if desc:
+                lib.dnnl_primitive_desc_destroy(desc)
+
+
+def _run_layer_norm(kind, rows, size, eps, arrays):
+    if rows == 0 or size == 0 or _load() is None:
+        return False
+    with _load_lock:
+        plan = _cached_plan(("layer_norm", kind, rows, size, eps),
+                            lambda: _build_layer_norm(_library, kind, rows, size, eps))
+    if plan is None:
+        return False
+    plan.run(tuple(np.ascontiguousarray(a, np.float32) for a in arrays))
+    return True
+
+
+def layer_norm(x, weight, bias, mean, variance, eps):
+    """``(x - mean) / sqrt(variance + eps) * weight + bias`` over the rows of a (rows, size)
+    float32 array, given each row's statistics, as one oneDNN kernel; None when oneDNN cannot
+    compute it.
+
+    Example::
+
+        >>> x = np.array([[1.0, 3.0]], np.float32); one = np.ones(2, np.float32)
+        >>> y = layer_norm(x, one, 0 * one, np.array([2.0], np.float32),
+        ...                np.array([1.0], np.float32), 0.0)
+        >>> y is None or y.tolist() == [[-1.0, 1.0]]
+        True
+    """
+    y = np.empty(x.shape, np.float32)
+    done = _run_layer_norm("forward", *x.shape, eps, (x, weight, bias, mean, variance, y))
+    return y if done else None
+
+
+def layer_norm_backward(grad, x, weight, mean, variance, eps):
+    """The gradients (input, weight, bias) of :func:`layer_norm` for the output gradient
+    ``grad``, as one oneDNN kernel; None when oneDNN cannot compute them.
+
+    Example::
+
+        >>> x = np.array([[1.0, 3.0]], np.float32); one = np.ones(2, np.float32)
+        >>> grads = layer_norm_backward(one[None], x, one, np.array([2.0], np.float32),
+        ...                             np.array([1.0], np.float32), 0.0)
+        >>> grads is None or grads[2].tolist() == [1.0, 1.0]
+        True
+    """
+    rows, size = x.shape
+    results = (np.empty(x.shape, np.float32), np.empty(size, np.float32),
+               np.empty(size, np.float32))
+    # the kernel wants the shift among its inputs although the gradients do not depend on it
+    done = _run_layer_norm("backward", rows, size, eps,
+                           (x, grad, weight, weight, mean, variance) + results)
+    return results if done else None
