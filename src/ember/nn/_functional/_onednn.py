@@ -1,4 +1,5 @@
-"""oneDNN convolutions for float32 NumPy arrays (optional: used when ``libdnnl`` is installed).
+"""oneDNN convolutions, GELU and layer norm for float32 NumPy arrays (optional: used when
+``libdnnl`` is installed).
 
 PyTorch's CPU convolutions come from oneDNN; NumPy's im2col + OpenBLAS GEMM reaches about
 half their speed on the small channel counts of typical CNNs (the GEMMs have 6-64 rows). When
@@ -199,8 +200,8 @@ _switches = None
 
 
 def available():
-    """Whether oneDNN convolutions are in use: the library loads and
-    ``ember.backends.mkldnn.enabled`` is True.
+    """Whether oneDNN kernels (convolutions, GELU, layer norm) are in use: the library loads
+    and ``ember.backends.mkldnn.enabled`` is True.
 
     Example::
 
