@@ -533,7 +533,7 @@ def test_int64_to_float32_rounds_as_numpy(strict):
 
 
 # what still runs partly on the CPU, and why (a strict xfail: it fails the run once fixed)
-_NOT_YET_ON_GPU = {"max_pool": "setitem with an array index (non-overlapping windows)"}
+_NOT_YET_ON_GPU = {}
 
 
 def _strict_marks(name):
@@ -617,3 +617,20 @@ def test_model_training_step_runs_entirely_on_the_gpu(name, strict):
     scale = max(float(np.abs(g).max()) for g in cpu_grads)
     for expected, got in zip(cpu_grads, gpu_grads):
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5 * scale)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [ember.float32, ember.int64])
+def test_assignment_through_index_arrays_keeps_the_last_repeat(dtype, strict):
+    """``x[idx] = v`` with repeated indices: the last occurrence wins, as in torch's CPU
+    kernel and NumPy (the GPU records each element's last writer first)."""
+    host = ember.zeros(6, 4, dtype=dtype)
+    g = host.to("webgpu")
+    rows = ember.tensor([1, 3, 1, 5])
+    values = (ember.arange(16.).reshape(4, 4) * 3).to(dtype)
+    for target, r, v in ((host, rows, values), (g, rows.to("webgpu"), values.to("webgpu"))):
+        target[r] = v
+        target[r[:2], ember.tensor([0, 2]).to(r.device)] = ember.tensor([-1, -2]).to(
+            dtype).to(r.device)
+        target[:, r[1:3]] = ember.tensor(7).to(dtype).to(r.device)
+    assert g.cpu().tolist() == host.tolist()

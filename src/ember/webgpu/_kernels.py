@@ -510,3 +510,47 @@ def bitonic_step():
             "    if (before(y, iy, x, ix, n) == up) {\n"
             "        KEY[a] = bitcast<u32>(y); KEY[b] = bitcast<u32>(x);\n"
             "        IDX[a] = iy; IDX[b] = ix;\n    }\n}\n")
+
+
+def _keyed_position(key_itemsizes, first_key_binding, out_base):
+    """WGSL computing ``pos`` (an element of the output's storage) from one index per dim, as
+    in :func:`scatter_add`; ``valid`` is false for an index out of range."""
+    lines = [f"    var pos = bitcast<i32>(P[{out_base}u]);\n    var valid = true;\n"]
+    for j, itemsize in enumerate(key_itemsizes):
+        index = _index_value(f"K{j}", itemsize, f"offset_of(t, {operand_base(1 + j)}u)")
+        size = f"i32(P[{out_base + 1 + MAX_DIMS + j}u])"
+        lines.append(f"    var k{j} = {index};\n    if (k{j} < 0) {{ k{j} = k{j} + {size}; }}\n"
+                     f"    if (k{j} < 0 || k{j} >= {size}) {{ valid = false; }}\n"
+                     f"    pos = pos + k{j} * bitcast<i32>(P[{out_base + 1 + j}u]);\n")
+    bindings = "".join(f"@group(0) @binding({first_key_binding + j}) var<storage, read> K{j}: "
+                       "array<u32>;\n" for j in range(len(key_itemsizes)))
+    return bindings, "".join(lines)
+
+
+@functools.cache
+def put_claim(key_itemsizes):
+    """Pass 1 of ``out[key] = values``: each target element records the last (largest) thread
+    writing it, so that repeated indices end as NumPy's (the last occurrence wins)."""
+    bindings, position = _keyed_position(key_itemsizes, 2, operand_base(1 + len(key_itemsizes)))
+    return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+            "@group(0) @binding(1) var<storage, read_write> WIN: array<atomic<u32>>;\n"
+            + bindings + _INDEXING
+            + _ENTRY + "    if (t >= P[0]) { return; }\n" + position
+            + "    if (valid) { atomicMax(&WIN[u32(pos)], t + 1u); }\n}\n")
+
+
+@functools.cache
+def put_write(key_itemsizes, itemsize):
+    """Pass 2 of ``out[key] = values``: the winning thread of each element writes it."""
+    n = len(key_itemsizes)
+    bindings, position = _keyed_position(key_itemsizes, 3, operand_base(1 + n))
+    value = f"offset_of(t, {operand_base(0)}u)"
+    store = ("    OUT[u32(pos)] = V[" + value + "];\n" if itemsize == 4 else
+             "    let s = " + value + ";\n    OUT[2u * u32(pos)] = V[2u * s];\n"
+             "    OUT[2u * u32(pos) + 1u] = V[2u * s + 1u];\n")
+    return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+            "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
+            "@group(0) @binding(2) var<storage, read> V: array<u32>;\n" + bindings
+            + f"@group(0) @binding({3 + n}) var<storage, read> WIN: array<u32>;\n" + _INDEXING
+            + _ENTRY + "    if (t >= P[0]) { return; }\n" + position
+            + "    if (!valid || WIN[u32(pos)] != t + 1u) { return; }\n" + store + "}\n")

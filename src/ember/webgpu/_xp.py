@@ -485,9 +485,12 @@ def _single_array_axis(index, ndim):
 
 
 def setitem(a, index, value):
-    """``a[index] = value``: a strided write for basic indexing, a CPU fallback otherwise."""
+    """``a[index] = value``: a strided write for basic indexing, a put for integer arrays
+    (one per dim, or one among whole slices), a CPU fallback otherwise."""
     if _basic_index(index) is not None:
         copyto(getitem(a, index), value)
+        return
+    if _put(a, index, value):
         return
 
     def write(x, i, v):
@@ -1477,3 +1480,48 @@ def argsort(a, axis=-1, kind=None, order=None, stable=None):
     picked = astype(getitem(index, (slice(None), slice(0, n))), np.int64)
     result = reshape(picked, moved.shape)
     return ascontiguous_copy(result.transpose([perm.index(d) for d in range(a.ndim)]))
+
+
+def _put(out, key, values):
+    """``out[key] = values`` with integer index arrays, as NumPy (the last of repeated indices
+    wins): pass 1 records each element's last writer with atomics, pass 2 writes. Returns
+    False when this does not apply (the caller falls back)."""
+    if out.dtype.itemsize not in (4, 8) or out.ndim > K.MAX_DIMS or not out.ndim:
+        return False
+    if not builtins.all(isinstance(k, WebGPUArray) or k == slice(None) for k in
+                        (key if isinstance(key, tuple) else (key,))):
+        return False
+    if not builtins.all(k.dtype in (np.int64, np.int32) for k in
+                        (key if isinstance(key, tuple) else (key,))
+                        if isinstance(k, WebGPUArray)):
+        return False
+    full_key = _full_key(out, key)
+    if full_key is None:
+        return False
+    if not isinstance(values, WebGPUArray):
+        values = full((), values, out.dtype)
+    elif values.dtype != out.dtype:
+        values = astype(values, out.dtype)
+    shape = np.broadcast_shapes(*[k.shape for k in full_key])
+    if values.storage is out.storage:
+        values = ascontiguous_copy(values)
+    count = int(np.prod(shape))
+    if count == 0:
+        return True
+    for k, n in zip(full_key, out.shape):
+        _check_indices(k, n, 0)
+    operands = [broadcast_to(values, shape)] + [broadcast_to(k, shape) for k in full_key]
+    words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
+    words += [out.offset] + list(out.estrides) + [0] * (K.MAX_DIMS - out.ndim)
+    words += list(out.shape)
+    sizes = tuple(k.dtype.itemsize for k in full_key)
+    winners = zeros((out.storage.nbytes // out.dtype.itemsize,), np.uint32)
+    runtime = out.storage.runtime
+    params = runtime.constant(K.params(words))
+    keys = [x.storage.buffer for x in operands[1:]]
+    runtime.dispatch(K.put_claim(sizes), [params, winners.storage.buffer] + keys,
+                     _groups(count))
+    runtime.dispatch(K.put_write(sizes, out.dtype.itemsize),
+                     [params, out.storage.buffer, operands[0].storage.buffer] + keys
+                     + [winners.storage.buffer], _groups(count))
+    return True
