@@ -634,3 +634,21 @@ def test_assignment_through_index_arrays_keeps_the_last_repeat(dtype, strict):
             dtype).to(r.device)
         target[:, r[1:3]] = ember.tensor(7).to(dtype).to(r.device)
     assert g.cpu().tolist() == host.tolist()
+
+
+def test_without_wgpu_the_device_is_unavailable_with_a_clear_error():
+    """No wgpu (made unimportable in a fresh process): is_available() is False without
+    raising, and using the device says what to install."""
+    script = textwrap.dedent("""
+        import sys
+        sys.modules["wgpu"] = None
+        import ember
+        assert ember.webgpu.is_available() is False and ember.webgpu.device_count() == 0
+        try:
+            ember.zeros(2, device="webgpu")
+        except RuntimeError as error:
+            print("pip install 'ember[webgpu]'" in str(error))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "True", done.stderr
