@@ -910,3 +910,26 @@ def test_setitem_through_a_view_of_a_graph_tensor():
         return g
 
     assert_grads_match(f(ember), f(torch), RNG.standard_normal((3, 2)))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_gather_gradient_first_and_second_order_and_under_vmap_against_torch(dim):
+    # first order: one kernel adding into fresh zeros (node ScatterAddBackward0, as torch's);
+    # double backward through it; vmap batches gather's derivative as scatter_add
+    x = np.random.default_rng(4).standard_normal((5, 6, 4))
+    index = np.random.default_rng(5).integers(0, x.shape[dim], (3, 6, 4))   # with repeats
+    results = []
+    for lib in (ember, torch):
+        rng = np.random.default_rng(6)
+        xs = lib.tensor(x, requires_grad=True)
+        y = xs.gather(dim, lib.tensor(index))
+        (g,) = lib.autograd.grad((y ** 3).sum(), xs, create_graph=True)
+        (gg,) = lib.autograd.grad((g ** 2).sum(), xs)
+        row_index = lib.tensor(rng.integers(0, 6, (3, 4)))
+        per_row = lib.func.vmap(lib.func.grad(lambda row, i: (row.gather(0, i) ** 2).sum()),
+                                in_dims=(0, None))(xs.detach(), row_index)
+        results.append((g.grad_fn.name(), g.detach().numpy(), gg.numpy(), per_row.numpy()))
+    (name, *mine), (torch_name, *theirs) = results
+    assert name == torch_name
+    for a, b in zip(mine, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
