@@ -652,3 +652,21 @@ def test_without_wgpu_the_device_is_unavailable_with_a_clear_error():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120)
     assert done.stdout.strip() == "True", done.stderr
+
+
+@needs_gpu
+def test_float16_computes_in_float32_and_rounds_once(strict):
+    """Every float16 value: casts both ways and arithmetic exactly as the CPU's (which also
+    computes in float32 and rounds once); exp within one float16 step (the driver's float32
+    exp may differ from NumPy's in the last bit, which can move a rounding)."""
+    every = ember.tensor(np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32))
+    host = every.half()
+    g = host.to("webgpu")
+    np.testing.assert_array_equal(g.float().cpu().numpy(), host.float().numpy())
+    wide = ember.tensor(np.random.default_rng(0).normal(size=10000).astype(np.float32) * 300)
+    np.testing.assert_array_equal(wide.to("webgpu").half().cpu().numpy(), wide.half().numpy())
+    for fn in (lambda t: t * 3 + 1, lambda t: t / 7, lambda t: t - t.flip(0)):
+        np.testing.assert_array_equal(fn(g).cpu().numpy(), fn(host).numpy())
+    finite = host[host.isfinite() & (host.abs() < 10)]
+    got, expected = finite.to("webgpu").exp().cpu().float(), finite.exp().float()
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=2 ** -10, atol=0)

@@ -21,7 +21,46 @@ WORKGROUP = 64
 
 # compute type of each dtype the kernels compute with
 COMPUTE = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.uint8): "u32",
-           np.dtype(np.bool_): "bool", np.dtype(np.int64): "i64"}
+           np.dtype(np.bool_): "bool", np.dtype(np.int64): "i64", np.dtype(np.float16): "f32"}
+# float16 computes in f32 and is rounded once on the store (to nearest even, on the bits), as
+# NumPy's and torch's CPU half kernels compute
+
+F16_HELPERS = """
+fn f16_load(h: u32) -> f32 {
+    let sign = (h & 0x8000u) << 16u;
+    let e = (h >> 10u) & 0x1fu;
+    let m = h & 0x3ffu;
+    if (e == 0u) {
+        let tiny = f32(m) * 5.9604644775390625e-8;
+        return select(tiny, -tiny, sign != 0u);
+    }
+    if (e == 31u) { return bitcast<f32>(sign | 0x7f800000u | (m << 13u)); }
+    return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));
+}
+fn f16_bits(x: f32) -> u32 {
+    let b = bitcast<u32>(x);
+    let sign = (b >> 16u) & 0x8000u;
+    let biased = (b >> 23u) & 0xffu;
+    var m = b & 0x7fffffu;
+    if (biased == 0xffu) { return sign | 0x7c00u | select(0u, 0x200u | (m >> 13u), m != 0u); }
+    let e = i32(biased) - 112;
+    if (e >= 31) { return sign | 0x7c00u; }
+    if (e <= 0) {
+        if (e < -10) { return sign; }
+        m = m | 0x800000u;
+        let shift = u32(14 - e);
+        var half = m >> shift;
+        let rem = m & ((1u << shift) - 1u);
+        let halfway = 1u << (shift - 1u);
+        if (rem > halfway || (rem == halfway && (half & 1u) == 1u)) { half = half + 1u; }
+        return sign | half;
+    }
+    var h = (u32(e) << 10u) | (m >> 13u);
+    let rem = m & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) == 1u)) { h = h + 1u; }
+    return sign | h;
+}
+"""
 # int64 computes as vec2<u32> (low word, high word): exact compares, selects, add/sub with
 # carries (wrapping as torch's int64); nothing converts it to another type but bool
 
@@ -142,6 +181,8 @@ def load_element(binding, itemsize, ct, index):
     if itemsize == 1:
         byte = f"(({binding}[({index}) >> 2u] >> ((({index}) & 3u) * 8u)) & 255u)"
         return f"({byte} != 0u)" if ct == "bool" else byte
+    if itemsize == 2:  # float16
+        return f"f16_load(({binding}[({index}) >> 1u] >> ((({index}) & 1u) * 16u)) & 0xffffu)"
     raise ValueError(itemsize)
 
 
@@ -149,6 +190,8 @@ def store_bits(value, ct, itemsize):
     """WGSL giving the low ``itemsize`` bytes' worth of bits of ``value`` as u32."""
     if itemsize == 1:
         return f"select(0u, 1u, {value})" if ct == "bool" else f"(u32({value}) & 255u)"
+    if itemsize == 2:  # float16
+        return f"f16_bits({value})"
     return value if ct == "u32" else f"bitcast<u32>({value})"
 
 
@@ -215,7 +258,7 @@ def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None):
                 raw = f"(P[{scalar_at}u] != 0u)"
             scalar_at += 1
         loads.append(f"        let {name} = {convert(raw, source, target)};\n")
-    lines.append(_INDEXING + I64_HELPERS)
+    lines.append(_INDEXING + I64_HELPERS + F16_HELPERS)
     if out_itemsize == 8:  # an int64 result: two words per element
         value = expr if expr_ct is None else convert(f"({expr})", expr_ct, out_ct)
         lines.append(_ENTRY + "    let i = t;\n    if (i >= P[0]) { return; }\n")

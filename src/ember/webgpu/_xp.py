@@ -862,7 +862,7 @@ def _try_pointwise(name, kind, exprs, operands):
     if dtype is None or dtype not in K.COMPUTE:
         return None
     ct = K.COMPUTE[dtype]
-    if kind == "float" and dtype != np.float32:
+    if kind == "float" and dtype not in (np.float32, np.float16):
         return None
     if kind == "logical":
         ct = "bool"
