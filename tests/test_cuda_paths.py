@@ -87,6 +87,9 @@ HOST_SYNC_ALLOWED = {
     ("linalg.py", "_singular_error"): "error path: locates the zero pivot on a host copy",
     ("linalg.py", "_not_pd_error"): "error path: locates the failing minor on a host copy",
     ("linalg.py", "_host_linalg"): "eig/eigvals: CuPy has no general eigensolver",
+    ("linalg.py", "_scaled_taylor_18"): "the number of squarings depends on the norms",
+    ("reduce.py", "bin_positions"): "sorted edges take the library's search (one check)",
+    ("creation.py", "checked_int"): "reads a NumPy scalar parameter, never a device array",
 }
 
 # Functions allowed to use NumPy/SciPy because they work on host arrays, and why.
@@ -94,6 +97,10 @@ NP_ALLOWED = {
     ("linalg.py", "_singular_error"): "error path on a host copy (xp.asnumpy)",
     ("linalg.py", "_first_bad_minor"): "error path on a host copy (called by _not_pd_error)",
     ("linalg.py", "_host_linalg"): "NumPy's LAPACK on a host copy for what CuPy lacks",
+    ("activation.py", "_softmax_rows"): "the blocked CPU kernel, reached only when "
+                                        "_by_rows found NumPy arrays",
+    ("normalization.py", "_variance"): "oneDNN's variances, reached only on the oneDNN path "
+                                       "(NumPy arrays, _on_onednn)",
 }
 
 
