@@ -921,7 +921,7 @@ def _copy_meta(dst, src):
     return dst.shape, dst.dtype
 
 
-@defop("copy_", meta=_copy_meta, save_inputs=False, grad_name="CopyBackwards")
+@defop("copy_", meta=_copy_meta, save_inputs=False, grad_name="CopyBackwards", kind="creation")
 def copy_op(xp, dst, src):
     if src.dtype.kind == "c" and dst.dtype.kind != "c":
         src = src.real
@@ -939,7 +939,7 @@ def _copy_derivative(ctx, grad):
 
 
 @defop("fill_", meta=lambda dst, *, value: (dst.shape, dst.dtype), save_inputs=False,
-       grad_name="FillBackward0")
+       grad_name="FillBackward0", kind="creation")
 def fill_op(xp, dst, *, value):
     return xp.full(dst.shape, value, dst.dtype)
 
@@ -1077,8 +1077,7 @@ Tensor.zero_ = _zero_
 # ---------------------------------------------------------------- copies and casts
 
 
-@defop("clone", meta=lambda a, **_: (a.shape, a.dtype), save_inputs=False,
-       kind="pointwise-unary")
+@defop("clone", meta=lambda a, **_: (a.shape, a.dtype), save_inputs=False, kind="pointwise-unary")
 def clone_op(xp, a, *, memory_format=None):
     if memory_format in ("channels_last", "channels_last_3d"):
         return _channels_last_copy(xp, a)

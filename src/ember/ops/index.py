@@ -160,7 +160,7 @@ def _to_device(index, device):
 _OOB = "index {index} is out of bounds for dimension {dim} with size {size}"
 
 
-@defop("gather", meta=lambda a, idx, *, dim: (idx.shape, a.dtype))
+@defop("gather", meta=lambda a, idx, *, dim: (idx.shape, a.dtype), kind="indexing")
 def gather_op(xp, a, idx, *, dim):
     shape = idx.shape
     a, idx = _at_least_1d(a, idx)
@@ -183,7 +183,7 @@ gather_op.defjvp(_forward_ad.first_linear_jvp(gather_op))
 
 
 @defop("_gather_backward", meta=lambda grad, idx, *, dim, shape: (shape, grad.dtype),
-       grad_name="ScatterAddBackward0")
+       grad_name="ScatterAddBackward0", kind="indexing")
 def _gather_backward_op(xp, grad, idx, *, dim, shape):
     """``zeros(shape).scatter_add(dim, idx, grad)``, gather's input gradient, added straight
     into fresh zeros (scatter_add's out-of-place kernel would first copy a zero block as
@@ -281,7 +281,7 @@ def _gather_method(self, dim, index, *, sparse_grad=False):
 # ---------------------------------------------------------------- scatter family
 
 
-@defop("scatter", meta=_same_shape_meta, grad_name="ScatterBackward0")
+@defop("scatter", meta=_same_shape_meta, grad_name="ScatterBackward0", kind="indexing")
 def scatter_op(xp, a, idx, src, *, dim):
     out = a.copy()
     shape = out.shape
@@ -313,7 +313,7 @@ def _scatter_jvp(p, t, y, *, dim):
 scatter_op.jvp = _scatter_jvp
 
 
-@defop("scatter_value", meta=_same_shape_meta, grad_name="ScatterBackward1")
+@defop("scatter_value", meta=_same_shape_meta, grad_name="ScatterBackward1", kind="indexing")
 def scatter_value_op(xp, a, idx, *, dim, value):
     out = a.copy()
     shape = out.shape
@@ -329,7 +329,7 @@ def _scatter_value_derivative(ctx, grad, *, dim, value):
     return scatter_value_op(grad, ctx.inputs[1], dim=dim, value=0), None
 
 
-@defop("scatter_add", meta=_same_shape_meta)
+@defop("scatter_add", meta=_same_shape_meta, kind="indexing")
 def scatter_add_op(xp, a, idx, src, *, dim):
     out = a.copy()
     shape = out.shape
@@ -364,7 +364,7 @@ def _identity(xp, reduce, dtype):
     return info.min if reduce == "amax" else info.max
 
 
-@defop("scatter_reduce", meta=_same_shape_meta, grad_name="ScatterReduceBackward0")
+@defop("scatter_reduce", meta=_same_shape_meta, grad_name="ScatterReduceBackward0", kind="indexing")
 def scatter_reduce_op(xp, a, idx, src, *, dim, reduce, include_self=True):
     out = a.copy()
     shape = out.shape
@@ -551,7 +551,7 @@ def _index_dim_meta(a, idx, *, dim):
     return tuple(shape), a.dtype
 
 
-@defop("index_select", meta=_index_dim_meta)
+@defop("index_select", meta=_index_dim_meta, kind="indexing")
 def index_select_op(xp, a, idx, *, dim):
     if a.ndim == 0:
         _check_range(xp, idx, 1, dim, "index out of range in self", IndexError)
@@ -591,7 +591,7 @@ def index_select(input, dim, index, *, out=None):
     return write_out(result, out, "index_select")
 
 
-@defop("index_add", meta=_same_shape_meta)
+@defop("index_add", meta=_same_shape_meta, kind="indexing")
 def index_add_op(xp, a, idx, src, *, dim, alpha=1):
     out = a.copy()
     shape = out.shape
@@ -669,7 +669,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 # ---------------------------------------------------------------- index_copy / index_fill
 
 
-@defop("index_copy", meta=_same_shape_meta)
+@defop("index_copy", meta=_same_shape_meta, kind="indexing")
 def index_copy_op(xp, a, idx, src, *, dim):
     out = a.copy()
     shape = out.shape
@@ -712,7 +712,7 @@ def index_copy(input, dim, index, source, *, out=None):
     return write_out(result, out, "index_copy")
 
 
-@defop("index_fill", meta=_same_shape_meta, grad_name="IndexFillBackward0")
+@defop("index_fill", meta=_same_shape_meta, grad_name="IndexFillBackward0", kind="indexing")
 def index_fill_op(xp, a, idx, *, dim, value):
     out = a.copy()
     shape = out.shape
@@ -794,7 +794,7 @@ def masked_fill(input, mask, value):
 # ---------------------------------------------------------------- basic indexing (views)
 
 
-@defop("_slice", save_inputs=False, view=True, grad_name="SliceBackward0")
+@defop("_slice", save_inputs=False, view=True, grad_name="SliceBackward0", kind="view")
 def slice_op(xp, a, *, key):
     result = a[key]
     if None in key:
@@ -808,7 +808,8 @@ def _slice_derivative(ctx, grad, *, key):
     return (slice_backward_op(grad, shape=ctx.input_shapes[0], key=key),)
 
 
-@defop("_slice_backward", meta=lambda g, *, shape, key: (shape, g.dtype), save_inputs=False)
+@defop("_slice_backward", meta=lambda g, *, shape, key: (shape, g.dtype), save_inputs=False,
+       kind="indexing")
 def slice_backward_op(xp, grad, *, shape, key):
     out = xp.zeros(shape, grad.dtype)
     out[key] = grad
@@ -820,7 +821,8 @@ def _slice_backward_derivative(ctx, grad, *, shape, key):
     return (slice_op(grad, key=key),)
 
 
-@defop("_basic_put", meta=_same_shape_meta, save_inputs=False, grad_name="CopySlices")
+@defop("_basic_put", meta=_same_shape_meta, save_inputs=False, grad_name="CopySlices",
+       kind="indexing")
 def basic_put_op(xp, a, v, *, key):
     out = a.copy()
     out[key] = v
@@ -874,7 +876,7 @@ def _reads_nothing(a, idx):
     return a.size == 0 or 0 in np.broadcast_shapes(*(i.shape for i in idx))
 
 
-@defop("index", meta=_index_meta, grad_name="IndexBackward0")
+@defop("index", meta=_index_meta, grad_name="IndexBackward0", kind="indexing")
 def index_op(xp, a, *idx, positions):
     if _reads_nothing(a, idx):
         return xp.empty(_index_shape(a.shape, [i.shape for i in idx], positions), a.dtype)
@@ -893,7 +895,7 @@ def _index_derivative(ctx, grad, *, positions):
 index_op.defjvp(_forward_ad.first_linear_jvp(index_op))
 
 
-@defop("index_put", meta=_same_shape_meta, grad_name="IndexPutBackward0")
+@defop("index_put", meta=_same_shape_meta, grad_name="IndexPutBackward0", kind="indexing")
 def index_put_op(xp, a, v, *idx, positions, accumulate):
     out = a.copy()
     if _reads_nothing(out, idx):
@@ -1433,7 +1435,7 @@ def _nonzero_meta(a):
                               "implementation does not exist.")
 
 
-@defop("nonzero", meta=_nonzero_meta)
+@defop("nonzero", meta=_nonzero_meta, kind="indexing")
 def nonzero_op(xp, a):
     return xp.argwhere(a).astype(np.int64, copy=False)
 
@@ -1442,7 +1444,7 @@ nonzero_op.opt_out("batch", "its shape depends on the values: vmap runs it eleme
 nonzero_op.opt_out("derivative", "an index result has no gradient")
 
 
-@defop("nonzero_tuple", meta=_nonzero_meta, multi_output=True)
+@defop("nonzero_tuple", meta=_nonzero_meta, multi_output=True, kind="indexing")
 def nonzero_tuple_op(xp, a):
     if a.ndim == 0:
         a = a.reshape(1)

@@ -647,7 +647,7 @@ def _imatmul(self, other):
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-@defop("einsum", meta=lambda *arrays, equation, shape: (shape, arrays[0].dtype))
+@defop("einsum", meta=lambda *arrays, equation, shape: (shape, arrays[0].dtype), kind="linalg")
 def einsum_op(xp, *arrays, equation, shape):
     if arrays[0].dtype in _LOW:
         result = xp.einsum(equation, *(a.astype(np.float32) for a in arrays),
@@ -900,7 +900,7 @@ def kron(input, other, *, out=None):
 
 
 @defop("cross", meta=lambda a, b, *, dim: (np.broadcast_shapes(a.shape, b.shape), a.dtype),
-       grad_name="LinalgCrossBackward0")
+       grad_name="LinalgCrossBackward0", kind="linalg")
 def cross_op(xp, a, b, *, dim):
     a, b = xp.broadcast_arrays(a, b)
     a0, a1, a2 = (xp.take(a, i, axis=dim) for i in range(3))
@@ -990,7 +990,7 @@ def _diag_embed_shape(shape, offset, dim1, dim2):
 
 
 @defop("diag_embed", meta=lambda a, *, offset, dim1, dim2: (
-    _diag_embed_shape(a.shape, offset, dim1, dim2), a.dtype), save_inputs=False)
+    _diag_embed_shape(a.shape, offset, dim1, dim2), a.dtype), save_inputs=False, kind="linalg")
 def diag_embed_op(xp, a, *, offset, dim1, dim2):
     shape = _diag_embed_shape(a.shape, offset, dim1, dim2)
     out = xp.zeros(shape, a.dtype)
@@ -1281,7 +1281,7 @@ def _compute(xp, a):
 
 
 @defop("linalg_inv", meta=lambda a: (a.shape, a.dtype), save_inputs=False, save_output=True,
-       grad_name="LinalgInvExBackward0")
+       grad_name="LinalgInvExBackward0", kind="linalg")
 def inv_op(xp, a):
     if a.size == 0:
         return xp.empty(a.shape, a.dtype)
@@ -1325,7 +1325,7 @@ def _inv_h_kernel(xp, a):
 
 
 inv_h_op = Op("linalg_inv_h", _inv_h_kernel, meta=lambda a: (a.shape, a.dtype),
-              save_inputs=False, save_output=True, grad_name="LinalgInvExBackward0")
+              save_inputs=False, save_output=True, grad_name="LinalgInvExBackward0", kind="linalg")
 
 
 inv_h_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -1418,7 +1418,7 @@ def _inverse_with_info(A):
 
 
 @defop("linalg_det", meta=lambda a: (a.shape[:-2], a.dtype), grad_name="LinalgDetBackward0",
-       save_output=True)
+       save_output=True, kind="linalg")
 def det_op(xp, a):
     return xp.asarray(xp.linalg.det(a)).astype(a.dtype, copy=False)
 
@@ -1523,7 +1523,7 @@ def _slogdet_meta(a):
 
 
 @defop("linalg_slogdet", meta=_slogdet_meta, multi_output=True, differentiable_outputs=(1,),
-       grad_name="LinalgSlogdetBackward0")
+       grad_name="LinalgSlogdetBackward0", kind="linalg")
 def slogdet_op(xp, a):
     sign, logabs = xp.linalg.slogdet(a)
     return (xp.asarray(sign).astype(a.dtype, copy=False),
@@ -1602,7 +1602,8 @@ def _solve_meta(a, b):
     return tuple(batch) + b.shape[-2:], a.dtype
 
 
-@defop("linalg_solve", meta=_solve_meta, save_output=True, grad_name="LinalgSolveExBackward0")
+@defop("linalg_solve", meta=_solve_meta, save_output=True, grad_name="LinalgSolveExBackward0",
+       kind="linalg")
 def solve_op(xp, a, b):
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = xp.broadcast_to(a, tuple(batch) + a.shape[-2:])
@@ -1684,7 +1685,7 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 
 @defop("linalg_cholesky", meta=lambda a: (a.shape, a.dtype), save_inputs=False,
-       save_output=True, grad_name="LinalgCholeskyExBackward0")
+       save_output=True, grad_name="LinalgCholeskyExBackward0", kind="linalg")
 def cholesky_op(xp, a):
     if a.size == 0:
         return xp.empty(a.shape, a.dtype)
@@ -1837,7 +1838,7 @@ def _qr_meta(a, *, mode):
 
 
 @defop("linalg_qr", meta=_qr_meta, multi_output=True, save_inputs=False, save_output=True,
-       grad_name="LinalgQrBackward0")
+       grad_name="LinalgQrBackward0", kind="linalg")
 def qr_op(xp, a, *, mode):
     if mode == "r":
         m, n = a.shape[-2:]
@@ -1926,7 +1927,7 @@ def _eigh_meta(a, *, UPLO):
 
 
 @defop("linalg_eigh", meta=_eigh_meta, multi_output=True, save_inputs=False, save_output=True,
-       grad_name="LinalgEighBackward0")
+       grad_name="LinalgEighBackward0", kind="linalg")
 def eigh_op(xp, a, *, UPLO):
     if a.size == 0:
         return xp.zeros(a.shape[:-1], _real_np(a.dtype)), xp.zeros(a.shape, a.dtype)
@@ -2010,7 +2011,7 @@ def _host_linalg(xp, fn_name, a):
 
 
 @defop("linalg_eig", meta=_eig_meta, multi_output=True, save_inputs=False, save_output=True,
-       grad_name="LinalgEigBackward0")
+       grad_name="LinalgEigBackward0", kind="linalg")
 def eig_op(xp, a):
     c = dt.from_numpy_dtype(a.dtype).to_complex().np
     if a.size == 0:
@@ -2104,7 +2105,7 @@ def _svd_meta(a, *, full_matrices):
 
 
 @defop("linalg_svd", meta=_svd_meta, multi_output=True, save_inputs=False, save_output=True,
-       grad_name="LinalgSvdBackward0")
+       grad_name="LinalgSvdBackward0", kind="linalg")
 def svd_op(xp, a, *, full_matrices):
     if a.size == 0:
         (su, _), (ss, sd), (sv, _) = _svd_meta(a, full_matrices=full_matrices)
@@ -2249,7 +2250,7 @@ def _tolerance(s, atol, rtol, A, hermitian=False):
 
 
 @defop("linalg_pinv", meta=lambda a, p: (p.shape, p.dtype), save_output=True,
-       grad_name="LinalgPinvBackward0")
+       grad_name="LinalgPinvBackward0", kind="linalg")
 def pinv_op(xp, a, p):
     """Attaches pinv's own derivative to ``p``, the pseudo-inverse of ``a`` computed without
     recording (torch differentiates pinv by its formula, not through the SVD, so that the
@@ -2431,7 +2432,7 @@ def _lstsq_kernel(xp, a, b, *, driver, rcond):
 
 
 lstsq_op = Op("linalg_lstsq", _lstsq_kernel, meta=_lstsq_meta, multi_output=True,
-              differentiable_outputs=(0,), grad_name="LinalgLstsqBackward0")
+              differentiable_outputs=(0,), grad_name="LinalgLstsqBackward0", kind="linalg")
 
 
 lstsq_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -2716,7 +2717,8 @@ def _scaled_taylor_18(xp, work, norms, theta, ident):
     return result
 
 
-@defop("linalg_matrix_exp", meta=lambda a: (a.shape, a.dtype), grad_name="LinalgMatrixExpBackward0")
+@defop("linalg_matrix_exp", meta=lambda a: (a.shape, a.dtype), grad_name="LinalgMatrixExpBackward0",
+       kind="linalg")
 def matrix_exp_op(xp, a):
     if xp is np:
         with np.errstate(over="ignore", invalid="ignore"):
@@ -2959,7 +2961,8 @@ def _lu_without_pivoting(xp, a):
 
 
 @defop("linalg_lu_factor_ex", meta=_lu_meta, multi_output=True, save_inputs=False,
-       save_output=True, differentiable_outputs=(0,), grad_name="LinalgLuFactorExBackward0")
+       save_output=True, differentiable_outputs=(0,), grad_name="LinalgLuFactorExBackward0",
+       kind="linalg")
 def lu_factor_op(xp, a, *, pivot):
     if not pivot:
         return _lu_without_pivoting(xp, a)
@@ -3050,7 +3053,7 @@ def _unpack_factors(lu):
 
 
 @defop("lu_pivots_to_permutation",
-       meta=lambda p, *, rows: (tuple(p.shape[:-1]) + (rows,), np.dtype(np.int64)))
+       meta=lambda p, *, rows: (tuple(p.shape[:-1]) + (rows,), np.dtype(np.int64)), kind="linalg")
 def _permutation_op(xp, pivots, *, rows):
     """The row order ``perm`` that LAPACK's swaps (row i <-> row pivots[i] - 1, in turn)
     produce: ``A[perm] = L U``."""
@@ -3313,7 +3316,7 @@ def _solve_triangular_flat(a, b, upper, unitriangular):
 
 
 @defop("linalg_solve_triangular", meta=_solve_meta, save_output=True,
-       grad_name="LinalgSolveTriangularBackward0")
+       grad_name="LinalgSolveTriangularBackward0", kind="linalg")
 def solve_triangular_op(xp, a, b, *, upper, unitriangular):
     batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     shape = batch + b.shape[-2:]
@@ -3498,7 +3501,7 @@ def _ldl_meta(a, *, hermitian):
 
 
 @defop("linalg_ldl_factor_ex", meta=_ldl_meta, multi_output=True, differentiable_outputs=(0,),
-       grad_name="NotImplemented")
+       grad_name="NotImplemented", kind="linalg")
 def ldl_factor_op(xp, a, *, hermitian):
     if xp is not np:  # pragma: no cover - _on_host gives this kernel host arrays only
         raise RuntimeError("linalg.ldl_factor_ex: the kernel runs on the host")
@@ -3569,7 +3572,7 @@ def linalg_ldl_factor(A, *, hermitian=False, out=None):
     return _write_tuple(LDLFactorResult(ld, pivots), out, "linalg.ldl_factor", LDLFactorResult)
 
 
-@defop("linalg_ldl_solve", meta=_solve_meta, grad_name="NotImplemented")
+@defop("linalg_ldl_solve", meta=_solve_meta, grad_name="NotImplemented", kind="linalg")
 def ldl_solve_op(xp, ld, pivots, b, *, hermitian):
     if xp is not np:  # pragma: no cover - _on_host gives this kernel host arrays only
         raise RuntimeError("linalg.ldl_solve: the kernel runs on the host")
@@ -3900,7 +3903,7 @@ def _geqrf_meta(a):
     return (a.shape, a.dtype), (batch + (min(m, n),), a.dtype)
 
 
-@defop("geqrf", meta=_geqrf_meta, multi_output=True, differentiable_outputs=(0, 1))
+@defop("geqrf", meta=_geqrf_meta, multi_output=True, differentiable_outputs=(0, 1), kind="linalg")
 def geqrf_op(xp, a):
     if xp is not np:  # pragma: no cover - _on_host gives this kernel host arrays only
         raise RuntimeError("geqrf: the kernel runs on the host")

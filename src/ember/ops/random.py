@@ -1075,7 +1075,7 @@ def _zero_grad_op(name, grad_name):
     """An op ``(inputs..., noise) -> combine`` whose gradient is zero w.r.t. its tensor inputs,
     as torch defines it for sampling (``normal``, ``bernoulli``, ``poisson``)."""
     def decorate(kernel):
-        op = defop(name, save_inputs=False, grad_name=grad_name,
+        op = defop(name, save_inputs=False, grad_name=grad_name, kind="random",
                    meta=lambda *arrays: (np.broadcast_shapes(*(a.shape for a in arrays)),
                                          arrays[0].dtype))(kernel)
 

@@ -201,7 +201,7 @@ def _sum_dtype(input, dtype):
     return None
 
 
-@defop("sum", meta=_reduce_meta(), save_inputs=False)
+@defop("sum", meta=_reduce_meta(), save_inputs=False, kind="reduction")
 def sum_op(xp, a, *, dims, keepdim, dtype=None):
     if dtype is None and a.dtype in _LOW_PRECISION:
         return xp.sum(a, axis=dims, keepdims=keepdim, dtype=np.float32).astype(a.dtype)
@@ -255,7 +255,7 @@ def sum_to_size(input, *sizes, size=None):
     return result.reshape(size) if lead else result
 
 
-@defop("nansum", meta=_reduce_meta())
+@defop("nansum", meta=_reduce_meta(), kind="reduction")
 def nansum_op(xp, a, *, dims, keepdim, dtype=None):
     if a.dtype.kind not in "biu":  # floating, complex and bfloat16 (kind 'V')
         a = xp.where(a != a, 0, a)
@@ -287,7 +287,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
                                dtype=_sum_dtype(input, dtype)), out, "nansum")
 
 
-@defop("prod", meta=_reduce_meta(), save_output=True)
+@defop("prod", meta=_reduce_meta(), save_output=True, kind="reduction")
 def prod_op(xp, a, *, dims, keepdim, dtype=None):
     if dtype is None and a.dtype in _LOW_PRECISION:
         return xp.prod(a, axis=dims, keepdims=keepdim, dtype=np.float32).astype(a.dtype)
@@ -347,7 +347,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
 # ---------------------------------------------------------------- mean, nanmean
 
 
-@defop("mean", meta=_reduce_meta(), save_inputs=False)
+@defop("mean", meta=_reduce_meta(), save_inputs=False, kind="reduction")
 def mean_op(xp, a, *, dims, keepdim, dtype=None):
     if dtype is not None:
         a = a.astype(dtype.np)
@@ -431,7 +431,7 @@ def _warn_dof(n, correction, name):
                       UserWarning, stacklevel=4)
 
 
-@defop("var", meta=_real_meta)
+@defop("var", meta=_real_meta, kind="reduction")
 def var_op(xp, a, *, dims, correction, keepdim):
     result = _var_kernel(xp, a, dims, correction, keepdim)
     return result.astype(dt.from_numpy_dtype(a.dtype).to_real().np, copy=False)
@@ -449,7 +449,7 @@ def _var_derivative(ctx, grad, *, dims, correction, keepdim):
 var_op.defjvp(reduction_jvp(var_op))
 
 
-@defop("std", meta=_real_meta, save_output=True)
+@defop("std", meta=_real_meta, save_output=True, kind="reduction")
 def std_op(xp, a, *, dims, correction, keepdim):
     result = xp.sqrt(_var_kernel(xp, a, dims, correction, keepdim))
     return result.astype(dt.from_numpy_dtype(a.dtype).to_real().np, copy=False)
@@ -567,7 +567,7 @@ def _scale_by_count(ctx, grad, dims, keepdim):
 
 def _extreme_all(name, reducer):
     op = Op(name, lambda xp, a: getattr(xp, reducer)(a),
-            meta=lambda a: ((), a.dtype), save_output=True)
+            meta=lambda a: ((), a.dtype), save_output=True, kind="reduction")
     op.defderivative(lambda ctx, grad: _evenly_distribute(ctx, grad, nan_aware=True))
     op.defjvp(reduction_jvp(op))
     return op
@@ -592,7 +592,7 @@ def _extreme_dim(name, arg):
         return (shape, a.dtype), (shape, np.dtype(np.int64))
 
     op = Op(name, kernel, meta=meta, save_inputs=False, save_output=True, multi_output=True,
-            differentiable_outputs=(0,))
+            differentiable_outputs=(0,), kind="reduction")
 
     @op.defderivative
     def _(ctx, grad, grad_indices, *, dim, keepdim):
@@ -667,8 +667,8 @@ def _amax_kernel(reducer):
     return kernel
 
 
-amax_op = Op("amax", _amax_kernel("amax"), meta=_reduce_meta(), save_output=True)
-amin_op = Op("amin", _amax_kernel("amin"), meta=_reduce_meta(), save_output=True)
+amax_op = Op("amax", _amax_kernel("amax"), meta=_reduce_meta(), save_output=True, kind="reduction")
+amin_op = Op("amin", _amax_kernel("amin"), meta=_reduce_meta(), save_output=True, kind="reduction")
 amax_op.defderivative(lambda ctx, grad, *, dims, keepdim: _scale_by_count(ctx, grad, dims,
                                                                           keepdim))
 amin_op.defderivative(lambda ctx, grad, *, dims, keepdim: _scale_by_count(ctx, grad, dims,
@@ -762,8 +762,8 @@ def _arg_meta(a, *, dim, keepdim):
     return reduced_shape(a.shape, (dim,) if a.ndim else (), keepdim), np.dtype(np.int64)
 
 
-argmax_op = Op("argmax", _arg_kernel("argmax"), meta=_arg_meta)
-argmin_op = Op("argmin", _arg_kernel("argmin"), meta=_arg_meta)
+argmax_op = Op("argmax", _arg_kernel("argmax"), meta=_arg_meta, kind="other")
+argmin_op = Op("argmin", _arg_kernel("argmin"), meta=_arg_meta, kind="other")
 for _op in (argmax_op, argmin_op):
     _op.opt_out("derivative", "an index result has no gradient")
 
@@ -823,8 +823,8 @@ def _logical_kernel(reducer):
     return kernel
 
 
-all_op = Op("all", _logical_kernel("all"), meta=_logical_meta)
-any_op = Op("any", _logical_kernel("any"), meta=_logical_meta)
+all_op = Op("all", _logical_kernel("all"), meta=_logical_meta, kind="reduction")
+any_op = Op("any", _logical_kernel("any"), meta=_logical_meta, kind="reduction")
 for _op in (all_op, any_op):
     _op.opt_out("derivative", "a boolean result has no gradient")
 
@@ -856,7 +856,7 @@ def any(input, dim=None, keepdim=False, *, out=None):
 
 
 @defop("count_nonzero", meta=lambda a, *, dims: (reduced_shape(a.shape, dims, False),
-                                                   np.dtype(np.int64)))
+                                                   np.dtype(np.int64)), kind="reduction")
 def count_nonzero_op(xp, a, *, dims):
     return xp.asarray(xp.sum(a != 0, axis=dims)).astype(np.int64, copy=False)
 
@@ -879,7 +879,7 @@ def count_nonzero(input, dim=None):
 # ---------------------------------------------------------------- logsumexp, norm
 
 
-@defop("logsumexp", meta=_reduce_meta(), save_output=True)
+@defop("logsumexp", meta=_reduce_meta(), save_output=True, kind="reduction")
 def logsumexp_op(xp, a, *, dims, keepdim):
     compute = _compute_dtype(a)
     x = a.astype(compute) if compute is not None else a
@@ -933,7 +933,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
                      out, "logsumexp")
 
 
-@defop("norm", meta=_real_meta, save_output=True, grad_name="LinalgVectorNormBackward0")
+@defop("norm", meta=_real_meta, save_output=True, grad_name="LinalgVectorNormBackward0",
+       kind="reduction")
 def norm_op(xp, a, *, p, dims, keepdim):
     compute = _compute_dtype(a)
     x = xp.abs(a.astype(compute) if compute is not None else a)
@@ -983,7 +984,7 @@ norm_op.defjvp(reduction_jvp(norm_op))
 
 @defop("nuclear_norm", meta=lambda a, *, dims, keepdim: (
     reduced_shape(a.shape, dims, keepdim), dt.from_numpy_dtype(a.dtype).to_real()),
-    grad_name="LinalgMatrixNormBackward0")
+    grad_name="LinalgMatrixNormBackward0", kind="linalg")
 def nuclear_norm_op(xp, a, *, dims, keepdim):
     moved = xp.moveaxis(a, dims, (-2, -1))
     result = xp.linalg.svd(moved, compute_uv=False).sum(-1)
@@ -1077,7 +1078,7 @@ def _cumsum_kernel(xp, a, dim, reverse, dtype):
 
 
 @defop("cumsum", meta=lambda a, *, dim, dtype=None, reverse=False: (a.shape, dtype or a.dtype),
-       save_inputs=False)
+       save_inputs=False, kind="scan")
 def cumsum_op(xp, a, *, dim, dtype=None, reverse=False):
     return _cumsum_kernel(xp, a, dim, reverse, dtype)
 
@@ -1106,7 +1107,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
 
 
 @defop("cumprod", meta=lambda a, *, dim, dtype=None: (a.shape, dtype or a.dtype),
-       save_output=True)
+       save_output=True, kind="scan")
 def cumprod_op(xp, a, *, dim, dtype=None):
     target = dtype.np if dtype else a.dtype
     if a.ndim == 0:
@@ -1195,7 +1196,7 @@ def _running_extreme(name, ufunc):
     op = Op(name, kernel, meta=lambda a, *, dim: ((a.shape, a.dtype),
                                                    (a.shape, np.dtype(np.int64))),
             save_inputs=False, save_output=True, multi_output=True,
-            differentiable_outputs=(0,))
+            differentiable_outputs=(0,), kind="scan")
 
     @op.defderivative
     def _(ctx, grad, grad_indices, *, dim):
@@ -1239,7 +1240,7 @@ def cummin(input, dim, *, out=None):
 
 
 @defop("logcumsumexp", meta=lambda a, *, dim, reverse=False: (a.shape, a.dtype),
-       save_output=True)
+       save_output=True, kind="scan")
 def logcumsumexp_op(xp, a, *, dim, reverse=False):
     if a.ndim == 0:
         return a.copy()
@@ -1369,7 +1370,7 @@ def _diff_shape(shape, n, dim):
 
 
 @defop("diff", meta=lambda a, *, n, dim: (_diff_shape(a.shape, n, dim), a.dtype),
-       save_inputs=False)
+       save_inputs=False, kind="other")
 def diff_op(xp, a, *, n, dim):
     if a.dtype == np.bool_:
         for _ in range(n):
@@ -1395,7 +1396,7 @@ def _diff_adjoint_shape(shape, dim, size):
 
 
 @defop("diff_adjoint", meta=lambda g, *, n, dim, size: (_diff_adjoint_shape(g.shape, dim, size),
-                                                          g.dtype), save_inputs=False)
+                                                          g.dtype), save_inputs=False, kind="other")
 def diff_adjoint_op(xp, g, *, n, dim, size):
     # The transpose of one difference: x_k gets g_{k-1} - g_k (zero outside the range).
     for _ in range(builtins.min(n, size)):
@@ -1477,7 +1478,7 @@ def _sort_meta(a, *, dim, descending):
 
 
 @defop("sort", meta=_sort_meta, save_inputs=False, save_output=True, multi_output=True,
-       differentiable_outputs=(0,))
+       differentiable_outputs=(0,), kind="other")
 def sort_op(xp, a, *, dim, descending):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), np.int64)
@@ -1545,7 +1546,7 @@ def _topk_meta(a, *, k, dim, largest):
 
 
 @defop("topk", meta=_topk_meta, save_inputs=False, save_output=True, multi_output=True,
-       differentiable_outputs=(0,))
+       differentiable_outputs=(0,), kind="other")
 def topk_op(xp, a, *, k, dim, largest):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), np.int64)
@@ -1588,7 +1589,7 @@ def _kth_meta(a, *, k, dim, keepdim):
 
 
 @defop("kthvalue", meta=_kth_meta, save_inputs=False, save_output=True, multi_output=True,
-       differentiable_outputs=(0,))
+       differentiable_outputs=(0,), kind="reduction")
 def kthvalue_op(xp, a, *, k, dim, keepdim):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), np.int64)
@@ -1648,12 +1649,12 @@ def _median_all_kernel(ignore_nan):
 
 
 median_all_op = Op("median", _median_all_kernel(False), meta=lambda a: ((), a.dtype),
-                   save_output=True)
+                   save_output=True, kind="reduction")
 
 
 median_all_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 nanmedian_all_op = Op("nanmedian", _median_all_kernel(True), meta=lambda a: ((), a.dtype),
-                      save_output=True)
+                      save_output=True, kind="reduction")
 
 
 nanmedian_all_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -1694,7 +1695,7 @@ def _median_dim_kernel(ignore_nan):
 def _median_dim_op(name):
     op = Op(name + "_dim", _median_dim_kernel(name == "nanmedian"), meta=_dim_pair_meta,
             save_inputs=False, save_output=True, multi_output=True, differentiable_outputs=(0,),
-            grad_name=name.capitalize() + "Backward1")
+            grad_name=name.capitalize() + "Backward1", kind="reduction")
 
     @op.defderivative
     def _(ctx, grad, grad_indices, *, dim, keepdim):
@@ -1766,7 +1767,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 
 
 @defop("mode", meta=_dim_pair_meta, save_inputs=False, save_output=True, multi_output=True,
-       differentiable_outputs=(0,))
+       differentiable_outputs=(0,), kind="reduction")
 def mode_op(xp, a, *, dim, keepdim):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), np.int64)
@@ -1860,7 +1861,7 @@ def _quantile_meta(a, q, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
     return (shape if scalar_q else (q.shape[0],) + shape), a.dtype
 
 
-@defop("quantile", meta=_quantile_meta)
+@defop("quantile", meta=_quantile_meta, kind="reduction")
 def quantile_op(xp, a, q, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
     low_idx, high_idx, weight, count = _quantile_plan(xp, a, q, dim, ignore_nan, interpolation)
     values = xp.broadcast_to(a, (low_idx.shape[0],) + a.shape)
@@ -2040,7 +2041,7 @@ def _unique_rows(xp, moved, consecutive):
     return moved[order[starts]], inverse, counts.astype(np.int64)
 
 
-@defop("unique", meta=_data_dependent_meta("unique"), multi_output=True)
+@defop("unique", meta=_data_dependent_meta("unique"), multi_output=True, kind="other")
 def unique_op(xp, a, *, dim, consecutive):
     if dim is None:
         flat = a.reshape(-1)
@@ -2106,7 +2107,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 # ---------------------------------------------------------------- bincount, histc, histogram
 
 
-@defop("bincount", meta=_data_dependent_meta("bincount"))
+@defop("bincount", meta=_data_dependent_meta("bincount"), kind="other")
 def bincount_op(xp, a, *weights, minlength, out_dtype):
     size = builtins.max(host_values(xp, a.max())[0] + 1 if a.size else 0, minlength)
     if weights:
@@ -2155,7 +2156,7 @@ def _histogram_range(xp, a, low, high):
     return low, high
 
 
-@defop("histc", meta=lambda a, *, bins, low, high: ((bins,), a.dtype))
+@defop("histc", meta=lambda a, *, bins, low, high: ((bins,), a.dtype), kind="other")
 def histc_op(xp, a, *, bins, low, high):
     flat = a.reshape(-1)
     low, high = _histogram_range(xp, flat, low, high)
@@ -2231,7 +2232,7 @@ def _histogram_meta(a, *weight, bins, low, high, density, edges):
     return ((n,), a.dtype), ((n + 1,), a.dtype)
 
 
-@defop("histogram", meta=_histogram_meta, multi_output=True)
+@defop("histogram", meta=_histogram_meta, multi_output=True, kind="other")
 def histogram_op(xp, a, *weight, bins, low, high, density, edges):
     flat = a.reshape(-1)
     if edges is None:
@@ -2298,7 +2299,7 @@ def _searchsorted_meta(seq, values, *sorter, right, out_int32, scalar):
     return values.shape, np.dtype(np.int32 if out_int32 else np.int64)
 
 
-@defop("searchsorted", meta=_searchsorted_meta)
+@defop("searchsorted", meta=_searchsorted_meta, kind="other")
 def searchsorted_op(xp, seq, values, *sorter, right, out_int32, scalar):
     side = "right" if right else "left"
     if sorter:

@@ -217,7 +217,7 @@ _add_at = scatter_add  # ``out[index] += values``, accumulating repeated indices
 
 
 @defop("strided_scatter", meta=lambda g, *, shape, **_: (shape, g.dtype), save_inputs=False,
-       grad_name="AsStridedBackward0")
+       grad_name="AsStridedBackward0", kind="shape")
 def strided_scatter_op(xp, g, *, shape, size, stride, offset):
     out = xp.zeros(shape, dtype=g.dtype)
     if not _overlapping(size, stride):
@@ -229,7 +229,7 @@ def strided_scatter_op(xp, g, *, shape, size, stride, offset):
 
 
 @defop("strided_gather", meta=lambda a, *, size, **_: (size, a.dtype), save_inputs=False,
-       grad_name="AsStridedBackward1")
+       grad_name="AsStridedBackward1", kind="shape")
 def strided_gather_op(xp, a, *, size, stride, offset):
     a = xp.ascontiguousarray(a)
     return _strided(xp, a, size, stride, offset).copy()
@@ -260,7 +260,8 @@ def _alias_op(name, grad_name):
                 return result
         return _strided(xp, a, shape, strides)
 
-    op = Op(name, kernel, meta=_shape_meta, save_inputs=False, view=True, grad_name=grad_name)
+    op = Op(name, kernel, meta=_shape_meta, save_inputs=False, view=True, grad_name=grad_name,
+            kind="view")
 
     @op.defderivative
     def _(ctx, grad, *, shape, strides):
@@ -305,7 +306,7 @@ def _view(self, *shape, dtype=None, size=None):
 
 
 @defop("view_dtype", meta=lambda a, *, dtype, shape: (shape, dtype), save_inputs=False,
-       view=True)
+       view=True, kind="view")
 def view_dtype_op(xp, a, *, dtype, shape):
     if a.ndim == 0:
         return a.reshape(1).view(dtype.np).reshape(())
@@ -499,7 +500,7 @@ def unsqueeze(input, dim):
 
 
 @defop("permute", meta=lambda a, *, dims: (tuple(a.shape[d] for d in dims), a.dtype),
-       save_inputs=False, view=True)
+       save_inputs=False, view=True, kind="view")
 def permute_op(xp, a, *, dims):
     if a.size:
         return xp.transpose(a, dims)
@@ -684,7 +685,7 @@ moveaxis = movedim
 # ================================================================ expand / broadcast
 
 
-@defop("expand", meta=_shape_meta, save_inputs=False, view=True)
+@defop("expand", meta=_shape_meta, save_inputs=False, view=True, kind="view")
 def expand_op(xp, a, *, shape, strides):
     return _strided(xp, a, shape, strides, check_overlap=True)
 
@@ -815,12 +816,13 @@ def _key_meta(a, *, key):
     return _key_geometry(a.shape, _contiguous_strides(a.shape), key)[0], a.dtype
 
 
-slice_op = Op("slice", _key_kernel, meta=_key_meta, save_inputs=False, view=True)
+slice_op = Op("slice", _key_kernel, meta=_key_meta, save_inputs=False, view=True, kind="view")
 select_op = Op("select", _key_kernel, meta=_key_meta, save_inputs=False, view=True,
-               grad_name="SelectBackward0")
+               grad_name="SelectBackward0", kind="view")
 
 
-@defop("slice_backward", meta=lambda g, *, shape, key: (shape, g.dtype), save_inputs=False)
+@defop("slice_backward", meta=lambda g, *, shape, key: (shape, g.dtype), save_inputs=False,
+       kind="shape")
 def slice_backward_op(xp, g, *, shape, key):
     out = xp.zeros(shape, dtype=g.dtype)
     size, stride, offset = _key_geometry(shape, _contiguous_strides(shape), key)
@@ -917,7 +919,8 @@ def _split_meta(a, *, dim, sizes):
     return tuple((a.shape[:dim] + (n,) + a.shape[dim + 1:], a.dtype) for n in sizes)
 
 
-@defop("split_with_sizes", meta=_split_meta, save_inputs=False, view=True, multi_output=True)
+@defop("split_with_sizes", meta=_split_meta, save_inputs=False, view=True, multi_output=True,
+       kind="view")
 def split_op(xp, a, *, dim, sizes):
     lead = ((None, None, None),) * dim
     out, start = [], 0
@@ -936,7 +939,7 @@ def _unbind_meta(a, *, dim):
     return ((a.shape[:dim] + a.shape[dim + 1:], a.dtype),) * a.shape[dim]
 
 
-@defop("unbind", meta=_unbind_meta, save_inputs=False, view=True, multi_output=True)
+@defop("unbind", meta=_unbind_meta, save_inputs=False, view=True, multi_output=True, kind="view")
 def unbind_op(xp, a, *, dim):
     lead = ((None, None, None),) * dim
     return tuple(_key_kernel(xp, a, key=lead + (i,)) for i in range(a.shape[dim]))
@@ -1151,7 +1154,7 @@ def _diagonal_geometry(shape, strides, offset, dim1, dim2):
 
 @defop("diagonal", meta=lambda a, *, offset, dim1, dim2: (
     _diagonal_geometry(a.shape, _contiguous_strides(a.shape), offset, dim1, dim2)[0], a.dtype),
-    save_inputs=False, view=True)
+    save_inputs=False, view=True, kind="view")
 def diagonal_op(xp, a, *, offset, dim1, dim2):
     size, stride, start = _diagonal_geometry(a.shape, _array_strides(a), offset, dim1, dim2)
     return _strided(xp, a, size, stride, start)
@@ -1195,7 +1198,7 @@ def _unfold_geometry(shape, strides, dim, size, step):
 
 @defop("unfold", meta=lambda a, *, dimension, size, step: (
     _unfold_geometry(a.shape, _contiguous_strides(a.shape), dimension, size, step)[0], a.dtype),
-    save_inputs=False, view=True)
+    save_inputs=False, view=True, kind="view")
 def unfold_op(xp, a, *, dimension, size, step):
     shape, strides = _unfold_geometry(a.shape, _array_strides(a), dimension, size, step)
     return _strided(xp, a, shape, strides, check_overlap=True)
@@ -1237,7 +1240,7 @@ def _unfold(self, dimension, size, step):
 
 
 @defop("as_strided", meta=lambda a, *, size, **_: (size, a.dtype), save_inputs=False,
-       view=True)
+       view=True, kind="view")
 def as_strided_op(xp, a, *, size, stride, offset, in_geometry):
     return _strided(xp, a, size, stride, offset - in_geometry[2], check_overlap=True)
 
@@ -1315,7 +1318,7 @@ def _cat_meta(*arrays, dim):
     return tuple(shape), arrays[0].dtype
 
 
-@defop("cat", meta=_cat_meta, save_inputs=False)
+@defop("cat", meta=_cat_meta, save_inputs=False, kind="shape")
 def cat_op(xp, *arrays, dim):
     return xp.concatenate(arrays, axis=dim)
 
@@ -1541,7 +1544,7 @@ def atleast_3d(*tensors):
 # ================================================================ flip / roll / rot90
 
 
-@defop("flip", meta=_same_meta, save_inputs=False)
+@defop("flip", meta=_same_meta, save_inputs=False, kind="shape")
 def flip_op(xp, a, *, dims):
     flipped = xp.flip(a, dims) if dims else a
     dense = _dense(a.shape, _array_strides(a)) if a.size else True
@@ -1604,7 +1607,7 @@ def flipud(input):
     return flip_op(input, dims=(0,))
 
 
-@defop("roll", meta=_same_meta, save_inputs=False)
+@defop("roll", meta=_same_meta, save_inputs=False, kind="shape")
 def roll_op(xp, a, *, shifts, dims):
     return xp.ascontiguousarray(xp.roll(a, shifts, dims))
 
@@ -1681,7 +1684,7 @@ def rot90(input, k=1, dims=(0, 1)):
 
 @defop("repeat", meta=lambda a, *, repeats: (
     tuple(r * s for r, s in zip(repeats, (1,) * (len(repeats) - a.ndim) + tuple(a.shape))),
-    a.dtype), save_inputs=False)
+    a.dtype), save_inputs=False, kind="shape")
 def repeat_op(xp, a, *, repeats):
     a = a.reshape((1,) * (len(repeats) - a.ndim) + a.shape)
     return xp.tile(a, repeats)
@@ -1742,7 +1745,7 @@ def _repeat_interleave_meta(a, *, repeats, dim):
     return tuple(shape), a.dtype
 
 
-@defop("repeat_interleave", meta=_repeat_interleave_meta, save_inputs=False)
+@defop("repeat_interleave", meta=_repeat_interleave_meta, save_inputs=False, kind="shape")
 def repeat_interleave_op(xp, a, *, repeats, dim):
     count = repeats[0] if len(repeats) == 1 else list(repeats)
     return xp.repeat(a, count, axis=dim)
@@ -1753,7 +1756,7 @@ repeat_interleave_op.opt_out("batch", "no batched rule yet: vmap runs it element
 
 @defop("segment_sum", meta=lambda g, *, repeats, dim, size: (
     g.shape[:dim] + (size,) + g.shape[dim + 1:], g.dtype), save_inputs=False,
-    grad_name="RepeatInterleaveBackward0")
+    grad_name="RepeatInterleaveBackward0", kind="shape")
 def segment_sum_op(xp, g, *, repeats, dim, size):
     moved = xp.moveaxis(g, dim, 0)
     if len(repeats) == 1:
@@ -1842,8 +1845,8 @@ def _tri_kernel(lower):
     return kernel
 
 
-tril_op = Op("tril", _tri_kernel(True), meta=_same_meta, save_inputs=False)
-triu_op = Op("triu", _tri_kernel(False), meta=_same_meta, save_inputs=False)
+tril_op = Op("tril", _tri_kernel(True), meta=_same_meta, save_inputs=False, kind="shape")
+triu_op = Op("triu", _tri_kernel(False), meta=_same_meta, save_inputs=False, kind="shape")
 tril_op.defderivative(lambda ctx, grad, *, diagonal: (tril_op(grad, diagonal=diagonal),))
 triu_op.defderivative(lambda ctx, grad, *, diagonal: (triu_op(grad, diagonal=diagonal),))
 tril_op.defjvp(first_linear_jvp(tril_op))
@@ -1940,7 +1943,7 @@ def _padded_shape(shape, pad):
     return tuple(shape)
 
 
-@defop("constant_pad_nd", meta=_pad_constant_meta, save_inputs=False)
+@defop("constant_pad_nd", meta=_pad_constant_meta, save_inputs=False, kind="shape")
 def pad_constant_op(xp, a, *, pad, value):
     out = xp.full(_padded_shape(a.shape, pad), value, dtype=a.dtype)
     src, dst = [slice(None)] * a.ndim, [slice(None)] * a.ndim
@@ -1980,7 +1983,8 @@ def _pad_gather_meta(a, *, indices):
     return tuple(shape), a.dtype
 
 
-@defop("pad_gather", meta=_pad_gather_meta, save_inputs=False, grad_name="PadBackward0")
+@defop("pad_gather", meta=_pad_gather_meta, save_inputs=False, grad_name="PadBackward0",
+       kind="shape")
 def pad_gather_op(xp, a, *, indices):
     for d, index in indices:
         a = xp.take(a, xp.asarray(index, dtype=np.int64), axis=d)
@@ -1991,7 +1995,7 @@ pad_gather_op.opt_out("batch", "no batched rule yet: vmap runs it element by ele
 
 
 @defop("pad_scatter", meta=lambda g, *, shape, indices: (shape, g.dtype), save_inputs=False,
-       grad_name="PadBackwardBackward0")
+       grad_name="PadBackwardBackward0", kind="shape")
 def pad_scatter_op(xp, g, *, shape, indices):
     for d, index in reversed(indices):
         moved = xp.moveaxis(g, d, 0)

@@ -67,7 +67,7 @@ def _safe_softmax_meta(a):
 
 
 _safe_softmax_op = Op("_safe_softmax", _safe_softmax_kernel, meta=_safe_softmax_meta,
-                      save_inputs=False, save_output=True)
+                      save_inputs=False, save_output=True, kind="nn")
 
 
 @_safe_softmax_op.defderivative

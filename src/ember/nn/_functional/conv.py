@@ -266,7 +266,7 @@ def _forward(xp, x, w, osize, stride, padding, dilation, groups):
     return out
 
 
-@defop("convolution", meta=_conv_meta)
+@defop("convolution", meta=_conv_meta, kind="nn")
 @_compute
 def convolution_op(xp, x, w, *, stride, padding, dilation, groups):
     shape = _conv_meta(x, w, stride=stride, padding=padding, dilation=dilation,
@@ -340,7 +340,7 @@ def _input_grad_flat(xp, gy, w, shape, padding, dilation, groups):
 
 
 @defop("convolution_input_grad", grad_name="ConvolutionBackward0",
-       meta=lambda gy, w, *, shape, stride, padding, dilation, groups: (shape, gy.dtype))
+       meta=lambda gy, w, *, shape, stride, padding, dilation, groups: (shape, gy.dtype), kind="nn")
 @_compute
 def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, groups):
     if _on_onednn(xp, gy, w):
@@ -375,7 +375,7 @@ def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, gr
 
 @defop("convolution_weight_grad", grad_name="ConvolutionBackward0",
        meta=lambda x, gy, *, ksize, stride, padding, dilation, groups:
-       ((gy.shape[1], x.shape[1] // groups) + tuple(ksize), x.dtype))
+       ((gy.shape[1], x.shape[1] // groups) + tuple(ksize), x.dtype), kind="nn")
 @_compute
 def convolution_weight_grad_op(xp, x, gy, *, ksize, stride, padding, dilation, groups):
     # dw^T = cols (C/G * K, N * grid) @ gy^T (N * grid, Cout/G) per group: one GEMM per chunk
@@ -415,7 +415,7 @@ def _backward_meta(gy, x, w, *, stride, padding, dilation, groups):
 
 
 @defop("convolution_backward", meta=_backward_meta, multi_output=True,
-       grad_name="ConvolutionBackward0")
+       grad_name="ConvolutionBackward0", kind="nn")
 def convolution_backward_op(xp, gy, x, w, *, stride, padding, dilation, groups):
     """Both first-order gradients of a stride-1 convolution from one im2col of ``gy``.
 
@@ -512,7 +512,7 @@ def _im2col_meta(x, *, ksize, osize, stride, padding, dilation):
     return (x.shape[0], x.shape[1] * _prod(ksize), _prod(osize)), x.dtype
 
 
-@defop("im2col", meta=_im2col_meta, save_inputs=False, grad_name="Im2ColBackward0")
+@defop("im2col", meta=_im2col_meta, save_inputs=False, grad_name="Im2ColBackward0", kind="nn")
 def im2col_op(xp, x, *, ksize, osize, stride, padding, dilation):
     win = _windows(xp, _pad_zeros(xp, x, padding), ksize, osize, stride, dilation)
     return win.reshape(_im2col_meta(x, ksize=ksize, osize=osize, stride=stride,
@@ -523,7 +523,8 @@ im2col_op.opt_out("batch", "no batched rule yet: vmap runs it element by element
 
 
 @defop("col2im", save_inputs=False, grad_name="Col2ImBackward0",
-       meta=lambda cols, *, shape, ksize, osize, stride, padding, dilation: (shape, cols.dtype))
+       meta=lambda cols, *, shape, ksize, osize, stride, padding, dilation: (shape, cols.dtype),
+       kind="nn")
 def col2im_op(xp, cols, *, shape, ksize, osize, stride, padding, dilation):
     cols = cols.reshape(tuple(shape[:2]) + tuple(ksize) + tuple(osize))
     return _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation)

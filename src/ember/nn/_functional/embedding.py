@@ -32,7 +32,7 @@ def _embedding_meta(weight, indices, **params):
     return tuple(indices.shape) + (weight.shape[1],), weight.dtype
 
 
-@defop("embedding", meta=_embedding_meta)
+@defop("embedding", meta=_embedding_meta, kind="nn")
 def embedding_op(xp, weight, indices, *, padding_idx, scale_grad_by_freq, sparse=False):
     return xp.take(weight, indices, axis=0)
 

@@ -304,7 +304,7 @@ def _bce_meta(x, t):
     return x.shape, x.dtype
 
 
-@defop("binary_cross_entropy", meta=_bce_meta)
+@defop("binary_cross_entropy", meta=_bce_meta, kind="nn")
 def _bce_op(xp, x, t):
     input_ok, target_ok = host_values(xp, xp.all((x >= 0) & (x <= 1)),
                                       xp.all((t >= 0) & (t <= 1)))
@@ -854,13 +854,13 @@ def _ctc_kernel(xp, lp, targets, *, input_lengths, target_lengths, blank, zero_i
 
 
 _ctc_op = defop("ctc_loss", meta=_ctc_meta, multi_output=True, differentiable_outputs=(0,),
-                save_output=True)(_ctc_kernel)
+                save_output=True, kind="nn")(_ctc_kernel)
 
 
 _ctc_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
-@defop("ctc_loss_backward", meta=lambda grad, lp, *rest, **params: (lp.shape, lp.dtype))
+@defop("ctc_loss_backward", meta=lambda grad, lp, *rest, **params: (lp.shape, lp.dtype), kind="nn")
 def _ctc_backward_op(xp, grad, lp, targets, nll, alpha, *, input_lengths, target_lengths, blank,
                      zero_infinity):
     dtype = lp.dtype

@@ -66,7 +66,7 @@ def _stat_meta(a, *, dims):
     return tuple(1 if i in dims else s for i, s in enumerate(a.shape)), a.dtype
 
 
-@defop("_norm_mean", meta=_stat_meta, save_inputs=False)
+@defop("_norm_mean", meta=_stat_meta, save_inputs=False, kind="nn")
 def _mean_op(xp, a, *, dims):
     """Mean over ``dims`` (kept), accumulated in float64 as torch's CPU kernels do."""
     if a.size == 0:  # NaN like torch, without NumPy's empty-slice warning
@@ -179,7 +179,7 @@ def _sample_blocks(xp, a3):
     return [slice(start, start + step) for start in range(0, n, step)]
 
 
-@defop("_batch_norm_stats", meta=_bn_stats_meta, multi_output=True, save_inputs=False)
+@defop("_batch_norm_stats", meta=_bn_stats_meta, multi_output=True, save_inputs=False, kind="nn")
 def _bn_stats_op(xp, x):
     """Per-channel mean and biased variance of ``x`` (N, C, *), two passes (no gradient)."""
     x3 = _bn_view(x)
@@ -201,7 +201,7 @@ def _bn_train_meta(x, weight, bias, mean, var, *, eps):
     return x.shape, x.dtype
 
 
-@defop("_batch_norm_train", meta=_bn_train_meta, grad_name="NativeBatchNormBackward0")
+@defop("_batch_norm_train", meta=_bn_train_meta, grad_name="NativeBatchNormBackward0", kind="nn")
 def _bn_train_op(xp, x, weight, bias, mean, var, *, eps):
     """Training batch norm of ``x`` (N, C, *) given its batch ``mean`` and biased ``var``.
 
@@ -228,7 +228,7 @@ def _bn_backward_meta(g, x, weight, mean, var, *, eps):
     return (x.shape, x.dtype), (c, weight.dtype), (c, weight.dtype)
 
 
-@defop("_batch_norm_train_backward", meta=_bn_backward_meta, multi_output=True)
+@defop("_batch_norm_train_backward", meta=_bn_backward_meta, multi_output=True, kind="nn")
 def _bn_backward_op(xp, g, x, weight, mean, var, *, eps):
     """First-order gradients of :func:`_bn_train_op` (run only when no graph is recorded):
     with ``xc = x - mean``, ``dx = k1 * g + k2 * xc + k3`` for per-channel ``k``."""
@@ -449,7 +449,7 @@ def _ln_stats_meta(x, *, size, eps):
     return (rows, x.dtype), (rows, x.dtype)
 
 
-@defop("_layer_norm_stats", meta=_ln_stats_meta, multi_output=True, save_inputs=False)
+@defop("_layer_norm_stats", meta=_ln_stats_meta, multi_output=True, save_inputs=False, kind="nn")
 def _ln_stats_op(xp, x, *, size, eps):
     """Mean and ``1 / sqrt(var + eps)`` of each row of ``x`` viewed as (M, size), two passes
     (no gradient: :func:`_ln_train_op` takes them as constants)."""
@@ -465,7 +465,7 @@ _ln_stats_op.opt_out("derivative", "statistics for the forward pass (no gradient
 
 
 @defop("_layer_norm", grad_name="NativeLayerNormBackward0",
-       meta=lambda x, weight, bias, mean, rstd, *, size, eps: (x.shape, x.dtype))
+       meta=lambda x, weight, bias, mean, rstd, *, size, eps: (x.shape, x.dtype), kind="nn")
 def _ln_train_op(xp, x, weight, bias, mean, rstd, *, size, eps):
     """Layer norm of ``x`` given each row's ``mean`` and ``rstd`` (made with ``eps``, which
     the derivative needs again): four passes, or one oneDNN kernel."""
@@ -501,7 +501,7 @@ def _ln_backward_meta(g, x, weight, mean, rstd, *, size, eps=None):
     return (x.shape, x.dtype), (weight.shape, weight.dtype), (weight.shape, weight.dtype)
 
 
-@defop("_layer_norm_backward", meta=_ln_backward_meta, multi_output=True)
+@defop("_layer_norm_backward", meta=_ln_backward_meta, multi_output=True, kind="nn")
 def _ln_backward_op(xp, g, x, weight, mean, rstd, *, size, eps=None):
     """First-order gradients of :func:`_ln_train_op` (run only when no graph is recorded):
     with ``xhat = (x - mean) * rstd`` and ``gw = g * weight``, per row

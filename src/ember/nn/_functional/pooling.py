@@ -330,7 +330,7 @@ def _max_pool_meta(a, *, nd, out, **_):
 
 _max_pool_op = Op("max_pool", _max_pool_kernel, meta=_max_pool_meta, save_inputs=False,
                   save_output=True, multi_output=True, differentiable_outputs=(0,),
-                  grad_name="MaxPool2DWithIndicesBackward0")
+                  grad_name="MaxPool2DWithIndicesBackward0", kind="nn")
 
 
 def _scatter_kernel(xp, g, index, *, nd, shape, unique=False):
@@ -366,7 +366,7 @@ def _scatter_kernel(xp, g, index, *, nd, shape, unique=False):
 
 _pool_scatter_op = Op("max_pool_backward", _scatter_kernel,
                       meta=lambda g, index, *, nd, shape, **_: (shape, g.dtype),
-                      grad_name="MaxPool2DWithIndicesBackwardBackward0")
+                      grad_name="MaxPool2DWithIndicesBackwardBackward0", kind="nn")
 
 
 def _pool_gather(x, index, nd):
@@ -558,10 +558,10 @@ def _avg_pool_backward_kernel(xp, g, *, nd, kernel, stride, padding, out, count_
 
 _avg_pool_op = Op("avg_pool", _avg_pool_kernel, save_inputs=False,
                   meta=lambda a, *, nd, out, **_: (a.shape[:-nd] + out, a.dtype),
-                  grad_name="AvgPool2DBackward0")
+                  grad_name="AvgPool2DBackward0", kind="nn")
 _avg_pool_backward_op = Op("avg_pool_backward", _avg_pool_backward_kernel, save_inputs=False,
                            meta=lambda g, *, shape, **_: (shape, g.dtype),
-                           grad_name="AvgPool2DBackwardBackward0")
+                           grad_name="AvgPool2DBackwardBackward0", kind="nn")
 
 
 @_avg_pool_op.defderivative
@@ -838,7 +838,7 @@ _adaptive_max_op = Op("adaptive_max_pool", _adaptive_max_kernel, save_inputs=Fal
                       save_output=True, multi_output=True, differentiable_outputs=(0,),
                       meta=lambda a, *, nd, out: ((a.shape[:-nd] + out, a.dtype),
                                                   (a.shape[:-nd] + out, np.dtype(np.int64))),
-                      grad_name="AdaptiveMaxPool2DBackward0")
+                      grad_name="AdaptiveMaxPool2DBackward0", kind="nn")
 
 
 @_adaptive_max_op.defderivative

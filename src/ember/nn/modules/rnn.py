@@ -128,7 +128,7 @@ def _lstm_cell_meta(xw, hw, c):
 
 _lstm_cell_op = defop("_lstm_cell", meta=_lstm_cell_meta, save_inputs=True, save_output=True,
                       multi_output=True, differentiable_outputs=(0, 1),
-                      grad_name="LstmCellBackward0")(_lstm_cell_kernel)
+                      grad_name="LstmCellBackward0", kind="nn")(_lstm_cell_kernel)
 
 
 _lstm_cell_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -174,7 +174,7 @@ def _lstm_cell_backward_meta(gh, gc, c, ws):
 
 
 _lstm_cell_backward_op = defop("_lstm_cell_backward", meta=_lstm_cell_backward_meta,
-                               multi_output=True)(_lstm_cell_backward_kernel)
+                               multi_output=True, kind="nn")(_lstm_cell_backward_kernel)
 
 
 _lstm_cell_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -228,7 +228,7 @@ def _gru_cell_meta(xw, hw, h, b=None):
 
 _gru_cell_op = defop("_gru_cell", meta=_gru_cell_meta, save_inputs=True, save_output=True,
                      multi_output=True, differentiable_outputs=(0,),
-                     grad_name="GruCellBackward0")(_gru_cell_kernel)
+                     grad_name="GruCellBackward0", kind="nn")(_gru_cell_kernel)
 
 
 _gru_cell_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -266,7 +266,7 @@ def _gru_cell_backward_meta(gh, h, ws):
 
 
 _gru_cell_backward_op = defop("_gru_cell_backward", meta=_gru_cell_backward_meta,
-                              multi_output=True)(_gru_cell_backward_kernel)
+                              multi_output=True, kind="nn")(_gru_cell_backward_kernel)
 
 
 _gru_cell_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -317,7 +317,7 @@ def _recurrent_mm_meta(h, w_t, w, b=None):
 # gradient goes to W^T (and from there to W); W's own input is there only for its layout. The
 # bias is added inside the kernel (the input projection of a whole sequence is large).
 _recurrent_mm_op = defop("_recurrent_mm", meta=_recurrent_mm_meta,
-                         grad_name="AddmmBackward0")(_recurrent_mm_kernel)
+                         grad_name="AddmmBackward0", kind="nn")(_recurrent_mm_kernel)
 
 
 _recurrent_mm_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -495,7 +495,7 @@ def _lstm_layer_meta(xw, h0, c0, w_t, w, *, steps, reverse):
 
 _lstm_layer_op = defop("_lstm_layer", meta=_lstm_layer_meta, save_inputs=True,
                        save_output=True, multi_output=True, differentiable_outputs=(0, 1, 2),
-                       grad_name="MkldnnRnnLayerBackward0")(_lstm_layer_kernel)
+                       grad_name="MkldnnRnnLayerBackward0", kind="nn")(_lstm_layer_kernel)
 
 
 _lstm_layer_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -536,7 +536,7 @@ def _lstm_layer_backward_meta(g_out, g_h, g_c, h0, c0, w, out, cs, ws, *, steps,
 
 
 _lstm_layer_backward_op = defop("_lstm_layer_backward", meta=_lstm_layer_backward_meta,
-                                multi_output=True)(_lstm_layer_backward_kernel)
+                                multi_output=True, kind="nn")(_lstm_layer_backward_kernel)
 
 
 _lstm_layer_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
