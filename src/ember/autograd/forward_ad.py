@@ -470,16 +470,10 @@ def linear_jvp(op):
     return rule
 
 
-_ORDER_KEEPING_VIEWS = {"view", "squeeze", "unsqueeze", "alias", "reshape"}
-
-
 def _view_rule(op):
-    """A view is linear in its input: the same view of the tangent. Views given by explicit
-    strides (view, squeeze, unsqueeze, alias) keep the element order, so the tangent, whose
-    strides may differ from the primal's, is reshaped instead."""
+    """A view is linear in its input: the same view of the tangent (views given by explicit
+    strides, which the tangent may not share, have their own rule: ``shape._alias_op``)."""
     def rule(p, t, y, /, **params):
-        if op.name in _ORDER_KEEPING_VIEWS:
-            return t[0].reshape(params["shape"])
         return op(t[0], *p[1:], **params)
     return rule
 

@@ -266,6 +266,12 @@ def _alias_op(name, grad_name):
     @op.defderivative
     def _(ctx, grad, *, shape, strides):
         return (reshape(grad, ctx._input_meta[0][0]),)
+
+    @op.defjvp
+    def _(p, t, y, /, *, shape, strides):
+        # the same elements in the same order, so the tangent (whose strides may differ from
+        # the primal's) is reshaped rather than viewed with the primal's strides
+        return t[0].reshape(shape)
     return op
 
 
