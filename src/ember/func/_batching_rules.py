@@ -582,7 +582,7 @@ def rule_for(op):
 
 _SAME_SHAPE = ("_relu_backward", "gelu", "_gelu_backward")
 _REDUCTIONS = ("sum", "nansum", "prod", "mean", "var", "std", "amax", "amin", "all", "any",
-               "logsumexp", "norm", "count_nonzero", "flip", "_norm_mean")
+               "logsumexp", "norm", "count_nonzero", "flip")
 _ALONG_DIM = ("softmax", "log_softmax", "_log_softmax_backward_fused", "_safe_softmax",
               "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "argmax", "argmin",
               "max_dim", "min_dim", "sort", "topk",
@@ -610,12 +610,7 @@ def _table():
                   "slice": leading_key, "select": leading_key, "slice_backward": leading_key})
     table.update({name: trailing_dims for name in _TRAILING_DIMS})
     table.update({name: broadcast_matrices for name in _BROADCAST_MATRICES})
-    table.update({"convolution": convolution, "convolution_input_grad": convolution_input_grad,
-                  "convolution_weight_grad": convolution_weight_grad,
-                  "convolution_backward": convolution_backward,
-                  "_layer_norm_stats": layer_norm_stats, "_layer_norm": layer_norm,
-                  "_layer_norm_backward": layer_norm_backward, "embedding": embedding,
-                  "einsum": einsum, "index": advanced_index, "index_put": advanced_index_put,
+    table.update({"einsum": einsum, "index": advanced_index, "index_put": advanced_index_put,
                   "diag_embed": diag_embed, "strided_scatter": strided,
                   "strided_gather": strided})
     return table

@@ -32,6 +32,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...func import _batching_rules as _batching
 from ...ops._precision import is_half
 from ...ops._registry import defop
 from ...ops._util import as_strided
@@ -453,6 +454,7 @@ def convolution_backward_op(xp, gy, x, w, *, stride, padding, dilation, groups):
     return gx, dw
 
 
+convolution_backward_op.defbatch(_batching.convolution_backward)
 convolution_backward_op.opt_out("derivative", "a fused first-order backward kernel")
 
 
@@ -483,6 +485,9 @@ def _conv_derivative(ctx, grad, **geom):
     return gx, gw
 
 
+convolution_op.defbatch(_batching.convolution)
+
+
 @convolution_input_grad_op.defderivative
 def _conv_input_grad_derivative(ctx, grad, *, shape, **geom):
     gy, w = ctx.inputs
@@ -494,6 +499,9 @@ def _conv_input_grad_derivative(ctx, grad, *, shape, **geom):
     return dgy, dw
 
 
+convolution_input_grad_op.defbatch(_batching.convolution_input_grad)
+
+
 @convolution_weight_grad_op.defderivative
 def _conv_weight_grad_derivative(ctx, grad, *, ksize, **geom):
     x, gy = ctx.inputs
@@ -503,6 +511,9 @@ def _conv_weight_grad_derivative(ctx, grad, *, ksize, **geom):
     if ctx.needs_input_grad[1]:
         dgy = _fit(convolution_op(_conj(x), grad, **geom), tuple(gy.shape))
     return dx, dgy
+
+
+convolution_weight_grad_op.defbatch(_batching.convolution_weight_grad)
 
 
 # ---------------------------------------------------------------- im2col / col2im (unfold/fold)

@@ -17,6 +17,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
+from ...func import _batching_rules as _batching
 from ...ops._registry import defop
 from ...ops.creation import arange
 
@@ -107,6 +108,9 @@ def _embedding_derivative(ctx, grad, *, padding_idx, scale_grad_by_freq, sparse=
         raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
                            "gradients")
     return embedding_sparse_backward(grad, indices, num_weights, padding_idx), None
+
+
+embedding_op.defbatch(_batching.embedding)
 
 
 def _tensor_type(t):

@@ -21,6 +21,7 @@ from ... import _dtype as dt
 from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
+from ...func import _batching_rules as _batching
 from ...ops._registry import defop
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import pad
@@ -82,6 +83,9 @@ def _mean_derivative(ctx, grad, *, dims):
     for d in dims:
         count *= shape[d]
     return (grad.expand(shape) / count,)
+
+
+_mean_op.defbatch(_batching.reduction)
 
 
 # the statistics of batch/instance/layer/group norm: a linear mean
@@ -461,6 +465,7 @@ def _ln_stats_op(xp, x, *, size, eps):
     return mean.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
 
 
+_ln_stats_op.defbatch(_batching.layer_norm_stats)
 _ln_stats_op.opt_out("derivative", "statistics for the forward pass (no gradient)")
 
 
@@ -528,6 +533,7 @@ def _ln_backward_op(xp, g, x, weight, mean, rstd, *, size, eps=None):
             dbias.reshape(weight.shape).astype(weight.dtype, copy=False))
 
 
+_ln_backward_op.defbatch(_batching.layer_norm_backward)
 _ln_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
 
 
@@ -548,6 +554,9 @@ def _ln_train_derivative(ctx, grad, *, size, eps):
     dweight = (grad * xhat).sum(batch) if batch else grad * xhat
     dbias = grad.sum(batch) if batch else grad
     return dx, dweight, dbias, None, None
+
+
+_ln_train_op.defbatch(_batching.layer_norm)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
