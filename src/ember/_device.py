@@ -48,7 +48,9 @@ def check_cuda_dtype(dtype):
 # torch's device types: all make device objects; tensors live on cpu, cuda and meta only
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
                  "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
-                 "privateuseone", "webgpu")
+                 "privateuseone")
+# the error for an unknown type lists torch's types (its exact message); ember adds webgpu
+_ACCEPTED_TYPES = _DEVICE_TYPES + ("webgpu",)
 
 
 class device:
@@ -82,7 +84,7 @@ class device:
             if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
                 raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(idx)
-        if kind not in _DEVICE_TYPES:
+        if kind not in _ACCEPTED_TYPES:
             raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start "
                                f"of device string: {type}")
         if index is not None and index < 0:
