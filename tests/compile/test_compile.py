@@ -32,6 +32,9 @@ def assert_same(actual, expected, rtol=None, atol=None):
 
 @pytest.fixture(autouse=True)
 def _fresh_caches():
+    # torch.compile switches torch.distributions' argument validation off for the whole
+    # process; later tests compare torch's validation errors, so it is put back
+    validate = torch.distributions.Distribution._validate_args
     ember._dynamo.reset()
     torch._dynamo.reset()
     counters.clear()
@@ -39,6 +42,7 @@ def _fresh_caches():
     yield
     ember._dynamo.reset()
     torch._dynamo.reset()
+    torch.distributions.Distribution.set_default_validate_args(validate)
 
 
 def _pair(make, seed=0):
