@@ -27,6 +27,7 @@ from .._tensor import Tensor, _trace_state
 from ..autograd.forward_ad import _state as _fw_state
 from ..autograd.forward_ad import add_tangents, linear_jvp
 from ..autograd.grad_mode import state as _grad_state
+from ..profiler._recorder import state as _profiling
 from ._operands import (
     binary_operands,
     broadcast_meta,
@@ -54,6 +55,7 @@ _bool_meta = broadcast_meta(np.dtype(np.bool_))
 _LOW = dt.LOW_PRECISION
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
+_REAL_FLOATS = (_F32, _F64)  # the dtypes whose derivatives may take the NumPy fast path
 
 
 def _method(name, fn):
@@ -99,6 +101,26 @@ def _not_differentiable(name):
     def derivative(ctx, *grads, **params):
         raise RuntimeError(f"the derivative for '{name}' is not implemented.")
     return derivative
+
+
+def _plain_backward(grad, saved):
+    """Whether a first-order derivative may run on the NumPy arrays of ``grad`` and ``saved``
+    (a saved input or output) instead of ember operators.
+
+    It may when nothing can see the difference: grad mode is off (no ``create_graph``, so the
+    gradient needs no graph of its own), no forward-mode AD, tracer or profiler watches the
+    operators, and both are plain float32/float64 CPU tensors of one dtype (NumPy then
+    broadcasts and rounds as the operators do).
+
+    Example::
+
+        >>> _plain_backward(ember.ones(2), ember.ones(2))  # grad mode is on here
+        False
+    """
+    return (not _grad_state.enabled and _fw_state.level is None and _trace_state.tracer is None
+            and _profiling.recorder is None and type(grad) is Tensor and type(saved) is Tensor
+            and grad._device._xp is np and saved._device is grad._device
+            and grad._data.dtype in _REAL_FLOATS and saved._data.dtype == grad._data.dtype)
 
 
 def _low_precision(kernel):
@@ -230,7 +252,21 @@ def mul_op(xp, a, b):
 def _mul_derivative(ctx, grad):
     a, b = ctx.inputs
     need_a, need_b = ctx.needs_input_grad
-    return (grad * b.conj() if need_a else None), (grad * a.conj() if need_b else None)
+    return _mul_grad(grad, b, need_a), _mul_grad(grad, a, need_b)
+
+
+def _mul_grad(grad, other, needed):
+    """The gradient of one factor of a product: ``grad * conj(other)``."""
+    if not needed:
+        return None
+    if _plain_backward(grad, other):
+        return Tensor._make(np.asarray(np.multiply(grad._data, other._data)), grad._device)
+    return grad * _conj(other)
+
+
+def _conj(t):
+    """``t.conj()``, skipping the call for the real dtypes (where it returns ``t``)."""
+    return t if type(t) is Tensor and t._data.dtype.kind in "fiub" else t.conj()
 
 
 @mul_op.defjvp
@@ -1006,7 +1042,7 @@ def _unary_meta(out_dtype):
 
 
 def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low=True,
-             grad_name=None, jvp=None, holomorphic=False):
+             grad_name=None, jvp=None, holomorphic=False, fast=None):
     """The :class:`Op` of a unary pointwise function.
 
     ``kernel(xp, a, **params)`` computes it (in float32 for float16/bfloat16 when ``low``);
@@ -1014,6 +1050,9 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
     the output ``y`` (whichever ``save`` names; the other is None) and the output's gradient.
     ``jvp(x, y, tangent)`` (optional) is the forward-mode rule; without one it follows from the
     derivative (element-wise), which is exact for complex inputs too when ``holomorphic``.
+    ``fast(x, y, grad, out)`` (optional) writes the same first-order derivative into ``out``
+    with NumPy ufuncs (float32/float64 arrays of one shape): the backward uses it when
+    :func:`_plain_backward` allows.
     """
     run = _low_precision(kernel) if low else kernel
     if out_dtype is None:
@@ -1035,6 +1074,13 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
         def op_derivative(ctx, grad, **params):
             x = ctx.inputs[0] if op.save_inputs else None
             y = ctx.output if op.save_output else None
+            saved = y if x is None else x
+            if fast is not None and _plain_backward(grad, saved) and \
+                    saved._data.shape == grad._data.shape:
+                out = np.empty_like(saved._data)
+                fast(None if x is None else x._data, None if y is None else y._data, grad._data,
+                     out)
+                return (Tensor._make(out, grad._device),)
             return (derivative(x, y, grad, **params),)
         op.defderivative(op_derivative)
     return op
@@ -1054,14 +1100,14 @@ def unary_operand(input, name, promote, deny, errors=None, cpu_name=None):
 
 def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=None,
           cpu_name=None, save="input", out_dtype=None, low=True, doc, example, globs=None,
-          methods=True, jvp=None, holomorphic=False):
+          methods=True, jvp=None, holomorphic=False, fast=None):
     """Declare a unary pointwise op and its public function, method and in-place method.
 
     ``promote="float"`` turns integer and bool inputs into the default float dtype; ``deny``
     lists the dtype groups the op refuses (see the module docstring).
     """
     op = unary_op(name, kernel, derivative, save=save, out_dtype=out_dtype, low=low, jvp=jvp,
-                  holomorphic=holomorphic)
+                  holomorphic=holomorphic, fast=fast)
     if derivative is None and "f" in deny:
         op.opt_out("derivative", "integer and bool inputs only: no gradient")
     unchecked = () if "f" in deny else (_F32, _F64)  # dtypes unary_operand lets through as is
@@ -1107,7 +1153,48 @@ def _alias(alias, name):
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
+
+# First-order derivatives written into ``out`` with NumPy ufuncs (``fast=`` of :func:`unary`),
+# with the same roundings as the ember expressions next to them: the two paths agree bit for bit.
+
+
+def _exp_backward(x, y, g, out):
+    np.multiply(g, y, out=out)
+
+
+def _log_backward(x, y, g, out):
+    np.divide(g, x, out=out)
+
+
+def _sin_backward(x, y, g, out):
+    np.cos(x, out=out)
+    np.multiply(g, out, out=out)
+
+
+def _cos_backward(x, y, g, out):
+    np.sin(x, out=out)
+    np.multiply(g, out, out=out)
+    np.negative(out, out=out)
+
+
+def _tanh_backward(x, y, g, out):
+    np.multiply(y, y, out=out)
+    np.subtract(1, out, out=out)
+    np.multiply(g, out, out=out)
+
+
+def _sigmoid_backward(x, y, g, out):
+    np.subtract(1, y, out=out)
+    np.multiply(y, out, out=out)
+    np.multiply(g, out, out=out)
+
+
+def _relu_backward(x, y, g, out):
+    np.copyto(out, g)
+    out[y <= 0] = 0
+
 unary("exp", lambda xp, a: xp.exp(a), lambda x, y, g: g * y.conj(), save="output",
+      fast=_exp_backward,
       doc="``e ** input``, elementwise.",
       example="ember.exp(ember.tensor([0., 1.]))\n        tensor([1.0000, 2.7183])",
       jvp=lambda x, y, t: t * y)
@@ -1120,7 +1207,7 @@ unary("expm1", lambda xp, a: xp.expm1(a), lambda x, y, g: g * (y + 1).conj(), sa
       doc="``exp(input) - 1``, accurate near zero.",
       example="ember.expm1(ember.tensor([0., 1.]))\n        tensor([0.0000, 1.7183])",
       holomorphic=True)
-unary("log", lambda xp, a: xp.log(a), lambda x, y, g: g / x.conj(),
+unary("log", lambda xp, a: xp.log(a), lambda x, y, g: g / x.conj(), fast=_log_backward,
       doc="The natural logarithm, elementwise.",
       example="ember.log(ember.tensor([1., 2.]))\n        tensor([0.0000, 0.6931])",
       jvp=lambda x, y, t: t / x)
@@ -1151,11 +1238,11 @@ unary("rsqrt", _rsqrt_kernel, lambda x, y, g: g * (-0.5 * y ** 3).conj(), save="
       doc="``1 / sqrt(input)``, elementwise.",
       example="ember.rsqrt(ember.tensor([4.]))\n        tensor([0.5000])",
       holomorphic=True)
-unary("sin", lambda xp, a: xp.sin(a), lambda x, y, g: g * x.cos().conj(),
+unary("sin", lambda xp, a: xp.sin(a), lambda x, y, g: g * x.cos().conj(), fast=_sin_backward,
       doc="The sine, elementwise.",
       example="ember.sin(ember.tensor([0.]))\n        tensor([0.])",
       jvp=lambda x, y, t: t * x.cos())
-unary("cos", lambda xp, a: xp.cos(a), lambda x, y, g: -g * x.sin().conj(),
+unary("cos", lambda xp, a: xp.cos(a), lambda x, y, g: -g * x.sin().conj(), fast=_cos_backward,
       doc="The cosine, elementwise.",
       example="ember.cos(ember.tensor([0.]))\n        tensor([1.])",
       jvp=lambda x, y, t: -t * x.sin())
@@ -1184,6 +1271,7 @@ unary("cosh", lambda xp, a: xp.cosh(a), lambda x, y, g: g * x.sinh().conj(),
       example="ember.cosh(ember.tensor([0.]))\n        tensor([1.])",
       holomorphic=True)
 unary("tanh", lambda xp, a: xp.tanh(a), lambda x, y, g: g * (1 - y * y).conj(), save="output",
+      fast=_tanh_backward,
       doc="The hyperbolic tangent, elementwise.",
       example="ember.tanh(ember.tensor([0.]))\n        tensor([0.])",
       jvp=lambda x, y, t: t * (1 - y * y))
@@ -1211,6 +1299,7 @@ def _sigmoid_kernel(xp, a):
 
 
 unary("sigmoid", _sigmoid_kernel, lambda x, y, g: g * (y * (1 - y)).conj(), save="output",
+      fast=_sigmoid_backward,
       doc="The logistic function ``1 / (1 + exp(-input))``.",
       example="ember.sigmoid(ember.tensor([0.]))\n        tensor([0.5000])",
       holomorphic=True)
@@ -1589,10 +1678,12 @@ unary("sinc", _sinc_kernel, _sinc_derivative,
 
 
 def _relu_derivative(x, y, g):
-    return where(y > 0, g, g.new_zeros(()))
+    # torch's threshold_backward: zero where the result is <= 0, so a NaN passes grad through
+    return where(y <= 0, g.new_zeros(()), g)
 
 
 unary("relu", lambda xp, a: xp.maximum(a, a.dtype.type(0)), _relu_derivative, promote="keep",
+      fast=_relu_backward,
       deny="bc", save="output", low=False,
       errors={"b": (RuntimeError, "Boolean inputs not supported for relu"),
               "c": (NotImplementedError, "clamp is not supported for complex types")},
