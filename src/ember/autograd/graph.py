@@ -710,6 +710,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     if _multi_grad_hooks[0]:  # register_multi_grad_hook asks which nodes this pass will run
         _task_state.task = _GraphTask(order, needed)
 
+    plain_pass = needed is None and not targets  # no node is skipped, nothing captured
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             _, _, node = heapq.heappop(ready)
@@ -718,6 +719,12 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 _pass_nothing(node, dependencies, buffers, ready)
                 continue
             if _profiling.recorder is None:
+                if plain_pass and not node._special:  # _execute's plain path, without a call
+                    input_grads = node._apply(grads)
+                    if not retain_graph:
+                        node._release()
+                    _pass_to_children(node, input_grads, None, buffers, dependencies, ready)
+                    continue
                 _execute(node, grads, inputs, targets, captured, needed, accumulate,
                          create_graph, retain_graph, buffers, dependencies, ready, stolen)
             else:  # ember.profiler times the node
