@@ -583,7 +583,7 @@ def rule_for(op):
 _SAME_SHAPE = ("_relu_backward", "gelu", "_gelu_backward")
 _REDUCTIONS = ("sum", "nansum", "prod", "mean", "var", "std", "amax", "amin", "all", "any",
                "logsumexp", "norm", "count_nonzero", "flip")
-_ALONG_DIM = ("softmax", "log_softmax", "_log_softmax_backward_fused", "_safe_softmax",
+_ALONG_DIM = ("softmax", "log_softmax", "_log_softmax_backward_fused",
               "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "argmax", "argmin",
               "max_dim", "min_dim", "sort", "topk",
               "gather", "scatter", "scatter_value", "scatter_add", "cat", "unbind",

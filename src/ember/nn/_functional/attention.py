@@ -3,7 +3,9 @@
 Both are composites of ember ops (so gradients and double backward come from the primitives)
 around one dedicated primitive, ``_safe_softmax``: a softmax over the last dim whose fully
 masked rows (every logit ``-inf``) give zeros instead of NaN, with a zero gradient there, as
-torch's math attention does. The heavy lifting is two batched matmuls (BLAS).
+torch's math attention does. The heavy lifting is two batched matmuls (BLAS). On NumPy
+arrays without dropout, scaled dot-product attention is instead one fused op with a one-kernel
+first-order backward (see "fused attention on the CPU" below).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import warnings
 import numpy as np
 
 from ... import _dtype as dt
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _trace_state
+from ...autograd import forward_ad as _forward_ad
+from ...autograd import grad_mode
 from ...ops._precision import in_float32, is_half
 from ...ops._registry import Op, _short_name
 from ...ops.pointwise import _check_dtype
@@ -68,6 +72,13 @@ def _safe_softmax_meta(a):
 
 _safe_softmax_op = Op("_safe_softmax", _safe_softmax_kernel, meta=_safe_softmax_meta,
                       save_inputs=False, save_output=True, kind="nn")
+
+
+@_safe_softmax_op.defbatch
+def _safe_softmax_batch(xp, step, arrays, batched, batch_size):
+    """vmap: the batch dim is the first and the softmax runs over the last, so the kernel
+    applies to the batched array as it is."""
+    return step.op.kernel(xp, arrays[0])
 
 
 @_safe_softmax_op.defderivative
@@ -161,6 +172,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def _attention(query, key, value, attn_mask, *, dropout_p, is_causal, scale):
     """``softmax(query @ key^T * scale + mask) @ value``, with the mask of ``is_causal`` or
     ``attn_mask`` (bool: True may attend; float: added) and dropout on the weights."""
+    if dropout_p == 0.0 and _fused_applies(query, key, value, attn_mask):
+        masks = () if attn_mask is None else (attn_mask,)
+        return _sdpa_fused_op(query, key, value, *masks, scale=scale, causal=is_causal)[0]
+    return _attention_composite(query, key, value, attn_mask, dropout_p=dropout_p,
+                                is_causal=is_causal, scale=scale)
+
+
+def _attention_composite(query, key, value, attn_mask, *, dropout_p, is_causal, scale):
+    """:func:`_attention` as ember ops (matmuls, masking, ``_safe_softmax``, dropout)."""
     scores = (query * scale).matmul(key.transpose(-2, -1))
     if is_causal:
         allowed = query.new_ones((query.shape[-2], key.shape[-2]), dtype=dt.bool).tril()
@@ -174,6 +194,157 @@ def _attention(query, key, value, attn_mask, *, dropout_p, is_causal, scale):
     if dropout_p > 0.0:
         weights = dropout(weights, p=dropout_p)
     return weights.matmul(value)
+
+
+# ---------------------------------------------------------------- fused attention on the CPU
+#
+# Without dropout, attention on NumPy float32/float64 arrays is one op: the kernel masks the
+# scores in place and keeps the probabilities for a first-order backward that is also one
+# kernel. Traces (jit, vmap) and forward-mode AD see the composite ops above instead, and a
+# create_graph backward differentiates a replay of the composite.
+
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fused_applies(query, key, value, attn_mask):
+    """Whether :data:`_sdpa_fused_op` computes this call: 4-D NumPy arrays (torch's fused CPU
+    kernel takes 4-D inputs only) of one float32/float64 dtype with the same batch dims, a mask
+    that needs no gradient and does not broadcast the scores to a larger shape, and nothing
+    recording the composite ops."""
+    if _trace_state.tracer is not None or _forward_ad._state.level is not None:
+        return False
+    if query._device._xp is not np or query._data.dtype not in _FUSED_DTYPES:
+        return False
+    if key._data.dtype != query._data.dtype or value._data.dtype != query._data.dtype:
+        return False
+    if query.dim() != 4 or key.shape[-2] == 0:  # no key: the softmax has an empty row
+        return False
+    if key.shape[-1] != query.shape[-1] or value.shape[-2] != key.shape[-2]:
+        return False  # the composite raises torch's error
+    batch = query.shape[:-2]
+    if key.shape[:-2] != batch or value.shape[:-2] != batch:
+        return False
+    if attn_mask is None:
+        return True
+    if attn_mask.requires_grad or attn_mask._device is not query._device:
+        return False
+    scores = (*batch, query.shape[-2], key.shape[-2])
+    try:
+        return np.broadcast_shapes(tuple(attn_mask.shape), scores) == scores
+    except ValueError:
+        return False  # the composite raises torch's error
+
+
+def _masked_scores(xp, q, k, masks, scale, causal):
+    """``(q * scale) @ k^T`` with the causal or given mask applied in place."""
+    s = xp.matmul(q * scale, _transposed(xp, k))
+    if causal:
+        xp.copyto(s, -xp.inf, where=~xp.tri(s.shape[-2], s.shape[-1], dtype=bool))
+    elif masks:
+        mask = masks[0]
+        if mask.dtype == bool:
+            xp.copyto(s, -xp.inf, where=~mask)
+        else:
+            s += mask.astype(s.dtype, copy=False)
+    return s
+
+
+def _transposed(xp, a):
+    """``a``'s last two dims swapped, contiguous: a stack of short matrices multiplies faster
+    than with a strided operand."""
+    return xp.ascontiguousarray(xp.swapaxes(a, -1, -2))
+
+
+def _row_max(xp, s):
+    """The maximum over the last dim (kept), by halving the rows: a whole-array reduction
+    along short rows was 6x slower than these few element-wise passes."""
+    m = s
+    while m.shape[-1] > 1:
+        half = m.shape[-1] // 2
+        folded = xp.maximum(m[..., :half], m[..., half:2 * half])
+        if m.shape[-1] % 2:
+            xp.maximum(folded[..., :1], m[..., 2 * half:], out=folded[..., :1])
+        m = folded
+    return m
+
+
+def _softmax_rows_(xp, s):
+    """Softmax over the last dim in place; fully masked rows (all ``-inf``) become zeros."""
+    m = _row_max(xp, s)
+    m[m == -xp.inf] = 0  # such a row's exponentials are all 0, not NaN
+    s -= m
+    xp.exp(s, out=s)
+    total = s.sum(axis=-1, keepdims=True)
+    total[total == 0] = 1
+    s /= total
+    return s
+
+
+def _sdpa_fused_kernel(xp, q, k, v, *masks, scale, causal):
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = _softmax_rows_(xp, _masked_scores(xp, q, k, masks, scale, causal))
+    return xp.matmul(p, v), p
+
+
+def _sdpa_fused_meta(q, k, v, *masks, scale, causal):
+    batch = q.shape[:-2]
+    return (((*batch, q.shape[-2], v.shape[-1]), q.dtype),
+            ((*batch, q.shape[-2], k.shape[-2]), q.dtype))
+
+
+_sdpa_fused_op = Op("_scaled_dot_product_attention_fused", _sdpa_fused_kernel,
+                    meta=_sdpa_fused_meta, save_inputs=True, save_output=True,
+                    multi_output=True, differentiable_outputs=(0,), kind="nn",
+                    grad_name="ScaledDotProductFlashAttentionForCpuBackward0")
+_sdpa_fused_op.opt_out("jvp", "forward-mode AD runs the composite ops (the op is not used "
+                              "while a forward-mode level is active)")
+_sdpa_fused_op.opt_out("batch", "vmap traces the composite ops (the op is not used while a "
+                                "trace records)")
+
+
+def _sdpa_backward_kernel(xp, g, q, k, v, p, *, scale):
+    """dq, dk, dv from the output gradient ``g`` and the saved probabilities ``p``:
+    dP = g v^T, dS = p dP - p rowsum(p dP), dq = dS k scale, dk = dS^T (q scale), dv = p^T g
+    (the composite's backward operations in its order, so that traces, which run the
+    composite, give the same values)."""
+    dv = xp.matmul(_transposed(xp, p), g)
+    ds = xp.matmul(g, _transposed(xp, v))
+    ds *= p
+    ds -= p * ds.sum(axis=-1, keepdims=True)
+    dq = xp.matmul(ds, k)
+    dq *= scale
+    return dq, xp.matmul(_transposed(xp, ds), q * scale), dv
+
+
+_sdpa_backward_op = Op("_scaled_dot_product_attention_fused_backward", _sdpa_backward_kernel,
+                       meta=lambda g, q, k, v, p, *, scale: ((q.shape, q.dtype),
+                                                             (k.shape, k.dtype),
+                                                             (v.shape, v.dtype)),
+                       save_inputs=False, multi_output=True, kind="nn")
+_sdpa_backward_op.opt_out("derivative", "first order only: a create_graph backward "
+                                        "differentiates the composite attention instead")
+_sdpa_backward_op.opt_out("jvp", "first order only; never runs under forward-mode AD")
+_sdpa_backward_op.opt_out("batch", "first order only; vmap traces the composite ops")
+
+
+@_sdpa_fused_op.defderivative
+def _sdpa_fused_derivative(ctx, g_out, g_p, *, scale, causal):
+    q, k, v, *masks = ctx.inputs
+    unused = (None,) * len(masks)
+    if g_out is None:
+        return (None, None, None, *unused)
+    if not grad_mode.state.enabled and _forward_ad._state.level is None:
+        p = ctx.output[1]
+        return (*_sdpa_backward_op(g_out, q, k, v, p, scale=scale), *unused)
+    # create_graph: differentiate a replay of the composite, so that the gradient is itself
+    # differentiable in the inputs
+    from ...autograd import grad as _grad
+
+    wanted = [t for t in (q, k, v) if t.requires_grad]
+    out = _attention_composite(q, k, v, masks[0] if masks else None, dropout_p=0.0,
+                               is_causal=causal, scale=scale)
+    found = iter(_grad(out, wanted, g_out, create_graph=True, allow_unused=True))
+    return (*(next(found) if t.requires_grad else None for t in (q, k, v)), *unused)
 
 
 # ---------------------------------------------------------------- multi-head attention
