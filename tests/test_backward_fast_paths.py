@@ -102,3 +102,12 @@ def test_complex_product_gradient_still_conjugates():
     ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b)
     (ta * tb).abs().sum().backward()
     np.testing.assert_allclose(ea.grad.numpy(), ta.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_a_saved_output_changed_in_place_still_fails_the_first_order_backward(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x.tanh()
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

@@ -151,6 +151,11 @@ class Node:
         """The op's result (a tuple for ops with several), saved for the derivative."""
         if self._saved_out is None:
             raise RuntimeError(_BACKWARD_TWICE)
+        if self._unpack is None and not self.op.multi_output and not grad_mode.state.enabled:
+            alias = self._saved_out[0]  # the common case of _unpack_output, spelled out
+            if alias._vc[0] != self._saved_versions_out[0]:
+                _raise_modified(alias, self._saved_versions_out[0], alias._vc[0], (0, self))
+            return alias
         outs = tuple(self._unpack_output(i, alias) for i, alias in enumerate(self._saved_out))
         return outs if self.op.multi_output else outs[0]
 
