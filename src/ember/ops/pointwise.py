@@ -260,7 +260,8 @@ def _mul_grad(grad, other, needed):
     if not needed:
         return None
     if _plain_backward(grad, other):
-        return Tensor._make(np.asarray(np.multiply(grad._data, other._data)), grad._device)
+        xp = grad._device._xp
+        return Tensor._make(xp.asarray(xp.multiply(grad._data, other._data)), grad._device)
     return grad * _conj(other)
 
 
@@ -1077,7 +1078,7 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
             saved = y if x is None else x
             if fast is not None and _plain_backward(grad, saved) and \
                     saved._data.shape == grad._data.shape:
-                out = np.empty_like(saved._data)
+                out = saved._device._xp.empty_like(saved._data)
                 fast(None if x is None else x._data, None if y is None else y._data, grad._data,
                      out)
                 return (Tensor._make(out, grad._device),)
