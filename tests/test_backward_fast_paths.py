@@ -78,9 +78,7 @@ def test_mul_of_zero_dim_tensors_gives_tensor_gradients():
     assert x.grad.item() == expected.grad.item()
 
 
-# relu is left out: its derivative does not depend on the input, and ember (unlike torch, whose
-# derivative of threshold_backward is a zero tensor) records no graph for it
-@pytest.mark.parametrize("name", [name for name in FAST_UNARY if name != "relu"])
+@pytest.mark.parametrize("name", FAST_UNARY)
 def test_double_backward_still_differentiates_the_derivative(name):
     x, _ = _inputs(name, (4,), np.float64, seed=2)
 
@@ -111,3 +109,15 @@ def test_a_saved_output_changed_in_place_still_fails_the_first_order_backward(li
     y.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_relu_gradient_with_create_graph_stays_in_the_graph_as_torch(lib):
+    """torch's threshold_backward is recorded: the first derivative requires grad and its own
+    derivative is zero (a second grad does not raise)."""
+    x = lib.tensor([-1.0, 2.0, float("nan"), 0.0], requires_grad=True)
+    (first,) = lib.autograd.grad(lib.relu(x).sum(), x, create_graph=True)
+    assert first.requires_grad
+    (second,) = lib.autograd.grad(first.sum(), x)
+    assert second.tolist() == [0.0, 0.0, 0.0, 0.0]
+    assert first[:2].tolist() == [0.0, 1.0] and first[3].item() == 0.0

@@ -1679,8 +1679,10 @@ unary("sinc", _sinc_kernel, _sinc_derivative,
 
 
 def _relu_derivative(x, y, g):
-    # torch's threshold_backward: zero where the result is <= 0, so a NaN passes grad through
-    return where(y <= 0, g.new_zeros(()), g)
+    # torch's threshold_backward: zero where the result is <= 0, so a NaN passes grad through;
+    # the zeros come from y (y * 0 is 0 there) so that, as in torch, a gradient taken with
+    # create_graph stays in the graph of the result (its own derivative being zero)
+    return where(y <= 0, y * 0, g)
 
 
 unary("relu", lambda xp, a: xp.maximum(a, a.dtype.type(0)), _relu_derivative, promote="keep",
