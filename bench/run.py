@@ -82,28 +82,37 @@ def matmul_1024(fw):
     return lambda: a @ b
 
 
-def pointwise_chain_backward(fw):
+def _eager(fw, fn):
+    """The function itself: the eager column."""
+    return fn
+
+
+def pointwise_chain_backward(fw, wrap=_eager):
     x = fw.ones(16, requires_grad=True)
 
-    def step():
+    def forward(x):
         y = x
         for i in range(50):
             y = y * 1.01 if i % 2 else (y + 0.5).tanh()
-        y.sum().backward()
-    return step
+        return y.sum()
+    forward = wrap(fw, forward)
+    return lambda: forward(x).backward()
 
 
-def mlp_step(fw):
+def mlp_step(fw, wrap=_eager):
     rng = np.random.default_rng(0)
     w1 = fw.tensor(rng.standard_normal((784, 256), dtype=np.float32) * 0.05, requires_grad=True)
     w2 = fw.tensor(rng.standard_normal((256, 10), dtype=np.float32) * 0.05, requires_grad=True)
     x = fw.tensor(rng.standard_normal((64, 784), dtype=np.float32))
     target = fw.tensor(rng.standard_normal((64, 10), dtype=np.float32))
 
-    def step():
+    def loss_of(x, target):
         hidden = (x @ w1).tanh()
-        loss = ((hidden @ w2 - target) ** 2).mean()
-        loss.backward()
+        return ((hidden @ w2 - target) ** 2).mean()
+    loss_of = wrap(fw, loss_of)
+
+    def step():
+        loss_of(x, target).backward()
         with fw.no_grad():
             for w in (w1, w2):
                 w.sub_(w.grad * 0.01)
@@ -347,7 +356,7 @@ def resnet_step(fw):
     return _train_step(fw, model, opt, x, y, fw.nn.functional.cross_entropy)
 
 
-def lstm_step(fw):
+def lstm_step(fw, wrap=_eager):
     rng = np.random.default_rng(0)
     model = _same_weights(fw, lstm_lm(fw.nn))
     x = fw.tensor(rng.integers(0, 10000, (35, 20)))
@@ -356,10 +365,10 @@ def lstm_step(fw):
 
     def loss_of(output, target):
         return fw.nn.functional.cross_entropy(output[0].flatten(0, 1), target.flatten())
-    return _train_step(fw, model, opt, x, y, loss_of, clip=0.25)
+    return _train_step(fw, wrap(fw, model), opt, x, y, loss_of, clip=0.25)
 
 
-def gpt_step(fw):
+def gpt_step(fw, wrap=_eager):
     rng = np.random.default_rng(0)
     model = _same_weights(fw, gpt_small(fw.nn))
     x = fw.tensor(rng.integers(0, 256, (16, 64)))
@@ -368,7 +377,7 @@ def gpt_step(fw):
 
     def loss_of(logits, target):
         return fw.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten())
-    return _train_step(fw, model, opt, x, y, loss_of, clip=1.0)
+    return _train_step(fw, wrap(fw, model), opt, x, y, loss_of, clip=1.0)
 
 
 # ------------------------------------------------ compiled: ember.compile against torch eager
@@ -382,76 +391,28 @@ def _compiled(fw, fn):
 
 
 def pointwise_chain_backward_compiled(fw):
-    x = fw.ones(16, requires_grad=True)
-
-    def forward(x):
-        y = x
-        for i in range(50):
-            y = y * 1.01 if i % 2 else (y + 0.5).tanh()
-        return y.sum()
-    forward = _compiled(fw, forward)
-    return lambda: forward(x).backward()
+    return pointwise_chain_backward(fw, wrap=_compiled)
 
 
 def mlp_step_compiled(fw):
-    rng = np.random.default_rng(0)
-    w1 = fw.tensor(rng.standard_normal((784, 256), dtype=np.float32) * 0.05, requires_grad=True)
-    w2 = fw.tensor(rng.standard_normal((256, 10), dtype=np.float32) * 0.05, requires_grad=True)
-    x = fw.tensor(rng.standard_normal((64, 784), dtype=np.float32))
-    target = fw.tensor(rng.standard_normal((64, 10), dtype=np.float32))
-
-    def loss_of(x, target):
-        hidden = (x @ w1).tanh()
-        return ((hidden @ w2 - target) ** 2).mean()
-    loss_of = _compiled(fw, loss_of)
-
-    def step():
-        loss_of(x, target).backward()
-        with fw.no_grad():
-            for w in (w1, w2):
-                w.sub_(w.grad * 0.01)
-                w.grad = None
-    return step
+    return mlp_step(fw, wrap=_compiled)
 
 
 def gpt_step_compiled(fw):
-    rng = np.random.default_rng(0)
-    model = _same_weights(fw, gpt_small(fw.nn))
-    x = fw.tensor(rng.integers(0, 256, (16, 64)))
-    y = fw.tensor(rng.integers(0, 256, (16, 64)))
-    opt = fw.optim.AdamW(model.parameters(), lr=3e-4)
-
-    def loss_of(logits, target):
-        return fw.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten())
-    return _train_step(fw, _compiled(fw, model), opt, x, y, loss_of, clip=1.0)
+    return gpt_step(fw, wrap=_compiled)
 
 
 def lstm_step_compiled(fw):
-    rng = np.random.default_rng(0)
-    model = _same_weights(fw, lstm_lm(fw.nn))
-    x = fw.tensor(rng.integers(0, 10000, (35, 20)))
-    y = fw.tensor(rng.integers(0, 10000, (35, 20)))
-    opt = fw.optim.SGD(model.parameters(), lr=1.0)
-
-    def loss_of(output, target):
-        return fw.nn.functional.cross_entropy(output[0].flatten(0, 1), target.flatten())
-    return _train_step(fw, _compiled(fw, model), opt, x, y, loss_of, clip=0.25)
+    return lstm_step(fw, wrap=_compiled)
 
 
 def resnet_inference_compiled(fw):
+    return resnet_inference(fw, wrap=_compiled)
+
+
+def resnet_inference(fw, wrap=_eager):
     rng = np.random.default_rng(0)
-    model = _compiled(fw, _same_weights(fw, resnet_small(fw.nn)).eval())
-    x = fw.tensor(rng.standard_normal((32, 3, 32, 32), dtype=np.float32))
-
-    def step():
-        with fw.no_grad():
-            model(x)
-    return step
-
-
-def resnet_inference(fw):
-    rng = np.random.default_rng(0)
-    model = _same_weights(fw, resnet_small(fw.nn)).eval()
+    model = wrap(fw, _same_weights(fw, resnet_small(fw.nn)).eval())
     x = fw.tensor(rng.standard_normal((32, 3, 32, 32), dtype=np.float32))
 
     def step():
