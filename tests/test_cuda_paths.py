@@ -33,7 +33,7 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "ember"
 
 # the files whose kernels must run unchanged on CuPy
 SCANNED = sorted(
-    [p for p in (SRC / "ops").glob("*.py")]
+    [p for p in (SRC / "ops").rglob("*.py")]  # families split into packages (ops/pointwise/...)
     + [SRC / "nn" / "_functional" / f"{name}.py" for name in (
         "activation", "conv", "normalization", "embedding", "loss", "attention", "distance",
         "dropout", "linear", "pooling")]
