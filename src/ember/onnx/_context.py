@@ -1,7 +1,9 @@
 """The state of one export: the ONNX nodes made so far, and the helpers that op mappings use.
 
-A mapping (``_symbolic_*.py``) gets the :class:`ExportContext` and the ONNX names of its
-node's inputs, and adds ONNX nodes with :meth:`ExportContext.op`. Sizes come as ints, or as
+An operator's ONNX mapping (its ``onnx`` rule, :meth:`ember.ops._registry.Op.defonnx`, written
+next to the op) gets the :class:`ExportContext` and the ONNX names of its node's inputs, and
+adds ONNX nodes with :meth:`ExportContext.op`; it needs no import of ``onnx`` or of this
+package, since everything it uses is a method of the context. Sizes come as ints, or as
 :class:`~ember.onnx._dims.Dim` where they follow a dynamic axis; :meth:`shape_tensor` and
 :meth:`reshape` turn them into the int64 tensors ONNX's Reshape, Expand, Split and Slice read,
 computing dynamic sizes at run time from the inputs' shapes.
@@ -12,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._dims import Dim, monomial
-from .errors import SymbolicValueError
+from .errors import SymbolicValueError, UnsupportedOperatorError
 
 __all__ = ["ExportContext", "onnx_type"]
 
@@ -128,6 +130,63 @@ class ExportContext:
         """Raise :class:`SymbolicValueError` about the current node's first output."""
         value = self.node.outputs[0] if self.node.outputs else None
         raise SymbolicValueError(f"{message} (ember::{self.node.target})", value)
+
+    def require_opset(self, version):
+        """Raise torch's :class:`UnsupportedOperatorError` below opset ``version`` (the
+        first one with the ONNX operator the mapping writes)."""
+        if self.opset < version:
+            raise UnsupportedOperatorError(f"ember::{self.node.op.name}", self.opset, version)
+
+    # ------------------------------------------------------------ operands, axes, sizes
+
+    INT64_MAX, INT64_MIN = INT64_MAX, INT64_MIN  # Slice's "to the end" bounds
+
+    def operands(self, *names, dtype=None):
+        """The inputs ``names`` (the node's first ones, in order) cast to ``dtype``, by
+        default the result's: ONNX's arithmetic wants operands of one type where ember
+        promotes (an int tensor plus a float scalar).
+
+        Example::
+
+            a, b = ctx.operands(a, b)
+        """
+        dtype = dtype or self.out_dtype()
+        return [self.cast(n, self.in_dtype(i), dtype) for i, n in enumerate(names)]
+
+    def promoted_dtype(self):
+        """The dtype the first two inputs promote to (what a comparison compares in)."""
+        from .. import _dtype as dt
+
+        return dt.promote_types(getattr(dt, self.in_dtype(0)), getattr(dt, self.in_dtype(1))).name
+
+    def out_is_float(self):
+        """Whether the result's dtype is a floating-point one."""
+        from .. import _dtype as dt
+
+        return getattr(dt, self.out_dtype()).is_floating_point
+
+    def axis(self, dim):
+        """``dim`` of the first input as a non-negative axis (0 for a 0-dim input)."""
+        return dim % max(len(self.in_dims(0)), 1)
+
+    def axes(self, dims):
+        """``dims`` of the first input (an int, a sequence, or None for all) as a list of
+        non-negative axes."""
+        ndim = len(self.in_dims(0))
+        if dims is None:
+            return list(range(ndim))
+        return [d % ndim if ndim else 0 for d in (dims if isinstance(dims, (tuple, list))
+                                                  else (dims,))]
+
+    @staticmethod
+    def is_dynamic(size):
+        """Whether a traced size follows a dynamic axis (a :class:`Dim`, not an int)."""
+        return isinstance(size, Dim)
+
+    @staticmethod
+    def static(size):
+        """A traced size as the int it was in the example inputs."""
+        return size.value if isinstance(size, Dim) else size
 
     # ------------------------------------------------------------ opset-dependent forms
 

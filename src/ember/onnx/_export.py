@@ -8,8 +8,9 @@ The steps, one function each:
    anything else that differs means the graph depends on a dynamic size, which is refused;
 3. :func:`_fold` evaluates, once, the nodes that read only weights and constants (weight
    transposes, BatchNorm's scale and shift);
-4. :class:`_Emitter` maps the remaining nodes through the table in ``_symbolic.py`` and
-   assembles the ONNX graph, with the weights as initializers.
+4. :class:`_Emitter` maps the remaining nodes, each through its operator's ``onnx`` rule
+   (``Op.defonnx``, written next to the op), and assembles the ONNX graph, with the weights
+   as initializers.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..jit._ir import CONSTANT, COPY, GET_ATTR, OP
+from . import _ops_nn, _ops_pointwise, _ops_shape  # noqa: F401  (transitional: fill op.onnx)
 from ._context import ExportContext, onnx_type
 from ._dims import Dim, TraceMismatch, merge
-from ._symbolic import lookup
 from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
 
 __all__ = ["TrainingMode", "OperatorExportTypes", "export", "export_model_proto",
@@ -684,15 +685,15 @@ class _Emitter:
             raise UnsupportedOperatorError(f"prim::{node.target}", self.ctx.opset, None)
 
     def _emit_op(self, node):
-        found = lookup(node.op.name)
-        if found is None:
+        mapping = node.op.onnx
+        if mapping is None:
             raise UnsupportedOperatorError(f"ember::{node.op.name}", self.ctx.opset, None)
-        mapping, since = found
-        if self.ctx.opset < since:
-            raise UnsupportedOperatorError(f"ember::{node.op.name}", self.ctx.opset, since)
         self.ctx.node = node
         inputs = [self.name_of(v) for v in node.inputs]
-        results = mapping(self.ctx, *inputs, **self.merged.params[node])
+        if isinstance(mapping, str):  # one ONNX operator on the inputs cast to the result's dtype
+            results = self.ctx.op(mapping, *self.ctx.operands(*inputs))
+        else:
+            results = mapping(self.ctx, *inputs, **self.merged.params[node])
         if not isinstance(results, tuple):
             results = (results,)
         if len(results) != len(node.outputs):  # pragma: no cover - a mapping's bug

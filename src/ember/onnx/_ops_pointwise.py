@@ -213,7 +213,7 @@ def _to_copy(ctx, x, dtype=None, device=None):
     return ctx.op("Identity", ctx.cast(x, ctx.in_dtype(0), ctx.out_dtype()))
 
 
-@symbolic("clone", "detach", "alias", "contiguous")
+@symbolic("clone", "detach", "alias")
 def _identity(ctx, x, **params):
     return ctx.op("Identity", x)
 
@@ -323,7 +323,7 @@ def _matmul(ctx, a, b):
     return ctx.op("MatMul", *_operands(ctx, a, b))
 
 
-@symbolic("einsum", since=12)
+@symbolic("einsum")
 def _einsum(ctx, *operands, equation, shape=None):
     return ctx.op("Einsum", *operands, equation=equation.replace(" ", ""))
 

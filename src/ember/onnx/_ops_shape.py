@@ -154,8 +154,9 @@ def _constant_pad(ctx, x, pad, value=0):
                   mode="constant")
 
 
-@symbolic("tril", "triu", since=14)
+@symbolic("tril", "triu")
 def _triangle(ctx, x, diagonal=0):
+    ctx.require_opset(14)  # Trilu
     upper = int(ctx.node.op.name == "triu")
     return ctx.op("Trilu", x, ctx.const(_int64(diagonal)), upper=upper)
 

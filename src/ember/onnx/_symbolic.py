@@ -27,9 +27,13 @@ def symbolic(*names, since=13):
         def _exp(ctx, x):
             return ctx.op("Exp", x)
     """
+    from ..ops._registry import registry
+
     def register(fn):
         for name in names:
             MAPPINGS[name] = (fn, since)
+            for op in registry[name]:  # transitional: the mappings move next to their ops
+                op.defonnx(fn)
         return fn
     return register
 

@@ -27,6 +27,7 @@ from ..autograd import forward_ad as _forward_ad
 from ..autograd import grad_mode
 from ..autograd.graph import record
 from ..profiler._recorder import state as _profiling
+from ._fusion import fusion_rule
 
 __all__ = ["Op", "defop", "dispatch", "wrap"]
 
@@ -44,12 +45,56 @@ KINDS = ("pointwise-unary", "pointwise-binary", "pointwise-ternary", "reduction"
 
 # The rules an op owns besides its kernel; each is given, follows from the kind, or is
 # declined with a reason (:meth:`Op.opt_out`).
-RULES = ("derivative", "jvp", "batch")
+RULES = ("derivative", "jvp", "batch", "onnx", "fuse", "autocast")
+
+# Rules a whole kind declines, and why (declared once per kind, not per op).
+KIND_OPT_OUTS = {
+    "fuse": {
+        **dict.fromkeys(("reduction", "scan"), "not element by element: a fused chain computes "
+                        "each element of one buffer from the same elements of its operands"),
+        **dict.fromkeys(("view", "shape", "indexing"), "moves or selects elements instead of "
+                        "computing them: nothing for a fused element-wise chain to compute"),
+        **dict.fromkeys(("linalg", "nn", "other", "random", "creation"),
+                        "not element-wise: only chains of element-wise ops fuse into one "
+                        "buffer"),
+    },
+    # torch's autocast lists name the ops that change precision; every other op runs in the
+    # type its inputs promote to (an op of any kind may still declare a policy)
+    "autocast": dict.fromkeys(KINDS, "not in torch's autocast lists: runs in the type its "
+                              "inputs promote to"),
+}
+
+# torch's autocast categories (lower_precision_fp, fp32, promote, banned) and the device
+# types whose lists differ
+AUTOCAST_POLICIES = ("lower", "fp32", "promote", "banned")
+AUTOCAST_DEVICES = ("cpu", "cuda")
+
+
+def autocast_policy(spec, where="op"):
+    """The per-device autocast policy ``{device type: policy}`` declared by ``spec``: None
+    (no policy), one policy for both device types, or a dict by device type.
+
+    Example::
+
+        >>> autocast_policy("lower")
+        {'cpu': 'lower', 'cuda': 'lower'}
+        >>> autocast_policy({"cuda": "fp32"})
+        {'cuda': 'fp32'}
+    """
+    if spec is None:
+        return None
+    policies = dict.fromkeys(AUTOCAST_DEVICES, spec) if isinstance(spec, str) else dict(spec)
+    for device_type, policy in policies.items():
+        if device_type not in AUTOCAST_DEVICES or policy not in AUTOCAST_POLICIES:
+            raise ValueError(f"{where}: autocast policy {device_type!r}: {policy!r} is not one "
+                             f"of {AUTOCAST_POLICIES} on {AUTOCAST_DEVICES}")
+    return policies
 
 
 class Op:
     """A primitive operator and every rule it owns: kernel, meta rule, derivative (reverse
-    mode), ``jvp`` (forward mode), ``batch`` (vmap), each registered next to the op.
+    mode), ``jvp`` (forward mode), ``batch`` (vmap), ``onnx`` (its ONNX form), each
+    registered next to the op.
 
     Example::
 
@@ -61,19 +106,24 @@ class Op:
 
     __slots__ = ("name", "kernel", "meta", "derivative", "save_inputs", "save_output",
                  "grad_name", "view", "multi_output", "differentiable_outputs", "jvp",
-                 "kind", "batch", "holomorphic", "opt_outs")
+                 "kind", "batch", "holomorphic", "onnx", "opt_outs", "fuse", "autocast")
 
     def __init__(self, name, kernel, *, meta=None, save_inputs=True, save_output=False,
                  view=False, multi_output=False, differentiable_outputs=None, grad_name=None,
-                 register=True, kind="other", holomorphic=False):
+                 register=True, kind="other", holomorphic=False, fuse=None, autocast=None):
         if kind not in KINDS:
             raise ValueError(f"op {name}: unknown kind {kind!r}, expected one of {KINDS}")
+        # how it runs as a step of a fused element-wise chain (``ops/_fusion.py``)
+        self.fuse = fusion_rule(fuse, kind, name)
+        # its precision inside ember.autocast, by device type (``amp/autocast_mode.py``)
+        self.autocast = autocast_policy(autocast, f"op {name}")
         self.name = name
         self.kernel = kernel
         self.meta = meta
         self.derivative = None
         self.jvp = None  # forward-mode rule (:meth:`defjvp`); else derived, see forward_ad
         self.batch = None  # vmap rule (:meth:`defbatch`); else derived from the kind
+        self.onnx = None  # ONNX form (:meth:`defonnx`), read by ``ember.onnx.export``
         self.kind = kind
         # complex-differentiable, so an element-wise forward rule holds for complex inputs
         self.holomorphic = holomorphic
@@ -117,6 +167,28 @@ class Op:
         self.batch = fn
         return fn
 
+    def defonnx(self, mapping):
+        """Attach this op's ONNX form, read by ``ember.onnx.export`` (also as a decorator).
+
+        ``mapping(ctx, *inputs, **params)`` gets the exporter's context (``ember/onnx/
+        _context.py``), the ONNX names of the traced node's inputs and its parameters; it adds
+        ONNX nodes with ``ctx.op(...)`` and returns the result's name (a tuple of names, or
+        None for an output nothing reads, when the op has several). The common case is a
+        string: the ONNX operator that computes the op on its inputs cast to the result's
+        dtype.
+
+        Example::
+
+            exp_op.defonnx("Exp")
+
+            @add_op.defonnx
+            def _(ctx, a, b, alpha=1):
+                a, b = ctx.operands(a, b)
+                return ctx.op("Add", a, ctx.op("Mul", b, ctx.scalar(alpha, ctx.out_dtype())))
+        """
+        self.onnx = mapping
+        return mapping
+
     def opt_out(self, rule, reason):
         """Declare that this op has no ``rule`` (one of :data:`RULES`), and why.
 
@@ -128,6 +200,16 @@ class Op:
             raise ValueError(f"unknown rule {rule!r}, expected one of {RULES}")
         self.opt_outs[rule] = reason
         return self
+
+    def declines(self, rule):
+        """Why this op has no ``rule``: its own opt-out or its kind's (None if it has one).
+
+        Example::
+
+            >>> sum_op.declines("fuse")
+            'not element by element: ...'
+        """
+        return self.opt_outs.get(rule) or KIND_OPT_OUTS.get(rule, {}).get(self.kind)
 
     def __repr__(self):
         return f"<op {self.name}>"
