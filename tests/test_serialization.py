@@ -13,7 +13,7 @@ import torch
 
 import ember
 from conftest import DTYPE_PAIRS, assert_same, to_ember, to_torch
-from ember import serialization
+from ember import _serialization_writer, serialization
 
 
 def _sample(name, rng):
@@ -201,7 +201,7 @@ def test_failed_save_leaves_the_old_checkpoint(tmp_path, monkeypatch):
     path = tmp_path / "ckpt.pt"
     ember.save({"w": ember.ones(3)}, path)
     calls = {"n": 0}
-    original = serialization._write_record
+    original = _serialization_writer._write_record
 
     def failing(zf, name, data):
         calls["n"] += 1
@@ -209,7 +209,7 @@ def test_failed_save_leaves_the_old_checkpoint(tmp_path, monkeypatch):
             raise OSError("No space left on device")
         return original(zf, name, data)
 
-    monkeypatch.setattr(serialization, "_write_record", failing)
+    monkeypatch.setattr(_serialization_writer, "_write_record", failing)
     with pytest.raises(OSError, match="No space"):
         ember.save({"w": ember.zeros(3)}, path)
     monkeypatch.undo()
@@ -298,9 +298,9 @@ def _check_archive(path_or_buffer, expected):
 @pytest.mark.parametrize("chunk, pwrite", [(None, True), (4096 + 5, True), (4096 + 5, False)])
 def test_written_archives_are_valid_zips_torch_reads(chunk, pwrite, tmp_path, monkeypatch):
     if chunk is not None:  # many chunks per record: the threaded CRC chains across them
-        monkeypatch.setattr(serialization, "_CHUNK", chunk)
+        monkeypatch.setattr(_serialization_writer, "_CHUNK", chunk)
     if not pwrite:  # a platform without os.pwrite: CRCs computed before each record
-        monkeypatch.setattr(serialization._FdSink, "can_patch", False)
+        monkeypatch.setattr(_serialization_writer._FdSink, "can_patch", False)
     state = _big_state(np.random.default_rng(0))
     e_state = {k: to_ember(v) if isinstance(v, torch.Tensor) else v for k, v in state.items()}
     ember.save(e_state, tmp_path / "e.pt")
@@ -317,8 +317,8 @@ def test_written_archives_are_valid_zips_torch_reads(chunk, pwrite, tmp_path, mo
 
 def test_zip64_records_and_end_record(tmp_path, monkeypatch):
     # The zip64 paths (sizes and offsets past 4 GiB, more than 65535 records) with small limits.
-    monkeypatch.setattr(serialization, "_ZIP64_LIMIT", 1000)
-    monkeypatch.setattr(serialization, "_ZIP_MAX_ENTRIES", 3)
+    monkeypatch.setattr(_serialization_writer, "_ZIP64_LIMIT", 1000)
+    monkeypatch.setattr(_serialization_writer, "_ZIP_MAX_ENTRIES", 3)
     state = _big_state(np.random.default_rng(1))
     ember.save({k: to_ember(v) if isinstance(v, torch.Tensor) else v for k, v in state.items()},
                tmp_path / "z.pt")
@@ -373,7 +373,7 @@ def test_failure_in_a_large_save_leaves_the_old_checkpoint(where, tmp_path, monk
                 raise OSError("No space left on device")
             return original(fd, data)
 
-        monkeypatch.setattr(serialization, "_CHUNK", 100_000)
+        monkeypatch.setattr(_serialization_writer, "_CHUNK", 100_000)
         monkeypatch.setattr(os, "write", failing_write)
     else:
         def fail(*args):
