@@ -33,7 +33,8 @@ def symbolic(*names, since=13):
         for name in names:
             MAPPINGS[name] = (fn, since)
             for op in registry[name]:  # transitional: the mappings move next to their ops
-                op.defonnx(fn)
+                if op.onnx is None:
+                    op.defonnx(fn)
         return fn
     return register
 

@@ -92,6 +92,13 @@ _threshold_op = _op("threshold", _threshold_kernel,
                          lambda x, y, g, *, threshold, value: where(x <= threshold, _zero(g), g))
 
 
+@_threshold_op.defonnx
+def _threshold_onnx(ctx, x, threshold, value):
+    dtype = ctx.out_dtype()
+    keep = ctx.op("Greater", x, ctx.scalar(threshold, dtype))
+    return ctx.op("Where", keep, x, ctx.scalar(value, dtype))
+
+
 def _threshold(input, threshold, value):
     _check_input(input, "threshold")
     _check_dtype("threshold_cpu", input.dtype, "bc")
@@ -143,6 +150,9 @@ def _relu_backward_op(xp, g, y):
     return xp.bitwise_and(g.view(ints), mask, out=mask).view(g.dtype)
 
 
+_relu_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
+
+
 @_relu_backward_op.defderivative
 def _relu_backward_derivative(ctx, grad):
     # relu'' = 0: zeros (not None) for the output, as torch's threshold_backward gives
@@ -153,6 +163,9 @@ def _relu_backward_derivative(ctx, grad):
        kind="pointwise-unary")
 def _relu_op(xp, a):
     return xp.maximum(a, a.dtype.type(0))
+
+
+_relu_op.defonnx("Relu")
 
 
 @_relu_op.defderivative
@@ -194,6 +207,12 @@ def _hardtanh_derivative(x, y, g, *, min_val, max_val):
 
 
 _hardtanh_op = _op("hardtanh", _hardtanh_kernel, _hardtanh_derivative)
+
+
+@_hardtanh_op.defonnx
+def _hardtanh_onnx(ctx, x, min_val=-1.0, max_val=1.0):
+    dtype = ctx.out_dtype()
+    return ctx.op("Clip", x, ctx.scalar(min_val, dtype), ctx.scalar(max_val, dtype))
 
 
 def _hardtanh(input, min_val, max_val):
@@ -248,6 +267,11 @@ def _leaky_kernel(xp, a, *, negative_slope):
 _leaky_relu_op = _op(
     "leaky_relu", _leaky_kernel,
     lambda x, y, g, *, negative_slope: where(x > 0, g, g * negative_slope))
+
+
+@_leaky_relu_op.defonnx
+def _leaky_relu_onnx(ctx, x, negative_slope=0.01):
+    return ctx.op("LeakyRelu", x, alpha=float(negative_slope))
 
 
 def _leaky_relu(input, negative_slope):
@@ -353,6 +377,20 @@ def _elu_derivative(x, y, g, *, alpha, scale, input_scale):
 
 
 _elu_op = _op("elu", _elu_kernel, _elu_derivative)
+
+
+@_elu_op.defonnx
+def _elu_onnx(ctx, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    if input_scale == 1.0:
+        if scale == 1.0:
+            return ctx.op("Elu", x, alpha=float(alpha))
+        return ctx.op("Selu", x, alpha=float(alpha), gamma=float(scale))
+    dtype = ctx.out_dtype()
+    negative = ctx.op("Mul", ctx.op("Min", x, ctx.scalar(0, dtype)), ctx.scalar(input_scale, dtype))
+    negative = ctx.op("Mul", ctx.op("Sub", ctx.op("Exp", negative), ctx.scalar(1, dtype)),
+                      ctx.scalar(alpha, dtype))
+    result = ctx.op("Add", ctx.op("Relu", x), negative)
+    return ctx.op("Mul", result, ctx.scalar(scale, dtype)) if scale != 1.0 else result
 
 
 def _elu(input, alpha, scale=1.0, input_scale=1.0):
@@ -533,6 +571,21 @@ def _gelu_derivative(x, y, g, *, approximate):
 _gelu_op = _op("gelu", _gelu_kernel, _gelu_derivative)
 
 
+@_gelu_op.defonnx
+def _gelu_onnx(ctx, x, approximate="none"):
+    if ctx.opset >= 20:
+        return ctx.op("Gelu", x, approximate=approximate)
+    dtype = ctx.out_dtype()
+    half_x = ctx.op("Mul", x, ctx.scalar(0.5, dtype))
+    if approximate == "tanh":
+        cube = ctx.op("Mul", ctx.op("Mul", x, x), x)
+        inner = ctx.op("Add", x, ctx.op("Mul", cube, ctx.scalar(0.044715, dtype)))
+        gate = ctx.op("Tanh", ctx.op("Mul", inner, ctx.scalar(_SQRT_2_OVER_PI, dtype)))
+    else:
+        gate = ctx.op("Erf", ctx.op("Div", x, ctx.scalar(math.sqrt(2), dtype)))
+    return ctx.op("Mul", half_x, ctx.op("Add", gate, ctx.scalar(1, dtype)))
+
+
 @defop("_gelu_backward", meta=_same_meta, grad_name="GeluBackwardBackward0",
        kind="pointwise-binary")
 @_quiet_binary
@@ -550,6 +603,9 @@ def _gelu_backward_op(xp, g, x, *, approximate):
         return fused if fused is not None else _blockwise(xp, _gelu_grad_f32, g, x)
     cdf = 0.5 * (1 + _special(xp).erf(x * _INV_SQRT_2))
     return g * (cdf + x * (xp.exp(-0.5 * x * x) * _INV_SQRT_2PI))
+
+
+_gelu_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 def _gelu_second_derivative(x, approximate):
@@ -602,6 +658,7 @@ def _silu_derivative(x, y, g):
 
 
 _silu_op = _op("silu", lambda xp, a: a * _sigmoid_array(xp, a), _silu_derivative)
+_silu_op.defonnx(lambda ctx, x: ctx.op("Mul", x, ctx.op("Sigmoid", x)))
 
 
 def _silu(input):
@@ -634,6 +691,7 @@ def _mish_derivative(x, y, g):
 
 
 _mish_op = _op("mish", lambda xp, a: a * xp.tanh(_softplus_array(xp, a)), _mish_derivative)
+_mish_op.defonnx(lambda ctx, x: ctx.op("Mul", x, ctx.op("Tanh", ctx.op("Softplus", x))))
 
 
 def _mish(input):
@@ -695,6 +753,17 @@ def _softplus_derivative(x, y, g, *, beta, threshold):
 _softplus_op = _op("softplus", _softplus_kernel, _softplus_derivative)
 
 
+@_softplus_op.defonnx
+def _softplus_onnx(ctx, x, beta=1.0, threshold=20.0):
+    dtype = ctx.out_dtype()
+    scaled = ctx.op("Mul", x, ctx.scalar(beta, dtype)) if beta != 1 else x
+    smooth = ctx.op("Softplus", scaled)
+    if beta != 1:
+        smooth = ctx.op("Div", smooth, ctx.scalar(beta, dtype))
+    linear = ctx.op("Greater", scaled, ctx.scalar(threshold, dtype))  # torch returns x there
+    return ctx.op("Where", linear, x, smooth)
+
+
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
 
@@ -713,6 +782,8 @@ def _log_sigmoid_kernel(xp, a):
 
 _log_sigmoid_op = _op("log_sigmoid", _log_sigmoid_kernel,
                            lambda x, y, g: g * (-x).sigmoid())
+_log_sigmoid_op.defonnx(  # -softplus(-x)
+    lambda ctx, x: ctx.op("Neg", ctx.op("Softplus", ctx.op("Neg", x))))
 
 
 def logsigmoid(input):
@@ -733,6 +804,7 @@ def _hardsigmoid_kernel(xp, a):
 
 _hardsigmoid_op = _op("hardsigmoid", _hardsigmoid_kernel,
                            lambda x, y, g: where((x > -3) & (x < 3), g / 6, _zero(g)))
+_hardsigmoid_op.defonnx(lambda ctx, x: ctx.op("HardSigmoid", x, alpha=1 / 6, beta=0.5))
 
 
 def _hardsigmoid(input):
@@ -762,6 +834,13 @@ _hardswish_op = _op("hardswish",
                          lambda xp, a: a * _hardsigmoid_kernel(xp, a), _hardswish_derivative)
 
 
+@_hardswish_op.defonnx
+def _hardswish_onnx(ctx, x):
+    if ctx.opset >= 14:
+        return ctx.op("HardSwish", x)
+    return ctx.op("Mul", x, ctx.op("HardSigmoid", x, alpha=1 / 6, beta=0.5))
+
+
 def _hardswish(input):
     _floating(input, "hardswish_cpu", "hardswish")
     return _hardswish_op(input)
@@ -789,6 +868,7 @@ _hardshrink_op = _op(
     "hardshrink", lambda xp, a, *, lambd: xp.where((a >= -lambd) & (a <= lambd),
                                                    a.dtype.type(0), a),
     lambda x, y, g, *, lambd: where(_inside(x, lambd), _zero(g), g))
+_hardshrink_op.opt_out("onnx", "not mapped yet (ONNX's Shrink with bias 0 computes it)")
 
 
 def hardshrink(input, lambd=0.5):
@@ -811,6 +891,7 @@ def _softshrink_kernel(xp, a, *, lambd):
 _softshrink_op = _op(
     "softshrink", _softshrink_kernel,
     lambda x, y, g, *, lambd: where(_inside(x, lambd), _zero(g), g))
+_softshrink_op.opt_out("onnx", "not mapped yet (ONNX's Shrink with bias lambd computes it)")
 
 
 def softshrink(input, lambd=0.5):
@@ -971,6 +1052,8 @@ softmax_op = Op("softmax", _softmax_kernel, meta=_softmax_meta, save_inputs=Fals
                 save_output=True, kind="nn")
 log_softmax_op = Op("log_softmax", _log_softmax_kernel, meta=_softmax_meta, save_inputs=False,
                     save_output=True, kind="nn")
+softmax_op.defonnx(lambda ctx, x, dim: ctx.op("Softmax", x, axis=ctx.axis(dim)))
+log_softmax_op.defonnx(lambda ctx, x, dim: ctx.op("LogSoftmax", x, axis=ctx.axis(dim)))
 
 
 @softmax_op.defderivative
@@ -1013,6 +1096,7 @@ _log_softmax_backward_op = Op("_log_softmax_backward_fused", _log_softmax_backwa
 
 
 _log_softmax_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
+_log_softmax_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 @log_softmax_op.defderivative
