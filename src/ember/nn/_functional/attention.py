@@ -74,6 +74,15 @@ _safe_softmax_op = Op("_safe_softmax", _safe_softmax_kernel, meta=_safe_softmax_
                       save_inputs=False, save_output=True, kind="nn")
 
 
+@_safe_softmax_op.defonnx
+def _safe_softmax_onnx(ctx, x):
+    # a row that is all -inf (fully masked) gives zeros, not NaN
+    dtype = ctx.out_dtype()
+    row_max = ctx.reduce("ReduceMax", x, [len(ctx.in_dims(0)) - 1], True)
+    masked = ctx.op("Equal", row_max, ctx.scalar(-math.inf, dtype))
+    return ctx.op("Where", masked, ctx.scalar(0, dtype), ctx.op("Softmax", x, axis=-1))
+
+
 @_safe_softmax_op.defbatch
 def _safe_softmax_batch(xp, step, arrays, batched, batch_size):
     """vmap: the batch dim is the first and the softmax runs over the last, so the kernel
@@ -300,6 +309,8 @@ _sdpa_fused_op.opt_out("jvp", "forward-mode AD runs the composite ops (the op is
                               "while a forward-mode level is active)")
 _sdpa_fused_op.opt_out("batch", "vmap traces the composite ops (the op is not used while a "
                                 "trace records)")
+_sdpa_fused_op.opt_out("onnx", "not used while a trace records: an export sees the composite "
+                               "attention's ops")
 
 
 def _sdpa_backward_kernel(xp, g, q, k, v, p, *, scale):
@@ -325,6 +336,7 @@ _sdpa_backward_op.opt_out("derivative", "first order only: a create_graph backwa
                                         "differentiates the composite attention instead")
 _sdpa_backward_op.opt_out("jvp", "first order only; never runs under forward-mode AD")
 _sdpa_backward_op.opt_out("batch", "first order only; vmap traces the composite ops")
+_sdpa_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 @_sdpa_fused_op.defderivative

@@ -280,6 +280,14 @@ def convolution_op(xp, x, w, *, stride, padding, dilation, groups):
     return _forward(xp, x, w, shape[2:], stride, padding, dilation, groups)
 
 
+@convolution_op.defonnx
+def _convolution_onnx(ctx, x, weight, stride, padding, dilation, groups):
+    kernel = [ctx.static(s) for s in ctx.in_dims(1)[2:]]
+    return ctx.op("Conv", x, weight, kernel_shape=kernel, strides=list(stride),
+                  pads=[p[0] for p in padding] + [p[1] for p in padding],
+                  dilations=list(dilation), group=groups)
+
+
 def _flipped_weight(xp, w, groups):
     """``w`` (Cout, C/G, *K) flipped in space, its channels swapped within each group:
     (C, Cout/G, *K), the weight of the input gradient as a convolution."""
@@ -374,6 +382,21 @@ def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, gr
     return _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation)
 
 
+@convolution_input_grad_op.defonnx
+def _conv_transpose_onnx(ctx, x, weight, shape, stride, padding, dilation, groups):
+    # the transposed convolution is the gradient of a convolution with respect to its input;
+    # ``shape`` is the full output size, of which ONNX needs the extra ``output_padding``
+    kernel = [ctx.static(s) for s in ctx.in_dims(1)[2:]]
+    sizes = [ctx.static(s) for s in ctx.in_dims(0)[2:]]
+    out = [ctx.static(s) for s in shape[2:]]
+    extra = [o - ((i - 1) * s - p[0] - p[1] + d * (k - 1) + 1)
+             for o, i, s, p, d, k in zip(out, sizes, stride, padding, dilation, kernel)]
+    return ctx.op("ConvTranspose", x, weight, kernel_shape=kernel, strides=list(stride),
+                  pads=[p[0] for p in padding] + [p[1] for p in padding],
+                  dilations=list(dilation), group=groups,
+                  output_padding=extra if any(extra) else None)
+
+
 @defop("convolution_weight_grad", grad_name="ConvolutionBackward0",
        meta=lambda x, gy, *, ksize, stride, padding, dilation, groups:
        ((gy.shape[1], x.shape[1] // groups) + tuple(ksize), x.dtype), kind="nn")
@@ -397,6 +420,9 @@ def convolution_weight_grad_op(xp, x, gy, *, ksize, stride, padding, dilation, g
         dwt += xp.matmul(cols, _to_grid(xp, gy[start:stop], source.grid, groups))
     dw = xp.ascontiguousarray(xp.swapaxes(dwt, 1, 2))
     return dw.reshape((cout, x.shape[1] // groups) + tuple(ksize))
+
+
+convolution_weight_grad_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 def _shares_columns(x, w, stride, padding, dilation, groups):
@@ -452,6 +478,9 @@ def convolution_backward_op(xp, gy, x, w, *, stride, padding, dilation, groups):
     dw = dw[(slice(None),) + (slice(None, None, -1),) * k]
     dw = xp.ascontiguousarray(xp.moveaxis(dw, -1, 1))
     return gx, dw
+
+
+convolution_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 convolution_backward_op.defbatch(_batching.convolution_backward)
@@ -530,6 +559,9 @@ def im2col_op(xp, x, *, ksize, osize, stride, padding, dilation):
                                     padding=padding, dilation=dilation)[0])
 
 
+im2col_op.opt_out("onnx", "not mapped yet (torch composes it from Gather nodes)")
+
+
 im2col_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
@@ -539,6 +571,9 @@ im2col_op.opt_out("batch", "no batched rule yet: vmap runs it element by element
 def col2im_op(xp, cols, *, shape, ksize, osize, stride, padding, dilation):
     cols = cols.reshape(tuple(shape[:2]) + tuple(ksize) + tuple(osize))
     return _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation)
+
+
+col2im_op.opt_out("onnx", "not mapped yet (ONNX's Col2Im, opset 18, computes it)")
 
 
 col2im_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")

@@ -38,6 +38,12 @@ def embedding_op(xp, weight, indices, *, padding_idx, scale_grad_by_freq, sparse
     return xp.take(weight, indices, axis=0)
 
 
+@embedding_op.defonnx
+def _embedding_onnx(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
+                    sparse=False):
+    return ctx.op("Gather", weight, ctx.cast(indices, ctx.in_dtype(1), "int64"), axis=0)
+
+
 def _row_factors(indices, num_weights, padding_idx, scale_grad_by_freq, dtype):
     """Per looked-up row gradient factor: 0 at padding_idx, 1/frequency with scaling."""
     flat = indices._data.reshape(-1)

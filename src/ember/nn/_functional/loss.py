@@ -322,6 +322,9 @@ def _bce_op(xp, x, t):
     return loss.astype(dtype, copy=False)
 
 
+_bce_op.opt_out("onnx", "not mapped yet (a loss: exported models rarely compute one)")
+
+
 _bce_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
@@ -855,6 +858,7 @@ def _ctc_kernel(xp, lp, targets, *, input_lengths, target_lengths, blank, zero_i
 
 _ctc_op = defop("ctc_loss", meta=_ctc_meta, multi_output=True, differentiable_outputs=(0,),
                 save_output=True, kind="nn")(_ctc_kernel)
+_ctc_op.opt_out("onnx", "ONNX has no CTC loss operator")
 
 
 _ctc_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -909,6 +913,7 @@ def _ctc_backward_op(xp, grad, lp, targets, nll, alpha, *, input_lengths, target
 
 _ctc_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 _ctc_backward_op.opt_out("derivative", "the backward kernel of ctc_loss (first order)")
+_ctc_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 @_ctc_op.defderivative

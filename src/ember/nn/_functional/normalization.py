@@ -76,6 +76,11 @@ def _mean_op(xp, a, *, dims):
     return xp.mean(a, axis=dims, keepdims=True, dtype=acc).astype(a.dtype, copy=False)
 
 
+@_mean_op.defonnx
+def _mean_onnx(ctx, x, dims):
+    return ctx.reduce("ReduceMean", x, ctx.axes(dims), True)
+
+
 @_mean_op.defderivative
 def _mean_derivative(ctx, grad, *, dims):
     shape = ctx.input_shapes[0]
@@ -197,6 +202,10 @@ def _bn_stats_op(xp, x):
     return mean.astype(x.dtype, copy=False), var.astype(x.dtype, copy=False)
 
 
+_bn_stats_op.opt_out("onnx", "training-mode batch statistics: not mapped (eval-mode BatchNorm "
+                             "exports through the ops it is composed of)")
+
+
 _bn_stats_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 _bn_stats_op.opt_out("derivative", "statistics for the forward pass (no gradient)")
 
@@ -222,6 +231,10 @@ def _bn_train_op(xp, x, weight, bias, mean, var, *, eps):
         xp.multiply(x3[block], scale[:, None], out=out)
         out += shift[:, None]
     return y.reshape(x.shape)
+
+
+_bn_train_op.opt_out("onnx", "training-mode batch norm: not mapped (eval-mode BatchNorm "
+                             "exports through the ops it is composed of)")
 
 
 _bn_train_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -258,6 +271,9 @@ def _bn_backward_op(xp, g, x, weight, mean, var, *, eps):
         out += g3[block] * k1[:, None]
     return (dx.reshape(x.shape), (dot * invstd).astype(weight.dtype, copy=False),
             gsum.astype(weight.dtype, copy=False))
+
+
+_bn_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 _bn_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -465,6 +481,22 @@ def _ln_stats_op(xp, x, *, size, eps):
     return mean.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
 
 
+def _rows(ctx, x, size):
+    return ctx.op("Reshape", x, ctx.int64s([-1, size]))
+
+
+@_ln_stats_op.defonnx
+def _ln_stats_onnx(ctx, x, size, eps):
+    # each row of x viewed as (-1, size): its mean and 1 / sqrt(biased variance + eps)
+    dtype = ctx.out_dtype()
+    rows = _rows(ctx, x, size)
+    mean = ctx.reduce("ReduceMean", rows, [1], False)
+    centred = ctx.op("Sub", rows, ctx.unsqueeze(mean, [1]))
+    variance = ctx.reduce("ReduceMean", ctx.op("Mul", centred, centred), [1], False)
+    rstd = ctx.op("Reciprocal", ctx.op("Sqrt", ctx.op("Add", variance, ctx.scalar(eps, dtype))))
+    return mean, rstd
+
+
 _ln_stats_op.defbatch(_batching.layer_norm_stats)
 _ln_stats_op.opt_out("derivative", "statistics for the forward pass (no gradient)")
 
@@ -484,6 +516,16 @@ def _ln_train_op(xp, x, weight, bias, mean, rstd, *, size, eps):
     y *= weight.reshape(-1).astype(x.dtype, copy=False)
     y += bias.reshape(-1).astype(x.dtype, copy=False)
     return y.reshape(x.shape)
+
+
+@_ln_train_op.defonnx
+def _ln_onnx(ctx, x, weight, bias, mean, rstd, size, eps):
+    normed = ctx.op("Mul", ctx.op("Sub", _rows(ctx, x, size), ctx.unsqueeze(mean, [1])),
+                    ctx.unsqueeze(rstd, [1]))
+    flat = ctx.int64s([-1])
+    y = ctx.op("Add", ctx.op("Mul", normed, ctx.op("Reshape", weight, flat)),
+               ctx.op("Reshape", bias, flat))
+    return ctx.op("Reshape", y, ctx.op("Shape", x))  # back to x's shape, whatever its size
 
 
 def _on_onednn(xp, *arrays):
@@ -531,6 +573,9 @@ def _ln_backward_op(xp, g, x, weight, mean, rstd, *, size, eps=None):
     dbias = g2.sum(axis=0)
     return (gw.reshape(x.shape), dweight.reshape(weight.shape).astype(weight.dtype, copy=False),
             dbias.reshape(weight.shape).astype(weight.dtype, copy=False))
+
+
+_ln_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 _ln_backward_op.defbatch(_batching.layer_norm_backward)

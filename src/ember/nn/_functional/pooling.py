@@ -333,6 +333,23 @@ _max_pool_op = Op("max_pool", _max_pool_kernel, meta=_max_pool_meta, save_inputs
                   grad_name="MaxPool2DWithIndicesBackward0", kind="nn")
 
 
+def _ceil_mode(sizes, out, kernel, stride, padding, dilation):
+    """1 when the traced output sizes are those of ``ceil_mode=True``."""
+    floor = [(n + 2 * p - d * (k - 1) - 1) // s + 1
+             for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)]
+    return int(list(out) != floor)
+
+
+@_max_pool_op.defonnx
+def _max_pool_onnx(ctx, x, nd, kernel, stride, padding, dilation, out):
+    sizes = [ctx.static(s) for s in ctx.in_dims(0)[-nd:]]
+    out = [ctx.static(s) for s in out]
+    values = ctx.op("MaxPool", x, kernel_shape=list(kernel), strides=list(stride),
+                    pads=list(padding) * 2, dilations=list(dilation),
+                    ceil_mode=_ceil_mode(sizes, out, kernel, stride, padding, dilation))
+    return values, None  # ember's indices (a flat position per window) are not exported
+
+
 def _scatter_kernel(xp, g, index, *, nd, shape, unique=False):
     """Sum ``g`` into zeros of ``shape`` at the flat per-plane positions ``index``
     (``unique``: no position repeats in a plane, e.g. disjoint windows: one put)."""
@@ -367,6 +384,7 @@ def _scatter_kernel(xp, g, index, *, nd, shape, unique=False):
 _pool_scatter_op = Op("max_pool_backward", _scatter_kernel,
                       meta=lambda g, index, *, nd, shape, **_: (shape, g.dtype),
                       grad_name="MaxPool2DWithIndicesBackwardBackward0", kind="nn")
+_pool_scatter_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 def _pool_gather(x, index, nd):
@@ -562,6 +580,21 @@ _avg_pool_op = Op("avg_pool", _avg_pool_kernel, save_inputs=False,
 _avg_pool_backward_op = Op("avg_pool_backward", _avg_pool_backward_kernel, save_inputs=False,
                            meta=lambda g, *, shape, **_: (shape, g.dtype),
                            grad_name="AvgPool2DBackwardBackward0", kind="nn")
+
+
+_avg_pool_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
+
+
+@_avg_pool_op.defonnx
+def _avg_pool_onnx(ctx, x, nd, kernel, stride, padding, out, count_include_pad,
+                   divisor_override=None):
+    if divisor_override is not None:
+        ctx.fail("avg_pool with divisor_override has no ONNX form")
+    sizes = [ctx.static(s) for s in ctx.in_dims(0)[-nd:]]
+    out = [ctx.static(s) for s in out]
+    return ctx.op("AveragePool", x, kernel_shape=list(kernel), strides=list(stride),
+                  pads=list(padding) * 2, count_include_pad=int(count_include_pad),
+                  ceil_mode=_ceil_mode(sizes, out, kernel, stride, padding, [1] * nd))
 
 
 @_avg_pool_op.defderivative
@@ -839,6 +872,18 @@ _adaptive_max_op = Op("adaptive_max_pool", _adaptive_max_kernel, save_inputs=Fal
                       meta=lambda a, *, nd, out: ((a.shape[:-nd] + out, a.dtype),
                                                   (a.shape[:-nd] + out, np.dtype(np.int64))),
                       grad_name="AdaptiveMaxPool2DBackward0", kind="nn")
+
+
+@_adaptive_max_op.defonnx
+def _adaptive_max_pool_onnx(ctx, x, nd, out):
+    if all(o == 1 for o in out):
+        return ctx.op("GlobalMaxPool", x), None
+    sizes = ctx.in_dims(0)[-nd:]
+    if any(ctx.is_dynamic(s) or s % o for s, o in zip(sizes, out)):
+        ctx.fail("adaptive_max_pool exports only to output size 1, or to sizes that divide "
+                 "static input sizes")
+    kernel = [s // o for s, o in zip(sizes, out)]
+    return ctx.op("MaxPool", x, kernel_shape=kernel, strides=kernel), None
 
 
 @_adaptive_max_op.defderivative
