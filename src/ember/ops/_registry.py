@@ -106,7 +106,8 @@ class Op:
 
     __slots__ = ("name", "kernel", "meta", "derivative", "save_inputs", "save_output",
                  "grad_name", "view", "multi_output", "differentiable_outputs", "jvp",
-                 "kind", "batch", "holomorphic", "onnx", "opt_outs", "fuse", "autocast")
+                 "kind", "batch", "holomorphic", "onnx", "opt_outs", "fuse", "autocast",
+                 "signature")
 
     def __init__(self, name, kernel, *, meta=None, save_inputs=True, save_output=False,
                  view=False, multi_output=False, differentiable_outputs=None, grad_name=None,
@@ -128,6 +129,8 @@ class Op:
         # complex-differentiable, so an element-wise forward rule holds for complex inputs
         self.holomorphic = holomorphic
         self.opt_outs = {}  # rule name -> why this op declines it
+        # the typed signature of its public function (``ops/_signature.py``), when declared
+        self.signature = None
         self.save_inputs = save_inputs
         self.save_output = save_output
         self.view = view

@@ -28,6 +28,7 @@ from ..autograd.forward_ad import _state as _fw_state
 from ..autograd.forward_ad import add_tangents, linear_jvp
 from ..autograd.grad_mode import state as _grad_state
 from ..profiler._recorder import state as _profiling
+from ._fusion import Fusion, unit_alpha
 from ._operands import (
     binary_operands,
     broadcast_meta,
@@ -142,7 +143,33 @@ def _check_integer_divisor(xp, b):
 # ---------------------------------------------------------------- add / sub
 
 
-@defop("add", meta=_same_shape_meta, save_inputs=False, kind="pointwise-binary")
+
+# The gradients of one fused step of the arithmetic ops (``Fusion.grad``, ``ops/_fusion.py``),
+# on the device's arrays: training through a fused chain (``ember/_inductor/fusion.py``).
+def _add_step_grad(xp, g, args, out, wants):
+    return g, g
+
+
+def _sub_step_grad(xp, g, args, out, wants):
+    return g, (xp.negative(g) if wants[1] else None)
+
+
+def _mul_step_grad(xp, g, args, out, wants):
+    return (g * args[1] if wants[0] else None), (g * args[0] if wants[1] else None)
+
+
+def _div_step_grad(xp, g, args, out, wants):
+    grad_a = g / args[1]
+    grad_b = None
+    if wants[1]:
+        grad_b = grad_a * out
+        xp.negative(grad_b, out=grad_b)
+    return (grad_a if wants[0] else None), grad_b
+
+
+
+@defop("add", meta=_same_shape_meta, save_inputs=False, kind="pointwise-binary",
+       fuse=Fusion("add", accepts=unit_alpha, grad=_add_step_grad))
 def add_op(xp, a, b, *, alpha=1):
     if alpha == 1 and type(alpha) is int:
         return xp.add(a, b)
@@ -224,7 +251,8 @@ def sub(input, other, *, alpha=1, out=None):
 subtract = sub
 
 
-@defop("sub", meta=_same_shape_meta, save_inputs=False, kind="pointwise-binary")
+@defop("sub", meta=_same_shape_meta, save_inputs=False, kind="pointwise-binary",
+       fuse=Fusion("subtract", accepts=unit_alpha, grad=_sub_step_grad))
 def sub_op(xp, a, b, *, alpha=1):
     return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, b * scalar(alpha, b.dtype))
 
@@ -243,7 +271,8 @@ def _sub_jvp(p, t, y, alpha=1):
 # ---------------------------------------------------------------- mul / div
 
 
-@defop("mul", meta=_same_shape_meta, kind="pointwise-binary")
+@defop("mul", meta=_same_shape_meta, kind="pointwise-binary",
+       fuse=Fusion("multiply", grad=_mul_step_grad))
 def mul_op(xp, a, b):
     return xp.multiply(a, b)
 
@@ -291,7 +320,8 @@ def mul(input, other, *, out=None):
 multiply = mul
 
 
-@defop("div", meta=_same_shape_meta, kind="pointwise-binary")
+@defop("div", meta=_same_shape_meta, kind="pointwise-binary",
+       fuse=Fusion("true_divide", grad=_div_step_grad))
 def div_op(xp, a, b):
     return xp.true_divide(a, b)
 
@@ -410,7 +440,8 @@ def floor_divide(input, other, *, out=None):
 # ---------------------------------------------------------------- neg, conj, real, imag
 
 
-@defop("neg", meta=_same_shape_meta, save_inputs=False, kind="pointwise-unary")
+@defop("neg", meta=_same_shape_meta, save_inputs=False, kind="pointwise-unary",
+       fuse=Fusion("negative", grad=lambda xp, g, args, out, wants: (xp.negative(g),)))
 def neg_op(xp, a):
     return xp.negative(a)
 
@@ -865,10 +896,10 @@ def _select_derivative(pick_first):
 
 
 maximum_op = Op("maximum", lambda xp, a, b: xp.maximum(a, b), meta=_same_shape_meta,
-                kind="pointwise-binary")
+                kind="pointwise-binary", fuse="maximum")
 maximum_op.defderivative(_select_derivative(lambda a, b: a > b))
 minimum_op = Op("minimum", lambda xp, a, b: xp.minimum(a, b), meta=_same_shape_meta,
-                kind="pointwise-binary")
+                kind="pointwise-binary", fuse="minimum")
 minimum_op.defderivative(_select_derivative(lambda a, b: a < b))
 
 
@@ -912,10 +943,10 @@ def _fselect_derivative(first_wins):
 
 
 fmax_op = Op("fmax", _low_precision(lambda xp, a, b: xp.fmax(a, b)), meta=_same_shape_meta,
-             kind="pointwise-binary")
+             kind="pointwise-binary", fuse="fmax")
 fmax_op.defderivative(_fselect_derivative(lambda a, b: a >= b))
 fmin_op = Op("fmin", _low_precision(lambda xp, a, b: xp.fmin(a, b)), meta=_same_shape_meta,
-             kind="pointwise-binary")
+             kind="pointwise-binary", fuse="fmin")
 fmin_op.defderivative(_fselect_derivative(lambda a, b: a <= b))
 fmax = _extremum(fmax_op, "fmax")
 fmax.__doc__ = """The elementwise maximum, ignoring NaN (NaN only where both are NaN).
@@ -1043,7 +1074,7 @@ def _unary_meta(out_dtype):
 
 
 def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low=True,
-             grad_name=None, jvp=None, holomorphic=False, fast=None):
+             grad_name=None, jvp=None, holomorphic=False, fast=None, fuse=None):
     """The :class:`Op` of a unary pointwise function.
 
     ``kernel(xp, a, **params)`` computes it (in float32 for float16/bfloat16 when ``low``);
@@ -1053,7 +1084,7 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
     derivative (element-wise), which is exact for complex inputs too when ``holomorphic``.
     ``fast(x, y, grad, out)`` (optional) writes the same first-order derivative into ``out``
     with NumPy ufuncs (float32/float64 arrays of one shape): the backward uses it when
-    :func:`_plain_backward` allows.
+    :func:`_plain_backward` allows. ``fuse`` is the op's fusion rule (``ops/_fusion.py``).
     """
     run = _low_precision(kernel) if low else kernel
     if out_dtype is None:
@@ -1064,7 +1095,7 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
             return result if result.dtype == a.dtype else result.astype(a.dtype)
     op = Op(name, run, meta=_unary_meta(out_dtype), save_inputs=save in ("input", "both"),
             save_output=save in ("output", "both"), grad_name=grad_name, kind="pointwise-unary",
-            holomorphic=holomorphic)
+            holomorphic=holomorphic, fuse=fuse)
     if out_dtype == "bool":
         op.opt_out("derivative", "a boolean result has no gradient")
     if jvp is not None:
@@ -1101,14 +1132,14 @@ def unary_operand(input, name, promote, deny, errors=None, cpu_name=None):
 
 def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=None,
           cpu_name=None, save="input", out_dtype=None, low=True, doc, example, globs=None,
-          methods=True, jvp=None, holomorphic=False, fast=None):
+          methods=True, jvp=None, holomorphic=False, fast=None, fuse=None):
     """Declare a unary pointwise op and its public function, method and in-place method.
 
     ``promote="float"`` turns integer and bool inputs into the default float dtype; ``deny``
     lists the dtype groups the op refuses (see the module docstring).
     """
     op = unary_op(name, kernel, derivative, save=save, out_dtype=out_dtype, low=low, jvp=jvp,
-                  holomorphic=holomorphic, fast=fast)
+                  holomorphic=holomorphic, fast=fast, fuse=fuse)
     if derivative is None and "f" in deny:
         op.opt_out("derivative", "integer and bool inputs only: no gradient")
     unchecked = () if "f" in deny else (_F32, _F64)  # dtypes unary_operand lets through as is
@@ -1200,7 +1231,7 @@ unary("exp", lambda xp, a: xp.exp(a), lambda x, y, g: g * y.conj(), save="output
       example="ember.exp(ember.tensor([0., 1.]))\n        tensor([1.0000, 2.7183])",
       jvp=lambda x, y, t: t * y)
 unary("exp2", lambda xp, a: xp.exp2(a) if a.dtype.kind != "c" else xp.exp(a * _LN2),
-      lambda x, y, g: g * (y * _LN2).conj(), save="output",
+      lambda x, y, g: g * (y * _LN2).conj(), save="output", fuse="exp2",
       doc="``2 ** input``, elementwise.",
       example="ember.exp2(ember.tensor([0., 3.]))\n        tensor([1., 8.])",
       holomorphic=True)
@@ -1227,6 +1258,92 @@ unary("log1p", lambda xp, a: xp.log1p(a), lambda x, y, g: g / (x + 1).conj(),
 unary("sqrt", lambda xp, a: xp.sqrt(a), lambda x, y, g: g / (2 * y.conj()), save="output",
       doc="The square root, elementwise.",
       example="ember.sqrt(ember.tensor([4., 9.]))\n        tensor([2., 3.])",
+
+# Fused steps (``Fusion``, ``ops/_fusion.py``) that are not one ufunc, and the gradients of one
+# step on the device's arrays (``Fusion.grad``; every array returned is new, except ``g``).
+
+
+def _scaled(xp, factor, g):
+    """``factor * g`` into ``factor`` (a new array the caller owns)."""
+    return xp.multiply(factor, g, out=factor)
+
+
+def _sigmoid_step(xp, args, out):
+    """``1 / (1 + exp(-x))`` in the buffer (within rounding of the kernel's ``expit``)."""
+    out = xp.negative(args[0], out=out)
+    xp.exp(out, out=out)
+    xp.add(out, 1, out=out)
+    return xp.reciprocal(out, out=out)
+
+
+def _rsqrt_step(xp, args, out):
+    out = xp.sqrt(args[0], out=out)
+    return xp.reciprocal(out, out=out)
+
+
+def _relu_step(xp, args, out):
+    return xp.maximum(args[0], args[0].dtype.type(0), out=out)
+
+
+def _exp_step_grad(xp, g, args, out, wants):
+    return (g * out,)
+
+
+def _log_step_grad(xp, g, args, out, wants):
+    return (g / args[0],)
+
+
+def _sin_step_grad(xp, g, args, out, wants):
+    return (_scaled(xp, xp.cos(args[0]), g),)
+
+
+def _cos_step_grad(xp, g, args, out, wants):
+    d = xp.sin(args[0])
+    xp.negative(d, out=d)
+    return (_scaled(xp, d, g),)
+
+
+def _tanh_step_grad(xp, g, args, out, wants):
+    d = out * out
+    xp.subtract(1, d, out=d)
+    return (_scaled(xp, d, g),)
+
+
+def _sqrt_step_grad(xp, g, args, out, wants):
+    d = out * 2
+    return (xp.divide(g, d, out=d),)
+
+
+def _rsqrt_step_grad(xp, g, args, out, wants):
+    d = out * out
+    xp.multiply(d, out, out=d)
+    xp.multiply(d, -0.5, out=d)
+    return (_scaled(xp, d, g),)
+
+
+def _sigmoid_step_grad(xp, g, args, out, wants):
+    d = 1 - out
+    xp.multiply(d, out, out=d)
+    return (_scaled(xp, d, g),)
+
+
+def _reciprocal_step_grad(xp, g, args, out, wants):
+    d = out * out
+    xp.negative(d, out=d)
+    return (_scaled(xp, d, g),)
+
+
+def _abs_step_grad(xp, g, args, out, wants):
+    return (_scaled(xp, xp.sign(args[0]), g),)
+
+
+def _relu_step_grad(xp, g, args, out, wants):
+    return (g * (args[0] > 0),)
+
+
+# relu's rule, shared with ``nn.functional.relu``'s op (``_relu``), whose kernel is the same
+_RELU_FUSION = Fusion(_relu_step, grad=_relu_step_grad)
+
       jvp=lambda x, y, t: t / (2 * y))
 
 
@@ -1314,6 +1431,7 @@ unary("erf", _erf_kernel, lambda x, y, g: g * (2 / math.sqrt(math.pi)) * (-x * x
       deny="c", cpu_name="erf_vml_cpu", doc="The error function, elementwise.",
       example="ember.erf(ember.tensor([0.]))\n        tensor([0.])")
 unary("erfc", lambda xp, a: _special(xp).erfc(a),
+      fuse=Fusion("exp", grad=_exp_step_grad),
       lambda x, y, g: g * (-2 / math.sqrt(math.pi)) * (-x * x).exp(),
       deny="c", cpu_name="erfc_vml_cpu", doc="The complementary error function ``1 - erf``.",
       example="ember.erfc(ember.tensor([0.]))\n        tensor([1.])")
@@ -1325,31 +1443,37 @@ def _lgamma_kernel(xp, a):
     result = _special(xp).gammaln(a)
     return xp.where(a == -np.inf, a.dtype.type(np.inf), result)
 
+      fuse="expm1",
 
 unary("lgamma", _lgamma_kernel, lambda x, y, g: g * x.digamma(),
       deny="c", cpu_name="lgamma_vml_cpu",
       doc="The log of the absolute value of the gamma function.",
       example="ember.lgamma(ember.tensor([1., 3.]))\n        tensor([0.0000, 0.6931])")
+      fuse=Fusion("log", grad=_log_step_grad),
 unary("digamma", lambda xp, a: _special(xp).psi(a), lambda x, y, g: g * polygamma(1, x),
       deny="c", cpu_name="digamma",
       doc="The logarithmic derivative of the gamma function.",
       example="ember.digamma(ember.tensor([1.]))\n        tensor([-0.5772])")
 unary("i0", lambda xp, a: _special(xp).i0(a), lambda x, y, g: g * _i1(x),
+      fuse="log2",
       deny="c", cpu_name="i0_vml_cpu",
       doc="The modified Bessel function of the first kind, order 0.",
       example="ember.i0(ember.tensor([0.]))\n        tensor([1.])")
 
 
+      fuse="log10",
 def _i1(x):
     from ..special import i1
 
     return i1(x)
 
+      fuse="log1p",
 
 def _polygamma_kernel(xp, a, *, n):
     special = _special(xp)
     if n == 0:
         return special.psi(a)
+      fuse=Fusion("sqrt", grad=_sqrt_step_grad),
     if n == 1:
         # torch's reflection for x < 1/2: pi^2 / sin^2(pi x) - trigamma(1 - x)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -1362,67 +1486,80 @@ def _polygamma_kernel(xp, a, *, n):
 
 polygamma_op = unary_op("polygamma", _polygamma_kernel,
                         lambda x, y, g, *, n: g * polygamma(n + 1, x))
+      fuse=Fusion(_rsqrt_step, grad=_rsqrt_step_grad),
 
 
 def polygamma(n, input, *, out=None):
     """The ``n``-th derivative of the digamma function.
 
+      fuse=Fusion("sin", grad=_sin_step_grad),
     Example::
 
         >>> ember.polygamma(1, ember.tensor([1.]))
         tensor([1.6449])
     """
+      fuse=Fusion("cos", grad=_cos_step_grad),
     if not isinstance(n, (int, np.integer)) or isinstance(n, builtins.bool):
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+      fuse="tan",
     cpu = {0: "digamma", 1: "trigamma"}.get(int(n), "polygamma")
     x = unary_operand(input, "polygamma", "float", "c", cpu_name=cpu)
     return write_out(polygamma_op(x, n=int(n)), out, "polygamma")
 
 
+      fuse="arcsin",
 def _mvlgamma(input, p):
     if not isinstance(input, Tensor):
         raise TypeError(f"mvlgamma(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     if input._data.dtype == np.bool_:
+      fuse="arccos",
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = unary_operand(input, "mvlgamma", "float", "c", cpu_name="arange_cpu")
     result = None
+      fuse="arctan",
     for j in range(p):
         term = (x - j / 2).lgamma() if j else x.lgamma()
         result = term if result is None else result + term
     return result + p * (p - 1) / 4 * math.log(math.pi)
 
+      fuse="sinh",
 
 def mvlgamma(input, p, *, out=None):
     """The log of the multivariate gamma function of dimension ``p``.
 
     Example::
+      fuse="cosh",
 
         >>> ember.mvlgamma(ember.tensor([2.5]), 2)
         tensor([1.2347])
     """
     return write_out(_mvlgamma(input, p), out, "mvlgamma")
+      fuse=Fusion("tanh", grad=_tanh_step_grad),
 
 
 # ---------------------------------------------------------------- sign, rounding
 
 
 def _sign_kernel(xp, a):
+      fuse="arcsinh",
     if a.dtype.kind == "b":
         return a.copy()
     if a.dtype.kind == "f":
         return ((a > 0).astype(a.dtype) - (a < 0).astype(a.dtype))
     return xp.sign(a)
+      fuse="arccosh",
 
 
 unary("sign", _sign_kernel, lambda x, y, g: _zeros_like(g), promote="keep", deny="c",
       errors={"c": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to support "
                     "complex numbers. Please use torch.sgn instead.")},
+      fuse="arctanh",
       save="none", doc="-1, 0 or 1 by the sign of each element (0 for NaN).",
       example="ember.sign(ember.tensor([-2., 0., 3.]))\n        tensor([-1.,  0.,  1.])")
 
@@ -1439,6 +1576,7 @@ def _sgn_derivative(x, y, g):
         return _zeros_like(g)
     magnitude = x.abs()
     result = (g - (g * y.conj()).real * y) / magnitude
+      fuse=Fusion(_sigmoid_step, grad=_sigmoid_step_grad),
     return where(magnitude == 0, 0.0, result)
 
 
@@ -1615,16 +1753,19 @@ _classify("isposinf", lambda xp, f, a: f == np.inf if f is not None else _false(
           "ember.isposinf(ember.tensor([1., float('inf')]))\n        tensor([False,  True])",
           deny="c", errors={"c": (RuntimeError, "isposinf does not support complex inputs.")})
 _classify("isneginf", lambda xp, f, a: f == -np.inf if f is not None else _false(xp, a),
+      fuse="floor",
           None, "True where the element is -inf.",
           "ember.isneginf(ember.tensor([1., -float('inf')]))\n        tensor([False,  True])",
           deny="c", errors={"c": (RuntimeError, "isneginf does not support complex inputs.")})
 _classify("isfinite", lambda xp, f, a: xp.isfinite(f) if f is not None else _true(xp, a),
           lambda xp, a: xp.isfinite(a.real) & xp.isfinite(a.imag),
+      fuse="ceil",
           "True where the element is neither NaN nor infinite.",
           "ember.isfinite(ember.tensor([1., float('inf')]))\n        tensor([ True, False])")
 _classify("isreal", lambda xp, f, a: _true(xp, a), lambda xp, a: a.imag == 0,
           "True where the element has no imaginary part.",
           "ember.isreal(ember.tensor([1 + 0j, 1j]))\n        tensor([ True, False])")
+      fuse="trunc",
 
 
 def _angle_kernel(xp, a):
@@ -1667,6 +1808,7 @@ def _sinc_kernel(xp, a):
 
 def _sinc_derivative(x, y, g):
     scaled = x * math.pi
+      fuse=Fusion("reciprocal", grad=_reciprocal_step_grad),
     squared = x * x * math.pi
     result = g * ((scaled * scaled.cos() - scaled.sin()) / squared).conj()
     return where(squared == 0, 0.0, result)
@@ -1745,7 +1887,7 @@ def logit(input, eps=None, *, out=None):
 
 def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=None,
            cpu_name=None, out_dtype=None, low=True, scalar_input=False, scalar_other=True,
-           other_name="other", doc, example, inplace_method=True, save="input"):
+           other_name="other", doc, example, inplace_method=True, save="input", fuse=None):
     """Declare a binary pointwise op, its public function ``name(input, other, *, out=None)``,
     its method and in-place method.
 
@@ -1753,12 +1895,12 @@ def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=Non
     does not differentiate); ``save`` says what it reads: the inputs (``ctx.inputs``), the
     output (``ctx.output``) or ``"both"``. ``promote="float"`` turns integer results into the
     default float dtype; ``scalar_input``/``scalar_other`` say where torch accepts a Python
-    number.
+    number. ``fuse`` is the op's fusion rule (``ops/_fusion.py``).
     """
     op = Op(name, _low_precision(kernel) if low else kernel,
             meta=_bool_meta if out_dtype == "bool" else _same_shape_meta,
             save_inputs=save in ("input", "both"), save_output=save in ("output", "both"),
-            kind="pointwise-binary")
+            kind="pointwise-binary", fuse=fuse)
     if derivative == "none":
         op.defderivative(_not_differentiable(name))
     elif derivative is not None:
@@ -1830,6 +1972,7 @@ remainder = binary("remainder", _remainder_kernel, _remainder_derivative, deny="
        example="ember.remainder(ember.tensor([-3, 3]), 2)\n        tensor([1, 1])")
 fmod = binary("fmod", _fmod_kernel, _fmod_derivative, deny="bc",
        doc="The remainder of ``input / other`` with the sign of ``input`` (C's ``fmod``).",
+      fuse=_RELU_FUSION,
        example="ember.fmod(ember.tensor([-3, 3]), 2)\n        tensor([-1,  1])")
 
 
@@ -1838,6 +1981,7 @@ def _atan2_derivative(ctx, grad):
     denominator = a * a + b * b
     need_a, need_b = ctx.needs_input_grad
     return (grad * b / denominator if need_a else None,
+      fuse=Fusion("absolute", grad=_abs_step_grad),
             grad * -a / denominator if need_b else None)
 
 
@@ -1987,6 +2131,7 @@ def _logical(name, ufunc):
             (input, other), _ = promote_operands(input, other)
         return write_out(op(input, other), out, name)
 
+       fuse="arctan2",
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"""Elementwise logical {name[8:].upper()} of the truth of each element (nonzero
     is true), as a bool tensor.
@@ -2003,6 +2148,7 @@ def _logical(name, ufunc):
 
 
 _logical("logical_and", "logical_and")
+       fuse="hypot",
 _logical("logical_or", "logical_or")
 _logical("logical_xor", "logical_xor")
 unary("logical_not", lambda xp, a: xp.logical_not(a), promote="keep", out_dtype="bool",
@@ -2016,6 +2162,7 @@ for _name, (_ufunc, _word) in _BITWISE.items():
            low=False, scalar_input=True,
            doc=f"Elementwise bitwise {_word} of integer or bool tensors.",
            example=f"ember.{_name}(ember.tensor([12]), 10)\n        "
+                  fuse="copysign",
                    f"tensor([{getattr(np, _ufunc)(12, 10)}])")
 bitwise_not = unary("bitwise_not", lambda xp, a: xp.invert(a), promote="keep", deny="hfc",
                     low=False,
@@ -2027,6 +2174,7 @@ def _shift_kernel(left):
     def kernel(xp, a, b):
         bits = a.dtype.itemsize * 8
         out_of_range = (b < 0) | (b >= bits)
+       fuse="nextafter",
         shift = xp.where(out_of_range, 0, b).astype(a.dtype)
         if left:
             result = xp.left_shift(a, shift)
@@ -2058,11 +2206,13 @@ def _lerp_kernel(xp, start, end, weight):
 
 
 lerp_op = Op("lerp", _low_precision(_lerp_kernel), kind="pointwise-ternary",
+       fuse="logaddexp",
              meta=lambda s, e, w: (broadcast_shapes(s.shape, e.shape, w.shape), s.dtype),
              grad_name="LerpBackward1")
 
 
 @lerp_op.defderivative
+       fuse="logaddexp2",
 def _lerp_derivative(ctx, grad):
     start, end, weight = ctx.inputs
     need_s, need_e, need_w = ctx.needs_input_grad

@@ -1,0 +1,541 @@
+"""Typed signatures, checked at the API boundary as torch's argument parser checks them.
+
+A public function declares its signature in torch's schema language::
+
+    @signature("cumsum(Tensor input, int dim, *, ScalarType? dtype=None, Tensor? out=None)")
+    def cumsum(input, dim, *, dtype=None, out=None):
+        ...
+
+and every call is checked against it before the body (and any NumPy code) sees an argument:
+``ember.cumsum(None, 0)`` raises torch's ``TypeError: cumsum(): argument 'input' (position 1)
+must be Tensor, not NoneType``, ``ember.cumsum(x, 1.5)`` names ``dim``, an unknown keyword is
+refused by Python's own binding with torch's wording.
+
+How it stays fast: the schema is parsed and the checker is compiled (``exec`` of source
+specialised to the signature) on the function's first call, so importing ember costs nothing
+per declaration. The compiled checker binds arguments natively (it has the function's own
+parameters) and tests each one with a single ``type(x) is ...`` guard; only an argument that
+fails its guard reaches the converting/raising code (a NumPy integer for an ``int``, a 0-dim
+tensor for a ``Scalar``, a list for an ``int[]``).
+
+Types (torch's): ``Tensor``, ``Tensor[]``, ``Scalar``, ``int``, ``SymInt``, ``int[N]``,
+``SymInt[]``, ``float``, ``float[]``, ``bool``, ``str``, ``ScalarType``, ``Device``,
+``Layout``, ``Generator``, ``MemoryFormat``; a ``?`` suffix also accepts None; parameters after
+``*`` are keyword-only.
+"""
+
+from __future__ import annotations
+
+import builtins
+import numbers
+import re
+import sys
+import types
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._device import device as _device_type
+from .._tensor import Tensor, layout, memory_format
+
+__all__ = ["Signature", "signature", "signature_of"]
+
+
+# ---------------------------------------------------------------- the schema language
+
+
+class Param:
+    """One parameter of a schema: ``int[1]? dim=None`` is name ``dim``, base type ``int``,
+    a list (``size`` 1), optional, default ``"None"`` (kept as written), positional."""
+
+    __slots__ = ("name", "base", "is_list", "size", "optional", "default", "keyword_only")
+
+    def __init__(self, name, base, is_list, size, optional, default, keyword_only):
+        self.name, self.base, self.is_list, self.size = name, base, is_list, size
+        self.optional, self.default, self.keyword_only = optional, default, keyword_only
+
+    @property
+    def type_text(self):
+        """The type as torch's schema writes it (``int[1]?``)."""
+        size = "" if self.size is None else str(self.size)
+        return self.base + (f"[{size}]" if self.is_list else "") + ("?" if self.optional else "")
+
+
+_PARAM = re.compile(r"^(?P<base>[A-Za-z_]\w*)(?P<list>\[(?P<size>\d*)\])?(?P<opt>\?)?\s+"
+                    r"(?P<name>\w+)(?:\s*=\s*(?P<default>.+))?$")
+_SCHEMA = re.compile(r"^\s*(?P<name>[\w.]+)\s*\((?P<params>.*)\)\s*(?:->\s*(?P<ret>.+))?$")
+_BASES = frozenset(("Tensor", "Scalar", "int", "SymInt", "float", "bool", "str", "ScalarType",
+                    "Device", "Layout", "Generator", "MemoryFormat", "Dimname"))
+
+
+def parse_schema(text):
+    """``(name, params, returns)`` of a schema string.
+
+    Example::
+
+        >>> name, params, _ = parse_schema("sum(Tensor input, int[1]? dim=None) -> Tensor")
+        >>> name, [p.type_text for p in params]
+        ('sum', ['Tensor', 'int[1]?'])
+    """
+    match = _SCHEMA.match(text)
+    if match is None:
+        raise ValueError(f"not a schema: {text!r}")
+    params, keyword_only = [], False
+    for part in _split_params(match["params"]):
+        if part == "*":
+            keyword_only = True
+            continue
+        found = _PARAM.match(part)
+        if found is None or found["base"] not in _BASES:
+            raise ValueError(f"bad parameter {part!r} in schema {text!r}")
+        size = found["size"]
+        params.append(Param(found["name"], found["base"], found["list"] is not None,
+                            int(size) if size else None, found["opt"] is not None,
+                            found["default"], keyword_only))
+    return match["name"], params, (match["ret"] or "").strip()
+
+
+def _split_params(text):
+    """Split at the commas that are not inside brackets (``int[2] stride=[1, 1]``)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "[(":
+            depth += 1
+        elif char in "])":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    last = text[start:].strip()
+    if last:
+        parts.append(last)
+    return parts
+
+
+# ---------------------------------------------------------------- checking one argument
+
+# how torch names each type in its messages
+_TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "int",
+               "float": "float", "bool": "bool", "str": "str", "ScalarType": "torch.dtype",
+               "Device": "torch.device", "Layout": "torch.layout",
+               "Generator": "torch.Generator", "MemoryFormat": "torch.memory_format",
+               "Dimname": "name"}
+_LIST_NAMES = {"Tensor": "tuple of Tensors", "int": "tuple of ints", "SymInt": "tuple of ints",
+               "float": "tuple of floats", "bool": "tuple of bools", "Dimname": "tuple of names"}
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
+def type_name(value):
+    """The name torch's messages give the type of ``value``: a class's ``__name__``, a
+    built-in extension type's full name (``numpy.float64``).
+
+    Example::
+
+        >>> type_name(np.float64(1.0)), type_name(None)
+        ('numpy.float64', 'NoneType')
+    """
+    cls = type(value)
+    if cls.__flags__ & _HEAP_TYPE or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+class _Refused(Exception):
+    """An argument that does not fit its type (``detail`` replaces torch's usual
+    ``must be X, not Y`` ending where torch words it otherwise)."""
+
+    def __init__(self, detail=None):
+        super().__init__(detail)
+        self.detail = detail
+
+
+def _as_int(value):
+    """``value`` as an int, as torch's parser takes one: an int (not a bool), a NumPy integer,
+    a 0-dim integer tensor."""
+    cls = type(value)
+    if cls is int:
+        return value
+    if isinstance(value, np.integer) or (isinstance(value, int) and cls is not bool):
+        return int(value)
+    if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.category == dt._INT:
+        return int(value.item())
+    raise _Refused
+
+
+def _as_int_element(value):
+    """An element of an ``int[]``: torch also takes bools and integer tensors here."""
+    if type(value) is bool:
+        return int(value)
+    return _as_int(value)
+
+
+def _as_int_list(value, size):
+    if size is not None and not isinstance(value, (list, tuple)):
+        return (_as_int(value),) * size if size > 1 else _as_int(value)
+    if not isinstance(value, (list, tuple)):
+        raise _Refused
+    result = []
+    for i, item in enumerate(value):
+        try:
+            result.append(_as_int_element(item))
+        except _Refused:
+            if i == 0:
+                raise _Refused(f"must be tuple of ints, but found element of type "
+                               f"{type_name(item)} at pos 0") from None
+            raise _Refused(f"failed to unpack the object at pos {i + 1} with error \"type must "
+                           f"be tuple of ints,but got {type_name(item)}\"") from None
+    return tuple(result)
+
+
+def _as_tensor(value, numbers_ok):
+    if isinstance(value, Tensor):
+        return value
+    if numbers_ok and isinstance(value, (numbers.Number, np.generic)):
+        return value
+    raise _Refused
+
+
+def _as_tensor_list(value):
+    if isinstance(value, Tensor) or not isinstance(value, (list, tuple)):
+        raise _Refused
+    for i, item in enumerate(value):
+        if not isinstance(item, Tensor):
+            raise _Refused(f"expected Tensor as element {i} in argument 0, but got "
+                           f"{type_name(item)}")
+    return value
+
+
+def _as_scalar(value):
+    if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, np.str_):
+        return value
+    if isinstance(value, Tensor) and value.ndim == 0:
+        return value
+    raise _Refused
+
+
+def _as_float(value):
+    if isinstance(value, (float, int, np.floating, np.integer)):
+        return value
+    if isinstance(value, Tensor) and value.ndim == 0 and not value.dtype.is_complex:
+        return value.item()
+    raise _Refused
+
+
+def _as_float_list(value):
+    if isinstance(value, (float, int, np.floating, np.integer)):
+        return value
+    if not isinstance(value, (list, tuple)):
+        raise _Refused
+    for item in value:
+        _as_float(item)
+    return value
+
+
+def _as_bool(value):
+    if type(value) is bool:
+        return value
+    raise _Refused
+
+
+def _as_dtype(value):
+    if isinstance(value, dt.dtype):
+        return value
+    if value in (builtins.float, builtins.int, builtins.bool, builtins.complex):
+        return dt.to_dtype(value)
+    raise _Refused
+
+
+def _instance_of(kind):
+    def check(value):
+        if isinstance(value, kind):
+            return value
+        raise _Refused
+    return check
+
+
+def _as_generator(value):
+    from .random import Generator
+
+    if isinstance(value, Generator):
+        return value
+    raise _Refused
+
+
+def _converter(param, numbers_as_tensors):
+    """The function that checks (and converts) an argument of ``param``'s type."""
+    base = param.base
+    if param.is_list:
+        if base in ("int", "SymInt"):
+            return lambda value: _as_int_list(value, param.size)
+        if base == "Tensor":
+            return _as_tensor_list
+        if base == "float":
+            return _as_float_list
+        return _instance_of((list, tuple))
+    return {"Tensor": lambda value: _as_tensor(value, numbers_as_tensors),
+            "Scalar": _as_scalar, "int": _as_int, "SymInt": _as_int, "float": _as_float,
+            "bool": _as_bool, "str": _instance_of(str), "Dimname": _instance_of(str),
+            "ScalarType": _as_dtype, "Device": _instance_of((_device_type, str, int)),
+            "Layout": _instance_of(layout), "MemoryFormat": _instance_of(memory_format),
+            "Generator": _as_generator}[base]
+
+
+# the guard a value passes without further checks (``{v}`` is the argument's name)
+_FAST_GUARDS = {"Tensor": "type({v}) is not Tensor", "int": "type({v}) is not int",
+                "SymInt": "type({v}) is not int", "bool": "type({v}) is not bool",
+                "float": "type({v}) is not float", "str": "type({v}) is not str",
+                "Scalar": "type({v}) is not int and type({v}) is not float",
+                "ScalarType": "type({v}) is not _dtype"}
+
+
+def _guard(param):
+    v = param.name
+    if param.is_list:
+        fast = "type({v}) is not int" if param.size is not None and param.base in (
+            "int", "SymInt") else "True"
+    else:
+        fast = _FAST_GUARDS.get(param.base, "True")
+    fast = fast.format(v=v)
+    return f"{v} is not None and ({fast})" if param.optional else fast
+
+
+# ---------------------------------------------------------------- the compiled checker
+
+
+class Signature:
+    """A parsed schema and the checker compiled from it.
+
+    Example::
+
+        >>> sig = Signature("cumsum(Tensor input, int dim)")
+        >>> [p.name for p in sig.params]
+        ['input', 'dim']
+    """
+
+    def __init__(self, schema, *, numbers_as_tensors=False, overloaded=False):
+        self.schema = schema
+        self.numbers_as_tensors = numbers_as_tensors
+        self.overloaded = overloaded
+        self._parsed = None
+
+    def _parse(self):
+        if self._parsed is None:
+            self._parsed = parse_schema(self.schema)
+        return self._parsed
+
+    @property
+    def name(self):
+        """The function's name in messages (``linalg_norm`` for ``ember.linalg.norm``)."""
+        return self._parse()[0]
+
+    @property
+    def params(self):
+        """The :class:`Param` of each parameter, in order."""
+        return self._parse()[1]
+
+    def __repr__(self):
+        return f"<signature {self.schema}>"
+
+    def __str__(self):
+        return self.schema
+
+    # -- messages
+
+    def refuse(self, param, value, detail=None):
+        """The TypeError for ``value`` given to ``param`` (torch's wording; the position is
+        named when the caller passed the argument by position)."""
+        if self.overloaded:
+            return TypeError(self._combination_message())
+        where = ""
+        position = None if param.keyword_only else _position(self, param)
+        if position is not None:
+            where = f" (position {position})"
+        names = _LIST_NAMES if param.is_list else _TYPE_NAMES
+        ending = detail or f"must be {names.get(param.base, param.base)}, not {type_name(value)}"
+        return TypeError(f"{self.name}(): argument '{param.name}'{where} {ending}")
+
+    def _combination_message(self):
+        args, kwargs, _ = _public_call()
+        got = [type_name(a) for a in args or ()]
+        got += [f"{k}={type_name(v)}" for k, v in (kwargs or {}).items()]
+        listed = ", ".join(self._torch_param_text(p) for p in self.params if p.name != "self")
+        return (f"{self.name}() received an invalid combination of arguments - got "
+                f"({', '.join(got)}), but expected one of:\n * ({listed})\n")
+
+    def _torch_param_text(self, param):
+        names = _LIST_NAMES if param.is_list else _TYPE_NAMES
+        text = f"{names.get(param.base, param.base)} {param.name}"
+        if param.default is not None:
+            text += f" = {param.default}"
+        return ("*, " if param.keyword_only and param is self._first_keyword_only() else "") + \
+            text
+
+    def _first_keyword_only(self):
+        return next((p for p in self.params if p.keyword_only), None)
+
+    # -- compiling
+
+    def compile(self, implementation):
+        """The checking function for ``implementation`` (whose parameters must be the
+        schema's, same names, same order; its defaults are kept)."""
+        code = implementation.__code__
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        params = self.params
+        if tuple(p.name for p in params) != names:
+            raise TypeError(f"signature {self.schema!r} does not match the parameters "
+                            f"{names} of {implementation.__qualname__}")
+        defaults = dict(zip(names[code.co_argcount - len(implementation.__defaults__ or ()):],
+                            implementation.__defaults__ or ()))
+        defaults.update(implementation.__kwdefaults__ or {})
+        namespace = {"Tensor": Tensor, "_dtype": dt.dtype, "_implementation": implementation,
+                     "_check": self._check_slow, "_params": params, "_defaults": defaults}
+        source = self._source(params, defaults, code.co_argcount)
+        exec(compile(source, f"<signature {self.name}>", "exec"), namespace)  # noqa: S102
+        return namespace["checked"]
+
+    def _source(self, params, defaults, positional_count):
+        header, checks = [], []
+        for i, param in enumerate(params):
+            if i == positional_count and param.keyword_only:
+                header.append("*")
+            header.append(f"{param.name}=_defaults[{param.name!r}]" if param.name in defaults
+                          else param.name)
+            guard = _guard(param)
+            if param.name in defaults and not _passes(guard, param.name,
+                                                      defaults[param.name]):
+                guard = f"{param.name} is not _defaults[{param.name!r}] and ({guard})"
+            checks.append(f"    if {guard}:\n"
+                          f"        {param.name} = _check(_params[{i}], {param.name})\n")
+        positional = ", ".join(p.name for p in params[:positional_count])
+        keywords = ", ".join(f"{p.name}={p.name}" for p in params[positional_count:])
+        call = ", ".join(filter(None, (positional, keywords)))
+        return (f"def checked({', '.join(header)}):\n" + "".join(checks) +
+                f"    return _implementation({call})\n")
+
+    def _check_slow(self, param, value):
+        try:
+            numbers = self.numbers_as_tensors
+            numbers_ok = numbers if isinstance(numbers, bool) else param.name in numbers
+            return _converter(param, numbers_ok)(value)
+        except _Refused as refused:
+            raise self.refuse(param, value, refused.detail) from None
+
+
+def _passes(guard, name, value):
+    """Whether ``value`` passes ``guard`` (so a default needs no exemption)."""
+    return not eval(guard, {"Tensor": Tensor, "_dtype": dt.dtype}, {name: value})  # noqa: S307
+
+
+def _public_call():
+    """``(args, kwargs, method)``: the positional arguments and keywords the user passed, as
+    the public wrapper of ``ember.overrides`` received them (it holds them as ``args`` and
+    ``kwargs``, above the checker), and whether the call was a Tensor method's (whose ``self``
+    torch does not count). ``(None, None, False)`` when no wrapper is on the stack. Runs only
+    when an argument is refused."""
+    from ..overrides import _WRAPPER_CODE
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is _WRAPPER_CODE:
+            local = frame.f_locals
+            public = local.get("public")
+            method = public is not None and public.__qualname__.startswith("Tensor.")
+            args = local.get("args", ())
+            return (args[1:] if method else args), local["kwargs"], method
+        frame = frame.f_back
+    return None, None, False
+
+
+def _position(sig, param):
+    """The 1-based position of ``param``'s argument as the user wrote the call, or None when
+    it was passed by keyword."""
+    _, kwargs, method = _public_call()
+    if kwargs is not None and param.name in kwargs:
+        return None
+    return sig.params.index(param) + (0 if method else 1)
+
+
+# ---------------------------------------------------------------- declaring
+
+
+def _stub_code():
+    """The code of every declared function until its first call: ``stub`` and
+    ``_compile_on_first_call`` are globals of each function's own namespace."""
+    namespace = {}
+    exec("def stub(*args, **kwargs):\n"  # noqa: S102
+         "    return _compile_on_first_call(stub, args, kwargs)\n", namespace)
+    return namespace["stub"].__code__
+
+
+_STUB_CODE = _stub_code()
+
+
+def _compile_on_first_call(stub, args, kwargs):
+    """Compile the checker of ``stub``'s signature, make it ``stub``'s code (the function
+    object others hold stays the same), and run the call."""
+    namespace = stub.__globals__
+    checked = namespace["_signature"].compile(namespace["_implementation_"])
+    namespace.update(checked.__globals__)
+    stub.__code__ = checked.__code__
+    stub.__defaults__ = checked.__defaults__
+    stub.__kwdefaults__ = checked.__kwdefaults__
+    return stub(*args, **kwargs)
+
+
+def signature(schema, *, numbers_as_tensors=False, overloaded=False):
+    """Decorator: check every call of the function against ``schema`` (torch's schema
+    language) before its body runs, raising torch's TypeError for a refused argument.
+
+    ``numbers_as_tensors``: a ``Tensor`` parameter also takes Python and NumPy numbers, as
+    torch's ``add``/``mul``/... do (True: every one; or a tuple of parameter names).
+    ``overloaded``: torch has several signatures for this function, so its message is
+    "received an invalid combination of arguments".
+
+    Example::
+
+        >>> @signature("twice(Tensor input, int times=2) -> Tensor")
+        ... def twice(input, times=2):
+        ...     return input * times
+        >>> twice(None)
+        Traceback (most recent call last):
+        TypeError: twice(): argument 'input' (position 1) must be Tensor, not NoneType
+    """
+    sig = Signature(schema, numbers_as_tensors=numbers_as_tensors, overloaded=overloaded)
+
+    def declare(implementation):
+        namespace = {"__builtins__": builtins, "_signature": sig,
+                     "_implementation_": implementation,
+                     "_compile_on_first_call": _compile_on_first_call}
+        stub = types.FunctionType(_STUB_CODE, namespace, implementation.__name__)
+        namespace["stub"] = stub
+        stub.__qualname__ = implementation.__qualname__
+        stub.__module__ = implementation.__module__
+        stub.__doc__ = implementation.__doc__
+        stub.__wrapped__ = implementation  # inspect.signature: the implementation's parameters
+        stub.__text_signature__ = schema
+        stub.__ember_signature__ = sig
+        for key, value in vars(implementation).items():
+            stub.__dict__.setdefault(key, value)
+        op = getattr(implementation, "op", None)
+        if op is not None and hasattr(op, "signature"):
+            op.signature = sig
+        return stub
+    return declare
+
+
+def signature_of(function):
+    """The :class:`Signature` declared for ``function`` (a public function, its
+    ``ember.overrides`` wrapper, or an op's function), or None.
+
+    Example::
+
+        >>> signature_of(ember.exp).schema
+        'exp(Tensor input, *, Tensor? out=None) -> Tensor'
+    """
+    while function is not None:
+        sig = getattr(function, "__ember_signature__", None)
+        if sig is not None:
+            return sig
+        function = getattr(function, "__torch_function_implementation__", None) or getattr(
+            function, "__wrapped__", None)
+    return None
