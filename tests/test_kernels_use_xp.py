@@ -59,8 +59,8 @@ ALLOWED = {
 
 # Kernels that run NumPy on host copies by design, and why.
 HOST_FUNCTIONS = {
-    ("ops/linalg.py", "_host_linalg"): "NumPy's LAPACK on a host copy for what CuPy lacks (eig)",
-    ("ops/linalg.py", "_singular_error"): "error path: finds the zero pivot on a host copy",
+    ("ops/linalg/decompositions.py", "_host_linalg"): "NumPy's LAPACK on a host copy for what CuPy lacks (eig)",
+    ("ops/linalg/_common.py", "_singular_error"): "error path: finds the zero pivot on a host copy",
 }
 
 

@@ -270,8 +270,8 @@ def test_probable_bug_in_ember_gets_a_note(monkeypatch):
     # a shape check that fails with an AttributeError, compiled as if it lived in ember's package
     namespace = {}
     source = "def _check_mm(a, b, name='mm'):\n    return a.no_such_attribute\n"
-    exec(compile(source, os.path.join(EMBER_DIR, "ops", "linalg.py"), "exec"), namespace)
-    monkeypatch.setattr(ember.ops.linalg, "_check_mm", namespace["_check_mm"])
+    exec(compile(source, os.path.join(EMBER_DIR, "ops", "linalg", "products.py"), "exec"), namespace)
+    monkeypatch.setattr(ember.ops.linalg.products, "_check_mm", namespace["_check_mm"])
     error = raised(matmul_operator, ember)
     assert isinstance(error, AttributeError)
     assert_no_ember_frames(error)
