@@ -5,9 +5,10 @@ derivative that walks the chain backwards in one pass over arrays.
 the primitives when autograd must record, because the fused op has no derivative. Here the
 fused op gets one: when autograd records, the forward keeps each step's result (one array
 per step, as eager code keeps them) and the backward applies each step's local derivative
-in reverse order, all on the device's arrays
-(about two array operations per step, against one autograd node, one Python derivative call
-and several tensors per step in eager code). Under ``create_graph`` (a derivative that must
+(the ``grad`` of the op's fusion rule, ``ops/_fusion.py``) in reverse order, all on the
+device's arrays (about two array operations per step, against one autograd node, one Python
+derivative call and several tensors per step in eager code); a chain with a step that has no
+such ``grad`` runs its primitives instead. Under ``create_graph`` (a derivative that must
 itself be differentiable) it recomputes the chain with ember's primitives and differentiates
 that instead, so higher-order gradients stay exact.
 
@@ -25,70 +26,10 @@ Example::
 from __future__ import annotations
 
 from ..autograd import grad_mode
+from ..jit._passes import _FUSED_DTYPES
 from ..ops._registry import Op, run_op, wrap
 
 __all__ = ["TrainableFused", "make_trainable"]
-
-
-def _scaled(xp, factor, g):
-    """``factor * g`` into ``factor`` (a new array the caller owns)."""
-    return xp.multiply(factor, g, out=factor)
-
-
-def _local(name, xp, g, args, out, wants):
-    """The gradients of one step ``out = name(*args)`` for the operands ``wants`` marks (None
-    for the others), given ``g``; every array returned is new except ``g`` itself."""
-    first = wants[0]
-    if name == "add":
-        return g, g
-    if name == "sub":
-        return g, (xp.negative(g) if wants[1] else None)
-    if name == "mul":
-        return (g * args[1] if first else None), (g * args[0] if wants[1] else None)
-    if name == "div":
-        ga = g / args[1]
-        gb = None
-        if wants[1]:
-            gb = ga * out
-            xp.negative(gb, out=gb)
-        return (ga if first else None), gb
-    if name == "neg":
-        return (xp.negative(g),)
-    if name == "exp":
-        return (g * out,)
-    if name == "log":
-        return (g / args[0],)
-    if name == "tanh":
-        d = out * out
-        xp.subtract(1, d, out=d)
-        return (_scaled(xp, d, g),)
-    if name == "sin":
-        return (_scaled(xp, xp.cos(args[0]), g),)
-    if name == "cos":
-        d = xp.sin(args[0])
-        xp.negative(d, out=d)
-        return (_scaled(xp, d, g),)
-    if name == "sqrt":
-        d = out * 2
-        return (xp.divide(g, d, out=d),)
-    if name == "abs":
-        return (_scaled(xp, xp.sign(args[0]), g),)
-    if name == "reciprocal":
-        d = out * out
-        xp.negative(d, out=d)
-        return (_scaled(xp, d, g),)
-    if name == "sigmoid":
-        d = 1 - out
-        xp.multiply(d, out, out=d)
-        return (_scaled(xp, d, g),)
-    if name == "rsqrt":
-        d = out * out
-        xp.multiply(d, out, out=d)
-        xp.multiply(d, -0.5, out=d)
-        return (_scaled(xp, d, g),)
-    if name == "_relu":
-        return (g * (args[0] > 0),)
-    raise NotImplementedError(name)  # pragma: no cover - the fusible set is listed in jit
 
 
 class TrainableFused:
@@ -109,9 +50,12 @@ class TrainableFused:
         self.fused = fused
         self.program = fused.program
         self.ops = fused.ops
-        self._steps = [(name, tuple(refs), _STEP_FUNCTIONS[name]) for name, refs, _ in
-                       fused.program]
-        steps = [(refs, step) for _, refs, step in self._steps]
+        rules = [op.fuse for op in fused.ops]
+        # a chain trains in one pass when every step has an array derivative
+        self.trainable = all(rule.grad is not None for rule in rules)
+        self._steps = [(rule.grad, tuple(refs)) for rule, (_, refs, _) in
+                       zip(rules, fused.program)]
+        steps = [(refs, rule.step) for rule, (_, refs, _) in zip(rules, fused.program)]
 
         def kernel(xp, *arrays, stash):
             """The chain, each step into a new array kept in ``stash`` for the backward."""
@@ -133,8 +77,8 @@ class TrainableFused:
         if not grad_mode.state.enabled or not any(t.requires_grad for t in tensors):
             return self.fused(*tensors)
         dtype = tensors[0]._data.dtype
-        if any(t._data.dtype != dtype for t in tensors) or dtype not in _FLOAT_DTYPES \
-                or not self._one_buffer(tensors):
+        if not self.trainable or any(t._data.dtype != dtype for t in tensors) \
+                or dtype not in _FUSED_DTYPES or not self._one_buffer(tensors):
             return self.fused._unfused(tensors)
         return run_op(self.op, *tensors, stash=[])
 
@@ -155,8 +99,8 @@ class TrainableFused:
         needed = ctx.needs_input_grad
         g = grad._data
         # each step's operands and result, kept by the forward
-        for (name, refs, _), (args, out) in zip(reversed(self._steps), reversed(stash)):
-            local = _local(name, xp, g, args, out, [r < 0 or needed[r] for r in refs])
+        for (local_grad, refs), (args, out) in zip(reversed(self._steps), reversed(stash)):
+            local = local_grad(xp, g, args, out, [r < 0 or needed[r] for r in refs])
             g = None
             for r, piece in zip(refs, local):
                 if r < 0:
@@ -204,21 +148,3 @@ def make_trainable(graph):
             n.op = TrainableFused(n.op)
             count += 1
     return count
-
-
-def _steps():
-    from ..jit._passes import _STEPS
-
-    return {name: entry[0] for name, entry in _STEPS.items()}
-
-
-_STEP_FUNCTIONS = _steps()
-
-
-def _float_dtypes():
-    from ..jit._passes import _FUSED_DTYPES
-
-    return _FUSED_DTYPES
-
-
-_FLOAT_DTYPES = _float_dtypes()

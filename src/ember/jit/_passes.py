@@ -208,41 +208,8 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
 # ---------------------------------------------------------------- element-wise fusion
 
 
-def _binary(ufunc):
-    return lambda xp, args, out: getattr(xp, ufunc)(args[0], args[1], out=out)
-
-
-def _unary(ufunc):
-    return lambda xp, args, out: getattr(xp, ufunc)(args[0], out=out)
-
-
-def _sigmoid(xp, args, out):
-    out = xp.negative(args[0], out=out)
-    xp.exp(out, out=out)
-    xp.add(out, 1, out=out)
-    return xp.reciprocal(out, out=out)
-
-
-def _rsqrt(xp, args, out):
-    out = xp.sqrt(args[0], out=out)
-    return xp.reciprocal(out, out=out)
-
-
-def _relu(xp, args, out):
-    return xp.maximum(args[0], 0, out=out)
-
-
-# op name -> (in-place step, number of tensor inputs); each step computes the op's values
-# in the dtype of its operands (only float32/float64 chains without promotion are fused)
-_STEPS = {
-    "add": (_binary("add"), 2), "sub": (_binary("subtract"), 2),
-    "mul": (_binary("multiply"), 2), "div": (_binary("true_divide"), 2),
-    "neg": (_unary("negative"), 1), "exp": (_unary("exp"), 1), "log": (_unary("log"), 1),
-    "tanh": (_unary("tanh"), 1), "sin": (_unary("sin"), 1), "cos": (_unary("cos"), 1),
-    "sqrt": (_unary("sqrt"), 1), "abs": (_unary("absolute"), 1),
-    "reciprocal": (_unary("reciprocal"), 1), "sigmoid": (_sigmoid, 1), "rsqrt": (_rsqrt, 1),
-    "_relu": (_relu, 1),
-}
+# each op's step (``Op.fuse``, ``ops/_fusion.py``) computes its values in the dtype of its
+# operands: only float32/float64 chains without promotion are fused
 _FLOATS = ("float32", "float64")
 _FUSED_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
@@ -257,7 +224,7 @@ class FusedOp:
         self.program = program
         self.ops = ops
         self._checked = None  # the input shapes last found to fit one buffer
-        steps = [(_STEPS[name][0], tuple(refs)) for name, refs, _ in program]
+        steps = [(op.fuse.step, tuple(refs)) for op, (_, refs, _) in zip(ops, program)]
 
         def kernel(xp, *arrays):
             acc = None
@@ -301,13 +268,14 @@ class FusedOp:
 
 
 def make_fused(program, where="<graph>"):
-    """The :class:`FusedOp` for a saved program (names checked against the fusible set)."""
+    """The :class:`FusedOp` for a saved program (each name must be an op with a fusion
+    rule that accepts the saved parameters)."""
     from ._serialize import lookup
 
     ops = []
-    for name, _refs, _params in program:
-        op = lookup(name) if name in _STEPS else None
-        if op is None:
+    for name, _refs, params in program:
+        op = lookup(name)
+        if op is None or op.fuse is None or not op.fuse.accepts(params):
             raise RuntimeError(f"ember.jit.load: unknown operator '{name}' in a fused group in "
                                f"{where}; refusing to load")
         ops.append(op)
@@ -315,13 +283,10 @@ def make_fused(program, where="<graph>"):
 
 
 def _fusible(n):
-    if n.kind != OP or n.op.name not in _STEPS or len(n.inputs) != _STEPS[n.op.name][1]:
-        return False
-    if n.op.name in ("add", "sub"):
-        alpha = n.params.get("alpha", 1)
-        if not (alpha == 1 and type(alpha) is int) or set(n.params) - {"alpha"}:
-            return False
-    elif n.params:
+    """Whether node ``n`` may be a step of a fused chain: an op whose fusion rule takes its
+    operands and parameters, on float32/float64 values of one dtype."""
+    rule = n.op.fuse if n.kind == OP else None
+    if rule is None or len(n.inputs) != rule.arity or not rule.accepts(n.params):
         return False
     out = n.outputs[0]
     return out.dtype in _FLOATS and all(v.dtype == out.dtype for v in n.inputs)

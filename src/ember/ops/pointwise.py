@@ -142,10 +142,10 @@ def _check_integer_divisor(xp, b):
 
 # ---------------------------------------------------------------- add / sub
 
-
-
 # The gradients of one fused step of the arithmetic ops (``Fusion.grad``, ``ops/_fusion.py``),
 # on the device's arrays: training through a fused chain (``ember/_inductor/fusion.py``).
+
+
 def _add_step_grad(xp, g, args, out, wants):
     return g, g
 
@@ -1225,39 +1225,6 @@ def _relu_backward(x, y, g, out):
     np.copyto(out, g)
     out[y <= 0] = 0
 
-unary("exp", lambda xp, a: xp.exp(a), lambda x, y, g: g * y.conj(), save="output",
-      fast=_exp_backward,
-      doc="``e ** input``, elementwise.",
-      example="ember.exp(ember.tensor([0., 1.]))\n        tensor([1.0000, 2.7183])",
-      jvp=lambda x, y, t: t * y)
-unary("exp2", lambda xp, a: xp.exp2(a) if a.dtype.kind != "c" else xp.exp(a * _LN2),
-      lambda x, y, g: g * (y * _LN2).conj(), save="output", fuse="exp2",
-      doc="``2 ** input``, elementwise.",
-      example="ember.exp2(ember.tensor([0., 3.]))\n        tensor([1., 8.])",
-      holomorphic=True)
-unary("expm1", lambda xp, a: xp.expm1(a), lambda x, y, g: g * (y + 1).conj(), save="output",
-      doc="``exp(input) - 1``, accurate near zero.",
-      example="ember.expm1(ember.tensor([0., 1.]))\n        tensor([0.0000, 1.7183])",
-      holomorphic=True)
-unary("log", lambda xp, a: xp.log(a), lambda x, y, g: g / x.conj(), fast=_log_backward,
-      doc="The natural logarithm, elementwise.",
-      example="ember.log(ember.tensor([1., 2.]))\n        tensor([0.0000, 0.6931])",
-      jvp=lambda x, y, t: t / x)
-unary("log2", lambda xp, a: xp.log2(a), lambda x, y, g: g / (x * _LN2).conj(),
-      doc="The base-2 logarithm, elementwise.",
-      example="ember.log2(ember.tensor([1., 8.]))\n        tensor([0., 3.])",
-      holomorphic=True)
-unary("log10", lambda xp, a: xp.log10(a), lambda x, y, g: g / (x * _LN10).conj(),
-      doc="The base-10 logarithm, elementwise.",
-      example="ember.log10(ember.tensor([1., 100.]))\n        tensor([0., 2.])",
-      holomorphic=True)
-unary("log1p", lambda xp, a: xp.log1p(a), lambda x, y, g: g / (x + 1).conj(),
-      doc="``log(1 + input)``, accurate near zero.",
-      example="ember.log1p(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True)
-unary("sqrt", lambda xp, a: xp.sqrt(a), lambda x, y, g: g / (2 * y.conj()), save="output",
-      doc="The square root, elementwise.",
-      example="ember.sqrt(ember.tensor([4., 9.]))\n        tensor([2., 3.])",
 
 # Fused steps (``Fusion``, ``ops/_fusion.py``) that are not one ufunc, and the gradients of one
 # step on the device's arrays (``Fusion.grad``; every array returned is new, except ``g``).
@@ -1344,6 +1311,46 @@ def _relu_step_grad(xp, g, args, out, wants):
 # relu's rule, shared with ``nn.functional.relu``'s op (``_relu``), whose kernel is the same
 _RELU_FUSION = Fusion(_relu_step, grad=_relu_step_grad)
 
+unary("exp", lambda xp, a: xp.exp(a), lambda x, y, g: g * y.conj(), save="output",
+      fuse=Fusion("exp", grad=_exp_step_grad),
+      fast=_exp_backward,
+      doc="``e ** input``, elementwise.",
+      example="ember.exp(ember.tensor([0., 1.]))\n        tensor([1.0000, 2.7183])",
+      jvp=lambda x, y, t: t * y)
+unary("exp2", lambda xp, a: xp.exp2(a) if a.dtype.kind != "c" else xp.exp(a * _LN2),
+      lambda x, y, g: g * (y * _LN2).conj(), save="output", fuse="exp2",
+      doc="``2 ** input``, elementwise.",
+      example="ember.exp2(ember.tensor([0., 3.]))\n        tensor([1., 8.])",
+      holomorphic=True)
+unary("expm1", lambda xp, a: xp.expm1(a), lambda x, y, g: g * (y + 1).conj(), save="output",
+      fuse="expm1",
+      doc="``exp(input) - 1``, accurate near zero.",
+      example="ember.expm1(ember.tensor([0., 1.]))\n        tensor([0.0000, 1.7183])",
+      holomorphic=True)
+unary("log", lambda xp, a: xp.log(a), lambda x, y, g: g / x.conj(), fast=_log_backward,
+      fuse=Fusion("log", grad=_log_step_grad),
+      doc="The natural logarithm, elementwise.",
+      example="ember.log(ember.tensor([1., 2.]))\n        tensor([0.0000, 0.6931])",
+      jvp=lambda x, y, t: t / x)
+unary("log2", lambda xp, a: xp.log2(a), lambda x, y, g: g / (x * _LN2).conj(),
+      fuse="log2",
+      doc="The base-2 logarithm, elementwise.",
+      example="ember.log2(ember.tensor([1., 8.]))\n        tensor([0., 3.])",
+      holomorphic=True)
+unary("log10", lambda xp, a: xp.log10(a), lambda x, y, g: g / (x * _LN10).conj(),
+      fuse="log10",
+      doc="The base-10 logarithm, elementwise.",
+      example="ember.log10(ember.tensor([1., 100.]))\n        tensor([0., 2.])",
+      holomorphic=True)
+unary("log1p", lambda xp, a: xp.log1p(a), lambda x, y, g: g / (x + 1).conj(),
+      fuse="log1p",
+      doc="``log(1 + input)``, accurate near zero.",
+      example="ember.log1p(ember.tensor([0.]))\n        tensor([0.])",
+      holomorphic=True)
+unary("sqrt", lambda xp, a: xp.sqrt(a), lambda x, y, g: g / (2 * y.conj()), save="output",
+      fuse=Fusion("sqrt", grad=_sqrt_step_grad),
+      doc="The square root, elementwise.",
+      example="ember.sqrt(ember.tensor([4., 9.]))\n        tensor([2., 3.])",
       jvp=lambda x, y, t: t / (2 * y))
 
 
@@ -1353,55 +1360,68 @@ def _rsqrt_kernel(xp, a):
 
 
 unary("rsqrt", _rsqrt_kernel, lambda x, y, g: g * (-0.5 * y ** 3).conj(), save="output",
+      fuse=Fusion(_rsqrt_step, grad=_rsqrt_step_grad),
       doc="``1 / sqrt(input)``, elementwise.",
       example="ember.rsqrt(ember.tensor([4.]))\n        tensor([0.5000])",
       holomorphic=True)
 unary("sin", lambda xp, a: xp.sin(a), lambda x, y, g: g * x.cos().conj(), fast=_sin_backward,
+      fuse=Fusion("sin", grad=_sin_step_grad),
       doc="The sine, elementwise.",
       example="ember.sin(ember.tensor([0.]))\n        tensor([0.])",
       jvp=lambda x, y, t: t * x.cos())
 unary("cos", lambda xp, a: xp.cos(a), lambda x, y, g: -g * x.sin().conj(), fast=_cos_backward,
+      fuse=Fusion("cos", grad=_cos_step_grad),
       doc="The cosine, elementwise.",
       example="ember.cos(ember.tensor([0.]))\n        tensor([1.])",
       jvp=lambda x, y, t: -t * x.sin())
 unary("tan", lambda xp, a: xp.tan(a), lambda x, y, g: g * (1 + y * y).conj(), save="output",
+      fuse="tan",
       doc="The tangent, elementwise.",
       example="ember.tan(ember.tensor([0.]))\n        tensor([0.])",
       holomorphic=True)
 unary("asin", lambda xp, a: xp.arcsin(a), lambda x, y, g: g * (1 - x * x).rsqrt().conj(),
+      fuse="arcsin",
       doc="The inverse sine, elementwise.",
       example="ember.asin(ember.tensor([0.]))\n        tensor([0.])",
       holomorphic=True)
 unary("acos", lambda xp, a: xp.arccos(a), lambda x, y, g: -g * (1 - x * x).rsqrt().conj(),
+      fuse="arccos",
       doc="The inverse cosine, elementwise.",
       example="ember.acos(ember.tensor([1.]))\n        tensor([0.])",
       holomorphic=True)
 unary("atan", lambda xp, a: xp.arctan(a), lambda x, y, g: g / (x * x + 1).conj(),
+      fuse="arctan",
       doc="The inverse tangent, elementwise.",
       example="ember.atan(ember.tensor([0.]))\n        tensor([0.])",
       holomorphic=True)
 unary("sinh", lambda xp, a: xp.sinh(a), lambda x, y, g: g * x.cosh().conj(),
+      fuse="sinh",
       doc="The hyperbolic sine, elementwise.",
       example="ember.sinh(ember.tensor([0.]))\n        tensor([0.])",
       holomorphic=True)
 unary("cosh", lambda xp, a: xp.cosh(a), lambda x, y, g: g * x.sinh().conj(),
+      fuse="cosh",
       doc="The hyperbolic cosine, elementwise.",
       example="ember.cosh(ember.tensor([0.]))\n        tensor([1.])",
       holomorphic=True)
 unary("tanh", lambda xp, a: xp.tanh(a), lambda x, y, g: g * (1 - y * y).conj(), save="output",
+      fuse=Fusion("tanh", grad=_tanh_step_grad),
       fast=_tanh_backward,
       doc="The hyperbolic tangent, elementwise.",
       example="ember.tanh(ember.tensor([0.]))\n        tensor([0.])",
       jvp=lambda x, y, t: t * (1 - y * y))
 unary("asinh", lambda xp, a: xp.arcsinh(a), lambda x, y, g: g * (x * x + 1).rsqrt().conj(),
+      fuse="arcsinh",
       doc="The inverse hyperbolic sine, elementwise.",
       example="ember.asinh(ember.tensor([0.]))\n        tensor([0.])",
       holomorphic=True)
 unary("acosh", lambda xp, a: xp.arccosh(a), lambda x, y, g: g * (x * x - 1).rsqrt().conj(),
+      fuse="arccosh",
       doc="The inverse hyperbolic cosine, elementwise.",
       example="ember.acosh(ember.tensor([1.]))\n        tensor([0.])",
       holomorphic=True)
 unary("atanh", lambda xp, a: xp.arctanh(a), lambda x, y, g: g / (1 - x * x).conj(),
+      fuse="arctanh",
       doc="The inverse hyperbolic tangent, elementwise.",
       example="ember.atanh(ember.tensor([0.]))\n        tensor([0.])",
       holomorphic=True)
@@ -1417,6 +1437,7 @@ def _sigmoid_kernel(xp, a):
 
 
 unary("sigmoid", _sigmoid_kernel, lambda x, y, g: g * (y * (1 - y)).conj(), save="output",
+      fuse=Fusion(_sigmoid_step, grad=_sigmoid_step_grad),
       fast=_sigmoid_backward,
       doc="The logistic function ``1 / (1 + exp(-input))``.",
       example="ember.sigmoid(ember.tensor([0.]))\n        tensor([0.5000])",
@@ -1431,7 +1452,6 @@ unary("erf", _erf_kernel, lambda x, y, g: g * (2 / math.sqrt(math.pi)) * (-x * x
       deny="c", cpu_name="erf_vml_cpu", doc="The error function, elementwise.",
       example="ember.erf(ember.tensor([0.]))\n        tensor([0.])")
 unary("erfc", lambda xp, a: _special(xp).erfc(a),
-      fuse=Fusion("exp", grad=_exp_step_grad),
       lambda x, y, g: g * (-2 / math.sqrt(math.pi)) * (-x * x).exp(),
       deny="c", cpu_name="erfc_vml_cpu", doc="The complementary error function ``1 - erf``.",
       example="ember.erfc(ember.tensor([0.]))\n        tensor([1.])")
@@ -1443,37 +1463,31 @@ def _lgamma_kernel(xp, a):
     result = _special(xp).gammaln(a)
     return xp.where(a == -np.inf, a.dtype.type(np.inf), result)
 
-      fuse="expm1",
 
 unary("lgamma", _lgamma_kernel, lambda x, y, g: g * x.digamma(),
       deny="c", cpu_name="lgamma_vml_cpu",
       doc="The log of the absolute value of the gamma function.",
       example="ember.lgamma(ember.tensor([1., 3.]))\n        tensor([0.0000, 0.6931])")
-      fuse=Fusion("log", grad=_log_step_grad),
 unary("digamma", lambda xp, a: _special(xp).psi(a), lambda x, y, g: g * polygamma(1, x),
       deny="c", cpu_name="digamma",
       doc="The logarithmic derivative of the gamma function.",
       example="ember.digamma(ember.tensor([1.]))\n        tensor([-0.5772])")
 unary("i0", lambda xp, a: _special(xp).i0(a), lambda x, y, g: g * _i1(x),
-      fuse="log2",
       deny="c", cpu_name="i0_vml_cpu",
       doc="The modified Bessel function of the first kind, order 0.",
       example="ember.i0(ember.tensor([0.]))\n        tensor([1.])")
 
 
-      fuse="log10",
 def _i1(x):
     from ..special import i1
 
     return i1(x)
 
-      fuse="log1p",
 
 def _polygamma_kernel(xp, a, *, n):
     special = _special(xp)
     if n == 0:
         return special.psi(a)
-      fuse=Fusion("sqrt", grad=_sqrt_step_grad),
     if n == 1:
         # torch's reflection for x < 1/2: pi^2 / sin^2(pi x) - trigamma(1 - x)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -1486,80 +1500,67 @@ def _polygamma_kernel(xp, a, *, n):
 
 polygamma_op = unary_op("polygamma", _polygamma_kernel,
                         lambda x, y, g, *, n: g * polygamma(n + 1, x))
-      fuse=Fusion(_rsqrt_step, grad=_rsqrt_step_grad),
 
 
 def polygamma(n, input, *, out=None):
     """The ``n``-th derivative of the digamma function.
 
-      fuse=Fusion("sin", grad=_sin_step_grad),
     Example::
 
         >>> ember.polygamma(1, ember.tensor([1.]))
         tensor([1.6449])
     """
-      fuse=Fusion("cos", grad=_cos_step_grad),
     if not isinstance(n, (int, np.integer)) or isinstance(n, builtins.bool):
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-      fuse="tan",
     cpu = {0: "digamma", 1: "trigamma"}.get(int(n), "polygamma")
     x = unary_operand(input, "polygamma", "float", "c", cpu_name=cpu)
     return write_out(polygamma_op(x, n=int(n)), out, "polygamma")
 
 
-      fuse="arcsin",
 def _mvlgamma(input, p):
     if not isinstance(input, Tensor):
         raise TypeError(f"mvlgamma(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     if input._data.dtype == np.bool_:
-      fuse="arccos",
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = unary_operand(input, "mvlgamma", "float", "c", cpu_name="arange_cpu")
     result = None
-      fuse="arctan",
     for j in range(p):
         term = (x - j / 2).lgamma() if j else x.lgamma()
         result = term if result is None else result + term
     return result + p * (p - 1) / 4 * math.log(math.pi)
 
-      fuse="sinh",
 
 def mvlgamma(input, p, *, out=None):
     """The log of the multivariate gamma function of dimension ``p``.
 
     Example::
-      fuse="cosh",
 
         >>> ember.mvlgamma(ember.tensor([2.5]), 2)
         tensor([1.2347])
     """
     return write_out(_mvlgamma(input, p), out, "mvlgamma")
-      fuse=Fusion("tanh", grad=_tanh_step_grad),
 
 
 # ---------------------------------------------------------------- sign, rounding
 
 
 def _sign_kernel(xp, a):
-      fuse="arcsinh",
     if a.dtype.kind == "b":
         return a.copy()
     if a.dtype.kind == "f":
         return ((a > 0).astype(a.dtype) - (a < 0).astype(a.dtype))
     return xp.sign(a)
-      fuse="arccosh",
 
 
 unary("sign", _sign_kernel, lambda x, y, g: _zeros_like(g), promote="keep", deny="c",
       errors={"c": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to support "
                     "complex numbers. Please use torch.sgn instead.")},
-      fuse="arctanh",
       save="none", doc="-1, 0 or 1 by the sign of each element (0 for NaN).",
       example="ember.sign(ember.tensor([-2., 0., 3.]))\n        tensor([-1.,  0.,  1.])")
 
@@ -1576,7 +1577,6 @@ def _sgn_derivative(x, y, g):
         return _zeros_like(g)
     magnitude = x.abs()
     result = (g - (g * y.conj()).real * y) / magnitude
-      fuse=Fusion(_sigmoid_step, grad=_sigmoid_step_grad),
     return where(magnitude == 0, 0.0, result)
 
 
@@ -1613,14 +1613,17 @@ def _round_errors(name):
 
 
 unary("floor", _rounding(lambda xp, a: xp.floor(a)), lambda x, y, g: _zeros_like(g),
+      fuse="floor",
       promote="keep", deny="bc", errors=_round_errors("floor"), cpu_name="floor_vml_cpu",
       save="none", doc="The largest integer not above each element.",
       example="ember.floor(ember.tensor([-1.5, 1.5]))\n        tensor([-2.,  1.])")
 unary("ceil", _rounding(lambda xp, a: xp.ceil(a)), lambda x, y, g: _zeros_like(g),
+      fuse="ceil",
       promote="keep", deny="bc", errors=_round_errors("ceil"), cpu_name="ceil_vml_cpu",
       save="none", doc="The smallest integer not below each element.",
       example="ember.ceil(ember.tensor([-1.5, 1.5]))\n        tensor([-1.,  2.])")
 unary("trunc", _rounding(lambda xp, a: xp.trunc(a)), lambda x, y, g: _zeros_like(g),
+      fuse="trunc",
       promote="keep", deny="bc", errors=_round_errors("trunc"), cpu_name="trunc_vml_cpu",
       save="none", doc="Each element rounded towards zero.",
       example="ember.trunc(ember.tensor([-1.5, 1.5]))\n        tensor([-1.,  1.])")
@@ -1662,6 +1665,7 @@ def round(input, *, decimals=0, out=None):
 # ---------------------------------------------------------------- more unary math
 
 unary("reciprocal", lambda xp, a: xp.reciprocal(a), lambda x, y, g: -g * (y * y).conj(),
+      fuse=Fusion("reciprocal", grad=_reciprocal_step_grad),
       save="output", doc="``1 / input``, elementwise.",
       example="ember.reciprocal(ember.tensor([2., 4.]))\n        tensor([0.5000, 0.2500])",
       holomorphic=True)
@@ -1753,19 +1757,16 @@ _classify("isposinf", lambda xp, f, a: f == np.inf if f is not None else _false(
           "ember.isposinf(ember.tensor([1., float('inf')]))\n        tensor([False,  True])",
           deny="c", errors={"c": (RuntimeError, "isposinf does not support complex inputs.")})
 _classify("isneginf", lambda xp, f, a: f == -np.inf if f is not None else _false(xp, a),
-      fuse="floor",
           None, "True where the element is -inf.",
           "ember.isneginf(ember.tensor([1., -float('inf')]))\n        tensor([False,  True])",
           deny="c", errors={"c": (RuntimeError, "isneginf does not support complex inputs.")})
 _classify("isfinite", lambda xp, f, a: xp.isfinite(f) if f is not None else _true(xp, a),
           lambda xp, a: xp.isfinite(a.real) & xp.isfinite(a.imag),
-      fuse="ceil",
           "True where the element is neither NaN nor infinite.",
           "ember.isfinite(ember.tensor([1., float('inf')]))\n        tensor([ True, False])")
 _classify("isreal", lambda xp, f, a: _true(xp, a), lambda xp, a: a.imag == 0,
           "True where the element has no imaginary part.",
           "ember.isreal(ember.tensor([1 + 0j, 1j]))\n        tensor([ True, False])")
-      fuse="trunc",
 
 
 def _angle_kernel(xp, a):
@@ -1808,7 +1809,6 @@ def _sinc_kernel(xp, a):
 
 def _sinc_derivative(x, y, g):
     scaled = x * math.pi
-      fuse=Fusion("reciprocal", grad=_reciprocal_step_grad),
     squared = x * x * math.pi
     result = g * ((scaled * scaled.cos() - scaled.sin()) / squared).conj()
     return where(squared == 0, 0.0, result)
@@ -1828,6 +1828,7 @@ def _relu_derivative(x, y, g):
 
 
 unary("relu", lambda xp, a: xp.maximum(a, a.dtype.type(0)), _relu_derivative, promote="keep",
+      fuse=_RELU_FUSION,
       fast=_relu_backward,
       deny="bc", save="output", low=False,
       errors={"b": (RuntimeError, "Boolean inputs not supported for relu"),
@@ -1835,6 +1836,7 @@ unary("relu", lambda xp, a: xp.maximum(a, a.dtype.type(0)), _relu_derivative, pr
       doc="``max(input, 0)``, elementwise.",
       example="ember.relu(ember.tensor([-1., 2.]))\n        tensor([0., 2.])")
 unary("abs", lambda xp, a: xp.abs(a), lambda x, y, g: g * x.sgn(), promote="keep", deny="b",
+      fuse=Fusion("absolute", grad=_abs_step_grad),
       out_dtype="real", low=False, doc="The absolute value, elementwise.",
       example="ember.abs(ember.tensor([-1, 2]))\n        tensor([1, 2])",
       jvp=lambda x, y, t: (t * x.sgn().conj()).real if x.is_complex() else t * x.sgn())
@@ -1972,7 +1974,6 @@ remainder = binary("remainder", _remainder_kernel, _remainder_derivative, deny="
        example="ember.remainder(ember.tensor([-3, 3]), 2)\n        tensor([1, 1])")
 fmod = binary("fmod", _fmod_kernel, _fmod_derivative, deny="bc",
        doc="The remainder of ``input / other`` with the sign of ``input`` (C's ``fmod``).",
-      fuse=_RELU_FUSION,
        example="ember.fmod(ember.tensor([-3, 3]), 2)\n        tensor([-1,  1])")
 
 
@@ -1981,11 +1982,11 @@ def _atan2_derivative(ctx, grad):
     denominator = a * a + b * b
     need_a, need_b = ctx.needs_input_grad
     return (grad * b / denominator if need_a else None,
-      fuse=Fusion("absolute", grad=_abs_step_grad),
             grad * -a / denominator if need_b else None)
 
 
 binary("atan2", lambda xp, a, b: xp.arctan2(a, b), _atan2_derivative, promote="float",
+       fuse="arctan2",
        deny="c", scalar_other=False,
        doc="The angle of the point ``(other, input)``, elementwise, in ``(-pi, pi]``.",
        example="ember.atan2(ember.tensor([1.]), ember.tensor([1.]))\n        tensor([0.7854])")
@@ -2001,6 +2002,7 @@ def _hypot_derivative(ctx, grad):
 
 
 binary("hypot", lambda xp, a, b: xp.hypot(a, b), _hypot_derivative, deny="bic",
+       fuse="hypot",
        scalar_other=False, save="both", doc="``sqrt(input ** 2 + other ** 2)``, elementwise.",
        example="ember.hypot(ember.tensor([3.]), ember.tensor([4.]))\n        tensor([5.])")
 
@@ -2013,6 +2015,7 @@ def _copysign_derivative(ctx, grad):
 
 
 copysign = binary("copysign", lambda xp, a, b: xp.copysign(a, b), _copysign_derivative,
+                  fuse="copysign",
                   promote="float",
        deny="c", doc="The magnitude of ``input`` with the sign of ``other``.",
        example="ember.copysign(ember.tensor([1., 2.]), -1.)\n        tensor([-1., -2.])")
@@ -2023,6 +2026,7 @@ def _nextafter_derivative(ctx, grad):
 
 
 binary("nextafter", lambda xp, a, b: xp.nextafter(a, b), _nextafter_derivative, deny="bic",
+       fuse="nextafter",
        low=False,
        scalar_other=False,
        doc="The next representable float after ``input`` towards ``other``.",
@@ -2053,10 +2057,12 @@ def _logaddexp2_derivative(ctx, grad):
 
 
 binary("logaddexp", _logaddexp_kernel, _logaddexp_derivative, deny="bi", scalar_other=False,
+       fuse="logaddexp",
        doc="``log(exp(input) + exp(other))``, computed stably.",
        example="ember.logaddexp(ember.tensor([0.]), ember.tensor([0.]))\n"
                "        tensor([0.6931])")
 binary("logaddexp2", lambda xp, a, b: xp.logaddexp2(a, b), _logaddexp2_derivative, deny="bic",
+       fuse="logaddexp2",
        scalar_other=False, doc="``log2(2 ** input + 2 ** other)``, computed stably.",
        example="ember.logaddexp2(ember.tensor([0.]), ember.tensor([0.]))\n"
                "        tensor([1.])")
@@ -2131,7 +2137,6 @@ def _logical(name, ufunc):
             (input, other), _ = promote_operands(input, other)
         return write_out(op(input, other), out, name)
 
-       fuse="arctan2",
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"""Elementwise logical {name[8:].upper()} of the truth of each element (nonzero
     is true), as a bool tensor.
@@ -2148,7 +2153,6 @@ def _logical(name, ufunc):
 
 
 _logical("logical_and", "logical_and")
-       fuse="hypot",
 _logical("logical_or", "logical_or")
 _logical("logical_xor", "logical_xor")
 unary("logical_not", lambda xp, a: xp.logical_not(a), promote="keep", out_dtype="bool",
@@ -2162,7 +2166,6 @@ for _name, (_ufunc, _word) in _BITWISE.items():
            low=False, scalar_input=True,
            doc=f"Elementwise bitwise {_word} of integer or bool tensors.",
            example=f"ember.{_name}(ember.tensor([12]), 10)\n        "
-                  fuse="copysign",
                    f"tensor([{getattr(np, _ufunc)(12, 10)}])")
 bitwise_not = unary("bitwise_not", lambda xp, a: xp.invert(a), promote="keep", deny="hfc",
                     low=False,
@@ -2174,7 +2177,6 @@ def _shift_kernel(left):
     def kernel(xp, a, b):
         bits = a.dtype.itemsize * 8
         out_of_range = (b < 0) | (b >= bits)
-       fuse="nextafter",
         shift = xp.where(out_of_range, 0, b).astype(a.dtype)
         if left:
             result = xp.left_shift(a, shift)
@@ -2206,13 +2208,11 @@ def _lerp_kernel(xp, start, end, weight):
 
 
 lerp_op = Op("lerp", _low_precision(_lerp_kernel), kind="pointwise-ternary",
-       fuse="logaddexp",
              meta=lambda s, e, w: (broadcast_shapes(s.shape, e.shape, w.shape), s.dtype),
              grad_name="LerpBackward1")
 
 
 @lerp_op.defderivative
-       fuse="logaddexp2",
 def _lerp_derivative(ctx, grad):
     start, end, weight = ctx.inputs
     need_s, need_e, need_w = ctx.needs_input_grad

@@ -22,7 +22,14 @@ from ...autograd.forward_ad import symmetric_jvp
 from ...ops._operands import wrap_dim
 from ...ops._registry import Op, _short_name, defop
 from ...ops._registry import inplace as _inplace
-from ...ops.pointwise import _check_dtype, _low_precision, _special, unary_op, where
+from ...ops.pointwise import (
+    _RELU_FUSION,
+    _check_dtype,
+    _low_precision,
+    _special,
+    unary_op,
+    where,
+)
 from . import _onednn
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
@@ -160,7 +167,7 @@ def _relu_backward_derivative(ctx, grad):
 
 
 @defop("_relu", meta=_same_meta, save_inputs=False, save_output=True, grad_name="ReluBackward0",
-       kind="pointwise-unary")
+       kind="pointwise-unary", fuse=_RELU_FUSION)
 def _relu_op(xp, a):
     return xp.maximum(a, a.dtype.type(0))
 
