@@ -28,6 +28,7 @@ __all__ = ["TracerWarning", "Tracer", "tracing", "is_tracing", "paused", "trace_
 # ``Tensor.detach()`` and ``.data`` wrap the same array without an operator call; the tracer
 # records them as this op (the same array, no derivative: the result is cut from autograd)
 detach_op = Op("detach", lambda xp, a: a, meta=lambda a: (a.shape, a.dtype), save_inputs=False)
+detach_op.defonnx("Identity")
 
 
 detach_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")

@@ -131,6 +131,19 @@ _lstm_cell_op = defop("_lstm_cell", meta=_lstm_cell_meta, save_inputs=True, save
                       grad_name="LstmCellBackward0", kind="nn")(_lstm_cell_kernel)
 
 
+@_lstm_cell_op.defonnx
+def _lstm_cell_onnx(ctx, xw, hw, c):
+    # gates (input, forget, cell, output) = xw + hw; c' = f c + i g; h' = o tanh(c')
+    gates = ctx.op("Add", xw, hw)
+    i, f, g, o = ctx.op("Split", gates, ctx.int64s([ctx.static(ctx.in_dims(2)[1])] * 4),
+                        outputs=4, axis=1)
+    i, f, o, g = ctx.op("Sigmoid", i), ctx.op("Sigmoid", f), ctx.op("Sigmoid", o), \
+        ctx.op("Tanh", g)
+    c_new = ctx.op("Add", ctx.op("Mul", f, c), ctx.op("Mul", i, g))
+    h_new = ctx.op("Mul", o, ctx.op("Tanh", c_new))
+    return h_new, c_new, None  # the third output is the backward pass's workspace
+
+
 _lstm_cell_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
@@ -179,6 +192,7 @@ _lstm_cell_backward_op = defop("_lstm_cell_backward", meta=_lstm_cell_backward_m
 
 _lstm_cell_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 _lstm_cell_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
+_lstm_cell_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 @_lstm_cell_op.defderivative
@@ -231,6 +245,20 @@ _gru_cell_op = defop("_gru_cell", meta=_gru_cell_meta, save_inputs=True, save_ou
                      grad_name="GruCellBackward0", kind="nn")(_gru_cell_kernel)
 
 
+@_gru_cell_op.defonnx
+def _gru_cell_onnx(ctx, xw, hw, h, b=None):
+    # r, z = sigmoid(x_rz + h_rz); n = tanh(x_n + r * h_n); h' = (h - n) z + n
+    if b is not None:
+        hw = ctx.op("Add", hw, b)
+    sizes = ctx.int64s([ctx.static(ctx.in_dims(2)[1])] * 3)
+    x_r, x_z, x_n = ctx.op("Split", xw, sizes, outputs=3, axis=1)
+    h_r, h_z, h_n = ctx.op("Split", hw, sizes, outputs=3, axis=1)
+    r = ctx.op("Sigmoid", ctx.op("Add", x_r, h_r))
+    z = ctx.op("Sigmoid", ctx.op("Add", x_z, h_z))
+    n = ctx.op("Tanh", ctx.op("Add", x_n, ctx.op("Mul", r, h_n)))
+    return ctx.op("Add", ctx.op("Mul", ctx.op("Sub", h, n), z), n), None
+
+
 _gru_cell_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
@@ -271,6 +299,7 @@ _gru_cell_backward_op = defop("_gru_cell_backward", meta=_gru_cell_backward_meta
 
 _gru_cell_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 _gru_cell_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
+_gru_cell_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 @_gru_cell_op.defderivative
@@ -318,6 +347,12 @@ def _recurrent_mm_meta(h, w_t, w, b=None):
 # bias is added inside the kernel (the input projection of a whole sequence is large).
 _recurrent_mm_op = defop("_recurrent_mm", meta=_recurrent_mm_meta,
                          grad_name="AddmmBackward0", kind="nn")(_recurrent_mm_kernel)
+
+
+@_recurrent_mm_op.defonnx
+def _recurrent_mm_onnx(ctx, h, w_t, w, b=None):
+    product = ctx.op("MatMul", h, w_t)
+    return product if b is None else ctx.op("Add", product, b)
 
 
 _recurrent_mm_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -496,6 +531,7 @@ def _lstm_layer_meta(xw, h0, c0, w_t, w, *, steps, reverse):
 _lstm_layer_op = defop("_lstm_layer", meta=_lstm_layer_meta, save_inputs=True,
                        save_output=True, multi_output=True, differentiable_outputs=(0, 1, 2),
                        grad_name="MkldnnRnnLayerBackward0", kind="nn")(_lstm_layer_kernel)
+_lstm_layer_op.opt_out("onnx", "not used while a trace records: an export unrolls the cells")
 
 
 _lstm_layer_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -541,6 +577,7 @@ _lstm_layer_backward_op = defop("_lstm_layer_backward", meta=_lstm_layer_backwar
 
 _lstm_layer_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 _lstm_layer_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
+_lstm_layer_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
 @_lstm_layer_op.defderivative

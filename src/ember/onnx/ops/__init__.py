@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 from ...ops._registry import defop
-from .._symbolic import symbolic as symbolic_mapping
 
 __all__ = ["aten_decompositions", "symbolic", "symbolic_multi_out", "rotary_embedding",
            "attention"]
@@ -45,7 +44,7 @@ def _placeholder(domain_op, dtype, shape):
 @defop("onnx_symbolic", save_inputs=False, multi_output=True)
 def _symbolic_op(xp, *inputs, domain_op, attrs, dtypes, shapes, positions, version):
     """An arbitrary ONNX operator: zeros of the declared dtypes and shapes when run; the
-    exporter writes the node itself (``_ops_nn``-style mapping below)."""
+    exporter writes the node itself (its ``onnx`` rule below)."""
     from ... import _dtype
 
     return tuple(xp.zeros(tuple(shape), dtype=getattr(_dtype, name).np)
@@ -75,7 +74,7 @@ def _run_symbolic(domain_op, inputs, attrs, dtypes, shapes, version):
                                  version=version))
 
 
-@symbolic_mapping("onnx_symbolic")
+@_symbolic_op.defonnx
 def _symbolic_to_onnx(ctx, *inputs, domain_op, attrs, dtypes, shapes, positions, version):
     domain, op_type = domain_op.split("::", 1)
     slots = [""] * (max(positions) + 1 if positions else 0)
