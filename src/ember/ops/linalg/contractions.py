@@ -36,6 +36,11 @@ def einsum_op(xp, *arrays, equation, shape):
     return xp.asarray(xp.einsum(equation, *arrays, optimize=len(arrays) > 1))
 
 
+@einsum_op.defonnx
+def _einsum_onnx(ctx, *operands, equation, shape=None):
+    return ctx.op("Einsum", *operands, equation=equation.replace(" ", ""))
+
+
 einsum_op.defbatch(batching.einsum)
 
 
@@ -239,6 +244,9 @@ def cross_op(xp, a, b, *, dim):
     return xp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=dim)
 
 
+cross_op.opt_out("onnx", "not mapped yet (composable from Gather, Mul and Sub)")
+
+
 cross_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
@@ -333,6 +341,9 @@ def diag_embed_op(xp, a, *, offset, dim1, dim2):
     cols = xp.arange(n) + max(offset, 0)
     view[..., rows, cols] = a
     return out
+
+
+diag_embed_op.opt_out("onnx", "not mapped yet (composable from ONNX's EyeLike and Mul)")
 
 
 diag_embed_op.defbatch(batching.diag_embed)

@@ -60,6 +60,9 @@ def cholesky_op(xp, a):
         _not_pd_error(xp, a, "linalg.cholesky")
 
 
+cholesky_op.opt_out("onnx", "ONNX has no matrix decompositions")
+
+
 cholesky_op.defbatch(batching.trailing_dims)
 
 
@@ -197,6 +200,9 @@ def qr_op(xp, a, *, mode):
     return q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)
 
 
+qr_op.opt_out("onnx", "ONNX has no matrix decompositions")
+
+
 qr_op.defbatch(batching.trailing_dims)
 
 
@@ -277,6 +283,9 @@ def eigh_op(xp, a, *, UPLO):
         return xp.zeros(a.shape[:-1], _real_np(a.dtype)), xp.zeros(a.shape, a.dtype)
     w, v = xp.linalg.eigh(a, UPLO=UPLO)
     return w.astype(_real_np(a.dtype), copy=False), v.astype(a.dtype, copy=False)
+
+
+eigh_op.opt_out("onnx", "ONNX has no matrix decompositions")
 
 
 eigh_op.defbatch(batching.trailing_dims)
@@ -367,6 +376,9 @@ def eig_op(xp, a):
     # LAPACK normalises each eigenvector to norm 1 with a real largest component; torch does
     # the same, so values agree up to LAPACK's own choices.
     return w.astype(c, copy=False), v.astype(c, copy=False)
+
+
+eig_op.opt_out("onnx", "ONNX has no matrix decompositions")
 
 
 eig_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -465,6 +477,9 @@ def svd_op(xp, a, *, full_matrices):
     u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
     return (u.astype(a.dtype, copy=False), s.astype(_real_np(a.dtype), copy=False),
             vh.astype(a.dtype, copy=False))
+
+
+svd_op.opt_out("onnx", "ONNX has no matrix decompositions")
 
 
 svd_op.defbatch(batching.trailing_dims)
@@ -648,6 +663,9 @@ def geqrf_op(xp, a):
         factor, = scipy.linalg.get_lapack_funcs(("geqrf",), (matrix,))
         packed[index], tau[index], _, _ = factor(matrix)
     return packed.reshape(a.shape), tau.reshape(a.shape[:-2] + (min(m, n),))
+
+
+geqrf_op.opt_out("onnx", "ONNX has no matrix decompositions")
 
 
 geqrf_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")

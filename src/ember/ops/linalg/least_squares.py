@@ -55,6 +55,9 @@ def pinv_op(xp, a, p):
     return p
 
 
+pinv_op.opt_out("onnx", "ONNX has no pseudo-inverse (it needs an SVD)")
+
+
 pinv_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
@@ -230,6 +233,9 @@ def _lstsq_kernel(xp, a, b, *, driver, rcond):
 
 lstsq_op = Op("linalg_lstsq", _lstsq_kernel, meta=_lstsq_meta, multi_output=True,
               differentiable_outputs=(0,), grad_name="LinalgLstsqBackward0", kind="linalg")
+
+
+lstsq_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
 
 
 lstsq_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")

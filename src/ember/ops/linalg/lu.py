@@ -109,6 +109,9 @@ def lu_factor_op(xp, a, *, pivot):
         _first_zero_pivot(xp, lu).reshape(a.shape[:-2])  # pragma: no cover - GPU only
 
 
+lu_factor_op.opt_out("onnx", "ONNX has no matrix decompositions")
+
+
 lu_factor_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
@@ -185,6 +188,9 @@ def _permutation_op(xp, pivots, *, rows):
         perm[:, i] = there
         perm[every, target] = here
     return perm.reshape(pivots.shape[:-1] + (rows,))
+
+
+_permutation_op.opt_out("onnx", "reads LU pivots, which no ONNX operator makes")
 
 
 _permutation_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -452,6 +458,9 @@ def solve_triangular_op(xp, a, b, *, upper, unitriangular):
     return x.reshape(shape)  # pragma: no cover - GPU only
 
 
+solve_triangular_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
+
+
 solve_triangular_op.defbatch(batching.broadcast_matrices)
 
 
@@ -625,6 +634,9 @@ def ldl_factor_op(xp, a, *, hermitian):
     return ld.reshape(a.shape), pivots.reshape(a.shape[:-1]), info.reshape(a.shape[:-2])
 
 
+ldl_factor_op.opt_out("onnx", "ONNX has no matrix decompositions")
+
+
 ldl_factor_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
@@ -695,6 +707,9 @@ def ldl_solve_op(xp, ld, pivots, b, *, hermitian):
         solve, = scipy.linalg.get_lapack_funcs((kind,), (flat_ld[index],))
         x[index], _ = solve(flat_ld[index], flat_pivots[index], flat_b[index], lower=1)
     return x.reshape(batch + (n, k))
+
+
+ldl_solve_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
 
 
 ldl_solve_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")

@@ -209,6 +209,9 @@ def matrix_exp_op(xp, a):
     return _expm_kernel(xp, a)
 
 
+matrix_exp_op.opt_out("onnx", "ONNX has no matrix exponential")
+
+
 matrix_exp_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 

@@ -205,6 +205,9 @@ def det_op(xp, a):
     return xp.asarray(xp.linalg.det(a)).astype(a.dtype, copy=False)
 
 
+det_op.opt_out("onnx", "not mapped yet (ONNX's Det computes it)")
+
+
 det_op.defbatch(batching.trailing_dims)
 
 
@@ -313,6 +316,9 @@ def slogdet_op(xp, a):
     sign, logabs = xp.linalg.slogdet(a)
     return (xp.asarray(sign).astype(a.dtype, copy=False),
             xp.asarray(logabs).astype(_real_np(a.dtype), copy=False))
+
+
+slogdet_op.opt_out("onnx", "ONNX has no log-determinant (Det alone overflows)")
 
 
 slogdet_op.defbatch(batching.trailing_dims)

@@ -87,6 +87,7 @@ def _product_op(name):
     op = Op(name, _matmul_kernel, meta=_matmul_meta, kind="linalg")
     op.defderivative(_matmul_derivative)
     op.defjvp(_matmul_jvp)
+    op.defonnx("MatMul")
     return op
 
 

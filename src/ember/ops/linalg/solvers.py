@@ -48,6 +48,9 @@ def inv_op(xp, a):
     return result.astype(a.dtype, copy=False)
 
 
+inv_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
+
+
 inv_op.defbatch(batching.trailing_dims)
 
 
@@ -84,6 +87,9 @@ def _inv_h_kernel(xp, a):
 
 inv_h_op = Op("linalg_inv_h", _inv_h_kernel, meta=lambda a: (a.shape, a.dtype),
               save_inputs=False, save_output=True, grad_name="LinalgInvExBackward0", kind="linalg")
+
+
+inv_h_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
 
 
 inv_h_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -200,6 +206,9 @@ def solve_op(xp, a, b):
     except np.linalg.LinAlgError:
         raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
                           "singular.") from None
+
+
+solve_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
 
 
 solve_op.defbatch(batching.broadcast_matrices)
