@@ -161,7 +161,7 @@ from . import _C  # noqa: E402, F401  (torch._C's switches that programs flip)
 from .version import __version__  # noqa: E402
 
 _allocator.tune_malloc()
-amp.autocast_mode.install()  # autocast wraps the composite functions of torch's op lists
+amp.autocast_mode.install()  # the dispatcher's autocast hooks read the policies ops declare
 _method_docs.document_methods(Tensor, _sys.modules[__name__])
 
 # Torch computes 1/0, log(0) and overflow silently (inf/nan): so do ember's kernels. The filter

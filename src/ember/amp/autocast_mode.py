@@ -1,4 +1,4 @@
-"""Automatic mixed precision: :class:`autocast` and the op lists it follows.
+"""Automatic mixed precision: :class:`autocast` and the policies it follows.
 
 Inside ``ember.autocast(device_type)``, operators on tensors of that device type run in the
 precision torch's autocast op reference gives them:
@@ -11,12 +11,15 @@ precision torch's autocast op reference gives them:
   ...) cast them to float32;
 * every other op runs as usual, in the widest type of its inputs (type promotion).
 
-Two mechanisms serve the lists. Primitive operators (one :class:`~ember.ops._registry.Op`)
-are cast in the dispatcher: ``run_op`` tests one flag and, while an autocast region is
-active, hands its inputs to :func:`_cast_op_inputs`. Composite public functions (``linear``
-is a product plus a bias, the losses are several ops) are wrapped once at import
-(:func:`install`): the wrapper casts the arguments as torch does for the whole function and
-runs it with the dispatcher cast off, so that its inner ops are not cast again.
+Each policy is declared where its op or function is defined, by device type where torch's
+CPU and CUDA lists differ (torch's lists are the facts). A primitive operator (one
+:class:`~ember.ops._registry.Op`) declares ``Op(..., autocast={"cuda": "fp32"})`` and is cast
+in the dispatcher: ``run_op`` tests one flag and, while an autocast region is active, hands
+its inputs to :func:`_cast_op_inputs`. A composite public function (``linear`` is a product
+plus a bias, the losses are several ops) is decorated with ``@autocast_policy(...)``
+(``ops/_registry.py``): inside a region the wrapper casts the arguments as torch does for the
+whole function and runs it with the dispatcher cast off, so that its inner ops are not cast
+again.
 
 The casts are ordinary differentiable ops, so gradients flow back to the parameters in
 their own dtype. Leaf tensors that require grad (parameters) are cast once per outermost
@@ -28,7 +31,6 @@ Deviation: the autocast state is process-wide, not per thread as in torch.
 from __future__ import annotations
 
 import functools
-import sys
 import warnings
 
 import numpy as np
@@ -40,86 +42,16 @@ from ..ops._registry import autocast_state as _hook
 __all__ = ["autocast", "autocast_decorator", "custom_fwd", "custom_bwd",
            "is_autocast_available"]
 
-_LOWER, _FP32 = "lower", "fp32"
-
 
 class _DeviceState:
-    __slots__ = ("enabled", "dtype", "ops")
+    __slots__ = ("enabled", "dtype")
 
-    def __init__(self, dtype, ops):
+    def __init__(self, dtype):
         self.enabled = False
         self.dtype = dtype
-        self.ops = ops  # op name -> policy, for the dispatcher
 
 
-# ---------------------------------------------------------------- torch's op lists
-
-# Primitive ops (by Op name) cast in the dispatcher.
-_CPU_OPS = {
-    **dict.fromkeys(("mm", "bmm", "matmul", "einsum"), _LOWER),
-    **dict.fromkeys(("prod", "quantile", "linalg_inv", "linalg_inv_h", "linalg_cholesky",
-                     "linalg_qr", "linalg_svd", "linalg_eig", "linalg_eigh", "linalg_lstsq",
-                     "linalg_solve"), _FP32),
-}
-_CUDA_OPS = {
-    **dict.fromkeys(("mm", "bmm", "matmul", "einsum", "mv", "_recurrent_mm"), _LOWER),
-    **dict.fromkeys(("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2",
-                     "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow", "softplus",
-                     "logsumexp", "norm", "nuclear_norm", "prod", "softmax", "log_softmax",
-                     "cumprod", "cumsum", "sum"), _FP32),
-}
-
-# Composite public functions wrapped at import: dotted path -> {device type: policy}.
-_BOTH_LOWER = {"cpu": _LOWER, "cuda": _LOWER}
-_BOTH_FP32 = {"cpu": _FP32, "cuda": _FP32}
-_CUDA_LOWER = {"cuda": _LOWER}
-_CPU_FP32 = {"cpu": _FP32}
-_CUDA_FP32 = {"cuda": _FP32}
-
-_FUNCTIONS = {
-    **dict.fromkeys((
-        "ember.ops.linalg.matmul", "ember.ops.linalg.addmm", "ember.ops.linalg.baddbmm",
-        "ember.ops.linalg.addbmm", "ember.nn.functional.linear", "ember.nn.functional.conv1d",
-        "ember.nn.functional.conv2d", "ember.nn.functional.conv3d",
-        "ember.nn.functional.conv_transpose1d", "ember.nn.functional.conv_transpose2d",
-        "ember.nn.functional.conv_transpose3d", "ember.nn.functional.prelu",
-        "ember.nn.functional.scaled_dot_product_attention", "ember.linalg.vecdot",
-        "ember.linalg.multi_dot"), _BOTH_LOWER),
-    **dict.fromkeys(("ember.ops.linalg.addmv", "ember.ops.linalg.addr",
-                     "ember.ops.linalg.chain_matmul"), _CUDA_LOWER),
-    **dict.fromkeys((
-        "ember.nn.functional.mse_loss", "ember.nn.functional.cross_entropy",
-        "ember.nn.functional.nll_loss", "ember.nn.functional.l1_loss",
-        "ember.nn.functional.smooth_l1_loss", "ember.nn.functional.huber_loss",
-        "ember.nn.functional.kl_div", "ember.nn.functional.binary_cross_entropy_with_logits",
-        "ember.nn.functional.margin_ranking_loss", "ember.nn.functional.soft_margin_loss",
-        "ember.nn.functional.triplet_margin_loss", "ember.nn.functional.multi_margin_loss",
-        "ember.nn.functional.multilabel_margin_loss",
-        "ember.nn.functional.hinge_embedding_loss", "ember.nn.functional.poisson_nll_loss",
-        "ember.nn.functional.cosine_embedding_loss", "ember.nn.functional.ctc_loss",
-        "ember.nn.functional.grid_sample", "ember.cdist"), _BOTH_FP32),
-    **dict.fromkeys((
-        "ember.nn.functional.binary_cross_entropy", "ember.nn.functional.avg_pool3d",
-        "ember.nn.functional.max_pool3d", "ember.nn.functional.adaptive_avg_pool3d",
-        "ember.nn.functional.adaptive_max_pool3d", "ember.trace", "ember.inverse",
-        "ember.pinverse", "ember.cholesky", "ember.cholesky_inverse", "ember.cholesky_solve",
-        "ember.polar", "ember.nanquantile", "ember.linalg.cholesky", "ember.linalg.cholesky_ex",
-        "ember.linalg.eig", "ember.linalg.eigh", "ember.linalg.eigvals", "ember.linalg.eigvalsh",
-        "ember.linalg.inv", "ember.linalg.inv_ex", "ember.linalg.lstsq",
-        "ember.linalg.matrix_rank", "ember.linalg.qr", "ember.linalg.solve",
-        "ember.linalg.svd", "ember.linalg.svdvals", "ember.linalg.householder_product"),
-        _CPU_FP32),
-    **dict.fromkeys((
-        "ember.nn.functional.layer_norm", "ember.nn.functional.group_norm",
-        "ember.nn.functional.cosine_similarity", "ember.nn.functional.pdist",
-        "ember.nn.functional.interpolate", "ember.linalg.vector_norm",
-        "ember.linalg.matrix_norm"), _CUDA_FP32),
-}
-
-_STATES = {
-    "cpu": _DeviceState(dt.bfloat16, _CPU_OPS),
-    "cuda": _DeviceState(dt.float16, _CUDA_OPS),
-}
+_STATES = {"cpu": _DeviceState(dt.bfloat16), "cuda": _DeviceState(dt.float16)}
 _SUPPORTED = {"cpu": (dt.bfloat16, dt.float16), "cuda": (dt.float16, dt.bfloat16)}
 _KNOWN_DEVICES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
                   "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
@@ -161,16 +93,28 @@ def _cast_value(value, device_type, target):
     return value
 
 
+def _target_dtype(policy, state):
+    """The dtype a policy casts floating inputs to (None: the inputs' own types)."""
+    if policy == "lower":
+        return state.dtype
+    if policy == "fp32":
+        return dt.float32
+    return None  # "promote": ember's ops promote their inputs anyway
+
+
 def _cast_op_inputs(op, inputs):
-    """The dispatcher's hook (``run_op``): ``inputs`` cast by ``op``'s policy, if it has one
-    on the inputs' device type while that device's autocast is on."""
-    state = _STATES.get(inputs[0]._device.type)
+    """The dispatcher's hook (``run_op``): ``inputs`` cast by ``op.autocast``, if it has a
+    policy on the inputs' device type while that device's autocast is on."""
+    policies = op.autocast
+    if policies is None:
+        return inputs
+    device_type = inputs[0]._device.type
+    state = _STATES.get(device_type)
     if state is None or not state.enabled:
         return inputs
-    policy = state.ops.get(op.name)
-    if policy is None:
+    target = _target_dtype(policies.get(device_type), state)
+    if target is None:
         return inputs
-    target = state.dtype if policy is _LOWER else dt.float32
     return tuple(_cast_tensor(t, target) for t in inputs)
 
 
@@ -188,74 +132,42 @@ def _first_device_type(args, kwargs):
     return None
 
 
-def _wrap(fn, policies):
-    @functools.wraps(fn)
-    def autocast_wrapper(*args, **kwargs):
-        if not _hook.on:
-            return fn(*args, **kwargs)
-        device_type = _first_device_type(args, kwargs)
-        state = _STATES.get(device_type)
-        policy = policies.get(device_type)
-        if policy is None or not state.enabled:
-            return fn(*args, **kwargs)
-        target = state.dtype if policy is _LOWER else dt.float32
+# torch bans one function from autocast regions (its CUDA "banned" list)
+_BANNED = ("torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to "
+           "autocast.\nMany models use a sigmoid layer right before the binary cross entropy "
+           "layer.\nIn this case, combine the two layers using "
+           "torch.nn.functional.binary_cross_entropy_with_logits\nor torch.nn.BCEWithLogitsLoss."
+           "  binary_cross_entropy_with_logits and BCEWithLogits are\nsafe to autocast.")
+
+
+def _call_with_policy(fn, policies, args, kwargs):
+    """Run the composite function ``fn`` (declared with ``@autocast_policy``, see
+    ``ops/_registry.py``) inside an autocast region: its floating arguments cast by its
+    policy on their device type, its own ops not cast again."""
+    device_type = _first_device_type(args, kwargs)
+    state = _STATES.get(device_type)
+    policy = policies.get(device_type)
+    if policy is None or not state.enabled:
+        return fn(*args, **kwargs)
+    if policy == "banned":
+        raise RuntimeError(_BANNED)
+    target = _target_dtype(policy, state)
+    if target is not None:
         args = tuple(_cast_value(a, device_type, target) for a in args)
         kwargs = {k: _cast_value(v, device_type, target) for k, v in kwargs.items()}
-        _hook.on = False  # the function's own ops are not cast again
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _refresh()
-    autocast_wrapper.__wrapped_by_autocast__ = fn
-    return autocast_wrapper
-
-
-def _resolve(path):
-    module, _, name = path.rpartition(".")
-    return getattr(sys.modules[module], name, None)
-
-
-def _bce_banned(fn):
-    """torch refuses ``binary_cross_entropy`` in a CUDA autocast region."""
-    @functools.wraps(fn)
-    def bce(*args, **kwargs):
-        if _STATES["cuda"].enabled and _first_device_type(args, kwargs) == "cuda":
-            raise RuntimeError(
-                "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to "
-                "autocast.\nMany models use a sigmoid layer right before the binary cross "
-                "entropy layer.\nIn this case, combine the two layers using "
-                "torch.nn.functional.binary_cross_entropy_with_logits\nor torch.nn.BCEWithLogits"
-                "Loss.  binary_cross_entropy_with_logits and BCEWithLogits are\nsafe to "
-                "autocast.")
+    _hook.on = False  # the function's own ops are not cast again
+    try:
         return fn(*args, **kwargs)
-    return bce
+    finally:
+        _refresh()
 
 
 def install():
-    """Wrap the composite functions of the lists, everywhere ember refers to them (module
-    globals of every loaded ``ember`` module and Tensor's methods). Called once at import."""
-    replacements = {}
-    for path, policies in _FUNCTIONS.items():
-        fn = _resolve(path)
-        if fn is None or hasattr(fn, "__wrapped_by_autocast__"):
-            continue
-        wrapped = _wrap(fn, policies)
-        if path.endswith(".binary_cross_entropy"):
-            wrapped = _bce_banned(wrapped)
-            wrapped.__wrapped_by_autocast__ = fn
-        replacements[id(fn)] = (fn, wrapped)
-    namespaces = [vars(m) for name, m in list(sys.modules.items())
-                  if (name == "ember" or name.startswith("ember.")) and m is not None]
-    for namespace in namespaces:
-        for name, value in list(namespace.items()):
-            hit = replacements.get(id(value))
-            if hit is not None and hit[0] is value:
-                namespace[name] = hit[1]
-    for name, value in list(vars(Tensor).items()):
-        hit = replacements.get(id(value))
-        if hit is not None and hit[0] is value:
-            setattr(Tensor, name, hit[1])
+    """Connect the dispatcher's autocast hooks (``ops/_registry.py``) to this module: the
+    policies themselves are declared next to each op (``Op(..., autocast=...)``) and
+    composite function (``@autocast_policy``). Called once at import."""
     _hook.cast = _cast_op_inputs
+    _hook.call = _call_with_policy
 
 
 # ---------------------------------------------------------------- the public API

@@ -16,6 +16,7 @@ An operator is defined once, with everything the system needs from it:
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 
 import numpy as np
@@ -70,15 +71,15 @@ AUTOCAST_POLICIES = ("lower", "fp32", "promote", "banned")
 AUTOCAST_DEVICES = ("cpu", "cuda")
 
 
-def autocast_policy(spec, where="op"):
+def autocast_rule(spec, where="op"):
     """The per-device autocast policy ``{device type: policy}`` declared by ``spec``: None
     (no policy), one policy for both device types, or a dict by device type.
 
     Example::
 
-        >>> autocast_policy("lower")
+        >>> autocast_rule("lower")
         {'cpu': 'lower', 'cuda': 'lower'}
-        >>> autocast_policy({"cuda": "fp32"})
+        >>> autocast_rule({"cuda": "fp32"})
         {'cuda': 'fp32'}
     """
     if spec is None:
@@ -117,7 +118,7 @@ class Op:
         # how it runs as a step of a fused element-wise chain (``ops/_fusion.py``)
         self.fuse = fusion_rule(fuse, kind, name)
         # its precision inside ember.autocast, by device type (``amp/autocast_mode.py``)
-        self.autocast = autocast_policy(autocast, f"op {name}")
+        self.autocast = autocast_rule(autocast, f"op {name}")
         self.name = name
         self.kernel = kernel
         self.meta = meta
@@ -283,15 +284,45 @@ _NO_GRAD_VIEW, _MULTI_OUTPUT_VIEW = 1, 2
 
 class _AutocastHook:
     """ember.autocast's switch (``ember/amp``): while ``on``, ``cast(op, inputs)`` casts an
-    op's inputs by torch's autocast op lists before it runs."""
+    op's inputs by the op's ``autocast`` policy before it runs, and ``call(fn, policies,
+    args, kwargs)`` runs a function declared with :func:`autocast_policy`."""
 
-    __slots__ = ("on", "cast")
+    __slots__ = ("on", "cast", "call")
 
     def __init__(self):
-        self.on, self.cast = False, None
+        self.on, self.cast, self.call = False, None, None
 
 
 autocast_state = _AutocastHook()
+
+
+def autocast_policy(policy=None, *, cpu=None, cuda=None):
+    """Decorator declaring the autocast policy of a composite function (one made of several
+    ops, such as ``linear`` or a loss): inside ``ember.autocast`` its floating arguments are
+    cast as the policy says and its own ops are not cast again. ``policy`` applies to both
+    device types, ``cpu``/``cuda`` to one (see :func:`autocast_rule`). Outside autocast the
+    wrapper costs one flag test.
+
+    Example::
+
+        @autocast_policy(cpu="fp32", cuda="fp32")
+        def mse_loss(input, target, ...):
+            ...
+    """
+    spec = policy if policy is not None else {
+        device_type: p for device_type, p in (("cpu", cpu), ("cuda", cuda)) if p is not None}
+
+    def decorate(fn):
+        policies = autocast_rule(spec, fn.__qualname__)
+
+        @functools.wraps(fn)
+        def autocast_wrapper(*args, **kwargs):
+            if not autocast_state.on:
+                return fn(*args, **kwargs)
+            return autocast_state.call(fn, policies, args, kwargs)
+        autocast_wrapper.autocast = policies
+        return autocast_wrapper
+    return decorate
 
 
 def dispatch(op, inputs, params):

@@ -25,6 +25,7 @@ from ..autograd import grad_mode
 from ._operands import broadcast_shapes, varargs_or_keyword
 from ._registry import (
     assign_inplace,
+    autocast_policy,
     check_inplace_target,
     copyto,
     defop,
@@ -852,6 +853,7 @@ def complex(real, imag, *, out=None):
     return write_out(complex_op(real, imag), out, "complex")
 
 
+@autocast_policy(cpu="fp32")
 def polar(abs, angle, *, out=None):
     """The complex tensor with magnitude ``abs`` and phase ``angle``: ``abs * e^(i angle)``.
 

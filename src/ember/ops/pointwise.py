@@ -707,7 +707,8 @@ def view_as_complex(input):
 # ---------------------------------------------------------------- pow, float_power
 
 
-@defop("pow", meta=_same_shape_meta, grad_name="PowBackward1", kind="pointwise-binary")
+@defop("pow", meta=_same_shape_meta, grad_name="PowBackward1", kind="pointwise-binary",
+       autocast={"cuda": "fp32"})
 def pow_op(xp, a, b):
     if a.dtype.kind == "i":
         negative = b < 0
@@ -1074,7 +1075,7 @@ def _unary_meta(out_dtype):
 
 
 def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low=True,
-             grad_name=None, jvp=None, holomorphic=False, fast=None, fuse=None):
+             grad_name=None, jvp=None, holomorphic=False, fast=None, fuse=None, autocast=None):
     """The :class:`Op` of a unary pointwise function.
 
     ``kernel(xp, a, **params)`` computes it (in float32 for float16/bfloat16 when ``low``);
@@ -1084,7 +1085,8 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
     derivative (element-wise), which is exact for complex inputs too when ``holomorphic``.
     ``fast(x, y, grad, out)`` (optional) writes the same first-order derivative into ``out``
     with NumPy ufuncs (float32/float64 arrays of one shape): the backward uses it when
-    :func:`_plain_backward` allows. ``fuse`` is the op's fusion rule (``ops/_fusion.py``).
+    :func:`_plain_backward` allows. ``fuse`` is the op's fusion rule (``ops/_fusion.py``),
+    ``autocast`` its autocast policy (:class:`Op`).
     """
     run = _low_precision(kernel) if low else kernel
     if out_dtype is None:
@@ -1095,7 +1097,7 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
             return result if result.dtype == a.dtype else result.astype(a.dtype)
     op = Op(name, run, meta=_unary_meta(out_dtype), save_inputs=save in ("input", "both"),
             save_output=save in ("output", "both"), grad_name=grad_name, kind="pointwise-unary",
-            holomorphic=holomorphic, fuse=fuse)
+            holomorphic=holomorphic, fuse=fuse, autocast=autocast)
     if out_dtype == "bool":
         op.opt_out("derivative", "a boolean result has no gradient")
     if jvp is not None:
@@ -1132,14 +1134,14 @@ def unary_operand(input, name, promote, deny, errors=None, cpu_name=None):
 
 def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=None,
           cpu_name=None, save="input", out_dtype=None, low=True, doc, example, globs=None,
-          methods=True, jvp=None, holomorphic=False, fast=None, fuse=None):
+          methods=True, jvp=None, holomorphic=False, fast=None, fuse=None, autocast=None):
     """Declare a unary pointwise op and its public function, method and in-place method.
 
     ``promote="float"`` turns integer and bool inputs into the default float dtype; ``deny``
     lists the dtype groups the op refuses (see the module docstring).
     """
     op = unary_op(name, kernel, derivative, save=save, out_dtype=out_dtype, low=low, jvp=jvp,
-                  holomorphic=holomorphic, fast=fast, fuse=fuse)
+                  holomorphic=holomorphic, fast=fast, fuse=fuse, autocast=autocast)
     if derivative is None and "f" in deny:
         op.opt_out("derivative", "integer and bool inputs only: no gradient")
     unchecked = () if "f" in deny else (_F32, _F64)  # dtypes unary_operand lets through as is
@@ -1316,7 +1318,7 @@ unary("exp", lambda xp, a: xp.exp(a), lambda x, y, g: g * y.conj(), save="output
       fast=_exp_backward,
       doc="``e ** input``, elementwise.",
       example="ember.exp(ember.tensor([0., 1.]))\n        tensor([1.0000, 2.7183])",
-      jvp=lambda x, y, t: t * y)
+      jvp=lambda x, y, t: t * y, autocast={"cuda": "fp32"})
 unary("exp2", lambda xp, a: xp.exp2(a) if a.dtype.kind != "c" else xp.exp(a * _LN2),
       lambda x, y, g: g * (y * _LN2).conj(), save="output", fuse="exp2",
       doc="``2 ** input``, elementwise.",
@@ -1326,27 +1328,27 @@ unary("expm1", lambda xp, a: xp.expm1(a), lambda x, y, g: g * (y + 1).conj(), sa
       fuse="expm1",
       doc="``exp(input) - 1``, accurate near zero.",
       example="ember.expm1(ember.tensor([0., 1.]))\n        tensor([0.0000, 1.7183])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 unary("log", lambda xp, a: xp.log(a), lambda x, y, g: g / x.conj(), fast=_log_backward,
       fuse=Fusion("log", grad=_log_step_grad),
       doc="The natural logarithm, elementwise.",
       example="ember.log(ember.tensor([1., 2.]))\n        tensor([0.0000, 0.6931])",
-      jvp=lambda x, y, t: t / x)
+      jvp=lambda x, y, t: t / x, autocast={"cuda": "fp32"})
 unary("log2", lambda xp, a: xp.log2(a), lambda x, y, g: g / (x * _LN2).conj(),
       fuse="log2",
       doc="The base-2 logarithm, elementwise.",
       example="ember.log2(ember.tensor([1., 8.]))\n        tensor([0., 3.])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 unary("log10", lambda xp, a: xp.log10(a), lambda x, y, g: g / (x * _LN10).conj(),
       fuse="log10",
       doc="The base-10 logarithm, elementwise.",
       example="ember.log10(ember.tensor([1., 100.]))\n        tensor([0., 2.])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 unary("log1p", lambda xp, a: xp.log1p(a), lambda x, y, g: g / (x + 1).conj(),
       fuse="log1p",
       doc="``log(1 + input)``, accurate near zero.",
       example="ember.log1p(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 unary("sqrt", lambda xp, a: xp.sqrt(a), lambda x, y, g: g / (2 * y.conj()), save="output",
       fuse=Fusion("sqrt", grad=_sqrt_step_grad),
       doc="The square root, elementwise.",
@@ -1363,7 +1365,7 @@ unary("rsqrt", _rsqrt_kernel, lambda x, y, g: g * (-0.5 * y ** 3).conj(), save="
       fuse=Fusion(_rsqrt_step, grad=_rsqrt_step_grad),
       doc="``1 / sqrt(input)``, elementwise.",
       example="ember.rsqrt(ember.tensor([4.]))\n        tensor([0.5000])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 unary("sin", lambda xp, a: xp.sin(a), lambda x, y, g: g * x.cos().conj(), fast=_sin_backward,
       fuse=Fusion("sin", grad=_sin_step_grad),
       doc="The sine, elementwise.",
@@ -1378,17 +1380,17 @@ unary("tan", lambda xp, a: xp.tan(a), lambda x, y, g: g * (1 + y * y).conj(), sa
       fuse="tan",
       doc="The tangent, elementwise.",
       example="ember.tan(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 unary("asin", lambda xp, a: xp.arcsin(a), lambda x, y, g: g * (1 - x * x).rsqrt().conj(),
       fuse="arcsin",
       doc="The inverse sine, elementwise.",
       example="ember.asin(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 unary("acos", lambda xp, a: xp.arccos(a), lambda x, y, g: -g * (1 - x * x).rsqrt().conj(),
       fuse="arccos",
       doc="The inverse cosine, elementwise.",
       example="ember.acos(ember.tensor([1.]))\n        tensor([0.])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 unary("atan", lambda xp, a: xp.arctan(a), lambda x, y, g: g / (x * x + 1).conj(),
       fuse="arctan",
       doc="The inverse tangent, elementwise.",
@@ -1398,12 +1400,12 @@ unary("sinh", lambda xp, a: xp.sinh(a), lambda x, y, g: g * x.cosh().conj(),
       fuse="sinh",
       doc="The hyperbolic sine, elementwise.",
       example="ember.sinh(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 unary("cosh", lambda xp, a: xp.cosh(a), lambda x, y, g: g * x.sinh().conj(),
       fuse="cosh",
       doc="The hyperbolic cosine, elementwise.",
       example="ember.cosh(ember.tensor([0.]))\n        tensor([1.])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 unary("tanh", lambda xp, a: xp.tanh(a), lambda x, y, g: g * (1 - y * y).conj(), save="output",
       fuse=Fusion("tanh", grad=_tanh_step_grad),
       fast=_tanh_backward,
@@ -1458,7 +1460,7 @@ unary("erfc", lambda xp, a: _special(xp).erfc(a),
 unary("erfinv", lambda xp, a: _special(xp).erfinv(a),
       lambda x, y, g: g * (math.sqrt(math.pi) / 2) * (y * y).exp(), save="output",
       deny="c", cpu_name="erfinv_vml_cpu", doc="The inverse error function, elementwise.",
-      example="ember.erfinv(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.erfinv(ember.tensor([0.]))\n        tensor([0.])", autocast={"cuda": "fp32"})
 def _lgamma_kernel(xp, a):
     result = _special(xp).gammaln(a)
     return xp.where(a == -np.inf, a.dtype.type(np.inf), result)
@@ -1668,7 +1670,7 @@ unary("reciprocal", lambda xp, a: xp.reciprocal(a), lambda x, y, g: -g * (y * y)
       fuse=Fusion("reciprocal", grad=_reciprocal_step_grad),
       save="output", doc="``1 / input``, elementwise.",
       example="ember.reciprocal(ember.tensor([2., 4.]))\n        tensor([0.5000, 0.2500])",
-      holomorphic=True)
+      holomorphic=True, autocast={"cuda": "fp32"})
 
 
 def square(input, *, out=None):
@@ -1889,7 +1891,8 @@ def logit(input, eps=None, *, out=None):
 
 def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=None,
            cpu_name=None, out_dtype=None, low=True, scalar_input=False, scalar_other=True,
-           other_name="other", doc, example, inplace_method=True, save="input", fuse=None):
+           other_name="other", doc, example, inplace_method=True, save="input", fuse=None,
+           autocast=None):
     """Declare a binary pointwise op, its public function ``name(input, other, *, out=None)``,
     its method and in-place method.
 
@@ -1897,12 +1900,13 @@ def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=Non
     does not differentiate); ``save`` says what it reads: the inputs (``ctx.inputs``), the
     output (``ctx.output``) or ``"both"``. ``promote="float"`` turns integer results into the
     default float dtype; ``scalar_input``/``scalar_other`` say where torch accepts a Python
-    number. ``fuse`` is the op's fusion rule (``ops/_fusion.py``).
+    number. ``fuse`` is the op's fusion rule (``ops/_fusion.py``), ``autocast`` its autocast
+    policy (:class:`Op`).
     """
     op = Op(name, _low_precision(kernel) if low else kernel,
             meta=_bool_meta if out_dtype == "bool" else _same_shape_meta,
             save_inputs=save in ("input", "both"), save_output=save in ("output", "both"),
-            kind="pointwise-binary", fuse=fuse)
+            kind="pointwise-binary", fuse=fuse, autocast=autocast)
     if derivative == "none":
         op.defderivative(_not_differentiable(name))
     elif derivative is not None:

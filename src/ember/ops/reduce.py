@@ -24,7 +24,7 @@ from .._device import META
 from .._tensor import Tensor
 from ..autograd.forward_ad import linear_jvp, reduction_jvp, select_jvp
 from ._operands import varargs_or_keyword, wrap_dim, wrap_dims
-from ._registry import Op, defop, inplace, write_out
+from ._registry import Op, autocast_policy, defop, inplace, write_out
 from ._util import accumulate, host_values
 
 __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "std", "var", "std_mean", "var_mean",
@@ -201,7 +201,7 @@ def _sum_dtype(input, dtype):
     return None
 
 
-@defop("sum", meta=_reduce_meta(), save_inputs=False, kind="reduction")
+@defop("sum", meta=_reduce_meta(), save_inputs=False, kind="reduction", autocast={"cuda": "fp32"})
 def sum_op(xp, a, *, dims, keepdim, dtype=None):
     if dtype is None and a.dtype in _LOW_PRECISION:
         return xp.sum(a, axis=dims, keepdims=keepdim, dtype=np.float32).astype(a.dtype)
@@ -287,7 +287,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
                                dtype=_sum_dtype(input, dtype)), out, "nansum")
 
 
-@defop("prod", meta=_reduce_meta(), save_output=True, kind="reduction")
+@defop("prod", meta=_reduce_meta(), save_output=True, kind="reduction", autocast="fp32")
 def prod_op(xp, a, *, dims, keepdim, dtype=None):
     if dtype is None and a.dtype in _LOW_PRECISION:
         return xp.prod(a, axis=dims, keepdims=keepdim, dtype=np.float32).astype(a.dtype)
@@ -879,7 +879,8 @@ def count_nonzero(input, dim=None):
 # ---------------------------------------------------------------- logsumexp, norm
 
 
-@defop("logsumexp", meta=_reduce_meta(), save_output=True, kind="reduction")
+@defop("logsumexp", meta=_reduce_meta(), save_output=True, kind="reduction",
+       autocast={"cuda": "fp32"})
 def logsumexp_op(xp, a, *, dims, keepdim):
     compute = _compute_dtype(a)
     x = a.astype(compute) if compute is not None else a
@@ -934,7 +935,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 
 
 @defop("norm", meta=_real_meta, save_output=True, grad_name="LinalgVectorNormBackward0",
-       kind="reduction")
+       kind="reduction", autocast={"cuda": "fp32"})
 def norm_op(xp, a, *, p, dims, keepdim):
     compute = _compute_dtype(a)
     x = xp.abs(a.astype(compute) if compute is not None else a)
@@ -984,7 +985,7 @@ norm_op.defjvp(reduction_jvp(norm_op))
 
 @defop("nuclear_norm", meta=lambda a, *, dims, keepdim: (
     reduced_shape(a.shape, dims, keepdim), dt.from_numpy_dtype(a.dtype).to_real()),
-    grad_name="LinalgMatrixNormBackward0", kind="linalg")
+    grad_name="LinalgMatrixNormBackward0", kind="linalg", autocast={"cuda": "fp32"})
 def nuclear_norm_op(xp, a, *, dims, keepdim):
     moved = xp.moveaxis(a, dims, (-2, -1))
     result = xp.linalg.svd(moved, compute_uv=False).sum(-1)
@@ -1078,7 +1079,7 @@ def _cumsum_kernel(xp, a, dim, reverse, dtype):
 
 
 @defop("cumsum", meta=lambda a, *, dim, dtype=None, reverse=False: (a.shape, dtype or a.dtype),
-       save_inputs=False, kind="scan")
+       save_inputs=False, kind="scan", autocast={"cuda": "fp32"})
 def cumsum_op(xp, a, *, dim, dtype=None, reverse=False):
     return _cumsum_kernel(xp, a, dim, reverse, dtype)
 
@@ -1107,7 +1108,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
 
 
 @defop("cumprod", meta=lambda a, *, dim, dtype=None: (a.shape, dtype or a.dtype),
-       save_output=True, kind="scan")
+       save_output=True, kind="scan", autocast={"cuda": "fp32"})
 def cumprod_op(xp, a, *, dim, dtype=None):
     target = dtype.np if dtype else a.dtype
     if a.ndim == 0:
@@ -1861,7 +1862,7 @@ def _quantile_meta(a, q, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
     return (shape if scalar_q else (q.shape[0],) + shape), a.dtype
 
 
-@defop("quantile", meta=_quantile_meta, kind="reduction")
+@defop("quantile", meta=_quantile_meta, kind="reduction", autocast={"cpu": "fp32"})
 def quantile_op(xp, a, q, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
     low_idx, high_idx, weight, count = _quantile_plan(xp, a, q, dim, ignore_nan, interpolation)
     values = xp.broadcast_to(a, (low_idx.shape[0],) + a.shape)
@@ -1983,6 +1984,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     return _quantile("quantile", input, q, dim, keepdim, interpolation, out)
 
 
+@autocast_policy(cpu="fp32")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """:func:`quantile` ignoring NaN values.
 

@@ -20,7 +20,7 @@ from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.forward_ad import symmetric_jvp
 from ...ops._operands import wrap_dim
-from ...ops._registry import Op, _short_name, defop
+from ...ops._registry import Op, _short_name, autocast_policy, defop
 from ...ops._registry import inplace as _inplace
 from ...ops.pointwise import (
     _RELU_FUSION,
@@ -305,6 +305,7 @@ def leaky_relu_(input, negative_slope=0.01):
     return _inplace(_leaky_relu, input, negative_slope)
 
 
+@autocast_policy("lower")
 def prelu(input, weight):
     """``input`` where positive, else ``weight * input``; ``weight`` has one value or one per
     channel (dim 1).
@@ -757,7 +758,8 @@ def _softplus_derivative(x, y, g, *, beta, threshold):
     return where(z > threshold, g, g * z.sigmoid())
 
 
-_softplus_op = _op("softplus", _softplus_kernel, _softplus_derivative)
+_softplus_op = _op("softplus", _softplus_kernel, _softplus_derivative,
+                   autocast={"cuda": "fp32"})
 
 
 @_softplus_op.defonnx
@@ -1056,9 +1058,9 @@ def _log_softmax_kernel(xp, a, *, dim):
 
 
 softmax_op = Op("softmax", _softmax_kernel, meta=_softmax_meta, save_inputs=False,
-                save_output=True, kind="nn")
+                save_output=True, kind="nn", autocast={"cuda": "fp32"})
 log_softmax_op = Op("log_softmax", _log_softmax_kernel, meta=_softmax_meta, save_inputs=False,
-                    save_output=True, kind="nn")
+                    save_output=True, kind="nn", autocast={"cuda": "fp32"})
 softmax_op.defonnx(lambda ctx, x, dim: ctx.op("Softmax", x, axis=ctx.axis(dim)))
 log_softmax_op.defonnx(lambda ctx, x, dim: ctx.op("LogSoftmax", x, axis=ctx.axis(dim)))
 

@@ -20,7 +20,7 @@ from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from ...ops._precision import in_float32, is_half
-from ...ops._registry import Op, _short_name
+from ...ops._registry import Op, _short_name, autocast_policy
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import cat, pad
 from ..attention import _backends as _sdpa_backends
@@ -139,6 +139,7 @@ def _sdpa_checks(query, key, value, attn_mask, dropout_p, is_causal):
         raise RuntimeError(f"expected scalar type Float but found {_short_name(qd)}")
 
 
+@autocast_policy("lower")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """``softmax(query @ key^T * scale + mask) @ value`` over the last two dims.

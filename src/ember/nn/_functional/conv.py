@@ -34,7 +34,7 @@ from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...func import _batching_rules as _batching
 from ...ops._precision import is_half
-from ...ops._registry import defop
+from ...ops._registry import autocast_policy, defop
 from ...ops._util import as_strided
 from . import _onednn
 
@@ -819,6 +819,7 @@ def _transposed_in_half(input, weight, shape, stride, padding, dilation, groups)
 # ================================================================ public functions
 
 
+@autocast_policy("lower")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution (cross-correlation) of ``input`` (N, C_in, L) or (C_in, L) with
     ``weight`` (C_out, C_in / groups, kL).
@@ -834,6 +835,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@autocast_policy("lower")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) of ``input`` (N, C_in, H, W) or (C_in, H, W) with
     ``weight`` (C_out, C_in / groups, kH, kW).
@@ -849,6 +851,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@autocast_policy("lower")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution (cross-correlation) of ``input`` (N, C_in, D, H, W) or (C_in, D, H, W)
     with ``weight`` (C_out, C_in / groups, kD, kH, kW).
@@ -861,6 +864,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
+@autocast_policy("lower")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """1-D transposed convolution ("deconvolution") of ``input`` (N, C_in, L) with ``weight``
@@ -877,6 +881,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation, 1, "conv_transpose1d")
 
 
+@autocast_policy("lower")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """2-D transposed convolution of ``input`` (N, C_in, H, W) with ``weight``
@@ -891,6 +896,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation, 2, "conv_transpose2d")
 
 
+@autocast_policy("lower")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """3-D transposed convolution of ``input`` (N, C_in, D, H, W) with ``weight``

@@ -11,7 +11,7 @@ from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...ops._operands import broadcast_shapes, wrap_dim
-from ...ops._registry import _short_name, write_out
+from ...ops._registry import _short_name, autocast_policy, write_out
 from ...ops.creation import triu_indices
 from ...ops.linalg import linalg_vector_norm
 
@@ -38,6 +38,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return linalg_vector_norm(x1 - x2 + eps, p, dim, keepdim)
 
 
+@autocast_policy(cuda="fp32")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast).
 
@@ -73,6 +74,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+@autocast_policy(cuda="fp32")
 def pdist(input, p=2):
     """The p-norm distances between all pairs of rows of ``input`` (N, M): the upper triangle
     of the distance matrix, flattened, ``N * (N - 1) / 2`` values.

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from ...ops._precision import in_float32, is_half
+from ...ops._registry import autocast_policy
 
 __all__ = ["linear", "bilinear"]
 
 
+@autocast_policy("lower")
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``.
 

@@ -21,7 +21,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
-from ...ops._registry import defop
+from ...ops._registry import autocast_policy, defop
 from ...ops._util import host_values
 from ...ops.creation import ones_like, zeros
 from ...ops.pointwise import clamp_min, logit, minimum, where, xlogy
@@ -122,6 +122,7 @@ def _check_weight_size(input, weight):
 # ---------------------------------------------------------------- regression losses
 
 
+@autocast_policy("fp32")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|input - target|`` (optionally weighted elementwise).
 
@@ -140,6 +141,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error ``(input - target) ** 2`` (optionally weighted elementwise).
 
@@ -161,6 +163,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``).
 
@@ -182,6 +185,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``.
 
@@ -204,6 +208,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """Negative log likelihood of a Poisson distribution with rate ``exp(input)`` (or ``input``).
@@ -266,6 +271,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Kullback-Leibler divergence ``target * (log target - input)`` (``input`` is log-probs).
 
@@ -337,6 +343,7 @@ def _bce_derivative(ctx, grad):
     return grad_x, grad_t
 
 
+@autocast_policy(cpu="fp32", cuda="banned")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x``; logs are clamped at -100.
@@ -359,6 +366,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Sigmoid and binary cross entropy in one stable step (``pos_weight`` scales positives).
@@ -381,6 +389,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Two-class logistic loss ``log(1 + exp(-target * input))``, computed stably.
 
@@ -414,6 +423,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``.
@@ -430,6 +440,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(margin_part + self_part, reduction)
 
 
+@autocast_policy("fp32")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     """``max(0, -target * (input1 - input2) + margin)``.
@@ -448,6 +459,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _reduce(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
+@autocast_policy("fp32")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where -1.
@@ -488,6 +500,7 @@ def _check_triplet_dims(anchor, positive, negative):
                            f"negative {n}D inputs")
 
 
+@autocast_policy("fp32")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     """``max(0, d(a, p) - d(a, n) + margin)`` with the p-norm distance ``d``.
@@ -601,6 +614,7 @@ def _nll(logp, target, weight, ignore_index, reduction):
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log likelihood ``-input[n, target[n]]`` for log-probabilities ``input``.
@@ -617,6 +631,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _nll(input, target, weight, ignore_index, reduction)
 
 
+@autocast_policy("fp32")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """``nll_loss(log_softmax(input, 1), target)``, with class-probability targets and label
@@ -690,6 +705,7 @@ def _check_long(target):
         raise RuntimeError(f"expected scalar type Long but found {_SHORT[target.dtype.name]}")
 
 
+@autocast_policy("fp32")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     """Multi-class hinge loss ``sum_{i != y} max(0, margin - x[y] + x[i]) ** p / C``.
@@ -737,6 +753,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Multi-label hinge loss: ``target`` lists the positive classes of each sample, ended by the
     first -1; every (positive, negative) pair contributes ``max(0, 1 - (x[pos] - x[neg])) / C``.
@@ -937,6 +954,7 @@ def _lengths(value, name, batch):
     return tuple(values)
 
 
+@autocast_policy("fp32")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """Connectionist Temporal Classification loss of log-probabilities ``(T, N, C)`` (or

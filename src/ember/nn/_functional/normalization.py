@@ -22,7 +22,7 @@ from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from ...func import _batching_rules as _batching
-from ...ops._registry import defop
+from ...ops._registry import autocast_policy, defop
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import pad
 from . import _onednn
@@ -604,6 +604,7 @@ def _ln_train_derivative(ctx, grad, *, size, eps):
 _ln_train_op.defbatch(_batching.layer_norm)
 
 
+@autocast_policy(cuda="fp32")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """Layer normalization over the last ``len(normalized_shape)`` dims.
 
@@ -633,6 +634,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     return _finish(y, input)
 
 
+@autocast_policy(cuda="fp32")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Group normalization: channels split into ``num_groups`` groups normalised together.
 

@@ -22,7 +22,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor, tensor
-from ...ops._registry import Op, _short_name
+from ...ops._registry import Op, _short_name, autocast_policy
 from ...ops.pointwise import where
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
@@ -492,6 +492,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return (values, indices) if return_indices else values
 
 
+@autocast_policy(cpu="fp32")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """3-D max pooling over (C, D, H, W) or (N, C, D, H, W).
@@ -676,6 +677,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      divisor_override, "avg_pool2d")
 
 
+@autocast_policy(cpu="fp32")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """3-D average pooling over (C, D, H, W) or (N, C, D, H, W).
@@ -803,6 +805,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg(input, 2, output_size, "adaptive_avg_pool2d")
 
 
+@autocast_policy(cpu="fp32")
 def adaptive_avg_pool3d(input, output_size):
     """Average pooling to a fixed (D, H, W) output.
 
@@ -959,6 +962,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return (values, indices) if return_indices else values
 
 
+@autocast_policy(cpu="fp32")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max pooling to a fixed (D, H, W) output.
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor, tensor
-from ...ops._registry import _short_name
+from ...ops._registry import _short_name, autocast_policy
 from ...ops.pointwise import where
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -376,6 +376,7 @@ def _interp_sizes(input, size, scale_factor, recompute_scale_factor, mode):
     return out, scales
 
 
+@autocast_policy(cuda="fp32")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize ``(N, C, *spatial)`` to ``size`` or by ``scale_factor``.
@@ -538,6 +539,7 @@ def _source_coordinate(c, size, padding_mode, align_corners):
                            align_corners)
 
 
+@autocast_policy("fp32")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample ``input`` ``(N, C, *spatial)`` at the normalised points of ``grid``
     ``(N, *out, nd)``, ``grid[..., 0]`` being x (the last dim).

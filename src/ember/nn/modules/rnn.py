@@ -346,7 +346,8 @@ def _recurrent_mm_meta(h, w_t, w, b=None):
 # gradient goes to W^T (and from there to W); W's own input is there only for its layout. The
 # bias is added inside the kernel (the input projection of a whole sequence is large).
 _recurrent_mm_op = defop("_recurrent_mm", meta=_recurrent_mm_meta,
-                         grad_name="AddmmBackward0", kind="nn")(_recurrent_mm_kernel)
+                         grad_name="AddmmBackward0", kind="nn",
+                         autocast={"cuda": "lower"})(_recurrent_mm_kernel)
 
 
 @_recurrent_mm_op.defonnx

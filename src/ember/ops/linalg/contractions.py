@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from .._operands import wrap_dim
-from .._registry import defop, write_out
+from .._registry import autocast_policy, defop, write_out
 from .._vmap_rules import batching
 from ._common import _LOW, _check_tensor, _short
 from .products import _chain, _check_same_scalar, _not_implemented
@@ -27,7 +27,8 @@ from .products import _chain, _check_same_scalar, _not_implemented
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-@defop("einsum", meta=lambda *arrays, equation, shape: (shape, arrays[0].dtype), kind="linalg")
+@defop("einsum", meta=lambda *arrays, equation, shape: (shape, arrays[0].dtype), kind="linalg",
+       autocast="lower")
 def einsum_op(xp, *arrays, equation, shape):
     if arrays[0].dtype in _LOW:
         result = xp.einsum(equation, *(a.astype(np.float32) for a in arrays),
@@ -304,6 +305,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
 # ================================================================ trace, diag, diag_embed
 
 
+@autocast_policy(cpu="fp32")
 def trace(input):
     """The sum of the main diagonal of a 2-D tensor (integers sum as int64).
 
@@ -393,6 +395,7 @@ def diag(input, diagonal=0, *, out=None):
 # ================================================================ vecdot, multi_dot, householder
 
 
+@autocast_policy("lower")
 def linalg_vecdot(x, y, *, dim=-1, out=None):
     """``sum(conj(x) * y, dim)``, broadcast.
 
@@ -408,6 +411,7 @@ def linalg_vecdot(x, y, *, dim=-1, out=None):
     return write_out((a * y).sum(dim), out, "linalg.vecdot")
 
 
+@autocast_policy("lower")
 def linalg_multi_dot(tensors, *, out=None):
     """The product of a chain of matrices in the cheapest order; the first and last may be
     1-D.

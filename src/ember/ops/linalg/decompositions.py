@@ -21,7 +21,7 @@ import numpy as np
 from ... import _dtype as dt
 from ... import return_types as _return_types
 from ..._device import META
-from .._registry import defop, write_out
+from .._registry import autocast_policy, defop, write_out
 from .._util import linalg_errors
 from .._vmap_rules import batching
 from ._common import (
@@ -49,7 +49,8 @@ from .solvers import linalg_inv, solve_op
 
 
 @defop("linalg_cholesky", meta=lambda a: (a.shape, a.dtype), save_inputs=False,
-       save_output=True, grad_name="LinalgCholeskyExBackward0", kind="linalg")
+       save_output=True, grad_name="LinalgCholeskyExBackward0", kind="linalg",
+       autocast={"cpu": "fp32"})
 def cholesky_op(xp, a):
     if a.size == 0:
         return xp.empty(a.shape, a.dtype)
@@ -101,6 +102,7 @@ def _cholesky_derivative(ctx, grad):
     return (matmul_op(inv_l.mH, matmul_op(phi, inv_l)),)
 
 
+@autocast_policy(cpu="fp32")
 def linalg_cholesky(A, *, upper=False, out=None):
     """The Cholesky factor ``L`` (``A = L L^H``) of a Hermitian positive-definite matrix, or
     ``U = L^H`` with ``upper=True``; raises :class:`LinAlgError` otherwise.
@@ -116,6 +118,7 @@ def linalg_cholesky(A, *, upper=False, out=None):
     return write_out(result, out, "linalg.cholesky")
 
 
+@autocast_policy(cpu="fp32")
 def cholesky(input, upper=False, *, out=None):
     """Same as :func:`ember.linalg.cholesky` (``upper`` positional, as torch.cholesky).
 
@@ -130,6 +133,7 @@ def cholesky(input, upper=False, *, out=None):
     return write_out(result, out, "cholesky")
 
 
+@autocast_policy(cpu="fp32")
 def linalg_cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """The Cholesky factor and an ``info`` tensor (the order of the first failing minor, or
     0).
@@ -182,7 +186,7 @@ def _qr_meta(a, *, mode):
 
 
 @defop("linalg_qr", meta=_qr_meta, multi_output=True, save_inputs=False, save_output=True,
-       grad_name="LinalgQrBackward0", kind="linalg")
+       grad_name="LinalgQrBackward0", kind="linalg", autocast={"cpu": "fp32"})
 def qr_op(xp, a, *, mode):
     if mode == "r":
         m, n = a.shape[-2:]
@@ -247,6 +251,7 @@ def _real_diag(x):
     return diag_embed(d)
 
 
+@autocast_policy(cpu="fp32")
 def linalg_qr(A, mode="reduced", *, out=None):
     """The QR decomposition ``A = QR``: ``mode`` is ``'reduced'``, ``'complete'`` or ``'r'``
     (R only, Q empty).
@@ -277,7 +282,7 @@ def _eigh_meta(a, *, UPLO):
 
 
 @defop("linalg_eigh", meta=_eigh_meta, multi_output=True, save_inputs=False, save_output=True,
-       grad_name="LinalgEighBackward0", kind="linalg")
+       grad_name="LinalgEighBackward0", kind="linalg", autocast={"cpu": "fp32"})
 def eigh_op(xp, a, *, UPLO):
     if a.size == 0:
         return xp.zeros(a.shape[:-1], _real_np(a.dtype)), xp.zeros(a.shape, a.dtype)
@@ -319,6 +324,7 @@ def _check_uplo(UPLO):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
 
 
+@autocast_policy(cpu="fp32")
 def linalg_eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix, read from the
     ``UPLO`` triangle.
@@ -338,6 +344,7 @@ def linalg_eigh(A, UPLO="L", *, out=None):
     return EighResult(w, v)
 
 
+@autocast_policy(cpu="fp32")
 def linalg_eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues (ascending) of a Hermitian matrix.
 
@@ -367,7 +374,7 @@ def _host_linalg(xp, fn_name, a):
 
 
 @defop("linalg_eig", meta=_eig_meta, multi_output=True, save_inputs=False, save_output=True,
-       grad_name="LinalgEigBackward0", kind="linalg")
+       grad_name="LinalgEigBackward0", kind="linalg", autocast={"cpu": "fp32"})
 def eig_op(xp, a):
     c = dt.from_numpy_dtype(a.dtype).to_complex().np
     if a.size == 0:
@@ -421,6 +428,7 @@ def _eig_jvp(p, t, y):
 eig_op.jvp = _eig_jvp
 
 
+@autocast_policy(cpu="fp32")
 def linalg_eig(A, *, out=None):
     """Eigenvalues and eigenvectors of a square matrix (always complex).
 
@@ -438,6 +446,7 @@ def linalg_eig(A, *, out=None):
     return EigResult(w, v)
 
 
+@autocast_policy(cpu="fp32")
 def linalg_eigvals(A, *, out=None):
     """The eigenvalues of a square matrix (complex).
 
@@ -464,7 +473,7 @@ def _svd_meta(a, *, full_matrices):
 
 
 @defop("linalg_svd", meta=_svd_meta, multi_output=True, save_inputs=False, save_output=True,
-       grad_name="LinalgSvdBackward0", kind="linalg")
+       grad_name="LinalgSvdBackward0", kind="linalg", autocast={"cpu": "fp32"})
 def svd_op(xp, a, *, full_matrices):
     if a.size == 0:
         (su, _), (ss, sd), (sv, _) = _svd_meta(a, full_matrices=full_matrices)
@@ -537,6 +546,7 @@ def _svd_derivative(ctx, grad_u, grad_s, grad_vh, *, full_matrices):
     return (matmul_op(u, matmul_op(ret, vh)),)
 
 
+@autocast_policy(cpu="fp32")
 def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     """The singular value decomposition ``A = U diag(S) Vh`` (singular values descending).
 
@@ -554,6 +564,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     return SVDResult(u, s, vh)
 
 
+@autocast_policy(cpu="fp32")
 def linalg_svdvals(A, *, driver=None, out=None):
     """The singular values, descending.
 
@@ -583,6 +594,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return result
 
 
+@autocast_policy(cpu="fp32")
 def linalg_householder_product(A, tau, *, out=None):
     """The first ``n`` columns of the product of Householder reflectors
     ``H_i = I - tau_i v_i v_i^H`` stored below the diagonal of ``A`` (as LAPACK's orgqr).

@@ -17,7 +17,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
-from .._registry import Op, defop, write_out
+from .._registry import Op, autocast_policy, defop, write_out
 from ._common import _LOW, LstsqResult, _check_matrix, _check_tensor, _real_np, _short
 from .decompositions import linalg_eigh, linalg_eigvalsh, linalg_svd, linalg_svdvals
 from .products import matmul, matmul_op
@@ -134,6 +134,7 @@ def _pinv_value(A, atol, rtol, hermitian):
     return matmul(vh.mH * s_inv.to(A.dtype).unsqueeze(-2), u.mH)
 
 
+@autocast_policy(cpu="fp32")
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse (``rcond`` relative cutoff), as torch.pinverse.
 
@@ -146,6 +147,7 @@ def pinverse(input, rcond=1e-15):
     return linalg_pinv(input, rtol=rcond)
 
 
+@autocast_policy(cpu="fp32")
 def linalg_matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None, tol=None):
     """The number of singular values above ``max(atol, rtol * s_max)``.
 
@@ -232,7 +234,8 @@ def _lstsq_kernel(xp, a, b, *, driver, rcond):
 
 
 lstsq_op = Op("linalg_lstsq", _lstsq_kernel, meta=_lstsq_meta, multi_output=True,
-              differentiable_outputs=(0,), grad_name="LinalgLstsqBackward0", kind="linalg")
+              differentiable_outputs=(0,), grad_name="LinalgLstsqBackward0", kind="linalg",
+              autocast={"cpu": "fp32"})
 
 
 lstsq_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
@@ -264,6 +267,7 @@ def _pinv_vjp(grad, pinv, a):
     return term1 + term2 + term3
 
 
+@autocast_policy(cpu="fp32")
 def linalg_lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solution of ``A X = B``: ``(solution, residuals, rank,
     singular_values)``. As torch, the fields depend on ``driver`` ('gelsy' by default on the

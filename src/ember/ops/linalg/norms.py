@@ -18,7 +18,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from .._operands import wrap_dim
-from .._registry import defop, write_out
+from .._registry import autocast_policy, defop, write_out
 from .._vmap_rules import batching
 from ._common import (
     _LOW,
@@ -37,6 +37,7 @@ from .solvers import inv_h_op, linalg_inv_ex
 # ================================================================ cdist
 
 
+@autocast_policy("fp32")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Pairwise ``p``-norm distances between the rows of ``x1`` and of ``x2`` (batched).
 
@@ -76,6 +77,7 @@ def _vector_norm(x, ord, dims, keepdim):
     return norm_op(x, p=float(ord), dims=tuple(dims), keepdim=keepdim)
 
 
+@autocast_policy(cuda="fp32")
 def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The vector ``ord``-norm of ``x`` over ``dim`` (all elements when None).
 
@@ -119,6 +121,7 @@ def _matrix_dims(A, dim, name):
     return d0, d1
 
 
+@autocast_policy(cuda="fp32")
 def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """A matrix norm over the two dims ``dim``: ``'fro'``, ``'nuc'``, ``inf``, ``-inf``, ``1``,
     ``-1``, ``2`` or ``-2``.

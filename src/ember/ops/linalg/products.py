@@ -23,7 +23,7 @@ from ..._tensor import Tensor
 from ...autograd.forward_ad import add_tangents
 from .._operands import wrap_dim
 from .._precision import in_float32, is_half
-from .._registry import Op, inplace, write_out
+from .._registry import Op, autocast_policy, inplace, write_out
 from .._vmap_rules import batching
 from ._common import _CPP_NAMES, _LOW, _check_tensor, _shape_str, _short
 
@@ -83,18 +83,18 @@ def _matmul_jvp(p, t, y, **params):
                         None if tb is None else matmul(a, tb))
 
 
-def _product_op(name):
-    op = Op(name, _matmul_kernel, meta=_matmul_meta, kind="linalg")
+def _product_op(name, autocast=None):
+    op = Op(name, _matmul_kernel, meta=_matmul_meta, kind="linalg", autocast=autocast)
     op.defderivative(_matmul_derivative)
     op.defjvp(_matmul_jvp)
     op.defonnx("MatMul")
     return op
 
 
-matmul_op = _product_op("matmul")
-mm_op = _product_op("mm")
-bmm_op = _product_op("bmm")
-mv_op = _product_op("mv")
+matmul_op = _product_op("matmul", autocast="lower")
+mm_op = _product_op("mm", autocast="lower")
+bmm_op = _product_op("bmm", autocast="lower")
+mv_op = _product_op("mv", autocast={"cuda": "lower"})
 dot_op = _product_op("dot")
 _OP_BY_RANK = {(1, 1): dot_op, (2, 1): mv_op, (2, 2): mm_op}
 bmm_op.defbatch(batching.matmul)
@@ -155,6 +155,7 @@ def _check_same_scalar(a, b):
         raise RuntimeError(f"expected scalar type {_short(a)} but found {_short(b)}")
 
 
+@autocast_policy("lower")
 def matmul(input, other, *, out=None):
     """Matrix product with torch's rules for 1-D operands and broadcast batch dims.
 
@@ -416,6 +417,7 @@ def _same_dtype(input, *others, style):
                        f"{names[1]}, batch2: {names[2]}")
 
 
+@autocast_policy("lower")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the result.
 
@@ -429,6 +431,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return write_out(_add_product(mm, input, mat1, mat2, beta, alpha), out, "addmm")
 
 
+@autocast_policy(cuda="lower")
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``.
 
@@ -441,6 +444,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     return write_out(_add_product(mv, input, mat, vec, beta, alpha), out, "addmv")
 
 
+@autocast_policy(cuda="lower")
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``.
 
@@ -479,6 +483,7 @@ def _check_addr_scalar(dtype, scalar, name):
                            "floating point number.")
 
 
+@autocast_policy("lower")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``.
 
@@ -500,6 +505,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return write_out(_scaled_sum(input, product, beta, alpha), out, "addbmm")
 
 
+@autocast_policy("lower")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``.
 
@@ -512,6 +518,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return write_out(_add_product(bmm, input, batch1, batch2, beta, alpha), out, "baddbmm")
 
 
+@autocast_policy(cuda="lower")
 def chain_matmul(*matrices, out=None):
     """The product of 2-D matrices, in the cheapest order (see ``linalg.multi_dot``).
 

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype as dt
-from .._registry import Op, defop, write_out
+from .._registry import Op, autocast_policy, defop, write_out
 from .._util import linalg_errors
 from .._vmap_rules import batching
 from ._common import (
@@ -36,7 +36,7 @@ from .products import matmul, matmul_op
 
 
 @defop("linalg_inv", meta=lambda a: (a.shape, a.dtype), save_inputs=False, save_output=True,
-       grad_name="LinalgInvExBackward0", kind="linalg")
+       grad_name="LinalgInvExBackward0", kind="linalg", autocast={"cpu": "fp32"})
 def inv_op(xp, a):
     if a.size == 0:
         return xp.empty(a.shape, a.dtype)
@@ -86,7 +86,8 @@ def _inv_h_kernel(xp, a):
 
 
 inv_h_op = Op("linalg_inv_h", _inv_h_kernel, meta=lambda a: (a.shape, a.dtype),
-              save_inputs=False, save_output=True, grad_name="LinalgInvExBackward0", kind="linalg")
+              save_inputs=False, save_output=True, grad_name="LinalgInvExBackward0", kind="linalg",
+              autocast={"cpu": "fp32"})
 
 
 inv_h_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
@@ -102,6 +103,7 @@ def _inv_h_derivative(ctx, grad):
     return (-matmul_op(y, matmul_op(grad.mH, y)),)
 
 
+@autocast_policy(cpu="fp32")
 def linalg_inv(A, *, out=None):
     """The inverse of a square matrix (or a batch); raises :class:`LinAlgError` if singular.
 
@@ -115,6 +117,7 @@ def linalg_inv(A, *, out=None):
     return write_out(inv_op(A), out, "linalg.inv")
 
 
+@autocast_policy(cpu="fp32")
 def inverse(input, *, out=None):
     """Same as :func:`ember.linalg.inv`.
 
@@ -127,6 +130,7 @@ def inverse(input, *, out=None):
     return linalg_inv(input, out=out)
 
 
+@autocast_policy(cpu="fp32")
 def linalg_inv_ex(A, *, check_errors=False, out=None):
     """The inverse and an ``info`` tensor (0 where the inversion succeeded).
 
@@ -193,7 +197,7 @@ def _solve_meta(a, b):
 
 
 @defop("linalg_solve", meta=_solve_meta, save_output=True, grad_name="LinalgSolveExBackward0",
-       kind="linalg")
+       kind="linalg", autocast={"cpu": "fp32"})
 def solve_op(xp, a, b):
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = xp.broadcast_to(a, tuple(batch) + a.shape[-2:])
@@ -223,6 +227,7 @@ def _solve_derivative(ctx, grad):
     return grad_a, grad_b if ctx.needs_input_grad[1] else None
 
 
+@autocast_policy(cpu="fp32")
 def linalg_solve(A, B, *, left=True, out=None):
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``); ``B`` may be a
     (batch of) vector(s). Batch dims broadcast.
@@ -277,6 +282,7 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False, out=None):
     return SolveExResult(result, info)
 
 
+@autocast_policy(cpu="fp32")
 def cholesky_inverse(input, upper=False, *, out=None):
     """The inverse of ``A`` from its Cholesky factor (``input`` = L, or U with ``upper``).
 
@@ -290,6 +296,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
     return write_out(linalg_inv(a), out, "cholesky_inverse")
 
 
+@autocast_policy(cpu="fp32")
 def cholesky_solve(B, L, upper=False, *, out=None):
     """The solution of ``A X = B`` given the Cholesky factor of ``A``.
 
