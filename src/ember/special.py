@@ -44,7 +44,7 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
 
 def _unary(name, kernel, derivative, *, deny="c", save="input", doc, example):
     return _pw.unary(name, kernel, derivative, deny=deny, save=save, doc=doc, example=example,
-                     globs=globals(), methods=False)
+                     namespace=globals(), methods=False)
 
 
 

@@ -1,0 +1,52 @@
+"""Pointwise operators: arithmetic, comparisons, logic and elementwise math.
+
+Each operator is one :class:`~ember.ops._registry.Op` (kernel on the array module ``xp``,
+meta rule, derivative written with ember operators) plus its public function, its in-place
+``name_`` method and, where Python has one, its operator dunder. Unary math ops are declared
+with :func:`unary` and simple binary ones with :func:`binary`; the rest are
+written out.
+
+Dtype rules follow torch: ``promote="float"`` ops turn bool and integer inputs into the default
+float dtype; ``deny`` names the dtype groups an op refuses (``b`` bool, ``i`` integers, ``h``
+float16/bfloat16, ``f`` float32/float64, ``c`` complex), with torch's exception type
+(``NotImplementedError`` for a missing kernel). float16 and bfloat16 are computed in float32
+and rounded back, as torch's CPU kernels do.
+
+The package's modules, one family each: ``_declare`` (the dtype checks and the declaration
+helpers), ``arithmetic``, ``comparison``, ``unary_math``, ``binary_math`` and ``dunders``
+(Tensor's operators). Every public name is re-exported here (``ember.ops.pointwise.add``).
+"""
+
+from __future__ import annotations
+
+from . import arithmetic, binary_math, comparison, dunders, unary_math  # noqa: F401
+from ._declare import (  # noqa: F401  (the helpers other families and ember.special use)
+    _F32,
+    _F64,
+    _LOW,
+    Tensor,
+    _bool_meta,
+    _check_dtype,
+    _check_tensor,
+    _inplace_method,
+    _is_scalar,
+    _low_precision,
+    _method,
+    _not_differentiable,
+    _same_shape_meta,
+    _special,
+    _zeros_like,
+    binary,
+    binary_operands,
+    declarers,
+    unary,
+    unary_op,
+    unary_operand,
+)
+from .arithmetic import *  # noqa: F403
+from .binary_math import *  # noqa: F403
+from .comparison import *  # noqa: F403
+from .unary_math import *  # noqa: F403
+from .unary_math import _RELU_FUSION  # noqa: F401  (nn.functional.relu fuses as relu)
+
+__all__ = [*arithmetic.__all__, *comparison.__all__, *unary_math.__all__, *binary_math.__all__]

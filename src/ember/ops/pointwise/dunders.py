@@ -1,0 +1,184 @@
+"""Tensor's pointwise methods and operator dunders: ``x + y``, ``x.add_(y)`` (written straight
+into ``x`` when nothing records), the reflected and in-place forms, comparisons, ``~x``,
+``abs(x)``, and the methods whose signature differs from their function's."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _dtype as dt
+from ..._tensor import Tensor, _trace_state
+from ...autograd.forward_ad import _state as _fw_state
+from ...autograd.grad_mode import state as _grad_state
+from .._operands import (
+    operator_method,
+)
+from .._registry import _short_name, check_writable, inplace
+from . import arithmetic, binary_math, comparison, unary_math
+from ._declare import (
+    _inplace_method,
+    _method,
+)
+from .arithmetic import (
+    add,
+    add_op,
+    div,
+    div_op,
+    float_power,
+    floor_divide,
+    imag,
+    mul,
+    mul_op,
+    neg,
+    positive,
+    pow,
+    pow_op,
+    real,
+    sub,
+    sub_op,
+)
+from .binary_math import bitwise_left_shift, bitwise_not, bitwise_right_shift, remainder
+from .comparison import eq, ge, gt, le, lt, ne, where
+from .unary_math import abs, polygamma
+
+# ---------------------------------------------------------------- methods and dunders
+
+
+_FAMILIES = (arithmetic, comparison, unary_math, binary_math)
+
+
+def _public(name):
+    """The public function ``name`` of the pointwise family that declares it."""
+    return next(vars(family)[name] for family in _FAMILIES if name in vars(family))
+
+
+def _reflected(fn):
+    def method(self, other):
+        return fn(other, self)
+    method.__name__ = f"__r{fn.__name__}__"
+    return method
+
+
+
+
+def _invert(self):
+    if self._data.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return bitwise_not(self)
+
+
+def _abs_dunder(self):
+    return abs(self)
+
+
+for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+              "neg", "negative", "pow", "eq", "ne", "lt", "le", "gt", "ge", "greater",
+              "greater_equal", "less", "less_equal", "not_equal", "maximum", "minimum",
+              "conj", "clamp", "clip", "clamp_min", "clamp_max", "float_power", "floor_divide",
+              "fmax", "fmin", "lerp", "addcmul", "addcdiv", "isclose", "allclose", "equal",
+              "logit", "polygamma", "mvlgamma", "round", "nan_to_num", "positive", "square",
+              "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg"):
+    _method(_name, _public(_name))
+for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+              "neg", "negative", "pow", "clamp", "clip", "clamp_min", "clamp_max",
+              "float_power", "floor_divide", "lerp", "addcmul", "addcdiv", "logit", "mvlgamma",
+              "round", "nan_to_num", "square", "eq", "ne", "lt", "le", "gt", "ge", "greater",
+              "greater_equal", "less", "less_equal", "not_equal"):
+    _method(_name + "_", _inplace_method(_public(_name)))
+
+
+def _direct_inplace(ufunc_name, general):
+    """``x.add_(y)``-style methods that write straight into ``x`` with the ufunc's ``out=``.
+
+    The direct path is taken only when nothing needs recording (no grad, or no_grad; views
+    under grad mode always take the general path, which brings their history up to date and
+    refuses what torch refuses), ``x`` is floating, the operand is a tensor of the same dtype
+    and device or a real Python number, and it broadcasts to ``x``'s shape: the
+    optimiser-update case. Everything else goes through the general in-place path, which
+    computes out of place and writes back.
+    """
+    def method(self, other, **kwargs):
+        data = self._data
+        if (not kwargs and data.dtype.kind == "f" and self._device._xp is not None
+                and _fw_state.level is None
+                and _trace_state.tracer is None  # ember.jit records
+                and not (_grad_state.enabled and (self._rg or self._base is not None
+                                                  or getattr(other, "_rg", False)))):
+            if isinstance(other, Tensor):
+                operand = other._data
+                ok = (other._device is self._device and operand.dtype == data.dtype
+                      and (operand.shape == data.shape
+                           or np.broadcast_shapes(operand.shape, data.shape) == data.shape))
+            else:
+                operand = other
+                ok = type(other) is float or type(other) is int
+            if ok:
+                check_writable(self)  # may swap in a writable alias of a read-only view
+                data = self._data
+                getattr(self._device._xp, ufunc_name)(data, operand, out=data)
+                self._vc[0] += 1
+                return self
+        return general(self, other, **kwargs)
+    method.__name__ = general.__name__
+    method.__doc__ = general.__doc__
+    return method
+
+
+for _name, _ufunc in (("add_", "add"), ("sub_", "subtract"), ("mul_", "multiply"),
+                      ("div_", "true_divide")):
+    _method(_name, _direct_inplace(_ufunc, getattr(Tensor, _name)))
+
+
+
+def _float_power_(self, exponent):
+    complex_ = self.dtype.is_complex or (exponent.dtype.is_complex if isinstance(
+        exponent, Tensor) else isinstance(exponent, complex))
+    dtype = dt.complex128 if complex_ else dt.float64
+    if self.dtype is not dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_short_name(self.dtype)} "
+                           f"but the operation's result requires dtype {_short_name(dtype)}")
+    return inplace(float_power, self, exponent)
+
+
+Tensor.float_power_ = _float_power_
+Tensor.polygamma = lambda self, n: polygamma(n, self)
+Tensor.polygamma_ = lambda self, n: inplace(lambda s: polygamma(n, s), self)
+Tensor.real = property(real)
+Tensor.imag = property(imag)
+Tensor.where = lambda self, condition, other: where(condition, self, other)
+# the arithmetic dunders that call their primitive directly when the operands need no
+# promotion (``operator_method``): name -> (primitive, whether the operands swap)
+_DIRECT_PRIMITIVES = {
+    "add": (add_op, False), "radd": (add_op, False), "sub": (sub_op, False),
+    "rsub": (sub_op, True), "mul": (mul_op, False), "rmul": (mul_op, False),
+    "truediv": (div_op, False), "rtruediv": (div_op, True), "rdiv": (div_op, True),
+    "pow": (pow_op, False), "rpow": (pow_op, True)}
+for _name, _fn in (
+        ("add", add), ("radd", add), ("iadd", Tensor.add_), ("sub", sub),
+        ("rsub", _reflected(sub)), ("isub", Tensor.sub_), ("mul", mul), ("rmul", mul),
+        ("imul", Tensor.mul_), ("truediv", div), ("rtruediv", _reflected(div)),
+        ("rdiv", _reflected(div)), ("itruediv", Tensor.div_), ("floordiv", floor_divide),
+        ("rfloordiv", _reflected(floor_divide)), ("ifloordiv", Tensor.floor_divide_),
+        ("mod", remainder), ("rmod", _reflected(remainder)), ("imod", Tensor.remainder_),
+        ("pow", pow), ("rpow", _reflected(pow)), ("ipow", Tensor.pow_),
+        ("and", Tensor.bitwise_and), ("rand", Tensor.bitwise_and),
+        ("iand", Tensor.bitwise_and_), ("or", Tensor.bitwise_or), ("ror", Tensor.bitwise_or),
+        ("ior", Tensor.bitwise_or_), ("xor", Tensor.bitwise_xor), ("rxor", Tensor.bitwise_xor),
+        ("ixor", Tensor.bitwise_xor_), ("lshift", bitwise_left_shift),
+        ("rlshift", _reflected(bitwise_left_shift)), ("ilshift", Tensor.bitwise_left_shift_),
+        ("rshift", bitwise_right_shift), ("rrshift", _reflected(bitwise_right_shift)),
+        ("irshift", Tensor.bitwise_right_shift_), ("lt", lt), ("le", le), ("gt", gt),
+        ("ge", ge)):
+    _op, _reflects = _DIRECT_PRIMITIVES.get(_name, (None, False))
+    setattr(Tensor, f"__{_name}__", operator_method(_fn, f"__{_name}__", op=_op,
+                                                    reflected=_reflects))
+Tensor.__eq__ = operator_method(eq, "__eq__", arrays_as_tensors=True)
+Tensor.__ne__ = operator_method(ne, "__ne__")
+Tensor.__invert__ = _invert
+Tensor.__abs__ = _abs_dunder
+Tensor.__neg__ = neg
+Tensor.__pos__ = positive
+Tensor.__hash__ = object.__hash__
+
+del _name, _fn, _ufunc, _op, _reflects
