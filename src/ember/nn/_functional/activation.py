@@ -19,6 +19,7 @@ from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.forward_ad import symmetric_jvp
+from ...func import _batching_rules as _batching
 from ...ops._operands import wrap_dim
 from ...ops._registry import Op, _short_name, autocast_policy, defop
 from ...ops._registry import inplace as _inplace
@@ -158,6 +159,9 @@ def _relu_backward_op(xp, g, y):
 
 
 _relu_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
+
+
+_relu_backward_op.defbatch(_batching.same_shape)
 
 
 @_relu_backward_op.defderivative
@@ -594,6 +598,9 @@ def _gelu_onnx(ctx, x, approximate="none"):
     return ctx.op("Mul", half_x, ctx.op("Add", gate, ctx.scalar(1, dtype)))
 
 
+_gelu_op.defbatch(_batching.same_shape)
+
+
 @defop("_gelu_backward", meta=_same_meta, grad_name="GeluBackwardBackward0",
        kind="pointwise-binary")
 @_quiet_binary
@@ -614,6 +621,9 @@ def _gelu_backward_op(xp, g, x, *, approximate):
 
 
 _gelu_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
+
+
+_gelu_backward_op.defbatch(_batching.same_shape)
 
 
 def _gelu_second_derivative(x, approximate):
@@ -1063,6 +1073,8 @@ log_softmax_op = Op("log_softmax", _log_softmax_kernel, meta=_softmax_meta, save
                     save_output=True, kind="nn", autocast={"cuda": "fp32"})
 softmax_op.defonnx(lambda ctx, x, dim: ctx.op("Softmax", x, axis=ctx.axis(dim)))
 log_softmax_op.defonnx(lambda ctx, x, dim: ctx.op("LogSoftmax", x, axis=ctx.axis(dim)))
+log_softmax_op.defbatch(_batching.along_dim)
+softmax_op.defbatch(_batching.along_dim)
 
 
 @softmax_op.defderivative
@@ -1102,6 +1114,7 @@ def _log_softmax_backward_rows(g2, y2, shape):
 _log_softmax_backward_op = Op("_log_softmax_backward_fused", _log_softmax_backward_kernel,
                               meta=lambda grad, y, *, dim: (grad.shape, grad.dtype),
                               save_inputs=False, kind="nn")
+_log_softmax_backward_op.defbatch(_batching.along_dim)
 
 
 _log_softmax_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")

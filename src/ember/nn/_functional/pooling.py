@@ -22,6 +22,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor, tensor
+from ...func import _batching_rules as _batching
 from ...ops._registry import Op, _short_name, autocast_policy
 from ...ops.pointwise import where
 
@@ -350,6 +351,9 @@ def _max_pool_onnx(ctx, x, nd, kernel, stride, padding, dilation, out):
     return values, None  # ember's indices (a flat position per window) are not exported
 
 
+_max_pool_op.defbatch(_batching.trailing_dims)
+
+
 def _scatter_kernel(xp, g, index, *, nd, shape, unique=False):
     """Sum ``g`` into zeros of ``shape`` at the flat per-plane positions ``index``
     (``unique``: no position repeats in a plane, e.g. disjoint windows: one put)."""
@@ -385,6 +389,7 @@ _pool_scatter_op = Op("max_pool_backward", _scatter_kernel,
                       meta=lambda g, index, *, nd, shape, **_: (shape, g.dtype),
                       grad_name="MaxPool2DWithIndicesBackwardBackward0", kind="nn")
 _pool_scatter_op.opt_out("onnx", "a backward kernel: exported models run inference")
+_pool_scatter_op.defbatch(_batching.trailing_dims)
 
 
 def _pool_gather(x, index, nd):
@@ -596,6 +601,10 @@ def _avg_pool_onnx(ctx, x, nd, kernel, stride, padding, out, count_include_pad,
     return ctx.op("AveragePool", x, kernel_shape=list(kernel), strides=list(stride),
                   pads=list(padding) * 2, count_include_pad=int(count_include_pad),
                   ceil_mode=_ceil_mode(sizes, out, kernel, stride, padding, [1] * nd))
+
+
+_avg_pool_op.defbatch(_batching.trailing_dims)
+_avg_pool_backward_op.defbatch(_batching.trailing_dims)
 
 
 @_avg_pool_op.defderivative
@@ -887,6 +896,9 @@ def _adaptive_max_pool_onnx(ctx, x, nd, out):
                  "static input sizes")
     kernel = [s // o for s, o in zip(sizes, out)]
     return ctx.op("MaxPool", x, kernel_shape=kernel, strides=kernel), None
+
+
+_adaptive_max_op.defbatch(_batching.trailing_dims)
 
 
 @_adaptive_max_op.defderivative
