@@ -63,7 +63,7 @@ class Param:
 
 _PARAM = re.compile(r"^(?P<base>[A-Za-z_]\w*)(?P<list>\[(?P<size>\d*)\])?(?P<opt>\?)?\s+"
                     r"(?P<name>\w+)(?:\s*=\s*(?P<default>.+))?$")
-_SCHEMA = re.compile(r"^\s*(?P<name>[\w.]+)\s*\((?P<params>.*)\)\s*(?:->\s*(?P<ret>.+))?$")
+_SCHEMA = re.compile(r"^\s*(?P<name>[\w.]+)\s*\((?P<params>.*?)\)\s*(?:->\s*(?P<ret>.+))?$")
 _BASES = frozenset(("Tensor", "Scalar", "int", "SymInt", "float", "bool", "str", "ScalarType",
                     "Device", "Layout", "Generator", "MemoryFormat", "Dimname"))
 
@@ -170,10 +170,10 @@ def _as_int_element(value):
 
 
 def _as_int_list(value, size):
-    if size is not None and not isinstance(value, (list, tuple)):
-        return (_as_int(value),) * size if size > 1 else _as_int(value)
     if not isinstance(value, (list, tuple)):
-        raise _Refused
+        # one int for a list: torch's functions take it for ``int[N]``, its methods for any
+        # ``int[]`` (``x.flip(0)``); ember's functions serve as the methods, so both take it
+        return _as_int(value)
     result = []
     for i, item in enumerate(value):
         try:
@@ -291,8 +291,7 @@ _FAST_GUARDS = {"Tensor": "type({v}) is not Tensor", "int": "type({v}) is not in
 def _guard(param):
     v = param.name
     if param.is_list:
-        fast = "type({v}) is not int" if param.size is not None and param.base in (
-            "int", "SymInt") else "True"
+        fast = "type({v}) is not int" if param.base in ("int", "SymInt") else "True"
     else:
         fast = _FAST_GUARDS.get(param.base, "True")
     fast = fast.format(v=v)
@@ -344,7 +343,7 @@ class Signature:
     def refuse(self, param, value, detail=None):
         """The TypeError for ``value`` given to ``param`` (torch's wording; the position is
         named when the caller passed the argument by position)."""
-        if self.overloaded:
+        if self.overloaded == "all" or (self.overloaded and param is not self.params[0]):
             return TypeError(self._combination_message())
         where = ""
         position = None if param.keyword_only else _position(self, param)
@@ -488,8 +487,9 @@ def signature(schema, *, numbers_as_tensors=False, overloaded=False):
 
     ``numbers_as_tensors``: a ``Tensor`` parameter also takes Python and NumPy numbers, as
     torch's ``add``/``mul``/... do (True: every one; or a tuple of parameter names).
-    ``overloaded``: torch has several signatures for this function, so its message is
-    "received an invalid combination of arguments".
+    ``overloaded``: torch has several signatures for this function, so a refused argument
+    other than the first gets its "received an invalid combination of arguments" message
+    (``"all"``: every argument does, as for ``all``/``any``).
 
     Example::
 

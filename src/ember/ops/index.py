@@ -35,6 +35,7 @@ from ..autograd import forward_ad as _forward_ad
 from ..autograd import grad_mode
 from ._operands import scalar_tensor, wrap_dim
 from ._registry import defop, inplace, writable_array, write_out
+from ._signature import signature
 from ._util import host_values, scalar
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
@@ -256,6 +257,8 @@ def _check_long_index(name, index):
     return index
 
 
+@signature("gather(Tensor input, int dim, Tensor index, *, bool sparse_grad=False,"
+           " Tensor? out=None) -> Tensor")
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """Pick values along ``dim``: ``out[i][j] = input[index[i][j]][j]`` for ``dim=0``.
 
@@ -570,6 +573,7 @@ def _index_select_derivative(ctx, grad, *, dim):
 index_select_op.defjvp(_forward_ad.first_linear_jvp(index_select_op))
 
 
+@signature('index_select(Tensor input, int dim, Tensor index, *, Tensor? out=None) -> Tensor')
 def index_select(input, dim, index, *, out=None):
     """The entries of ``input`` at positions ``index`` (a 1-D integer tensor) along ``dim``.
 
@@ -1291,6 +1295,7 @@ def _broadcast_with_mask(input, mask):
     return input, _to_device(mask, input._device), shape
 
 
+@signature('masked_select(Tensor input, Tensor mask, *, Tensor? out=None) -> Tensor')
 def masked_select(input, mask, *, out=None):
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast).
 
@@ -1345,6 +1350,7 @@ def _check_flat_range(input, index, name=None):
                  "{index} on a tensor of " + f"{n} elements.", IndexError, negative=True)
 
 
+@signature('take(Tensor input, Tensor index) -> Tensor')
 def take(input, index):
     """The elements of ``input`` (read as 1-D) at ``index``; the result has index's shape.
 

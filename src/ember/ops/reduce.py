@@ -25,6 +25,7 @@ from .._tensor import Tensor
 from ..autograd.forward_ad import linear_jvp, reduction_jvp, select_jvp
 from ._operands import varargs_or_keyword, wrap_dim, wrap_dims
 from ._registry import Op, autocast_policy, defop, inplace, write_out
+from ._signature import signature
 from ._util import accumulate, host_values
 
 __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "std", "var", "std_mean", "var_mean",
@@ -216,6 +217,8 @@ def _sum_derivative(ctx, grad, *, dims, keepdim, dtype=None):
 sum_op.defjvp(linear_jvp(sum_op))
 
 
+@signature("sum(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
+           " ScalarType? dtype=None, Tensor? out=None) -> Tensor", overloaded=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The sum over ``dim`` (all dims by default); integers and bools sum as int64.
 
@@ -271,6 +274,8 @@ def _nansum_derivative(ctx, grad, *, dims, keepdim, dtype=None):
 nansum_op.defjvp(reduction_jvp(nansum_op))
 
 
+@signature("nansum(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
+           " ScalarType? dtype=None, Tensor? out=None) -> Tensor")
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The sum over ``dim`` treating NaN as zero.
 
@@ -327,6 +332,8 @@ def _exclusive_cumprod(x, dim, reverse):
     return flip(result, (dim,)) if reverse else result
 
 
+@signature("prod(Tensor input, int? dim=None, bool keepdim=False, *,"
+           " ScalarType? dtype=None, Tensor? out=None) -> Tensor", overloaded=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The product over ``dim`` (all elements by default); integers multiply as int64.
 
@@ -366,6 +373,8 @@ def _mean_derivative(ctx, grad, *, dims, keepdim, dtype=None):
 mean_op.defjvp(linear_jvp(mean_op))
 
 
+@signature("mean(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
+           " ScalarType? dtype=None, Tensor? out=None) -> Tensor", overloaded=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The mean over ``dim`` (all dims by default); needs a floating or complex input.
 
@@ -383,6 +392,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return write_out(mean_op(input, dims=dims, keepdim=keepdim, dtype=dtype), out, "mean")
 
 
+@signature("nanmean(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
+           " ScalarType? dtype=None, Tensor? out=None) -> Tensor")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The mean over ``dim`` of the non-NaN elements.
 
@@ -690,6 +701,7 @@ def _amax_args(name, input, dim):
     return dims
 
 
+@signature('amax(Tensor input, int[1] dim=[], bool keepdim=False, *, Tensor? out=None) -> Tensor')
 def amax(input, dim=(), keepdim=False, *, out=None):
     """The maximum over ``dim`` (all dims by default); the gradient is split among ties.
 
@@ -702,6 +714,7 @@ def amax(input, dim=(), keepdim=False, *, out=None):
     return write_out(amax_op(input, dims=dims, keepdim=keepdim), out, "amax")
 
 
+@signature('amin(Tensor input, int[1] dim=[], bool keepdim=False, *, Tensor? out=None) -> Tensor')
 def amin(input, dim=(), keepdim=False, *, out=None):
     """The minimum over ``dim`` (all dims by default); the gradient is split among ties.
 
@@ -785,6 +798,7 @@ def _arg(name, input, dim, keepdim, out):
     return write_out(op(input, dim=dim, keepdim=keepdim), out, name)
 
 
+@signature('argmax(Tensor input, int? dim=None, bool keepdim=False, *, Tensor? out=None) -> Tensor')
 def argmax(input, dim=None, keepdim=False, *, out=None):
     """The index of the largest element (of the flattened input, or along ``dim``).
 
@@ -796,6 +810,7 @@ def argmax(input, dim=None, keepdim=False, *, out=None):
     return _arg("argmax", input, dim, keepdim, out)
 
 
+@signature('argmin(Tensor input, int? dim=None, bool keepdim=False, *, Tensor? out=None) -> Tensor')
 def argmin(input, dim=None, keepdim=False, *, out=None):
     """The index of the smallest element (of the flattened input, or along ``dim``).
 
@@ -829,6 +844,8 @@ for _op in (all_op, any_op):
     _op.opt_out("derivative", "a boolean result has no gradient")
 
 
+@signature("all(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
+           " Tensor? out=None) -> Tensor", overloaded="all")
 def all(input, dim=None, keepdim=False, *, out=None):
     """Whether every element (along ``dim``) is non-zero; uint8 inputs give uint8.
 
@@ -842,6 +859,8 @@ def all(input, dim=None, keepdim=False, *, out=None):
                      "all")
 
 
+@signature("any(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
+           " Tensor? out=None) -> Tensor", overloaded="all")
 def any(input, dim=None, keepdim=False, *, out=None):
     """Whether any element (along ``dim``) is non-zero; uint8 inputs give uint8.
 
@@ -864,6 +883,7 @@ def count_nonzero_op(xp, a, *, dims):
 count_nonzero_op.opt_out("derivative", "a count has no gradient")
 
 
+@signature('count_nonzero(Tensor input, int[1]? dim=None) -> Tensor', overloaded=True)
 def count_nonzero(input, dim=None):
     """The number of non-zero elements (along ``dim``), as int64.
 
@@ -919,6 +939,7 @@ def _logsumexp_jvp(p, t, y, /, *, dims, keepdim):
     return prod.sum(dims, keepdim=keepdim) if dims else prod
 
 
+@signature('logsumexp(Tensor input, int[1] dim, bool keepdim=False, *, Tensor? out=None) -> Tensor')
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input), dim))``, computed without overflow.
 
@@ -1094,6 +1115,7 @@ def _cumsum_derivative(ctx, grad, *, dim, dtype=None, reverse=False):
 cumsum_op.defjvp(linear_jvp(cumsum_op))
 
 
+@signature('cumsum(Tensor input, int dim, *, ScalarType? dtype=None, Tensor? out=None) -> Tensor')
 def cumsum(input, dim, *, dtype=None, out=None):
     """Cumulative sums along ``dim``; integers and bools sum as int64.
 
@@ -1164,6 +1186,7 @@ def _cumprod_jvp(p, t, y, *, dim, dtype=None):
     return (table * upper * tm.unsqueeze(-1)).sum(-2).movedim(-1, dim)
 
 
+@signature('cumprod(Tensor input, int dim, *, ScalarType? dtype=None, Tensor? out=None) -> Tensor')
 def cumprod(input, dim, *, dtype=None, out=None):
     """Cumulative products along ``dim``; integers and bools multiply as int64.
 
@@ -1212,6 +1235,7 @@ cummax_op = _running_extreme("cummax", "maximum")
 cummin_op = _running_extreme("cummin", "minimum")
 
 
+@signature('cummax(Tensor input, int dim, *, Tensor[]? out=None) -> (Tensor, Tensor)')
 def cummax(input, dim, *, out=None):
     """Running maximum along ``dim`` and the index where it was reached.
 
@@ -1226,6 +1250,7 @@ def cummax(input, dim, *, out=None):
     return _write_out_tuple(result, out, "cummax")
 
 
+@signature('cummin(Tensor input, int dim, *, Tensor[]? out=None) -> (Tensor, Tensor)')
 def cummin(input, dim, *, out=None):
     """Running minimum along ``dim`` and the index where it was reached.
 
@@ -1347,6 +1372,7 @@ def _logcumsumexp_jvp(p, t, y, /, *, dim, reverse=False):
     return (tx * e).cumsum(dim) / e.cumsum(dim)
 
 
+@signature('logcumsumexp(Tensor input, int dim, *, Tensor? out=None) -> Tensor')
 def logcumsumexp(input, dim, *, out=None):
     """``log(cumsum(exp(input), dim))``, computed without overflow.
 
@@ -1529,6 +1555,7 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     return sort(input, dim, descending, stable=stable).indices
 
 
+@signature('msort(Tensor input, *, Tensor? out=None) -> Tensor')
 def msort(input, *, out=None):
     """``sort(input, dim=0).values``.
 
@@ -1564,6 +1591,8 @@ def _topk_derivative(ctx, grad, grad_indices, *, k, dim, largest):
 topk_op.defjvp(select_jvp)
 
 
+@signature("topk(Tensor input, int k, int dim=-1, bool largest=True, bool sorted=True, *,"
+           " Tensor[]? out=None) -> (Tensor, Tensor)")
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim``, sorted: ``(values, indices)``.
 
@@ -1613,6 +1642,8 @@ def _kthvalue_derivative(ctx, grad, grad_indices, *, k, dim, keepdim):
 kthvalue_op.defjvp(select_jvp)
 
 
+@signature("kthvalue(Tensor input, int k, int dim=-1, bool keepdim=False, *,"
+           " Tensor[]? out=None) -> (Tensor, Tensor)")
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``.
 
@@ -2206,6 +2237,8 @@ def bin_positions(xp, edges, values):
     return kept, xp.minimum(first - 1, n - 2)
 
 
+@signature("histc(Tensor input, int bins=100, Scalar min=0, Scalar max=0, *,"
+           " Tensor? out=None) -> Tensor")
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """A histogram with ``bins`` equal bins between ``min`` and ``max`` (the data's range when
     both are 0); elements outside are ignored.

@@ -30,6 +30,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ._operands import broadcast_shapes as _broadcast_shapes
 from ._operands import varargs_or_keyword, wrap_dim
 from ._registry import Op, check_inplace_autograd, defop, write_out
+from ._signature import signature
 from ._util import scatter_add
 
 __all__ = ["reshape", "view_as", "reshape_as", "flatten", "unflatten", "ravel", "squeeze",
@@ -415,6 +416,7 @@ def ravel(input):
     return reshape(input, (-1,))
 
 
+@signature('flatten(Tensor input, int start_dim=0, int end_dim=-1) -> Tensor')
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when possible).
 
@@ -486,6 +488,7 @@ def squeeze(input, dim=None):
                       strides=tuple(strides[i] for i in keep))
 
 
+@signature('unsqueeze(Tensor input, int dim) -> Tensor')
 def unsqueeze(input, dim):
     """A view with a new size-1 dimension at ``dim``.
 
@@ -546,6 +549,7 @@ def permute(input, *dim_args, dims=None):
     return permute_op(input, dims=dims)
 
 
+@signature('transpose(Tensor input, int dim0, int dim1) -> Tensor')
 def transpose(input, dim0, dim1):
     """A view with ``dim0`` and ``dim1`` swapped.
 
@@ -899,6 +903,7 @@ def narrow_copy(input, dim, start, length, *, out=None):
                      out, "narrow_copy")
 
 
+@signature('select(Tensor input, int dim, SymInt index) -> Tensor')
 def select(input, dim, index):
     """A view of the slice at ``index`` of dim ``dim``, without that dim.
 
@@ -956,6 +961,7 @@ def _unbind_derivative(ctx, *grads, dim):
     return (stack(list(grads), dim),)
 
 
+@signature('unbind(Tensor input, int dim=0) -> Tensor[]')
 def unbind(input, dim=0):
     """The slices along ``dim`` as a tuple of views.
 
@@ -1022,6 +1028,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return split_op(tensor, dim=dim, sizes=tuple(sizes))
 
 
+@signature('chunk(Tensor input, int chunks, int dim=0) -> Tensor[]')
 def chunk(input, chunks, dim=0):
     """Split into ``chunks`` views of (nearly) equal size along ``dim``; may return fewer.
 
@@ -1174,6 +1181,7 @@ def _diagonal_derivative(ctx, grad, *, offset, dim1, dim2):
     return (strided_scatter_op(grad, shape=shape, size=size, stride=stride, offset=start),)
 
 
+@signature('diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1) -> Tensor')
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """A view of the diagonal of dims ``dim1``/``dim2`` (above it for ``offset > 0``), as the
     last dim.
@@ -1572,6 +1580,7 @@ def _unique_dims(dims, ndim, name):
     return tuple(dims)
 
 
+@signature('flip(Tensor input, int[] dims) -> Tensor')
 def flip(input, dims):
     """A copy with the order of elements reversed along ``dims``.
 
@@ -1653,6 +1662,7 @@ def roll(input, shifts, dims=None):
     return roll_op(input, shifts=shifts, dims=dims)
 
 
+@signature('rot90(Tensor input, int k=1, int[] dims=[0,1]) -> Tensor')
 def rot90(input, k=1, dims=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (from the first towards the
     second).
@@ -1732,6 +1742,7 @@ def _repeat(self, *sizes, repeats=None):
     return repeat_op(self, repeats=repeats)
 
 
+@signature('tile(Tensor input, SymInt[] dims) -> Tensor')
 def tile(input, dims):
     """Repeat ``input`` along each dim (``dims`` padded with 1s in front to ``input.dim()``).
 
@@ -1859,6 +1870,7 @@ tril_op.defjvp(first_linear_jvp(tril_op))
 triu_op.defjvp(first_linear_jvp(triu_op))
 
 
+@signature('tril(Tensor input, int diagonal=0, *, Tensor? out=None) -> Tensor')
 def tril(input, diagonal=0, *, out=None):
     """The lower triangle of the last two dims (elements above ``diagonal`` set to 0).
 
@@ -1873,6 +1885,7 @@ def tril(input, diagonal=0, *, out=None):
     return write_out(tril_op(input, diagonal=_int(diagonal, "diagonal")), out, "tril")
 
 
+@signature('triu(Tensor input, int diagonal=0, *, Tensor? out=None) -> Tensor')
 def triu(input, diagonal=0, *, out=None):
     """The upper triangle of the last two dims (elements below ``diagonal`` set to 0).
 
