@@ -214,6 +214,9 @@ def _einsum_sublist(args):
     return einsum(equation, *operands)
 
 
+# ================================================================ kron, cross
+
+
 def kron(input, other, *, out=None):
     """The Kronecker product (dims aligned at the right, the shorter operand padded with 1s).
 
@@ -392,7 +395,7 @@ def diag(input, diagonal=0, *, out=None):
     return write_out(result, out, "diag")
 
 
-# ================================================================ vecdot, multi_dot, householder
+# ================================================================ vecdot, multi_dot
 
 
 @autocast_policy("lower")

@@ -631,6 +631,10 @@ def linalg_householder_product(A, tau, *, out=None):
         t = tau[..., i:i + 1].unsqueeze(-1)
         q = q - matmul(v * t, matmul(v.mH, q))
     return write_out(q, out, "linalg.householder_product")
+
+
+# ================================================================ torch.qr (linalg.qr's older form)
+
 PlainQRResult = _return_types.qr
 
 
@@ -648,7 +652,7 @@ def qr(input, some=True, *, out=None):
     return _write_tuple(PlainQRResult(q, r), out, "qr", PlainQRResult)
 
 
-# ================================================================ geqrf, orgqr, ormqr, lobpcg
+# ================================================================ geqrf, orgqr, ormqr
 # geqrf is LAPACK's compact QR (host kernel, not differentiable, as in torch). orgqr is torch's
 # old name of linalg.householder_product; ormqr applies the same reflectors to another matrix
 # without forming Q, composed from ember ops so that its derivative comes for free.

@@ -92,6 +92,9 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     return svd_lowrank(A, q, niter=niter)
 
 
+# ================================================================ lobpcg
+
+
 def _b_orthonormal_basis(S, BS, eps):
     """An orthonormal (in the ``B`` inner product) basis of ``S``'s columns, dropping directions
     that ``S`` barely spans: the symmetric orthogonalisation ``S V diag(1/sqrt(w))`` of the Gram

@@ -385,7 +385,7 @@ def logdet(input):
     return where(sign < 0, float("nan"), logabs)
 
 
-# ================================================================ cond, tensorinv, tensorsolve
+# ================================================================ cond
 
 
 _COND_NORMS = ("fro", "nuc", math.inf, -math.inf, 1, -1)

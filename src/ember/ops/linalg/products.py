@@ -575,7 +575,7 @@ def _imatmul(self, other):
     return inplace(matmul, self, other)
 
 
-# ================================================================ tensordot, kron, cross
+# ================================================================ tensordot
 
 
 def tensordot(a, b, dims=2, out=None):

@@ -282,6 +282,9 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False, out=None):
     return SolveExResult(result, info)
 
 
+# ================================================================ with a Cholesky factor
+
+
 @autocast_policy(cpu="fp32")
 def cholesky_inverse(input, upper=False, *, out=None):
     """The inverse of ``A`` from its Cholesky factor (``input`` = L, or U with ``upper``).
@@ -308,6 +311,9 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     """
     a = matmul(L.mH, L) if upper else matmul(L, L.mH)
     return write_out(linalg_solve(a, B), out, "cholesky_solve")
+
+
+# ================================================================ tensorinv, tensorsolve
 
 
 def _prod(shape):
