@@ -112,7 +112,8 @@ class Op:
 
     def __init__(self, name, kernel, *, meta=None, save_inputs=True, save_output=False,
                  view=False, multi_output=False, differentiable_outputs=None, grad_name=None,
-                 register=True, kind="other", holomorphic=False, fuse=None, autocast=None):
+                 register=True, kind="other", holomorphic=False, fuse=None, autocast=None,
+                 onnx=None, opt_outs=None):
         if kind not in KINDS:
             raise ValueError(f"op {name}: unknown kind {kind!r}, expected one of {KINDS}")
         # how it runs as a step of a fused element-wise chain (``ops/_fusion.py``)
@@ -125,11 +126,13 @@ class Op:
         self.derivative = None
         self.jvp = None  # forward-mode rule (:meth:`defjvp`); else derived, see forward_ad
         self.batch = None  # vmap rule (:meth:`defbatch`); else derived from the kind
-        self.onnx = None  # ONNX form (:meth:`defonnx`), read by ``ember.onnx.export``
+        self.onnx = onnx  # ONNX form (:meth:`defonnx`), read by ``ember.onnx.export``
         self.kind = kind
         # complex-differentiable, so an element-wise forward rule holds for complex inputs
         self.holomorphic = holomorphic
-        self.opt_outs = {}  # rule name -> why this op declines it
+        self.opt_outs = {}  # rule name -> why this op declines it (:meth:`opt_out`)
+        for rule, reason in (opt_outs or {}).items():
+            self.opt_out(rule, reason)
         # the typed signature of its public function (``ops/_signature.py``), when declared
         self.signature = None
         self.save_inputs = save_inputs
@@ -179,7 +182,7 @@ class Op:
         ONNX nodes with ``ctx.op(...)`` and returns the result's name (a tuple of names, or
         None for an output nothing reads, when the op has several). The common case is a
         string: the ONNX operator that computes the op on its inputs cast to the result's
-        dtype.
+        dtype, also given as ``Op(..., onnx="Exp")``.
 
         Example::
 
@@ -195,6 +198,8 @@ class Op:
 
     def opt_out(self, rule, reason):
         """Declare that this op has no ``rule`` (one of :data:`RULES`), and why.
+
+        Also given as ``Op(..., opt_outs={rule: reason})``.
 
         Example::
 

@@ -130,7 +130,8 @@ def _unary_meta(out_dtype):
 
 
 def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low=True,
-             grad_name=None, jvp=None, holomorphic=False, fast=None, fuse=None, autocast=None):
+             grad_name=None, jvp=None, holomorphic=False, fast=None, fuse=None, autocast=None,
+             onnx=None, opt_outs=None):
     """The :class:`Op` of a unary pointwise function.
 
     ``kernel(xp, a, **params)`` computes it (in float32 for float16/bfloat16 when ``low``);
@@ -141,7 +142,8 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
     ``fast(x, y, grad, out)`` (optional) writes the same first-order derivative into ``out``
     with NumPy ufuncs (float32/float64 arrays of one shape): the backward uses it when
     :func:`_plain_backward` allows. ``fuse`` is the op's fusion rule (``ops/_fusion.py``),
-    ``autocast`` its autocast policy (:class:`Op`).
+    ``autocast`` its autocast policy (:class:`Op`), ``onnx`` its ONNX form
+    (:meth:`Op.defonnx`); ``opt_outs`` names the rules it declines, with a reason.
     """
     run = _low_precision(kernel) if low else kernel
     if out_dtype is None:
@@ -152,7 +154,8 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
             return result if result.dtype == a.dtype else result.astype(a.dtype)
     op = Op(name, run, meta=_unary_meta(out_dtype), save_inputs=save in ("input", "both"),
             save_output=save in ("output", "both"), grad_name=grad_name, kind="pointwise-unary",
-            holomorphic=holomorphic, fuse=fuse, autocast=autocast)
+            holomorphic=holomorphic, fuse=fuse, autocast=autocast, onnx=onnx,
+            opt_outs=opt_outs)
     if out_dtype == "bool":
         op.opt_out("derivative", "a boolean result has no gradient")
     if jvp is not None:
@@ -189,7 +192,8 @@ def unary_operand(input, name, promote, deny, errors=None, cpu_name=None):
 
 def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=None,
           cpu_name=None, save="input", out_dtype=None, low=True, doc, example, namespace=None,
-          methods=True, jvp=None, holomorphic=False, fast=None, fuse=None, autocast=None):
+          methods=True, jvp=None, holomorphic=False, fast=None, fuse=None, autocast=None,
+          onnx=None, opt_outs=None):
     """Declare a unary pointwise op and its public function, method and in-place method.
 
     ``promote="float"`` turns integer and bool inputs into the default float dtype; ``deny``
@@ -199,7 +203,8 @@ def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=Non
     ``globals()``) and its ``__all__`` when one is given.
     """
     op = unary_op(name, kernel, derivative, save=save, out_dtype=out_dtype, low=low, jvp=jvp,
-                  holomorphic=holomorphic, fast=fast, fuse=fuse, autocast=autocast)
+                  holomorphic=holomorphic, fast=fast, fuse=fuse, autocast=autocast,
+                  onnx=onnx, opt_outs=opt_outs)
     if derivative is None and "f" in deny:
         op.opt_out("derivative", "integer and bool inputs only: no gradient")
     unchecked = () if "f" in deny else (_F32, _F64)  # dtypes unary_operand lets through as is
@@ -256,7 +261,7 @@ def alias(alias, name, *, namespace):
 def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=None,
            cpu_name=None, out_dtype=None, low=True, scalar_input=False, scalar_other=True,
            other_name="other", doc, example, inplace_method=True, save="input", fuse=None,
-           autocast=None, namespace=None):
+           autocast=None, namespace=None, onnx=None, opt_outs=None):
     """Declare a binary pointwise op, its public function ``name(input, other, *, out=None)``,
     its method and in-place method.
 
@@ -265,7 +270,8 @@ def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=Non
     output (``ctx.output``) or ``"both"``. ``promote="float"`` turns integer results into the
     default float dtype; ``scalar_input``/``scalar_other`` say where torch accepts a Python
     number. ``fuse`` is the op's fusion rule (``ops/_fusion.py``), ``autocast`` its autocast
-    policy (:class:`Op`).
+    policy (:class:`Op`), ``onnx`` its ONNX form (:meth:`Op.defonnx`); ``opt_outs`` names the
+    rules it declines, with a reason.
 
     The public function lands in ``namespace`` and its ``__all__``
     when one is given.
@@ -273,7 +279,8 @@ def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=Non
     op = Op(name, _low_precision(kernel) if low else kernel,
             meta=_bool_meta if out_dtype == "bool" else _same_shape_meta,
             save_inputs=save in ("input", "both"), save_output=save in ("output", "both"),
-            kind="pointwise-binary", fuse=fuse, autocast=autocast)
+            kind="pointwise-binary", fuse=fuse, autocast=autocast, onnx=onnx,
+            opt_outs=opt_outs)
     if derivative == "none":
         op.defderivative(_not_differentiable(name))
     elif derivative is not None:

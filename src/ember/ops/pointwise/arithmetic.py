@@ -77,6 +77,21 @@ def add_op(xp, a, b, *, alpha=1):
     return xp.add(a, b * scalar(alpha, b.dtype))
 
 
+def _scaled_onnx(ctx, b, alpha):
+    """``alpha * b`` in ONNX (just ``b`` when ``alpha`` is 1)."""
+    if alpha == 1:
+        return b
+    return ctx.op("Mul", b, ctx.scalar(alpha, ctx.out_dtype()))
+
+
+@add_op.defonnx
+def _add_onnx(ctx, a, b, alpha=1):
+    a, b = ctx.operands(a, b)
+    if ctx.out_dtype() == "bool":
+        return ctx.op("Or", a, b)
+    return ctx.op("Add", a, _scaled_onnx(ctx, b, alpha))
+
+
 @add_op.defderivative
 def _add_derivative(ctx, grad, *, alpha=1):
     return grad, (grad if alpha == 1 else grad * _conj_scalar(alpha))
@@ -162,6 +177,12 @@ def sub_op(xp, a, b, *, alpha=1):
     return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, b * scalar(alpha, b.dtype))
 
 
+@sub_op.defonnx
+def _sub_onnx(ctx, a, b, alpha=1):
+    a, b = ctx.operands(a, b)
+    return ctx.op("Sub", a, _scaled_onnx(ctx, b, alpha))
+
+
 @sub_op.defderivative
 def _sub_derivative(ctx, grad, *, alpha=1):
     return grad, (-grad if alpha == 1 else grad * -_conj_scalar(alpha))
@@ -180,6 +201,14 @@ def _sub_jvp(p, t, y, alpha=1):
        fuse=Fusion("multiply", grad=_mul_step_grad))
 def mul_op(xp, a, b):
     return xp.multiply(a, b)
+
+
+@mul_op.defonnx
+def _mul_onnx(ctx, a, b):
+    a, b = ctx.operands(a, b)
+    if ctx.out_dtype() == "bool":
+        return ctx.op("And", a, b)
+    return ctx.op("Mul", a, b)
 
 
 @mul_op.defderivative
@@ -228,7 +257,7 @@ multiply = mul
 
 
 @defop("div", meta=_same_shape_meta, kind="pointwise-binary",
-       fuse=Fusion("true_divide", grad=_div_step_grad))
+       fuse=Fusion("true_divide", grad=_div_step_grad), onnx="Div")
 def div_op(xp, a, b):
     return xp.true_divide(a, b)
 
@@ -290,6 +319,33 @@ floor_divide_op = Op("floor_divide", _floor_divide_kernel, meta=_same_shape_meta
 floor_divide_op.defderivative(_not_differentiable("floor_divide"))
 
 
+def _floor_divide_onnx(ctx, a, b):
+    a, b = ctx.operands(a, b)
+    quotient = ctx.op("Div", a, b)
+    if ctx.out_is_float():
+        return ctx.op("Floor", quotient)
+    # integer Div truncates: step down where the remainder's sign differs from b's
+    remainder = ctx.op("Mod", a, b, fmod=1)
+    zero = ctx.scalar(0, ctx.out_dtype())
+    inexact = ctx.op("Not", ctx.op("Equal", remainder, zero))
+    signs_differ = ctx.op("Xor", ctx.op("Less", remainder, zero), ctx.op("Less", b, zero))
+    step = ctx.cast(ctx.op("And", inexact, signs_differ), "bool", ctx.out_dtype())
+    return ctx.op("Sub", quotient, step)
+
+
+def _trunc_divide_onnx(ctx, a, b):
+    a, b = ctx.operands(a, b)
+    quotient = ctx.op("Div", a, b)
+    if not ctx.out_is_float():
+        return quotient  # integer Div truncates
+    return ctx.op("Mul", ctx.op("Sign", quotient), ctx.op("Floor", ctx.op("Abs", quotient)))
+
+
+div_floor_op.defonnx(_floor_divide_onnx)
+floor_divide_op.defonnx(_floor_divide_onnx)
+div_trunc_op.defonnx(_trunc_divide_onnx)
+
+
 @signature("div(Tensor input, Tensor other, *, str? rounding_mode=None,"
            " Tensor? out=None) -> Tensor",
            numbers_as_tensors=True)
@@ -349,9 +405,12 @@ def floor_divide(input, other, *, out=None):
 
 # ---------------------------------------------------------------- neg, conj, real, imag
 
+# the ONNX opt-out of the complex-number ops below
+_COMPLEX = {"onnx": "a complex-number op: ONNX export handles real dtypes only"}
+
 
 @defop("neg", meta=_same_shape_meta, save_inputs=False, kind="pointwise-unary",
-       fuse=Fusion("negative", grad=lambda xp, g, args, out, wants: (xp.negative(g),)))
+       fuse=Fusion("negative", grad=lambda xp, g, args, out, wants: (xp.negative(g),)), onnx="Neg")
 def neg_op(xp, a):
     return xp.negative(a)
 
@@ -398,7 +457,7 @@ def positive(input):
 
 
 @defop("conj_physical", meta=_same_shape_meta, save_inputs=False, grad_name="ConjBackward0",
-       kind="pointwise-unary")
+       kind="pointwise-unary", opt_outs=_COMPLEX)
 def conj_op(xp, a):
     return xp.conj(a)
 
@@ -486,7 +545,7 @@ def is_neg(input):
 
 
 @defop("real", meta=lambda a: (a.shape, dt.from_numpy_dtype(a.dtype).to_real()),
-       save_inputs=False, view=True, kind="pointwise-unary")
+       save_inputs=False, view=True, kind="pointwise-unary", opt_outs=_COMPLEX)
 def real_op(xp, a):
     return a.real
 
@@ -497,7 +556,7 @@ def _real_derivative(ctx, grad):
 
 
 @defop("imag", meta=lambda a: (a.shape, dt.from_numpy_dtype(a.dtype).to_real()),
-       save_inputs=False, view=True, kind="pointwise-unary")
+       save_inputs=False, view=True, kind="pointwise-unary", opt_outs=_COMPLEX)
 def imag_op(xp, a):
     return a.imag
 
@@ -536,7 +595,7 @@ def _view_as_real_meta(a):
 
 
 @defop("view_as_real", meta=_view_as_real_meta, save_inputs=False, view=True,
-       grad_name="ViewAsRealBackward0", kind="view")
+       grad_name="ViewAsRealBackward0", kind="view", opt_outs=_COMPLEX)
 def view_as_real_op(xp, a):
     real = dt.from_numpy_dtype(a.dtype).to_real().np
     if xp is np:
@@ -559,7 +618,7 @@ def _view_as_complex_meta(a):
 
 
 @defop("view_as_complex", meta=_view_as_complex_meta, save_inputs=False, view=True,
-       grad_name="ViewAsComplexBackward0", kind="view")
+       grad_name="ViewAsComplexBackward0", kind="view", opt_outs=_COMPLEX)
 def view_as_complex_op(xp, a):
     return a.view(dt.from_numpy_dtype(a.dtype).to_complex().np)[..., 0]
 
@@ -621,7 +680,7 @@ def view_as_complex(input):
 
 
 @defop("pow", meta=_same_shape_meta, grad_name="PowBackward1", kind="pointwise-binary",
-       autocast={"cuda": "fp32"})
+       autocast={"cuda": "fp32"}, onnx="Pow")
 def pow_op(xp, a, b):
     if a.dtype.kind == "i":
         negative = b < 0
@@ -713,7 +772,8 @@ def _lerp_kernel(xp, start, end, weight):
 
 lerp_op = Op("lerp", _low_precision(_lerp_kernel), kind="pointwise-ternary",
              meta=lambda s, e, w: (broadcast_shapes(s.shape, e.shape, w.shape), s.dtype),
-             grad_name="LerpBackward1")
+             grad_name="LerpBackward1",
+             opt_outs={"onnx": "not mapped yet (composable from ONNX operators)"})
 
 
 @lerp_op.defderivative
@@ -859,7 +919,7 @@ _return_types.frexp = _frexp_result
 
 @defop("frexp", meta=lambda a: ((a.shape, a.dtype), (a.shape, np.dtype(np.int32))),
        save_inputs=False, save_output=True, multi_output=True, differentiable_outputs=(0,),
-       kind="pointwise-unary")
+       kind="pointwise-unary", opt_outs={"onnx": "ONNX has no operator for it"})
 def frexp_op(xp, a):
     if a.dtype in _LOW:
         mantissa, exponent = xp.frexp(a.astype(_F32))

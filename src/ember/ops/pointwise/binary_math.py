@@ -26,6 +26,37 @@ __all__ = ["heaviside"]
 unary, binary, _alias = declarers(globals())
 
 
+# ONNX forms (``Op.defonnx``) of the ops below; the reasons of those that have none
+
+
+def _remainder_onnx(ctx, a, b):
+    a, b = ctx.operands(a, b)
+    if not ctx.out_is_float():
+        return ctx.op("Mod", a, b, fmod=0)  # the sign of the divisor, as Python's %
+    return ctx.op("Sub", a, ctx.op("Mul", b, ctx.op("Floor", ctx.op("Div", a, b))))
+
+
+def _fmod_onnx(ctx, a, b):
+    return ctx.op("Mod", *ctx.operands(a, b), fmod=1)
+
+
+def _bitwise_onnx(logical, bitwise):
+    """The ONNX form of a bitwise op: the logical operator on bools, the bitwise one (opset
+    18) on integers."""
+    def mapping(ctx, *operands):
+        operands = ctx.operands(*operands)
+        if ctx.out_dtype() == "bool":
+            return ctx.op(logical, *operands)
+        if ctx.opset < 18:
+            ctx.fail(f"{bitwise} on integer tensors needs opset 18")
+        return ctx.op(bitwise, *operands)
+    return mapping
+
+
+_NOT_MAPPED = {"onnx": "not mapped yet (composable from ONNX operators)"}
+_NO_ONNX = {"onnx": "ONNX has no operator for it"}
+
+
 def _remainder_kernel(xp, a, b):
     if a.dtype.kind in "iu":
         _check_integer_divisor(xp, b)
@@ -55,10 +86,11 @@ def _fmod_derivative(ctx, grad):
 remainder = binary("remainder", _remainder_kernel, _remainder_derivative, deny="bc",
                    scalar_input=True,
        doc="The remainder of ``input / other`` with the sign of ``other`` (Python's ``%``).",
-       example="ember.remainder(ember.tensor([-3, 3]), 2)\n        tensor([1, 1])")
+       example="ember.remainder(ember.tensor([-3, 3]), 2)\n        tensor([1, 1])",
+       onnx=_remainder_onnx)
 fmod = binary("fmod", _fmod_kernel, _fmod_derivative, deny="bc",
        doc="The remainder of ``input / other`` with the sign of ``input`` (C's ``fmod``).",
-       example="ember.fmod(ember.tensor([-3, 3]), 2)\n        tensor([-1,  1])")
+       example="ember.fmod(ember.tensor([-3, 3]), 2)\n        tensor([-1,  1])", onnx=_fmod_onnx)
 
 
 def _atan2_derivative(ctx, grad):
@@ -73,7 +105,8 @@ binary("atan2", lambda xp, a, b: xp.arctan2(a, b), _atan2_derivative, promote="f
        fuse="arctan2",
        deny="c", scalar_other=False,
        doc="The angle of the point ``(other, input)``, elementwise, in ``(-pi, pi]``.",
-       example="ember.atan2(ember.tensor([1.]), ember.tensor([1.]))\n        tensor([0.7854])")
+       example="ember.atan2(ember.tensor([1.]), ember.tensor([1.]))\n        tensor([0.7854])",
+       opt_outs=_NOT_MAPPED)
 _alias("arctan2", "atan2")
 
 
@@ -88,7 +121,8 @@ def _hypot_derivative(ctx, grad):
 binary("hypot", lambda xp, a, b: xp.hypot(a, b), _hypot_derivative, deny="bic",
        fuse="hypot",
        scalar_other=False, save="both", doc="``sqrt(input ** 2 + other ** 2)``, elementwise.",
-       example="ember.hypot(ember.tensor([3.]), ember.tensor([4.]))\n        tensor([5.])")
+       example="ember.hypot(ember.tensor([3.]), ember.tensor([4.]))\n        tensor([5.])",
+       opt_outs=_NOT_MAPPED)
 
 
 def _copysign_derivative(ctx, grad):
@@ -102,7 +136,8 @@ copysign = binary("copysign", lambda xp, a, b: xp.copysign(a, b), _copysign_deri
                   fuse="copysign",
                   promote="float",
        deny="c", doc="The magnitude of ``input`` with the sign of ``other``.",
-       example="ember.copysign(ember.tensor([1., 2.]), -1.)\n        tensor([-1., -2.])")
+       example="ember.copysign(ember.tensor([1., 2.]), -1.)\n        tensor([-1., -2.])",
+       opt_outs=_NOT_MAPPED)
 def _nextafter_derivative(ctx, grad):
     # torch's convention: the step is treated as constant, so input passes the gradient through
     b = ctx.inputs[1]
@@ -115,7 +150,7 @@ binary("nextafter", lambda xp, a, b: xp.nextafter(a, b), _nextafter_derivative, 
        scalar_other=False,
        doc="The next representable float after ``input`` towards ``other``.",
        example="ember.nextafter(ember.tensor([1.]), ember.tensor([2.])) > 1\n"
-               "        tensor([True])")
+               "        tensor([True])", opt_outs=_NO_ONNX)
 
 
 def _logaddexp_kernel(xp, a, b):
@@ -144,12 +179,12 @@ binary("logaddexp", _logaddexp_kernel, _logaddexp_derivative, deny="bi", scalar_
        fuse="logaddexp",
        doc="``log(exp(input) + exp(other))``, computed stably.",
        example="ember.logaddexp(ember.tensor([0.]), ember.tensor([0.]))\n"
-               "        tensor([0.6931])")
+               "        tensor([0.6931])", opt_outs=_NOT_MAPPED)
 binary("logaddexp2", lambda xp, a, b: xp.logaddexp2(a, b), _logaddexp2_derivative, deny="bic",
        fuse="logaddexp2",
        scalar_other=False, doc="``log2(2 ** input + 2 ** other)``, computed stably.",
        example="ember.logaddexp2(ember.tensor([0.]), ember.tensor([0.]))\n"
-               "        tensor([1.])")
+               "        tensor([1.])", opt_outs=_NOT_MAPPED)
 
 
 def _xlogy_kernel(xp, a, b):
@@ -173,7 +208,7 @@ xlogy = binary("xlogy", _xlogy_kernel, _xlogy_derivative, promote="float", deny=
        scalar_input=True, doc="``input * log(other)``, 0 where ``input`` is 0 (unless "
        "``other`` is NaN).",
        example="ember.xlogy(ember.tensor([0., 2.]), ember.tensor([0., 1.]))\n"
-               "        tensor([0., 0.])")
+               "        tensor([0., 0.])", opt_outs=_NOT_MAPPED)
 
 
 def _heaviside_kernel(xp, a, b):
@@ -198,7 +233,8 @@ def heaviside(input, values, *, out=None):
     return write_out(heaviside_op(a, b), out, "heaviside")
 
 
-heaviside_op = Op("heaviside", _heaviside_kernel, meta=_same_shape_meta, kind="pointwise-binary")
+heaviside_op = Op("heaviside", _heaviside_kernel, meta=_same_shape_meta, kind="pointwise-binary",
+                  opt_outs=_NOT_MAPPED)
 heaviside_op.defderivative(_not_differentiable("heaviside"))
 _method("heaviside", heaviside)
 _method("heaviside_", _inplace_method(heaviside))
@@ -207,18 +243,21 @@ _method("heaviside_", _inplace_method(heaviside))
 # ---------------------------------------------------------------- bitwise, gcd, lcm
 
 
-_BITWISE = {"bitwise_and": ("bitwise_and", "AND"), "bitwise_or": ("bitwise_or", "OR"),
-            "bitwise_xor": ("bitwise_xor", "XOR")}
-for _name, (_ufunc, _word) in _BITWISE.items():
+# name -> (NumPy ufunc, word, ONNX's logical operator, ONNX's bitwise operator)
+_BITWISE = {"bitwise_and": ("bitwise_and", "AND", "And", "BitwiseAnd"),
+            "bitwise_or": ("bitwise_or", "OR", "Or", "BitwiseOr"),
+            "bitwise_xor": ("bitwise_xor", "XOR", "Xor", "BitwiseXor")}
+for _name, (_ufunc, _word, _logical, _bitwise) in _BITWISE.items():
     binary(_name, (lambda u: lambda xp, a, b: getattr(xp, u)(a, b))(_ufunc), deny="hfc",
-           low=False, scalar_input=True,
+           low=False, scalar_input=True, onnx=_bitwise_onnx(_logical, _bitwise),
            doc=f"Elementwise bitwise {_word} of integer or bool tensors.",
            example=f"ember.{_name}(ember.tensor([12]), 10)\n        "
                    f"tensor([{getattr(np, _ufunc)(12, 10)}])")
 bitwise_not = unary("bitwise_not", lambda xp, a: xp.invert(a), promote="keep", deny="hfc",
                     low=False,
       doc="Elementwise bitwise NOT of an integer or bool tensor.",
-      example="ember.bitwise_not(ember.tensor([0, 5]))\n        tensor([-1, -6])")
+      example="ember.bitwise_not(ember.tensor([0, 5]))\n        tensor([-1, -6])",
+      onnx=_bitwise_onnx("Not", "BitwiseNot"))
 
 
 def _shift_kernel(left):
@@ -239,11 +278,13 @@ def _shift_kernel(left):
 bitwise_left_shift = binary("bitwise_left_shift", _shift_kernel(True), deny="bhfc",
                             cpu_name="lshift_cpu", low=False,
        scalar_input=True, doc="``input << other`` (0 when shifting by the bit width or more).",
-       example="ember.bitwise_left_shift(ember.tensor([1, 3]), 2)\n        tensor([ 4, 12])")
+       example="ember.bitwise_left_shift(ember.tensor([1, 3]), 2)\n        tensor([ 4, 12])",
+       opt_outs=_NOT_MAPPED)
 bitwise_right_shift = binary("bitwise_right_shift", _shift_kernel(False), deny="bhfc",
                              cpu_name="rshift_cpu",
        low=False, scalar_input=True, doc="``input >> other``, arithmetic for signed integers.",
-       example="ember.bitwise_right_shift(ember.tensor([-8, 8]), 2)\n        tensor([-2,  2])")
+       example="ember.bitwise_right_shift(ember.tensor([-8, 8]), 2)\n        tensor([-2,  2])",
+       opt_outs=_NOT_MAPPED)
 
 
 binary("gcd", lambda xp, a, b: xp.gcd(a, b), "none", deny="bhfc", cpu_name="gcd_cpu",
@@ -251,12 +292,12 @@ binary("gcd", lambda xp, a, b: xp.gcd(a, b), "none", deny="bhfc", cpu_name="gcd_
        doc="The greatest common divisor of ``input`` and ``other``, elementwise (integers; "
            "never negative, ``gcd(0, 0) = 0``).",
        example="ember.gcd(ember.tensor([12, -18]), ember.tensor([8, 12]))\n"
-               "        tensor([4, 6])")
+               "        tensor([4, 6])", opt_outs=_NO_ONNX)
 binary("lcm", lambda xp, a, b: xp.lcm(a, b), "none", deny="bhfc", cpu_name="lcm_cpu",
        scalar_other=False, low=False,
        doc="The least common multiple of ``input`` and ``other``, elementwise (integers; "
            "never negative, 0 when either is 0; wraps on overflow as torch).",
        example="ember.lcm(ember.tensor([4, 6]), ember.tensor([6, 8]))\n"
-               "        tensor([12, 24])")
+               "        tensor([12, 24])", opt_outs=_NO_ONNX)
 
 del _name, _ufunc, _word

@@ -36,12 +36,21 @@ __all__ = ["where", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equa
 unary, binary, _alias = declarers(globals())
 
 
+def _compare_onnx(onnx_type, negate=False):
+    """The ONNX form of a comparison: ``onnx_type`` on the operands promoted to one dtype,
+    negated for ``ne``."""
+    def mapping(ctx, a, b):
+        result = ctx.op(onnx_type, *ctx.operands(a, b, dtype=ctx.promoted_dtype()))
+        return ctx.op("Not", result) if negate else result
+    return mapping
+
+
 # ---------------------------------------------------------------- comparisons
 
 
-def _comparison(name, ufunc):
+def _comparison(name, ufunc, onnx):
     op = Op(name, lambda xp, a, b: getattr(xp, ufunc)(a, b), meta=_bool_meta,
-            kind="pointwise-binary")
+            kind="pointwise-binary", onnx=onnx)
     op.opt_out("derivative", "a boolean result has no gradient")
     ordered = name in ("lt", "le", "gt", "ge")
 
@@ -64,12 +73,12 @@ def _comparison(name, ufunc):
     return compare
 
 
-eq = _comparison("eq", "equal")
-ne = _comparison("ne", "not_equal")
-lt = _comparison("lt", "less")
-le = _comparison("le", "less_equal")
-gt = _comparison("gt", "greater")
-ge = _comparison("ge", "greater_equal")
+eq = _comparison("eq", "equal", _compare_onnx("Equal"))
+ne = _comparison("ne", "not_equal", _compare_onnx("Equal", negate=True))
+lt = _comparison("lt", "less", _compare_onnx("Less"))
+le = _comparison("le", "less_equal", _compare_onnx("LessOrEqual"))
+gt = _comparison("gt", "greater", _compare_onnx("Greater"))
+ge = _comparison("ge", "greater_equal", _compare_onnx("GreaterOrEqual"))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
@@ -80,6 +89,14 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
        grad_name="WhereBackward0", kind="pointwise-ternary")
 def where_op(xp, condition, a, b):
     return xp.where(condition, a, b)
+
+
+@where_op.defonnx
+def _where_onnx(ctx, condition, a, b):
+    condition = ctx.cast(condition, ctx.in_dtype(0), "bool")
+    a = ctx.cast(a, ctx.in_dtype(1), ctx.out_dtype())
+    b = ctx.cast(b, ctx.in_dtype(2), ctx.out_dtype())
+    return ctx.op("Where", condition, a, b)
 
 
 @where_op.defderivative
@@ -144,10 +161,10 @@ def _select_derivative(pick_first):
 
 
 maximum_op = Op("maximum", lambda xp, a, b: xp.maximum(a, b), meta=_same_shape_meta,
-                kind="pointwise-binary", fuse="maximum")
+                kind="pointwise-binary", fuse="maximum", onnx="Max")
 maximum_op.defderivative(_select_derivative(lambda a, b: a > b))
 minimum_op = Op("minimum", lambda xp, a, b: xp.minimum(a, b), meta=_same_shape_meta,
-                kind="pointwise-binary", fuse="minimum")
+                kind="pointwise-binary", fuse="minimum", onnx="Min")
 minimum_op.defderivative(_select_derivative(lambda a, b: a < b))
 
 
@@ -191,10 +208,10 @@ def _fselect_derivative(first_wins):
 
 
 fmax_op = Op("fmax", _low_precision(lambda xp, a, b: xp.fmax(a, b)), meta=_same_shape_meta,
-             kind="pointwise-binary", fuse="fmax")
+             kind="pointwise-binary", fuse="fmax", onnx="Max")
 fmax_op.defderivative(_fselect_derivative(lambda a, b: a >= b))
 fmin_op = Op("fmin", _low_precision(lambda xp, a, b: xp.fmin(a, b)), meta=_same_shape_meta,
-             kind="pointwise-binary", fuse="fmin")
+             kind="pointwise-binary", fuse="fmin", onnx="Min")
 fmin_op.defderivative(_fselect_derivative(lambda a, b: a <= b))
 fmax = _extremum(fmax_op, "fmax")
 fmax.__doc__ = """The elementwise maximum, ignoring NaN (NaN only where both are NaN).
@@ -231,6 +248,17 @@ def _clamp_kernel(xp, a, *bounds, has_min, has_max):
 clamp_op = Op("clamp", _clamp_kernel, kind="pointwise-ternary",
               meta=lambda *arrays, **params: (broadcast_shapes(*(a.shape for a in arrays)),
                                               arrays[0].dtype))
+
+
+@clamp_op.defonnx
+def _clamp_onnx(ctx, x, *bounds, has_min, has_max):
+    (x,) = ctx.operands(x)
+    bounds = [ctx.cast(b, ctx.in_dtype(i + 1), ctx.out_dtype()) for i, b in enumerate(bounds)]
+    if has_min:
+        x = ctx.op("Max", x, bounds.pop(0))
+    if has_max:
+        x = ctx.op("Min", x, bounds.pop(0))
+    return x
 
 
 @clamp_op.defderivative
@@ -330,7 +358,8 @@ def _isclose_kernel(xp, a, b, *, rtol, atol, equal_nan):
         return close | (xp.isfinite(difference) & (difference <= allowed))
 
 
-isclose_op = Op("isclose", _isclose_kernel, meta=_bool_meta, kind="pointwise-binary")
+isclose_op = Op("isclose", _isclose_kernel, meta=_bool_meta, kind="pointwise-binary",
+                opt_outs={"onnx": "not mapped yet (composable from ONNX operators)"})
 isclose_op.opt_out("derivative", "a boolean result has no gradient")
 
 
@@ -390,10 +419,13 @@ def equal(input, other):
 # ---------------------------------------------------------------- logical
 
 
-def _logical(name, ufunc):
+def _logical(name, ufunc, onnx_type):
     def kernel(xp, a, b):
         return getattr(xp, ufunc)(a, b)
-    op = Op(name, kernel, meta=_bool_meta, kind="pointwise-binary")
+
+    def onnx(ctx, a, b):  # the truth of each element, as bools
+        return ctx.op(onnx_type, *ctx.operands(a, b, dtype="bool"))
+    op = Op(name, kernel, meta=_bool_meta, kind="pointwise-binary", onnx=onnx)
     op.opt_out("derivative", "a boolean result has no gradient")
 
     def fn(input, other, *, out=None):
@@ -419,18 +451,24 @@ def _logical(name, ufunc):
     _method(name + "_", _inplace_method(fn))
 
 
-_logical("logical_and", "logical_and")
-_logical("logical_or", "logical_or")
-_logical("logical_xor", "logical_xor")
+_logical("logical_and", "logical_and", "And")
+_logical("logical_or", "logical_or", "Or")
+_logical("logical_xor", "logical_xor", "Xor")
+def _logical_not_onnx(ctx, x):
+    return ctx.op("Not", ctx.cast(x, ctx.in_dtype(0), "bool"))
+
+
 unary("logical_not", lambda xp, a: xp.logical_not(a), promote="keep", out_dtype="bool",
       low=False, doc="Elementwise logical NOT (zero is false), as a bool tensor.",
-      example="ember.logical_not(ember.tensor([0, 1]))\n        tensor([ True, False])")
+      example="ember.logical_not(ember.tensor([0, 1]))\n        tensor([ True, False])",
+      onnx=_logical_not_onnx)
 
 
 # ---------------------------------------------------------------- isin
 
 
-@defop("isin", meta=lambda a, b, **_: (a.shape, dt.bool), save_inputs=False)
+@defop("isin", meta=lambda a, b, **_: (a.shape, dt.bool), save_inputs=False,
+       opt_outs={"onnx": "not mapped yet (an Equal over a broadcast axis, then ReduceMax)"})
 def isin_op(xp, elements, test_elements, *, invert):
     return xp.isin(elements, test_elements, invert=invert)
 

@@ -36,6 +36,57 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
+# ONNX forms (``Op.defonnx``) of the ops that no single ONNX operator computes; the reasons
+# of those that have none
+
+
+def _rsqrt_onnx(ctx, x):
+    return ctx.op("Reciprocal", ctx.op("Sqrt", *ctx.operands(x)))
+
+
+def _log1p_onnx(ctx, x):
+    (x,) = ctx.operands(x)
+    return ctx.op("Log", ctx.op("Add", x, ctx.scalar(1, ctx.out_dtype())))
+
+
+def _expm1_onnx(ctx, x):
+    (x,) = ctx.operands(x)
+    return ctx.op("Sub", ctx.op("Exp", x), ctx.scalar(1, ctx.out_dtype()))
+
+
+def _log_base_onnx(base):
+    """The ONNX form of the base-``base`` logarithm: ``Log(x) / log(base)``."""
+    def mapping(ctx, x):
+        (x,) = ctx.operands(x)
+        return ctx.op("Div", ctx.op("Log", x), ctx.scalar(math.log(base), ctx.out_dtype()))
+    return mapping
+
+
+def _round_onnx(ctx, x, decimals=0):
+    if not ctx.out_is_float():
+        return ctx.op("Identity", x)  # integers are already round
+    if decimals == 0:
+        return ctx.op("Round", x)  # halves to even, as torch
+    scale = ctx.scalar(10.0 ** builtins.abs(decimals), ctx.out_dtype())
+    if decimals > 0:
+        return ctx.op("Div", ctx.op("Round", ctx.op("Mul", x, scale)), scale)
+    return ctx.op("Mul", ctx.op("Round", ctx.op("Div", x, scale)), scale)
+
+
+def _classifier_onnx(onnx_type):
+    """IsNaN/IsInf, which read floating tensors (an integer one, cast, has neither)."""
+    def mapping(ctx, x):
+        if not getattr(dt, ctx.in_dtype(0)).is_floating_point:
+            x = ctx.cast(x, ctx.in_dtype(0), "float32")
+        return ctx.op(onnx_type, x)
+    return mapping
+
+
+_SPECIAL = {"onnx": "ONNX has no operator for this special function"}
+_NOT_MAPPED = {"onnx": "not mapped yet (composable from ONNX operators)"}
+_COMPLEX = {"onnx": "a complex-number op: ONNX export handles real dtypes only"}
+
+
 # First-order derivatives written into ``out`` with NumPy ufuncs (``fast=`` of :func:`unary`),
 # with the same roundings as the ember expressions next to them: the two paths agree bit for bit.
 
@@ -166,42 +217,42 @@ unary("exp", lambda xp, a: xp.exp(a), lambda x, y, g: g * y.conj(), save="output
       fast=_exp_backward,
       doc="``e ** input``, elementwise.",
       example="ember.exp(ember.tensor([0., 1.]))\n        tensor([1.0000, 2.7183])",
-      jvp=lambda x, y, t: t * y, autocast={"cuda": "fp32"})
+      jvp=lambda x, y, t: t * y, autocast={"cuda": "fp32"}, onnx="Exp")
 unary("exp2", lambda xp, a: xp.exp2(a) if a.dtype.kind != "c" else xp.exp(a * _LN2),
       lambda x, y, g: g * (y * _LN2).conj(), save="output", fuse="exp2",
       doc="``2 ** input``, elementwise.",
       example="ember.exp2(ember.tensor([0., 3.]))\n        tensor([1., 8.])",
-      holomorphic=True)
+      holomorphic=True, opt_outs=_NOT_MAPPED)
 unary("expm1", lambda xp, a: xp.expm1(a), lambda x, y, g: g * (y + 1).conj(), save="output",
       fuse="expm1",
       doc="``exp(input) - 1``, accurate near zero.",
       example="ember.expm1(ember.tensor([0., 1.]))\n        tensor([0.0000, 1.7183])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx=_expm1_onnx)
 unary("log", lambda xp, a: xp.log(a), lambda x, y, g: g / x.conj(), fast=_log_backward,
       fuse=Fusion("log", grad=_log_step_grad),
       doc="The natural logarithm, elementwise.",
       example="ember.log(ember.tensor([1., 2.]))\n        tensor([0.0000, 0.6931])",
-      jvp=lambda x, y, t: t / x, autocast={"cuda": "fp32"})
+      jvp=lambda x, y, t: t / x, autocast={"cuda": "fp32"}, onnx="Log")
 unary("log2", lambda xp, a: xp.log2(a), lambda x, y, g: g / (x * _LN2).conj(),
       fuse="log2",
       doc="The base-2 logarithm, elementwise.",
       example="ember.log2(ember.tensor([1., 8.]))\n        tensor([0., 3.])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx=_log_base_onnx(2))
 unary("log10", lambda xp, a: xp.log10(a), lambda x, y, g: g / (x * _LN10).conj(),
       fuse="log10",
       doc="The base-10 logarithm, elementwise.",
       example="ember.log10(ember.tensor([1., 100.]))\n        tensor([0., 2.])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx=_log_base_onnx(10))
 unary("log1p", lambda xp, a: xp.log1p(a), lambda x, y, g: g / (x + 1).conj(),
       fuse="log1p",
       doc="``log(1 + input)``, accurate near zero.",
       example="ember.log1p(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx=_log1p_onnx)
 unary("sqrt", lambda xp, a: xp.sqrt(a), lambda x, y, g: g / (2 * y.conj()), save="output",
       fuse=Fusion("sqrt", grad=_sqrt_step_grad),
       doc="The square root, elementwise.",
       example="ember.sqrt(ember.tensor([4., 9.]))\n        tensor([2., 3.])",
-      jvp=lambda x, y, t: t / (2 * y))
+      jvp=lambda x, y, t: t / (2 * y), onnx="Sqrt")
 
 
 def _rsqrt_kernel(xp, a):
@@ -213,68 +264,68 @@ unary("rsqrt", _rsqrt_kernel, lambda x, y, g: g * (-0.5 * y ** 3).conj(), save="
       fuse=Fusion(_rsqrt_step, grad=_rsqrt_step_grad),
       doc="``1 / sqrt(input)``, elementwise.",
       example="ember.rsqrt(ember.tensor([4.]))\n        tensor([0.5000])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx=_rsqrt_onnx)
 unary("sin", lambda xp, a: xp.sin(a), lambda x, y, g: g * x.cos().conj(), fast=_sin_backward,
       fuse=Fusion("sin", grad=_sin_step_grad),
       doc="The sine, elementwise.",
       example="ember.sin(ember.tensor([0.]))\n        tensor([0.])",
-      jvp=lambda x, y, t: t * x.cos())
+      jvp=lambda x, y, t: t * x.cos(), onnx="Sin")
 unary("cos", lambda xp, a: xp.cos(a), lambda x, y, g: -g * x.sin().conj(), fast=_cos_backward,
       fuse=Fusion("cos", grad=_cos_step_grad),
       doc="The cosine, elementwise.",
       example="ember.cos(ember.tensor([0.]))\n        tensor([1.])",
-      jvp=lambda x, y, t: -t * x.sin())
+      jvp=lambda x, y, t: -t * x.sin(), onnx="Cos")
 unary("tan", lambda xp, a: xp.tan(a), lambda x, y, g: g * (1 + y * y).conj(), save="output",
       fuse="tan",
       doc="The tangent, elementwise.",
       example="ember.tan(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx="Tan")
 unary("asin", lambda xp, a: xp.arcsin(a), lambda x, y, g: g * (1 - x * x).rsqrt().conj(),
       fuse="arcsin",
       doc="The inverse sine, elementwise.",
       example="ember.asin(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx="Asin")
 unary("acos", lambda xp, a: xp.arccos(a), lambda x, y, g: -g * (1 - x * x).rsqrt().conj(),
       fuse="arccos",
       doc="The inverse cosine, elementwise.",
       example="ember.acos(ember.tensor([1.]))\n        tensor([0.])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx="Acos")
 unary("atan", lambda xp, a: xp.arctan(a), lambda x, y, g: g / (x * x + 1).conj(),
       fuse="arctan",
       doc="The inverse tangent, elementwise.",
       example="ember.atan(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True)
+      holomorphic=True, onnx="Atan")
 unary("sinh", lambda xp, a: xp.sinh(a), lambda x, y, g: g * x.cosh().conj(),
       fuse="sinh",
       doc="The hyperbolic sine, elementwise.",
       example="ember.sinh(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx="Sinh")
 unary("cosh", lambda xp, a: xp.cosh(a), lambda x, y, g: g * x.sinh().conj(),
       fuse="cosh",
       doc="The hyperbolic cosine, elementwise.",
       example="ember.cosh(ember.tensor([0.]))\n        tensor([1.])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx="Cosh")
 unary("tanh", lambda xp, a: xp.tanh(a), lambda x, y, g: g * (1 - y * y).conj(), save="output",
       fuse=Fusion("tanh", grad=_tanh_step_grad),
       fast=_tanh_backward,
       doc="The hyperbolic tangent, elementwise.",
       example="ember.tanh(ember.tensor([0.]))\n        tensor([0.])",
-      jvp=lambda x, y, t: t * (1 - y * y))
+      jvp=lambda x, y, t: t * (1 - y * y), onnx="Tanh")
 unary("asinh", lambda xp, a: xp.arcsinh(a), lambda x, y, g: g * (x * x + 1).rsqrt().conj(),
       fuse="arcsinh",
       doc="The inverse hyperbolic sine, elementwise.",
       example="ember.asinh(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True)
+      holomorphic=True, onnx="Asinh")
 unary("acosh", lambda xp, a: xp.arccosh(a), lambda x, y, g: g * (x * x - 1).rsqrt().conj(),
       fuse="arccosh",
       doc="The inverse hyperbolic cosine, elementwise.",
       example="ember.acosh(ember.tensor([1.]))\n        tensor([0.])",
-      holomorphic=True)
+      holomorphic=True, onnx="Acosh")
 unary("atanh", lambda xp, a: xp.arctanh(a), lambda x, y, g: g / (1 - x * x).conj(),
       fuse="arctanh",
       doc="The inverse hyperbolic tangent, elementwise.",
       example="ember.atanh(ember.tensor([0.]))\n        tensor([0.])",
-      holomorphic=True)
+      holomorphic=True, onnx="Atanh")
 for _alias_name, _name in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
                            ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh")):
     _alias(_alias_name, _name)
@@ -291,7 +342,7 @@ unary("sigmoid", _sigmoid_kernel, lambda x, y, g: g * (y * (1 - y)).conj(), save
       fast=_sigmoid_backward,
       doc="The logistic function ``1 / (1 + exp(-input))``.",
       example="ember.sigmoid(ember.tensor([0.]))\n        tensor([0.5000])",
-      holomorphic=True)
+      holomorphic=True, onnx="Sigmoid")
 
 
 def _erf_kernel(xp, a):
@@ -300,15 +351,16 @@ def _erf_kernel(xp, a):
 
 unary("erf", _erf_kernel, lambda x, y, g: g * (2 / math.sqrt(math.pi)) * (-x * x).exp(),
       deny="c", cpu_name="erf_vml_cpu", doc="The error function, elementwise.",
-      example="ember.erf(ember.tensor([0.]))\n        tensor([0.])")
+      example="ember.erf(ember.tensor([0.]))\n        tensor([0.])", onnx="Erf")
 unary("erfc", lambda xp, a: _special(xp).erfc(a),
       lambda x, y, g: g * (-2 / math.sqrt(math.pi)) * (-x * x).exp(),
       deny="c", cpu_name="erfc_vml_cpu", doc="The complementary error function ``1 - erf``.",
-      example="ember.erfc(ember.tensor([0.]))\n        tensor([1.])")
+      example="ember.erfc(ember.tensor([0.]))\n        tensor([1.])", opt_outs=_SPECIAL)
 unary("erfinv", lambda xp, a: _special(xp).erfinv(a),
       lambda x, y, g: g * (math.sqrt(math.pi) / 2) * (y * y).exp(), save="output",
       deny="c", cpu_name="erfinv_vml_cpu", doc="The inverse error function, elementwise.",
-      example="ember.erfinv(ember.tensor([0.]))\n        tensor([0.])", autocast={"cuda": "fp32"})
+      example="ember.erfinv(ember.tensor([0.]))\n        tensor([0.])", autocast={"cuda": "fp32"},
+      opt_outs=_SPECIAL)
 def _lgamma_kernel(xp, a):
     result = _special(xp).gammaln(a)
     return xp.where(a == -np.inf, a.dtype.type(np.inf), result)
@@ -317,15 +369,16 @@ def _lgamma_kernel(xp, a):
 unary("lgamma", _lgamma_kernel, lambda x, y, g: g * x.digamma(),
       deny="c", cpu_name="lgamma_vml_cpu",
       doc="The log of the absolute value of the gamma function.",
-      example="ember.lgamma(ember.tensor([1., 3.]))\n        tensor([0.0000, 0.6931])")
+      example="ember.lgamma(ember.tensor([1., 3.]))\n        tensor([0.0000, 0.6931])",
+      opt_outs=_SPECIAL)
 unary("digamma", lambda xp, a: _special(xp).psi(a), lambda x, y, g: g * polygamma(1, x),
       deny="c", cpu_name="digamma",
       doc="The logarithmic derivative of the gamma function.",
-      example="ember.digamma(ember.tensor([1.]))\n        tensor([-0.5772])")
+      example="ember.digamma(ember.tensor([1.]))\n        tensor([-0.5772])", opt_outs=_SPECIAL)
 unary("i0", lambda xp, a: _special(xp).i0(a), lambda x, y, g: g * _i1(x),
       deny="c", cpu_name="i0_vml_cpu",
       doc="The modified Bessel function of the first kind, order 0.",
-      example="ember.i0(ember.tensor([0.]))\n        tensor([1.])")
+      example="ember.i0(ember.tensor([0.]))\n        tensor([1.])", opt_outs=_SPECIAL)
 
 
 def _i1(x):
@@ -349,7 +402,7 @@ def _polygamma_kernel(xp, a, *, n):
 
 
 polygamma_op = unary_op("polygamma", _polygamma_kernel,
-                        lambda x, y, g, *, n: g * polygamma(n + 1, x))
+                        lambda x, y, g, *, n: g * polygamma(n + 1, x), opt_outs=_SPECIAL)
 
 
 def polygamma(n, input, *, out=None):
@@ -412,7 +465,8 @@ unary("sign", _sign_kernel, lambda x, y, g: _zeros_like(g), promote="keep", deny
       errors={"c": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to support "
                     "complex numbers. Please use torch.sgn instead.")},
       save="none", doc="-1, 0 or 1 by the sign of each element (0 for NaN).",
-      example="ember.sign(ember.tensor([-2., 0., 3.]))\n        tensor([-1.,  0.,  1.])")
+      example="ember.sign(ember.tensor([-2., 0., 3.]))\n        tensor([-1.,  0.,  1.])",
+      onnx="Sign")
 
 
 def _sgn_kernel(xp, a):
@@ -432,7 +486,8 @@ def _sgn_derivative(x, y, g):
 
 unary("sgn", _sgn_kernel, _sgn_derivative, promote="keep", save="both",
       doc="The sign for real inputs, ``x / |x|`` for complex ones.",
-      example="ember.sgn(ember.tensor([-2., 0., 3.]))\n        tensor([-1.,  0.,  1.])")
+      example="ember.sgn(ember.tensor([-2., 0., 3.]))\n        tensor([-1.,  0.,  1.])",
+      opt_outs=_COMPLEX)
 
 
 def _signbit_kernel(xp, a):
@@ -447,7 +502,7 @@ unary("signbit", _signbit_kernel, promote="keep", deny="c", out_dtype="bool", lo
       errors={"c": (NotImplementedError, "signbit is not implemented for complex tensors.")},
       doc="True where the sign bit is set (negative numbers and -0.0).",
       example="ember.signbit(ember.tensor([-1., 0., -0.]))\n"
-              "        tensor([ True, False,  True])")
+              "        tensor([ True, False,  True])", opt_outs=_NOT_MAPPED)
 
 
 def _rounding(fn):
@@ -466,21 +521,23 @@ unary("floor", _rounding(lambda xp, a: xp.floor(a)), lambda x, y, g: _zeros_like
       fuse="floor",
       promote="keep", deny="bc", errors=_round_errors("floor"), cpu_name="floor_vml_cpu",
       save="none", doc="The largest integer not above each element.",
-      example="ember.floor(ember.tensor([-1.5, 1.5]))\n        tensor([-2.,  1.])")
+      example="ember.floor(ember.tensor([-1.5, 1.5]))\n        tensor([-2.,  1.])", onnx="Floor")
 unary("ceil", _rounding(lambda xp, a: xp.ceil(a)), lambda x, y, g: _zeros_like(g),
       fuse="ceil",
       promote="keep", deny="bc", errors=_round_errors("ceil"), cpu_name="ceil_vml_cpu",
       save="none", doc="The smallest integer not below each element.",
-      example="ember.ceil(ember.tensor([-1.5, 1.5]))\n        tensor([-1.,  2.])")
+      example="ember.ceil(ember.tensor([-1.5, 1.5]))\n        tensor([-1.,  2.])", onnx="Ceil")
 unary("trunc", _rounding(lambda xp, a: xp.trunc(a)), lambda x, y, g: _zeros_like(g),
       fuse="trunc",
       promote="keep", deny="bc", errors=_round_errors("trunc"), cpu_name="trunc_vml_cpu",
       save="none", doc="Each element rounded towards zero.",
-      example="ember.trunc(ember.tensor([-1.5, 1.5]))\n        tensor([-1.,  1.])")
+      example="ember.trunc(ember.tensor([-1.5, 1.5]))\n        tensor([-1.,  1.])",
+      opt_outs=_NOT_MAPPED)
 _alias("fix", "trunc")
 unary("frac", lambda xp, a: a - xp.trunc(a), lambda x, y, g: g, promote="keep", deny="bic",
       save="none", doc="The fractional part ``input - trunc(input)``.",
-      example="ember.frac(ember.tensor([-1.5, 2.25]))\n        tensor([-0.5000,  0.2500])")
+      example="ember.frac(ember.tensor([-1.5, 2.25]))\n        tensor([-0.5000,  0.2500])",
+      opt_outs=_NOT_MAPPED)
 
 
 def _round_kernel(xp, a, *, decimals=0):
@@ -495,7 +552,7 @@ def _round_kernel(xp, a, *, decimals=0):
 
 
 round_op = unary_op("round", _round_kernel, lambda x, y, g, **params: _zeros_like(g),
-                    save="none")
+                    save="none", onnx=_round_onnx)
 
 
 def round(input, *, decimals=0, out=None):
@@ -518,7 +575,7 @@ unary("reciprocal", lambda xp, a: xp.reciprocal(a), lambda x, y, g: -g * (y * y)
       fuse=Fusion("reciprocal", grad=_reciprocal_step_grad),
       save="output", doc="``1 / input``, elementwise.",
       example="ember.reciprocal(ember.tensor([2., 4.]))\n        tensor([0.5000, 0.2500])",
-      holomorphic=True, autocast={"cuda": "fp32"})
+      holomorphic=True, autocast={"cuda": "fp32"}, onnx="Reciprocal")
 
 
 def square(input, *, out=None):
@@ -559,7 +616,8 @@ def _complex(real, imag, dtype):
 
 
 nan_to_num_op = unary_op("nan_to_num", _nan_to_num_kernel,
-                         lambda x, y, g, **params: g * x.isfinite(), low=False)
+                         lambda x, y, g, **params: g * x.isfinite(), low=False,
+                         opt_outs=_NOT_MAPPED)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
@@ -576,7 +634,8 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
                      "nan_to_num")
 
 
-def _classify(name, real_fn, complex_fn, doc, example, deny="", errors=None):
+def _classify(name, real_fn, complex_fn, doc, example, deny="", errors=None, onnx=None,
+              opt_outs=None):
     def kernel(xp, a):
         if a.dtype.kind == "c":
             return complex_fn(xp, a)
@@ -584,7 +643,7 @@ def _classify(name, real_fn, complex_fn, doc, example, deny="", errors=None):
             return real_fn(xp, None, a)
         return real_fn(xp, a, a)
     unary(name, kernel, promote="keep", out_dtype="bool", low=False, deny=deny, errors=errors,
-          doc=doc, example=example, methods=False)
+          doc=doc, example=example, methods=False, onnx=onnx, opt_outs=opt_outs)
     _method(name, globals()[name])
 
 
@@ -598,25 +657,31 @@ def _true(xp, a):
 
 _classify("isnan", lambda xp, f, a: xp.isnan(f) if f is not None else _false(xp, a),
           lambda xp, a: xp.isnan(a), "True where the element is NaN.",
-          "ember.isnan(ember.tensor([1., float('nan')]))\n        tensor([False,  True])")
+          "ember.isnan(ember.tensor([1., float('nan')]))\n        tensor([False,  True])",
+          onnx=_classifier_onnx("IsNaN"))
 _classify("isinf", lambda xp, f, a: xp.isinf(f) if f is not None else _false(xp, a),
           lambda xp, a: xp.isinf(a.real) | xp.isinf(a.imag), "True where the element is +-inf.",
-          "ember.isinf(ember.tensor([1., float('inf')]))\n        tensor([False,  True])")
+          "ember.isinf(ember.tensor([1., float('inf')]))\n        tensor([False,  True])",
+          onnx=_classifier_onnx("IsInf"))
 _classify("isposinf", lambda xp, f, a: f == np.inf if f is not None else _false(xp, a),
           None, "True where the element is +inf.",
           "ember.isposinf(ember.tensor([1., float('inf')]))\n        tensor([False,  True])",
-          deny="c", errors={"c": (RuntimeError, "isposinf does not support complex inputs.")})
+          deny="c", errors={"c": (RuntimeError, "isposinf does not support complex inputs.")},
+          opt_outs=_NOT_MAPPED)
 _classify("isneginf", lambda xp, f, a: f == -np.inf if f is not None else _false(xp, a),
           None, "True where the element is -inf.",
           "ember.isneginf(ember.tensor([1., -float('inf')]))\n        tensor([False,  True])",
-          deny="c", errors={"c": (RuntimeError, "isneginf does not support complex inputs.")})
+          deny="c", errors={"c": (RuntimeError, "isneginf does not support complex inputs.")},
+          opt_outs=_NOT_MAPPED)
 _classify("isfinite", lambda xp, f, a: xp.isfinite(f) if f is not None else _true(xp, a),
           lambda xp, a: xp.isfinite(a.real) & xp.isfinite(a.imag),
           "True where the element is neither NaN nor infinite.",
-          "ember.isfinite(ember.tensor([1., float('inf')]))\n        tensor([ True, False])")
+          "ember.isfinite(ember.tensor([1., float('inf')]))\n        tensor([ True, False])",
+          opt_outs=_NOT_MAPPED)
 _classify("isreal", lambda xp, f, a: _true(xp, a), lambda xp, a: a.imag == 0,
           "True where the element has no imaginary part.",
-          "ember.isreal(ember.tensor([1 + 0j, 1j]))\n        tensor([ True, False])")
+          "ember.isreal(ember.tensor([1 + 0j, 1j]))\n        tensor([ True, False])",
+          opt_outs=_COMPLEX)
 
 
 def _angle_kernel(xp, a):
@@ -636,17 +701,19 @@ def _angle_derivative(x, y, g):
 
 unary("angle", _angle_kernel, _angle_derivative, out_dtype="real",
       doc="The argument (phase) of each element, in radians (0 or pi for real inputs).",
-      example="ember.angle(ember.tensor([-1., 2.]))\n        tensor([3.1416, 0.0000])")
+      example="ember.angle(ember.tensor([-1., 2.]))\n        tensor([3.1416, 0.0000])",
+      opt_outs=_COMPLEX)
 unary("deg2rad", lambda xp, a: a * a.dtype.type(math.pi / 180),
       lambda x, y, g: g * (math.pi / 180), deny="c", save="none",
       errors={"c": (RuntimeError, "deg2rad is not supported for complex tensors.")},
       doc="Degrees to radians.",
-      example="ember.deg2rad(ember.tensor([180.]))\n        tensor([3.1416])")
+      example="ember.deg2rad(ember.tensor([180.]))\n        tensor([3.1416])", opt_outs=_NOT_MAPPED)
 unary("rad2deg", lambda xp, a: a * a.dtype.type(180 / math.pi),
       lambda x, y, g: g * (180 / math.pi), deny="c", save="none",
       errors={"c": (RuntimeError, "rad2deg is not supported for complex tensors.")},
       doc="Radians to degrees.",
-      example="ember.rad2deg(ember.tensor([3.14159265]))\n        tensor([180.])")
+      example="ember.rad2deg(ember.tensor([3.14159265]))\n        tensor([180.])",
+      opt_outs=_NOT_MAPPED)
 
 
 def _sinc_kernel(xp, a):
@@ -667,7 +734,7 @@ def _sinc_derivative(x, y, g):
 unary("sinc", _sinc_kernel, _sinc_derivative,
       doc="The normalised sinc function ``sin(pi x) / (pi x)`` (1 at 0).",
       example="ember.sinc(ember.tensor([0., 0.5]))\n        tensor([1.0000, 0.6366])",
-      holomorphic=True)
+      holomorphic=True, opt_outs=_NOT_MAPPED)
 
 
 def _relu_derivative(x, y, g):
@@ -684,12 +751,12 @@ unary("relu", lambda xp, a: xp.maximum(a, a.dtype.type(0)), _relu_derivative, pr
       errors={"b": (RuntimeError, "Boolean inputs not supported for relu"),
               "c": (NotImplementedError, "clamp is not supported for complex types")},
       doc="``max(input, 0)``, elementwise.",
-      example="ember.relu(ember.tensor([-1., 2.]))\n        tensor([0., 2.])")
+      example="ember.relu(ember.tensor([-1., 2.]))\n        tensor([0., 2.])", onnx="Relu")
 unary("abs", lambda xp, a: xp.abs(a), lambda x, y, g: g * x.sgn(), promote="keep", deny="b",
       fuse=Fusion("absolute", grad=_abs_step_grad),
       out_dtype="real", low=False, doc="The absolute value, elementwise.",
       example="ember.abs(ember.tensor([-1, 2]))\n        tensor([1, 2])",
-      jvp=lambda x, y, t: (t * x.sgn().conj()).real if x.is_complex() else t * x.sgn())
+      jvp=lambda x, y, t: (t * x.sgn().conj()).real if x.is_complex() else t * x.sgn(), onnx="Abs")
 
 
 def _abs_(self):
@@ -719,7 +786,7 @@ def _logit_derivative(x, y, g, *, eps=None):
     return where((x < eps) | (x > 1 - eps), 0.0, result)
 
 
-logit_op = unary_op("logit", _logit_kernel, _logit_derivative, low=False)
+logit_op = unary_op("logit", _logit_kernel, _logit_derivative, low=False, opt_outs=_NOT_MAPPED)
 
 
 def logit(input, eps=None, *, out=None):
