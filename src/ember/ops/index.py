@@ -37,6 +37,7 @@ from ._operands import scalar_tensor, wrap_dim
 from ._registry import defop, inplace, writable_array, write_out
 from ._signature import signature
 from ._util import host_values, scalar
+from ._vmap_rules import batching
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
            "index_copy", "index_fill", "index_put", "masked_fill", "masked_scatter",
@@ -172,6 +173,9 @@ def gather_op(xp, a, idx, *, dim):
     return xp.take_along_axis(a[region], idx, axis=dim).reshape(shape)
 
 
+gather_op.defbatch(batching.along_dim)
+
+
 @gather_op.defderivative
 def _gather_derivative(ctx, grad, *, dim):
     a, idx = ctx.inputs
@@ -295,6 +299,9 @@ def scatter_op(xp, a, idx, src, *, dim):
     return out.reshape(shape)
 
 
+scatter_op.defbatch(batching.along_dim)
+
+
 @scatter_op.defderivative
 def _scatter_derivative(ctx, grad, *, dim):
     _, idx, _ = ctx.inputs
@@ -327,6 +334,9 @@ def scatter_value_op(xp, a, idx, *, dim, value):
     return out.reshape(shape)
 
 
+scatter_value_op.defbatch(batching.along_dim)
+
+
 @scatter_value_op.defderivative
 def _scatter_value_derivative(ctx, grad, *, dim, value):
     return scatter_value_op(grad, ctx.inputs[1], dim=dim, value=0), None
@@ -341,6 +351,9 @@ def scatter_add_op(xp, a, idx, src, *, dim):
     if idx.size:
         _ufunc_at(xp, "add", out, _scatter_key(xp, idx, dim), _prefix(src, idx.shape))
     return out.reshape(shape)
+
+
+scatter_add_op.defbatch(batching.along_dim)
 
 
 @scatter_add_op.defderivative
@@ -564,6 +577,9 @@ def index_select_op(xp, a, idx, *, dim):
     return xp.take(a, idx, axis=dim)
 
 
+index_select_op.defbatch(batching.index_along_dim)
+
+
 @index_select_op.defderivative
 def _index_select_derivative(ctx, grad, *, dim):
     a, idx = ctx.inputs
@@ -609,6 +625,9 @@ def index_add_op(xp, a, idx, src, *, dim, alpha=1):
             src = (src * alpha).astype(out.dtype)
         _ufunc_at(xp, "add", out, _along(dim, idx), src)
     return out.reshape(shape)
+
+
+index_add_op.defbatch(batching.index_along_dim)
 
 
 @index_add_op.defderivative
@@ -685,6 +704,9 @@ def index_copy_op(xp, a, idx, src, *, dim):
     return out.reshape(shape)
 
 
+index_copy_op.defbatch(batching.index_along_dim)
+
+
 @index_copy_op.defderivative
 def _index_copy_derivative(ctx, grad, *, dim):
     _, idx, _ = ctx.inputs
@@ -727,6 +749,9 @@ def index_fill_op(xp, a, idx, *, dim, value):
     if idx.size:
         out[_along(dim, idx)] = value
     return out.reshape(shape)
+
+
+index_fill_op.defbatch(batching.index_along_dim)
 
 
 @index_fill_op.defderivative
@@ -807,6 +832,9 @@ def slice_op(xp, a, *, key):
     return result
 
 
+slice_op.defbatch(batching.basic_index)
+
+
 @slice_op.defderivative
 def _slice_derivative(ctx, grad, *, key):
     return (slice_backward_op(grad, shape=ctx.input_shapes[0], key=key),)
@@ -818,6 +846,9 @@ def slice_backward_op(xp, grad, *, shape, key):
     out = xp.zeros(shape, grad.dtype)
     out[key] = grad
     return out
+
+
+slice_backward_op.defbatch(batching.basic_index_backward)
 
 
 @slice_backward_op.defderivative
@@ -888,6 +919,9 @@ def index_op(xp, a, *idx, positions):
     return a[_adv_key(a.ndim, idx, positions)]
 
 
+index_op.defbatch(batching.advanced_index)
+
+
 @index_op.defderivative
 def _index_derivative(ctx, grad, *, positions):
     a, *idx = ctx.inputs
@@ -911,6 +945,9 @@ def index_put_op(xp, a, v, *idx, positions, accumulate):
     else:
         out[key] = v
     return out
+
+
+index_put_op.defbatch(batching.advanced_index_put)
 
 
 @index_put_op.defderivative
