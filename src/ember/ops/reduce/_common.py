@@ -167,3 +167,18 @@ def _check_nonempty_dims(input, dims, name):
 
 def _unsqueeze_all(shape, dims):
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+# ---------------------------------------------------------------- ONNX
+
+
+def _reduction_onnx(onnx_type):
+    """The ONNX form (``Op.defonnx``) of a reduction over ``dims`` that ``onnx_type``
+    (``"ReduceSum"``, ...) computes, on the input cast to the result's dtype (a sum of bools
+    counts in int64, as torch)."""
+    def mapping(ctx, x, dims=None, keepdim=False, dtype=None):
+        x = ctx.cast(x, ctx.in_dtype(0), ctx.out_dtype())
+        if not ctx.in_dims(0):
+            return ctx.op("Identity", x)
+        return ctx.reduce(onnx_type, x, ctx.axes(dims), keepdim)
+    return mapping

@@ -21,6 +21,7 @@ from ._common import (
     _no_complex,
     _one_dim,
     _reduce_meta,
+    _reduction_onnx,
     _reject,
     _select_grad,
     _where,
@@ -74,6 +75,19 @@ max_all_op = _extreme_all("max", "max")
 min_all_op = _extreme_all("min", "min")
 
 
+def _extreme_all_onnx(onnx_type):
+    """max()/min() of every element: ``onnx_type`` (ReduceMax/ReduceMin) over all axes."""
+    def mapping(ctx, x):
+        if not ctx.in_dims(0):
+            return ctx.op("Identity", x)
+        return ctx.reduce(onnx_type, x, None, False)
+    return mapping
+
+
+max_all_op.defonnx(_extreme_all_onnx("ReduceMax"))
+min_all_op.defonnx(_extreme_all_onnx("ReduceMin"))
+
+
 def _extreme_dim(name, arg):
     def kernel(xp, a, *, dim, keepdim):
         if a.ndim == 0:
@@ -105,6 +119,19 @@ max_dim_op.grad_name = "MaxBackward0"
 min_dim_op.grad_name = "MinBackward0"
 max_all_op.grad_name = "MaxBackward1"
 min_all_op.grad_name = "MinBackward1"
+
+
+def _extreme_dim_onnx(reduce_type, arg_type):
+    """max(dim)/min(dim): the values (``reduce_type``) and their indices (``arg_type``)."""
+    def mapping(ctx, x, dim, keepdim=False):
+        axis = ctx.axis(dim)
+        values = ctx.reduce(reduce_type, x, [axis], keepdim)
+        return values, ctx.op(arg_type, x, axis=axis, keepdims=int(keepdim))
+    return mapping
+
+
+max_dim_op.defonnx(_extreme_dim_onnx("ReduceMax", "ArgMax"))
+min_dim_op.defonnx(_extreme_dim_onnx("ReduceMin", "ArgMin"))
 max_dim_op.defbatch(batching.along_dim)
 min_dim_op.defbatch(batching.along_dim)
 
@@ -166,8 +193,10 @@ def _amax_kernel(reducer):
     return kernel
 
 
-amax_op = Op("amax", _amax_kernel("amax"), meta=_reduce_meta(), save_output=True, kind="reduction")
-amin_op = Op("amin", _amax_kernel("amin"), meta=_reduce_meta(), save_output=True, kind="reduction")
+amax_op = Op("amax", _amax_kernel("amax"), meta=_reduce_meta(), save_output=True, kind="reduction",
+             onnx=_reduction_onnx("ReduceMax"))
+amin_op = Op("amin", _amax_kernel("amin"), meta=_reduce_meta(), save_output=True, kind="reduction",
+             onnx=_reduction_onnx("ReduceMin"))
 amax_op.defbatch(batching.reduction)
 amin_op.defbatch(batching.reduction)
 amax_op.defderivative(lambda ctx, grad, *, dims, keepdim: _scale_by_count(ctx, grad, dims,
@@ -267,6 +296,20 @@ def _arg_meta(a, *, dim, keepdim):
 
 argmax_op = Op("argmax", _arg_kernel("argmax"), meta=_arg_meta, kind="other")
 argmin_op = Op("argmin", _arg_kernel("argmin"), meta=_arg_meta, kind="other")
+
+
+def _arg_onnx(onnx_type):
+    """argmax/argmin (``onnx_type``) along ``dim``, or over the flattened input."""
+    def mapping(ctx, x, dim=None, keepdim=False):
+        if dim is None:
+            x = ctx.op("Reshape", x, ctx.int64s([-1]))
+            return ctx.op(onnx_type, x, axis=0, keepdims=0)
+        return ctx.op(onnx_type, x, axis=ctx.axis(dim), keepdims=int(keepdim))
+    return mapping
+
+
+argmax_op.defonnx(_arg_onnx("ArgMax"))
+argmin_op.defonnx(_arg_onnx("ArgMin"))
 argmax_op.defbatch(batching.along_dim)
 argmin_op.defbatch(batching.along_dim)
 for _op in (argmax_op, argmin_op):
@@ -332,6 +375,10 @@ def _logical_kernel(reducer):
 
 all_op = Op("all", _logical_kernel("all"), meta=_logical_meta, kind="reduction")
 any_op = Op("any", _logical_kernel("any"), meta=_logical_meta, kind="reduction")
+
+
+all_op.opt_out("onnx", "not mapped yet (composable from ONNX operators)")
+any_op.opt_out("onnx", "not mapped yet (composable from ONNX operators)")
 all_op.defbatch(batching.reduction)
 any_op.defbatch(batching.reduction)
 for _op in (all_op, any_op):
@@ -369,7 +416,8 @@ def any(input, dim=None, keepdim=False, *, out=None):
 
 
 @defop("count_nonzero", meta=lambda a, *, dims: (reduced_shape(a.shape, dims, False),
-                                                   np.dtype(np.int64)), kind="reduction")
+                                                   np.dtype(np.int64)), kind="reduction",
+       opt_outs={"onnx": "not mapped yet (composable from ONNX operators)"})
 def count_nonzero_op(xp, a, *, dims):
     return xp.asarray(xp.sum(a != 0, axis=dims)).astype(np.int64, copy=False)
 

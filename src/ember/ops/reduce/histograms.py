@@ -24,7 +24,8 @@ __all__ = ["bincount", "histc", "histogram", "searchsorted", "bucketize"]
 # ---------------------------------------------------------------- bincount, histc, histogram
 
 
-@defop("bincount", meta=_data_dependent_meta("bincount"), kind="other")
+@defop("bincount", meta=_data_dependent_meta("bincount"), kind="other",
+       opt_outs={"onnx": "ONNX has no operator for it"})
 def bincount_op(xp, a, *weights, minlength, out_dtype):
     size = builtins.max(host_values(xp, a.max())[0] + 1 if a.size else 0, minlength)
     if weights:
@@ -73,7 +74,8 @@ def _histogram_range(xp, a, low, high):
     return low, high
 
 
-@defop("histc", meta=lambda a, *, bins, low, high: ((bins,), a.dtype), kind="other")
+@defop("histc", meta=lambda a, *, bins, low, high: ((bins,), a.dtype), kind="other",
+       opt_outs={"onnx": "ONNX has no operator for it"})
 def histc_op(xp, a, *, bins, low, high):
     flat = a.reshape(-1)
     low, high = _histogram_range(xp, flat, low, high)
@@ -151,7 +153,8 @@ def _histogram_meta(a, *weight, bins, low, high, density, edges):
     return ((n,), a.dtype), ((n + 1,), a.dtype)
 
 
-@defop("histogram", meta=_histogram_meta, multi_output=True, kind="other")
+@defop("histogram", meta=_histogram_meta, multi_output=True, kind="other",
+       opt_outs={"onnx": "ONNX has no operator for it"})
 def histogram_op(xp, a, *weight, bins, low, high, density, edges):
     flat = a.reshape(-1)
     if edges is None:
@@ -218,7 +221,8 @@ def _searchsorted_meta(seq, values, *sorter, right, out_int32, scalar):
     return values.shape, np.dtype(np.int32 if out_int32 else np.int64)
 
 
-@defop("searchsorted", meta=_searchsorted_meta, kind="other")
+@defop("searchsorted", meta=_searchsorted_meta, kind="other",
+       opt_outs={"onnx": "ONNX has no operator for it"})
 def searchsorted_op(xp, seq, values, *sorter, right, out_int32, scalar):
     side = "right" if right else "left"
     if sorter:

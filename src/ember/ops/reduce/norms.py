@@ -26,6 +26,7 @@ from ._common import (
     _quiet,
     _real_meta,
     _reduce_meta,
+    _reduction_onnx,
     _type_name,
     _unsqueeze_all,
     _where,
@@ -68,6 +69,29 @@ def var_op(xp, a, *, dims, correction, keepdim):
     return result.astype(dt.from_numpy_dtype(a.dtype).to_real().np, copy=False)
 
 
+def _var_onnx(ctx, x, dims=None, correction=1, keepdim=False):
+    axes = ctx.axes(dims)
+    centred = ctx.op("Sub", x, ctx.reduce("ReduceMean", x, axes, True))
+    squares = ctx.reduce("ReduceSum", ctx.op("Mul", centred, centred), axes, keepdim)
+    count = _count_onnx(ctx, x, axes)
+    if correction:
+        count = ctx.op("Sub", count, ctx.scalar(correction, ctx.out_dtype()))
+    return ctx.op("Div", squares, count)
+
+
+def _count_onnx(ctx, x, axes):
+    """The number of elements a reduction over ``axes`` averages, as a 0-dim tensor of the
+    result's dtype (computed at run time when a reduced size follows a dynamic axis)."""
+    sizes = [ctx.in_dims(0)[a] for a in axes]
+    if not any(ctx.is_dynamic(s) for s in sizes):
+        return ctx.scalar(math.prod(sizes), ctx.out_dtype())
+    count = ctx.reduce("ReduceProd", ctx.shape_tensor(sizes, (x, ctx.in_dims(0))), None, False)
+    return ctx.cast(count, "int64", ctx.out_dtype())
+
+
+var_op.defonnx(_var_onnx)
+
+
 var_op.defbatch(batching.reduction)
 
 
@@ -87,6 +111,11 @@ var_op.defjvp(reduction_jvp(var_op))
 def std_op(xp, a, *, dims, correction, keepdim):
     result = xp.sqrt(_var_kernel(xp, a, dims, correction, keepdim))
     return result.astype(dt.from_numpy_dtype(a.dtype).to_real().np, copy=False)
+
+
+@std_op.defonnx
+def _std_onnx(ctx, x, dims=None, correction=1, keepdim=False):
+    return ctx.op("Sqrt", _var_onnx(ctx, x, dims, correction, keepdim))
 
 
 std_op.defbatch(batching.reduction)
@@ -181,7 +210,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
 
 
 @defop("logsumexp", meta=_reduce_meta(), save_output=True, kind="reduction",
-       autocast={"cuda": "fp32"})
+       autocast={"cuda": "fp32"}, onnx=_reduction_onnx("ReduceLogSumExp"))
 def logsumexp_op(xp, a, *, dims, keepdim):
     compute = _compute_dtype(a)
     x = a.astype(compute) if compute is not None else a
@@ -260,6 +289,20 @@ def norm_op(xp, a, *, p, dims, keepdim):
     return xp.asarray(result).astype(dt.from_numpy_dtype(a.dtype).to_real().np, copy=False)
 
 
+@norm_op.defonnx
+def _norm_onnx(ctx, x, p=2.0, dims=None, keepdim=False):
+    axes = ctx.axes(dims)
+    if p == 2:
+        return ctx.reduce("ReduceL2", x, axes, keepdim)
+    if p == 1:
+        return ctx.reduce("ReduceL1", x, axes, keepdim)
+    if p == math.inf:
+        return ctx.reduce("ReduceMax", ctx.op("Abs", x), axes, keepdim)
+    power = ctx.scalar(p, ctx.out_dtype())
+    total = ctx.reduce("ReduceSum", ctx.op("Pow", ctx.op("Abs", x), power), axes, keepdim)
+    return ctx.op("Pow", total, ctx.scalar(1.0 / p, ctx.out_dtype()))
+
+
 norm_op.defbatch(batching.reduction)
 
 
@@ -293,7 +336,8 @@ norm_op.defjvp(reduction_jvp(norm_op))
 
 @defop("nuclear_norm", meta=lambda a, *, dims, keepdim: (
     reduced_shape(a.shape, dims, keepdim), dt.from_numpy_dtype(a.dtype).to_real()),
-    grad_name="LinalgMatrixNormBackward0", kind="linalg", autocast={"cuda": "fp32"})
+    grad_name="LinalgMatrixNormBackward0", kind="linalg", autocast={"cuda": "fp32"},
+       opt_outs={"onnx": "ONNX has no matrix decompositions (it needs an SVD)"})
 def nuclear_norm_op(xp, a, *, dims, keepdim):
     moved = xp.moveaxis(a, dims, (-2, -1))
     result = xp.linalg.svd(moved, compute_uv=False).sum(-1)

@@ -58,7 +58,8 @@ def _cumsum_kernel(xp, a, dim, reverse, dtype):
 
 
 @defop("cumsum", meta=lambda a, *, dim, dtype=None, reverse=False: (a.shape, dtype or a.dtype),
-       save_inputs=False, kind="scan", autocast={"cuda": "fp32"})
+       save_inputs=False, kind="scan", autocast={"cuda": "fp32"},
+       opt_outs={"onnx": "not mapped yet (ONNX's CumSum computes it)"})
 def cumsum_op(xp, a, *, dim, dtype=None, reverse=False):
     return _cumsum_kernel(xp, a, dim, reverse, dtype)
 
@@ -91,7 +92,8 @@ def cumsum(input, dim, *, dtype=None, out=None):
 
 
 @defop("cumprod", meta=lambda a, *, dim, dtype=None: (a.shape, dtype or a.dtype),
-       save_output=True, kind="scan", autocast={"cuda": "fp32"})
+       save_output=True, kind="scan", autocast={"cuda": "fp32"},
+       opt_outs={"onnx": "ONNX has no running product, extremum or log-sum-exp (only CumSum)"})
 def cumprod_op(xp, a, *, dim, dtype=None):
     target = dtype.np if dtype else a.dtype
     if a.ndim == 0:
@@ -197,6 +199,8 @@ def _running_extreme(name, ufunc):
 
 cummax_op = _running_extreme("cummax", "maximum")
 cummin_op = _running_extreme("cummin", "minimum")
+cummax_op.opt_out("onnx", "ONNX has no running product, extremum or log-sum-exp (only CumSum)")
+cummin_op.opt_out("onnx", "ONNX has no running product, extremum or log-sum-exp (only CumSum)")
 cummax_op.defbatch(batching.along_dim)
 cummin_op.defbatch(batching.along_dim)
 
@@ -232,7 +236,8 @@ def cummin(input, dim, *, out=None):
 
 
 @defop("logcumsumexp", meta=lambda a, *, dim, reverse=False: (a.shape, a.dtype),
-       save_output=True, kind="scan")
+       save_output=True, kind="scan",
+       opt_outs={"onnx": "ONNX has no running product, extremum or log-sum-exp (only CumSum)"})
 def logcumsumexp_op(xp, a, *, dim, reverse=False):
     if a.ndim == 0:
         return a.copy()
@@ -366,7 +371,8 @@ def _diff_shape(shape, n, dim):
 
 
 @defop("diff", meta=lambda a, *, n, dim: (_diff_shape(a.shape, n, dim), a.dtype),
-       save_inputs=False, kind="other")
+       save_inputs=False, kind="other",
+       opt_outs={"onnx": "not mapped yet (composable from ONNX operators)"})
 def diff_op(xp, a, *, n, dim):
     if a.dtype == np.bool_:
         for _ in range(n):
@@ -392,7 +398,8 @@ def _diff_adjoint_shape(shape, dim, size):
 
 
 @defop("diff_adjoint", meta=lambda g, *, n, dim, size: (_diff_adjoint_shape(g.shape, dim, size),
-                                                          g.dtype), save_inputs=False, kind="other")
+                                                          g.dtype), save_inputs=False, kind="other",
+       opt_outs={"onnx": "the backward of diff: exported models run inference"})
 def diff_adjoint_op(xp, g, *, n, dim, size):
     # The transpose of one difference: x_k gets g_{k-1} - g_k (zero outside the range).
     for _ in range(builtins.min(n, size)):

@@ -53,7 +53,8 @@ def _sort_meta(a, *, dim, descending):
 
 
 @defop("sort", meta=_sort_meta, save_inputs=False, save_output=True, multi_output=True,
-       differentiable_outputs=(0,), kind="other")
+       differentiable_outputs=(0,), kind="other",
+       opt_outs={"onnx": "not mapped yet (ONNX's TopK computes it)"})
 def sort_op(xp, a, *, dim, descending):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), np.int64)
@@ -125,7 +126,8 @@ def _topk_meta(a, *, k, dim, largest):
 
 
 @defop("topk", meta=_topk_meta, save_inputs=False, save_output=True, multi_output=True,
-       differentiable_outputs=(0,), kind="other")
+       differentiable_outputs=(0,), kind="other",
+       opt_outs={"onnx": "not mapped yet (ONNX's TopK computes it)"})
 def topk_op(xp, a, *, k, dim, largest):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), np.int64)
@@ -173,7 +175,8 @@ def _kth_meta(a, *, k, dim, keepdim):
 
 
 @defop("kthvalue", meta=_kth_meta, save_inputs=False, save_output=True, multi_output=True,
-       differentiable_outputs=(0,), kind="reduction")
+       differentiable_outputs=(0,), kind="reduction",
+       opt_outs={"onnx": "not mapped yet (ONNX's TopK computes it)"})
 def kthvalue_op(xp, a, *, k, dim, keepdim):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), np.int64)
@@ -235,12 +238,14 @@ def _median_all_kernel(ignore_nan):
 
 
 median_all_op = Op("median", _median_all_kernel(False), meta=lambda a: ((), a.dtype),
-                   save_output=True, kind="reduction")
+                   save_output=True, kind="reduction",
+                   opt_outs={"onnx": "not mapped yet (ONNX's TopK computes it)"})
 
 
 median_all_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 nanmedian_all_op = Op("nanmedian", _median_all_kernel(True), meta=lambda a: ((), a.dtype),
-                      save_output=True, kind="reduction")
+                      save_output=True, kind="reduction",
+                      opt_outs={"onnx": "not mapped yet (composable from ONNX operators)"})
 
 
 nanmedian_all_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -297,10 +302,12 @@ def _dim_pair_meta(a, *, dim, keepdim):
 
 
 median_dim_op = _median_dim_op("median")
+median_dim_op.opt_out("onnx", "not mapped yet (ONNX's TopK computes it)")
 
 
 median_dim_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 nanmedian_dim_op = _median_dim_op("nanmedian")
+nanmedian_dim_op.opt_out("onnx", "not mapped yet (composable from ONNX operators)")
 
 
 nanmedian_dim_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
@@ -353,7 +360,8 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 
 
 @defop("mode", meta=_dim_pair_meta, save_inputs=False, save_output=True, multi_output=True,
-       differentiable_outputs=(0,), kind="reduction")
+       differentiable_outputs=(0,), kind="reduction",
+       opt_outs={"onnx": "ONNX has no operator for it"})
 def mode_op(xp, a, *, dim, keepdim):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), np.int64)
@@ -447,7 +455,8 @@ def _quantile_meta(a, q, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
     return (shape if scalar_q else (q.shape[0],) + shape), a.dtype
 
 
-@defop("quantile", meta=_quantile_meta, kind="reduction", autocast={"cpu": "fp32"})
+@defop("quantile", meta=_quantile_meta, kind="reduction", autocast={"cpu": "fp32"},
+       opt_outs={"onnx": "not mapped yet (composable from ONNX operators)"})
 def quantile_op(xp, a, q, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
     low_idx, high_idx, weight, count = _quantile_plan(xp, a, q, dim, ignore_nan, interpolation)
     values = xp.broadcast_to(a, (low_idx.shape[0],) + a.shape)
@@ -628,7 +637,8 @@ def _unique_rows(xp, moved, consecutive):
     return moved[order[starts]], inverse, counts.astype(np.int64)
 
 
-@defop("unique", meta=_data_dependent_meta("unique"), multi_output=True, kind="other")
+@defop("unique", meta=_data_dependent_meta("unique"), multi_output=True, kind="other",
+       opt_outs={"onnx": "not mapped yet (ONNX's Unique computes it)"})
 def unique_op(xp, a, *, dim, consecutive):
     if dim is None:
         flat = a.reshape(-1)

@@ -25,6 +25,7 @@ from ._common import (
     _one_dim,
     _quiet,
     _reduce_meta,
+    _reduction_onnx,
     _type_name,
     _where,
 )
@@ -43,7 +44,8 @@ def _sum_dtype(input, dtype):
     return None
 
 
-@defop("sum", meta=_reduce_meta(), save_inputs=False, kind="reduction", autocast={"cuda": "fp32"})
+@defop("sum", meta=_reduce_meta(), save_inputs=False, kind="reduction", autocast={"cuda": "fp32"},
+       onnx=_reduction_onnx("ReduceSum"))
 def sum_op(xp, a, *, dims, keepdim, dtype=None):
     if dtype is None and a.dtype in _LOW_PRECISION:
         return xp.sum(a, axis=dims, keepdims=keepdim, dtype=np.float32).astype(a.dtype)
@@ -102,7 +104,8 @@ def sum_to_size(input, *sizes, size=None):
     return result.reshape(size) if lead else result
 
 
-@defop("nansum", meta=_reduce_meta(), kind="reduction")
+@defop("nansum", meta=_reduce_meta(), kind="reduction",
+       opt_outs={"onnx": "not mapped yet (composable from ONNX operators)"})
 def nansum_op(xp, a, *, dims, keepdim, dtype=None):
     if a.dtype.kind not in "biu":  # floating, complex and bfloat16 (kind 'V')
         a = xp.where(a != a, 0, a)
@@ -139,7 +142,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
                                dtype=_sum_dtype(input, dtype)), out, "nansum")
 
 
-@defop("prod", meta=_reduce_meta(), save_output=True, kind="reduction", autocast="fp32")
+@defop("prod", meta=_reduce_meta(), save_output=True, kind="reduction", autocast="fp32",
+       onnx=_reduction_onnx("ReduceProd"))
 def prod_op(xp, a, *, dims, keepdim, dtype=None):
     if dtype is None and a.dtype in _LOW_PRECISION:
         return xp.prod(a, axis=dims, keepdims=keepdim, dtype=np.float32).astype(a.dtype)
@@ -205,7 +209,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
 # ---------------------------------------------------------------- mean, nanmean
 
 
-@defop("mean", meta=_reduce_meta(), save_inputs=False, kind="reduction")
+@defop("mean", meta=_reduce_meta(), save_inputs=False, kind="reduction",
+       onnx=_reduction_onnx("ReduceMean"))
 def mean_op(xp, a, *, dims, keepdim, dtype=None):
     if dtype is not None:
         a = a.astype(dtype.np)
