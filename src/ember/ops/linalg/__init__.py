@@ -12,7 +12,7 @@ norms             vector and matrix norms, ``cdist``, ``det``, ``slogdet``, ``co
 solvers           ``inv``, ``solve``, ``cholesky_solve``, ``tensorsolve``...
 least_squares     ``pinv``, ``matrix_rank``, ``lstsq``
 decompositions    Cholesky, QR, ``eigh``/``eig``, SVD, ``geqrf``/``ormqr``
-lu                LU, triangular solves, LDL
+lu_ldl            LU, triangular solves, LDL
 matrix_functions  ``matrix_power``, ``matrix_exp``
 lowrank           ``svd_lowrank``, ``pca_lowrank``, ``lobpcg``
 tensor_methods    the ``Tensor`` methods and ``@``
@@ -86,7 +86,7 @@ from .least_squares import (
     pinverse,
 )
 from .lowrank import lobpcg, pca_lowrank, svd_lowrank
-from .lu import (
+from .lu_ldl import (
     LDLFactorExResult,
     LDLFactorResult,
     LUFactorExResult,

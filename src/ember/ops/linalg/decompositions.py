@@ -41,7 +41,7 @@ from ._common import (
     _short,
 )
 from .contractions import diag_embed
-from .lu import _deprecated, _on_host, _write_tuple
+from .lu_ldl import _deprecated, _on_host, _write_tuple
 from .products import matmul, matmul_op
 from .solvers import linalg_inv, solve_op
 

@@ -16,7 +16,7 @@ from . import (
     contractions,
     decompositions,
     least_squares,
-    lu,
+    lu_ldl,
     matrix_functions,
     norms,
     products,
@@ -33,7 +33,7 @@ SAME_NAME = {
     solvers: ("inverse", "cholesky_inverse", "cholesky_solve"),
     least_squares: ("pinverse",),
     decompositions: ("cholesky", "svd", "qr", "geqrf", "orgqr", "ormqr"),
-    lu: ("lu", "lu_solve", "triangular_solve"),
+    lu_ldl: ("lu", "lu_solve", "triangular_solve"),
     matrix_functions: ("matrix_power", "matrix_exp"),
 }
 # the products with an in-place form, Tensor.<name>_
