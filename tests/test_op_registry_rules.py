@@ -112,3 +112,48 @@ def test_a_pointwise_op_is_batched_from_its_kind_as_torch():
     out_t = torch.func.vmap(torch.hypot, in_dims=(0, None))(torch.tensor(a), torch.tensor(b[0]))
     np.testing.assert_allclose(out_e.numpy(), out_t.numpy(), rtol=1e-12)
     assert _batching_rules.rule_for(ember.hypot.op) is _batching_rules.pointwise
+
+
+# ---------------------------------------------------------------- fusion and autocast rules
+
+
+def test_every_pointwise_op_fuses_or_says_why_not():
+    offenders = sorted(op.name for op in _all_ops()
+                       if op.pointwise and op.fuse is None and not op.declines("fuse"))
+    assert offenders == [], f"pointwise ops without a fusion rule or a reason: {offenders}"
+
+
+def test_only_pointwise_ops_fuse_and_other_kinds_decline_once_per_kind():
+    from ember.ops._registry import KIND_OPT_OUTS
+
+    assert [op.name for op in _all_ops() if op.fuse is not None and not op.pointwise] == []
+    assert {k for k in KINDS if not k.startswith("pointwise")} == set(KIND_OPT_OUTS["fuse"])
+    arity = {"pointwise-unary": 1, "pointwise-binary": 2, "pointwise-ternary": 3}
+    for op in _all_ops():
+        if op.fuse is not None:
+            assert op.fuse.arity == arity[op.kind] and "fuse" not in op.opt_outs, op
+    with pytest.raises(ValueError, match="only pointwise ops fuse"):
+        Op("scratch", lambda xp, a: a, kind="reduction", fuse="exp", register=False)
+
+
+def test_every_op_has_an_autocast_policy_or_inherits_none_by_kind():
+    from ember.ops._registry import AUTOCAST_DEVICES, AUTOCAST_POLICIES
+
+    for op in _all_ops():
+        if op.autocast is None:
+            reason = op.declines("autocast")
+            assert isinstance(reason, str) and len(reason) > 10, op
+        else:
+            assert set(op.autocast) <= set(AUTOCAST_DEVICES), op
+            assert set(op.autocast.values()) <= set(AUTOCAST_POLICIES), op
+
+
+def test_an_autocast_policy_is_checked_where_it_is_declared():
+    from ember.ops._registry import autocast_policy, autocast_rule
+
+    assert autocast_rule("lower") == {"cpu": "lower", "cuda": "lower"}
+    assert autocast_rule({"cuda": "fp32"}) == {"cuda": "fp32"}
+    with pytest.raises(ValueError, match="autocast policy"):
+        Op("scratch", lambda xp, a: a, autocast="half", register=False)
+    with pytest.raises(ValueError, match="autocast policy"):
+        autocast_policy(cuda="lowest")(lambda x: x)

@@ -16,6 +16,7 @@ import numpy as np
 from . import _dtype as dt
 from .autograd import forward_ad as _fwad
 from .ops import pointwise as _pw
+from .ops._fusion import COMPOSITE_KERNEL, SCIPY_KERNEL, decline
 from .ops._registry import Op, write_out
 from .ops._util import host_values
 from .ops.pointwise import _special
@@ -607,3 +608,15 @@ laguerre_polynomial_l = _polynomial(
 legendre_polynomial_p = _polynomial(
     "legendre_polynomial_p", _legendre_p, "The Legendre polynomial P_n.",
     _POLY_EXAMPLE.format("legendre_polynomial_p", "-0.1250"))
+
+
+# Fusion (``ops/_fusion.py``): these ops have no step in a fused chain yet
+decline(SCIPY_KERNEL, erfcx, i0e, i1, i1e, _ndtr_op, ndtri, log_ndtr, entr, xlog1py, zeta,
+        airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, modified_bessel_i0,
+        modified_bessel_i1, modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0,
+        scaled_modified_bessel_k1, spherical_bessel_j0, _igamma, _igammac)
+decline(COMPOSITE_KERNEL, chebyshev_polynomial_t, chebyshev_polynomial_u,
+        chebyshev_polynomial_v, chebyshev_polynomial_w, shifted_chebyshev_polynomial_t,
+        shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+        shifted_chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he,
+        laguerre_polynomial_l, legendre_polynomial_p)

@@ -22,7 +22,18 @@ Example::
 
 from __future__ import annotations
 
-__all__ = ["Fusion", "fusion_rule", "unit_alpha"]
+__all__ = ["Fusion", "decline", "fusion_rule", "unit_alpha"]
+
+# Why a pointwise op has no fusion rule (``op.opt_out("fuse", reason)``, see :func:`decline`)
+BOOL_RESULT = ("a boolean result: a fused chain computes float32/float64 values in one buffer "
+               "of its operands' dtype")
+INTEGER_ONLY = "integer and bool operands only: fused chains are float32/float64"
+OTHER_DTYPE = ("its result's dtype is not its operands' (complex parts, casts, several "
+               "outputs): a fused chain keeps one float dtype in one buffer")
+SCIPY_KERNEL = ("its kernel is a scipy.special function (cupyx.scipy.special on CUDA), which "
+                "the one-function step xp.<name> does not reach: not fused yet")
+COMPOSITE_KERNEL = ("its kernel is several array operations or takes parameters: no "
+                    "in-place step is written for it yet")
 
 # how many tensor operands an op of each pointwise kind takes
 _ARITY = {"pointwise-unary": 1, "pointwise-binary": 2, "pointwise-ternary": 3}
@@ -93,6 +104,20 @@ class Fusion:
 
     def __repr__(self):
         return f"<fusion {self.ufunc or getattr(self.step, '__name__', 'step')}/{self.arity}>"
+
+
+def decline(reason, *declared, namespace=None):
+    """Opt each op in ``declared`` (an :class:`~ember.ops._registry.Op`, a public function
+    with its ``op``, or the name of one in ``namespace``) out of fusion, for ``reason``.
+
+    Example::
+
+        >>> decline(SCIPY_KERNEL, erf_op, "erfc", namespace=globals())
+    """
+    for item in declared:
+        if isinstance(item, str):
+            item = namespace[item]
+        getattr(item, "op", item).opt_out("fuse", reason)
 
 
 def fusion_rule(spec, kind, name):

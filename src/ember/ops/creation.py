@@ -22,6 +22,7 @@ from .._tensor import (
 )
 from ..autograd import forward_ad as _forward_ad
 from ..autograd import grad_mode
+from ._fusion import decline
 from ._operands import broadcast_shapes, varargs_or_keyword
 from ._registry import (
     assign_inplace,
@@ -1342,3 +1343,9 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
                          f"({length} bytes)")
     array = np.frombuffer(view.cast("B"), dtype=dtype.np, count=count, offset=offset)
     return _finish(Tensor._make(array, canonical("cpu")), requires_grad, None, "frombuffer")
+
+
+# Fusion (``ops/_fusion.py``): copies and casts (the memory layout or dtype is their point)
+# are not steps of a fused element-wise chain
+decline("a copy or a cast: its memory layout or dtype is the point, which a fused chain's "
+        "one buffer of one dtype does not keep", complex_op, clone_op, to_copy_op)

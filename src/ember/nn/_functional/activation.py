@@ -20,6 +20,7 @@ from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.forward_ad import symmetric_jvp
 from ...func import _batching_rules as _batching
+from ...ops._fusion import COMPOSITE_KERNEL, decline
 from ...ops._operands import wrap_dim
 from ...ops._registry import Op, _short_name, autocast_policy, defop
 from ...ops._registry import inplace as _inplace
@@ -1221,3 +1222,10 @@ if not hasattr(Tensor, "log_softmax"):
     Tensor.log_softmax = _tensor_log_softmax
 if not hasattr(Tensor, "hardshrink"):
     Tensor.hardshrink = hardshrink
+
+
+# Fusion (``ops/_fusion.py``): the activations with no step in a fused chain yet (relu's is
+# ``_relu``'s rule above)
+decline(COMPOSITE_KERNEL, _threshold_op, _relu_backward_op, _hardtanh_op, _leaky_relu_op,
+        _elu_op, _gelu_op, _gelu_backward_op, _silu_op, _mish_op, _softplus_op, _log_sigmoid_op,
+        _hardsigmoid_op, _hardswish_op, _hardshrink_op, _softshrink_op)

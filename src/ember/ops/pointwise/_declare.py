@@ -20,6 +20,7 @@ from ..._tensor import Tensor, _trace_state
 from ...autograd.forward_ad import _state as _fw_state
 from ...autograd.grad_mode import state as _grad_state
 from ...profiler._recorder import state as _profiling
+from .._fusion import BOOL_RESULT, INTEGER_ONLY
 from .._operands import (
     binary_operands,
     broadcast_meta,
@@ -158,6 +159,8 @@ def unary_op(name, kernel, derivative=None, *, save="input", out_dtype=None, low
             opt_outs=opt_outs)
     if out_dtype == "bool":
         op.opt_out("derivative", "a boolean result has no gradient")
+        if fuse is None:
+            op.opt_out("fuse", BOOL_RESULT)
     if jvp is not None:
         op.defjvp(lambda p, t, y: jvp(p[0], y, t[0]))
     if derivative == "none":
@@ -207,6 +210,8 @@ def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=Non
                   onnx=onnx, opt_outs=opt_outs)
     if derivative is None and "f" in deny:
         op.opt_out("derivative", "integer and bool inputs only: no gradient")
+    if fuse is None and "f" in deny:
+        op.opt_out("fuse", INTEGER_ONLY)
     unchecked = () if "f" in deny else (_F32, _F64)  # dtypes unary_operand lets through as is
 
     def fn(input, *, out=None):  # (the signature has checked that input is a Tensor)
@@ -289,6 +294,10 @@ def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=Non
         op.opt_out("derivative", "a boolean result has no gradient")
     elif "f" in deny:
         op.opt_out("derivative", "integer and bool inputs only: no gradient")
+    if fuse is None and out_dtype == "bool":
+        op.opt_out("fuse", BOOL_RESULT)
+    elif fuse is None and "f" in deny:
+        op.opt_out("fuse", INTEGER_ONLY)
 
     def fn(input, other, *, out=None):  # (the signature has checked the operands' types)
         dtype = dt.result_type(input, other)

@@ -11,7 +11,7 @@ from ... import _dtype as dt
 from ... import return_types as _return_types
 from ..._tensor import Tensor
 from ...autograd.forward_ad import add_tangents, linear_jvp
-from .._fusion import Fusion, unit_alpha
+from .._fusion import COMPOSITE_KERNEL, OTHER_DTYPE, Fusion, decline, unit_alpha
 from .._operands import (
     binary_operands,
     broadcast_shapes,
@@ -970,3 +970,8 @@ def rsub(input, other, *, alpha=1):
     """
     _check_tensor(input, "rsub")
     return sub(other, input, alpha=alpha)
+
+
+# Fusion (``ops/_fusion.py``): where these ops have no step in a fused chain, and why
+decline(COMPOSITE_KERNEL, div_floor_op, div_trunc_op, floor_divide_op, pow_op, lerp_op)
+decline(OTHER_DTYPE, conj_op, real_op, imag_op, frexp_op)

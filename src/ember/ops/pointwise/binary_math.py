@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._fusion import COMPOSITE_KERNEL, SCIPY_KERNEL, decline
 from .._operands import (
     binary_operands,
 )
@@ -301,3 +302,8 @@ binary("lcm", lambda xp, a, b: xp.lcm(a, b), "none", deny="bhfc", cpu_name="lcm_
                "        tensor([12, 24])", opt_outs=_NO_ONNX)
 
 del _name, _ufunc, _word
+
+
+# Fusion (``ops/_fusion.py``): where these ops have no step in a fused chain, and why
+decline(COMPOSITE_KERNEL, remainder, fmod, heaviside_op)
+decline(SCIPY_KERNEL, xlogy)

@@ -10,6 +10,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
+from .._fusion import BOOL_RESULT, COMPOSITE_KERNEL, decline
 from .._operands import (
     binary_operands,
     broadcast_shapes,
@@ -52,6 +53,7 @@ def _comparison(name, ufunc, onnx):
     op = Op(name, lambda xp, a, b: getattr(xp, ufunc)(a, b), meta=_bool_meta,
             kind="pointwise-binary", onnx=onnx)
     op.opt_out("derivative", "a boolean result has no gradient")
+    op.opt_out("fuse", BOOL_RESULT)
     ordered = name in ("lt", "le", "gt", "ge")
 
     def compare(input, other, *, out=None):
@@ -427,6 +429,7 @@ def _logical(name, ufunc, onnx_type):
         return ctx.op(onnx_type, *ctx.operands(a, b, dtype="bool"))
     op = Op(name, kernel, meta=_bool_meta, kind="pointwise-binary", onnx=onnx)
     op.opt_out("derivative", "a boolean result has no gradient")
+    op.opt_out("fuse", BOOL_RESULT)
 
     def fn(input, other, *, out=None):
         _check_tensor(input, name)
@@ -496,3 +499,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
                                f"{_short_name(x.dtype)}")
     (a, b), _ = promote_operands(elements, test_elements, dtype=dtype)
     return isin_op(a, b, invert=builtins.bool(invert))
+
+
+# Fusion (``ops/_fusion.py``): where these ops have no step in a fused chain, and why
+decline(COMPOSITE_KERNEL, where_op, clamp_op)
+decline(BOOL_RESULT, isclose_op)

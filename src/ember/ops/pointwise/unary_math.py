@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._tensor import Tensor
-from .._fusion import Fusion
+from .._fusion import BOOL_RESULT, COMPOSITE_KERNEL, OTHER_DTYPE, SCIPY_KERNEL, Fusion, decline
 from .._registry import inplace, write_out
 from .._util import scalar
 from ._declare import (
@@ -801,3 +801,14 @@ def logit(input, eps=None, *, out=None):
     return write_out(logit_op(x, eps=None if eps is None else float(eps)), out, "logit")
 
 del _alias_name, _name
+
+
+# Fusion (``ops/_fusion.py``): where these ops have no step in a fused chain, and why (the
+# functions unary() declared are named: they live in this module's globals)
+decline(SCIPY_KERNEL, "erf", "erfc", "erfinv", "lgamma", "digamma", "i0", polygamma_op,
+        namespace=globals())
+decline(COMPOSITE_KERNEL, "sign", "sgn", "frac", round_op, nan_to_num_op, "deg2rad", "rad2deg",
+        "sinc", logit_op, namespace=globals())
+decline(OTHER_DTYPE, "angle", namespace=globals())
+decline(BOOL_RESULT, "signbit", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "isreal",
+        namespace=globals())

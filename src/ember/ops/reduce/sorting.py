@@ -566,6 +566,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, out):
     return write_out(result, out, name)
 
 
+@autocast_policy(cpu="fp32")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The ``q``-th quantiles along ``dim`` (of all elements by default); ``q`` is a number or
     a 1-D tensor (whose size becomes the first dim of the result).
