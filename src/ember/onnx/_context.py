@@ -296,6 +296,51 @@ class ExportContext:
         allow = 1 if has_zero and self.opset >= 14 else None
         return self.op("Reshape", x, shape, allowzero=allow)
 
+    def basic_index(self, x, items):
+        """``x[items]`` for a basic index of the first input: ints, slices with a positive
+        step and None, one per axis (Ellipsis already expanded), as Slice, Squeeze and
+        Unsqueeze.
+
+        Example::
+
+            y = ctx.basic_index(x, [slice(1, None), 0, None])  # x[1:, 0, None]
+        """
+        starts, ends, axes, steps = [], [], [], []
+        dropped, inserted = [], []
+        axis = position = 0
+        for k in items:
+            if k is None:
+                inserted.append(position)
+                position += 1
+                continue
+            if isinstance(k, slice):
+                step = 1 if k.step is None else k.step
+                if isinstance(step, Dim) or step < 1:
+                    self.fail("slices need a constant positive step")
+                if not (k.start in (None, 0) and k.stop is None and step == 1):
+                    starts.append(0 if k.start is None else k.start)
+                    ends.append(INT64_MAX if k.stop is None else k.stop)
+                    axes.append(axis)
+                    steps.append(step)
+                position += 1
+            else:
+                if isinstance(k, Dim):
+                    self.fail("an index that follows a dynamic axis cannot be exported")
+                starts.append(k)
+                ends.append(INT64_MAX if k == -1 else k + 1)
+                axes.append(axis)
+                steps.append(1)
+                dropped.append(axis)
+            axis += 1
+        if axes:
+            x = self.op("Slice", x, self.shape_tensor(starts), self.shape_tensor(ends),
+                        self.int64s(axes), self.int64s(steps))
+        if dropped:
+            x = self.squeeze(x, dropped)
+        if inserted:
+            x = self.unsqueeze(x, inserted)
+        return x if (axes or dropped or inserted) else self.op("Identity", x)
+
 
 def _ones_inserted(short, long):
     """The positions in ``long`` of sizes 1 whose removal leaves ``short``, or None.

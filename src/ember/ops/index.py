@@ -173,6 +173,12 @@ def gather_op(xp, a, idx, *, dim):
     return xp.take_along_axis(a[region], idx, axis=dim).reshape(shape)
 
 
+@gather_op.defonnx
+def _gather_onnx(ctx, x, index, dim):
+    index = ctx.cast(index, ctx.in_dtype(1), "int64")
+    return ctx.op("GatherElements", x, index, axis=ctx.axis(dim))
+
+
 gather_op.defbatch(batching.along_dim)
 
 
@@ -188,7 +194,8 @@ gather_op.defjvp(_forward_ad.first_linear_jvp(gather_op))
 
 
 @defop("_gather_backward", meta=lambda grad, idx, *, dim, shape: (shape, grad.dtype),
-       grad_name="ScatterAddBackward0", kind="indexing")
+       grad_name="ScatterAddBackward0", kind="indexing",
+       opt_outs={"onnx": "a backward kernel: exported models run inference"})
 def _gather_backward_op(xp, grad, idx, *, dim, shape):
     """``zeros(shape).scatter_add(dim, idx, grad)``, gather's input gradient, added straight
     into fresh zeros (scatter_add's out-of-place kernel would first copy a zero block as
@@ -288,7 +295,8 @@ def _gather_method(self, dim, index, *, sparse_grad=False):
 # ---------------------------------------------------------------- scatter family
 
 
-@defop("scatter", meta=_same_shape_meta, grad_name="ScatterBackward0", kind="indexing")
+@defop("scatter", meta=_same_shape_meta, grad_name="ScatterBackward0", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def scatter_op(xp, a, idx, src, *, dim):
     out = a.copy()
     shape = out.shape
@@ -323,7 +331,8 @@ def _scatter_jvp(p, t, y, *, dim):
 scatter_op.jvp = _scatter_jvp
 
 
-@defop("scatter_value", meta=_same_shape_meta, grad_name="ScatterBackward1", kind="indexing")
+@defop("scatter_value", meta=_same_shape_meta, grad_name="ScatterBackward1", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def scatter_value_op(xp, a, idx, *, dim, value):
     out = a.copy()
     shape = out.shape
@@ -342,7 +351,8 @@ def _scatter_value_derivative(ctx, grad, *, dim, value):
     return scatter_value_op(grad, ctx.inputs[1], dim=dim, value=0), None
 
 
-@defop("scatter_add", meta=_same_shape_meta, kind="indexing")
+@defop("scatter_add", meta=_same_shape_meta, kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def scatter_add_op(xp, a, idx, src, *, dim):
     out = a.copy()
     shape = out.shape
@@ -380,7 +390,8 @@ def _identity(xp, reduce, dtype):
     return info.min if reduce == "amax" else info.max
 
 
-@defop("scatter_reduce", meta=_same_shape_meta, grad_name="ScatterReduceBackward0", kind="indexing")
+@defop("scatter_reduce", meta=_same_shape_meta, grad_name="ScatterReduceBackward0", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def scatter_reduce_op(xp, a, idx, src, *, dim, reduce, include_self=True):
     out = a.copy()
     shape = out.shape
@@ -577,6 +588,11 @@ def index_select_op(xp, a, idx, *, dim):
     return xp.take(a, idx, axis=dim)
 
 
+@index_select_op.defonnx
+def _index_select_onnx(ctx, x, index, dim):
+    return ctx.op("Gather", x, ctx.cast(index, ctx.in_dtype(1), "int64"), axis=ctx.axis(dim))
+
+
 index_select_op.defbatch(batching.index_along_dim)
 
 
@@ -611,7 +627,8 @@ def index_select(input, dim, index, *, out=None):
     return write_out(result, out, "index_select")
 
 
-@defop("index_add", meta=_same_shape_meta, kind="indexing")
+@defop("index_add", meta=_same_shape_meta, kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def index_add_op(xp, a, idx, src, *, dim, alpha=1):
     out = a.copy()
     shape = out.shape
@@ -692,7 +709,8 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 # ---------------------------------------------------------------- index_copy / index_fill
 
 
-@defop("index_copy", meta=_same_shape_meta, kind="indexing")
+@defop("index_copy", meta=_same_shape_meta, kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def index_copy_op(xp, a, idx, src, *, dim):
     out = a.copy()
     shape = out.shape
@@ -738,7 +756,8 @@ def index_copy(input, dim, index, source, *, out=None):
     return write_out(result, out, "index_copy")
 
 
-@defop("index_fill", meta=_same_shape_meta, grad_name="IndexFillBackward0", kind="indexing")
+@defop("index_fill", meta=_same_shape_meta, grad_name="IndexFillBackward0", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def index_fill_op(xp, a, idx, *, dim, value):
     out = a.copy()
     shape = out.shape
@@ -832,6 +851,24 @@ def slice_op(xp, a, *, key):
     return result
 
 
+@slice_op.defonnx
+def _slice_onnx(ctx, x, key):
+    """``x[key]`` for a NumPy basic key: ints, slices, None and one Ellipsis."""
+    key = key if isinstance(key, tuple) else (key,)
+    ndim = len(ctx.in_dims(0))
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    items = []
+    for k in key:
+        if k is Ellipsis:
+            items += [slice(None)] * (ndim - used)
+            used = ndim  # a second Ellipsis stands for nothing
+        elif isinstance(k, (int, slice)) or k is None:
+            items.append(k)
+        else:
+            ctx.fail(f"indexing with {type(k).__name__} cannot be exported")
+    return ctx.basic_index(x, items)
+
+
 slice_op.defbatch(batching.basic_index)
 
 
@@ -841,7 +878,7 @@ def _slice_derivative(ctx, grad, *, key):
 
 
 @defop("_slice_backward", meta=lambda g, *, shape, key: (shape, g.dtype), save_inputs=False,
-       kind="indexing")
+       kind="indexing", opt_outs={"onnx": "a backward kernel: exported models run inference"})
 def slice_backward_op(xp, grad, *, shape, key):
     out = xp.zeros(shape, grad.dtype)
     out[key] = grad
@@ -857,7 +894,7 @@ def _slice_backward_derivative(ctx, grad, *, shape, key):
 
 
 @defop("_basic_put", meta=_same_shape_meta, save_inputs=False, grad_name="CopySlices",
-       kind="indexing")
+       kind="indexing", opt_outs={"onnx": "an in-place write: ONNX graphs have no mutation"})
 def basic_put_op(xp, a, v, *, key):
     out = a.copy()
     out[key] = v
@@ -911,7 +948,8 @@ def _reads_nothing(a, idx):
     return a.size == 0 or 0 in np.broadcast_shapes(*(i.shape for i in idx))
 
 
-@defop("index", meta=_index_meta, grad_name="IndexBackward0", kind="indexing")
+@defop("index", meta=_index_meta, grad_name="IndexBackward0", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's GatherND computes it)"})
 def index_op(xp, a, *idx, positions):
     if _reads_nothing(a, idx):
         return xp.empty(_index_shape(a.shape, [i.shape for i in idx], positions), a.dtype)
@@ -933,7 +971,8 @@ def _index_derivative(ctx, grad, *, positions):
 index_op.defjvp(_forward_ad.first_linear_jvp(index_op))
 
 
-@defop("index_put", meta=_same_shape_meta, grad_name="IndexPutBackward0", kind="indexing")
+@defop("index_put", meta=_same_shape_meta, grad_name="IndexPutBackward0", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterND computes it)"})
 def index_put_op(xp, a, v, *idx, positions, accumulate):
     out = a.copy()
     if _reads_nothing(out, idx):
@@ -1478,7 +1517,8 @@ def _nonzero_meta(a):
                               "implementation does not exist.")
 
 
-@defop("nonzero", meta=_nonzero_meta, kind="indexing")
+@defop("nonzero", meta=_nonzero_meta, kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's NonZero computes it)"})
 def nonzero_op(xp, a):
     return xp.argwhere(a).astype(np.int64, copy=False)
 
@@ -1487,7 +1527,8 @@ nonzero_op.opt_out("batch", "its shape depends on the values: vmap runs it eleme
 nonzero_op.opt_out("derivative", "an index result has no gradient")
 
 
-@defop("nonzero_tuple", meta=_nonzero_meta, multi_output=True, kind="indexing")
+@defop("nonzero_tuple", meta=_nonzero_meta, multi_output=True, kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's NonZero computes it)"})
 def nonzero_tuple_op(xp, a):
     if a.ndim == 0:
         a = a.reshape(1)

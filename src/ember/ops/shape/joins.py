@@ -41,6 +41,15 @@ def split_op(xp, a, *, dim, sizes):
     return tuple(out)
 
 
+@split_op.defonnx
+def _split_onnx(ctx, x, dim, sizes):
+    if len(sizes) == 1:
+        return (ctx.op("Identity", x),)
+    parts = ctx.op("Split", x, ctx.shape_tensor(list(sizes)), outputs=len(sizes),
+                   axis=ctx.axis(dim))
+    return tuple(parts)
+
+
 split_op.defbatch(batching.along_dim)
 
 
@@ -57,6 +66,19 @@ def _unbind_meta(a, *, dim):
 def unbind_op(xp, a, *, dim):
     lead = ((None, None, None),) * dim
     return tuple(_key_kernel(xp, a, key=lead + (i,)) for i in range(a.shape[dim]))
+
+
+@unbind_op.defonnx
+def _unbind_onnx(ctx, x, dim):
+    axis = ctx.axis(dim)
+    count = ctx.in_dims(0)[axis]
+    if ctx.is_dynamic(count):
+        ctx.fail("unbind along a dynamic axis cannot be exported (the number of results "
+                 "would change)")
+    if count == 1:
+        return (ctx.squeeze(x, [axis]),)
+    parts = ctx.op("Split", x, ctx.int64s([1] * count), outputs=count, axis=axis)
+    return tuple(ctx.squeeze(p, [axis]) for p in parts)
 
 
 unbind_op.defbatch(batching.along_dim)
@@ -266,6 +288,12 @@ def _cat_meta(*arrays, dim):
 @defop("cat", meta=_cat_meta, save_inputs=False, kind="shape")
 def cat_op(xp, *arrays, dim):
     return xp.concatenate(arrays, axis=dim)
+
+
+@cat_op.defonnx
+def _cat_onnx(ctx, *tensors, dim):
+    parts = [ctx.cast(t, ctx.in_dtype(i), ctx.out_dtype()) for i, t in enumerate(tensors)]
+    return ctx.op("Concat", *parts, axis=dim % len(ctx.out_dims()))
 
 
 cat_op.defbatch(batching.along_dim)

@@ -46,6 +46,16 @@ def pad_constant_op(xp, a, *, pad, value):
     return out
 
 
+@pad_constant_op.defonnx
+def _pad_constant_onnx(ctx, x, pad, value=0):
+    ndim = len(ctx.in_dims(0))
+    begins, ends = [0] * ndim, [0] * ndim
+    for i in range(len(pad) // 2):  # pad lists (begin, end) pairs from the last axis
+        begins[ndim - 1 - i], ends[ndim - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    return ctx.op("Pad", x, ctx.shape_tensor(begins + ends), ctx.scalar(value, ctx.out_dtype()),
+                  mode="constant")
+
+
 pad_constant_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
@@ -70,7 +80,8 @@ def _pad_gather_meta(a, *, indices):
 
 
 @defop("pad_gather", meta=_pad_gather_meta, save_inputs=False, grad_name="PadBackward0",
-       kind="shape")
+       kind="shape",
+       opt_outs={"onnx": "not mapped yet (ONNX's Pad has the reflect and edge modes)"})
 def pad_gather_op(xp, a, *, indices):
     for d, index in indices:
         a = xp.take(a, xp.asarray(index, dtype=np.int64), axis=d)
@@ -81,7 +92,8 @@ pad_gather_op.opt_out("batch", "no batched rule yet: vmap runs it element by ele
 
 
 @defop("pad_scatter", meta=lambda g, *, shape, indices: (shape, g.dtype), save_inputs=False,
-       grad_name="PadBackwardBackward0", kind="shape")
+       grad_name="PadBackwardBackward0", kind="shape",
+       opt_outs={"onnx": "a backward kernel: exported models run inference"})
 def pad_scatter_op(xp, g, *, shape, indices):
     for d, index in reversed(indices):
         moved = xp.moveaxis(g, d, 0)

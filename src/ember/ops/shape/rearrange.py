@@ -37,6 +37,14 @@ def flip_op(xp, a, *, dims):
     return flipped.copy(order="K" if dense else "C")
 
 
+@flip_op.defonnx
+def _flip_onnx(ctx, x, dims):
+    axes = ctx.axes(dims)
+    backwards = ctx.int64s([-1] * len(axes))
+    return ctx.op("Slice", x, backwards, ctx.int64s([ctx.INT64_MIN] * len(axes)),
+                  ctx.int64s(axes), backwards)
+
+
 flip_op.defbatch(batching.reduction)
 
 
@@ -97,7 +105,8 @@ def flipud(input):
     return flip_op(input, dims=(0,))
 
 
-@defop("roll", meta=_same_meta, save_inputs=False, kind="shape")
+@defop("roll", meta=_same_meta, save_inputs=False, kind="shape",
+       opt_outs={"onnx": "not mapped yet (two Slices and a Concat per axis)"})
 def roll_op(xp, a, *, shifts, dims):
     return xp.ascontiguousarray(xp.roll(a, shifts, dims))
 
@@ -181,6 +190,14 @@ def repeat_op(xp, a, *, repeats):
     return xp.tile(a, repeats)
 
 
+@repeat_op.defonnx
+def _repeat_onnx(ctx, x, repeats):
+    extra = len(repeats) - len(ctx.in_dims(0))
+    if extra:
+        x = ctx.unsqueeze(x, list(range(extra)))
+    return ctx.op("Tile", x, ctx.shape_tensor(list(repeats)))
+
+
 repeat_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
 
 
@@ -237,7 +254,8 @@ def _repeat_interleave_meta(a, *, repeats, dim):
     return tuple(shape), a.dtype
 
 
-@defop("repeat_interleave", meta=_repeat_interleave_meta, save_inputs=False, kind="shape")
+@defop("repeat_interleave", meta=_repeat_interleave_meta, save_inputs=False, kind="shape",
+       opt_outs={"onnx": "not mapped yet (composable from ONNX operators)"})
 def repeat_interleave_op(xp, a, *, repeats, dim):
     count = repeats[0] if len(repeats) == 1 else list(repeats)
     return xp.repeat(a, count, axis=dim)
@@ -248,7 +266,8 @@ repeat_interleave_op.opt_out("batch", "no batched rule yet: vmap runs it element
 
 @defop("segment_sum", meta=lambda g, *, repeats, dim, size: (
     g.shape[:dim] + (size,) + g.shape[dim + 1:], g.dtype), save_inputs=False,
-    grad_name="RepeatInterleaveBackward0", kind="shape")
+    grad_name="RepeatInterleaveBackward0", kind="shape",
+       opt_outs={"onnx": "a backward kernel: exported models run inference"})
 def segment_sum_op(xp, g, *, repeats, dim, size):
     moved = xp.moveaxis(g, dim, 0)
     if len(repeats) == 1:
@@ -339,6 +358,18 @@ def _tri_kernel(lower):
 
 tril_op = Op("tril", _tri_kernel(True), meta=_same_meta, save_inputs=False, kind="shape")
 triu_op = Op("triu", _tri_kernel(False), meta=_same_meta, save_inputs=False, kind="shape")
+
+
+def _triangle_onnx(upper):
+    """tril/triu as ONNX's Trilu (opset 14)."""
+    def mapping(ctx, x, diagonal=0):
+        ctx.require_opset(14)
+        return ctx.op("Trilu", x, ctx.scalar(diagonal, "int64"), upper=upper)
+    return mapping
+
+
+tril_op.defonnx(_triangle_onnx(0))
+triu_op.defonnx(_triangle_onnx(1))
 tril_op.defbatch(batching.trailing_dims)
 triu_op.defbatch(batching.trailing_dims)
 tril_op.defderivative(lambda ctx, grad, *, diagonal: (tril_op(grad, diagonal=diagonal),))

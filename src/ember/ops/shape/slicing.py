@@ -35,7 +35,8 @@ _add_at = scatter_add  # ``out[index] += values``, accumulating repeated indices
 
 
 @defop("strided_scatter", meta=lambda g, *, shape, **_: (shape, g.dtype), save_inputs=False,
-       grad_name="AsStridedBackward0", kind="shape")
+       grad_name="AsStridedBackward0", kind="shape",
+       opt_outs={"onnx": "arbitrary strides: ONNX tensors have none"})
 def strided_scatter_op(xp, g, *, shape, size, stride, offset):
     out = xp.zeros(shape, dtype=g.dtype)
     if not _overlapping(size, stride):
@@ -50,7 +51,8 @@ strided_scatter_op.defbatch(batching.strided)
 
 
 @defop("strided_gather", meta=lambda a, *, size, **_: (size, a.dtype), save_inputs=False,
-       grad_name="AsStridedBackward1", kind="shape")
+       grad_name="AsStridedBackward1", kind="shape",
+       opt_outs={"onnx": "arbitrary strides: ONNX tensors have none"})
 def strided_gather_op(xp, a, *, size, stride, offset):
     a = xp.ascontiguousarray(a)
     return _strided(xp, a, size, stride, offset).copy()
@@ -108,12 +110,24 @@ def _key_meta(a, *, key):
 slice_op = Op("slice", _key_kernel, meta=_key_meta, save_inputs=False, view=True, kind="view")
 select_op = Op("select", _key_kernel, meta=_key_meta, save_inputs=False, view=True,
                grad_name="SelectBackward0", kind="view")
+
+
+def _key_onnx(ctx, x, key):
+    """slice/select: a key normalised by the traced call, one item per axis (``(start, stop,
+    step)``, ``(None, ...)`` for the whole axis, or an int)."""
+    items = [slice(*k) if isinstance(k, tuple) and k[0] is not None
+             else slice(None) if isinstance(k, tuple) else k for k in key]
+    return ctx.basic_index(x, items)
+
+
+slice_op.defonnx(_key_onnx)
+select_op.defonnx(_key_onnx)
 select_op.defbatch(batching.leading_key)
 slice_op.defbatch(batching.leading_key)
 
 
 @defop("slice_backward", meta=lambda g, *, shape, key: (shape, g.dtype), save_inputs=False,
-       kind="shape")
+       kind="shape", opt_outs={"onnx": "a backward kernel: exported models run inference"})
 def slice_backward_op(xp, g, *, shape, key):
     out = xp.zeros(shape, dtype=g.dtype)
     size, stride, offset = _key_geometry(shape, _contiguous_strides(shape), key)
@@ -229,7 +243,8 @@ def _diagonal_geometry(shape, strides, offset, dim1, dim2):
 
 @defop("diagonal", meta=lambda a, *, offset, dim1, dim2: (
     _diagonal_geometry(a.shape, _contiguous_strides(a.shape), offset, dim1, dim2)[0], a.dtype),
-    save_inputs=False, view=True, kind="view")
+    save_inputs=False, view=True, kind="view",
+       opt_outs={"onnx": "not mapped yet (a Gather of the diagonal's positions)"})
 def diagonal_op(xp, a, *, offset, dim1, dim2):
     size, stride, start = _diagonal_geometry(a.shape, _array_strides(a), offset, dim1, dim2)
     return _strided(xp, a, size, stride, start)
@@ -277,7 +292,8 @@ def _unfold_geometry(shape, strides, dim, size, step):
 
 @defop("unfold", meta=lambda a, *, dimension, size, step: (
     _unfold_geometry(a.shape, _contiguous_strides(a.shape), dimension, size, step)[0], a.dtype),
-    save_inputs=False, view=True, kind="view")
+    save_inputs=False, view=True, kind="view",
+       opt_outs={"onnx": "not mapped yet (torch composes it from Gather nodes)"})
 def unfold_op(xp, a, *, dimension, size, step):
     shape, strides = _unfold_geometry(a.shape, _array_strides(a), dimension, size, step)
     return _strided(xp, a, shape, strides, check_overlap=True)
@@ -319,7 +335,7 @@ def _unfold(self, dimension, size, step):
 
 
 @defop("as_strided", meta=lambda a, *, size, **_: (size, a.dtype), save_inputs=False,
-       view=True, kind="view")
+       view=True, kind="view", opt_outs={"onnx": "arbitrary strides: ONNX tensors have none"})
 def as_strided_op(xp, a, *, size, stride, offset, in_geometry):
     return _strided(xp, a, size, stride, offset - in_geometry[2], check_overlap=True)
 

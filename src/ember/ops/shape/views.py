@@ -68,6 +68,16 @@ view_op = _alias_op("view", "ViewBackward0")
 squeeze_op = _alias_op("squeeze", "SqueezeBackward1")
 unsqueeze_op = _alias_op("unsqueeze", "UnsqueezeBackward0")
 alias_op = _alias_op("alias", "AliasBackward0")
+
+
+def _reshape_onnx(ctx, x, shape, strides=None):
+    return ctx.reshape(x, ctx.in_dims(0), ctx.out_dims())
+
+
+view_op.defonnx(_reshape_onnx)
+squeeze_op.defonnx(_reshape_onnx)
+unsqueeze_op.defonnx(_reshape_onnx)
+alias_op.defonnx(lambda ctx, x, **params: ctx.op("Identity", x))
 alias_op.defbatch(batching.reshape_view)
 squeeze_op.defbatch(batching.reshape_view)
 unsqueeze_op.defbatch(batching.reshape_view)
@@ -105,7 +115,7 @@ def _view(self, *shape, dtype=None, size=None):
 
 
 @defop("view_dtype", meta=lambda a, *, dtype, shape: (shape, dtype), save_inputs=False,
-       view=True, kind="view")
+       view=True, kind="view", opt_outs={"onnx": "a bit reinterpretation: ONNX has no bitcast"})
 def view_dtype_op(xp, a, *, dtype, shape):
     if a.ndim == 0:
         return a.reshape(1).view(dtype.np).reshape(())
@@ -309,6 +319,15 @@ def permute_op(xp, a, *, dims):
     return _strided(xp, a, tuple(a.shape[d] for d in dims), tuple(strides[d] for d in dims))
 
 
+@permute_op.defonnx
+def _permute_onnx(ctx, x, dims):
+    ndim = len(ctx.in_dims(0))
+    perm = [d % ndim for d in dims]
+    if perm == list(range(ndim)):
+        return ctx.op("Identity", x)
+    return ctx.op("Transpose", x, perm=perm)
+
+
 permute_op.defbatch(batching.permute)
 
 
@@ -493,6 +512,16 @@ moveaxis = movedim
 @defop("expand", meta=_shape_meta, save_inputs=False, view=True, kind="view")
 def expand_op(xp, a, *, shape, strides):
     return _strided(xp, a, shape, strides, check_overlap=True)
+
+
+@expand_op.defonnx
+def _expand_onnx(ctx, x, shape, strides=None):
+    in_dims, out_dims = ctx.in_dims(0), ctx.out_dims()
+    offset = len(out_dims) - len(in_dims)
+    # 1 keeps the input's size (ONNX's Expand broadcasts), so only new sizes are spelled out
+    target = [1 if i >= offset and in_dims[i - offset] == d else d
+              for i, d in enumerate(out_dims)]
+    return ctx.op("Expand", x, ctx.shape_tensor(target))
 
 
 expand_op.defbatch(batching.expand)
