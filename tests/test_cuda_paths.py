@@ -77,8 +77,8 @@ CUPY_UFUNC_METHODS = {
 HOST_SYNC_ALLOWED = {
     ("_util.py", "host_values"): "the one helper that copies device scalars to the host",
     ("creation.py", "_copy_kernel"): "a cuda -> cpu copy is the op itself",
-    ("index.py", "_check_range"): "out-of-range indices must raise (CuPy would wrap them)",
-    ("index.py", "_ufunc_at_rounds"): "the number of rounds is the largest repetition",
+    ("_kernels.py", "_check_range"): "out-of-range indices must raise (CuPy would wrap them)",
+    ("_kernels.py", "_ufunc_at_rounds"): "the number of rounds is the largest repetition",
     ("loss.py", "_bce_op"): "torch's range checks of input and target (one copy for both)",
     ("histograms.py", "bincount_op"): "the output size is the largest value",
     ("histograms.py", "_histogram_range"): "the bins span the data's min and max",
