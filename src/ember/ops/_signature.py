@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import os
 import re
 import sys
 import types
@@ -144,9 +145,9 @@ class _Refused(Exception):
     """An argument that does not fit its type (``detail`` replaces torch's usual
     ``must be X, not Y`` ending where torch words it otherwise)."""
 
-    def __init__(self, detail=None):
+    def __init__(self, detail=None, positioned=True):
         super().__init__(detail)
-        self.detail = detail
+        self.detail, self.positioned = detail, positioned
 
 
 def _as_int(value):
@@ -183,7 +184,8 @@ def _as_int_list(value, size):
                 raise _Refused(f"must be tuple of ints, but found element of type "
                                f"{type_name(item)} at pos 0") from None
             raise _Refused(f"failed to unpack the object at pos {i + 1} with error \"type must "
-                           f"be tuple of ints,but got {type_name(item)}\"") from None
+                           f"be tuple of ints,but got {type_name(item)}\"",
+                           positioned=False) from None
     return tuple(result)
 
 
@@ -288,9 +290,11 @@ _FAST_GUARDS = {"Tensor": "type({v}) is not Tensor", "int": "type({v}) is not in
                 "ScalarType": "type({v}) is not _dtype"}
 
 
-def _guard(param):
+def _guard(param, numbers_ok=False):
     v = param.name
-    if param.is_list:
+    if numbers_ok and param.base == "Tensor" and not param.is_list:
+        fast = "type({v}) is not Tensor and type({v}) is not float and type({v}) is not int"
+    elif param.is_list:
         fast = "type({v}) is not int" if param.base in ("int", "SymInt") else "True"
     else:
         fast = _FAST_GUARDS.get(param.base, "True")
@@ -340,18 +344,27 @@ class Signature:
 
     # -- messages
 
-    def refuse(self, param, value, detail=None):
+    def refuse(self, param, value, detail=None, positioned=True):
         """The TypeError for ``value`` given to ``param`` (torch's wording; the position is
         named when the caller passed the argument by position)."""
-        if self.overloaded == "all" or (self.overloaded and param is not self.params[0]):
+        if detail is None and self._resolves_overload(param):
             return TypeError(self._combination_message())
         where = ""
-        position = None if param.keyword_only else _position(self, param)
+        position = None if param.keyword_only or not positioned else _position(self, param)
         if position is not None:
             where = f" (position {position})"
         names = _LIST_NAMES if param.is_list else _TYPE_NAMES
         ending = detail or f"must be {names.get(param.base, param.base)}, not {type_name(value)}"
         return TypeError(f"{self.name}(): argument '{param.name}'{where} {ending}")
+
+    def _resolves_overload(self, param):
+        """Whether torch picks among its overloads by ``param``'s argument, so that a refused
+        one gets the "invalid combination" message (``overloaded``: True means the second
+        parameter, ``dim`` of ``sum``; ``"all"`` every parameter; or a tuple of names)."""
+        overloaded = self.overloaded
+        if overloaded is True:
+            return param is self.params[1]
+        return overloaded == "all" or (bool(overloaded) and param.name in overloaded)
 
     def _combination_message(self):
         args, kwargs, _ = _public_call()
@@ -387,9 +400,9 @@ class Signature:
                             implementation.__defaults__ or ()))
         defaults.update(implementation.__kwdefaults__ or {})
         namespace = {"Tensor": Tensor, "_dtype": dt.dtype, "_implementation": implementation,
-                     "_check": self._check_slow, "_params": params, "_defaults": defaults}
+                     "_check": [self._slow_check(p) for p in params], "_defaults": defaults}
         source = self._source(params, defaults, code.co_argcount)
-        exec(compile(source, f"<signature {self.name}>", "exec"), namespace)  # noqa: S102
+        exec(compile(source, _code_file(self.name), "exec"), namespace)  # noqa: S102
         return namespace["checked"]
 
     def _source(self, params, defaults, positional_count):
@@ -399,25 +412,35 @@ class Signature:
                 header.append("*")
             header.append(f"{param.name}=_defaults[{param.name!r}]" if param.name in defaults
                           else param.name)
-            guard = _guard(param)
+            guard = _guard(param, self._numbers_ok(param))
             if param.name in defaults and not _passes(guard, param.name,
                                                       defaults[param.name]):
                 guard = f"{param.name} is not _defaults[{param.name!r}] and ({guard})"
             checks.append(f"    if {guard}:\n"
-                          f"        {param.name} = _check(_params[{i}], {param.name})\n")
+                          f"        {param.name} = _check[{i}]({param.name})\n")
         positional = ", ".join(p.name for p in params[:positional_count])
         keywords = ", ".join(f"{p.name}={p.name}" for p in params[positional_count:])
         call = ", ".join(filter(None, (positional, keywords)))
         return (f"def checked({', '.join(header)}):\n" + "".join(checks) +
                 f"    return _implementation({call})\n")
 
-    def _check_slow(self, param, value):
-        try:
-            numbers = self.numbers_as_tensors
-            numbers_ok = numbers if isinstance(numbers, bool) else param.name in numbers
-            return _converter(param, numbers_ok)(value)
-        except _Refused as refused:
-            raise self.refuse(param, value, refused.detail) from None
+    def _numbers_ok(self, param):
+        numbers = self.numbers_as_tensors
+        if isinstance(numbers, bool):
+            return numbers and not param.keyword_only  # (never ``out=``)
+        return param.name in numbers
+
+    def _slow_check(self, param):
+        """What an argument of ``param`` that failed its fast guard goes through: converted
+        when it fits (a NumPy integer for an ``int``), else torch's TypeError."""
+        convert = _converter(param, self._numbers_ok(param))
+
+        def check(value):
+            try:
+                return convert(value)
+            except _Refused as refused:
+                raise self.refuse(param, value, refused.detail, refused.positioned) from None
+        return check
 
 
 def _passes(guard, name, value):
@@ -461,9 +484,15 @@ def _stub_code():
     """The code of every declared function until its first call: ``stub`` and
     ``_compile_on_first_call`` are globals of each function's own namespace."""
     namespace = {}
-    exec("def stub(*args, **kwargs):\n"  # noqa: S102
-         "    return _compile_on_first_call(stub, args, kwargs)\n", namespace)
+    source = "def stub(*args, **kwargs):\n    return _compile_on_first_call(stub, args, kwargs)\n"
+    exec(compile(source, _code_file("stub"), "exec"), namespace)  # noqa: S102
     return namespace["stub"].__code__
+
+
+def _code_file(name):
+    """The file name of generated code: inside ember's package, so that tracebacks hide its
+    frames at the API boundary as they hide ember's own (``_traceback.py``)."""
+    return os.path.join(os.path.dirname(__file__), f"<signature {name}>")
 
 
 _STUB_CODE = _stub_code()
@@ -487,9 +516,10 @@ def signature(schema, *, numbers_as_tensors=False, overloaded=False):
 
     ``numbers_as_tensors``: a ``Tensor`` parameter also takes Python and NumPy numbers, as
     torch's ``add``/``mul``/... do (True: every one; or a tuple of parameter names).
-    ``overloaded``: torch has several signatures for this function, so a refused argument
-    other than the first gets its "received an invalid combination of arguments" message
-    (``"all"``: every argument does, as for ``all``/``any``).
+    ``overloaded``: torch has several signatures for this function and picks one by the
+    second argument (``sum``'s ``dim``), so a refused second argument gets torch's "received an
+    invalid combination of arguments" message; ``"all"``: every refused argument does (``all``,
+    ``any``); or a tuple of the parameter names that do.
 
     Example::
 

@@ -348,7 +348,7 @@ div_trunc_op.defonnx(_trunc_divide_onnx)
 
 @signature("div(Tensor input, Tensor other, *, str? rounding_mode=None,"
            " Tensor? out=None) -> Tensor",
-           numbers_as_tensors=True)
+           numbers_as_tensors=True, overloaded=("rounding_mode",))
 def div(input, other, *, rounding_mode=None, out=None):
     """Divide elementwise: true division, or rounded with ``rounding_mode='trunc'|'floor'``.
 
