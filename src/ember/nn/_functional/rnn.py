@@ -119,7 +119,7 @@ def _run_padded(mode, input, hx, params, has_biases, num_layers, dropout, train,
 def _run_packed(mode, data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
                 bidirectional):
     """Packed ``data`` (N, *) whose step t holds ``batch_sizes[t]`` rows."""
-    from ..modules.rnn import _rnn  # the kernels sit beside the cells, which use them too
+    from ..modules._rnn_kernels import _rnn  # the fused ops, which the cells use too
 
     sizes = [int(s) for s in (batch_sizes.tolist() if isinstance(batch_sizes, Tensor)
                               else batch_sizes)]
