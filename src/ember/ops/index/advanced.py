@@ -46,6 +46,24 @@ def slice_op(xp, a, *, key):
     return result
 
 
+@slice_op.defonnx
+def _slice_onnx(ctx, x, key):
+    """``x[key]`` for a NumPy basic key: ints, slices, None and one Ellipsis."""
+    key = key if isinstance(key, tuple) else (key,)
+    ndim = len(ctx.in_dims(0))
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    items = []
+    for k in key:
+        if k is Ellipsis:
+            items += [slice(None)] * (ndim - used)
+            used = ndim  # a second Ellipsis stands for nothing
+        elif isinstance(k, (int, slice)) or k is None:
+            items.append(k)
+        else:
+            ctx.fail(f"indexing with {type(k).__name__} cannot be exported")
+    return ctx.basic_index(x, items)
+
+
 slice_op.defbatch(batching.basic_index)
 
 
@@ -55,7 +73,7 @@ def _slice_derivative(ctx, grad, *, key):
 
 
 @defop("_slice_backward", meta=lambda g, *, shape, key: (shape, g.dtype), save_inputs=False,
-       kind="indexing")
+       kind="indexing", opt_outs={"onnx": "a backward kernel: exported models run inference"})
 def slice_backward_op(xp, grad, *, shape, key):
     out = xp.zeros(shape, grad.dtype)
     out[key] = grad
@@ -71,7 +89,7 @@ def _slice_backward_derivative(ctx, grad, *, shape, key):
 
 
 @defop("_basic_put", meta=_same_shape_meta, save_inputs=False, grad_name="CopySlices",
-       kind="indexing")
+       kind="indexing", opt_outs={"onnx": "an in-place write: ONNX graphs have no mutation"})
 def basic_put_op(xp, a, v, *, key):
     out = a.copy()
     out[key] = v
@@ -125,7 +143,8 @@ def _reads_nothing(a, idx):
     return a.size == 0 or 0 in np.broadcast_shapes(*(i.shape for i in idx))
 
 
-@defop("index", meta=_index_meta, grad_name="IndexBackward0", kind="indexing")
+@defop("index", meta=_index_meta, grad_name="IndexBackward0", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's GatherND computes it)"})
 def index_op(xp, a, *idx, positions):
     if _reads_nothing(a, idx):
         return xp.empty(_index_shape(a.shape, [i.shape for i in idx], positions), a.dtype)
@@ -147,7 +166,8 @@ def _index_derivative(ctx, grad, *, positions):
 index_op.defjvp(_forward_ad.first_linear_jvp(index_op))
 
 
-@defop("index_put", meta=_same_shape_meta, grad_name="IndexPutBackward0", kind="indexing")
+@defop("index_put", meta=_same_shape_meta, grad_name="IndexPutBackward0", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterND computes it)"})
 def index_put_op(xp, a, v, *idx, positions, accumulate):
     out = a.copy()
     if _reads_nothing(out, idx):
@@ -539,7 +559,8 @@ def _nonzero_meta(a):
                               "implementation does not exist.")
 
 
-@defop("nonzero", meta=_nonzero_meta, kind="indexing")
+@defop("nonzero", meta=_nonzero_meta, kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's NonZero computes it)"})
 def nonzero_op(xp, a):
     return xp.argwhere(a).astype(np.int64, copy=False)
 
@@ -548,7 +569,8 @@ nonzero_op.opt_out("batch", "its shape depends on the values: vmap runs it eleme
 nonzero_op.opt_out("derivative", "an index result has no gradient")
 
 
-@defop("nonzero_tuple", meta=_nonzero_meta, multi_output=True, kind="indexing")
+@defop("nonzero_tuple", meta=_nonzero_meta, multi_output=True, kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's NonZero computes it)"})
 def nonzero_tuple_op(xp, a):
     if a.ndim == 0:
         a = a.reshape(1)

@@ -49,6 +49,12 @@ def gather_op(xp, a, idx, *, dim):
     return xp.take_along_axis(a[region], idx, axis=dim).reshape(shape)
 
 
+@gather_op.defonnx
+def _gather_onnx(ctx, x, index, dim):
+    index = ctx.cast(index, ctx.in_dtype(1), "int64")
+    return ctx.op("GatherElements", x, index, axis=ctx.axis(dim))
+
+
 gather_op.defbatch(batching.along_dim)
 
 
@@ -64,7 +70,8 @@ gather_op.defjvp(_forward_ad.first_linear_jvp(gather_op))
 
 
 @defop("_gather_backward", meta=lambda grad, idx, *, dim, shape: (shape, grad.dtype),
-       grad_name="ScatterAddBackward0", kind="indexing")
+       grad_name="ScatterAddBackward0", kind="indexing",
+       opt_outs={"onnx": "a backward kernel: exported models run inference"})
 def _gather_backward_op(xp, grad, idx, *, dim, shape):
     """``zeros(shape).scatter_add(dim, idx, grad)``, gather's input gradient, added straight
     into fresh zeros (scatter_add's out-of-place kernel would first copy a zero block as
@@ -164,7 +171,8 @@ def _gather_method(self, dim, index, *, sparse_grad=False):
 # ---------------------------------------------------------------- scatter family
 
 
-@defop("scatter", meta=_same_shape_meta, grad_name="ScatterBackward0", kind="indexing")
+@defop("scatter", meta=_same_shape_meta, grad_name="ScatterBackward0", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def scatter_op(xp, a, idx, src, *, dim):
     out = a.copy()
     shape = out.shape
@@ -199,7 +207,8 @@ def _scatter_jvp(p, t, y, *, dim):
 scatter_op.jvp = _scatter_jvp
 
 
-@defop("scatter_value", meta=_same_shape_meta, grad_name="ScatterBackward1", kind="indexing")
+@defop("scatter_value", meta=_same_shape_meta, grad_name="ScatterBackward1", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def scatter_value_op(xp, a, idx, *, dim, value):
     out = a.copy()
     shape = out.shape
@@ -218,7 +227,8 @@ def _scatter_value_derivative(ctx, grad, *, dim, value):
     return scatter_value_op(grad, ctx.inputs[1], dim=dim, value=0), None
 
 
-@defop("scatter_add", meta=_same_shape_meta, kind="indexing")
+@defop("scatter_add", meta=_same_shape_meta, kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def scatter_add_op(xp, a, idx, src, *, dim):
     out = a.copy()
     shape = out.shape
@@ -256,7 +266,8 @@ def _identity(xp, reduce, dtype):
     return info.min if reduce == "amax" else info.max
 
 
-@defop("scatter_reduce", meta=_same_shape_meta, grad_name="ScatterReduceBackward0", kind="indexing")
+@defop("scatter_reduce", meta=_same_shape_meta, grad_name="ScatterReduceBackward0", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def scatter_reduce_op(xp, a, idx, src, *, dim, reduce, include_self=True):
     out = a.copy()
     shape = out.shape

@@ -50,6 +50,11 @@ def index_select_op(xp, a, idx, *, dim):
     return xp.take(a, idx, axis=dim)
 
 
+@index_select_op.defonnx
+def _index_select_onnx(ctx, x, index, dim):
+    return ctx.op("Gather", x, ctx.cast(index, ctx.in_dtype(1), "int64"), axis=ctx.axis(dim))
+
+
 index_select_op.defbatch(batching.index_along_dim)
 
 
@@ -84,7 +89,8 @@ def index_select(input, dim, index, *, out=None):
     return write_out(result, out, "index_select")
 
 
-@defop("index_add", meta=_same_shape_meta, kind="indexing")
+@defop("index_add", meta=_same_shape_meta, kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def index_add_op(xp, a, idx, src, *, dim, alpha=1):
     out = a.copy()
     shape = out.shape
@@ -165,7 +171,8 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 # ---------------------------------------------------------------- index_copy / index_fill
 
 
-@defop("index_copy", meta=_same_shape_meta, kind="indexing")
+@defop("index_copy", meta=_same_shape_meta, kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def index_copy_op(xp, a, idx, src, *, dim):
     out = a.copy()
     shape = out.shape
@@ -211,7 +218,8 @@ def index_copy(input, dim, index, source, *, out=None):
     return write_out(result, out, "index_copy")
 
 
-@defop("index_fill", meta=_same_shape_meta, grad_name="IndexFillBackward0", kind="indexing")
+@defop("index_fill", meta=_same_shape_meta, grad_name="IndexFillBackward0", kind="indexing",
+       opt_outs={"onnx": "not mapped yet (ONNX's ScatterElements computes it)"})
 def index_fill_op(xp, a, idx, *, dim, value):
     out = a.copy()
     shape = out.shape
