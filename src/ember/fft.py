@@ -166,6 +166,8 @@ def _linear_jvp(op):
 for _op in (fft_c2c, fft_r2c, fft_c2r):
     _op.jvp = _linear_jvp(_op)
     _op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+    _op.opt_out("onnx", "complex results: ONNX export handles real dtypes only (and ONNX's "
+                        "DFT, opset 17, is not mapped)")
 
 
 # ================================================================ argument handling
@@ -767,6 +769,7 @@ def _(ctx, grad, *, hop, length):
 
 overlap_add.jvp = _linear_jvp(overlap_add)
 overlap_add.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+overlap_add.opt_out("onnx", "not mapped yet (istft's overlap-add; composable from ONNX operators)")
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,

@@ -43,9 +43,13 @@ log1p = _pw.log1p
 _SQRT_2PI = math.sqrt(2 * math.pi)
 
 
+# the ONNX rule every op of this module declines
+_NO_ONNX = {"onnx": "a special function: no ONNX operator computes it, none is composed here"}
+
+
 def _unary(name, kernel, derivative, *, deny="c", save="input", doc, example):
     return _pw.unary(name, kernel, derivative, deny=deny, save=save, doc=doc, example=example,
-                     namespace=globals(), methods=False)
+                     namespace=globals(), methods=False, opt_outs=_NO_ONNX)
 
 
 
@@ -91,7 +95,8 @@ def _ndtr_kernel(xp, a):
 
 
 _ndtr_op = _pw.unary_op("ndtr", _ndtr_kernel,
-                        lambda x, y, g: g * (-0.5 * x * x).exp() / _SQRT_2PI, low=False)
+                        lambda x, y, g: g * (-0.5 * x * x).exp() / _SQRT_2PI, low=False,
+                        opt_outs=_NO_ONNX)
 
 
 def ndtr(input, *, out=None):
@@ -172,7 +177,8 @@ def _zeta_derivative(ctx, grad):
 
 
 def _binary(name, kernel, derivative, *, deny, doc, example):
-    op = Op(name, _pw._low_precision(kernel), meta=_pw._same_shape_meta, kind="pointwise-binary")
+    op = Op(name, _pw._low_precision(kernel), meta=_pw._same_shape_meta, kind="pointwise-binary",
+            opt_outs=_NO_ONNX)
     op.defderivative(derivative)
 
     def fn(input, other, *, out=None):
@@ -288,7 +294,7 @@ def _exponentially_scaled(fn_name):
 
 
 def _undifferentiable(name, kernel, doc, example):
-    op = _pw.unary_op(name, kernel, None, low=False)
+    op = _pw.unary_op(name, kernel, None, low=False, opt_outs=_NO_ONNX)
     op.opt_out("derivative", "torch does not differentiate it")
 
     def fn(input, *, out=None):
@@ -373,7 +379,7 @@ def _igamma_derivative(name, sign):
 
 def _incomplete_gamma(name, fn_name, sign):
     op = Op(name, _pw._low_precision(lambda xp, a, x: getattr(_special(xp), fn_name)(a, x)),
-            meta=_pw._same_shape_meta, kind="pointwise-binary")
+            meta=_pw._same_shape_meta, kind="pointwise-binary", opt_outs=_NO_ONNX)
     op.defderivative(_igamma_derivative(name, sign))
 
     def fn(input, other, *, out=None):
@@ -538,7 +544,8 @@ def _legendre_p(xp, x, n):
 
 
 def _polynomial(name, kernel, doc, example):
-    op = Op(name, kernel, meta=_pw._same_shape_meta, kind="pointwise-binary")
+    op = Op(name, kernel, meta=_pw._same_shape_meta, kind="pointwise-binary",
+            opt_outs=_NO_ONNX)
     op.opt_out("derivative", "torch does not differentiate the orthogonal polynomials")
 
     def fn(input, n, *, out=None):

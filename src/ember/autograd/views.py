@@ -85,6 +85,7 @@ _storage_mask = Op("_storage_mask", _mask_kernel, save_inputs=False,
                    meta=lambda s, *, geom: (s.shape, s.dtype))
 for _op in (_storage_scatter, _storage_gather, _storage_mask):
     _op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+    _op.opt_out("onnx", "the gradient of a view's storage: exported models run inference")
 
 
 @_storage_scatter.defderivative
@@ -121,6 +122,7 @@ _as_complex = Op("_as_complex", _as_complex_kernel, save_inputs=False,
                  meta=lambda r: (r.shape[:-1], dt.from_numpy_dtype(r.dtype).to_complex()))
 for _op in (_as_real, _as_complex):
     _op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+    _op.opt_out("onnx", "complex numbers: ONNX export handles real dtypes only")
 
 
 @_as_real.defderivative
@@ -157,6 +159,7 @@ as_real_view_op = Op("view_as_real", _never_run, save_inputs=False)
 as_complex_view_op = Op("view_as_complex", _never_run, save_inputs=False)
 for _op in (copy_slices_op, as_strided_view_op, as_real_view_op, as_complex_view_op):
     _op.opt_out("batch", "an autograd node only: never dispatched, so vmap never sees it")
+    _op.opt_out("onnx", "an autograd node only: never dispatched, so no trace records it")
 
 
 @copy_slices_op.defderivative

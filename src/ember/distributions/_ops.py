@@ -51,6 +51,7 @@ def _standard_gamma_op(xp, alpha, seed=0):
 
 
 _standard_gamma_op.opt_out("batch", "a random draw: vmap runs it element by element")
+_standard_gamma_op.opt_out("onnx", "a random draw: ONNX's samplers cannot give ember's numbers")
 
 
 @_standard_gamma_op.defderivative
@@ -77,6 +78,7 @@ def _standard_gamma_grad_op(xp, x, alpha):
 
 _standard_gamma_grad_op.opt_out("derivative", "torch does not differentiate it")
 _standard_gamma_grad_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_standard_gamma_grad_op.opt_out("onnx", "a sampler's gradient: exported models run inference")
 
 
 def standard_gamma(alpha):
@@ -107,6 +109,7 @@ def _dirichlet_grad_op(xp, x, alpha, total):
 
 _dirichlet_grad_op.opt_out("derivative", "torch does not differentiate it")
 _dirichlet_grad_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_dirichlet_grad_op.opt_out("onnx", "a sampler's gradient: exported models run inference")
 
 
 @defop("_sample_dirichlet", meta=_same, save_inputs=True, save_output=True)
@@ -120,6 +123,7 @@ def _sample_dirichlet_op(xp, alpha, seed=0):
 
 
 _sample_dirichlet_op.opt_out("batch", "a random draw: vmap runs it element by element")
+_sample_dirichlet_op.opt_out("onnx", "a random draw: ONNX's samplers cannot give ember's numbers")
 
 
 @_sample_dirichlet_op.defderivative
@@ -147,6 +151,7 @@ def _binomial_op(xp, count, prob, seed=0):
 
 _binomial_op.opt_out("derivative", "a random draw of counts has no gradient")
 _binomial_op.opt_out("batch", "a random draw: vmap runs it element by element")
+_binomial_op.opt_out("onnx", "a random draw: ONNX's samplers cannot give ember's numbers")
 
 
 def binomial(count, prob):
@@ -165,6 +170,7 @@ def _gammainc_op(xp, a, x):
 
 
 _gammainc_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_gammainc_op.opt_out("onnx", "a special function: no ONNX operator computes it")
 
 
 @_gammainc_op.defderivative

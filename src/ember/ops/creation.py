@@ -808,7 +808,8 @@ def _complex_meta(re, im):
     return np.broadcast_shapes(re.shape, im.shape), dt.from_numpy_dtype(re.dtype).to_complex()
 
 
-@defop("complex", meta=_complex_meta, save_inputs=False, kind="pointwise-binary")
+@defop("complex", meta=_complex_meta, save_inputs=False, kind="pointwise-binary",
+       opt_outs={"onnx": "complex numbers: ONNX export handles real dtypes only"})
 def complex_op(xp, re, im):
     shape = xp.broadcast_shapes(re.shape, im.shape) if hasattr(xp, "broadcast_shapes") else \
         np.broadcast_shapes(re.shape, im.shape)
@@ -924,7 +925,8 @@ def _copy_meta(dst, src):
     return dst.shape, dst.dtype
 
 
-@defop("copy_", meta=_copy_meta, save_inputs=False, grad_name="CopyBackwards", kind="creation")
+@defop("copy_", meta=_copy_meta, save_inputs=False, grad_name="CopyBackwards", kind="creation",
+       opt_outs={"onnx": "an in-place write: ONNX graphs have no mutation"})
 def copy_op(xp, dst, src):
     if src.dtype.kind == "c" and dst.dtype.kind != "c":
         src = src.real
@@ -942,7 +944,8 @@ def _copy_derivative(ctx, grad):
 
 
 @defop("fill_", meta=lambda dst, *, value: (dst.shape, dst.dtype), save_inputs=False,
-       grad_name="FillBackward0", kind="creation")
+       grad_name="FillBackward0", kind="creation",
+       opt_outs={"onnx": "an in-place write: ONNX graphs have no mutation"})
 def fill_op(xp, dst, *, value):
     return xp.full(dst.shape, value, dst.dtype)
 
@@ -1080,7 +1083,8 @@ Tensor.zero_ = _zero_
 # ---------------------------------------------------------------- copies and casts
 
 
-@defop("clone", meta=lambda a, **_: (a.shape, a.dtype), save_inputs=False, kind="pointwise-unary")
+@defop("clone", meta=lambda a, **_: (a.shape, a.dtype), save_inputs=False, kind="pointwise-unary",
+       onnx="Identity")
 def clone_op(xp, a, *, memory_format=None):
     if memory_format in ("channels_last", "channels_last_3d"):
         return _channels_last_copy(xp, a)
@@ -1148,7 +1152,7 @@ def _copy_kernel(xp, a, *, dtype, device):
 
 
 @defop("_to_copy", meta=lambda a, *, dtype, device: (a.shape, dtype or a.dtype),
-       save_inputs=False, grad_name="ToCopyBackward0", kind="pointwise-unary")
+       save_inputs=False, grad_name="ToCopyBackward0", kind="pointwise-unary", onnx="Identity")
 def to_copy_op(xp, a, *, dtype, device):
     return _copy_kernel(xp, a, dtype=dtype, device=device)
 

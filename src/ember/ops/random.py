@@ -1076,6 +1076,8 @@ def _zero_grad_op(name, grad_name):
     as torch defines it for sampling (``normal``, ``bernoulli``, ``poisson``)."""
     def decorate(kernel):
         op = defop(name, save_inputs=False, grad_name=grad_name, kind="random",
+                   opt_outs={"onnx": "a random draw: ONNX's samplers cannot give ember's "
+                                     "numbers"},
                    meta=lambda *arrays: (np.broadcast_shapes(*(a.shape for a in arrays)),
                                          arrays[0].dtype))(kernel)
 

@@ -26,6 +26,7 @@ _identity = Op("backward_hook", _identity_kernel, save_inputs=False, multi_outpu
                grad_name="BackwardHookFunctionBackward")
 _identity.defderivative(_identity_derivative)
 _identity.opt_out("batch", "a hook marker: vmap runs it element by element")
+_identity.opt_out("onnx", "a hook marker for the backward pass: exported models run inference")
 
 
 def _wrap(values, state, role):
