@@ -33,6 +33,7 @@ from ._registry import (
     on_device,
     write_out,
 )
+from ._vmap_rules import batching
 
 __all__ = ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
            "full_like", "arange", "clone", "to_copy", "empty_strided", "linspace", "logspace",
@@ -1089,6 +1090,9 @@ def clone_op(xp, a, *, memory_format=None):
     if memory_format in ("channels_last", "channels_last_3d"):
         return _channels_last_copy(xp, a)
     return a.copy(order="C" if memory_format == "contiguous" else "K")
+
+
+clone_op.defbatch(batching.clone)
 
 
 def _channels_last_copy(xp, a):
