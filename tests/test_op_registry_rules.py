@@ -114,6 +114,115 @@ def test_a_pointwise_op_is_batched_from_its_kind_as_torch():
     assert _batching_rules.rule_for(ember.hypot.op) is _batching_rules.pointwise
 
 
+# ---------------------------------------------------------------- vmap rules live on the ops
+
+
+def test_a_batching_rule_is_given_or_declined_never_both():
+    both = sorted(op.name for op in _all_ops() if op.batch is not None and "batch" in op.opt_outs)
+    assert both == [], f"ops with a batching rule that also decline one: {both}"
+
+
+def test_every_rule_builder_serves_an_op():
+    """Each rule of ``func/_batching_rules.py`` is some op's rule or a kind's (a builder no op
+    uses would be dead code); :func:`guard` is the recorder's own step."""
+    import inspect
+
+    used = {_batching_rules.rule_for(op) for op in _all_ops()} - {None}
+    builders = {fn for name, fn in vars(_batching_rules).items()
+                if inspect.isfunction(fn) and not name.startswith("_")
+                and fn.__module__ == _batching_rules.__name__
+                and list(inspect.signature(fn).parameters)
+                == ["xp", "step", "arrays", "batched", "batch_size"]}
+    unused = sorted(fn.__name__ for fn in builders - used - {_batching_rules.guard})
+    assert unused == [], f"batching rules no op uses: {unused}"
+
+
+def test_a_deferred_rule_is_the_builder_it_names():
+    from ember.ops import reduce
+    from ember.ops._vmap_rules import DeferredRule, batching
+
+    assert type(reduce.sum_op.batch) is DeferredRule
+    assert _batching_rules.rule_for(reduce.sum_op) is _batching_rules.reduction
+    with pytest.raises(AttributeError):
+        batching.no_such_builder.resolve()
+
+
+def _op_name_strings_in(tree, names):
+    """Where a module's syntax tree uses an op name as data: an element of a tuple, list or set,
+    a dict key, a comparison operand or a subscript key; and ``.name`` read anywhere but in an
+    f-string (a message)."""
+    import ast
+
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def is_name(node):
+        return isinstance(node, ast.Constant) and isinstance(node.value, str) \
+            and node.value in names
+
+    found = []
+    for node in ast.walk(tree):
+        operands = []
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            operands = node.elts
+        elif isinstance(node, ast.Dict):
+            operands = [k for k in node.keys if k is not None]
+        elif isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.Subscript):
+            operands = [node.slice]
+        found += [f"line {o.lineno}: {o.value!r}" for o in operands if is_name(o)]
+        if isinstance(node, ast.Attribute) and node.attr == "name" \
+                and not isinstance(parents.get(node), ast.FormattedValue):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_vmap_finds_rules_on_the_op_never_by_its_name():
+    """func/ (vmap's engine and rule builders) keeps no table of op names and looks nothing up
+    by an op's name: the rule is ``op.batch`` or follows from ``op.kind``."""
+    import ast
+    import pathlib
+
+    found = {}
+    for path in sorted((pathlib.Path(ember.__file__).parent / "func").glob("*.py")):
+        uses = _op_name_strings_in(ast.parse(path.read_text()), set(registry))
+        if uses:
+            found[path.name] = uses
+    assert found == {}, f"op names used as data in ember/func: {found}"
+
+
+def test_the_name_scan_finds_a_table_of_names():
+    import ast
+
+    table = ast.parse('RULES = {"sum": 1}\nMATMUL = ("mm", "bmm")\nif op.name == "cat": pass')
+    assert len(_op_name_strings_in(table, {"sum", "mm", "bmm", "cat"})) == 5
+
+
+def test_a_declined_rule_loops_and_says_why():
+    """vmap of an op that declines a batching rule runs element by element, and says the op's
+    reason; the results are torch's vmap's."""
+    from ember.func import _vmap
+    from ember.ops.reduce import diff_op
+
+    x = np.random.default_rng(2).standard_normal((4, 6))
+    out_e = ember.func.vmap(ember.diff)(ember.tensor(x))
+    assert _vmap.last_call.path == "loop"
+    assert diff_op.opt_outs["batch"] in _vmap.last_call.reason
+    out_t = torch.func.vmap(torch.diff)(torch.tensor(x))
+    np.testing.assert_allclose(out_e.numpy(), out_t.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_of_all_elements_batches_per_element_as_torch(name):
+    """``max()``/``min()`` of a whole tensor: the rule written next to the op reduces each
+    element over its own dims in one call."""
+    from ember.func import _vmap
+
+    x = np.random.default_rng(3).standard_normal((5, 3, 4))
+    out_e = ember.func.vmap(getattr(ember, name))(ember.tensor(x))
+    assert _vmap.last_call.path == "batched"
+    out_t = torch.func.vmap(getattr(torch, name))(torch.tensor(x))
+    np.testing.assert_array_equal(out_e.numpy(), out_t.numpy())
 # ---------------------------------------------------------------- fusion and autocast rules
 
 

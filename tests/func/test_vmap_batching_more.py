@@ -283,3 +283,10 @@ def test_singular_element_raises_torchs_batched_error():
         errors.append(error.value)
     assert type(errors[0]).__name__ == "LinAlgError"
     assert str(errors[0]) == str(errors[1])
+
+
+@pytest.mark.parametrize("shapes", [[(B, 5, 0), (0, 4)], [(B, 0, 2), (2, 4)]],
+                         ids=["empty inner dim", "no rows"])
+def test_matmul_of_empty_matrices_with_one_side_batched(shapes):
+    """The one-GEMM path (left side batched, right side one matrix) on empty operands."""
+    _compare(lambda lib, x, w: lib.matmul(x, w), (0, None), _data(*shapes))

@@ -17,7 +17,8 @@ elements.
 The replay is only taken when it is sure to give what the per-element loop gives; otherwise
 vmap simply goes on with the loop from element 1 (element 0's result is the recorded run's):
 
-* a primitive without a batching rule, or a rule that cannot handle its operands;
+* a primitive without a batching rule (it declares why: ``op.opt_out("batch", reason)``),
+  or a rule that cannot handle its operands;
 * an in-place write (recorded ``assign_inplace``/``write_out``, or a version counter that
   moved behind the recorder's back);
 * a random draw (the loop implements the randomness modes);
@@ -138,8 +139,9 @@ class Recorder:
         if self.failure is not None or threading.get_ident() != self.thread:
             return
         rule = rules.rule_for(op)
-        if rule is None:
-            self.fail(f"no batching rule for {op.name}")
+        if rule is None:  # the op declines one (the registry test makes every op say why)
+            why = op.opt_outs.get("batch", "it declares neither a rule nor why not")
+            self.fail(f"no batching rule for {op.name}: {why}")
             return
         ins = [self.slot_of(t) for t in inputs]
         outs = results if op.multi_output else (results,)

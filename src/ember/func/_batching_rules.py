@@ -22,6 +22,11 @@ the parameters and call the op's own kernel, so dtype handling stays the kernel'
 
 A rule raises :class:`Unbatchable` for operands it cannot handle; vmap then loops.
 
+The functions here are builders: each op picks its rule where it is defined
+(``softmax_op.defbatch(batching.along_dim)`` in its own module, see ``ember/ops/_vmap_rules.py``),
+ops of a pointwise kind get :func:`pointwise` from their kind, and an op without a rule says why
+(``op.opt_out("batch", reason)``). :func:`rule_for` reads only the op, never a table of names.
+
 Example::
 
     >>> import numpy as np
@@ -36,7 +41,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RULES", "Unbatchable", "guard", "rule_for"]
+from ..ops._vmap_rules import DeferredRule
+
+__all__ = ["Unbatchable", "guard", "rule_for"]
 
 
 class Unbatchable(Exception):
@@ -121,12 +128,6 @@ def reduction(xp, step, arrays, batched, batch_size):
     params = dict(step.params)
     params["dims"] = _shift_all(params["dims"], len(step.in_shapes[0]))
     return step.op.kernel(xp, arrays[0], **params)
-
-
-def reduce_all(xp, step, arrays, batched, batch_size):
-    """``max``/``min`` of all elements: over every logical dim of each element."""
-    array = arrays[0]
-    return getattr(xp, step.op.name)(array, axis=tuple(range(1, array.ndim)))
 
 
 def along_dim(xp, step, arrays, batched, batch_size):
@@ -219,7 +220,8 @@ def matmul(xp, step, arrays, batched, batch_size):
         b, shape_b = b[..., None], tuple(shape_b) + (1,)
     if a_batched and not b_batched and len(shape_b) == 2:
         # one GEMM: the batch and a's rows stacked into one matrix
-        rows = step.op.kernel(xp, a.reshape(-1, shape_a[-1]), b)
+        # (the row count spelt out: -1 is ambiguous for an empty operand)
+        rows = step.op.kernel(xp, a.reshape(_numel(a.shape[:-1]), shape_a[-1]), b)
         out = rows.reshape(a.shape[:-1] + (shape_b[-1],))
     else:
         rank = max(len(shape_a), len(shape_b))
@@ -262,11 +264,10 @@ def _channels_into_batch(array, batch_size):
     return split.swapaxes(0, 1)
 
 
-def _conv_op(name):
+def _conv_ops():
     from ..nn._functional import conv
 
-    return {"input_grad": conv.convolution_input_grad_op,
-            "weight_grad": conv.convolution_weight_grad_op}[name]
+    return conv
 
 
 def _grouped(params, batch_size):
@@ -287,7 +288,7 @@ def convolution(xp, step, arrays, batched, batch_size):
 
 def _conv_input_grad(xp, gy, w, flags, shape, geom, batch_size, gy_shape):
     """The adjoint of the convolution in x (also conv_transpose's forward)."""
-    kernel = _conv_op("input_grad").kernel
+    kernel = _conv_ops().convolution_input_grad_op.kernel
     if not flags[1]:
         out = kernel(xp, _batch_into_samples(gy), w,
                      shape=(batch_size * shape[0],) + tuple(shape[1:]), **geom)
@@ -302,8 +303,9 @@ def _conv_input_grad(xp, gy, w, flags, shape, geom, batch_size, gy_shape):
 def _conv_weight_grad(xp, x, gy, flags, shapes, ksize, geom, batch_size):
     """The adjoint in w: one gradient per element, as the groups of one grouped adjoint."""
     x, gy = (_full(xp, a, b, s, batch_size) for a, b, s in zip((x, gy), flags, shapes))
-    out = _conv_op("weight_grad").kernel(xp, _batch_into_channels(x), _batch_into_channels(gy),
-                                         ksize=ksize, **_grouped(geom, batch_size))
+    kernel = _conv_ops().convolution_weight_grad_op.kernel
+    out = kernel(xp, _batch_into_channels(x), _batch_into_channels(gy), ksize=ksize,
+                 **_grouped(geom, batch_size))
     return out.reshape((batch_size, -1) + out.shape[1:])
 
 
@@ -556,73 +558,19 @@ def advanced_index_put(xp, step, arrays, batched, batch_size):
 
 
 def rule_for(op):
-    """The batching rule of ``op``: its own (``op.defbatch``), none when it declines one
-    (``op.opt_out("batch", why)``), the table's below, else the one its kind implies (a
-    pointwise op with one output broadcasts over the batch dim). None: vmap loops.
+    """The batching rule of ``op``: its own (``op.defbatch``, attached next to the op), else
+    the one its kind implies (an op of a pointwise kind with one output broadcasts over the
+    batch dim). None when it has neither: the op declines one (``op.opt_out("batch", why)``)
+    and vmap runs the call element by element.
 
     Example::
 
         >>> rule_for(ember.ops.pointwise.add_op) is pointwise
         True
     """
-    if op.batch is not None:
-        return op.batch
-    if "batch" in op.opt_outs:
-        return None
-    rule = RULES.get(op.name)
-    if rule is None and op.pointwise and not op.multi_output:
+    rule = op.batch
+    if rule is not None:
+        return rule.resolve() if type(rule) is DeferredRule else rule
+    if op.pointwise and not op.multi_output and "batch" not in op.opt_outs:
         return pointwise
-    return rule
-
-
-# ---------------------------------------------------------------- the table
-#
-# Rules by op name, for the ops that are not pointwise (to move next to their ops, as
-# ``op.defbatch``, once this module can be imported from ``ember/ops`` without a cycle).
-
-_SAME_SHAPE = ("_relu_backward", "gelu", "_gelu_backward")
-_REDUCTIONS = ("sum", "nansum", "prod", "mean", "var", "std", "amax", "amin", "all", "any",
-               "logsumexp", "norm", "count_nonzero", "flip")
-_ALONG_DIM = ("softmax", "log_softmax", "_log_softmax_backward_fused",
-              "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "argmax", "argmin",
-              "max_dim", "min_dim", "sort", "topk",
-              "gather", "scatter", "scatter_value", "scatter_add", "cat", "unbind",
-              "split_with_sizes")
-_INDEX_ALONG_DIM = ("index_select", "index_add", "index_copy", "index_fill")
-_MATMUL = ("matmul", "mm", "bmm", "mv", "dot")
-_RESHAPE_VIEWS = ("view", "squeeze", "unsqueeze", "alias")
-_TRAILING_DIMS = ("max_pool", "max_pool_backward", "avg_pool", "avg_pool_backward",
-                  "adaptive_max_pool", "linalg_inv", "linalg_det", "linalg_slogdet",
-                  "linalg_cholesky", "linalg_eigh", "linalg_svd", "linalg_qr", "tril", "triu")
-_BROADCAST_MATRICES = ("linalg_solve", "linalg_solve_triangular")
-
-
-def _table():
-    table = {name: same_shape for name in _SAME_SHAPE}
-    table.update({name: reduction for name in _REDUCTIONS})
-    table.update({name: along_dim for name in _ALONG_DIM})
-    table.update({name: index_along_dim for name in _INDEX_ALONG_DIM})
-    table.update({name: matmul for name in _MATMUL})
-    table.update({name: reshape_view for name in _RESHAPE_VIEWS})
-    table.update({"max": reduce_all, "min": reduce_all})
-    table.update({"clone": clone, "expand": expand, "permute": permute, "diagonal": diagonal,
-                  "_slice": basic_index, "_slice_backward": basic_index_backward,
-                  "slice": leading_key, "select": leading_key, "slice_backward": leading_key})
-    table.update({name: trailing_dims for name in _TRAILING_DIMS})
-    table.update({name: broadcast_matrices for name in _BROADCAST_MATRICES})
-    table.update({"einsum": einsum, "index": advanced_index, "index_put": advanced_index_put,
-                  "diag_embed": diag_embed, "strided_scatter": strided,
-                  "strided_gather": strided})
-    return table
-
-
-class _LazyTable(dict):
-    """The rule table, built on first use (after every op module has registered its ops)."""
-
-    def get(self, name, default=None):
-        if not self:
-            self.update(_table())
-        return dict.get(self, name, default)
-
-
-RULES = _LazyTable()
+    return None
