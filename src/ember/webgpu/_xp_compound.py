@@ -1,0 +1,616 @@
+"""The webgpu array module's multi-pass functions, for :mod:`ember.webgpu._xp`.
+
+Reductions (sum, mean, max, argmax, any...), matrix products (matmul, dot, einsum), scans
+(cumsum, cumprod), gathers and scatters (take, take_along_axis, ufunc_at, the ``out[key] =
+values`` of integer index arrays), joins (concatenate, stack), argsort and flip: each runs as
+one or more WGSL kernels. ``_xp`` imports these at its end, so they see its pointwise
+functions. Example::
+
+    >>> x = ember.ones(2, 3, device="webgpu")
+    >>> x.sum(1).cpu()
+    tensor([3., 3.])
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import _kernels as K
+from ._array import WebGPUArray
+from ._xp import (
+    _elementwise,
+    _groups,
+    _new,
+    _params_for,
+    _run,
+    asarray,
+    ascontiguous_copy,
+    astype,
+    broadcast_to,
+    copyto,
+    expand_dims,
+    fallback,
+    from_host,
+    full,
+    getitem,
+    greater,
+    not_equal,
+    reshape,
+    squeeze,
+    true_divide,
+    zeros,
+)
+
+# ---------------------------------------------------------------- reductions
+
+
+def _reduce_setup(a, axis):
+    """``a`` with the reduced axes moved last and made contiguous, (rows, K), kept shape."""
+    axes = tuple(range(a.ndim)) if axis is None else tuple(
+        x % a.ndim for x in (axis if isinstance(axis, tuple) else (axis,)))
+    kept = [d for d in range(a.ndim) if d not in axes]
+    moved = a.transpose(kept + list(axes)) if a.ndim else a
+    moved = moved if moved.is_c_contiguous() else ascontiguous_copy(moved)
+    rows = 1
+    for d in kept:
+        rows *= a.shape[d]
+    return moved, rows, a.size // builtins.max(rows, 1), axes
+
+
+def _kept_shape(a, axes, keepdims):
+    if keepdims:
+        return tuple(1 if d in axes else n for d, n in enumerate(a.shape))
+    return tuple(n for d, n in enumerate(a.shape) if d not in axes)
+
+
+def _reduction(kind, numpy_name):
+    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if (kind in ("max", "min") and isinstance(a, WebGPUArray) and a.dtype == np.int64
+                and a.size > 0 and not kwargs and dtype is None and out is None):
+            return _reduce_int64(kind, a, axis, keepdims)
+        if (kind == "sum" and isinstance(a, WebGPUArray) and a.size > 0 and not kwargs
+                and out is None and a.dtype in (np.int64, np.int32, np.uint8, np.bool_)
+                and (dtype is None or np.dtype(dtype) == np.int64)):  # NumPy sums ints as int64
+            return _reduce_int64("sum", astype(a, np.int64, copy=False), axis, keepdims)
+        # a float64 accumulator asked for float32 data is served by the compensated float32
+        # sum (WGSL has no f64): the result stays float32
+        wide = dtype is not None and np.dtype(dtype) == np.float64 and kind in ("sum", "mean")
+        usable = (isinstance(a, WebGPUArray) and a.dtype == np.float32 and a.size > 0
+                  and not kwargs and (dtype is None or np.dtype(dtype) == np.float32 or wide))
+        if not usable:
+            call = fallback(getattr(np, numpy_name), numpy_name)
+            options = {} if dtype is None else {"dtype": dtype}
+            if out is not None:
+                options["out"] = out
+            return call(a, axis=axis, keepdims=keepdims, **options, **kwargs)
+        moved, rows, count, axes = _reduce_setup(a, axis)
+        result = _new((rows,), np.float32)
+        runtime = result.storage.runtime
+        runtime.dispatch(K.reduce_rows("sum" if kind == "mean" else kind),
+                         [runtime.constant(K.params([rows, count])), result.storage.buffer,
+                          moved.storage.buffer if moved.offset == 0 else
+                          ascontiguous_copy(moved).storage.buffer], _groups(rows))
+        if kind == "mean":
+            result = true_divide(result, float(count))
+        result = reshape(result, _kept_shape(a, axes, keepdims))
+        if out is not None:
+            copyto(out, result)
+            return out
+        return result
+    reduce.__name__ = numpy_name
+    return reduce
+
+
+sum = _reduction("sum", "sum")  # noqa: A001
+mean = _reduction("mean", "mean")
+prod = _reduction("prod", "prod")
+amax = max = _reduction("max", "amax")  # noqa: A001
+amin = min = _reduction("min", "amin")  # noqa: A001
+
+
+def _reduce_int64(kind, a, axis, keepdims):
+    moved, rows, count, axes = _reduce_setup(a, axis)
+    if moved.offset:
+        moved = ascontiguous_copy(moved)
+    result = _new((rows,), np.int64)
+    runtime = result.storage.runtime
+    runtime.dispatch(K.reduce_rows_int64(kind), [runtime.constant(K.params([rows, count])),
+                                                 result.storage.buffer, moved.storage.buffer],
+                     _groups(rows))
+    return reshape(result, _kept_shape(a, axes, keepdims))
+
+
+def _arg_reduction(kind):
+    def arg(a, axis=None, out=None, keepdims=False):
+        if not (isinstance(a, WebGPUArray) and a.dtype == np.float32 and a.size > 0
+                and out is None):
+            return fallback(getattr(np, kind), kind)(a, axis=axis, out=out, keepdims=keepdims)
+        moved, rows, count, axes = _reduce_setup(a, axis)
+        if moved.offset:
+            moved = ascontiguous_copy(moved)
+        result = _new((rows,), np.int64)
+        runtime = result.storage.runtime
+        runtime.dispatch(K.reduce_rows(kind), [runtime.constant(K.params([rows, count])),
+                                               result.storage.buffer, moved.storage.buffer],
+                         _groups(rows))
+        if axis is None:
+            axes = tuple(range(a.ndim))
+        return reshape(result, _kept_shape(a, axes, keepdims) if axis is not None or keepdims
+                       else ())
+    arg.__name__ = kind
+    return arg
+
+
+argmax = _arg_reduction("argmax")
+argmin = _arg_reduction("argmin")
+
+
+# ---------------------------------------------------------------- matrix products
+
+
+def matmul(a, b, out=None, **kwargs):
+    """Batched float32 matmul (NumPy's rules for 1-D operands and batch broadcasting)."""
+    usable = (isinstance(a, WebGPUArray) and isinstance(b, WebGPUArray) and not kwargs
+              and a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 1
+              and b.ndim >= 1 and a.shape[-1] == b.shape[-2 if b.ndim > 1 else 0])
+    if not usable:
+        return fallback(np.matmul, "matmul")(a, b, **({"out": out} if out is not None else {}),
+                                            **kwargs)
+    left = expand_dims(a, 0) if a.ndim == 1 else a
+    right = expand_dims(b, 1) if b.ndim == 1 else b
+    batch = np.broadcast_shapes(left.shape[:-2], right.shape[:-2])
+    if len(batch) > 4:
+        return fallback(np.matmul, "matmul")(a, b)
+    m, k, n = left.shape[-2], left.shape[-1], right.shape[-1]
+    left = broadcast_to(left, batch + (m, k))
+    right = broadcast_to(right, batch + (k, n))
+    result = _new(batch + (m, n), np.float32)
+    if result.size:
+        pad = [0] * (4 - len(batch))
+        words = ([result.size, m, n, k, len(batch)] + list(batch) + [1] * (4 - len(batch))
+                 + [left.offset] + list(left.estrides[:-2]) + pad + list(left.estrides[-2:])
+                 + [right.offset] + list(right.estrides[:-2]) + pad
+                 + list(right.estrides[-2:]))
+        if k == 0:
+            result = zeros(result.shape, np.float32)
+        else:
+            _run(K.matmul(), result, [left, right], words, result.size)
+    if a.ndim == 1:
+        result = squeeze(result, -2)
+    if b.ndim == 1:
+        result = squeeze(result, -1)
+    if out is not None:
+        copyto(out, result)
+        return out
+    return result
+
+
+def dot(a, b, out=None):
+    if isinstance(a, WebGPUArray) and isinstance(b, WebGPUArray) and a.ndim <= 2 and \
+            b.ndim <= 2 and a.ndim >= 1 and b.ndim >= 1:
+        return matmul(a, b, out=out)
+    return fallback(np.dot, "dot")(a, b, out=out)
+
+
+
+class _CurrentDevice:
+    """``xp.cuda.Device(i)`` as a no-op context: code shared with CuPy makes its GPU current
+    that way; the webgpu device has one adapter."""
+
+    def __init__(self, index=None):
+        self.id = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+class cuda:  # noqa: N801 (CuPy's name)
+    Device = _CurrentDevice
+
+
+def ufunc_at(name, out, key, values):
+    """``np.<name>.at(out, key, values)``: ``out[key] (op)= values`` with repeated indices
+    combined. A kernel for ``add`` on float32/int32 with one index array per dim (gather and
+    scatter's layout); atomics make repeats add up (in any order)."""
+    kernel = _scatter_add(out, key, values) if name == "add" else None
+    if kernel is None:
+        fallback(getattr(np, name).at, f"{name}.at")(out, key, values)
+
+
+def _scatter_add(out, key, values):
+    """The scatter-add kernel, or None when its conditions do not hold."""
+    cts = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32"}
+    if out.dtype not in cts or out.ndim > K.MAX_DIMS:
+        return None
+    key = _full_key(out, key)
+    if key is None:
+        return None
+    if not builtins.all(isinstance(k, WebGPUArray) and k.dtype in (np.int64, np.int32)
+                        for k in key):
+        return None
+    if not isinstance(values, WebGPUArray):
+        values = full((), values, out.dtype)
+    if values.dtype != out.dtype:
+        values = astype(values, out.dtype)
+    shape = np.broadcast_shapes(*[k.shape for k in key], values.shape)
+    if values.storage is out.storage:
+        values = ascontiguous_copy(values)
+    operands = [broadcast_to(values, shape)] + [broadcast_to(k, shape) for k in key]
+    count = int(np.prod(shape))
+    if count == 0:
+        return out
+    words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
+    words += [out.offset] + list(out.estrides) + [0] * (K.MAX_DIMS - out.ndim)
+    words += list(out.shape)
+    source = K.scatter_add(tuple(k.dtype.itemsize for k in key), cts[out.dtype])
+    _run(source, out, operands, words, count)
+    return out
+
+
+def take_along_axis(arr, indices, axis):
+    """NumPy's ``take_along_axis`` (gather): a kernel for 4- and 8-byte dtypes."""
+    usable = (isinstance(arr, WebGPUArray) and isinstance(indices, WebGPUArray)
+              and axis is not None and arr.ndim == indices.ndim and arr.ndim <= K.MAX_DIMS
+              and arr.dtype.itemsize in (4, 8) and indices.dtype in (np.int64, np.int32))
+    if not usable:
+        return fallback(np.take_along_axis, "take_along_axis")(arr, indices, axis)
+    axis %= arr.ndim
+    _check_indices(indices, arr.shape[axis], axis)
+    flat = list(arr.shape)
+    flat[axis] = 1
+    shape = list(np.broadcast_shapes(tuple(flat), tuple(
+        1 if d == axis else n for d, n in enumerate(indices.shape))))
+    shape[axis] = indices.shape[axis]
+    shape = tuple(shape)
+    source_view = arr.view_of(flat, [0 if d == axis else s for d, s in
+                                     enumerate(arr.estrides)], arr.offset)
+    operands = [broadcast_to(source_view, shape), broadcast_to(indices, shape)]
+    out = _new(shape, arr.dtype)
+    if out.size == 0:
+        return out
+    words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
+    words += [arr.estrides[axis], arr.shape[axis]]
+    _run(K.take_along_axis(arr.dtype.itemsize, indices.dtype.itemsize), out, operands, words,
+         out.size)
+    return out
+
+
+def _truth_reduction(kind):
+    """``any``/``all``: each element as 0/1 in float32, then amax/amin (no new kernel)."""
+    def reduce(a, axis=None, out=None, keepdims=False, **kwargs):
+        if not isinstance(a, WebGPUArray) or a.size == 0 or kwargs or a.dtype not in K.COMPUTE:
+            options = {"out": out} if out is not None else {}
+            return fallback(getattr(np, kind), kind)(a, axis=axis, keepdims=keepdims,
+                                                     **options, **kwargs)
+        ones = astype(not_equal(a, 0) if a.dtype != np.bool_ else a, np.float32)
+        extreme = (amax if kind == "any" else amin)(ones, axis=axis, keepdims=keepdims)
+        result = greater(extreme, 0.0)
+        if out is not None:
+            copyto(out, result)
+            return out
+        return result
+    reduce.__name__ = kind
+    return reduce
+
+
+any = _truth_reduction("any")  # noqa: A001
+all = _truth_reduction("all")  # noqa: A001
+
+
+def concatenate(arrays, axis=0, out=None, dtype=None, **kwargs):
+    """Pieces copied into slices of one new array (the strided-write kernel)."""
+    arrays = [asarray(x) for x in arrays]
+    if axis is None or kwargs or not arrays:
+        return fallback(np.concatenate, "concatenate")(arrays, axis=axis, out=out, dtype=dtype,
+                                                       **kwargs)
+    first = arrays[0]
+    axis %= builtins.max(first.ndim, 1)
+    result_dtype = np.dtype(dtype) if dtype is not None else np.result_type(
+        *[x.dtype for x in arrays])
+    shape = list(first.shape)
+    shape[axis] = builtins.sum(x.shape[axis] for x in arrays)
+    result = _new(shape, result_dtype)
+    start = 0
+    for x in arrays:
+        index = (slice(None),) * axis + (slice(start, start + x.shape[axis]),)
+        copyto(getitem(result, index), x)
+        start += x.shape[axis]
+    if out is not None:
+        copyto(out, result)
+        return out
+    return result
+
+
+def stack(arrays, axis=0, out=None, dtype=None, **kwargs):
+    arrays = [asarray(x) for x in arrays]
+    if not arrays:
+        return fallback(np.stack, "stack")(arrays, axis=axis)
+    axis %= arrays[0].ndim + 1
+    return concatenate([expand_dims(x, axis) for x in arrays], axis=axis, out=out, dtype=dtype,
+                       **kwargs)
+
+
+class _SciPySpecial:
+    """``scipy.special`` for the kernels that ask ``ops._util.scipy_special(xp)``: ``expit``
+    as a kernel, the rest on the CPU."""
+
+    def expit(self, x, out=None):
+        if isinstance(x, WebGPUArray) and x.dtype == np.float32 and out is None:
+            result = _elementwise("1.0 / (1.0 + exp(-a))", [x], "f32", x.dtype)
+            if result is not None:
+                return result
+        return fallback(_scipy_special().expit, "scipy.special.expit")(x, out=out)
+
+    def erf(self, x, out=None):
+        return self._unary("erf_(a)", "erf", x, out)
+
+    def erfc(self, x, out=None):
+        return self._unary("erfc_(a)", "erfc", x, out)
+
+    def _unary(self, expr, name, x, out):
+        if isinstance(x, WebGPUArray) and x.dtype == np.float32 and out is None:
+            result = _elementwise(f"select({expr}, a, isnan_(a))", [x], "f32", x.dtype)
+            if result is not None:
+                return result
+        return fallback(getattr(_scipy_special(), name), f"scipy.special.{name}")(x, out=out)
+
+    def __getattr__(self, name):
+        return fallback(getattr(_scipy_special(), name), f"scipy.special.{name}")
+
+
+def _scipy_special():
+    import scipy.special
+
+    return scipy.special
+
+
+scipy_special = _SciPySpecial()
+
+
+def result_type(*arrays_and_dtypes):
+    """NumPy's promotion on the operands' dtypes (no data is read)."""
+    return np.result_type(*[x.dtype if isinstance(x, WebGPUArray) else x
+                            for x in arrays_and_dtypes])
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """``np.take`` (embedding lookups, index_select) through the gather kernel: ``a`` gets a
+    size-1 dim per index dim, the indices a size-1 dim per other dim of ``a``, and
+    :func:`take_along_axis` broadcasts them."""
+    usable = (isinstance(a, WebGPUArray) and isinstance(indices, WebGPUArray)
+              and axis is not None and out is None and mode == "raise"
+              and a.ndim + indices.ndim <= K.MAX_DIMS + 1 and a.dtype.itemsize in (4, 8)
+              and indices.dtype in (np.int64, np.int32))
+    if not usable:
+        return fallback(np.take, "take")(a, indices, axis=axis, out=out, mode=mode)
+    axis %= a.ndim
+    _check_indices(indices, a.shape[axis], axis)
+    index = indices if indices.ndim else expand_dims(indices, 0)
+    lead, trail = a.shape[:axis], a.shape[axis + 1:]
+    source = a.view_of(lead + (1,) * (index.ndim - 1) + (a.shape[axis],) + trail,
+                       a.estrides[:axis] + (0,) * (index.ndim - 1) + (a.estrides[axis],)
+                       + a.estrides[axis + 1:], a.offset)
+    spread = index.view_of((1,) * len(lead) + index.shape + (1,) * len(trail),
+                           (0,) * len(lead) + index.estrides + (0,) * len(trail), index.offset)
+    result = take_along_axis(source, spread, axis + index.ndim - 1)
+    return squeeze(result, axis) if indices.ndim == 0 else result
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Inclusive float32 sums along ``axis`` (one thread per row, compensated)."""
+    return _scan("cumsum", K.cumsum_rows(), a, axis, dtype, out)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """Inclusive float32 products along ``axis`` (one thread per row)."""
+    return _scan("cumprod", K.cumprod_rows(), a, axis, dtype, out)
+
+
+def _scan(name, source, a, axis, dtype, out):
+    if not (isinstance(a, WebGPUArray) and a.dtype == np.float32 and out is None
+            and (dtype is None or np.dtype(dtype) == np.float32) and a.size > 0):
+        return fallback(getattr(np, name), name)(a, axis=axis, dtype=dtype, out=out)
+    if axis is None:
+        a, axis = reshape(a, -1), 0
+    axis %= a.ndim
+    order = [d for d in range(a.ndim) if d != axis] + [axis]
+    moved = ascontiguous_copy(a.transpose(order))
+    rows = moved.size // moved.shape[-1]
+    result = _new(moved.shape, np.float32)
+    runtime = result.storage.runtime
+    runtime.dispatch(source, [runtime.constant(K.params([rows, moved.shape[-1]])),
+                              result.storage.buffer, moved.storage.buffer], _groups(rows))
+    return result.transpose([order.index(d) for d in range(a.ndim)])
+
+
+def _check_indices(indices, size, axis):
+    """NumPy's IndexError for an index outside ``[-size, size)`` (one download of the
+    smallest and largest index: a kernel reading out of range would not fail)."""
+    if indices.size == 0:
+        return
+    wide = astype(indices, np.int64, copy=False)
+    low, high = concatenate([reshape(amin(wide), (1,)), reshape(amax(wide), (1,))]).get()
+    for value in (low, high):
+        if not -size <= value < size:
+            raise IndexError(f"index {int(value)} is out of bounds for axis {axis} with size "
+                             f"{size}")
+
+
+def flip(m, axis=None):
+    """A view with the flipped dims' strides negated, as NumPy's."""
+    if not isinstance(m, WebGPUArray):
+        return fallback(np.flip, "flip")(m, axis=axis)
+    axes = range(m.ndim) if axis is None else [
+        a % m.ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    strides, offset = list(m.estrides), m.offset
+    for a in axes:
+        if m.shape[a] > 0:
+            offset += (m.shape[a] - 1) * strides[a]
+        strides[a] = -strides[a]
+    return m.view_of(m.shape, strides, offset)
+
+
+def _full_key(out, key):
+    """``key`` as one index array per dim of ``out`` (gather/scatter's layout), from keys with
+    a single integer array among whole slices (``out[:, idx]``), or None."""
+    key = key if isinstance(key, tuple) else (key,)
+    arrays = [i for i, k in enumerate(key) if isinstance(k, WebGPUArray)]
+    if len(arrays) == len(key) == out.ndim:
+        return key
+    if len(arrays) != 1 or len(key) > out.ndim:
+        return None
+    if builtins.any(k != slice(None) for i, k in enumerate(key) if i != arrays[0]):
+        return None
+    p, index = arrays[0], key[arrays[0]]
+    lead, trail = out.shape[:p], out.shape[p + 1:]
+    shape = lead + index.shape + trail  # the values' shape, as NumPy lays it out
+    full = []
+    for d in range(out.ndim):
+        if d == p:
+            full.append(index.view_of((1,) * len(lead) + index.shape + (1,) * len(trail),
+                                      (0,) * len(lead) + index.estrides + (0,) * len(trail),
+                                      index.offset))
+            continue
+        position = d if d < p else d - 1 + index.ndim
+        iota = from_host(np.arange(out.shape[d], dtype=np.int64))
+        view_shape = [1] * len(shape)
+        view_shape[position] = out.shape[d]
+        full.append(reshape(iota, view_shape))
+    return tuple(full)
+
+
+def einsum(*operands, out=None, optimize=False, **kwargs):
+    """Two-operand (or one-operand) float32 ``einsum`` as a batched matmul: indices in both
+    operands and the output are the batch, in both but not the output are contracted, in one
+    operand and the output are its free dims; an index in one operand only and not the output
+    is summed first. Anything else (repeated indices, ellipses, more operands) falls back."""
+    plan = _einsum_plan(operands) if out is None and not kwargs else None
+    if plan is None:
+        return fallback(np.einsum, "einsum")(*operands, out=out, optimize=optimize, **kwargs)
+    return plan()
+
+
+def _einsum_plan(operands):
+    if not isinstance(operands[0], str) or "." in operands[0] or "->" not in operands[0]:
+        return None
+    inputs, output = operands[0].replace(" ", "").split("->")
+    terms, arrays = inputs.split(","), list(operands[1:])
+    if len(terms) != len(arrays) or len(terms) not in (1, 2) or not builtins.all(
+            isinstance(a, WebGPUArray) and a.dtype == np.float32 and a.ndim == len(t)
+            and len(set(t)) == len(t) for a, t in zip(arrays, terms)):
+        return None
+    if len(set(output)) != len(output):
+        return None
+    # an index only one operand has and the output lacks is summed out first
+    for i, term in enumerate(terms):
+        others = "".join(terms[:i] + terms[i + 1:]) + output
+        alone = [d for d, c in enumerate(term) if c not in others]
+        if alone:
+            arrays[i] = sum(arrays[i], axis=tuple(alone))
+            terms[i] = "".join(c for c in term if c in others)
+    if len(terms) == 1:
+        term, a = terms[0], arrays[0]
+        return lambda: ascontiguous_copy(a.transpose([term.index(c) for c in output]))
+    (ta, tb), (a, b) = terms, arrays
+    sizes = dict(zip(ta, a.shape)) | dict(zip(tb, b.shape))
+    if builtins.any(c in ta and c in tb and a.shape[ta.index(c)] != b.shape[tb.index(c)]
+                    for c in sizes):
+        return None
+    batch = [c for c in output if c in ta and c in tb]
+    left = [c for c in output if c in ta and c not in tb]
+    right = [c for c in output if c in tb and c not in ta]
+    contracted = [c for c in ta if c in tb and c not in output]
+
+    def run():
+        def grouped(x, term, groups):
+            order = [term.index(c) for group in groups for c in group]
+            shape = [int(np.prod([sizes[c] for c in group])) for group in groups]
+            return reshape(x.transpose(order), shape)
+        product = matmul(grouped(a, ta, [batch, left, contracted]),
+                         grouped(b, tb, [batch, contracted, right]))
+        unfolded = reshape(product, [sizes[c] for c in batch + left + right])
+        order = [(batch + left + right).index(c) for c in output]
+        return ascontiguous_copy(unfolded.transpose(order))
+    return run
+
+
+def argsort(a, axis=-1, kind=None, order=None, stable=None):
+    """float32 argsort along ``axis`` by a bitonic network over rows padded to a power of two
+    (ties broken by index: the stable order NumPy's ``kind="stable"`` gives, NaN last)."""
+    if not (isinstance(a, WebGPUArray) and a.dtype == np.float32 and axis is not None
+            and order is None and a.ndim and a.size and a.shape[axis % a.ndim] < 2**24):
+        return fallback(np.argsort, "argsort")(a, axis=axis, kind=kind, order=order)
+    axis %= a.ndim
+    perm = [d for d in range(a.ndim) if d != axis] + [axis]
+    moved = a.transpose(perm)
+    n = moved.shape[-1]
+    rows = moved.size // n
+    size = 1 << builtins.max(n - 1, 0).bit_length()
+    keys = full((rows, size), 0.0, np.float32)
+    copyto(getitem(keys, (slice(None), slice(0, n))), reshape(moved, (rows, n)))
+    # each row 0..size-1 (params word 3 is the row length)
+    index = _elementwise("i32(i % P[3u])", [], "i32", np.dtype(np.int32), shape=(rows, size))
+    runtime = keys.storage.runtime
+    k = 2
+    while k <= size:
+        j = k // 2
+        while j >= 1:
+            words = [rows * size, size, k, j, n]
+            runtime.dispatch(K.bitonic_step(), [runtime.constant(K.params(words)),
+                                                keys.storage.buffer, index.storage.buffer],
+                             _groups(rows * size))
+            j //= 2
+        k *= 2
+    picked = astype(getitem(index, (slice(None), slice(0, n))), np.int64)
+    result = reshape(picked, moved.shape)
+    return ascontiguous_copy(result.transpose([perm.index(d) for d in range(a.ndim)]))
+
+
+def _put(out, key, values):
+    """``out[key] = values`` with integer index arrays, as NumPy (the last of repeated indices
+    wins): pass 1 records each element's last writer with atomics, pass 2 writes. Returns
+    False when this does not apply (the caller falls back)."""
+    if out.dtype.itemsize not in (4, 8) or out.ndim > K.MAX_DIMS or not out.ndim:
+        return False
+    if not builtins.all(isinstance(k, WebGPUArray) or k == slice(None) for k in
+                        (key if isinstance(key, tuple) else (key,))):
+        return False
+    if not builtins.all(k.dtype in (np.int64, np.int32) for k in
+                        (key if isinstance(key, tuple) else (key,))
+                        if isinstance(k, WebGPUArray)):
+        return False
+    full_key = _full_key(out, key)
+    if full_key is None:
+        return False
+    if not isinstance(values, WebGPUArray):
+        values = full((), values, out.dtype)
+    elif values.dtype != out.dtype:
+        values = astype(values, out.dtype)
+    shape = np.broadcast_shapes(*[k.shape for k in full_key])
+    if values.storage is out.storage:
+        values = ascontiguous_copy(values)
+    count = int(np.prod(shape))
+    if count == 0:
+        return True
+    for k, n in zip(full_key, out.shape):
+        _check_indices(k, n, 0)
+    operands = [broadcast_to(values, shape)] + [broadcast_to(k, shape) for k in full_key]
+    words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
+    words += [out.offset] + list(out.estrides) + [0] * (K.MAX_DIMS - out.ndim)
+    words += list(out.shape)
+    sizes = tuple(k.dtype.itemsize for k in full_key)
+    winners = zeros((out.storage.nbytes // out.dtype.itemsize,), np.uint32)
+    runtime = out.storage.runtime
+    params = runtime.constant(K.params(words))
+    keys = [x.storage.buffer for x in operands[1:]]
+    runtime.dispatch(K.put_claim(sizes), [params, winners.storage.buffer] + keys,
+                     _groups(count))
+    runtime.dispatch(K.put_write(sizes, out.dtype.itemsize),
+                     [params, out.storage.buffer, operands[0].storage.buffer] + keys
+                     + [winners.storage.buffer], _groups(count))
+    return True
