@@ -152,23 +152,6 @@ entr = _unary("entr", _entr_kernel, lambda x, y, g: g * -(1 + x.log()),
 # ---------------------------------------------------------------- xlog1py, zeta
 
 
-def _xlog1py_kernel(xp, a, b):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        result = xp.where(a == 0, a.dtype.type(0), a * xp.log1p(b))
-    return xp.where(xp.isnan(b), b, result)
-
-
-def _xlog1py_derivative(ctx, grad):
-    a, b = ctx.inputs
-    need_a, need_b = ctx.needs_input_grad
-    grad_a = grad_b = None
-    if need_a:
-        grad_a = _pw.where((a == 0) & (b <= -1), 0.0, xlog1py(grad, b))
-    if need_b:
-        grad_b = grad * a / (b + 1)
-    return grad_a, grad_b
-
-
 def _zeta_derivative(ctx, grad):
     x, q = ctx.inputs
     if ctx.needs_input_grad[0]:
@@ -176,40 +159,17 @@ def _zeta_derivative(ctx, grad):
     return None, grad * -x * zeta(x + 1.0, q)
 
 
-def _binary(name, kernel, derivative, *, deny, doc, example):
-    op = Op(name, _pw._low_precision(kernel), meta=_pw._same_shape_meta, kind="pointwise-binary",
-            opt_outs=_NO_ONNX)
-    op.defderivative(derivative)
-
-    def fn(input, other, *, out=None):
-        if not isinstance(input, _pw.Tensor) and not isinstance(other, _pw.Tensor):
-            _pw._check_tensor(input, name)
-        dtype = dt.result_type(input, other)
-        if dtype.category <= dt._INT:
-            dtype = dt.get_default_dtype()
-        _pw._check_dtype(f"{name}_cpu", dtype, deny)
-        a, b = _pw.binary_operands(input, other, dtype=dtype)
-        return write_out(op(a, b), out, name)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"""{doc}
-
-    Example::
-
-        >>> {example}
-    """
-    fn.op = op
-    return fn
-
-
-xlog1py = _binary("xlog1py", _xlog1py_kernel, _xlog1py_derivative, deny="c",
-                  doc="``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is "
-                      "NaN).",
-                  example="ember.special.xlog1py(ember.tensor([0., 2.]), ember.tensor([-1., 0.]))"
-                          "\n        tensor([0., 0.])")
-zeta = _binary("zeta", lambda xp, a, b: _special(xp).zeta(a, b), _zeta_derivative, deny="hc",
-               doc="The Hurwitz zeta function ``sum_k (k + other) ** -input``.",
-               example="ember.special.zeta(ember.tensor([2.]), 1.)\n        tensor([1.6449])")
+# (neither is a Tensor method in torch)
+xlog1py = _pw.declare_x_log(
+    "xlog1py", "log1p", 1, namespace=globals(), methods=False, opt_outs=_NO_ONNX,
+    doc="``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN).",
+    example="ember.special.xlog1py(ember.tensor([0., 2.]), ember.tensor([-1., 0.]))\n"
+            "        tensor([0., 0.])")
+zeta = _pw.binary("zeta", lambda xp, a, b: _special(xp).zeta(a, b), _zeta_derivative,
+                  promote="float", deny="hc", scalar_input=True, namespace=globals(),
+                  methods=False, opt_outs=_NO_ONNX,
+                  doc="The Hurwitz zeta function ``sum_k (k + other) ** -input``.",
+                  example="ember.special.zeta(ember.tensor([2.]), 1.)\n        tensor([1.6449])")
 # torch has no forward-mode formula for zeta in its first argument: the transposed derivative
 # raises its NotImplementedError there (the element-wise rule would not), and serves the second
 zeta.op.defjvp(_fwad.transposed_jvp(zeta.op))

@@ -45,6 +45,7 @@ from ._declare import (  # noqa: F401  (the helpers other families and ember.spe
 )
 from .arithmetic import *  # noqa: F403
 from .binary_math import *  # noqa: F403
+from .binary_math import declare_x_log  # noqa: F401  (ember.special.xlog1py)
 from .comparison import *  # noqa: F403
 from .unary_math import *  # noqa: F403
 from .unary_math import _RELU_FUSION  # noqa: F401  (nn.functional.relu fuses as relu)

@@ -200,10 +200,10 @@ def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=Non
     """Declare a unary pointwise op and its public function, method and in-place method.
 
     ``promote="float"`` turns integer and bool inputs into the default float dtype; ``deny``
-    lists the dtype groups the op refuses (see the module docstring).
+    lists the dtype groups the op refuses (see the package docstring).
 
-    The public function lands in ``namespace`` (a module's
-    ``globals()``) and its ``__all__`` when one is given.
+    The public function lands in ``namespace`` (a module's ``globals()``) and its ``__all__``
+    when one is given.
     """
     op = unary_op(name, kernel, derivative, save=save, out_dtype=out_dtype, low=low, jvp=jvp,
                   holomorphic=holomorphic, fast=fast, fuse=fuse, autocast=autocast,
@@ -246,8 +246,10 @@ def _inplace_method(fn):
 
 
 def _publish(namespace, name, fn):
-    """Put the public function ``fn`` into ``namespace`` and its ``__all__``."""
+    """Put the public function ``fn`` into ``namespace`` and its ``__all__``; ``fn`` names that
+    module as its own (pickle and ``inspect`` find it there)."""
     namespace[name] = fn
+    fn.__module__ = namespace["__name__"]
     if name not in namespace["__all__"]:
         namespace["__all__"].append(name)
 
@@ -265,8 +267,8 @@ def alias(alias, name, *, namespace):
 
 def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=None,
            cpu_name=None, out_dtype=None, low=True, scalar_input=False, scalar_other=True,
-           other_name="other", doc, example, inplace_method=True, save="input", fuse=None,
-           autocast=None, namespace=None, onnx=None, opt_outs=None):
+           other_name="other", doc, example, methods=True, inplace_method=True, save="input",
+           fuse=None, autocast=None, namespace=None, onnx=None, opt_outs=None):
     """Declare a binary pointwise op, its public function ``name(input, other, *, out=None)``,
     its method and in-place method.
 
@@ -278,8 +280,8 @@ def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=Non
     policy (:class:`Op`), ``onnx`` its ONNX form (:meth:`Op.defonnx`); ``opt_outs`` names the
     rules it declines, with a reason.
 
-    The public function lands in ``namespace`` and its ``__all__``
-    when one is given.
+    The public function lands in ``namespace`` and its ``__all__`` when one is given; Tensor
+    gets the method (and, with ``inplace_method``, the in-place one) when ``methods``.
     """
     op = Op(name, _low_precision(kernel) if low else kernel,
             meta=_bool_meta if out_dtype == "bool" else _same_shape_meta,
@@ -321,8 +323,9 @@ def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=Non
                    numbers_as_tensors=numbers)(fn)
     if namespace is not None:
         _publish(namespace, name, fn)
-    _method(name, fn)
-    if inplace_method:
+    if methods:
+        _method(name, fn)
+    if methods and inplace_method:
         _method(name + "_", _inplace_method(fn))
     return fn
 

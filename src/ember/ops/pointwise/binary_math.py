@@ -11,6 +11,7 @@ from .._operands import (
     binary_operands,
 )
 from .._registry import Op, write_out
+from . import _declare
 from ._declare import (
     _check_integer_divisor,
     _check_tensor,
@@ -188,28 +189,42 @@ binary("logaddexp2", lambda xp, a, b: xp.logaddexp2(a, b), _logaddexp2_derivativ
                "        tensor([1.])", opt_outs=_NOT_MAPPED)
 
 
-def _xlogy_kernel(xp, a, b):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        result = xp.where(a == 0, a.dtype.type(0), a * xp.log(b))
-    return xp.where(xp.isnan(b), b, result)
+def declare_x_log(name, log, shift, **declaration):
+    """Declare ``name(input, other) = input * log(other + shift)`` with :func:`binary`, 0 where
+    ``input`` is 0 (unless ``other`` is NaN): :func:`xlogy` (``log``, shift 0) and
+    ``ember.special.xlog1py`` (``log1p``, shift 1) are this one definition. ``log`` names the
+    array module's function; ``declaration`` goes to :func:`binary` (``doc``, ``example``,
+    ``namespace``...).
+
+    Example::
+
+        >>> xlogy = declare_x_log("xlogy", "log", 0, namespace=globals(), doc=..., example=...)
+    """
+    def kernel(xp, a, b):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result = xp.where(a == 0, a.dtype.type(0), a * getattr(xp, log)(b))
+        return xp.where(xp.isnan(b), b, result)
+
+    def derivative(ctx, grad):
+        a, b = ctx.inputs
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if need_a:
+            grad_a = where((a == 0) & (b <= -shift), 0.0, fn(grad, b))
+        if need_b:
+            grad_b = grad * a / (b + shift if shift else b)
+        return grad_a, grad_b
+
+    fn = _declare.binary(name, kernel, derivative, promote="float", deny="c", scalar_input=True,
+                         **declaration)
+    return fn
 
 
-def _xlogy_derivative(ctx, grad):
-    a, b = ctx.inputs
-    need_a, need_b = ctx.needs_input_grad
-    grad_a = grad_b = None
-    if need_a:
-        grad_a = where((a == 0) & (b <= 0), 0.0, xlogy(grad, b))
-    if need_b:
-        grad_b = grad * a / b
-    return grad_a, grad_b
-
-
-xlogy = binary("xlogy", _xlogy_kernel, _xlogy_derivative, promote="float", deny="c",
-       scalar_input=True, doc="``input * log(other)``, 0 where ``input`` is 0 (unless "
-       "``other`` is NaN).",
-       example="ember.xlogy(ember.tensor([0., 2.]), ember.tensor([0., 1.]))\n"
-               "        tensor([0., 0.])", opt_outs=_NOT_MAPPED)
+xlogy = declare_x_log(
+    "xlogy", "log", 0, namespace=globals(), opt_outs=_NOT_MAPPED,
+    doc="``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN).",
+    example="ember.xlogy(ember.tensor([0., 2.]), ember.tensor([0., 1.]))\n"
+            "        tensor([0., 0.])")
 
 
 def _heaviside_kernel(xp, a, b):
