@@ -1,7 +1,7 @@
 """Every registered operator owns each of its rules, or says why it has none (issue 12).
 
-The rules are a reverse-mode derivative, a forward-mode rule (``jvp``) and a vmap batching
-rule. Each is given next to the op, follows from the op's kind, or is declined with a reason
+The rules are a reverse-mode derivative, a forward-mode rule (``jvp``), a vmap batching
+rule and an ONNX form. Each is given next to the op, follows from the op's kind, or is declined with a reason
 (``op.opt_out(rule, reason)``). These tests walk the registry and name every offender, then
 check against torch that the rules derived from a kind compute what the named rules did.
 """
@@ -80,6 +80,44 @@ def test_defjvp_and_defbatch_attach_to_the_op():
 
     assert op.jvp is rule and op.batch is batch and op.pointwise
     assert _batching_rules.rule_for(op) is batch
+
+
+def test_every_op_has_an_onnx_form_or_says_why_not():
+    """The ONNX export reads ``op.onnx`` (``Op.defonnx``, next to the op); an op without one
+    declines it with a reason, and none does both."""
+    offenders = sorted(op.name for op in _all_ops()
+                       if op.onnx is None and "onnx" not in op.opt_outs)
+    assert offenders == [], f"ops without an ONNX form or opt_out('onnx', why): {offenders}"
+    both = sorted(op.name for op in _all_ops() if op.onnx is not None and "onnx" in op.opt_outs)
+    assert both == [], f"ops with an ONNX form that also decline it: {both}"
+
+
+def test_an_onnx_form_named_by_a_string_is_an_onnx_operator():
+    """``Op(..., onnx="Exp")`` names an operator of ONNX's default domain at opset 13, the
+    exporter's lowest; other forms are mapping functions."""
+    defs = pytest.importorskip("onnx").defs
+    named = {op.name: op.onnx for op in _all_ops() if isinstance(op.onnx, str)}
+    assert named, "no op declares its ONNX form by name"
+    unknown = {name: form for name, form in named.items()
+               if not defs.has(form) or defs.get_schema(form, 13).since_version > 13}
+    assert unknown == {}
+    assert all(callable(op.onnx) for op in _all_ops()
+               if op.onnx is not None and not isinstance(op.onnx, str))
+
+
+def test_op_takes_its_onnx_form_and_opt_outs_as_keywords():
+    op = Op("scratch", lambda xp, a: a, onnx="Identity", register=False)
+    assert op.onnx == "Identity" and op.opt_outs == {}
+    declined = Op("scratch", lambda xp, a: a, opt_outs={"onnx": "a test op with no form"},
+                  register=False)
+    assert declined.onnx is None and declined.opt_outs == {"onnx": "a test op with no form"}
+    with pytest.raises(ValueError, match="unknown rule 'export'"):
+        Op("scratch", lambda xp, a: a, opt_outs={"export": "a misspelt rule"}, register=False)
+
+    @op.defonnx
+    def mapping(ctx, x):
+        return x
+    assert op.onnx is mapping
 
 
 @pytest.mark.parametrize("name", ["atan2", "hypot", "logaddexp", "xlogy", "erf", "sinh"])

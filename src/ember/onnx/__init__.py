@@ -1,7 +1,8 @@
 """``ember.onnx``: export models to ONNX (torch.onnx's TorchScript-style exporter).
 
 :func:`export` traces a model with ``ember.jit.trace``, maps each primitive operator of the
-traced graph to ONNX operators (the table in ``_symbolic.py``, filled by ``_ops_*.py``) and
+traced graph to ONNX operators (each operator's ``onnx`` rule, ``Op.defonnx``, written next to
+the op) and
 writes an ONNX ModelProto with the model's parameters and buffers as initializers. It needs
 the ``onnx`` package (``pip install ember[onnx]``), imported only when an export runs.
 """

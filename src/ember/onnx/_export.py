@@ -24,7 +24,6 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..jit._ir import CONSTANT, COPY, GET_ATTR, OP
-from . import _ops_nn, _ops_pointwise, _ops_shape  # noqa: F401  (transitional: fill op.onnx)
 from ._context import ExportContext, onnx_type
 from ._dims import Dim, TraceMismatch, merge
 from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError

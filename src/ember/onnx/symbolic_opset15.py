@@ -1,6 +1,6 @@
 """``torch.onnx.symbolic_opset15``: torch's TorchScript exporter keeps its opset-15 symbolic
-functions here (no public names). ember maps its own operators to ONNX in
-``ember/onnx/_ops_*.py`` (opsets 13 to 20, see ``docs/onnx.md``).
+functions here (no public names). Each ember operator owns its ONNX form, written next to
+the op (``Op.defonnx``; opsets 13 to 20, see ``docs/onnx.md``).
 """
 
 __all__ = []
