@@ -565,7 +565,7 @@ def rule_for(op):
 
     Example::
 
-        >>> rule_for(ember.ops.pointwise.add_op) is pointwise
+        >>> rule_for(ember.ops.pointwise.arithmetic.add_op) is pointwise
         True
     """
     rule = op.batch
