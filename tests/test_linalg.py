@@ -606,6 +606,13 @@ def test_cholesky(upper, batch):
                 torch.cholesky_solve(tb, torch.linalg.cholesky(ta, upper=upper), upper))
 
 
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_inverse_reads_only_the_factors_triangle(upper):
+    """torch (LAPACK's potri) ignores the other triangle of a full matrix passed as factor."""
+    (ea, ta) = pair(rand(2, 4, 4) + 3 * np.eye(4))
+    assert_same(ember.cholesky_inverse(ea, upper), torch.cholesky_inverse(ta, upper))
+
+
 def test_cholesky_ex_info():
     a = np.stack([np.eye(3), np.diag([1.0, -1.0, 1.0])])
     (ea, ta) = pair(a)

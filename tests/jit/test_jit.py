@@ -193,10 +193,27 @@ def test_in_place_ops_are_recorded():
 def test_unrecorded_in_place_change_is_refused():
     def f(x):
         y = x * 2
-        y.fill_(0.5)  # written directly into the array: not recorded
+        y.t_()  # an in-place view op: not recorded
         return y + 1
     with pytest.raises(RuntimeError, match="could not record"):
-        ember.jit.trace(f, ember.randn(3))
+        ember.jit.trace(f, ember.randn(3, 3))
+
+
+def test_direct_writes_are_recorded_as_torch_records_them():
+    """fill_, copy_, zero_ and indexed assignments without autograd replay on new inputs."""
+    def f(x):
+        y = x * 2
+        y[0] = 0.5
+        y[1:] += x[1:]
+        z = ember.empty_like(x) if isinstance(x, ember.Tensor) else torch.empty_like(x)
+        z.copy_(y)
+        z[2:].fill_(3.0)
+        y.zero_()
+        return z + y
+    example, new = np.arange(4.0), np.array([5.0, -1.0, 2.0, 7.0])
+    traced = ember.jit.trace(f, ember.tensor(example))
+    reference = torch.jit.trace(f, torch.tensor(example))
+    assert_same(traced(ember.tensor(new)), reference(torch.tensor(new)))
 
 
 def test_train_eval_flags_follow_the_module():

@@ -7,7 +7,9 @@ One test per op and check:
   has it);
 * ``test_backward``: float64 vector-Jacobian products against torch's, contiguous and
   non-contiguous inputs;
-* ``test_forward_ad``: float64 Jacobian-vector products, for ops where torch has forward AD.
+* ``test_forward_ad``: float64 Jacobian-vector products, for ops where torch has forward AD;
+* ``test_vmap`` and ``test_jit``: the op under ``ember.func.vmap`` and ``ember.jit.trace``
+  (``transform_checks.py``), float64, against torch's eager results.
 
 By default each check runs a fixed, hash-picked share of the samples, and besides the
 first one dtype per op picked by a fixed hash (every op, always the same samples), so the
@@ -19,10 +21,11 @@ the list.
 
 import opinfo_harness as h
 import pytest
+import transform_checks
 from known_failures import KNOWN_FAILURES
 
 # The sampled mode: samples per op and check, and one non-contiguous copy per this many.
-QUOTA = {"forward": 8, "forward_dtype": 2, "backward": 4, "forward_ad": 3}
+QUOTA = {"forward": 8, "forward_dtype": 2, "backward": 4, "forward_ad": 3, "vmap": 2, "jit": 2}
 NONCONTIGUOUS_EVERY = 3
 
 OPS = h.ops_by_id()
@@ -98,10 +101,23 @@ def test_forward_ad(oid):
     _finish(oid, "forward_ad", h.check_forward_ad(op, _quota("forward_ad", oid, "forward_ad")))
 
 
+@pytest.mark.parametrize("oid", _params("vmap", h.grad_dtype))
+def test_vmap(oid):
+    op = _resolved(oid)
+    _finish(oid, "vmap", transform_checks.check_vmap(op, _quota("vmap", oid, "vmap")))
+
+
+@pytest.mark.parametrize("oid", _params("jit", h.grad_dtype))
+def test_jit(oid):
+    op = _resolved(oid)
+    _finish(oid, "jit", transform_checks.check_jit(op, _quota("jit", oid, "jit")))
+
+
 def test_known_failures_name_real_checks():
     """Every entry of the list names an op of the database and a check it has."""
     applies = {"forward": h.forward_dtypes, "backward": h.grad_dtype,
-               "forward_ad": lambda op: h.grad_dtype(op) and op.supports_forward_ad}
+               "forward_ad": lambda op: h.grad_dtype(op) and op.supports_forward_ad,
+               "vmap": h.grad_dtype, "jit": h.grad_dtype}
     stale = [key for key in KNOWN_FAILURES
              if key[0] not in OPS or key[1] not in applies or not applies[key[1]](OPS[key[0]])]
     assert not stale, f"entries without a matching op/check: {stale}"

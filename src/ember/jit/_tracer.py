@@ -144,10 +144,9 @@ class Tracer:
         if known is not None and known[0] is vc and known[1] != vc[0]:
             raise RuntimeError(
                 "ember.jit.trace: a traced tensor was changed in place by an operation the "
-                "tracer could not record (a direct write such as fill_, copy_ or an indexed "
-                "assignment without autograd, or an in-place view op like t_()); the graph "
-                "would not reproduce it. Write the function out of place, or make the tensor "
-                "require grad while tracing.")
+                "tracer could not record (an in-place view op like t_() or unsqueeze_(), or "
+                "a write into the tensor's memory outside ember's operators); the graph "
+                "would not reproduce it. Write the function out of place.")
 
     # ------------------------------------------------------------ hooks from run_op
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._device import META
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from .._operands import scalar_tensor
@@ -491,8 +491,9 @@ def _setitem(self, key, value):
         else view_shape
     value = _value_for(self, value, target_shape, builtins.bool(idx),
                        strict=builtins.bool(idx) and _has_tensor_index(key))
-    recording = grad_mode.state.enabled and (
-        self._rg or (isinstance(value, Tensor) and value._rg))
+    # recorded as an op when autograd or ember.jit.trace must see the write
+    recording = (grad_mode.state.enabled and (
+        self._rg or (isinstance(value, Tensor) and value._rg))) or _trace_state.tracer is not None
     if not recording:
         if self._device is not META:
             xp = self._device.xp

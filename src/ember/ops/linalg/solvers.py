@@ -295,7 +295,9 @@ def cholesky_inverse(input, upper=False, *, out=None):
         tensor([[0.2500, 0.0000],
                 [0.0000, 1.0000]])
     """
-    a = matmul(input.mH, input) if upper else matmul(input, input.mH)
+    # as torch (LAPACK's potri), only the factor's own triangle is read
+    factor = input.triu() if upper else input.tril()
+    a = matmul(factor.mH, factor) if upper else matmul(factor, factor.mH)
     return write_out(linalg_inv(a), out, "cholesky_inverse")
 
 

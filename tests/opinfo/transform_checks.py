@@ -1,0 +1,127 @@
+"""OpInfo checks of ember's program transforms: ``vmap`` and ``jit.trace``, on torch's samples.
+
+Both batch or re-run an op on a second input: the sample's first tensor with every dim
+flipped (the same values in another order, so an op's domain is kept: positive stays
+positive, a positive-definite matrix stays positive-definite). torch's eager op on each
+input is the oracle:
+
+* :func:`check_vmap`: ``ember.func.vmap(op)`` over the stack of the two inputs against
+  ``torch.stack`` of torch's two results (the op's other arguments are shared);
+* :func:`check_jit`: ``ember.jit.trace(op)`` on the first input, the traced graph then called
+  on the second, against torch's result on the second (a graph that froze a value of the
+  first input, or lost a parameter, gives the first input's answer).
+"""
+
+import opinfo_harness as h
+
+import ember
+
+GRAD_DTYPE = h.GRAD_DTYPE  # float64: both checks run where the op is differentiable
+
+
+def _second_input(x):
+    """``x`` with every dim flipped (``x`` itself for a 0-dim tensor)."""
+    return x.flip(tuple(range(x.dim()))) if x.dim() else x.clone()
+
+
+def _tensor_outputs(out):
+    """The output's tensors in order; Unmeasurable when it holds anything else."""
+    import torch
+    leaves = h._tensors(out)
+    flat = out if isinstance(out, (list, tuple)) else (out,)
+    if not leaves or len(leaves) != len(flat) or any(
+            not isinstance(t, torch.Tensor) or t.layout != torch.strided for _, t in leaves):
+        raise h.Unmeasurable("an output that is not a tuple of strided tensors")
+    return [t for _, t in leaves]
+
+
+def _usable(op, sample):
+    import torch
+    return (not h.is_random(op) and not h._unmeasurable(op, sample)
+            and not h._dropout_active(op, sample) and not h._layout_dependent_repeats(op, sample)
+            and isinstance(sample.input, torch.Tensor) and sample.input.layout == torch.strided)
+
+
+def _pair(op, sample):
+    """torch's results on the sample's input and on its flipped copy, and that copy."""
+    x1 = _second_input(sample.input.detach())
+
+    def run(x):
+        return _tensor_outputs(op(x, *sample.args, **sample.kwargs))
+    return h._oracle(lambda: run(sample.input.detach())), h._oracle(lambda: run(x1)), x1
+
+
+def _stacked(first, second):
+    import torch
+    if [t.shape for t in first] != [t.shape for t in second]:
+        raise h.Unmeasurable("output shapes depend on the values (not vmappable)")
+    return h.normalize([torch.stack([a, b]) for a, b in zip(first, second)])
+
+
+def _comparable(op, sample, expected, got):
+    """Both results with ties and gauges (eigenvector signs and phases) settled alike."""
+    pair = [h._fix_gauge(op, h._untie(op, sample, tree)) for tree in (expected, got)]
+    return pair
+
+
+def check_vmap(op, quota=None, report=None):
+    """``vmap`` of ember's op over a batch of two inputs against torch's op on each."""
+    report = report or h.Report()
+    fn = h.resolve(op)
+    tols = h.tolerances(op)
+    for i, sample in h.samples(op, GRAD_DTYPE, False, quota, "vmap"):
+        if report.full:
+            break
+        if not _usable(op, sample):
+            continue
+        try:
+            first, second, x1 = _pair(op, sample)
+            expected = _stacked(first, second)
+            conv = h.ToEmber()
+            x0_e, args, kwargs = conv((sample.input, list(sample.args), dict(sample.kwargs)))
+            batch = ember.stack([x0_e, conv(x1)])
+        except h.Unmeasurable:
+            continue
+
+        def ember_vmap():
+            out = ember.func.vmap(lambda x: fn(x, *args, **kwargs))(batch)
+            return h.normalize(list(out) if isinstance(out, (list, tuple)) else [out])
+        got, err = h._run(ember_vmap)
+        reason = err or h.compare(*_comparable(op, sample, expected, got), tols, path="vmap")
+        report.compared += 1
+        if reason:
+            report.fail(h._describe(sample, i, GRAD_DTYPE, False), reason)
+    return report
+
+
+def check_jit(op, quota=None, report=None):
+    """ember's op traced on one input, the trace run on another, against torch's eager op."""
+    report = report or h.Report()
+    fn = h.resolve(op)
+    tols = h.tolerances(op)
+    for i, sample in h.samples(op, GRAD_DTYPE, False, quota, "jit"):
+        if report.full:
+            break
+        if not _usable(op, sample):
+            continue
+        try:
+            _, second, x1 = _pair(op, sample)
+            expected = h.normalize(second)
+            conv = h.ToEmber()
+            x0_e, args, kwargs = conv((sample.input, list(sample.args), dict(sample.kwargs)))
+            x1_e = conv(x1)
+        except h.Unmeasurable:
+            continue
+
+        def ember_traced():
+            traced = ember.jit.trace(lambda x: fn(x, *args, **kwargs), (x0_e,),
+                                     check_trace=False)
+            out = traced(x1_e)
+            return h.normalize(list(out) if isinstance(out, (list, tuple)) else [out])
+        got, err = h._run(ember_traced)
+        reason = err or h.compare(*_comparable(op, sample, expected, got), tols,
+                                  path="traced")
+        report.compared += 1
+        if reason:
+            report.fail(h._describe(sample, i, GRAD_DTYPE, False), reason)
+    return report
