@@ -76,7 +76,7 @@ CUPY_UFUNC_METHODS = {
 # ``bool/int/float(array)``, ``xp.asnumpy``, ``ops._util.host_values``), and why.
 HOST_SYNC_ALLOWED = {
     ("_util.py", "host_values"): "the one helper that copies device scalars to the host",
-    ("creation.py", "_copy_kernel"): "a cuda -> cpu copy is the op itself",
+    ("_copies.py", "_copy_kernel"): "a cuda -> cpu copy is the op itself",
     ("_kernels.py", "_check_range"): "out-of-range indices must raise (CuPy would wrap them)",
     ("_kernels.py", "_ufunc_at_rounds"): "the number of rounds is the largest repetition",
     ("loss.py", "_bce_op"): "torch's range checks of input and target (one copy for both)",
