@@ -240,13 +240,13 @@ def test_a_declined_rule_loops_and_says_why():
     """vmap of an op that declines a batching rule runs element by element, and says the op's
     reason; the results are torch's vmap's."""
     from ember.func import _vmap
-    from ember.ops.reduce import diff_op
+    from ember.ops.shape import roll_op
 
     x = np.random.default_rng(2).standard_normal((4, 6))
-    out_e = ember.func.vmap(ember.diff)(ember.tensor(x))
+    out_e = ember.func.vmap(lambda t: ember.roll(t, 2, 0))(ember.tensor(x))
     assert _vmap.last_call.path == "loop"
-    assert diff_op.opt_outs["batch"] in _vmap.last_call.reason
-    out_t = torch.func.vmap(torch.diff)(torch.tensor(x))
+    assert roll_op.opt_outs["batch"] in _vmap.last_call.reason
+    out_t = torch.func.vmap(lambda t: torch.roll(t, 2, 0))(torch.tensor(x))
     np.testing.assert_allclose(out_e.numpy(), out_t.numpy(), rtol=1e-12)
 
 
@@ -304,3 +304,41 @@ def test_an_autocast_policy_is_checked_where_it_is_declared():
         Op("scratch", lambda xp, a: a, autocast="half", register=False)
     with pytest.raises(ValueError, match="autocast policy"):
         autocast_policy(cuda="lowest")(lambda x: x)
+
+
+@pytest.mark.parametrize("name,call", [
+    ("kthvalue", lambda lib, x: lib.kthvalue(x, 2, dim=0)),
+    ("median", lambda lib, x: lib.median(x, dim=-1, keepdim=True)),
+    ("nanmedian", lambda lib, x: lib.nanmedian(x, dim=1)),
+    ("mode", lambda lib, x: lib.mode(x.round(), dim=0)),
+    ("diff", lambda lib, x: lib.diff(x, n=2, dim=0)),
+])
+def test_dim_ops_batch_along_their_dim_as_torch(name, call):
+    """Ops working along one dim (k-th value, median, mode, differences) batch with the dim
+    moved past the batch dim: one kernel call, torch's values and indices."""
+    from ember.func import _vmap
+
+    x = np.random.default_rng(4).standard_normal((3, 5, 4)) * 3
+    x[0, 1, 2] = np.nan if name == "nanmedian" else x[0, 1, 2]
+    out_e = ember.func.vmap(lambda t: call(ember, t))(ember.tensor(x))
+    assert _vmap.last_call.path == "batched", _vmap.last_call.reason
+    out_t = torch.func.vmap(lambda t: call(torch, t))(torch.tensor(x))
+    for e, t in zip(out_e if isinstance(out_e, tuple) else (out_e,),
+                    out_t if isinstance(out_t, tuple) else (out_t,)):
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+def test_diffs_gradient_batches_as_torch():
+    """vmap(grad) of diff runs diff's adjoint batched too (per-example gradients)."""
+    from ember.func import _vmap
+
+    x = np.random.default_rng(5).standard_normal((3, 6))
+    w = np.random.default_rng(6).standard_normal(4)
+
+    def loss(lib, t):
+        return (lib.diff(t, n=2) * lib.tensor(w)).sum()
+
+    out_e = ember.func.vmap(ember.func.grad(lambda t: loss(ember, t)))(ember.tensor(x))
+    assert _vmap.last_call.path == "batched", _vmap.last_call.reason
+    out_t = torch.func.vmap(torch.func.grad(lambda t: loss(torch, t)))(torch.tensor(x))
+    np.testing.assert_allclose(out_e.numpy(), out_t.numpy(), rtol=1e-12, atol=1e-12)

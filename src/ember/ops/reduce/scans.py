@@ -382,7 +382,7 @@ def diff_op(xp, a, *, n, dim):
     return xp.diff(a, n=n, axis=dim)
 
 
-diff_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+diff_op.defbatch(batching.along_dim)
 
 
 @diff_op.defderivative
@@ -413,7 +413,7 @@ def diff_adjoint_op(xp, g, *, n, dim, size):
     return g
 
 
-diff_adjoint_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+diff_adjoint_op.defbatch(batching.along_dim)
 
 
 @diff_adjoint_op.defderivative

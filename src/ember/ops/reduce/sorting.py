@@ -188,7 +188,7 @@ def kthvalue_op(xp, a, *, k, dim, keepdim):
     return values, indices
 
 
-kthvalue_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+kthvalue_op.defbatch(batching.along_dim)
 
 
 @kthvalue_op.defderivative
@@ -305,12 +305,12 @@ median_dim_op = _median_dim_op("median")
 median_dim_op.opt_out("onnx", "not mapped yet (ONNX's TopK computes it)")
 
 
-median_dim_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+median_dim_op.defbatch(batching.along_dim)
 nanmedian_dim_op = _median_dim_op("nanmedian")
 nanmedian_dim_op.opt_out("onnx", "not mapped yet (composable from ONNX operators)")
 
 
-nanmedian_dim_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+nanmedian_dim_op.defbatch(batching.along_dim)
 
 
 def _median(name, input, dim, keepdim, out):
@@ -385,7 +385,7 @@ def mode_op(xp, a, *, dim, keepdim):
     return values, indices
 
 
-mode_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+mode_op.defbatch(batching.along_dim)
 
 
 @mode_op.defderivative
