@@ -390,15 +390,18 @@ class Signature:
     def compile(self, implementation):
         """The checking function for ``implementation`` (whose parameters must be the
         schema's, same names, same order; its defaults are kept)."""
-        code = implementation.__code__
+        inner = implementation  # a decorated function: the parameters of the one it wraps
+        while getattr(inner, "__wrapped__", None) is not None:
+            inner = inner.__wrapped__
+        code = inner.__code__
         names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
         params = self.params
         if tuple(p.name for p in params) != names:
             raise TypeError(f"signature {self.schema!r} does not match the parameters "
                             f"{names} of {implementation.__qualname__}")
-        defaults = dict(zip(names[code.co_argcount - len(implementation.__defaults__ or ()):],
-                            implementation.__defaults__ or ()))
-        defaults.update(implementation.__kwdefaults__ or {})
+        defaults = dict(zip(names[code.co_argcount - len(inner.__defaults__ or ()):],
+                            inner.__defaults__ or ()))
+        defaults.update(inner.__kwdefaults__ or {})
         namespace = {"Tensor": Tensor, "_dtype": dt.dtype, "_implementation": implementation,
                      "_check": [self._slow_check(p) for p in params], "_defaults": defaults}
         source = self._source(params, defaults, code.co_argcount)

@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from ._signature import signature
+
 __all__ = ["_safe_softmax", "_softmax_backward_data", "_native_batch_norm_legit", "_chunk_cat",
            "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "segment_reduce",
            "_segment_reduce"]
@@ -212,6 +214,9 @@ def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
 _SEGMENT_FILL = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}
 
 
+@signature("segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, "
+           "Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, "
+           "Scalar? initial=None) -> Tensor")
 def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
                    unsafe=False, initial=None):
     """Reduce consecutive segments of ``data`` along ``axis`` (``'sum'``, ``'mean'``,

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._tensor import Tensor
+from ._signature import signature
 
 __all__ = ["native_layer_norm", "native_batch_norm", "native_group_norm", "native_dropout",
            "native_norm", "nuclear_norm", "norm_except_dim", "empty_permuted", "nonzero_static",
@@ -36,6 +37,8 @@ def _affine(out, weight, bias, shape):
     return out
 
 
+@signature("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
+           "Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)")
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """Layer norm over the last ``len(normalized_shape)`` dims, with the mean and reciprocal
     standard deviation it used (shaped ``input``'s leading dims plus ones).
@@ -53,6 +56,9 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     return out, mean, rstd
 
 
+@signature("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+           "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, "
+           "Tensor)")
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """Batch norm over every dim but the channels (dim 1). Training normalises with the batch
     statistics, updates the running ones in place and returns the batch mean and reciprocal
@@ -93,6 +99,8 @@ def _update_running_stats(input, mean, var, running_mean, running_var, momentum,
             running_var.mul_(1 - momentum).add_(unbiased * momentum)
 
 
+@signature("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
+           "SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)")
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - torch's names
     """Group norm of ``input`` (``N`` samples, ``C`` channels of ``HxW`` elements) in
     ``group`` groups, with each sample and group's mean and reciprocal standard deviation.
@@ -136,6 +144,8 @@ _NO_KERNEL = ("Could not run 'aten::{}' with arguments from the 'CPU' backend. T
               "selective/custom build process (if using custom build).")
 
 
+@signature("native_norm(Tensor input, Scalar? p=2, int[1]? dim=None, bool keepdim=False, "
+           "ScalarType? dtype=None) -> Tensor", overloaded=True)
 def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
     """The ``p``-norm of a sparse tensor's specified values (torch has it for sparse tensors
     only; use :func:`ember.linalg.vector_norm` for dense ones).
@@ -154,6 +164,8 @@ def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
     return values.norm(p) if dtype is None else values.to(dtype).norm(p)
 
 
+@signature("nuclear_norm(Tensor input, int[2]? dim=None, bool keepdim=False, *, "
+           "Tensor? out=None) -> Tensor", overloaded=True)
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """The sum of the singular values of each matrix (the last two dims, or ``dim``), as
     ``ember.linalg.matrix_norm(input, 'nuc')``; deprecated in torch, which warns.
@@ -176,6 +188,7 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     return write_out(linalg_matrix_norm(input, "nuc", dims, keepdim), out, "nuclear_norm")
 
 
+@signature("norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor")
 def norm_except_dim(v, pow=2, dim=0):  # noqa: A002 - torch's name
     """The ``pow``-norm over every dim but ``dim``, kept as size-1 dims (``dim=-1``: over
     everything, a scalar); weight normalisation divides by it.
@@ -215,6 +228,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     return result.requires_grad_() if requires_grad else result
 
 
+@signature("nonzero_static(Tensor input, *, SymInt size, int fill_value=-1) -> Tensor")
 def nonzero_static(input, *, size, fill_value=-1):
     """:meth:`ember.Tensor.nonzero_static` as a function.
 
@@ -227,6 +241,8 @@ def nonzero_static(input, *, size, fill_value=-1):
     return input.nonzero_static(size=size, fill_value=fill_value)
 
 
+@signature("slice_inverse(Tensor input, Tensor src, int dim=0, SymInt? start=None, "
+           "SymInt? end=None, SymInt step=1) -> Tensor")
 def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     """:meth:`ember.Tensor.slice_inverse` as a function.
 
@@ -238,6 +254,7 @@ def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     return input.slice_inverse(src, dim, start, end, step)
 
 
+@signature("conv_tbc(Tensor input, Tensor weight, Tensor bias, int pad=0) -> Tensor")
 def conv_tbc(input, weight, bias, pad=0):
     """A 1-d convolution of a time x batch x channels ``input`` with a kernel x in x out
     ``weight``, giving time x batch x out (fairseq's layout).
@@ -252,6 +269,7 @@ def conv_tbc(input, weight, bias, pad=0):
     return functional_conv_tbc(input, weight, bias, pad)
 
 
+@signature("affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor")
 def affine_grid_generator(theta, size, align_corners):
     """``ember.nn.functional.affine_grid(theta, size, align_corners)``.
 
@@ -270,6 +288,8 @@ _INTERPOLATION = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 _PADDING = {0: "zeros", 1: "border", 2: "reflection"}
 
 
+@signature("grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, "
+           "int padding_mode, bool align_corners) -> Tensor")
 def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
     """``ember.nn.functional.grid_sample`` on a 5-d input, with torch's integer codes for the
     mode (0 bilinear, 1 nearest) and the padding (0 zeros, 1 border, 2 reflection).
@@ -364,6 +384,7 @@ def cudnn_is_acceptable(tensor):
     return False
 
 
+@signature("is_distributed(Tensor input) -> bool")
 def is_distributed(input):
     """False, as torch answers for every tensor.
 

@@ -19,11 +19,14 @@ from .. import _dtype as dt
 from .. import return_types as _return_types
 from .._tensor import Tensor
 from .._tensor_functions import require_tensor as _check_tensor
+from ._signature import signature
 from .reduce import bin_positions
 
 __all__ = ["cov", "corrcoef", "histogramdd"]
 
 
+@signature("cov(Tensor input, *, int correction=1, Tensor? fweights=None, "
+           "Tensor? aweights=None) -> Tensor")
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in the rows of ``input`` (observations in the
     columns; a 1-D input is one variable and gives a 0-dim result), with frequency weights
@@ -106,6 +109,7 @@ def _scalar_name(t):
     return t.type().split(".")[-1].replace("Tensor", "")
 
 
+@signature("corrcoef(Tensor input) -> Tensor")
 def corrcoef(input):
     """Pearson correlation coefficients of the variables in the rows of ``input``
     (``cov`` normalised by the standard deviations, clipped to [-1, 1]).

@@ -24,6 +24,7 @@ from ...ops._fusion import COMPOSITE_KERNEL, decline
 from ...ops._operands import wrap_dim
 from ...ops._registry import Op, _short_name, autocast_policy, defop
 from ...ops._registry import inplace as _inplace
+from ...ops._signature import signature
 from ...ops.pointwise import (
     _RELU_FUSION,
     _check_dtype,
@@ -310,6 +311,7 @@ def leaky_relu_(input, negative_slope=0.01):
     return _inplace(_leaky_relu, input, negative_slope)
 
 
+@signature("prelu(Tensor input, Tensor weight) -> Tensor")
 @autocast_policy("lower")
 def prelu(input, weight):
     """``input`` where positive, else ``weight * input``; ``weight`` has one value or one per
@@ -958,6 +960,7 @@ def softsign(input):
     return input / (input.abs() + 1)
 
 
+@signature("glu(Tensor input, int dim=-1) -> Tensor")
 def glu(input, dim=-1):
     """Gated linear unit: split ``input`` in halves ``a, b`` along ``dim``; ``a * sigmoid(b)``.
 

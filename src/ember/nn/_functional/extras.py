@@ -14,6 +14,7 @@ from ..._jit_internal import (  # noqa: F401  (torch.nn.functional re-exports th
     boolean_dispatch,
 )
 from ..._tensor import Tensor  # noqa: F401
+from ...ops._signature import signature
 from ...ops.shape import cat
 from .conv import conv1d
 
@@ -65,6 +66,7 @@ def assert_int_or_pair(arg, arg_name, message):
         raise AssertionError(message.format(arg_name))
 
 
+@signature("conv_tbc(Tensor input, Tensor weight, Tensor bias, int pad=0) -> Tensor")
 def conv_tbc(input, weight, bias, pad=0):
     """1-d convolution of a ``(time, batch, channels)`` sequence (torch's TBC layout).
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from ...ops._precision import in_float32, is_half
 from ...ops._registry import autocast_policy
+from ...ops._signature import signature
 
 __all__ = ["linear", "bilinear"]
 
 
+@signature("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
 @autocast_policy("lower")
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``.
@@ -38,6 +40,7 @@ def _linear(input, weight, bias):
     return output
 
 
+@signature("bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor")
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``.
 

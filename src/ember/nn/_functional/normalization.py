@@ -23,6 +23,7 @@ from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from ...func import _batching_rules as _batching
 from ...ops._registry import autocast_policy, defop
+from ...ops._signature import signature
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import pad
 from . import _onednn
@@ -347,6 +348,9 @@ def _normalize_channels(x, running_mean, running_var, weight, bias, use_input_st
     return x * scale + shift
 
 
+@signature("batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, "
+           "Tensor? weight=None, Tensor? bias=None, bool training=False, float momentum=0.1, "
+           "float eps=1e-05) -> Tensor")
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-05):
     """Batch normalization over every dim but the channel dim 1.
@@ -411,6 +415,9 @@ def _inference_only(x, running_mean, running_var, weight, bias):
     return not (grad_mode.is_grad_enabled() and any(t.requires_grad for t in tensors))
 
 
+@signature("instance_norm(Tensor input, Tensor? running_mean=None, Tensor? running_var=None, "
+           "Tensor? weight=None, Tensor? bias=None, bool use_input_stats=True, "
+           "float momentum=0.1, float eps=1e-05) -> Tensor")
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-05):
     """Instance normalization: each (sample, channel) slice normalised over its spatial dims.
@@ -672,6 +679,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     return _finish(y, input)
 
 
+@signature("rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
+           "float? eps=None) -> Tensor")
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """Root-mean-square normalization over the last dims: ``x / sqrt(mean(x**2) + eps)``.
 

@@ -24,6 +24,7 @@ from ..._device import META
 from ..._tensor import Tensor, tensor
 from ...func import _batching_rules as _batching
 from ...ops._registry import Op, _short_name, autocast_policy
+from ...ops._signature import signature
 from ...ops.pointwise import where
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
@@ -657,6 +658,8 @@ def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_
                         divisor_override=divisor_override)
 
 
+@signature("avg_pool1d(Tensor input, int[1] kernel_size, int[1]? stride=None, int[1] padding=0, "
+           "bool ceil_mode=False, bool count_include_pad=True) -> Tensor")
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
     """1-D average pooling over (C, L) or (N, C, L); ``stride`` defaults to ``kernel_size``.
@@ -670,6 +673,9 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      None, "avg_pool1d")
 
 
+@signature("avg_pool2d(Tensor input, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
+           "bool ceil_mode=False, bool count_include_pad=True, "
+           "int? divisor_override=None) -> Tensor")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """2-D average pooling over (C, H, W) or (N, C, H, W).

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from ..._tensor_functions import require_tensor as _require_tensor
+from ...ops._signature import signature
 
 __all__ = []
 
@@ -299,6 +300,8 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
                               momentum, eps)
 
 
+@signature("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
+           "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor")
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` picked by ``indices`` (torch's top-level order: weight first;
     ``padding_idx=-1`` means none).
@@ -345,6 +348,8 @@ def _default_stride(stride, kernel_size):
     return stride
 
 
+@signature("max_pool1d(Tensor input, int[1] kernel_size, int[1] stride=[], int[1] padding=0, "
+           "int[1] dilation=1, bool ceil_mode=False) -> Tensor")
 def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """1-D max pooling (torch's top-level form: no ``return_indices``).
 
@@ -357,6 +362,8 @@ def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
                            dilation, ceil_mode)
 
 
+@signature("max_pool2d(Tensor input, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+           "int[2] dilation=1, bool ceil_mode=False) -> Tensor")
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """2-D max pooling (torch's top-level form: no ``return_indices``).
 
@@ -369,6 +376,8 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
                            dilation, ceil_mode)
 
 
+@signature("max_pool3d(Tensor input, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+           "int[3] dilation=1, bool ceil_mode=False) -> Tensor")
 def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """3-D max pooling (torch's top-level form: no ``return_indices``).
 
@@ -381,6 +390,8 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
                            dilation, ceil_mode)
 
 
+@signature("max_pool1d_with_indices(Tensor input, int[1] kernel_size, int[1] stride=[], "
+           "int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)")
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
                             ceil_mode=False):
     """1-D max pooling returning ``(values, indices)``.
@@ -394,6 +405,8 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
                            dilation, ceil_mode, return_indices=True)
 
 
+@signature("avg_pool1d(Tensor input, int[1] kernel_size, int[1] stride=[], int[1] padding=0, "
+           "bool ceil_mode=False, bool count_include_pad=True) -> Tensor")
 def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False,
                count_include_pad=True):
     """1-D average pooling.
@@ -418,6 +431,7 @@ def adaptive_max_pool1d(input, output_size):
     return _F().adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
+@signature("constant_pad_nd(Tensor input, SymInt[] pad, Scalar value=0) -> Tensor")
 def constant_pad_nd(input, pad, value=0):
     """Pad the last dims of ``input`` with ``value`` (``pad`` as ``nn.functional.pad``'s;
     negative amounts crop).
@@ -430,6 +444,9 @@ def constant_pad_nd(input, pad, value=0):
     return _F().pad(input, pad, "constant", value)
 
 
+@signature("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, "
+           "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, "
+           "SymInt groups) -> Tensor")
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     """The general convolution behind ``conv1d``/``2d``/``3d`` and their transposes, chosen by
@@ -526,6 +543,8 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
                                     reduction=_reduction_name(reduction))
 
 
+@signature("poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, "
+           "int reduction) -> Tensor")
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     """``nn.functional.poisson_nll_loss`` with torch's top-level arguments (all required;
     ``reduction`` an int).
@@ -539,6 +558,9 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
                                  reduction=_reduction_name(reduction))
 
 
+@signature("triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, "
+           "float margin=1.0, float p=2, float eps=1e-06, bool swap=False, "
+           "int reduction=1) -> Tensor")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
                         reduction=1):
     """``nn.functional.triplet_margin_loss`` with an int ``reduction``.
@@ -598,6 +620,8 @@ def _affine(x, weight, bias):
     return F.linear(x, weight, bias)
 
 
+@signature("rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
+           "Tensor? b_hh=None) -> Tensor")
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One step of an Elman RNN: ``tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
 
@@ -610,6 +634,8 @@ def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).tanh()
 
 
+@signature("rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
+           "Tensor? b_hh=None) -> Tensor")
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One step of an Elman RNN with ReLU: ``relu(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
 
@@ -622,6 +648,8 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).relu()
 
 
+@signature("lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
+           "Tensor? b_hh=None) -> (Tensor, Tensor)")
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One LSTM step; ``hx`` is ``(h, c)``; returns ``(h', c')``. Gates in torch's order:
     input, forget, cell, output.
@@ -640,6 +668,8 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return h_next, c_next
 
 
+@signature("gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
+           "Tensor? b_hh=None) -> Tensor")
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One GRU step; gates in torch's order: reset, update, new.
 
@@ -661,6 +691,8 @@ _GRID_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 _GRID_PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
 
 
+@signature("grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
+           "bool align_corners) -> Tensor")
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """:func:`ember.nn.functional.grid_sample` with torch's integer codes: interpolation 0
     bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection.
@@ -681,6 +713,8 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
                          _GRID_PADDINGS[padding_mode], align_corners)
 
 
+@signature("grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, "
+           "int padding_mode, bool align_corners) -> Tensor")
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
     """:func:`grid_sampler` for 4-D inputs.
 
@@ -699,6 +733,10 @@ def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners
 _BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
 
 
+@signature("embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
+           "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, "
+           "Tensor? per_sample_weights=None, bool include_last_offset=False, "
+           "int? padding_idx=None) -> (Tensor, Tensor, Tensor, Tensor)", overloaded=True)
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
                   per_sample_weights=None, include_last_offset=False, padding_idx=None):
     """torch's top-level ``embedding_bag``: :func:`ember.nn.functional.embedding_bag` with the

@@ -25,6 +25,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor, tensor
 from ...ops._registry import _short_name, autocast_policy
+from ...ops._signature import signature
 from ...ops.pointwise import where
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -42,6 +43,7 @@ def _check_tensor(input, name, arg="input"):
 # ---------------------------------------------------------------- shuffles
 
 
+@signature("pixel_shuffle(Tensor input, int upscale_factor) -> Tensor")
 def pixel_shuffle(input, upscale_factor):
     """Rearrange ``(*, C*r^2, H, W)`` into ``(*, C, H*r, W*r)``.
 
@@ -69,6 +71,7 @@ def pixel_shuffle(input, upscale_factor):
     return x.reshape(lead + (c // (r * r), h * r, w * r))
 
 
+@signature("pixel_unshuffle(Tensor input, int downscale_factor) -> Tensor")
 def pixel_unshuffle(input, downscale_factor):
     """Rearrange ``(*, C, H*r, W*r)`` into ``(*, C*r^2, H, W)``, the inverse of pixel_shuffle.
 
@@ -98,6 +101,7 @@ def pixel_unshuffle(input, downscale_factor):
     return x.reshape(lead + (c * r * r, h // r, w // r))
 
 
+@signature("channel_shuffle(Tensor input, SymInt groups) -> Tensor")
 def channel_shuffle(input, groups):
     """Split the channels (dim 1) into ``groups`` and interleave them.
 
@@ -726,5 +730,3 @@ def affine_grid(theta, size, align_corners=None):
     base = stack(columns, -1).reshape(1, math.prod(spatial), nd + 1)
     grid = base.matmul(theta.transpose(1, 2))
     return grid.reshape([n] + spatial + [nd])
-
-

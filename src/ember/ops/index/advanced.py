@@ -19,6 +19,7 @@ from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from .._operands import scalar_tensor
 from .._registry import defop, inplace, writable_array, write_out
+from .._signature import signature
 from .._vmap_rules import batching
 from ._kernels import (
     _INDEX_INT,
@@ -621,6 +622,7 @@ def nonzero_static(input, *, size, fill_value=-1):
     return cat([found, padding])
 
 
+@signature("argwhere(Tensor input) -> Tensor")
 def argwhere(input):
     """The indices of the non-zero elements as an ``(n, ndim)`` tensor.
 

@@ -399,6 +399,8 @@ def _scatter_method(self, dim, index, src=None, *, value=None, reduce=None):
     return scatter(self, dim, index, src, value=value, reduce=reduce)
 
 
+@signature("scatter_add(Tensor input, int dim, Tensor index, Tensor src, *, "
+           "Tensor? out=None) -> Tensor")
 def scatter_add(input, dim, index, src, *, out=None):
     """Add ``src`` into ``input`` at ``index`` along ``dim`` (repeated indices accumulate).
 
@@ -417,6 +419,8 @@ def scatter_add(input, dim, index, src, *, out=None):
                      out, "scatter_add")
 
 
+@signature("scatter_reduce(Tensor input, int dim, Tensor index, Tensor src, str reduce, *, "
+           "bool include_self=True, Tensor? out=None) -> Tensor")
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     """Reduce ``src`` into ``input`` at ``index`` along ``dim`` with ``sum``, ``prod``,
     ``mean``, ``amax`` or ``amin`` (``include_self=False`` leaves out the old values).

@@ -147,6 +147,8 @@ def _check_index_along(name, input, dim, index, source):
                            f"source.size(dim): ({source_count}), for dim: {dim}")
 
 
+@signature("index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1, "
+           "Tensor? out=None) -> Tensor")
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     """Add ``alpha * source`` into ``input`` at positions ``index`` along ``dim``
     (repeated indices accumulate).
@@ -200,6 +202,8 @@ def _index_copy_derivative(ctx, grad, *, dim):
     return grad_a, None, grad_src
 
 
+@signature("index_copy(Tensor input, int dim, Tensor index, Tensor source, *, "
+           "Tensor? out=None) -> Tensor")
 def index_copy(input, dim, index, source, *, out=None):
     """Copy the slices of ``source`` into ``input`` at positions ``index`` along ``dim``.
 
@@ -272,6 +276,8 @@ def index_fill(input, dim, index, value):
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
 
+@signature("index_reduce(Tensor input, int dim, Tensor index, Tensor source, str reduce, *, "
+           "bool include_self=True, Tensor? out=None) -> Tensor")
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     """Reduce the slices of ``source`` into ``input`` at positions ``index`` along ``dim``
     with ``prod``, ``mean``, ``amax`` or ``amin`` (``include_self=False``: the old values of

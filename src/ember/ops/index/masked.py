@@ -79,6 +79,7 @@ def masked_select(input, mask, *, out=None):
                      "masked_select")
 
 
+@signature("masked_scatter(Tensor input, Tensor mask, Tensor source) -> Tensor")
 def masked_scatter(input, mask, source):
     """``input`` with the elements where ``mask`` is True replaced, in order, by the first
     elements of ``source``.

@@ -46,6 +46,8 @@ def take(input, index):
     return index_op(input.reshape(-1), index, positions=(0,))
 
 
+@signature("take_along_dim(Tensor input, Tensor indices, int? dim=None, *, "
+           "Tensor? out=None) -> Tensor")
 def take_along_dim(input, indices, dim=None, *, out=None):
     """Gather ``indices`` along ``dim`` with broadcasting (of the flattened input if ``dim`` is
     None); with a ``dim``, negative indices count from the end.
@@ -87,6 +89,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     return write_out(gather_op(input, indices, dim=dim), out, "take_along_dim")
 
 
+@signature("put(Tensor input, Tensor index, Tensor source, bool accumulate=False) -> Tensor")
 def put(input, index, source, accumulate=False):
     """``input`` (read as 1-D) with ``source`` written at ``index``; ``accumulate`` adds.
 

@@ -20,6 +20,7 @@ import numpy as np
 from ... import return_types as _return_types
 from ..._device import META
 from .._registry import defop, write_out
+from .._signature import signature
 from .._vmap_rules import batching
 from ._common import _LOW, LinAlgError, _batch_prefix, _check_tensor, _shape_str, _short
 from .products import matmul_op
@@ -330,6 +331,8 @@ def _check_pivots(LU, pivots, name, message):
                            "inclusive.Did you properly pass the result of lu_factor?")
 
 
+@signature("lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, "
+           "bool unpack_pivots=True, *, Tensor[]? out=None) -> (Tensor P, Tensor L, Tensor U)")
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """``(P, L, U)`` from the packed factors of :func:`ember.linalg.lu_factor`; a part not
     asked for (``unpack_data``/``unpack_pivots`` False) comes back empty.

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .._registry import defop, write_out
+from .._signature import signature
 from .._util import host_values
 from ._common import _LOW, _check_square, _check_tensor, _short
 from .products import matmul
@@ -66,6 +67,7 @@ def linalg_matrix_power(A, n, *, out=None):
     return write_out(result, out, "linalg.matrix_power")
 
 
+@signature("matrix_power(Tensor input, int n) -> Tensor")
 def matrix_power(input, n):
     """Same as :func:`ember.linalg.matrix_power`.
 

@@ -19,6 +19,7 @@ from ... import _dtype as dt
 from ..._device import META
 from .._operands import wrap_dim
 from .._registry import autocast_policy, defop, write_out
+from .._signature import signature
 from .._vmap_rules import batching
 from ._common import (
     _LOW,
@@ -449,6 +450,8 @@ def linalg_cond(A, p=None, *, out=None):
 # ---------------------------------------------------------------- torch.frobenius_norm
 
 
+@signature("frobenius_norm(Tensor input, int[1] dim, bool keepdim=False, *, "
+           "Tensor? out=None) -> Tensor")
 def frobenius_norm(input, dim, keepdim=False, *, out=None):
     """Deprecated (kept by torch for the JIT): ``linalg.vector_norm(input, 2, dim, keepdim)``.
 

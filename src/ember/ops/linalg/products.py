@@ -24,6 +24,7 @@ from ...autograd.forward_ad import add_tangents
 from .._operands import wrap_dim
 from .._precision import in_float32, is_half
 from .._registry import Op, autocast_policy, inplace, write_out
+from .._signature import signature
 from .._vmap_rules import batching
 from ._common import _CPP_NAMES, _LOW, _check_tensor, _shape_str, _short
 
@@ -270,6 +271,8 @@ def _inputs_for_out_dtype(input, mat2, out_dtype):
     raise RuntimeError("out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs")
 
 
+@signature("bmm(Tensor input, Tensor mat2, *, ScalarType? out_dtype=None, "
+           "Tensor? out=None) -> Tensor", overloaded=True)
 def bmm(input, mat2, *, out_dtype=None, out=None):
     """Batched matrix product of two 3-D tensors with the same batch size (``out_dtype`` as
     in :func:`mm`).

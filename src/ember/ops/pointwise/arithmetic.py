@@ -470,6 +470,7 @@ def _conj_derivative(ctx, grad):
 conj_op.defjvp(linear_jvp(conj_op))
 
 
+@signature("conj(Tensor input) -> Tensor")
 def conj(input):
     """The complex conjugate (the input itself for real tensors).
 
@@ -483,6 +484,7 @@ def conj(input):
     return conj_op(input)
 
 
+@signature("conj_physical(Tensor input, *, Tensor? out=None) -> Tensor")
 def conj_physical(input, *, out=None):
     """The complex conjugate as a new tensor (ember's :func:`conj` always computes it, so the
     two agree; the input itself for real tensors, or a copy into ``out``).
@@ -533,6 +535,7 @@ def is_conj(input):
     return False
 
 
+@signature("is_neg(Tensor input) -> bool")
 def is_neg(input):
     """False: ember has no lazy negative bit.
 
@@ -566,6 +569,7 @@ def _imag_derivative(ctx, grad):
     return (grad * 1j,)
 
 
+@signature("real(Tensor input) -> Tensor")
 def real(input):
     """The real part, a view for complex tensors (the input itself for real ones).
 
@@ -577,6 +581,7 @@ def real(input):
     return real_op(input) if input._data.dtype.kind == "c" else input
 
 
+@signature("imag(Tensor input) -> Tensor")
 def imag(input):
     """The imaginary part of a complex tensor, as a view.
 
@@ -631,6 +636,7 @@ def _view_as_complex_derivative(ctx, grad):
     return (view_as_real(grad),)
 
 
+@signature("view_as_real(Tensor input) -> Tensor")
 def view_as_real(input):
     """A real view of a complex tensor, with a last dimension of size 2 holding the real and
     imaginary parts (writes through it change ``input``).
@@ -646,6 +652,7 @@ def view_as_real(input):
     return view_as_real_op(input)
 
 
+@signature("view_as_complex(Tensor input) -> Tensor")
 def view_as_complex(input):
     """A complex view of a real tensor whose last dimension (size 2, stride 1) holds the real
     and imaginary parts.

@@ -38,6 +38,7 @@ bincount_op.opt_out("batch", "no batched rule yet: vmap runs it element by eleme
 bincount_op.opt_out("derivative", "torch does not differentiate bincount")
 
 
+@signature("bincount(Tensor input, Tensor? weights=None, SymInt minlength=0) -> Tensor")
 def bincount(input, weights=None, minlength=0):
     """Count the occurrences of each value in a 1-D non-negative integer tensor (summing
     ``weights`` instead of ones when given).

@@ -408,6 +408,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return write_out(norm_op(input, p=p, dims=dims, keepdim=keepdim), out, "norm")
 
 
+@signature("renorm(Tensor input, Scalar p, int dim, Scalar maxnorm, *, Tensor? out=None) -> Tensor")
 def renorm(input, p, dim, maxnorm, *, out=None):
     """Rescale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` to norm
     ``maxnorm`` (the others are kept).

@@ -421,6 +421,8 @@ def _diff_adjoint_derivative(ctx, grad, *, n, dim, size):
     return (diff_op(grad, n=n, dim=dim),)
 
 
+@signature("diff(Tensor input, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, "
+           "*, Tensor? out=None) -> Tensor")
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """The ``n``-th forward difference along ``dim``, after concatenating ``prepend`` and
     ``append``.

@@ -9,6 +9,7 @@ import builtins
 from ..._tensor import Tensor
 from .._operands import wrap_dim
 from .._registry import write_out
+from .._signature import signature
 from .joins import chunk, split, split_with_sizes, unbind
 from .slicing import as_strided, diagonal, select
 from .views import expand, permute, squeeze, t, transpose, unsqueeze
@@ -125,6 +126,7 @@ def _unguarded(views):
     return views
 
 
+@signature("unsafe_split(Tensor input, SymInt split_size, int dim=0) -> Tensor[]")
 def unsafe_split(input, split_size, dim=0):
     """:func:`split` whose results may be changed in place even while autograd records.
 
@@ -136,6 +138,7 @@ def unsafe_split(input, split_size, dim=0):
     return _unguarded(split(input, split_size, dim))
 
 
+@signature("unsafe_split_with_sizes(Tensor input, SymInt[] split_sizes, int dim=0) -> Tensor[]")
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
     """:func:`split_with_sizes` whose results may be changed in place.
 

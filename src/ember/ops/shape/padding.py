@@ -8,6 +8,7 @@ import numpy as np
 
 from ...autograd.forward_ad import first_linear_jvp
 from .._registry import defop
+from .._signature import signature
 from ._geometry import _int
 from .slicing import _add_at
 
@@ -138,6 +139,7 @@ _PAD_FUNCTIONS = {"reflect": "reflection_pad", "replicate": "replication_pad",
                   "circular": "circular_pad"}
 
 
+@signature("pad(Tensor input, SymInt[] pad, str mode='constant', float? value=None) -> Tensor")
 def pad(input, pad, mode="constant", value=None):
     """Pad the last ``len(pad) // 2`` dims: ``pad = (left_last, right_last, left_prev, ...)``.
 

@@ -79,6 +79,7 @@ def flip(input, dims):
     return flip_op(input, dims=_unique_dims(dims, input._data.ndim, "dims"))
 
 
+@signature("fliplr(Tensor input) -> Tensor")
 def fliplr(input):
     """Reverse dim 1 (needs at least 2 dims).
 
@@ -92,6 +93,7 @@ def fliplr(input):
     return flip_op(input, dims=(1,))
 
 
+@signature("flipud(Tensor input) -> Tensor")
 def flipud(input):
     """Reverse dim 0 (needs at least 1 dim).
 
@@ -122,6 +124,7 @@ def _roll_derivative(ctx, grad, *, shifts, dims):
 roll_op.defjvp(first_linear_jvp(roll_op))
 
 
+@signature("roll(Tensor input, SymInt[1] shifts, int[1]? dims=None) -> Tensor")
 def roll(input, shifts, dims=None):
     """Shift elements cyclically by ``shifts`` along ``dims`` (over the flattened tensor when
     ``dims`` is None).

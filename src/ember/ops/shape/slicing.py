@@ -182,6 +182,8 @@ def narrow(input, dim, start, length):
     return _slice(input, dim, start, start + length)
 
 
+@signature("narrow_copy(Tensor input, int dim, SymInt start, SymInt length, *, "
+           "Tensor? out=None) -> Tensor")
 def narrow_copy(input, dim, start, length, *, out=None):
     """A contiguous copy of ``length`` elements of dim ``dim`` from ``start`` (as
     :func:`narrow`, but in new memory).

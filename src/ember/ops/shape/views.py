@@ -185,6 +185,7 @@ def reshape(input, *shapes, shape=None):
     return view_op(input, shape=shape, strides=strides)
 
 
+@signature("view_as(Tensor input, Tensor other) -> Tensor")
 def view_as(input, other):
     """``input.view(other.size())``.
 
@@ -196,6 +197,7 @@ def view_as(input, other):
     return _view(input, other._data.shape)
 
 
+@signature("reshape_as(Tensor input, Tensor other) -> Tensor")
 def reshape_as(input, other):
     """``input.reshape(other.size())``.
 
@@ -207,6 +209,7 @@ def reshape_as(input, other):
     return reshape(input, other._data.shape)
 
 
+@signature("ravel(Tensor input) -> Tensor")
 def ravel(input):
     """The elements as a 1-D tensor (a view when possible).
 
@@ -240,6 +243,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, new)
 
 
+@signature("unflatten(Tensor input, int dim, SymInt[] sizes) -> Tensor")
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one of them may be -1).
 
@@ -396,6 +400,7 @@ def swapaxes(input, axis0, axis1):
     return transpose(input, axis0, axis1)
 
 
+@signature("t(Tensor input) -> Tensor")
 def t(input):
     """Transpose a tensor of at most 2 dims (0-D and 1-D tensors come back as they are).
 
@@ -411,6 +416,7 @@ def t(input):
     return transpose(input, 0, 1) if input._data.ndim == 2 else _alias(input)
 
 
+@signature("adjoint(Tensor input) -> Tensor")
 def adjoint(input):
     """The conjugate transpose of the last two dims (a view for real tensors).
 
@@ -580,6 +586,7 @@ def expand(input, *sizes, size=None):
     return expand_op(input, shape=result, strides=tuple(strides))
 
 
+@signature("expand_as(Tensor input, Tensor other) -> Tensor")
 def expand_as(input, other):
     """``input.expand(other.size())``.
 
@@ -591,6 +598,7 @@ def expand_as(input, other):
     return expand(input, other._data.shape)
 
 
+@signature("broadcast_to(Tensor input, SymInt[] size) -> Tensor")
 def broadcast_to(input, size):
     """``input.expand(size)``.
 
