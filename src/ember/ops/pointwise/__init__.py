@@ -13,13 +13,21 @@ float16/bfloat16, ``f`` float32/float64, ``c`` complex), with torch's exception 
 and rounded back, as torch's CPU kernels do.
 
 The package's modules, one family each: ``_declare`` (the dtype checks and the declaration
-helpers), ``arithmetic``, ``comparison``, ``unary_math``, ``binary_math`` and ``dunders``
-(Tensor's operators). Every public name is re-exported here (``ember.ops.pointwise.add``).
+helpers), ``arithmetic``, ``complex_parts``, ``comparison``, ``unary_math``, ``binary_math``
+and ``dunders`` (Tensor's operators). Every public name is re-exported here
+(``ember.ops.pointwise.add``).
 """
 
 from __future__ import annotations
 
-from . import arithmetic, binary_math, comparison, dunders, unary_math  # noqa: F401
+from . import (  # noqa: F401
+    arithmetic,
+    binary_math,
+    comparison,
+    complex_parts,
+    dunders,
+    unary_math,
+)
 from ._declare import (  # noqa: F401  (the helpers other families and ember.special use)
     _F32,
     _F64,
@@ -47,7 +55,9 @@ from .arithmetic import *  # noqa: F403
 from .binary_math import *  # noqa: F403
 from .binary_math import declare_x_log  # noqa: F401  (ember.special.xlog1py)
 from .comparison import *  # noqa: F403
+from .complex_parts import *  # noqa: F403
 from .unary_math import *  # noqa: F403
 from .unary_math import _RELU_FUSION  # noqa: F401  (nn.functional.relu fuses as relu)
 
-__all__ = [*arithmetic.__all__, *comparison.__all__, *unary_math.__all__, *binary_math.__all__]
+__all__ = [*arithmetic.__all__, *complex_parts.__all__, *comparison.__all__,
+           *unary_math.__all__, *binary_math.__all__]

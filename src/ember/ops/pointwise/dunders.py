@@ -14,7 +14,7 @@ from .._operands import (
     operator_method,
 )
 from .._registry import _short_name, check_writable, inplace
-from . import arithmetic, binary_math, comparison, unary_math
+from . import arithmetic, binary_math, comparison, complex_parts, unary_math
 from ._declare import (
     _inplace_method,
     _method,
@@ -26,25 +26,24 @@ from .arithmetic import (
     div_op,
     float_power,
     floor_divide,
-    imag,
     mul,
     mul_op,
     neg,
     positive,
     pow,
     pow_op,
-    real,
     sub,
     sub_op,
 )
 from .binary_math import bitwise_left_shift, bitwise_not, bitwise_right_shift, remainder
 from .comparison import eq, ge, gt, le, lt, ne, where
+from .complex_parts import imag, real
 from .unary_math import abs, polygamma
 
 # ---------------------------------------------------------------- methods and dunders
 
 
-_FAMILIES = (arithmetic, comparison, unary_math, binary_math)
+_FAMILIES = (arithmetic, complex_parts, comparison, unary_math, binary_math)
 
 
 def _public(name):
