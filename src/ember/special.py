@@ -18,6 +18,7 @@ from .autograd import forward_ad as _fwad
 from .ops import pointwise as _pw
 from .ops._fusion import COMPOSITE_KERNEL, SCIPY_KERNEL, decline
 from .ops._registry import Op, write_out
+from .ops._signature import signature
 from .ops._util import host_values
 from .ops.pointwise import _special
 
@@ -178,6 +179,7 @@ zeta.op.defjvp(_fwad.transposed_jvp(zeta.op))
 # ---------------------------------------------------------------- composites
 
 
+@signature("multigammaln(Tensor input, int p, *, Tensor? out=None) -> Tensor")
 def multigammaln(input, p, *, out=None):
     """The log of the multivariate gamma function of dimension ``p`` (``ember.mvlgamma``).
 

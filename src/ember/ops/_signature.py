@@ -20,8 +20,9 @@ tensor for a ``Scalar``, a list for an ``int[]``).
 
 Types (torch's): ``Tensor``, ``Tensor[]``, ``Scalar``, ``int``, ``SymInt``, ``int[N]``,
 ``SymInt[]``, ``float``, ``float[]``, ``bool``, ``str``, ``ScalarType``, ``Device``,
-``Layout``, ``Generator``, ``MemoryFormat``; a ``?`` suffix also accepts None; parameters after
-``*`` are keyword-only.
+``Layout``, ``Generator``, ``MemoryFormat``, and ``PyObject`` (anything: a Python-level
+argument such as the legacy ``size_average``, as torch's parser's ``PyObject*``); a ``?`` suffix
+also accepts None; parameters after ``*`` are keyword-only.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ _PARAM = re.compile(r"^(?P<base>[A-Za-z_]\w*)(?P<list>\[(?P<size>\d*)\])?(?P<opt
                     r"(?P<name>\w+)(?:\s*=\s*(?P<default>.+))?$")
 _SCHEMA = re.compile(r"^\s*(?P<name>[\w.]+)\s*\((?P<params>.*?)\)\s*(?:->\s*(?P<ret>.+))?$")
 _BASES = frozenset(("Tensor", "Scalar", "int", "SymInt", "float", "bool", "str", "ScalarType",
-                    "Device", "Layout", "Generator", "MemoryFormat", "Dimname"))
+                    "Device", "Layout", "Generator", "MemoryFormat", "Dimname", "PyObject"))
 
 
 def parse_schema(text):
@@ -263,6 +264,10 @@ def _as_generator(value):
     raise _Refused
 
 
+def _any(value):
+    return value
+
+
 def _converter(param, numbers_as_tensors):
     """The function that checks (and converts) an argument of ``param``'s type."""
     base = param.base
@@ -279,7 +284,7 @@ def _converter(param, numbers_as_tensors):
             "bool": _as_bool, "str": _instance_of(str), "Dimname": _instance_of(str),
             "ScalarType": _as_dtype, "Device": _instance_of((_device_type, str, int)),
             "Layout": _instance_of(layout), "MemoryFormat": _instance_of(memory_format),
-            "Generator": _as_generator}[base]
+            "Generator": _as_generator, "PyObject": _any}[base]
 
 
 # the guard a value passes without further checks (``{v}`` is the argument's name)
@@ -292,6 +297,8 @@ _FAST_GUARDS = {"Tensor": "type({v}) is not Tensor", "int": "type({v}) is not in
 
 def _guard(param, numbers_ok=False):
     v = param.name
+    if param.base == "PyObject":
+        return "False"
     if numbers_ok and param.base == "Tensor" and not param.is_list:
         fast = "type({v}) is not Tensor and type({v}) is not float and type({v}) is not int"
     elif param.is_list:
@@ -416,6 +423,8 @@ class Signature:
             header.append(f"{param.name}=_defaults[{param.name!r}]" if param.name in defaults
                           else param.name)
             guard = _guard(param, self._numbers_ok(param))
+            if guard == "False":  # (a PyObject: nothing to check)
+                continue
             if param.name in defaults and not _passes(guard, param.name,
                                                       defaults[param.name]):
                 guard = f"{param.name} is not _defaults[{param.name!r}] and ({guard})"

@@ -22,6 +22,7 @@ from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
 from ...ops._registry import autocast_policy, defop
+from ...ops._signature import signature
 from ...ops._util import host_values
 from ...ops.creation import ones_like, zeros
 from ...ops.pointwise import clamp_min, logit, minimum, where, xlogy
@@ -460,6 +461,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 
 @autocast_policy("fp32")
+@signature("cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0, "
+           "PyObject size_average=None, PyObject reduce=None, str reduction='mean') -> Tensor")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where -1.
@@ -501,6 +504,9 @@ def _check_triplet_dims(anchor, positive, negative):
 
 
 @autocast_policy("fp32")
+@signature("triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, "
+           "float margin=1.0, float p=2, float eps=1e-06, bool swap=False, "
+           "PyObject size_average=None, PyObject reduce=None, str reduction='mean') -> Tensor")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     """``max(0, d(a, p) - d(a, n) + margin)`` with the p-norm distance ``d``.
@@ -615,6 +621,9 @@ def _nll(logp, target, weight, ignore_index, reduction):
 
 
 @autocast_policy("fp32")
+@signature("nll_loss(Tensor input, Tensor target, Tensor? weight=None, "
+           "PyObject size_average=None, int ignore_index=-100, PyObject reduce=None, "
+           "str reduction='mean') -> Tensor")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log likelihood ``-input[n, target[n]]`` for log-probabilities ``input``.
@@ -706,6 +715,9 @@ def _check_long(target):
 
 
 @autocast_policy("fp32")
+@signature("multi_margin_loss(Tensor input, Tensor target, Scalar p=1, Scalar margin=1.0, "
+           "Tensor? weight=None, PyObject size_average=None, PyObject reduce=None, "
+           "str reduction='mean') -> Tensor")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     """Multi-class hinge loss ``sum_{i != y} max(0, margin - x[y] + x[i]) ** p / C``.
@@ -754,6 +766,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 @autocast_policy("fp32")
+@signature("multilabel_margin_loss(Tensor input, Tensor target, PyObject size_average=None, "
+           "PyObject reduce=None, str reduction='mean') -> Tensor")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Multi-label hinge loss: ``target`` lists the positive classes of each sample, ended by the
     first -1; every (positive, negative) pair contributes ``max(0, 1 - (x[pos] - x[neg])) / C``.

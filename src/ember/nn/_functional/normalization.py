@@ -612,6 +612,8 @@ _ln_train_op.defbatch(_batching.layer_norm)
 
 
 @autocast_policy(cuda="fp32")
+@signature("layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
+           "Tensor? bias=None, float eps=1e-05) -> Tensor")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """Layer normalization over the last ``len(normalized_shape)`` dims.
 
@@ -642,6 +644,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
 
 
 @autocast_policy(cuda="fp32")
+@signature("group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+           "float eps=1e-05) -> Tensor")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Group normalization: channels split into ``num_groups`` groups normalised together.
 
@@ -704,6 +708,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return y
 
 
+@signature("local_response_norm(Tensor input, int size, float alpha=0.0001, float beta=0.75, "
+           "float k=1.0) -> Tensor")
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """Local response normalization across channels (dim 1).
 

@@ -465,6 +465,8 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, "max_pool3d")
 
 
+@signature("max_pool1d(Tensor input, int[1] kernel_size, int[1]? stride=None, int[1] padding=0, "
+           "int[1] dilation=1, bool ceil_mode=False, bool return_indices=False) -> Tensor")
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """1-D max pooling over (C, L) or (N, C, L); ``stride`` defaults to ``kernel_size``.
@@ -481,6 +483,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return (values, indices) if return_indices else values
 
 
+@signature("max_pool2d(Tensor input, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
+           "int[2] dilation=1, bool ceil_mode=False, bool return_indices=False) -> Tensor")
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """2-D max pooling over (C, H, W) or (N, C, H, W) (padding counts as -inf).
@@ -499,6 +503,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 @autocast_policy(cpu="fp32")
+@signature("max_pool3d(Tensor input, int[3] kernel_size, int[3]? stride=None, int[3] padding=0, "
+           "int[3] dilation=1, bool ceil_mode=False, bool return_indices=False) -> Tensor")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """3-D max pooling over (C, D, H, W) or (N, C, D, H, W).
@@ -923,6 +929,8 @@ def _adaptive_max(input, nd, output_size, name):
     return _adaptive_max_op(input, nd=nd, out=sizes)
 
 
+@signature("adaptive_max_pool1d_with_indices(Tensor input, int[1] output_size, "
+           "bool return_indices=False) -> (Tensor, Tensor)")
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
     """Adaptive 1-D max pooling returning ``(values, indices)``.
 
@@ -1007,6 +1015,8 @@ def _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode, name):
     return (out.sign() * out.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
 
 
+@signature("lp_pool1d(Tensor input, PyObject norm_type, int[1] kernel_size, int[1]? stride=None, "
+           "bool ceil_mode=False) -> Tensor")
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling: ``(sum over the window of x^p)^(1/p)``.
 
@@ -1018,6 +1028,8 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode, "lp_pool1d")
 
 
+@signature("lp_pool2d(Tensor input, PyObject norm_type, int[2] kernel_size, int[2]? stride=None, "
+           "bool ceil_mode=False) -> Tensor")
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """2-D power-average pooling.
 
@@ -1029,6 +1041,8 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(input, 2, norm_type, kernel_size, stride, ceil_mode, "lp_pool2d")
 
 
+@signature("lp_pool3d(Tensor input, PyObject norm_type, int[3] kernel_size, int[3]? stride=None, "
+           "bool ceil_mode=False) -> Tensor")
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """3-D power-average pooling.
 

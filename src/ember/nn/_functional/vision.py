@@ -544,6 +544,8 @@ def _source_coordinate(c, size, padding_mode, align_corners):
 
 
 @autocast_policy("fp32")
+@signature("grid_sample(Tensor input, Tensor grid, str mode='bilinear', "
+           "str padding_mode='zeros', bool? align_corners=None) -> Tensor")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample ``input`` ``(N, C, *spatial)`` at the normalised points of ``grid``
     ``(N, *out, nd)``, ``grid[..., 0]`` being x (the last dim).

@@ -297,6 +297,7 @@ def cross(input, other, dim=None, *, out=None):
     return write_out(_cross_impl(input, other, dim, "linalg.cross"), out, "cross")
 
 
+@signature("linalg_cross(Tensor input, Tensor other, *, int dim=-1, Tensor? out=None) -> Tensor")
 def linalg_cross(input, other, *, dim=-1, out=None):
     """The 3-D cross product along ``dim`` (default -1), inputs broadcast.
 

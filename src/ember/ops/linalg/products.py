@@ -421,6 +421,8 @@ def _same_dtype(input, *others, style):
 
 
 @autocast_policy("lower")
+@signature("addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, "
+           "Tensor? out=None) -> Tensor")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the result.
 
@@ -435,6 +437,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 @autocast_policy(cuda="lower")
+@signature("addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, "
+           "Tensor? out=None) -> Tensor")
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``.
 
@@ -448,6 +452,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 
 @autocast_policy(cuda="lower")
+@signature("addr(Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, "
+           "Tensor? out=None) -> Tensor")
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``.
 
@@ -487,6 +493,8 @@ def _check_addr_scalar(dtype, scalar, name):
 
 
 @autocast_policy("lower")
+@signature("addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
+           "Scalar alpha=1, Tensor? out=None) -> Tensor")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``.
 
@@ -509,6 +517,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 @autocast_policy("lower")
+@signature("baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
+           "Scalar alpha=1, Tensor? out=None) -> Tensor")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``.
 
