@@ -9,7 +9,9 @@ One test per op and check:
   non-contiguous inputs;
 * ``test_forward_ad``: float64 Jacobian-vector products, for ops where torch has forward AD;
 * ``test_vmap`` and ``test_jit``: the op under ``ember.func.vmap`` and ``ember.jit.trace``
-  (``transform_checks.py``), float64, against torch's eager results.
+  (``transform_checks.py``), float64, against torch's eager results;
+* ``test_onnx``: the op exported to ONNX by ember and run in onnxruntime, float32, against
+  torch's eager results (samples whose traced ops decline ONNX are not counted).
 
 By default each check runs a fixed, hash-picked share of the samples, and besides the
 first one dtype per op picked by a fixed hash (every op, always the same samples), so the
@@ -25,7 +27,8 @@ import transform_checks
 from known_failures import KNOWN_FAILURES
 
 # The sampled mode: samples per op and check, and one non-contiguous copy per this many.
-QUOTA = {"forward": 8, "forward_dtype": 2, "backward": 4, "forward_ad": 3, "vmap": 2, "jit": 2}
+QUOTA = {"forward": 8, "forward_dtype": 2, "backward": 4, "forward_ad": 3, "vmap": 2, "jit": 2,
+         "onnx": 2}
 NONCONTIGUOUS_EVERY = 3
 
 OPS = h.ops_by_id()
@@ -60,11 +63,12 @@ def _resolved(oid):
     return op
 
 
-def _finish(oid, check, report):
+def _finish(oid, check, report,
+            nothing="torch produces no comparable result for any sample (e.g. sparse output)"):
     RESULTS[(oid, check)] = report.compared
     assert not report.failures, "\n".join(report.failures)
     if not report.compared:
-        pytest.skip("torch produces no comparable result for any sample (e.g. sparse output)")
+        pytest.skip(nothing)
 
 
 @pytest.mark.parametrize("oid", _params("forward", h.forward_dtypes))
@@ -113,11 +117,24 @@ def test_jit(oid):
     _finish(oid, "jit", transform_checks.check_jit(op, _quota("jit", oid, "jit")))
 
 
+def _exports_float32(op):
+    return "float32" in h.forward_dtypes(op)
+
+
+@pytest.mark.parametrize("oid", _params("onnx", _exports_float32))
+def test_onnx(oid):
+    pytest.importorskip("onnxruntime")  # the ember[onnx] extra's runtime
+    op = _resolved(oid)
+    _finish(oid, "onnx", transform_checks.check_onnx(op, _quota("onnx", oid, "onnx")),
+            "no sample exports: an op it traces declares no ONNX form (the registry test holds "
+            "each to a reason), or torch gives no comparable result")
+
+
 def test_known_failures_name_real_checks():
     """Every entry of the list names an op of the database and a check it has."""
     applies = {"forward": h.forward_dtypes, "backward": h.grad_dtype,
                "forward_ad": lambda op: h.grad_dtype(op) and op.supports_forward_ad,
-               "vmap": h.grad_dtype, "jit": h.grad_dtype}
+               "vmap": h.grad_dtype, "jit": h.grad_dtype, "onnx": _exports_float32}
     stale = [key for key in KNOWN_FAILURES
              if key[0] not in OPS or key[1] not in applies or not applies[key[1]](OPS[key[0]])]
     assert not stale, f"entries without a matching op/check: {stale}"

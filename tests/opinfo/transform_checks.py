@@ -125,3 +125,76 @@ def check_jit(op, quota=None, report=None):
         if reason:
             report.fail(h._describe(sample, i, GRAD_DTYPE, False), reason)
     return report
+
+
+ONNX_DTYPE = "float32"  # what exported models run in
+ONNX_RESULT_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
+                      "float64")
+# onnxruntime's kernels round differently from torch's (fused and reordered arithmetic):
+# torch's own ONNX tests compare with rtol 1e-3
+ONNX_TOLERANCE = (1e-3, 1e-5)
+
+
+def _onnx_session(fn, example):
+    """An onnxruntime session of ``fn`` exported by ember on ``example``, or Unmeasurable
+    when the traced ops include one that declares no ONNX form."""
+    import io
+
+    import onnxruntime
+
+    from ember.onnx.errors import SymbolicValueError, UnsupportedOperatorError
+    buffer = io.BytesIO()
+    try:
+        ember.onnx.export(fn, (example,), buffer, input_names=["x"])
+    except (UnsupportedOperatorError, SymbolicValueError) as e:
+        # an op, or this configuration of it, declares that it has no ONNX form (torch's
+        # exporter refuses with the same errors)
+        raise h.Unmeasurable(f"declines ONNX: {e}") from e
+    except TypeError as e:
+        if "ONNX export does not support tensors of dtype" in str(e):
+            raise h.Unmeasurable(str(e)) from e
+        raise
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(buffer.getvalue(), options,
+                                        providers=["CPUExecutionProvider"])
+
+
+def _normalized_arrays(arrays):
+    return ("S", [("T", a, str(a.dtype), tuple(a.shape)) for a in arrays])
+
+
+def check_onnx(op, quota=None, report=None):
+    """ember's ONNX export of the op (float32) run in onnxruntime on a second input,
+    against torch's eager result on it. A sample whose traced ops decline ONNX is skipped
+    (the registry test holds every op to a form or a declared reason)."""
+    report = report or h.Report()
+    fn = h.resolve(op)
+    tols = h.tolerances(op)
+    tols["float32"] = tuple(max(a, b) for a, b in zip(tols["float32"], ONNX_TOLERANCE))
+    for i, sample in h.samples(op, ONNX_DTYPE, False, quota, "onnx"):
+        if report.full:
+            break
+        if not _usable(op, sample):
+            continue
+        try:
+            _, second, x1 = _pair(op, sample)
+            expected = h.normalize(second)
+            conv = h.ToEmber()
+            x0_e, args, kwargs = conv((sample.input, list(sample.args), dict(sample.kwargs)))
+        except h.Unmeasurable:
+            continue
+        if any(t[2] not in ONNX_RESULT_DTYPES for t in expected[1]):
+            continue  # onnxruntime hands bfloat16/complex results to no NumPy type
+
+        def ember_onnx():
+            session = _onnx_session(lambda x: fn(x, *args, **kwargs), x0_e)
+            return _normalized_arrays(session.run(None, {"x": h._numpy_of(x1)}))
+        got, err = h._run(ember_onnx)
+        if err and err.startswith("Unmeasurable"):
+            continue
+        reason = err or h.compare(*_comparable(op, sample, expected, got), tols, path="onnx")
+        report.compared += 1
+        if reason:
+            report.fail(h._describe(sample, i, ONNX_DTYPE, False), reason)
+    return report
