@@ -214,11 +214,19 @@ def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=Non
         op.opt_out("fuse", INTEGER_ONLY)
     unchecked = () if "f" in deny else (_F32, _F64)  # dtypes unary_operand lets through as is
 
-    def fn(input, *, out=None):  # (the signature has checked that input is a Tensor)
-        if out is None and input._data.dtype in unchecked:
-            return op(input)
+    def checked(input, *, out=None):
         return write_out(op(unary_operand(input, name, promote, deny, errors, cpu_name)), out,
                          name)
+
+    checked.__name__ = checked.__qualname__ = name
+    checked.op = op
+    checked = signature(f"{name}(Tensor input, *, Tensor? out=None) -> Tensor")(checked)
+
+    def fn(input, *, out=None):
+        # the common call needs no parser: this test is its Tensor guard; the rest is parsed
+        if out is None and type(input) is Tensor and input._data.dtype in unchecked:
+            return op(input)
+        return checked(input, out=out)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"""{doc}
@@ -228,7 +236,7 @@ def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=Non
         >>> {example}
     """
     fn.op = op
-    fn = signature(f"{name}(Tensor input, *, Tensor? out=None) -> Tensor")(fn)
+    fn.__ember_signature__ = op.signature
     if namespace is not None:
         _publish(namespace, name, fn)
     if methods:
