@@ -38,7 +38,6 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         tensor([[ 1., -1.],
                 [-1.,  1.]])
     """
-    _check_tensor(input, "cov")
     if type(correction) is not int:
         raise TypeError(f"cov(): argument 'correction' must be int, not "
                         f"{type(correction).__name__}")
@@ -120,7 +119,6 @@ def corrcoef(input):
         tensor([[ 1., -1.],
                 [-1.,  1.]])
     """
-    _check_tensor(input, "corrcoef")
     if input.ndim > 2:
         raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but "
                            f"got an input with {input.ndim} dimensions")

@@ -52,7 +52,6 @@ def pixel_shuffle(input, upscale_factor):
         >>> F.pixel_shuffle(ember.ones(1, 8, 3, 3), 2).shape
         ember.Size([1, 2, 6, 6])
     """
-    _check_tensor(input, "pixel_shuffle")
     r = int(upscale_factor)
     if input.dim() < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
@@ -110,7 +109,6 @@ def channel_shuffle(input, groups):
         >>> F.channel_shuffle(ember.arange(4.).reshape(1, 4, 1), 2).flatten()
         tensor([0., 2., 1., 3.])
     """
-    _check_tensor(input, "channel_shuffle")
     g = int(groups)
     if g <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
@@ -559,7 +557,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         ...               align_corners=False)
         tensor([[[[1.]]]])
     """
-    _check_tensor(input, "grid_sample")
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
                          f"'nearest' or 'bicubic', but got: '{mode}'")

@@ -344,7 +344,6 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
         tensor([[2., 3.],
                 [0., 1.]])
     """
-    _check_tensor(LU_data, "lu_unpack", "LU_data")
     if LU_data._data.ndim < 2:
         raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
                            f"size: {list(LU_data._data.shape)} instead")

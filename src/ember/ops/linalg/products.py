@@ -282,8 +282,6 @@ def bmm(input, mat2, *, out_dtype=None, out=None):
         >>> ember.bmm(ember.ones(5, 2, 3), ember.ones(5, 3, 4)).shape
         ember.Size([5, 2, 4])
     """
-    _check_tensor(input, "bmm")
-    _check_tensor(mat2, "bmm", "mat2")
     if input._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2._data.ndim != 3:

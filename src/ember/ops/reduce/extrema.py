@@ -395,7 +395,6 @@ def all(input, dim=None, keepdim=False, *, out=None):
         >>> ember.all(ember.tensor([[True, False], [True, True]]), dim=1)
         tensor([False,  True])
     """
-    _check_tensor(input, "all")
     return write_out(all_op(input, dims=_dims(dim, input._data.ndim), keepdim=keepdim), out,
                      "all")
 
@@ -410,7 +409,6 @@ def any(input, dim=None, keepdim=False, *, out=None):
         >>> ember.any(ember.tensor([[True, False], [False, False]]), dim=1)
         tensor([ True, False])
     """
-    _check_tensor(input, "any")
     return write_out(any_op(input, dims=_dims(dim, input._data.ndim), keepdim=keepdim), out,
                      "any")
 
@@ -437,5 +435,4 @@ def count_nonzero(input, dim=None):
         >>> ember.count_nonzero(ember.tensor([[0, 1], [2, 3]]), dim=1)
         tensor([1, 2])
     """
-    _check_tensor(input, "count_nonzero")
     return count_nonzero_op(input, dims=_dims(dim, input._data.ndim))

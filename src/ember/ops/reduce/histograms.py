@@ -48,7 +48,6 @@ def bincount(input, weights=None, minlength=0):
         >>> ember.bincount(ember.tensor([0, 2, 2]))
         tensor([1, 0, 2])
     """
-    _check_tensor(input, "bincount")
     if input._data.dtype.kind not in "iub":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for "
                                   f"'{_type_name(input.dtype)}'")
@@ -135,7 +134,6 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         >>> ember.histc(ember.tensor([1., 2., 1.]), bins=4, min=0, max=3)
         tensor([0., 2., 1., 0.])
     """
-    _check_tensor(input, "histc")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
                                   f"'{_type_name(input.dtype)}'")

@@ -261,7 +261,6 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
         >>> ember.logsumexp(ember.tensor([0., 0.]), 0)
         tensor(0.6931)
     """
-    _check_tensor(input, "logsumexp")
     if input._data.dtype.kind in "biu":
         input = input.to(dt.get_default_dtype())
     return write_out(logsumexp_op(input, dims=_dims(dim, input._data.ndim), keepdim=keepdim),

@@ -19,7 +19,6 @@ from .._util import accumulate
 from .._vmap_rules import batching
 from ._common import (
     _LOW_PRECISION,
-    _check_tensor,
     _compute_dtype,
     _one_dim,
     _positions,
@@ -86,7 +85,6 @@ def cumsum(input, dim, *, dtype=None, out=None):
         >>> ember.cumsum(ember.tensor([1, 2, 3]), 0)
         tensor([1, 3, 6])
     """
-    _check_tensor(input, "cumsum")
     d = _one_dim(dim, input._data.ndim)
     return write_out(cumsum_op(input, dim=d, dtype=_scan_dtype(input, dtype)), out, "cumsum")
 
@@ -161,7 +159,6 @@ def cumprod(input, dim, *, dtype=None, out=None):
         >>> ember.cumprod(ember.tensor([1, 2, 3]), 0)
         tensor([1, 2, 6])
     """
-    _check_tensor(input, "cumprod")
     d = _one_dim(dim, input._data.ndim)
     return write_out(cumprod_op(input, dim=d, dtype=_scan_dtype(input, dtype)), out, "cumprod")
 
@@ -214,7 +211,6 @@ def cummax(input, dim, *, out=None):
         >>> ember.cummax(ember.tensor([1, 3, 2]), 0).values
         tensor([1, 3, 3])
     """
-    _check_tensor(input, "cummax")
     _reject(input, "cummax_cpu")
     result = return_types.cummax(*cummax_op(input, dim=_one_dim(dim, input._data.ndim)))
     return _write_out_tuple(result, out, "cummax")
@@ -229,7 +225,6 @@ def cummin(input, dim, *, out=None):
         >>> ember.cummin(ember.tensor([3, 1, 2]), 0).values
         tensor([3, 1, 1])
     """
-    _check_tensor(input, "cummin")
     _reject(input, "cummin_cpu")
     result = return_types.cummin(*cummin_op(input, dim=_one_dim(dim, input._data.ndim)))
     return _write_out_tuple(result, out, "cummin")
@@ -355,7 +350,6 @@ def logcumsumexp(input, dim, *, out=None):
         >>> ember.logcumsumexp(ember.tensor([0., 0.]), 0)
         tensor([0.0000, 0.6931])
     """
-    _check_tensor(input, "logcumsumexp")
     _reject(input, "logcumsumexp_out_cpu", "biu")
     if input._data.dtype.kind in "iu":
         input = input.to(dt.get_default_dtype())
@@ -432,7 +426,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
         >>> ember.diff(ember.tensor([1, 3, 6, 10]))
         tensor([2, 3, 4])
     """
-    _check_tensor(input, "diff")
     if input._data.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:

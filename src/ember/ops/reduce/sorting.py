@@ -157,7 +157,6 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         >>> ember.topk(ember.tensor([1, 5, 3, 4]), 2).values
         tensor([5, 4])
     """
-    _check_tensor(input, "topk")
     if input._data.dtype.kind in "cb":
         kind = "complex" if input._data.dtype.kind == "c" else "bool"
         raise RuntimeError(f"topk does not support {kind} dtypes on CPU")
@@ -209,7 +208,6 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
         >>> ember.kthvalue(ember.tensor([3, 1, 2]), 2).values
         tensor(2)
     """
-    _check_tensor(input, "kthvalue")
     _reject(input, "kthvalue_cpu", "cb")
     d = _one_dim(dim, input._data.ndim)
     size = input._data.shape[d] if input._data.ndim else 1

@@ -15,7 +15,6 @@ from .._signature import signature
 from .._vmap_rules import batching
 from ._common import (
     _LOW_PRECISION,
-    _check_tensor,
     _compute_dtype,
     _count,
     _dims,
@@ -134,7 +133,6 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         >>> ember.nansum(ember.tensor([1., float('nan'), 2.]))
         tensor(3.)
     """
-    _check_tensor(input, "nansum")
     if input._data.dtype.kind == "c":
         raise RuntimeError("nansum does not support complex inputs")
     dims = _dims(dim, input._data.ndim)
@@ -197,7 +195,6 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
         >>> ember.prod(ember.tensor([[1., 2.], [3., 4.]]), 1)
         tensor([ 2., 12.])
     """
-    _check_tensor(input, "prod")
     if dim is None:
         dims = tuple(range(input._data.ndim))
     else:
@@ -261,7 +258,6 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         >>> ember.nanmean(ember.tensor([1., float('nan'), 3.]))
         tensor(2.)
     """
-    _check_tensor(input, "nanmean")
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_type_name(input.dtype)}")
