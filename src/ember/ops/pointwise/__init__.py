@@ -52,12 +52,51 @@ from ._declare import (  # noqa: F401  (the helpers other families and ember.spe
     unary_operand,
 )
 from .arithmetic import *  # noqa: F403
+from .arithmetic import (  # noqa: F401  (the Op objects, ember.ops.pointwise.<name>_op)
+    add_op,
+    div_floor_op,
+    div_op,
+    div_trunc_op,
+    floor_divide_op,
+    frexp_op,
+    lerp_op,
+    mul_op,
+    neg_op,
+    pow_op,
+    sub_op,
+)
 from .binary_math import *  # noqa: F403
-from .binary_math import declare_x_log  # noqa: F401  (ember.special.xlog1py)
+from .binary_math import (  # noqa: F401  (the Op objects, ember.ops.pointwise.<name>_op)
+    declare_x_log,  # noqa: F401  (ember.special.xlog1py)
+    heaviside_op,
+)
 from .comparison import *  # noqa: F403
+from .comparison import (  # noqa: F401  (the Op objects, ember.ops.pointwise.<name>_op)
+    clamp_op,
+    fmax_op,
+    fmin_op,
+    isclose_op,
+    isin_op,
+    maximum_op,
+    minimum_op,
+    where_op,
+)
 from .complex_parts import *  # noqa: F403
+from .complex_parts import (  # noqa: F401  (the Op objects, ember.ops.pointwise.<name>_op)
+    conj_op,
+    imag_op,
+    real_op,
+    view_as_complex_op,
+    view_as_real_op,
+)
 from .unary_math import *  # noqa: F403
-from .unary_math import _RELU_FUSION  # noqa: F401  (nn.functional.relu fuses as relu)
+from .unary_math import (  # noqa: F401  (the Op objects, ember.ops.pointwise.<name>_op)
+    _RELU_FUSION,  # noqa: F401  (nn.functional.relu fuses as relu)
+    logit_op,
+    nan_to_num_op,
+    polygamma_op,
+    round_op,
+)
 
 __all__ = [*arithmetic.__all__, *complex_parts.__all__, *comparison.__all__,
            *unary_math.__all__, *binary_math.__all__]
