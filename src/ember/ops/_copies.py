@@ -21,6 +21,7 @@ from .. import _dtype as dt
 from .._device import META, canonical, check_cuda_dtype, check_webgpu_dtype
 from .._tensor import (
     Tensor,
+    _trace_state,
     channels_last_order,
     memory_format_param,
     preserve_format,
@@ -160,7 +161,8 @@ def _copy_(self, src, non_blocking=False):
     if src._data.dtype.kind == "c" and self._data.dtype.kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=2)
-    if grad_mode.state.enabled and (self._rg or src._rg):
+    # recorded as an op when autograd or ember.jit.trace must see the write
+    if (grad_mode.state.enabled and (self._rg or src._rg)) or _trace_state.tracer is not None:
         return assign_inplace(self, copy_op(self, src), check_dtype=False)
     if self._device is not META:
         data = src._data
@@ -203,7 +205,7 @@ def _fill_(self, value):
         value = value.item() if value._device is not META else 0
     value = _checked_fill_value(_scalar_value(value), self.dtype)
     check_inplace_target(self, expanded_ok=True)  # torch fills expanded tensors too
-    if grad_mode.state.enabled and self._rg:
+    if (grad_mode.state.enabled and self._rg) or _trace_state.tracer is not None:
         return assign_inplace(self, fill_op(self, value=value), check_dtype=False)
     if self._device is not META:
         self._data.fill(value)
