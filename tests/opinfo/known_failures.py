@@ -8,56 +8,6 @@ its entry. This list only shrinks.
 """
 
 KNOWN_FAILURES = {
-    ('argmin', 'onnx'):
-        '0-dim input: the export gives ArgMin axis 0 on a rank-0 tensor, which onnxruntime '
-        'refuses',
-    ('cdist', 'onnx'):
-        'the export raises ZeroDivisionError (a Python division at export time) for this '
-        "sample's p",
-    ('gather', 'onnx'):
-        '0-dim input: the export gives GatherElements axis 0 on a rank-0 tensor, which '
-        'onnxruntime refuses',
-    ('linalg.norm', 'onnx'):
-        'the export raises ZeroDivisionError (a Python division at export time) for a vector '
-        'norm sample',
-    ('linalg.norm.subgradients_at_zero', 'onnx'):
-        'the export raises ZeroDivisionError (a Python division at export time) for a vector '
-        'norm sample',
-    ('masked.argmax', 'onnx'):
-        '0-dim input: the export gives ArgMax axis 0 on a rank-0 tensor, which onnxruntime '
-        'refuses',
-    ('masked.argmin', 'onnx'):
-        '0-dim input: the export gives ArgMin axis 0 on a rank-0 tensor, which onnxruntime '
-        'refuses',
-    ('masked.norm', 'onnx'):
-        "0-dim input: the export emits a reduction over an empty axes list, which onnx's "
-        'helper cannot type (ValueError)',
-    ('masked.normalize', 'onnx'):
-        "0-dim input: the export emits a reduction over an empty axes list, which onnx's "
-        'helper cannot type (ValueError)',
-    ('max.reduction_with_dim', 'onnx'):
-        '0-dim input: the export gives ReduceMax axis 0 on a rank-0 tensor, which onnxruntime '
-        'refuses',
-    ('min.reduction_with_dim', 'onnx'):
-        '0-dim input: the export gives ReduceMin axis 0 on a rank-0 tensor, which onnxruntime '
-        'refuses',
-    ('nn.functional.adaptive_max_pool1d', 'onnx'):
-        'an unbatched (C, L) input is exported as GlobalMaxPool, which needs rank >= 3',
-    ('nn.functional.softmin', 'onnx'):
-        '0-dim input: the export gives Softmax axis 0 on a rank-0 tensor, which onnxruntime '
-        'refuses',
-    ('std.unbiased', 'onnx'):
-        '(0, 5) input reduced over all 0 elements with correction 1: the export gives -0.0 '
-        'where torch gives nan',
-    ('std_mean.unbiased', 'onnx'):
-        '(0, 5) input reduced over all 0 elements with correction 1: the export gives -0.0 '
-        'where torch gives nan',
-    ('var.unbiased', 'onnx'):
-        '(0, 5) input reduced over all 0 elements with correction 1: the export gives -0.0 '
-        'where torch gives nan',
-    ('var_mean.unbiased', 'onnx'):
-        '(0, 5) input reduced over all 0 elements with correction 1: the export gives -0.0 '
-        'where torch gives nan',
     ('as_strided', 'vmap'):
         "ember's vmap runs as_strided on each example as a view of the batch, so the storage "
         "offset counts from the batch's start; torch's batching rule counts it from each "

@@ -1075,8 +1075,17 @@ softmax_op = Op("softmax", _softmax_kernel, meta=_softmax_meta, save_inputs=Fals
                 save_output=True, kind="nn", autocast={"cuda": "fp32"})
 log_softmax_op = Op("log_softmax", _log_softmax_kernel, meta=_softmax_meta, save_inputs=False,
                     save_output=True, kind="nn", autocast={"cuda": "fp32"})
-softmax_op.defonnx(lambda ctx, x, dim: ctx.op("Softmax", x, axis=ctx.axis(dim)))
-log_softmax_op.defonnx(lambda ctx, x, dim: ctx.op("LogSoftmax", x, axis=ctx.axis(dim)))
+def _softmax_onnx(onnx_type):
+    """Softmax/LogSoftmax along ``dim`` (a 0-dim input as a one-element vector)."""
+    def mapping(ctx, x, dim):
+        if not ctx.in_dims(0):
+            return ctx.squeeze(ctx.op(onnx_type, ctx.unsqueeze(x, [0]), axis=0), [0])
+        return ctx.op(onnx_type, x, axis=ctx.axis(dim))
+    return mapping
+
+
+softmax_op.defonnx(_softmax_onnx("Softmax"))
+log_softmax_op.defonnx(_softmax_onnx("LogSoftmax"))
 log_softmax_op.defbatch(_batching.along_dim)
 softmax_op.defbatch(_batching.along_dim)
 

@@ -900,14 +900,18 @@ _adaptive_max_op = Op("adaptive_max_pool", _adaptive_max_kernel, save_inputs=Fal
 
 @_adaptive_max_op.defonnx
 def _adaptive_max_pool_onnx(ctx, x, nd, out):
+    unbatched = len(ctx.in_dims(0)) == nd + 1  # ONNX's pools want a batch axis: add one
     if all(o == 1 for o in out):
-        return ctx.op("GlobalMaxPool", x), None
+        pooled = ctx.op("GlobalMaxPool", ctx.unsqueeze(x, [0]) if unbatched else x)
+        return (ctx.squeeze(pooled, [0]) if unbatched else pooled), None
     sizes = ctx.in_dims(0)[-nd:]
     if any(ctx.is_dynamic(s) or s % o for s, o in zip(sizes, out)):
         ctx.fail("adaptive_max_pool exports only to output size 1, or to sizes that divide "
                  "static input sizes")
     kernel = [s // o for s, o in zip(sizes, out)]
-    return ctx.op("MaxPool", x, kernel_shape=kernel, strides=kernel), None
+    pooled = ctx.op("MaxPool", ctx.unsqueeze(x, [0]) if unbatched else x, kernel_shape=kernel,
+                    strides=kernel)
+    return (ctx.squeeze(pooled, [0]) if unbatched else pooled), None
 
 
 _adaptive_max_op.defbatch(_batching.trailing_dims)

@@ -52,6 +52,11 @@ def gather_op(xp, a, idx, *, dim):
 @gather_op.defonnx
 def _gather_onnx(ctx, x, index, dim):
     index = ctx.cast(index, ctx.in_dtype(1), "int64")
+    if not ctx.in_dims(0):  # GatherElements needs an axis: gather from x as one element
+        flat = ctx.int64s([-1])
+        picked = ctx.op("GatherElements", ctx.op("Reshape", x, flat),
+                        ctx.op("Reshape", index, flat), axis=0)
+        return ctx.op("Reshape", picked, ctx.shape_tensor(list(ctx.out_dims())))
     return ctx.op("GatherElements", x, index, axis=ctx.axis(dim))
 
 

@@ -180,5 +180,10 @@ def _reduction_onnx(onnx_type):
         x = ctx.cast(x, ctx.in_dtype(0), ctx.out_dtype())
         if not ctx.in_dims(0):
             return ctx.op("Identity", x)
-        return ctx.reduce(onnx_type, x, ctx.axes(dims), keepdim)
+        axes = ctx.axes(dims)
+        if onnx_type == "ReduceMean" and 0 in [ctx.in_dims(0)[a] for a in axes]:
+            # the mean of no elements: torch gives nan (0 / 0), onnxruntime's ReduceMean 0
+            total = ctx.reduce("ReduceSum", x, axes, keepdim)
+            return ctx.op("Div", total, ctx.scalar(0, ctx.out_dtype()))
+        return ctx.reduce(onnx_type, x, axes, keepdim)
     return mapping

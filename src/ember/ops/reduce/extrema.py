@@ -124,6 +124,8 @@ min_all_op.grad_name = "MinBackward1"
 def _extreme_dim_onnx(reduce_type, arg_type):
     """max(dim)/min(dim): the values (``reduce_type``) and their indices (``arg_type``)."""
     def mapping(ctx, x, dim, keepdim=False):
+        if not ctx.in_dims(0):  # a 0-dim input is its own extreme, at index 0
+            return ctx.op("Identity", x), ctx.scalar(0, "int64")
         axis = ctx.axis(dim)
         values = ctx.reduce(reduce_type, x, [axis], keepdim)
         return values, ctx.op(arg_type, x, axis=axis, keepdims=int(keepdim))
@@ -301,7 +303,7 @@ argmin_op = Op("argmin", _arg_kernel("argmin"), meta=_arg_meta, kind="other")
 def _arg_onnx(onnx_type):
     """argmax/argmin (``onnx_type``) along ``dim``, or over the flattened input."""
     def mapping(ctx, x, dim=None, keepdim=False):
-        if dim is None:
+        if dim is None or not ctx.in_dims(0):  # (ONNX's ArgMax needs an axis to reduce)
             x = ctx.op("Reshape", x, ctx.int64s([-1]))
             return ctx.op(onnx_type, x, axis=0, keepdims=0)
         return ctx.op(onnx_type, x, axis=ctx.axis(dim), keepdims=int(keepdim))

@@ -74,8 +74,10 @@ def _var_onnx(ctx, x, dims=None, correction=1, keepdim=False):
     centred = ctx.op("Sub", x, ctx.reduce("ReduceMean", x, axes, True))
     squares = ctx.reduce("ReduceSum", ctx.op("Mul", centred, centred), axes, keepdim)
     count = _count_onnx(ctx, x, axes)
-    if correction:
-        count = ctx.op("Sub", count, ctx.scalar(correction, ctx.out_dtype()))
+    if correction:  # torch divides by max(0, count - correction): 0 / 0 is nan
+        zero = ctx.scalar(0, ctx.out_dtype())
+        count = ctx.op("Max", ctx.op("Sub", count, ctx.scalar(correction, ctx.out_dtype())),
+                       zero)
     return ctx.op("Div", squares, count)
 
 
@@ -291,14 +293,24 @@ def norm_op(xp, a, *, p, dims, keepdim):
 @norm_op.defonnx
 def _norm_onnx(ctx, x, p=2.0, dims=None, keepdim=False):
     axes = ctx.axes(dims)
+    magnitude = ctx.op("Abs", x)
+    if p == 0:  # the number of nonzero elements
+        nonzero = ctx.op("Not", ctx.op("Equal", x, ctx.scalar(0, ctx.in_dtype(0))))
+        magnitude = ctx.cast(nonzero, "bool", ctx.out_dtype())
+    if not ctx.in_dims(0):
+        return magnitude  # the norm of one element
+    if p == 0:
+        return ctx.reduce("ReduceSum", magnitude, axes, keepdim)
     if p == 2:
         return ctx.reduce("ReduceL2", x, axes, keepdim)
     if p == 1:
         return ctx.reduce("ReduceL1", x, axes, keepdim)
     if p == math.inf:
-        return ctx.reduce("ReduceMax", ctx.op("Abs", x), axes, keepdim)
+        return ctx.reduce("ReduceMax", magnitude, axes, keepdim)
+    if p == -math.inf:
+        return ctx.reduce("ReduceMin", magnitude, axes, keepdim)
     power = ctx.scalar(p, ctx.out_dtype())
-    total = ctx.reduce("ReduceSum", ctx.op("Pow", ctx.op("Abs", x), power), axes, keepdim)
+    total = ctx.reduce("ReduceSum", ctx.op("Pow", magnitude, power), axes, keepdim)
     return ctx.op("Pow", total, ctx.scalar(1.0 / p, ctx.out_dtype()))
 
 
