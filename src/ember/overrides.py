@@ -46,6 +46,7 @@ from ._dtype import dtype as _dtype
 from ._numpy_names import with_torch_names as _with_torch_names
 from ._tensor import Size, Tensor
 from ._traceback import hide_internal_frames as _hide_internal_frames
+from .ops._signature import is_checker_code as _is_checker_code
 
 __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
            "handle_torch_function", "has_torch_function", "has_torch_function_unary",
@@ -557,7 +558,8 @@ class _WarningsSkippingWrappers:
         frame, skipped = sys._getframe(1), 0
         for _ in range(stacklevel - 1):
             frame = frame.f_back
-            while frame is not None and frame.f_code is _WRAPPER_CODE:
+            while frame is not None and (frame.f_code is _WRAPPER_CODE
+                                         or _is_checker_code(frame.f_code)):
                 skipped += 1
                 frame = frame.f_back
             if frame is None:

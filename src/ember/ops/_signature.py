@@ -504,7 +504,23 @@ def _stub_code():
 def _code_file(name):
     """The file name of generated code: inside ember's package, so that tracebacks hide its
     frames at the API boundary as they hide ember's own (``_traceback.py``)."""
-    return os.path.join(os.path.dirname(__file__), f"<signature {name}>")
+    return f"{_CODE_PREFIX}{name}>"
+
+
+_CODE_PREFIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "<signature ")
+
+
+def is_checker_code(code):
+    """Whether ``code`` is a compiled checker's (or its first-call stub's): a frame that
+    ``warnings.warn(..., stacklevel=n)`` does not count, as it does not count the public
+    wrappers of ``ember.overrides``, so a warning still points at the user's line.
+
+    Example::
+
+        >>> is_checker_code(ember.cumsum.__torch_function_implementation__.__code__)
+        True
+    """
+    return code.co_filename.startswith(_CODE_PREFIX) or code is _compile_on_first_call.__code__
 
 
 _STUB_CODE = _stub_code()

@@ -1158,6 +1158,8 @@ def _softmax_input(input, name, dim, dtype, stacklevel):
     return input, dim
 
 
+@signature("softmax(Tensor input, int? dim=None, PyObject _stacklevel=3, "
+           "ScalarType? dtype=None) -> Tensor")
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``exp(x) / sum(exp(x), dim)``, computed stably; ``dtype`` casts the input first.
 
@@ -1185,6 +1187,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return softmax(-input, dim, dtype=dtype)
 
 
+@signature("log_softmax(Tensor input, int? dim=None, PyObject _stacklevel=3, "
+           "ScalarType? dtype=None) -> Tensor")
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``log(softmax(input))``, computed stably (finite for logits like +-1e4).
 

@@ -429,6 +429,9 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name
                         dilation=dilation, out=out)
 
 
+@signature("max_pool1d_with_indices(Tensor input, int[1] kernel_size, int[1]? stride=None, "
+           "int[1] padding=0, int[1] dilation=1, bool ceil_mode=False, "
+           "PyObject return_indices=False) -> (Tensor, Tensor)")
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
     """1-D max pooling returning ``(values, indices)``.
@@ -441,6 +444,9 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, "max_pool1d")
 
 
+@signature("max_pool2d_with_indices(Tensor input, int[2] kernel_size, int[2]? stride=None, "
+           "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, "
+           "PyObject return_indices=False) -> (Tensor, Tensor)")
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
     """2-D max pooling returning ``(values, indices)``.
@@ -453,6 +459,9 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
 
 
+@signature("max_pool3d_with_indices(Tensor input, int[3] kernel_size, int[3]? stride=None, "
+           "int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, "
+           "PyObject return_indices=False) -> (Tensor, Tensor)")
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
     """3-D max pooling returning ``(values, indices)``.
@@ -1019,7 +1028,7 @@ def _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode, name):
     return (out.sign() * out.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
 
 
-@signature("lp_pool1d(Tensor input, PyObject norm_type, int[1] kernel_size, int[1]? stride=None, "
+@signature("lp_pool1d(Tensor input, PyObject norm_type, PyObject kernel_size, int[1]? stride=None, "
            "bool ceil_mode=False) -> Tensor")
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling: ``(sum over the window of x^p)^(1/p)``.
@@ -1032,7 +1041,7 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode, "lp_pool1d")
 
 
-@signature("lp_pool2d(Tensor input, PyObject norm_type, int[2] kernel_size, int[2]? stride=None, "
+@signature("lp_pool2d(Tensor input, PyObject norm_type, PyObject kernel_size, int[2]? stride=None, "
            "bool ceil_mode=False) -> Tensor")
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """2-D power-average pooling.
@@ -1045,7 +1054,7 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(input, 2, norm_type, kernel_size, stride, ceil_mode, "lp_pool2d")
 
 
-@signature("lp_pool3d(Tensor input, PyObject norm_type, int[3] kernel_size, int[3]? stride=None, "
+@signature("lp_pool3d(Tensor input, PyObject norm_type, PyObject kernel_size, int[3]? stride=None, "
            "bool ceil_mode=False) -> Tensor")
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """3-D power-average pooling.

@@ -575,6 +575,9 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, 
                                     reduction=_reduction_name(reduction))
 
 
+@signature("ctc_loss(Tensor log_probs, Tensor targets, PyObject input_lengths, "
+           "PyObject target_lengths, int blank=0, int reduction=1, "
+           "bool zero_infinity=False) -> Tensor", overloaded=True)
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
              zero_infinity=False):
     """``nn.functional.ctc_loss`` with an int ``reduction``.

@@ -25,6 +25,7 @@ def _check_bool_mask(name, mask, capital=False):
         raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {kind}")
 
 
+@signature("masked_fill(Tensor input, Tensor mask, PyObject value) -> Tensor", overloaded=True)
 def masked_fill(input, mask, value):
     """``value`` where ``mask`` is True, ``input`` elsewhere (``mask`` broadcasts).
 

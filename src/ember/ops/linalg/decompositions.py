@@ -22,6 +22,7 @@ from ... import _dtype as dt
 from ... import return_types as _return_types
 from ..._device import META
 from .._registry import autocast_policy, defop, write_out
+from .._signature import signature
 from .._util import linalg_errors
 from .._vmap_rules import batching
 from ._common import (
@@ -711,6 +712,7 @@ def geqrf(input, *, out=None):
     return _write_tuple(result, out, "geqrf", GeqrfResult)
 
 
+@signature("orgqr(Tensor input, PyObject tau, *, Tensor? out=None) -> Tensor")
 def orgqr(input, tau, *, out=None):
     """The explicit ``Q`` of :func:`geqrf`'s reflectors: torch's alias of
     :func:`ember.linalg.householder_product`.

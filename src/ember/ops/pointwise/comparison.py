@@ -18,6 +18,7 @@ from .._operands import (
     scalar_tensor,
 )
 from .._registry import Op, _short_name, defop, write_out
+from .._signature import signature
 from ._declare import (
     _F32,
     _LOW,
@@ -290,6 +291,8 @@ def _clamp_derivative(ctx, grad, *, has_min, has_max):
     return tuple(grads)
 
 
+@signature("clamp(Tensor input, PyObject? min=None, PyObject? max=None, *, "
+           "Tensor? out=None) -> Tensor", overloaded=True)
 def clamp(input, min=None, max=None, *, out=None):
     """Limit every element to ``[min, max]``; either bound may be a number or a tensor.
 
@@ -318,6 +321,7 @@ def clamp(input, min=None, max=None, *, out=None):
 clip = clamp
 
 
+@signature("clamp_min(Tensor input, PyObject min, *, Tensor? out=None) -> Tensor", overloaded=True)
 def clamp_min(input, min, *, out=None):
     """``clamp(input, min=min)``.
 
@@ -329,6 +333,7 @@ def clamp_min(input, min, *, out=None):
     return clamp(input, min=min, out=out)
 
 
+@signature("clamp_max(Tensor input, PyObject max, *, Tensor? out=None) -> Tensor", overloaded=True)
 def clamp_max(input, max, *, out=None):
     """``clamp(input, max=max)``.
 

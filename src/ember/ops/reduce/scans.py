@@ -513,6 +513,8 @@ def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@signature("cumulative_trapezoid(Tensor y, Tensor? x=None, *, Scalar? dx=None, "
+           "int dim=-1) -> Tensor", overloaded=True)
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral along ``dim`` (one value fewer than ``y`` has).
 
@@ -554,6 +556,8 @@ def _gradient_spacings(spacing, dims):
     return [spacing] * len(dims)
 
 
+@signature("gradient(Tensor input, *, PyObject spacing=1, PyObject? dim=None, "
+           "int edge_order=1) -> Tensor[]", overloaded=True)
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Estimate the derivative of ``input`` along each of ``dim`` (default: all dims) by
     second-order central differences inside, one-sided differences of order ``edge_order`` at

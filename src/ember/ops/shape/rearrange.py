@@ -300,6 +300,8 @@ def _segment_sum_derivative(ctx, grad, *, repeats, dim, size):
     return (repeat_interleave_op(grad, repeats=repeats, dim=dim),)
 
 
+@signature("repeat_interleave(Tensor input, PyObject? repeats=None, int? dim=None, *, "
+           "SymInt? output_size=None) -> Tensor", overloaded=True)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element ``repeats`` times (an int, or a tensor with one count per element)
     along ``dim`` (over the flattened input when None). With only a tensor of counts, returns

@@ -273,6 +273,7 @@ def unflatten(input, dim, sizes):
     return _view(input, shape[:dim] + sizes + shape[dim + 1:])
 
 
+@signature("squeeze(Tensor input, PyObject? dim=None) -> Tensor", overloaded=True)
 def squeeze(input, dim=None):
     """A view without size-1 dimensions (all of them, or only those in ``dim``).
 
