@@ -90,6 +90,9 @@ HOST_SYNC_ALLOWED = {
     ("matrix_functions.py", "_scaled_taylor_18"): "the number of squarings depends on the norms",
     ("histograms.py", "bin_positions"): "sorted edges take the library's search (one check)",
     ("creation.py", "checked_int"): "reads a NumPy scalar parameter, never a device array",
+    ("_util.py", "svd"): "NaN must raise and inf give NaN as in torch (LAPACK's gesdd may hang "
+                         "on them): one finiteness check",
+    ("decompositions.py", "cholesky_op"): "a non-finite matrix fails as torch's potrf: one check",
 }
 
 # Functions allowed to use NumPy/SciPy because they work on host arrays, and why.

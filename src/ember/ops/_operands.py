@@ -32,8 +32,8 @@ def broadcast_shapes(*shapes):
     result = [1] * ndim
     for shape in shapes:
         offset = ndim - len(shape)
-        for i, size in enumerate(shape):
-            j = offset + i
+        for i in reversed(range(len(shape))):  # torch reports the last mismatching dim
+            size, j = shape[i], offset + i
             if size == result[j] or size == 1:
                 continue
             if result[j] == 1:

@@ -360,7 +360,10 @@ def run_op(op, *inputs, **params):
         arrays = tuple(t._data for t in inputs)
     xp = device._xp
     if xp is not None:
-        out = op.kernel(xp, *arrays, **params)
+        try:
+            out = op.kernel(xp, *arrays, **params)
+        except np.linalg.LinAlgError as error:  # free when nothing is raised
+            raise _linalg_error(op, error) from error
     elif device is META:
         out = _run_meta(op, arrays, params)
     else:
@@ -464,6 +467,16 @@ def copyto(device, dst, src):
         device.xp.copyto(dst, src, casting="unsafe")
 
 
+def _linalg_error(op, error):
+    """NumPy's (or CuPy's) LinAlgError from a kernel as torch's ``torch.linalg.LinAlgError``,
+    named after the op as torch names it (``linalg_eigh`` -> ``linalg.eigh``). Kernels
+    that know torch's exact wording (singular, not positive-definite) raise it themselves."""
+    from .linalg._common import LinAlgError
+
+    name = op.name.replace("linalg_", "linalg.", 1)
+    return LinAlgError(f"{name}: The algorithm failed to converge: {error}.")
+
+
 def _run_cuda(op, device, arrays, params):
     """Run a kernel on the tensors' GPU, whichever GPU is current (CuPy computes on the
     current device and refuses arrays of another)."""
@@ -473,6 +486,9 @@ def _run_cuda(op, device, arrays, params):
             return op.kernel(cp, *arrays, **params)
     except Exception as error:  # CuPy's out-of-memory becomes torch's (the CPU path skips this)
         from ..cuda._errors import translate_out_of_memory
+
+        if isinstance(error, np.linalg.LinAlgError):
+            raise _linalg_error(op, error) from error
 
         translated = translate_out_of_memory(error)
         if translated is error:

@@ -106,3 +106,30 @@ def linalg_errors(xp):
     import cupyx  # pragma: no cover - GPU only
 
     return cupyx.errstate(linalg="raise")  # pragma: no cover
+
+
+def svd(xp, a, full_matrices=True, compute_uv=True, name="linalg.svd"):
+    """``xp.linalg.svd`` of a matrix or a batch, with torch's answers for non-finite input:
+    ``LinAlgError`` naming the first matrix that holds a NaN, and NaN factors for a matrix
+    that holds an infinity (LAPACK's gesdd can loop forever on one, so it never sees it).
+
+    Example::
+
+        >>> svd(np, np.diag([3., 4.]), compute_uv=False)
+        array([4., 3.])
+    """
+    finite = xp.isfinite(a).all(axis=(-2, -1))
+    if host_values(xp, finite.all())[0]:  # one synchronisation on the GPU
+        return xp.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    with_nan = xp.isnan(a).any(axis=(-2, -1)).reshape(-1)
+    any_nan, index = host_values(xp, with_nan.any(), xp.argmax(with_nan))
+    if any_nan:
+        from .linalg._common import LinAlgError, _batch_prefix
+
+        raise LinAlgError(f"{name}: {_batch_prefix(index, a.ndim > 2)}The algorithm failed to "
+                          "converge because the input matrix contained non-finite values.")
+    results = xp.linalg.svd(xp.where(finite[..., None, None], a, 0), full_matrices=full_matrices,
+                            compute_uv=compute_uv)
+    for result in results if compute_uv else (results,):
+        result[~finite] = xp.nan
+    return results

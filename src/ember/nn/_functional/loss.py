@@ -436,7 +436,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     """
     reduction = _reduction(size_average, reduce, reduction)
     zero = input.new_zeros(())
-    margin_part = where(target != 1, clamp_min(margin - input, 0), zero)
+    # The margin takes input's dtype first, as in torch's kernel: an int64 loss stays int64.
+    margin_part = where(target != 1, clamp_min(input.new_full((), margin) - input, 0), zero)
     self_part = where(target != -1, input, zero)
     return _reduce(margin_part + self_part, reduction)
 

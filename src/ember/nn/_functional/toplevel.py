@@ -27,7 +27,10 @@ __all__ = []
 
 def _reduction_name(reduction):
     """torch's ``at::Reduction`` code as nn.functional's name (codes other than 1 and 2 reduce
-    nothing, as in torch)."""
+    nothing, as in torch).
+
+    The loss functions below default to 0 (no reduction), as torch's Python bindings of them
+    do, although its schemas say ``reduction=Mean``: ``torch.kl_div(x, y)`` is element-wise."""
     return {1: "mean", 2: "sum"}.get(reduction, "none")
 
 
@@ -480,64 +483,64 @@ def _reduced(loss, reduction):
     return loss
 
 
-def kl_div(input, target, reduction=1, log_target=False):
+def kl_div(input, target, reduction=0, log_target=False):
     """The Kullback-Leibler divergence loss (``input`` holds log-probabilities); ``reduction``
-    1 (mean) averages over all elements.
+    0 (the default) keeps every element, 1 averages, 2 sums.
 
     Example::
 
         >>> p = ember.tensor([0.5, 0.5])
         >>> ember.kl_div(p.log(), p)
-        tensor(0.)
+        tensor([0., 0.])
     """
     return _reduced(_F().kl_div(input, target, reduction="none", log_target=log_target),
                     reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
-    """Binary cross-entropy on logits (``reduction``: 0 none, 1 mean, 2 sum).
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    """Binary cross-entropy on logits (``reduction``: 0 none, the default; 1 mean; 2 sum).
 
     Example::
 
         >>> ember.binary_cross_entropy_with_logits(ember.tensor([0.]), ember.tensor([1.]))
-        tensor(0.6931)
+        tensor([0.6931])
     """
     return _F().binary_cross_entropy_with_logits(input, target, weight,
                                                  reduction=_reduction_name(reduction),
                                                  pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
-    """``nn.functional.cosine_embedding_loss`` with an int ``reduction``.
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    """``nn.functional.cosine_embedding_loss`` with an int ``reduction`` (default 0: none).
 
     Example::
 
         >>> ember.cosine_embedding_loss(ember.ones(1, 2), ember.ones(1, 2), ember.tensor([1]))
-        tensor(0.)
+        tensor([0.])
     """
     return _F().cosine_embedding_loss(input1, input2, target, margin,
                                       reduction=_reduction_name(reduction))
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
-    """``nn.functional.hinge_embedding_loss`` with an int ``reduction``.
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    """``nn.functional.hinge_embedding_loss`` with an int ``reduction`` (default 0: none).
 
     Example::
 
         >>> ember.hinge_embedding_loss(ember.tensor([0.5]), ember.tensor([-1.]))
-        tensor(0.5000)
+        tensor([0.5000])
     """
     return _F().hinge_embedding_loss(input, target, margin,
                                      reduction=_reduction_name(reduction))
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
-    """``nn.functional.margin_ranking_loss`` with an int ``reduction``.
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    """``nn.functional.margin_ranking_loss`` with an int ``reduction`` (default 0: none).
 
     Example::
 
         >>> ember.margin_ranking_loss(ember.tensor([1.]), ember.tensor([2.]), ember.tensor([1.]))
-        tensor(1.)
+        tensor([1.])
     """
     return _F().margin_ranking_loss(input1, input2, target, margin,
                                     reduction=_reduction_name(reduction))
@@ -562,14 +565,14 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
            "float margin=1.0, float p=2, float eps=1e-06, bool swap=False, "
            "int reduction=1) -> Tensor")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
-                        reduction=1):
-    """``nn.functional.triplet_margin_loss`` with an int ``reduction``.
+                        reduction=0):
+    """``nn.functional.triplet_margin_loss`` with an int ``reduction`` (default 0: none).
 
     Example::
 
         >>> a = ember.zeros(1, 2)
         >>> ember.triplet_margin_loss(a, a, a)
-        tensor(1.)
+        tensor([1.])
     """
     return _F().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                     reduction=_reduction_name(reduction))

@@ -93,6 +93,8 @@ def pixel_unshuffle(input, downscale_factor):
     if w % r:
         raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, "
                            f"but input.size(-1)={w} is not divisible by {r}")
+    if input.numel() == 0:
+        return input.clone()  # torch's CPU kernel returns an empty input's shape unchanged
     lead = tuple(lead)
     n = len(lead)
     x = input.reshape(lead + (c, h // r, r, w // r, r))

@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -23,7 +24,8 @@ from ... import return_types as _return_types
 from ..._device import META
 from .._registry import autocast_policy, defop, write_out
 from .._signature import signature
-from .._util import linalg_errors
+from .._util import host_values, linalg_errors
+from .._util import svd as _svd
 from .._vmap_rules import batching
 from ._common import (
     _LOW,
@@ -55,6 +57,8 @@ from .solvers import linalg_inv, solve_op
 def cholesky_op(xp, a):
     if a.size == 0:
         return xp.empty(a.shape, a.dtype)
+    if not host_values(xp, xp.isfinite(a).all())[0]:  # torch's LAPACK fails; NumPy's gives NaN
+        _not_pd_error(xp, a, "linalg.cholesky")
     try:
         with linalg_errors(xp):
             return xp.linalg.cholesky(a).astype(a.dtype, copy=False)
@@ -87,10 +91,13 @@ def _first_bad_minor(matrix):
     import scipy.linalg
 
     try:
-        scipy.linalg.cholesky(matrix, lower=True, check_finite=False)
+        factor = scipy.linalg.cholesky(matrix, lower=True, check_finite=False)
     except np.linalg.LinAlgError as e:
         digits = "".join(itertools.takewhile(str.isdigit, str(e).strip()))
         return int(digits) if digits else 1
+    for order, pivot in enumerate(np.diagonal(factor), start=1):
+        if math.isnan(pivot):  # LAPACK stops at a NaN pivot; SciPy goes on
+            return order
     return 0
 
 
@@ -484,7 +491,7 @@ def svd_op(xp, a, *, full_matrices):
             u[...] = xp.eye(su[-1], dtype=a.dtype)
             vh[...] = xp.eye(sv[-1], dtype=a.dtype)
         return u, xp.zeros(ss, sd), vh
-    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    u, s, vh = _svd(xp, a, full_matrices=full_matrices)
     return (u.astype(a.dtype, copy=False), s.astype(_real_np(a.dtype), copy=False),
             vh.astype(a.dtype, copy=False))
 

@@ -4,13 +4,12 @@ into ``x`` when nothing records), the reflected and in-place forms, comparisons,
 
 from __future__ import annotations
 
-import numpy as np
-
 from ... import _dtype as dt
 from ..._tensor import Tensor, _trace_state
 from ...autograd.forward_ad import _state as _fw_state
 from ...autograd.grad_mode import state as _grad_state
 from .._operands import (
+    broadcast_shapes,
     operator_method,
 )
 from .._registry import _short_name, check_writable, inplace
@@ -108,7 +107,7 @@ def _direct_inplace(ufunc_name, general):
                 operand = other._data
                 ok = (other._device is self._device and operand.dtype == data.dtype
                       and (operand.shape == data.shape
-                           or np.broadcast_shapes(operand.shape, data.shape) == data.shape))
+                           or broadcast_shapes(data.shape, operand.shape) == data.shape))
             else:
                 operand = other
                 ok = type(other) is float or type(other) is int

@@ -65,10 +65,17 @@ def bincount(input, weights=None, minlength=0):
     return bincount_op(input, weights.detach(), minlength=int(minlength), out_dtype=out_dtype)
 
 
+def _check_finite_range(low, high, what):
+    """torch's error for bins over a range with an infinite or nan end (given, or the data's)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"{what} [{low:g}, {high:g}] is not finite")
+
+
 def _histogram_range(xp, a, low, high):
     if low == high and a.size:
         low, high = host_values(xp, a.min(), a.max())  # data-dependent bins: one sync
         low, high = float(low), float(high)
+    _check_finite_range(low, high, "torch.histc: range of")
     if low == high:
         low, high = low - 1, high + 1
     return low, high
@@ -160,6 +167,7 @@ def histogram_op(xp, a, *weight, bins, low, high, density, edges):
         if low is None:  # the data's range; torch's [0, 1] without data
             low, high = host_values(xp, flat.min(), flat.max()) if flat.size else (0.0, 1.0)
             low, high = float(low), float(high)
+        _check_finite_range(low, high, "torch.histogramdd: dimension 0's range")
         if low == high:
             low, high = low - 0.5, high + 0.5
         edges_array = xp.linspace(low, high, bins + 1).astype(a.dtype)
@@ -179,9 +187,10 @@ histogram_op.opt_out("batch", "no batched rule yet: vmap runs it element by elem
 histogram_op.opt_out("derivative", "torch does not differentiate histogram")
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """A histogram of ``input``: ``(hist, bin_edges)``; ``bins`` is a count of equal bins
-    (over ``range``, or the data's range) or a 1-D tensor of increasing edges.
+    (100 by default, as torch's, over ``range`` or the data's range) or a 1-D tensor of
+    increasing edges.
 
     Example::
 

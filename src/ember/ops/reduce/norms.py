@@ -15,6 +15,7 @@ from ...autograd.forward_ad import reduction_jvp
 from .._operands import wrap_dim
 from .._registry import defop, inplace, write_out
 from .._signature import signature
+from .._util import svd
 from .._vmap_rules import batching
 from ._common import (
     _check_tensor,
@@ -351,7 +352,7 @@ norm_op.defjvp(reduction_jvp(norm_op))
        opt_outs={"onnx": "ONNX has no matrix decompositions (it needs an SVD)"})
 def nuclear_norm_op(xp, a, *, dims, keepdim):
     moved = xp.moveaxis(a, dims, (-2, -1))
-    result = xp.linalg.svd(moved, compute_uv=False).sum(-1)
+    result = svd(xp, moved, compute_uv=False).sum(-1)
     if keepdim:
         result = xp.expand_dims(result, dims)
     return result.astype(dt.from_numpy_dtype(a.dtype).to_real().np, copy=False)

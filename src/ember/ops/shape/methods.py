@@ -47,6 +47,20 @@ def _split_method(self, split_size, dim=0):
 Tensor.split = _split_method
 
 
+def _tile_method(self, *dims, **kwargs):
+    """``ember.tile(self, dims)``; the method also takes the sizes as separate ints, as torch's.
+
+    Example::
+
+        >>> ember.ones(1, 2).tile(2, 1).shape
+        ember.Size([2, 2])
+    """
+    return _public("tile")(self, *((dims,) if len(dims) > 1 else dims), **kwargs)
+
+
+Tensor.tile = _tile_method
+
+
 def _inplace_view(view_fn):
     """``x.t_()``-style methods: ``x`` itself takes the geometry of ``view_fn(x, ...)`` (same
     memory, new shape/strides, version bumped); autograd records the view's node on ``x``."""

@@ -1,0 +1,185 @@
+"""Calls the bad-input check found answered differently from torch, each compared with torch.
+
+These are the semantic mismatches (not argument parsing): a default that differs, a dtype or
+shape torch keeps, an error type torch raises from a kernel, a NumPy error that leaked.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _pair(shape=(3, 4), seed=0, dtype=np.float32):
+    values = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return torch.tensor(values), ember.tensor(values)
+
+
+def _same_outcome(fn_torch, fn_ember):
+    """Both raise the same exception type, or both return equal results (NaN-aware)."""
+    try:
+        expected = fn_torch()
+    except Exception as error:  # noqa: BLE001 - the type is what is compared
+        with pytest.raises(Exception) as caught:
+            fn_ember()
+        assert _kind(caught.value) == _kind(error), (caught.value, error)
+        return
+    got = fn_ember()
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(expected)
+    for e, g in zip(expected, got):
+        assert isinstance(g, ember.Tensor)
+        assert tuple(g.shape) == tuple(e.shape)
+        assert str(g.dtype).split(".")[-1] == str(e.dtype).split(".")[-1]
+        np.testing.assert_allclose(g.detach().numpy(), e.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6, equal_nan=True)
+
+
+def _kind(error):
+    """LinAlgError by name (torch's is torch._C._LinAlgError), else the builtin type."""
+    if "LinAlgError" in type(error).__name__:
+        assert not type(error).__module__.startswith("numpy"), "NumPy's error leaked"
+        return "LinAlgError"
+    return next(k for k in type(error).__mro__ if k.__module__ == "builtins").__name__
+
+
+# ------------------------------------------------------------ top-level losses
+
+
+@pytest.mark.parametrize("name,n_inputs", [
+    ("kl_div", 2), ("binary_cross_entropy_with_logits", 2), ("hinge_embedding_loss", 2),
+    ("margin_ranking_loss", 3), ("triplet_margin_loss", 3)])
+@pytest.mark.parametrize("reduction", [None, 0, 1, 2])
+def test_top_level_losses_reduce_nothing_by_default(name, n_inputs, reduction):
+    pairs = [_pair(seed=i) for i in range(n_inputs)]
+    extra = () if reduction is None else {
+        "kl_div": (reduction,), "binary_cross_entropy_with_logits": (None, None, reduction),
+        "hinge_embedding_loss": (1.0, reduction), "margin_ranking_loss": (0.0, reduction),
+        "triplet_margin_loss": (1.0, 2.0, 1e-6, False, reduction)}[name]
+    _same_outcome(lambda: getattr(torch, name)(*[t for t, _ in pairs], *extra),
+                  lambda: getattr(ember, name)(*[e for _, e in pairs], *extra))
+
+
+def test_cosine_embedding_loss_reduces_nothing_by_default():
+    (t1, e1), (t2, e2) = _pair(seed=1), _pair(seed=2)
+    target = np.array([1, -1, 1])
+    _same_outcome(lambda: torch.cosine_embedding_loss(t1, t2, torch.tensor(target)),
+                  lambda: ember.cosine_embedding_loss(e1, e2, ember.tensor(target)))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_, np.float64])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_hinge_embedding_loss_keeps_integer_dtypes(dtype, reduction):
+    values = (np.random.default_rng(0).standard_normal((3, 4)) * 3).astype(dtype)
+    target = np.where(np.random.default_rng(1).random((3, 4)) > 0.5, 1, -1).astype(dtype)
+    _same_outcome(
+        lambda: torch.nn.functional.hinge_embedding_loss(
+            torch.tensor(values), torch.tensor(target), 1.5, reduction=reduction),
+        lambda: ember.nn.functional.hinge_embedding_loss(
+            ember.tensor(values), ember.tensor(target), 1.5, reduction=reduction))
+
+
+# ------------------------------------------------------------ shapes and defaults
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 4, 4), (2, 3, 0, 4), (1, 2, 4, 4)])
+def test_pixel_unshuffle_of_an_empty_input_keeps_its_shape(shape):
+    values = np.zeros(shape, np.float32)
+    _same_outcome(lambda: torch.pixel_unshuffle(torch.tensor(values), 2),
+                  lambda: ember.pixel_unshuffle(ember.tensor(values), 2))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"range": (0.0, 1.0)}, {"density": True}])
+def test_histogram_defaults_to_100_bins(kwargs):
+    t, e = _pair()
+    _same_outcome(lambda: torch.histogram(t, **kwargs), lambda: ember.histogram(e, **kwargs))
+    _same_outcome(lambda: t.histogram(**kwargs), lambda: e.histogram(**kwargs))
+
+
+@pytest.mark.parametrize("values", [[1.0, math.nan], [1.0, math.inf], [-math.inf, 0.0]])
+def test_histogram_of_non_finite_data_raises_as_torch(values):
+    _same_outcome(lambda: torch.histogram(torch.tensor(values)),
+                  lambda: ember.histogram(ember.tensor(values)))
+    _same_outcome(lambda: torch.histc(torch.tensor(values)),
+                  lambda: ember.histc(ember.tensor(values)))
+    _same_outcome(lambda: torch.histc(torch.tensor([1.0]), 4, 0, math.inf),
+                  lambda: ember.histc(ember.tensor([1.0]), 4, 0, math.inf))
+
+
+@pytest.mark.parametrize("dims", [(2, 1), (2,), (1, 2, 3)])
+def test_tile_method_takes_separate_ints(dims):
+    t, e = _pair()
+    _same_outcome(lambda: t.tile(*dims), lambda: e.tile(*dims))
+    _same_outcome(lambda: t.tile(dims), lambda: e.tile(dims))
+    _same_outcome(lambda: t.tile(dims=dims), lambda: e.tile(dims=dims))
+
+
+# ------------------------------------------------------------ errors torch raises
+
+
+@pytest.mark.parametrize("method", ["add_", "sub_", "mul_", "div_"])
+@pytest.mark.parametrize("other", [(5,), (2, 3), (2, 1, 4)])
+def test_inplace_arithmetic_with_a_non_broadcastable_operand(method, other):
+    t, e = _pair()
+    o = np.ones(other, np.float32)
+    with pytest.raises(RuntimeError) as expected:
+        getattr(t, method)(torch.tensor(o))
+    with pytest.raises(RuntimeError) as got:
+        getattr(e, method)(ember.tensor(o))
+    assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("name", ["svd", "svdvals", "pinv", "matrix_rank", "cond", "nuclear"])
+@pytest.mark.parametrize("where", ["all", "one", "batch"])
+def test_svd_family_on_nan_raises_linalg_error(name, where):
+    values = np.random.default_rng(0).standard_normal((2, 3, 3)).astype(np.float32)
+    if where == "all":
+        values[:] = math.nan
+    else:
+        values[1 if where == "batch" else 0, 0, 0] = math.nan
+    call = {"svd": lambda T, a: T.linalg.svd(a), "svdvals": lambda T, a: T.linalg.svdvals(a),
+            "pinv": lambda T, a: T.linalg.pinv(a), "cond": lambda T, a: T.linalg.cond(a),
+            "matrix_rank": lambda T, a: T.linalg.matrix_rank(a),
+            "nuclear": lambda T, a: T.linalg.matrix_norm(a, "nuc")}[name]
+    with pytest.raises(torch.linalg.LinAlgError) as expected:
+        call(torch, torch.tensor(values))
+    with pytest.raises(ember.linalg.LinAlgError) as got:
+        call(ember, ember.tensor(values))
+    assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("name", ["svdvals", "cond", "matrix_rank"])
+def test_svd_family_on_a_matrix_with_an_infinity_gives_nan_as_torch(name):
+    values = np.random.default_rng(0).standard_normal((3, 3)).astype(np.float32)
+    values[0, 0] = math.inf
+    call = {"svdvals": lambda T, a: T.linalg.svdvals(a), "cond": lambda T, a: T.linalg.cond(a),
+            "matrix_rank": lambda T, a: T.linalg.matrix_rank(a)}[name]
+    _same_outcome(lambda: call(torch, torch.tensor(values)),
+                  lambda: call(ember, ember.tensor(values)))
+
+
+@pytest.mark.parametrize("fill", [math.nan, math.inf])
+@pytest.mark.parametrize("name", ["cholesky", "linalg.cholesky"])
+def test_cholesky_of_a_non_finite_matrix_raises(fill, name):
+    values = np.full((3, 3), fill, np.float32)
+    fn = {"cholesky": lambda T: T.cholesky, "linalg.cholesky": lambda T: T.linalg.cholesky}[name]
+    _same_outcome(lambda: fn(torch)(torch.tensor(values)), lambda: fn(ember)(ember.tensor(values)))
+
+
+def test_cholesky_ex_reports_a_nan_pivot():
+    values = np.full((3, 3), math.nan, np.float32)
+    assert int(ember.linalg.cholesky_ex(ember.tensor(values)).info) == \
+        int(torch.linalg.cholesky_ex(torch.tensor(values)).info)
+
+
+@pytest.mark.parametrize("name", ["eigh", "eigvalsh"])
+def test_eigh_non_convergence_is_linalg_error(name):
+    values = np.full((3, 3), math.nan, np.float32)
+    with pytest.raises(torch.linalg.LinAlgError):
+        getattr(torch.linalg, name)(torch.tensor(values))
+    with pytest.raises(ember.linalg.LinAlgError, match=r"^linalg\.eigh: "):
+        getattr(ember.linalg, name)(ember.tensor(values))
