@@ -48,6 +48,13 @@ class Tensor:
         >>> x = ember.tensor([[1., 2.], [3., 4.]])
         >>> x.shape, x.dtype
         (ember.Size([2, 2]), ember.float32)
+
+    This class body holds the data, metadata, autograd fields and conversions. Every other
+    method and dunder (``add``, ``__add__``, ``sum``, ``view``, ``uniform_``...) is declared
+    next to its operator through :func:`ember.ops._methods.tensor_method`, which installs it
+    here and records it: ``ember.ops._methods.METHODS["add"]`` is the function, and its
+    ``__module__`` names the file (``ember.ops.pointwise.arithmetic``); ``Tensor.add`` itself is
+    ember.overrides' ``__torch_function__`` wrapper around it (``Tensor.add.__wrapped__``).
     """
 
     # ``_grad_fn`` is the node that produced this tensor; read it through the ``grad_fn``
@@ -59,6 +66,7 @@ class Tensor:
                  "_grad", "_hooks", "_retains_grad", "_acc", "_post_acc_hooks", "_fw_grad",
                  "__dict__", "__weakref__")
     __array_priority__ = 1000  # make NumPy defer to our reflected operators
+    __hash__ = object.__hash__  # by identity, as torch's (``==`` is element-wise)
 
     def __new__(cls, *args, device=None):
         if len(args) == 1 and not isinstance(args[0], builtins.int):

@@ -18,7 +18,8 @@ from __future__ import annotations
 import warnings
 
 from . import _dtype as dt
-from ._tensor import Tensor, channels_last, channels_last_3d, memory_format
+from ._tensor import channels_last, channels_last_3d, memory_format
+from .ops._methods import tensor_method
 
 __all__ = []
 
@@ -465,23 +466,23 @@ def _name(self):
 
 def _install():
     for flag in _BACKEND_FLAGS:
-        setattr(Tensor, flag, property(_always_false, doc=_always_false.__doc__))
+        tensor_method(property(_always_false, doc=_always_false.__doc__), flag)
     for name, layout in _SPARSE_ACCESSORS.items():
-        setattr(Tensor, name, _sparse_only(name, layout))
+        tensor_method(_sparse_only(name, layout), name)
     for name, why in _NO_KERNEL_METHODS.items():
-        setattr(Tensor, name, _no_cpu_kernel(name, why))
+        tensor_method(_no_cpu_kernel(name, why), name)
     for name, replacement in _REMOVED.items():
-        setattr(Tensor, name, _removed(name, replacement))
+        tensor_method(_removed(name, replacement), name)
     for name, (exc, message) in _BACKEND_METHODS.items():
-        setattr(Tensor, name, _no_backend(name, exc, message))
+        tensor_method(_no_backend(name, exc, message), name)
     for method in (is_distributed, sparse_dim, dense_dim, smm, sspaddmm, reinforce, chalf,
                    index, const_data_ptr, dequantize, record_stream, module_load,
                    nonzero_static, slice_inverse):
-        setattr(Tensor, method.__name__, method)
-    Tensor.dim_order = dim_order
-    Tensor.grad_dtype = property(_grad_dtype, _set_grad_dtype, doc=_grad_dtype.__doc__)
-    Tensor.volatile = property(_volatile, _set_volatile, doc=_volatile.__doc__)
-    Tensor.name = property(_name, doc=_name.__doc__)
+        tensor_method(method, method.__name__)
+    tensor_method(dim_order, "dim_order")
+    tensor_method(property(_grad_dtype, _set_grad_dtype, doc=_grad_dtype.__doc__), "grad_dtype")
+    tensor_method(property(_volatile, _set_volatile, doc=_volatile.__doc__), "volatile")
+    tensor_method(property(_name, doc=_name.__doc__), "name")
     _install_on_sparse()
 
 

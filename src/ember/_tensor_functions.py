@@ -16,6 +16,7 @@ import builtins
 import numpy as np
 
 from ._tensor import Tensor
+from .ops._methods import tensor_method
 
 __all__ = ["typename", "get_device", "is_same_size", "is_signed", "is_inference", "is_nonzero",
            "detach"]
@@ -135,9 +136,9 @@ def detach(input):
     return input.detach()
 
 
-Tensor.is_same_size = is_same_size
-Tensor.is_nonzero = is_nonzero
-Tensor.is_inference = is_inference
+tensor_method(is_same_size, "is_same_size")
+tensor_method(is_nonzero, "is_nonzero")
+tensor_method(is_inference, "is_inference")
 
 
 # ---------------------------------------------------------------- top-level in-place aliases
@@ -245,7 +246,7 @@ def _conj_physical_(self):
     return inplace(conj_physical, self)
 
 
-Tensor.fill_diagonal_ = _fill_diagonal_
-Tensor.tril_ = _tril_
-Tensor.triu_ = _triu_
-Tensor.conj_physical_ = _conj_physical_
+tensor_method(_fill_diagonal_, "fill_diagonal_")
+tensor_method(_tril_, "tril_")
+tensor_method(_triu_, "triu_")
+tensor_method(_conj_physical_, "conj_physical_")

@@ -32,6 +32,7 @@ from ._tensor import (
     sparse_csr,
     tensor,
 )
+from .ops._methods import tensor_method
 
 # ---------------------------------------------------------------- legacy tensor types
 
@@ -310,15 +311,15 @@ def _as_subclass(self, cls):
     return alias
 
 
-Tensor.new = _new
-Tensor.resize_ = _resize_
-Tensor.resize_as_ = _resize_as_
-Tensor.resize = _resize
-Tensor.resize_as = _resize_as
-Tensor.apply_ = _apply_
-Tensor.map_ = _map_
-Tensor.map2_ = _map2_
-Tensor.as_subclass = _as_subclass
+tensor_method(_new, "new")
+tensor_method(_resize_, "resize_")
+tensor_method(_resize_as_, "resize_as_")
+tensor_method(_resize, "resize")
+tensor_method(_resize_as, "resize_as")
+tensor_method(_apply_, "apply_")
+tensor_method(_map_, "map_")
+tensor_method(_map2_, "map2_")
+tensor_method(_as_subclass, "as_subclass")
 
 
 # ---------------------------------------------------------------- sparse hooks (ember.sparse)
@@ -404,10 +405,11 @@ def _to_dense(self, dtype=None, *, masked_grad=None):
     return self if dtype is None else self.to(dtype)
 
 
-Tensor.to_sparse = _to_sparse
-Tensor.to_sparse_coo = _to_sparse_coo
-Tensor.to_sparse_csr = _to_sparse_csr
-Tensor.to_sparse_csc = _to_sparse_csc
-Tensor.sparse_mask = _sparse_mask
-Tensor.is_sparse_csr = property(lambda self: False, doc="False: a dense tensor is not CSR.")
-Tensor.to_dense = _to_dense
+tensor_method(_to_sparse, "to_sparse")
+tensor_method(_to_sparse_coo, "to_sparse_coo")
+tensor_method(_to_sparse_csr, "to_sparse_csr")
+tensor_method(_to_sparse_csc, "to_sparse_csc")
+tensor_method(_sparse_mask, "sparse_mask")
+tensor_method(property(lambda self: False, doc="False: a dense tensor is not CSR."),
+              "is_sparse_csr")
+tensor_method(_to_dense, "to_dense")

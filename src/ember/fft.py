@@ -32,6 +32,7 @@ from ._tensor import Tensor, tensor
 from .ops import creation as _cr
 from .ops import pointwise as _pw
 from .ops import shape as _sh
+from .ops._methods import tensor_method as _tensor_method
 from .ops._operands import wrap_dim
 from .ops._registry import defop, write_out
 
@@ -939,5 +940,5 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     return y
 
 
-Tensor.stft = stft
-Tensor.istft = istft
+_tensor_method(stft, "stft")
+_tensor_method(istft, "istft")

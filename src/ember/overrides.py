@@ -46,6 +46,7 @@ from ._dtype import dtype as _dtype
 from ._numpy_names import with_torch_names as _with_torch_names
 from ._tensor import Size, Tensor
 from ._traceback import hide_internal_frames as _hide_internal_frames
+from .ops._methods import tensor_method as _tensor_method
 from .ops._signature import is_checker_code as _is_checker_code
 
 __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
@@ -465,6 +466,9 @@ def _wrap_tensor_methods():
         if not isinstance(value, _types.FunctionType):
             continue
         if not _is_public_wrapper(value):
+            # wrapping, not defining: the method came from tensor_method, and
+            # ember.ops._methods.METHODS[name] (= value.__wrapped__) names its file. The
+            # wrapper says ember._tensor, so that it pickles by reference as Tensor.<name>
             value = _public(value, name, qualname=f"Tensor.{name}")
             value.__module__ = Tensor.__module__
             setattr(Tensor, name, value)
@@ -618,7 +622,7 @@ def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
         return _convert(result, cls)
 
 
-Tensor.__torch_function__ = classmethod(_tensor_torch_function)
+_tensor_method(classmethod(_tensor_torch_function), "__torch_function__")
 
 
 def get_default_nowrap_functions():

@@ -17,6 +17,7 @@ from . import _dtype as dt
 from .autograd import forward_ad as _fwad
 from .ops import pointwise as _pw
 from .ops._fusion import COMPOSITE_KERNEL, SCIPY_KERNEL, decline
+from .ops._methods import tensor_method as _tensor_method
 from .ops._registry import Op, write_out
 from .ops._signature import signature
 from .ops._util import host_values
@@ -380,8 +381,8 @@ gammainc = _igamma  # also ember.igamma
 gammaincc = _igammac  # also ember.igammac
 __all__ += ["gammainc", "gammaincc"]
 for _name, _fn in (("igamma", _igamma), ("igammac", _igammac)):
-    _pw._method(_name, _fn)
-    _pw._method(_name + "_", _pw._inplace_method(_fn))
+    _tensor_method(_fn, _name)
+    _tensor_method(_pw._inplace_method(_fn), _name + "_")
 del _name, _fn
 
 

@@ -34,6 +34,7 @@ import numpy as np
 from . import _dtype as dt
 from ._device import CPU, META, canonical
 from ._tensor import Tensor, _array_address, _contiguous_strides
+from .ops._methods import tensor_method as _tensor_method
 
 __all__ = ["UntypedStorage", "TypedStorage", "is_storage"]
 
@@ -1062,8 +1063,8 @@ def _set_geometry(self, storage, storage_offset, size, stride):
                                                  tuple(s * item for s in strides))
 
 
-Tensor.untyped_storage = _untyped_storage
-Tensor._typed_storage = _typed_storage
-Tensor.storage = _storage
-Tensor.storage_type = _storage_type
-Tensor.set_ = _set_
+_tensor_method(_untyped_storage, "untyped_storage")
+_tensor_method(_typed_storage, "_typed_storage")
+_tensor_method(_storage, "storage")
+_tensor_method(_storage_type, "storage_type")
+_tensor_method(_set_, "set_")

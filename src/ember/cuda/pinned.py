@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._device import cupy_module
+from ..ops._methods import tensor_method
 
 __all__ = ["pinned_empty", "is_pinned_array", "check_pinning_available"]
 
@@ -90,10 +91,8 @@ def _is_pinned(self, device=None):
 
 
 def _attach():
-    from .._tensor import Tensor
-
-    Tensor.pin_memory = _pin_memory
-    Tensor.is_pinned = _is_pinned
+    tensor_method(_pin_memory, "pin_memory")
+    tensor_method(_is_pinned, "is_pinned")
 
 
 _attach()

@@ -233,6 +233,8 @@ def install(tracer):
     import ember
 
     owners = {"Tensor": Tensor, "ember": ember}
+    # a temporary patch for one trace, put back by uninstall: not a definition of these
+    # methods, which stay where ember.ops._methods.METHODS says
     saved = [(Tensor, "shape", Tensor.__dict__["shape"])]
     Tensor.shape = _shape_source(Tensor.__dict__["shape"], tracer)
     for name in SIZE_SOURCES:

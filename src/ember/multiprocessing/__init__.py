@@ -38,6 +38,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import CPU
 from .._tensor import Tensor
+from ..ops._methods import tensor_method as _tensor_method
 from . import _channel
 from ._cuda_ipc import reduce_cuda_tensor, share_cuda_
 from ._queue import Queue  # noqa: F401  (replaces multiprocessing.Queue)
@@ -205,8 +206,8 @@ def _register_reducers():
 
 
 _register_reducers()
-Tensor.share_memory_ = share_memory_
-Tensor.is_shared = is_shared
+_tensor_method(share_memory_, "share_memory_")
+_tensor_method(is_shared, "is_shared")
 
 
 # ---------------------------------------------------------------- spawn

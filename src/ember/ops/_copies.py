@@ -29,6 +29,7 @@ from .._tensor import (
 from ..autograd import forward_ad as _forward_ad
 from ..autograd import grad_mode
 from ._fusion import decline
+from ._methods import tensor_method
 from ._operands import broadcast_shapes
 from ._registry import (
     assign_inplace,
@@ -247,9 +248,9 @@ def fill(input, value):
     return _fill_(input.clone(), value)
 
 
-Tensor.copy_ = _copy_
-Tensor.fill_ = _fill_
-Tensor.zero_ = _zero_
+tensor_method(_copy_, "copy_")
+tensor_method(_fill_, "fill_")
+tensor_method(_zero_, "zero_")
 
 
 # ---------------------------------------------------------------- copies and casts
@@ -391,8 +392,8 @@ def contiguous(input, memory_format=None):
     return clone_op(input, memory_format=fmt)
 
 
-Tensor.clone = clone
-Tensor.contiguous = contiguous
+tensor_method(clone, "clone")
+tensor_method(contiguous, "contiguous")
 
 
 

@@ -24,6 +24,7 @@ from ..autograd import grad_mode
 from ._generator import (
     _to_storage,
 )
+from ._methods import tensor_method
 from ._registry import _short_name, check_inplace_target, copyto
 from .random import (
     _arrange,
@@ -278,13 +279,13 @@ def _bernoulli_(self, p=0.5, *, generator=None):
                                               order=_memory_order(self._data)))
 
 
-Tensor.uniform_ = _uniform_
-Tensor.normal_ = _normal_
-Tensor.random_ = _random_
-Tensor.exponential_ = _exponential_
-Tensor.geometric_ = _geometric_
-Tensor.cauchy_ = _cauchy_
-Tensor.log_normal_ = _log_normal_
-Tensor.bernoulli_ = _bernoulli_
-Tensor.bernoulli = bernoulli
-Tensor.multinomial = multinomial
+tensor_method(_uniform_, "uniform_")
+tensor_method(_normal_, "normal_")
+tensor_method(_random_, "random_")
+tensor_method(_exponential_, "exponential_")
+tensor_method(_geometric_, "geometric_")
+tensor_method(_cauchy_, "cauchy_")
+tensor_method(_log_normal_, "log_normal_")
+tensor_method(_bernoulli_, "bernoulli_")
+tensor_method(bernoulli, "bernoulli")
+tensor_method(multinomial, "multinomial")

@@ -18,6 +18,7 @@ from .._tensor import (
     Tensor,
     memory_format_param,
 )
+from ._methods import tensor_method
 from ._operands import broadcast_shapes, varargs_or_keyword
 from ._registry import (
     autocast_policy,
@@ -462,11 +463,11 @@ def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_
                          requires_grad=requires_grad)
 
 
-Tensor.new_zeros = _new_factory(0, "new_zeros")
-Tensor.new_ones = _new_factory(1, "new_ones")
-Tensor.new_empty = _new_factory(None, "new_empty")
-Tensor.new_full = _new_full
-Tensor.new_empty_strided = _new_empty_strided
+tensor_method(_new_factory(0, "new_zeros"), "new_zeros")
+tensor_method(_new_factory(1, "new_ones"), "new_ones")
+tensor_method(_new_factory(None, "new_empty"), "new_empty")
+tensor_method(_new_full, "new_full")
+tensor_method(_new_empty_strided, "new_empty_strided")
 
 
 # ---------------------------------------------------------------- ranges
@@ -950,7 +951,7 @@ def diagflat(input, offset=0):
     return diag(input.reshape(-1), offset)
 
 
-Tensor.diagflat = diagflat
+tensor_method(diagflat, "diagflat")
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):

@@ -19,6 +19,7 @@ from .. import _dtype as dt
 from .. import return_types as _return_types
 from .._tensor import Tensor
 from .._tensor_functions import require_tensor as _check_tensor
+from ._methods import tensor_method
 from ._signature import signature
 from .reduce import bin_positions
 
@@ -259,5 +260,5 @@ def _corrcoef_method(self):
     return corrcoef(self)
 
 
-Tensor.cov = _cov_method
-Tensor.corrcoef = _corrcoef_method
+tensor_method(_cov_method, "cov")
+tensor_method(_corrcoef_method, "corrcoef")

@@ -21,6 +21,7 @@ from ...autograd import grad_mode
 from ...autograd.forward_ad import symmetric_jvp
 from ...func import _batching_rules as _batching
 from ...ops._fusion import COMPOSITE_KERNEL, decline
+from ...ops._methods import tensor_method
 from ...ops._operands import wrap_dim
 from ...ops._registry import Op, _short_name, autocast_policy, defop
 from ...ops._registry import inplace as _inplace
@@ -1233,11 +1234,11 @@ def _tensor_log_softmax(self, dim, dtype=None):
 
 
 if not hasattr(Tensor, "softmax"):
-    Tensor.softmax = _tensor_softmax
+    tensor_method(_tensor_softmax, "softmax")
 if not hasattr(Tensor, "log_softmax"):
-    Tensor.log_softmax = _tensor_log_softmax
+    tensor_method(_tensor_log_softmax, "log_softmax")
 if not hasattr(Tensor, "hardshrink"):
-    Tensor.hardshrink = hardshrink
+    tensor_method(hardshrink, "hardshrink")
 
 
 # Fusion (``ops/_fusion.py``): the activations with no step in a fused chain yet (relu's is

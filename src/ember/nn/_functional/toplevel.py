@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from ..._tensor_functions import require_tensor as _require_tensor
+from ...ops._methods import tensor_method
 from ...ops._signature import signature
 
 __all__ = []
@@ -617,7 +618,7 @@ def _prelu_method(self, weight):
 
 
 
-Tensor.prelu = _prelu_method
+tensor_method(_prelu_method, "prelu")
 
 
 def _affine(x, weight, bias):

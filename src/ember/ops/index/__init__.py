@@ -24,7 +24,15 @@ The package's modules, one family each: ``_kernels`` (shared kernel helpers),
 
 from __future__ import annotations
 
-from . import _kernels, advanced, gather_scatter, index_ops, masked, methods, take_put  # noqa: F401
+from . import (  # noqa: F401
+    _kernels,
+    advanced,
+    gather_scatter,
+    index_ops,
+    masked,
+    methods,  # noqa: F401  (installs the Tensor methods of this family)
+    take_put,
+)
 from ._kernels import (  # noqa: F401  (importers use these names)
     _short,
     _ufunc_at_rounds,
@@ -59,9 +67,6 @@ from .index_ops import (  # noqa: F401  (importers use these names)
     index_select_op,
 )
 from .masked import *  # noqa: F403
-from .methods import (  # noqa: F401  (importers use these names)
-    Tensor,
-)
 from .take_put import *  # noqa: F403
 
 __all__ = [*gather_scatter.__all__, *index_ops.__all__, *masked.__all__, *advanced.__all__,

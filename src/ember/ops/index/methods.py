@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
+from .._methods import tensor_method
 from .._registry import inplace
 from .advanced import _getitem, _setitem, argwhere, index_put, nonzero, nonzero_static
 from .gather_scatter import (
@@ -30,22 +30,22 @@ def _inplace_method(fn, name):
     return method
 
 
-Tensor.gather = _gather_method
-Tensor.scatter = _scatter_method
-Tensor.scatter_ = _inplace_method(_scatter_method, "scatter")
+tensor_method(_gather_method, "gather")
+tensor_method(_scatter_method, "scatter")
+tensor_method(_inplace_method(_scatter_method, "scatter"), "scatter_")
 for _fn in (scatter_add, scatter_reduce, index_select, index_add, index_copy, index_fill,
             masked_fill, index_put, masked_scatter, masked_select, take, take_along_dim, put,
             nonzero, nonzero_static, argwhere):
-    setattr(Tensor, _fn.__name__, _fn)
+    tensor_method(_fn, _fn.__name__)
 for _fn in (scatter_add, scatter_reduce, index_add, index_copy, index_fill, masked_fill,
             index_put, masked_scatter, put):
-    setattr(Tensor, _fn.__name__ + "_", _inplace_method(_fn, _fn.__name__))
-Tensor.__getitem__ = _getitem
-Tensor.__setitem__ = _setitem
+    tensor_method(_inplace_method(_fn, _fn.__name__), _fn.__name__ + "_")
+tensor_method(_getitem, "__getitem__")
+tensor_method(_setitem, "__setitem__")
 
 
-Tensor.index_reduce = index_reduce
-Tensor.index_reduce_ = _inplace_method(index_reduce, "index_reduce")
+tensor_method(index_reduce, "index_reduce")
+tensor_method(_inplace_method(index_reduce, "index_reduce"), "index_reduce_")
 for _fn in (slice_scatter, select_scatter, diagonal_scatter, as_strided_scatter):
-    setattr(Tensor, _fn.__name__, _fn)
+    tensor_method(_fn, _fn.__name__)
 del _fn

@@ -9,7 +9,7 @@ Example::
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
+from .._methods import tensor_method
 from .._operands import operator_method
 from .._registry import inplace
 from . import (
@@ -49,13 +49,13 @@ def install():
     """Set the methods and operators on ``Tensor`` (done once, when the package is imported)."""
     for module, names in SAME_NAME.items():
         for name in names:
-            setattr(Tensor, name, getattr(module, name))
+            tensor_method(getattr(module, name), name)
     for name in IN_PLACE:
-        setattr(Tensor, name + "_", _in_place(getattr(products, name)))
-    Tensor.tensordot = lambda self, other, dims=2: tensordot(self, other, dims)
-    Tensor.__matmul__ = operator_method(matmul, "__matmul__")
-    Tensor.__rmatmul__ = operator_method(_rmatmul, "__rmatmul__")
-    Tensor.__imatmul__ = operator_method(_imatmul, "__imatmul__")
+        tensor_method(_in_place(getattr(products, name)), name + "_")
+    tensor_method(lambda self, other, dims=2: tensordot(self, other, dims), "tensordot")
+    tensor_method(operator_method(matmul, "__matmul__"), "__matmul__")
+    tensor_method(operator_method(_rmatmul, "__rmatmul__"), "__rmatmul__")
+    tensor_method(operator_method(_imatmul, "__imatmul__"), "__imatmul__")
 
 
 install()

@@ -39,7 +39,6 @@ from ._declare import (  # noqa: F401  (the helpers other families and ember.spe
     _inplace_method,
     _is_scalar,
     _low_precision,
-    _method,
     _not_differentiable,
     _same_shape_meta,
     _special,

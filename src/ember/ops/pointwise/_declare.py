@@ -21,6 +21,7 @@ from ...autograd.forward_ad import _state as _fw_state
 from ...autograd.grad_mode import state as _grad_state
 from ...profiler._recorder import state as _profiling
 from .._fusion import BOOL_RESULT, INTEGER_ONLY
+from .._methods import tensor_method
 from .._operands import (
     binary_operands,
     broadcast_meta,
@@ -36,11 +37,6 @@ _LOW = dt.LOW_PRECISION
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _REAL_FLOATS = (_F32, _F64)  # the dtypes whose derivatives may take the NumPy fast path
-
-
-def _method(name, fn):
-    """Attach ``fn`` to Tensor as method ``name``."""
-    setattr(Tensor, name, fn)
 
 
 _special = scipy_special  # ``scipy.special`` for NumPy, ``cupyx.scipy.special`` for CuPy
@@ -240,8 +236,8 @@ def unary(name, kernel, derivative=None, *, promote="float", deny="", errors=Non
     if namespace is not None:
         _publish(namespace, name, fn)
     if methods:
-        _method(name, fn)
-        _method(name + "_", _inplace_method(fn))
+        tensor_method(fn, name)
+        tensor_method(_inplace_method(fn), name + "_")
     return fn
 
 
@@ -266,8 +262,8 @@ def alias(alias, name, *, namespace):
     """Declare ``alias`` as another name of the op ``name`` of ``namespace`` (function, method
     and in-place method)."""
     _publish(namespace, alias, namespace[name])
-    _method(alias, getattr(Tensor, name))
-    _method(alias + "_", getattr(Tensor, name + "_"))
+    tensor_method(getattr(Tensor, name), alias)
+    tensor_method(getattr(Tensor, name + "_"), alias + "_")
 
 
 # ---------------------------------------------------------------- binary math (table-driven)
@@ -332,9 +328,9 @@ def binary(name, kernel, derivative=None, *, promote="keep", deny="", errors=Non
     if namespace is not None:
         _publish(namespace, name, fn)
     if methods:
-        _method(name, fn)
+        tensor_method(fn, name)
     if methods and inplace_method:
-        _method(name + "_", _inplace_method(fn))
+        tensor_method(_inplace_method(fn), name + "_")
     return fn
 
 

@@ -12,6 +12,7 @@ from ... import return_types as _return_types
 from ..._tensor import Tensor
 from ...autograd.forward_ad import add_tangents, linear_jvp
 from .._fusion import COMPOSITE_KERNEL, OTHER_DTYPE, Fusion, decline, unit_alpha
+from .._methods import tensor_method
 from .._operands import (
     binary_operands,
     broadcast_shapes,
@@ -677,7 +678,7 @@ def ldexp(input, other, *, out=None):
     return write_out(result, out, "ldexp")
 
 
-Tensor.ldexp = ldexp
+tensor_method(ldexp, "ldexp")
 
 
 def _ldexp_(self, other):
@@ -685,7 +686,7 @@ def _ldexp_(self, other):
 
 
 _ldexp_.__name__, _ldexp_.__doc__ = "ldexp_", "In-place version of :func:`ldexp`."
-Tensor.ldexp_ = _ldexp_
+tensor_method(_ldexp_, "ldexp_")
 
 
 _frexp_result = _return_types.frexp
@@ -732,7 +733,7 @@ def frexp(input, *, out=None):
     return _frexp_result(mantissa, exponent)
 
 
-Tensor.frexp = frexp
+tensor_method(frexp, "frexp")
 
 
 def rsub(input, other, *, alpha=1):

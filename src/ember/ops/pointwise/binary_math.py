@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._fusion import COMPOSITE_KERNEL, SCIPY_KERNEL, decline
+from .._methods import tensor_method
 from .._operands import (
     binary_operands,
 )
@@ -16,7 +17,6 @@ from ._declare import (
     _check_integer_divisor,
     _check_tensor,
     _inplace_method,
-    _method,
     _not_differentiable,
     _same_shape_meta,
     _zeros_like,
@@ -252,8 +252,8 @@ def heaviside(input, values, *, out=None):
 heaviside_op = Op("heaviside", _heaviside_kernel, meta=_same_shape_meta, kind="pointwise-binary",
                   opt_outs=_NOT_MAPPED)
 heaviside_op.defderivative(_not_differentiable("heaviside"))
-_method("heaviside", heaviside)
-_method("heaviside_", _inplace_method(heaviside))
+tensor_method(heaviside, "heaviside")
+tensor_method(_inplace_method(heaviside), "heaviside_")
 
 
 # ---------------------------------------------------------------- bitwise, gcd, lcm

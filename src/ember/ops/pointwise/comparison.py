@@ -11,6 +11,7 @@ from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
 from .._fusion import BOOL_RESULT, COMPOSITE_KERNEL, decline
+from .._methods import tensor_method
 from .._operands import (
     binary_operands,
     broadcast_shapes,
@@ -27,7 +28,6 @@ from ._declare import (
     _check_tensor,
     _inplace_method,
     _low_precision,
-    _method,
     _same_shape_meta,
     declarers,
 )
@@ -455,8 +455,8 @@ def _logical(name, ufunc, onnx_type):
     """
     globals()[name] = fn
     __all__.append(name)
-    _method(name, fn)
-    _method(name + "_", _inplace_method(fn))
+    tensor_method(fn, name)
+    tensor_method(_inplace_method(fn), name + "_")
 
 
 _logical("logical_and", "logical_and", "And")

@@ -8,6 +8,7 @@ from ... import _dtype as dt
 from ..._tensor import Tensor, _trace_state
 from ...autograd.forward_ad import _state as _fw_state
 from ...autograd.grad_mode import state as _grad_state
+from .._methods import tensor_method
 from .._operands import (
     broadcast_shapes,
     operator_method,
@@ -16,7 +17,6 @@ from .._registry import _short_name, check_writable, inplace
 from . import arithmetic, binary_math, comparison, complex_parts, unary_math
 from ._declare import (
     _inplace_method,
-    _method,
 )
 from .arithmetic import (
     add,
@@ -77,13 +77,13 @@ for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "tru
               "fmax", "fmin", "lerp", "addcmul", "addcdiv", "isclose", "allclose", "equal",
               "logit", "polygamma", "mvlgamma", "round", "nan_to_num", "positive", "square",
               "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg"):
-    _method(_name, _public(_name))
+    tensor_method(_public(_name), _name)
 for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
               "neg", "negative", "pow", "clamp", "clip", "clamp_min", "clamp_max",
               "float_power", "floor_divide", "lerp", "addcmul", "addcdiv", "logit", "mvlgamma",
               "round", "nan_to_num", "square", "eq", "ne", "lt", "le", "gt", "ge", "greater",
               "greater_equal", "less", "less_equal", "not_equal"):
-    _method(_name + "_", _inplace_method(_public(_name)))
+    tensor_method(_inplace_method(_public(_name)), _name + "_")
 
 
 def _direct_inplace(ufunc_name, general):
@@ -125,7 +125,7 @@ def _direct_inplace(ufunc_name, general):
 
 for _name, _ufunc in (("add_", "add"), ("sub_", "subtract"), ("mul_", "multiply"),
                       ("div_", "true_divide")):
-    _method(_name, _direct_inplace(_ufunc, getattr(Tensor, _name)))
+    tensor_method(_direct_inplace(_ufunc, getattr(Tensor, _name)), _name)
 
 
 
@@ -139,12 +139,12 @@ def _float_power_(self, exponent):
     return inplace(float_power, self, exponent)
 
 
-Tensor.float_power_ = _float_power_
-Tensor.polygamma = lambda self, n: polygamma(n, self)
-Tensor.polygamma_ = lambda self, n: inplace(lambda s: polygamma(n, s), self)
-Tensor.real = property(real)
-Tensor.imag = property(imag)
-Tensor.where = lambda self, condition, other: where(condition, self, other)
+tensor_method(_float_power_, "float_power_")
+tensor_method(lambda self, n: polygamma(n, self), "polygamma")
+tensor_method(lambda self, n: inplace(lambda s: polygamma(n, s), self), "polygamma_")
+tensor_method(property(real), "real")
+tensor_method(property(imag), "imag")
+tensor_method(lambda self, condition, other: where(condition, self, other), "where")
 # the arithmetic dunders that call their primitive directly when the operands need no
 # promotion (``operator_method``): name -> (primitive, whether the operands swap)
 _DIRECT_PRIMITIVES = {
@@ -169,14 +169,13 @@ for _name, _fn in (
         ("irshift", Tensor.bitwise_right_shift_), ("lt", lt), ("le", le), ("gt", gt),
         ("ge", ge)):
     _op, _reflects = _DIRECT_PRIMITIVES.get(_name, (None, False))
-    setattr(Tensor, f"__{_name}__", operator_method(_fn, f"__{_name}__", op=_op,
-                                                    reflected=_reflects))
-Tensor.__eq__ = operator_method(eq, "__eq__", arrays_as_tensors=True)
-Tensor.__ne__ = operator_method(ne, "__ne__")
-Tensor.__invert__ = _invert
-Tensor.__abs__ = _abs_dunder
-Tensor.__neg__ = neg
-Tensor.__pos__ = positive
-Tensor.__hash__ = object.__hash__
+    tensor_method(operator_method(_fn, f"__{_name}__", op=_op,
+                                                    reflected=_reflects), f"__{_name}__")
+tensor_method(operator_method(eq, "__eq__", arrays_as_tensors=True), "__eq__")
+tensor_method(operator_method(ne, "__ne__"), "__ne__")
+tensor_method(_invert, "__invert__")
+tensor_method(_abs_dunder, "__abs__")
+tensor_method(neg, "__neg__")
+tensor_method(positive, "__pos__")
 
 del _name, _fn, _ufunc, _op, _reflects

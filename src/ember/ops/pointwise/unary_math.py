@@ -12,13 +12,13 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from .._fusion import BOOL_RESULT, COMPOSITE_KERNEL, OTHER_DTYPE, SCIPY_KERNEL, Fusion, decline
+from .._methods import tensor_method
 from .._registry import inplace, write_out
 from .._util import scalar
 from ._declare import (
     _F32,
     _LOW,
     _check_tensor,
-    _method,
     _special,
     _zeros_like,
     declarers,
@@ -644,7 +644,7 @@ def _classify(name, real_fn, complex_fn, doc, example, deny="", errors=None, onn
         return real_fn(xp, a, a)
     unary(name, kernel, promote="keep", out_dtype="bool", low=False, deny=deny, errors=errors,
           doc=doc, example=example, methods=False, onnx=onnx, opt_outs=opt_outs)
-    _method(name, globals()[name])
+    tensor_method(globals()[name], name)
 
 
 def _false(xp, a):
@@ -765,7 +765,7 @@ def _abs_(self):
     return inplace(abs, self)
 
 
-_method("abs_", _abs_)
+tensor_method(_abs_, "abs_")
 _alias("absolute", "abs")
 
 

@@ -3,7 +3,7 @@ themselves."""
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
+from .._methods import tensor_method
 from .._registry import inplace
 from . import _common, extrema, histograms, norms, scans, sorting, sums
 from .scans import cumprod, cumsum
@@ -25,7 +25,7 @@ for _name in ("sum", "nansum", "mean", "nanmean", "prod", "std", "var", "max", "
               "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "sort",
               "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
               "bincount", "histc", "histogram", "sum_to_size"):
-    setattr(Tensor, _name, _public(_name))
-Tensor.cumsum_ = lambda self, dim, *, dtype=None: inplace(cumsum, self, dim, dtype=dtype)
-Tensor.cumprod_ = lambda self, dim, *, dtype=None: inplace(cumprod, self, dim, dtype=dtype)
+    tensor_method(_public(_name), _name)
+tensor_method(lambda self, dim, *, dtype=None: inplace(cumsum, self, dim, dtype=dtype), "cumsum_")
+tensor_method(lambda self, dim, *, dtype=None: inplace(cumprod, self, dim, dtype=dtype), "cumprod_")
 del _name

@@ -12,6 +12,7 @@ from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
 from ...autograd.forward_ad import reduction_jvp
+from .._methods import tensor_method
 from .._operands import wrap_dim
 from .._registry import defop, inplace, write_out
 from .._signature import signature
@@ -486,6 +487,6 @@ def dist(input, other, p=2):
     return norm(difference, p)
 
 
-Tensor.renorm = renorm
-Tensor.renorm_ = _renorm_
-Tensor.dist = dist
+tensor_method(renorm, "renorm")
+tensor_method(_renorm_, "renorm_")
+tensor_method(dist, "dist")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 
 from ..._tensor import Tensor
+from .._methods import tensor_method
 from .._operands import wrap_dim
 from .._registry import write_out
 from .._signature import signature
@@ -161,7 +162,7 @@ def unsafe_chunk(input, chunks, dim=0):
     return _unguarded(chunk(input, chunks, dim))
 
 
-Tensor.unsafe_split = unsafe_split
-Tensor.unsafe_split_with_sizes = unsafe_split_with_sizes
-Tensor.unsafe_chunk = unsafe_chunk
+tensor_method(unsafe_split, "unsafe_split")
+tensor_method(unsafe_split_with_sizes, "unsafe_split_with_sizes")
+tensor_method(unsafe_chunk, "unsafe_chunk")
 del _name, _view_name, _fn, _example

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
+from .._methods import tensor_method
 from .._registry import check_inplace_autograd
 from . import _geometry, copies, joins, padding, rearrange, slicing, views
 from .joins import split
@@ -28,8 +28,8 @@ for _name in ("reshape", "view_as", "reshape_as", "flatten", "unflatten", "ravel
               "unbind", "split", "split_with_sizes", "chunk", "tensor_split", "hsplit", "vsplit",
               "dsplit", "diagonal", "as_strided", "flip", "fliplr", "flipud", "roll", "rot90",
               "repeat_interleave", "tile", "tril", "triu"):
-    setattr(Tensor, _name, _public(_name))
-Tensor.narrow_copy = narrow_copy
+    tensor_method(_public(_name), _name)
+tensor_method(narrow_copy, "narrow_copy")
 
 
 def _split_method(self, split_size, dim=0):
@@ -44,7 +44,7 @@ def _split_method(self, split_size, dim=0):
     return split(self, split_size, dim)
 
 
-Tensor.split = _split_method
+tensor_method(_split_method, "split")
 
 
 def _tile_method(self, *dims, **kwargs):
@@ -58,7 +58,7 @@ def _tile_method(self, *dims, **kwargs):
     return _public("tile")(self, *((dims,) if len(dims) > 1 else dims), **kwargs)
 
 
-Tensor.tile = _tile_method
+tensor_method(_tile_method, "tile")
 
 
 def _inplace_view(view_fn):
@@ -84,18 +84,18 @@ def _inplace_view(view_fn):
     return method
 
 
-Tensor.squeeze_ = _inplace_view(squeeze)
-Tensor.unsqueeze_ = _inplace_view(unsqueeze)
-Tensor.transpose_ = _inplace_view(transpose)
-Tensor.swapdims_ = _inplace_view(transpose)
-Tensor.swapaxes_ = _inplace_view(swapaxes)
-Tensor.t_ = _inplace_view(t)
-Tensor.as_strided_ = _inplace_view(as_strided)
-Tensor.view = _view
-Tensor.unfold = _unfold
-Tensor.repeat = _repeat
-Tensor.T = property(_T)
-Tensor.mT = property(_mT)
-Tensor.H = property(_H)
-Tensor.mH = property(_mH)
+tensor_method(_inplace_view(squeeze), "squeeze_")
+tensor_method(_inplace_view(unsqueeze), "unsqueeze_")
+tensor_method(_inplace_view(transpose), "transpose_")
+tensor_method(_inplace_view(transpose), "swapdims_")
+tensor_method(_inplace_view(swapaxes), "swapaxes_")
+tensor_method(_inplace_view(t), "t_")
+tensor_method(_inplace_view(as_strided), "as_strided_")
+tensor_method(_view, "view")
+tensor_method(_unfold, "unfold")
+tensor_method(_repeat, "repeat")
+tensor_method(property(_T), "T")
+tensor_method(property(_mT), "mT")
+tensor_method(property(_H), "H")
+tensor_method(property(_mH), "mH")
 del _name

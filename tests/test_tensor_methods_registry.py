@@ -1,0 +1,155 @@
+"""Tensor's methods come from one visible mechanism (issue 12).
+
+Every attribute of ``ember.Tensor`` is either written in ``_tensor.py``'s class body or was
+installed by :func:`ember.ops._methods.tensor_method` next to its operator and recorded in
+``METHODS``; ``METHODS[name].__module__`` is the module whose source defines it, and
+``Tensor.<name>`` is that function (or ember.overrides' wrapper of it). torch.Tensor's public
+names are the yardstick for completeness.
+"""
+
+import ast
+import inspect
+import pickle
+import sys
+
+import pytest
+import torch
+
+import ember
+from ember import _tensor
+from ember.ops._methods import METHODS, tensor_method
+
+Tensor = ember.Tensor
+
+# what Python itself puts in a class's namespace
+_PYTHON_MADE = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
+                "__firstlineno__", "__static_attributes__", "__annotations__", "__slots__"}
+
+
+def _class_body_names():
+    """The names ``_tensor.py``'s ``class Tensor:`` statement binds (read from its source)."""
+    tree = ast.parse(inspect.getsource(_tensor))
+    body = next(node for node in tree.body
+                if isinstance(node, ast.ClassDef) and node.name == "Tensor").body
+    names = set()
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, ast.Assign):
+            names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+    return names
+
+
+CLASS_BODY = _class_body_names()
+SLOTS = set(vars(Tensor)["__slots__"])
+
+
+# torch.Tensor names ember does not have yet (Python 2's spellings, and ``del t[i]``): listed
+# so that the test shows them, and fails when one is added without being removed from here
+NOT_YET = {"__delitem__", "__div__", "__idiv__", "__long__", "__nonzero__"}
+
+
+def _recorded_as(value, function):
+    """Whether the class attribute ``value`` is ``function`` as tensor_method recorded it,
+    possibly inside ember.overrides' ``__torch_function__`` wrapper."""
+    if isinstance(value, property):
+        value = value.fget
+    elif isinstance(value, classmethod):
+        value = value.__func__
+    return value is function or getattr(value, "__torch_function_implementation__",
+                                        None) is function
+
+
+def test_every_tensor_attribute_comes_from_the_class_body_or_tensor_method():
+    installed = set(vars(Tensor)) - _PYTHON_MADE - SLOTS
+    stray = sorted(name for name in installed if name not in CLASS_BODY and name not in METHODS)
+    assert not stray, f"Tensor attributes set outside tensor_method and _tensor.py: {stray}"
+    both = sorted(CLASS_BODY & set(METHODS))
+    assert not both, f"defined in the class body and installed again: {both}"
+
+
+def test_no_one_replaced_a_recorded_method_behind_the_registry():
+    replaced = [name for name, function in METHODS.items()
+                if not _recorded_as(vars(Tensor)[name], function)]
+    assert not replaced, f"Tensor attributes changed after tensor_method recorded them: {replaced}"
+
+
+def test_every_public_name_of_torch_tensor_is_found_in_one_step():
+    torch_names = {name for name in dir(torch.Tensor)
+                   if not name.startswith("_") or (name.startswith("__") and
+                                                   name in vars(torch._C.TensorBase))}
+    missing = {name for name in torch_names if not hasattr(Tensor, name)}
+    assert missing == NOT_YET, f"torch.Tensor attributes ember lacks: {sorted(missing)}"
+    for name in sorted(torch_names - _PYTHON_MADE):
+        if name in vars(Tensor):
+            assert name in CLASS_BODY or name in METHODS, name
+
+
+def _declared_in(module, function):
+    """Whether ``module`` binds ``function`` at its top level (``logical_not = unary(...)``:
+    the pointwise declarations build their functions in ``_declare.py``)."""
+    return any(value is function or getattr(value, "__torch_function_implementation__",
+                                            None) is function for value in vars(module).values())
+
+
+def test_the_recorded_module_is_the_one_whose_source_defines_it():
+    wrong = []
+    for name, function in METHODS.items():
+        module = sys.modules[function.__module__]
+        source = inspect.unwrap(function)  # a typed signature's stub wraps the written function
+        code = getattr(source, "__code__", None)
+        written_there = code is not None and code.co_filename == module.__file__
+        if not (written_there or _declared_in(module, function)):
+            wrong.append((name, function.__module__, code and code.co_filename))
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("name, module", [
+    ("add", "ember.ops.pointwise.arithmetic"), ("sum", "ember.ops.reduce.sums"),
+    ("view", "ember.ops.shape.views"), ("uniform_", "ember.ops._random_inplace"),
+    ("T", "ember.ops.shape.views"), ("copy_", "ember.ops._copies")])
+def test_one_step_from_a_method_to_its_file(name, module):
+    assert METHODS[name].__module__ == module
+    value = getattr(Tensor, name) if name != "T" else vars(Tensor)["T"].fget
+    assert inspect.unwrap(value) is inspect.unwrap(METHODS[name])
+
+
+def test_methods_pickle_by_reference_as_torch_methods_do():
+    # torch.Tensor.add pickles; so must every ember method function (found through its module)
+    assert pickle.loads(pickle.dumps(torch.Tensor.add)) is torch.Tensor.add
+    refused = []
+    for name in sorted(METHODS):
+        value = vars(Tensor)[name]
+        if not inspect.isfunction(value):
+            continue
+        try:
+            if pickle.loads(pickle.dumps(value)) is not value:
+                refused.append(name)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            refused.append(name)
+    assert not refused, refused
+
+
+def test_tensor_method_installs_and_records_a_new_method():
+    def _twice_for_test(self):
+        return self * 2
+
+    try:
+        assert tensor_method(_twice_for_test, "_twice_for_test") is _twice_for_test
+        x = ember.tensor([1.0, 2.0])
+        assert x._twice_for_test().tolist() == (torch.tensor([1.0, 2.0]) * 2).tolist()
+        assert METHODS["_twice_for_test"] is _twice_for_test
+
+        @tensor_method("_halved_for_test")
+        def _halved(self):
+            return self / 2
+
+        assert x._halved_for_test().tolist() == (torch.tensor([1.0, 2.0]) / 2).tolist()
+        tensor_method(property(_halved), "_half_for_test")
+        assert x._half_for_test.tolist() == [0.5, 1.0]
+        assert METHODS["_half_for_test"] is _halved
+    finally:
+        for name in ("_twice_for_test", "_halved_for_test", "_half_for_test"):
+            METHODS.pop(name, None)
+            if name in vars(Tensor):
+                delattr(Tensor, name)
