@@ -24,15 +24,7 @@ The package's modules, one family each: ``_kernels`` (shared kernel helpers),
 
 from __future__ import annotations
 
-from . import (  # noqa: F401
-    _kernels,
-    advanced,
-    gather_scatter,
-    index_ops,
-    masked,
-    methods,  # noqa: F401  (installs the Tensor methods of this family)
-    take_put,
-)
+from . import _kernels, advanced, gather_scatter, index_ops, masked, methods, take_put  # noqa: F401
 from ._kernels import (  # noqa: F401  (importers use these names)
     _short,
     _ufunc_at_rounds,
