@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import CPU, DEFAULT, META, canonical, check_cuda_dtype
+from .._device import DEFAULT, META, canonical, check_cuda_dtype
 from .._device import device as _device_type
 from .._tensor import Tensor
 from ._generator import (  # noqa: F401  (moved to _generator.py; importers use this path)
@@ -71,12 +71,18 @@ def _generator_for(generator, device):
             raise TypeError(f"expected a Generator, got {type(generator).__name__}")
     elif device.type == "cuda":
         generator = cuda_generator(device.index)
+    elif device.type == "webgpu":
+        from ..webgpu._random import default_generator as webgpu_generator
+
+        generator = webgpu_generator()
     else:
         generator = default_generator
     if draw_hook is not None:
         draw_hook(generator)
-    if device.type == "webgpu":  # drawn on the host from the CPU generator, then uploaded
-        device = CPU
+    if device.type == "webgpu":  # Philox-4x32 in WGSL, from the generator's seed and offset
+        from ..webgpu._random import PhiloxDraws
+
+        return PhiloxDraws(generator)
     return generator._backend(device)
 
 
@@ -93,6 +99,9 @@ def manual_seed(seed):
 
     if cuda.is_available():
         cuda.manual_seed_all(seed)
+    from ..webgpu._random import default_generator as webgpu_generator
+
+    webgpu_generator().manual_seed(seed)
     return default_generator.manual_seed(seed)
 
 
@@ -660,6 +669,8 @@ def _bernoulli_sample(p_array, shape, dtype, device, generator, double=True, ord
             if not double:
                 p_array = p_array.astype(_F32)
         return _arrange(draws.bernoulli(p_array, n, double), shape, order).astype(dtype.np)
+    if device.type == "webgpu":  # one kernel for a number p (the device has no float64)
+        return draws.bernoulli(p_array, shape, dtype.np)
     u = draws.uniform(shape, np.float64)
     p_array = p_array.astype(np.float64) if hasattr(p_array, "astype") else p_array
     return xp.less(u, p_array).astype(dtype.np)

@@ -16,11 +16,13 @@ Example::
 
 from __future__ import annotations
 
-from . import _runtime
+from . import _random, _runtime
 
 __all__ = ["is_available", "device_count", "get_device_name", "synchronize", "manual_seed",
-           "manual_seed_all", "memory_allocated", "max_memory_allocated",
-           "reset_peak_memory_stats", "empty_cache", "fallback_ops", "adapter_info"]
+           "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state",
+           "set_rng_state", "get_rng_state_all", "set_rng_state_all", "memory_allocated",
+           "max_memory_allocated", "reset_peak_memory_stats", "empty_cache", "fallback_ops",
+           "adapter_info"]
 
 
 def is_available():
@@ -84,19 +86,76 @@ def synchronize(device=None):
 
 
 def manual_seed(seed):
-    """Seed the random numbers of webgpu tensors (drawn on the host for now, so this seeds
-    ember's global generator, as ``ember.manual_seed``).
+    """Seed the webgpu generator (Philox-4x32 on the device: its seed, offset 0), as
+    ``torch.cuda.manual_seed``; ``ember.manual_seed`` seeds it too.
 
     Example::
 
         >>> ember.webgpu.manual_seed(0)
     """
-    from .. import random as _random
+    from ..ops._generator import _check_seed
 
-    _random.manual_seed(seed)
+    _random.default_generator().manual_seed(_check_seed(seed))
 
 
 manual_seed_all = manual_seed
+
+
+def seed():
+    """Seed the webgpu generator from a non-deterministic source.
+
+    Example::
+
+        >>> ember.webgpu.seed()
+    """
+    _random.default_generator().seed()
+
+
+seed_all = seed
+
+
+def initial_seed():
+    """The seed the webgpu generator was last seeded with.
+
+    Example::
+
+        >>> ember.webgpu.manual_seed(5); ember.webgpu.initial_seed()
+        5
+    """
+    return _random.default_generator().initial_seed()
+
+
+def get_rng_state(device="webgpu"):
+    """The webgpu generator's state: 16 bytes (seed, offset; little-endian int64s) in a
+    uint8 CPU tensor, as ``torch.cuda.get_rng_state``.
+
+    Example::
+
+        >>> state = ember.webgpu.get_rng_state(); state.shape
+        ember.Size([16])
+    """
+    return _random.default_generator().get_state()
+
+
+def set_rng_state(new_state, device="webgpu"):
+    """Restore a state returned by :func:`get_rng_state` (the draws after it repeat).
+
+    Example::
+
+        >>> ember.webgpu.set_rng_state(ember.webgpu.get_rng_state())
+    """
+    _random.default_generator().set_state(new_state)
+
+
+def get_rng_state_all():
+    """The generator states of all webgpu devices (one), as a list."""
+    return [get_rng_state()]
+
+
+def set_rng_state_all(new_states):
+    """Restore :func:`get_rng_state_all`'s states."""
+    for state in new_states:
+        set_rng_state(state)
 
 
 def memory_allocated(device=None):

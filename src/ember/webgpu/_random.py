@@ -1,0 +1,333 @@
+"""Random numbers drawn on the webgpu device: Philox-4x32-10 in WGSL, as torch's CUDA draws.
+
+Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011) is a
+counter-based generator: word ``j`` of block ``b`` is a pure function of a 64-bit key and a
+128-bit counter, so every GPU thread computes its own block with no shared state, and a draw
+is reproduced from the key and the first counter alone. The webgpu generator (an ember
+:class:`~ember.ops._generator.Generator` of device ``webgpu``) keeps a seed and an offset,
+as torch's CUDA generator does: a draw of ``n`` words uses key = the seed's two 32-bit halves
+and counters ``offset / 4 + b`` (low 64 bits; the high 64 bits are 0) for blocks ``b = 0 ..
+ceil(n / 4) - 1``, then advances the offset by ``4 * ceil(n / 4)``. Its 16-byte state (seed,
+offset) saves and restores exactly. Value ``i`` of a draw is made from word ``i`` (two words
+for integer ranges above 2**32):
+
+* uniform: ``(w & 0xffffff) * 2**-24`` in ``[0, 1)`` (exact in float32), scaled to
+  ``[low, high)``;
+* normal: Box-Muller on the word pairs ``(w0, w1)`` and ``(w2, w3)`` of each block:
+  ``sqrt(-2 log u1) * (cos, sin)(2 pi u2)`` with ``u1`` in ``(0, 1]`` and ``u2`` in ``[0, 1)``;
+* Bernoulli: ``uniform < p``; a dropout mask is a Bernoulli draw, so it never leaves the GPU;
+* integers in ``[low, high)``: ``w % (high - low) + low`` (torch's ``random_``), a 64-bit word
+  pair for ranges above 2**32;
+* exponential, Cauchy and geometric numbers by inverting their CDFs on one uniform.
+
+Poisson counts and permutations have no WGSL kernel: they run on the host (a counted fallback)
+from a NumPy generator keyed by the same state. Streams are not torch's (torch's CUDA kernels
+lay words out per thread and launch configuration), as ember's CUDA streams are not.
+
+Example::
+
+    >>> import ember
+    >>> ember.webgpu.manual_seed(0)                       # doctest: +SKIP
+    >>> a = ember.rand(3, device="webgpu")                # doctest: +SKIP
+    >>> ember.webgpu.manual_seed(0)                       # doctest: +SKIP
+    >>> bool((ember.rand(3, device="webgpu") == a).all()) # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+__all__ = ["default_generator", "PhiloxDraws", "PHILOX_WGSL"]
+
+# Philox-4x32's multipliers and Weyl key increments (the published constants)
+_M0, _M1 = 0xD2511F53, 0xCD9E8D57
+_W0, _W1 = 0x9E3779B9, 0xBB67AE85
+
+PHILOX_WGSL = f"""
+fn mulhilo(a: u32, b: u32) -> vec2<u32> {{
+    // the 64-bit product a * b as (low word, high word), from 16-bit halves
+    let a0 = a & 0xffffu; let a1 = a >> 16u; let b0 = b & 0xffffu; let b1 = b >> 16u;
+    let p00 = a0 * b0; let p01 = a0 * b1; let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    return vec2<u32>((p00 & 0xffffu) | (mid << 16u),
+                     a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}}
+fn philox(counter: vec4<u32>, key_in: vec2<u32>) -> vec4<u32> {{
+    var c = counter;
+    var k = key_in;
+    for (var round = 0u; round < 10u; round = round + 1u) {{
+        if (round > 0u) {{ k = k + vec2<u32>({_W0:#x}u, {_W1:#x}u); }}
+        let p0 = mulhilo({_M0:#x}u, c.x);
+        let p1 = mulhilo({_M1:#x}u, c.z);
+        c = vec4<u32>(p1.y ^ c.y ^ k.x, p1.x, p0.y ^ c.w ^ k.y, p0.x);
+    }}
+    return c;
+}}
+"""
+
+_UNIT = "5.9604644775390625e-8"   # 2**-24
+
+# Params words: P[0] values, P[1..2] key, P[3..6] the first counter; then each transform's own
+# (as f32 bits unless said): ARG = P[7], P[8], ...
+_HEAD = """@group(0) @binding(0) var<storage, read> P: array<u32>;
+@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;
+fn arg(i: u32) -> f32 { return bitcast<f32>(P[7u + i]); }
+fn unit(w: vec4<u32>) -> vec4<f32> {  // [0, 1), exact
+    return vec4<f32>(w & vec4<u32>(0xffffffu)) * %(unit)s;
+}
+fn open_unit(w: vec4<u32>) -> vec4<f32> {  // (0, 1): never 0, never 1
+    return (vec4<f32>(w >> vec4<u32>(8u)) + 0.5) * %(unit)s;
+}
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * nwg.x * 64u;
+    let first = t * %(per)su;
+    if (first >= P[0]) { return; }
+    let low = P[3] + t;
+    let high = P[4] + select(0u, 1u, low < t);
+    let w = philox(vec4<u32>(low, high, P[5], P[6]), vec2<u32>(P[1], P[2]));
+"""
+
+_STORE_F32 = """    for (var k = 0u; k < 4u; k = k + 1u) {
+        if (first + k < P[0]) { OUT[first + k] = bitcast<u32>(v[k]); }
+    }
+}
+"""
+
+_STORE_WORDS = """    for (var k = 0u; k < 4u; k = k + 1u) {
+        if (first + k < P[0]) { OUT[first + k] = w[k]; }
+    }
+}
+"""
+
+# f32 results, four values per block: WGSL computing ``v`` (vec4<f32>) from ``w``
+_F32_TRANSFORMS = {
+    # ARG: low, span, high
+    "uniform": "    let scaled = unit(w) * arg(1u) + arg(0u);\n"
+               "    let v = select(scaled, vec4<f32>(arg(0u)), scaled >= vec4<f32>(arg(2u)));\n",
+    # ARG: mean, std
+    "normal": "    let u1 = (vec2<f32>(w.xz >> vec2<u32>(8u)) + 1.0) * %(unit)s;\n"
+              "    let theta = vec2<f32>(w.yw >> vec2<u32>(8u)) * "
+              "(6.2831853071795864 * %(unit)s);\n"
+              "    let r = sqrt(-2.0 * log(u1));\n"
+              "    let v = vec4<f32>(r.x * cos(theta.x), r.x * sin(theta.x),\n"
+              "                      r.y * cos(theta.y), r.y * sin(theta.y))"
+              " * arg(1u) + arg(0u);\n",
+    # ARG: p
+    "bernoulli": "    let v = select(vec4<f32>(0.0), vec4<f32>(1.0), "
+                 "unit(w) < vec4<f32>(arg(0u)));\n",
+    # rate 1 (the caller divides by lambda); 1 - u is exact and in (0, 1]
+    "exponential": "    let v = abs(log(1.0 - unit(w)));\n",
+    "cauchy": "    let v = tan(3.14159265358979 * (open_unit(w) - 0.5));\n",
+    # ARG: log(1 - p)
+    "geometric": "    let v = max(ceil(log(open_unit(w)) / arg(0u)), vec4<f32>(1.0));\n",
+}
+
+_I64_HELPERS = """
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+fn ge64(a: vec2<u32>, b: vec2<u32>) -> bool { return a.y > b.y || (a.y == b.y && a.x >= b.x); }
+fn mod64(x: vec2<u32>, m: vec2<u32>) -> vec2<u32> {
+    // x % m by binary long division (arithmetic modulo 2**64: the remainder stays below m)
+    var r = vec2<u32>(0u, 0u);
+    for (var i = 0; i < 64; i = i + 1) {
+        let word = select(x.x, x.y, i < 32);
+        let bit = (word >> u32(31 - (i & 31))) & 1u;
+        let overflow = (r.y >> 31u) == 1u;  // the doubled remainder is >= 2**64 > m
+        r = vec2<u32>((r.x << 1u) | bit, (r.y << 1u) | (r.x >> 31u));
+        if (overflow || ge64(r, m)) {
+            r = vec2<u32>(r.x - m.x, r.y - m.y - select(0u, 1u, r.x < m.x));
+        }
+    }
+    return r;
+}
+"""
+
+# int64 results in [low, high): ARG words (u32) = low (2 words), span (2 words; 0 = 2**64)
+_INT_TRANSFORMS = {
+    "int32": (4, "    let span = P[9];\n    let low64 = vec2<u32>(P[7], P[8]);\n"
+                 "    for (var k = 0u; k < 4u; k = k + 1u) {\n"
+                 "        if (first + k >= P[0]) { break; }\n"
+                 "        let r = select(w[k] % span, w[k], span == 0u);\n"
+                 "        let v = add64(vec2<u32>(r, 0u), low64);\n"
+                 "        OUT[2u * (first + k)] = v.x;\n"
+                 "        OUT[2u * (first + k) + 1u] = v.y;\n    }\n}\n"),
+    "int64": (2, "    let span = vec2<u32>(P[9], P[10]);\n    let low64 = vec2<u32>(P[7], P[8]);\n"
+                 "    for (var k = 0u; k < 2u; k = k + 1u) {\n"
+                 "        if (first + k >= P[0]) { break; }\n"
+                 "        let x = vec2<u32>(w[2u * k + 1u], w[2u * k]);\n"
+                 "        var r = x;\n"
+                 "        if (span.x != 0u || span.y != 0u) { r = mod64(x, span); }\n"
+                 "        let v = add64(r, low64);\n"
+                 "        OUT[2u * (first + k)] = v.x;\n"
+                 "        OUT[2u * (first + k) + 1u] = v.y;\n    }\n}\n"),
+}
+
+
+@functools.cache
+def kernel(transform):
+    """The WGSL source of one draw kind (``uniform``, ``normal``, ``bernoulli``, ``words``,
+    ``exponential``, ``cauchy``, ``geometric``, ``int32``, ``int64``)."""
+    if transform in _INT_TRANSFORMS:
+        per, body = _INT_TRANSFORMS[transform]
+        return PHILOX_WGSL + _I64_HELPERS + _HEAD % {"unit": _UNIT, "per": per} + body
+    head = PHILOX_WGSL + _HEAD % {"unit": _UNIT, "per": 4}
+    if transform == "words":
+        return head + _STORE_WORDS
+    return head + _F32_TRANSFORMS[transform] % {"unit": _UNIT} + _STORE_F32
+
+
+# ---------------------------------------------------------------- the generator
+
+_default = None
+
+
+def default_generator():
+    """The webgpu device's default generator (made on first use; needs no adapter).
+
+    Example::
+
+        >>> ember.webgpu._random.default_generator().device
+        device(type='webgpu')
+    """
+    global _default
+    if _default is None:
+        from .._device import device
+        from ..ops._generator import Generator
+
+        _default = Generator(device("webgpu"))
+    return _default
+
+
+def _float_word(value):
+    return int(np.float32(value).view(np.uint32))
+
+
+def _int64_words(value):
+    value %= 1 << 64
+    return [value & 0xFFFFFFFF, value >> 32]
+
+
+class PhiloxDraws:
+    """Draws for one sampling call on the webgpu device from ``generator``'s seed and offset
+    (the draw methods ember's random functions call on a GPU's draws; results are float32 or
+    int64 device arrays).
+
+    Example::
+
+        >>> g = ember.Generator("webgpu").manual_seed(3)
+        >>> PhiloxDraws(g).uniform((2,), np.float32).shape   # doctest: +SKIP
+        (2,)
+    """
+
+    def __init__(self, generator):
+        from . import _xp
+
+        if generator.device.type != "webgpu":
+            raise RuntimeError(f"Expected a 'webgpu' device type for generator but found "
+                               f"'{generator.device.type}'")
+        self.gen = generator
+        self.xp = _xp
+
+    # ------------------------------------------------------------ the kernel launch
+
+    def _reserve(self, words):
+        """The first block counter of a draw of ``words`` words; advances the offset."""
+        blocks = (words + 3) // 4
+        base = self.gen._offset // 4
+        self.gen._offset += 4 * blocks
+        return base
+
+    def _draw(self, transform, shape, args=(), dtype=np.float32, words_per_value=1,
+              counter_high=(0, 0)):
+        shape = tuple(int(n) for n in shape)
+        count = math.prod(shape)
+        out = self.xp.empty(shape, dtype)
+        if count == 0:
+            return out
+        base = self._reserve(count * words_per_value)
+        seed = self.gen.initial_seed()
+        words = [count, seed & 0xFFFFFFFF, seed >> 32, base & 0xFFFFFFFF,
+                 (base >> 32) & 0xFFFFFFFF, *counter_high, *args]
+        per = 2 if transform == "int64" else 4
+        self.xp._run(kernel(transform), out, [], words, (count + per - 1) // per)
+        return out
+
+    # ------------------------------------------------------------ distributions
+
+    def words(self, n):
+        """``n`` raw Philox words (uint32)."""
+        return self._draw("words", (n,), dtype=np.uint32)
+
+    def uniform(self, shape, dtype=np.float32, low=0.0, high=1.0):
+        """Uniform float32 numbers in ``[low, high)`` (float32 also where float64 is asked:
+        the device has no float64)."""
+        low, high = float(low), float(high)
+        span = float(np.float32(high) - np.float32(low))
+        return self._draw("uniform", shape, [_float_word(low), _float_word(span),
+                                             _float_word(high)])
+
+    def normal(self, shape, dtype=np.float32, mean=0.0, std=1.0):
+        """Normal float32 numbers (Box-Muller)."""
+        return self._draw("normal", shape, [_float_word(mean), _float_word(std)])
+
+    def bernoulli(self, p, shape, dtype):
+        """0/1 of ``dtype`` (float64 is drawn as float32, which it is stored as on this
+        device), 1 where a uniform is below ``p`` (a number or a device array)."""
+        target = np.float32 if np.dtype(dtype) == np.float64 else dtype
+        if isinstance(p, self.xp.ndarray):
+            sample = self.xp.less(self.uniform(shape), p.astype(np.float32, copy=False))
+        else:
+            sample = self._draw("bernoulli", shape, [_float_word(p)])
+        return sample.astype(target, copy=False)
+
+    def integers(self, low, high, shape):
+        """int64 numbers in ``[low, high)``: ``word % (high - low) + low``, from two words
+        when the range exceeds 2**32."""
+        span = high - low
+        if span <= 1 << 32:
+            return self._draw("int32", shape, [*_int64_words(low), span & 0xFFFFFFFF],
+                              dtype=np.int64)
+        return self._draw("int64", shape, [*_int64_words(low), *_int64_words(span)],
+                          dtype=np.int64, words_per_value=2)
+
+    def exponential(self, shape, dtype=np.float32):
+        """Exponential(1) float32 numbers."""
+        return self._draw("exponential", shape)
+
+    def cauchy(self, shape):
+        """Standard Cauchy float32 numbers."""
+        return self._draw("cauchy", shape)
+
+    def geometric(self, p, shape):
+        """Trials up to the first success of Bernoulli(``p``), as float32 (exact up to
+        2**24)."""
+        return self._draw("geometric", shape, [_float_word(math.log1p(-p))])
+
+    # ------------------------------------------------------------ on the host
+
+    def _host_generator(self, words):
+        """A NumPy generator keyed by this draw's seed and offset (for the fallbacks)."""
+        base = self._reserve(words)
+        return np.random.Generator(np.random.Philox(
+            key=self.gen.initial_seed(), counter=[base, 0, 0, 0]))
+
+    def poisson(self, lam):
+        """Poisson counts for the rates ``lam`` (on the host: no WGSL kernel)."""
+        self.xp.note_fallback("random.poisson")
+        rates = lam.get() if isinstance(lam, self.xp.ndarray) else np.asarray(lam)
+        host = self._host_generator(4 * max(rates.size, 1))
+        return self.xp.from_host(host.poisson(rates).astype(np.int64))
+
+    def permutation(self, n):
+        """A random permutation of ``0 .. n-1`` (on the host: no WGSL kernel)."""
+        self.xp.note_fallback("random.permutation")
+        host = self._host_generator(4 * max(n, 1))
+        return self.xp.from_host(host.permutation(n).astype(np.int64))
