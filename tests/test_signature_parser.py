@@ -167,3 +167,33 @@ def test_accepted_conversions_reach_the_function_as_plain_values():
     g(ember.ones(2), np.int64(1), [np.int32(0), ember.tensor(1)], float)
     assert seen == {"dim": 1, "dims": (0, 1), "dtype": ember.float32}
     assert type(seen["dim"]) is int
+
+
+def test_pyobject_passes_anything_and_numbers_as_tensors_names_its_parameters():
+    @signature("h(Tensor input, PyObject anything=None) -> Tensor")
+    def h(input, anything=None):
+        return anything
+
+    marker = object()
+    assert h(ember.ones(1), marker) is marker
+
+    @signature("k(Tensor input, Tensor other, *, Tensor? out=None) -> Tensor",
+               numbers_as_tensors=("other",))
+    def k(input, other, *, out=None):
+        return other
+
+    assert k(ember.ones(1), 2.5) == 2.5
+    with pytest.raises(TypeError, match=r"k\(\): argument 'input' \(position 1\) must be "
+                                        r"Tensor, not float"):
+        k(2.5, ember.ones(1))
+    with pytest.raises(TypeError, match=r"k\(\): argument 'out' must be Tensor, not int"):
+        k(ember.ones(1), ember.ones(1), out=3)
+
+
+def test_a_warning_from_a_checked_function_points_at_the_callers_line():
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ember.nn.functional.softmax(ember.ones(2, 2))  # implicit dim: torch warns too
+    assert [w.filename for w in caught] == [__file__]
