@@ -891,7 +891,8 @@ _hardshrink_op = _op(
     "hardshrink", lambda xp, a, *, lambd: xp.where((a >= -lambd) & (a <= lambd),
                                                    a.dtype.type(0), a),
     lambda x, y, g, *, lambd: where(_inside(x, lambd), _zero(g), g))
-_hardshrink_op.opt_out("onnx", "not mapped yet (ONNX's Shrink with bias 0 computes it)")
+_hardshrink_op.defonnx(  # 0 inside [-lambd, lambd], x outside
+    lambda ctx, x, lambd: ctx.op("Shrink", x, lambd=float(lambd), bias=0.0))
 
 
 def hardshrink(input, lambd=0.5):
@@ -914,7 +915,8 @@ def _softshrink_kernel(xp, a, *, lambd):
 _softshrink_op = _op(
     "softshrink", _softshrink_kernel,
     lambda x, y, g, *, lambd: where(_inside(x, lambd), _zero(g), g))
-_softshrink_op.opt_out("onnx", "not mapped yet (ONNX's Shrink with bias lambd computes it)")
+_softshrink_op.defonnx(  # 0 inside [-lambd, lambd], x -+ lambd outside
+    lambda ctx, x, lambd: ctx.op("Shrink", x, lambd=float(lambd), bias=float(lambd)))
 
 
 def softshrink(input, lambd=0.5):

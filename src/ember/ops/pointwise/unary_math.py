@@ -82,6 +82,35 @@ def _classifier_onnx(onnx_type):
     return mapping
 
 
+def _exp2_onnx(ctx, x):
+    (x,) = ctx.operands(x)
+    return ctx.op("Pow", ctx.scalar(2, ctx.out_dtype()), x)
+
+
+def _trunc_onnx(ctx, x):
+    if not ctx.out_is_float():
+        return ctx.op("Identity", x)  # integers are whole already
+    return ctx.op("Mul", ctx.op("Sign", x), ctx.op("Floor", ctx.op("Abs", x)))
+
+
+def _frac_onnx(ctx, x):
+    return ctx.op("Sub", x, _trunc_onnx(ctx, x))
+
+
+def _scaled_onnx(factor):
+    """``x * factor`` (deg2rad, rad2deg)."""
+    def mapping(ctx, x):
+        (x,) = ctx.operands(x)
+        return ctx.op("Mul", x, ctx.scalar(factor, ctx.out_dtype()))
+    return mapping
+
+
+def _isfinite_onnx(ctx, x):
+    if not getattr(dt, ctx.in_dtype(0)).is_floating_point:
+        x = ctx.cast(x, ctx.in_dtype(0), "float32")  # (an integer is finite)
+    return ctx.op("Not", ctx.op("Or", ctx.op("IsNaN", x), ctx.op("IsInf", x)))
+
+
 _SPECIAL = {"onnx": "ONNX has no operator for this special function"}
 _NOT_MAPPED = {"onnx": "not mapped yet (composable from ONNX operators)"}
 _COMPLEX = {"onnx": "a complex-number op: ONNX export handles real dtypes only"}
@@ -222,7 +251,7 @@ unary("exp2", lambda xp, a: xp.exp2(a) if a.dtype.kind != "c" else xp.exp(a * _L
       lambda x, y, g: g * (y * _LN2).conj(), save="output", fuse="exp2",
       doc="``2 ** input``, elementwise.",
       example="ember.exp2(ember.tensor([0., 3.]))\n        tensor([1., 8.])",
-      holomorphic=True, opt_outs=_NOT_MAPPED)
+      holomorphic=True, onnx=_exp2_onnx)
 unary("expm1", lambda xp, a: xp.expm1(a), lambda x, y, g: g * (y + 1).conj(), save="output",
       fuse="expm1",
       doc="``exp(input) - 1``, accurate near zero.",
@@ -532,12 +561,12 @@ unary("trunc", _rounding(lambda xp, a: xp.trunc(a)), lambda x, y, g: _zeros_like
       promote="keep", deny="bc", errors=_round_errors("trunc"), cpu_name="trunc_vml_cpu",
       save="none", doc="Each element rounded towards zero.",
       example="ember.trunc(ember.tensor([-1.5, 1.5]))\n        tensor([-1.,  1.])",
-      opt_outs=_NOT_MAPPED)
+      onnx=_trunc_onnx)
 _alias("fix", "trunc")
 unary("frac", lambda xp, a: a - xp.trunc(a), lambda x, y, g: g, promote="keep", deny="bic",
       save="none", doc="The fractional part ``input - trunc(input)``.",
       example="ember.frac(ember.tensor([-1.5, 2.25]))\n        tensor([-0.5000,  0.2500])",
-      opt_outs=_NOT_MAPPED)
+      onnx=_frac_onnx)
 
 
 def _round_kernel(xp, a, *, decimals=0):
@@ -677,7 +706,7 @@ _classify("isfinite", lambda xp, f, a: xp.isfinite(f) if f is not None else _tru
           lambda xp, a: xp.isfinite(a.real) & xp.isfinite(a.imag),
           "True where the element is neither NaN nor infinite.",
           "ember.isfinite(ember.tensor([1., float('inf')]))\n        tensor([ True, False])",
-          opt_outs=_NOT_MAPPED)
+          onnx=_isfinite_onnx)
 _classify("isreal", lambda xp, f, a: _true(xp, a), lambda xp, a: a.imag == 0,
           "True where the element has no imaginary part.",
           "ember.isreal(ember.tensor([1 + 0j, 1j]))\n        tensor([ True, False])",
@@ -707,13 +736,14 @@ unary("deg2rad", lambda xp, a: a * a.dtype.type(math.pi / 180),
       lambda x, y, g: g * (math.pi / 180), deny="c", save="none",
       errors={"c": (RuntimeError, "deg2rad is not supported for complex tensors.")},
       doc="Degrees to radians.",
-      example="ember.deg2rad(ember.tensor([180.]))\n        tensor([3.1416])", opt_outs=_NOT_MAPPED)
+      example="ember.deg2rad(ember.tensor([180.]))\n        tensor([3.1416])",
+      onnx=_scaled_onnx(math.pi / 180))
 unary("rad2deg", lambda xp, a: a * a.dtype.type(180 / math.pi),
       lambda x, y, g: g * (180 / math.pi), deny="c", save="none",
       errors={"c": (RuntimeError, "rad2deg is not supported for complex tensors.")},
       doc="Radians to degrees.",
       example="ember.rad2deg(ember.tensor([3.14159265]))\n        tensor([180.])",
-      opt_outs=_NOT_MAPPED)
+      onnx=_scaled_onnx(180 / math.pi))
 
 
 def _sinc_kernel(xp, a):

@@ -57,10 +57,17 @@ def _cumsum_kernel(xp, a, dim, reverse, dtype):
 
 
 @defop("cumsum", meta=lambda a, *, dim, dtype=None, reverse=False: (a.shape, dtype or a.dtype),
-       save_inputs=False, kind="scan", autocast={"cuda": "fp32"},
-       opt_outs={"onnx": "not mapped yet (ONNX's CumSum computes it)"})
+       save_inputs=False, kind="scan", autocast={"cuda": "fp32"})
 def cumsum_op(xp, a, *, dim, dtype=None, reverse=False):
     return _cumsum_kernel(xp, a, dim, reverse, dtype)
+
+
+@cumsum_op.defonnx
+def _cumsum_onnx(ctx, x, dim, dtype=None, reverse=False):
+    x = ctx.cast(x, ctx.in_dtype(0), ctx.out_dtype())  # (bools and small ints sum in int64)
+    if not ctx.in_dims(0):
+        return ctx.op("Identity", x)
+    return ctx.op("CumSum", x, ctx.scalar(ctx.axis(dim), "int64"), reverse=int(reverse))
 
 
 cumsum_op.defbatch(batching.along_dim)
