@@ -206,6 +206,13 @@ def test_ember_manual_seed_seeds_the_webgpu_generator_too(strict):
     assert ember.rand(4, device="webgpu").cpu().tolist() == a.tolist()
 
 
+def test_fork_rng_restores_the_webgpu_generator(strict):
+    ember.webgpu.manual_seed(8)
+    with ember.random.fork_rng(device_type="webgpu"):
+        inside = ember.rand(5, device="webgpu").cpu()
+    assert ember.rand(5, device="webgpu").cpu().tolist() == inside.tolist()
+
+
 def test_a_generator_argument_is_used_and_must_be_a_webgpu_one(strict):
     g = ember.Generator("webgpu").manual_seed(4)
     a = ember.rand(3, device="webgpu", generator=g).cpu()

@@ -142,7 +142,8 @@ def set_rng_state(new_state):
 def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
              device_type="cuda"):
     """Context manager that restores the default CPU generator (and the given GPUs'
-    generators; all seen GPUs by default) when it exits, as ``torch.random.fork_rng``.
+    generators; all seen GPUs by default; the webgpu device's with
+    ``device_type="webgpu"``) when it exits, as ``torch.random.fork_rng``.
 
     Example::
 
@@ -154,10 +155,15 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
         return
     from .. import cuda
 
-    if devices is None:
-        devices = range(cuda.device_count()) if cuda.is_available() else ()
-    gens = [default_generator] + [cuda_generator(int(getattr(d, "index", d) or 0))
-                                  for d in devices]
+    if device_type == "webgpu":
+        from ..webgpu._random import default_generator as webgpu_generator
+
+        gens = [default_generator, webgpu_generator()]
+    else:
+        if devices is None:
+            devices = range(cuda.device_count()) if cuda.is_available() else ()
+        gens = [default_generator] + [cuda_generator(int(getattr(d, "index", d) or 0))
+                                      for d in devices]
     states = [g.get_state() for g in gens]
     try:
         yield

@@ -93,9 +93,7 @@ def manual_seed(seed):
 
         >>> ember.webgpu.manual_seed(0)
     """
-    from ..ops._generator import _check_seed
-
-    _random.default_generator().manual_seed(_check_seed(seed))
+    _random.default_generator().manual_seed(seed)
 
 
 manual_seed_all = manual_seed
