@@ -139,6 +139,13 @@ def test_code_outside_the_subset_is_refused(source, tmp_path):
         ember.jit.script(module.f)
 
 
-def test_modules_are_refused_with_a_pointer_to_trace():
-    with pytest.raises(NotImplementedError, match="ember.jit.trace"):
-        ember.jit.script(ember.nn.Linear(2, 2))
+def test_modules_script_into_modules_that_match_torch():
+    # scripting modules is covered in test_script_module.py; a plain layer here
+    layer = ember.nn.Linear(2, 3)
+    t_layer = torch.nn.Linear(2, 3)
+    with torch.no_grad():
+        t_layer.weight.copy_(torch.tensor(layer.weight.detach().numpy()))
+        t_layer.bias.copy_(torch.tensor(layer.bias.detach().numpy()))
+    x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    assert_same(ember.jit.script(layer)(ember.tensor(x)),
+                torch.jit.script(t_layer)(torch.tensor(x)), rtol=1e-6, atol=1e-6)

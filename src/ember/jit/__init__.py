@@ -278,10 +278,9 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if isinstance(obj, ScriptModule | ScriptFunction):
         return obj
     if isinstance(obj, Module):
-        raise NotImplementedError(
-            "ember.jit.script does not compile modules yet: use ember.jit.trace(module, "
-            "example_inputs) (control flow that depends on tensor values is then fixed at the "
-            "path the example inputs take), or script the functions the module calls")
+        from ._script_module import script_module
+
+        return script_module(obj)
     if not inspect.isfunction(obj):
         raise NotImplementedError(f"ember.jit.script compiles Python functions, not "
                                   f"{type(obj).__name__}")

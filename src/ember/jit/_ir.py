@@ -21,6 +21,7 @@ A :class:`Graph` is a list of :class:`Node` in execution order over SSA :class:`
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -31,8 +32,9 @@ __all__ = ["Value", "Node", "Graph"]
 
 OP, GET_ATTR, CONSTANT, COPY, FUSED = "op", "get_attr", "constant", "copy_", "fused"
 CALL, IF, LOOP = "call", "if", "loop"  # made by ember.jit.script (``_script.py``)
+WHILE = "while"  # made by scripting a module (``_script_module.py``)
 # nodes a pass must keep even when nothing reads their output
-SIDE_EFFECTS = frozenset({COPY})
+SIDE_EFFECTS = frozenset({COPY, WHILE})
 
 
 class Value:
@@ -73,7 +75,7 @@ class Node:
             return self.op.name
         if self.kind == CALL:
             return self.params["fn"]
-        return {IF: "prim::If", LOOP: "prim::Loop", GET_ATTR: "prim::GetAttr",
+        return {IF: "prim::If", LOOP: "prim::Loop", WHILE: "prim::Loop", GET_ATTR: "prim::GetAttr",
                 CONSTANT: "prim::Constant", COPY: "copy_",
                 FUSED: "prim::FusedElementwise"}[self.kind]
 
@@ -147,8 +149,9 @@ def _code_lines(graph, pad):
     lines = []
     for n in graph.nodes:
         outs = ", ".join(_ref(v) for v in n.outputs)
-        if n.kind == GET_ATTR:
-            lines.append(f"{pad}{outs} = self.{n.params['name']}")
+        if n.kind == GET_ATTR:  # self.seq.0.weight reads as self.seq[0].weight
+            dotted = re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", n.params["name"])
+            lines.append(f"{pad}{outs} = self.{dotted}")
         elif n.kind == CONSTANT:
             lines.append(f"{pad}{outs} = CONSTANTS[{n.params['name']!r}]")
         elif n.kind == COPY:
@@ -165,24 +168,21 @@ def _code_lines(graph, pad):
                 lines.append(f"{pad}{outs} = {parts[0]}.{fn[5:]}")
             else:
                 lines.append(f"{pad}{outs} = {fn}({', '.join(parts)})")
-        elif n.kind in (IF, LOOP):
-            if n.kind == IF:
-                blocks = [("if " + _ref(n.inputs[0]) + ":", n.params["then"]),
-                          ("else:", n.params["else"])]
-            else:
-                start, stop, step = (_ref(v) for v in n.inputs[:3])
-                body = n.params["body"]
-                blocks = [(f"for {_ref(body.inputs[0])} in range({start}, {stop}, {step}):",
-                           body)]
-            outer = n.inputs[1:] if n.kind == IF else n.inputs[3:]
-            for head, block in blocks:
+        elif n.kind == WHILE:
+            lines += _while_lines(n, pad)
+        elif n.kind == LOOP:
+            lines += _for_lines(n, pad)
+        elif n.kind == IF:
+            for head, block in [("if " + _ref(n.inputs[0]) + ":", n.params["then"]),
+                                ("else:", n.params["else"])]:
                 lines.append(pad + head)
-                inner = block.inputs[1:] if n.kind == LOOP else block.inputs
-                lines += [f"{pad}    {_ref(b)} = {_ref(o)}" for b, o in zip(inner, outer)]
+                lines += _bind_lines(block.inputs, n.inputs[1:], pad + "    ")
                 lines += _code_lines(block, pad + "    ")
                 results = ", ".join(_ref(v) for v in block.output_values())
                 if outs:
                     lines.append(f"{pad}    {outs} = {results}")
+                elif not block.nodes:
+                    lines.append(f"{pad}    pass")
         else:
             params = "".join(f", {k}={v!r}" for k, v in n.params.items() if n.kind == OP)
             call = n.op.name if n.kind == OP else "fused_elementwise"
@@ -190,6 +190,42 @@ def _code_lines(graph, pad):
                 params = f", program={[s[0] for s in n.params['program']]!r}"
             lines.append(f"{pad}{outs} = ops.{call}("
                          f"{', '.join(_ref(v) for v in n.inputs)}{params})")
+    return lines
+
+
+def _bind_lines(targets, sources, pad):
+    """``target = source`` for the block inputs that a name does not already carry."""
+    return [f"{pad}{_ref(t)} = {_ref(o)}" for t, o in zip(targets, sources)
+            if _ref(t) != _ref(o)]
+
+
+def _for_lines(n, pad):
+    """A ``range`` loop as Python: carried names are set before the loop and by each pass."""
+    body = n.params["body"]
+    start, stop, step = (_ref(v) for v in n.inputs[:3])
+    lines = _bind_lines(body.inputs[1:], n.inputs[3:], pad)
+    lines.append(f"{pad}for {_ref(body.inputs[0])} in range({start}, {stop}, {step}):")
+    lines += _code_lines(body, pad + "    ") or [f"{pad}    pass"]
+    carried = [n.params["names"].index(c) for c in n.params["carried"]]
+    lines += _bind_lines([body.inputs[1 + i] for i in carried], body.output_values(),
+                         pad + "    ")
+    lines += _bind_lines(n.outputs, [body.inputs[1 + i] for i in carried], pad)
+    return lines
+
+
+def _while_lines(n, pad):
+    """``while`` as Python: the carried names are set before the loop and by each pass."""
+    cond, body = n.params["cond"], n.params["body"]
+    lines = _bind_lines(cond.inputs, n.inputs, pad)
+    lines += _code_lines(cond, pad)
+    lines.append(f"{pad}while {_ref(cond.output)}:")
+    lines += _bind_lines(body.inputs, cond.inputs, pad + "    ")
+    lines += _code_lines(body, pad + "    ")
+    carried = [n.params["names"].index(c) for c in n.params["carried"]]
+    results = body.output_values()
+    lines += _bind_lines([cond.inputs[i] for i in carried], results, pad + "    ")
+    lines += _code_lines(cond, pad + "    ")
+    lines += _bind_lines(n.outputs, [cond.inputs[i] for i in carried], pad)
     return lines
 
 
@@ -213,8 +249,9 @@ def _type_text(v):
 def _node_text(n, indent="  "):
     outs = ", ".join(f"%{v.debug_name()} : {_type_text(v)}" for v in n.outputs)
     args = ", ".join(f"%{v.debug_name()}" for v in n.inputs)
-    if n.kind in (IF, LOOP):
-        blocks = [n.params["then"], n.params["else"]] if n.kind == IF else [n.params["body"]]
+    if n.kind in (IF, LOOP, WHILE):
+        blocks = ([n.params["then"], n.params["else"]] if n.kind == IF else
+                  [n.params["cond"], n.params["body"]] if n.kind == WHILE else [n.params["body"]])
         lines = [f"{indent}{outs} = {n.target}({args})"]
         for i, block in enumerate(blocks):
             names = ", ".join(f"%{v.debug_name()}" for v in block.inputs)

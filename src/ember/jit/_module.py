@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..nn.modules.module import Module
 from ..ops._registry import assign_inplace
-from ._ir import CALL, CONSTANT, COPY, FUSED, GET_ATTR, IF, LOOP, OP, map_tree
+from ._ir import CALL, CONSTANT, COPY, FUSED, GET_ATTR, IF, LOOP, OP, WHILE, map_tree
 
 __all__ = ["ScriptModule", "ScriptFunction", "RecursiveScriptModule"]
 
@@ -52,6 +52,10 @@ class _Plan:
                 body = n.params["body"]
                 carried = [n.params["names"].index(c) for c in n.params["carried"]]
                 steps.append((7, _Plan(body), ins, carried, outs))
+            elif n.kind == WHILE:
+                carried = [n.params["names"].index(c) for c in n.params["carried"]]
+                steps.append((8, (_Plan(n.params["cond"]), _Plan(n.params["body"])), ins,
+                              carried, outs))
             else:  # pragma: no cover - every kind is listed above
                 raise RuntimeError(f"unknown node kind {n.kind}")
         self.steps = steps
@@ -92,6 +96,8 @@ def run_graph(plan, args, attr, constants):
                 results = run_graph(branch, [env[i] for i in ins[1:]], attr, constants)
                 for o, r in zip(outs, results):
                     env[o] = r
+            elif kind == 8:
+                _run_while(op, [env[i] for i in ins], params, outs, env, attr, constants)
             else:
                 values = [env[i] for i in ins[3:]]
                 for i in range(int(env[ins[0]]), int(env[ins[1]]), int(env[ins[2]])):
@@ -113,6 +119,16 @@ def run_graph(plan, args, attr, constants):
             "Python branches are constants of the trace (sizes read with x.size(i)/x.shape "
             "follow the input): trace again with inputs of these shapes.") from error
     return _build(plan.output, env)
+
+
+def _run_while(plans, values, carried, outs, env, attr, constants):
+    """A scripted ``while``: the condition block, then the body, over the carried values."""
+    cond, body = plans
+    while run_graph(cond, values, attr, constants):
+        for position, r in zip(carried, run_graph(body, values, attr, constants)):
+            values[position] = r
+    for o, position in zip(outs, carried):
+        env[o] = values[position]
 
 
 def _build(tree, env):

@@ -49,13 +49,19 @@ def clone_graph(graph):
     return new
 
 
+def _has_effect(fn):
+    """Whether a scripted call may change state or raise: ``x.add_()``, ``x += y``,
+    ``raise``, a Python call."""
+    return fn.endswith("_") or fn.startswith(("operator.i", "python:")) or fn == "jit.raise"
+
+
 def eliminate_dead_code(graph):
     """Drop nodes whose outputs nothing reads (in-place writes are kept). Returns the count."""
     live = set(graph.output_values())
     kept = []
     for n in reversed(graph.nodes):
         if n.kind in SIDE_EFFECTS or n.kind in (IF, LOOP) or any(v in live for v in n.outputs) \
-                or (n.kind == CALL and n.params["fn"].endswith("_")):  # x.add_(...) in scripts
+                or (n.kind == CALL and _has_effect(n.params["fn"])):
             kept.append(n)
             live.update(n.inputs)
     removed = len(graph.nodes) - len(kept)

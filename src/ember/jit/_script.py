@@ -30,6 +30,7 @@ import textwrap
 
 from .._tensor import Tensor
 from ._ir import Graph, Node
+from .frontend import UnsupportedNodeError
 
 __all__ = ["script_function", "resolve", "CALL", "IF", "LOOP"]
 
@@ -42,13 +43,24 @@ _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq
            ast.NotEq: "ne"}
 _UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert", ast.Not: "not_"}
 _OPERATOR_NAMES = set(_BINOPS.values()) | set(_CMPOPS.values()) | set(_UNARY.values()) | {
-    "getitem"}
+    "getitem", "is_", "is_not", "contains", "truth"} | {
+    "i" + name.rstrip("_") for name in _BINOPS.values()}
 _BUILTIN_NAMES = {"range", "len", "float", "int", "bool", "min", "max", "abs", "slice",
                   "tuple", "list"}
 
 
+def _raise(kind, message):
+    """A scripted ``raise``: builtin exception types only (looked up by name)."""
+    error = getattr(builtins, kind, None)
+    if not (isinstance(error, type) and issubclass(error, Exception)):
+        error = RuntimeError
+    raise error(message)
+
+
 _HELPERS = {"jit.tuple": lambda *items: items, "jit.list": lambda *items: list(items),
-            "jit.identity": lambda value: value}
+            "jit.identity": lambda value: value,
+            "jit.format": lambda *parts: "".join(str(p) for p in parts),
+            "jit.raise": _raise}
 
 
 def _namespaces():
@@ -121,6 +133,11 @@ def _public_name(obj):
             for attr, value in vars(space).items():
                 if not attr.startswith("_") and _allowed(value):
                     _NAMES.setdefault(id(value), (value, f"{module}.{attr}"))
+                    # the function a public wrapper runs (``nn.Conv2d._function``) calls
+                    # the same thing under the wrapper's name
+                    inner = getattr(value, "__torch_function_implementation__", None)
+                    if inner is not None:
+                        _NAMES.setdefault(id(inner), (inner, f"{module}.{attr}"))
     found = _NAMES.get(id(obj))
     if found is not None and found[0] is obj:
         return found[1]
@@ -129,7 +146,7 @@ def _public_name(obj):
     return None
 
 
-class _Unsupported(NotImplementedError):
+class _Unsupported(UnsupportedNodeError):
     pass
 
 

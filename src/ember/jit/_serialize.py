@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import serialization
 from ..ops._registry import registry
-from ._ir import CALL, FUSED, IF, LOOP, OP, Graph, Node, decode_param, encode_param
+from ._ir import CALL, FUSED, IF, LOOP, OP, WHILE, Graph, Node, decode_param, encode_param
 
 __all__ = ["save", "load"]
 
@@ -68,7 +68,7 @@ def graph_to_data(graph):
             entry["op"] = n.op.name
             if index:
                 entry["index"] = index
-        if n.kind in (IF, LOOP):
+        if n.kind in (IF, LOOP, WHILE):
             entry["blocks"] = {k: graph_to_data(v) for k, v in n.params.items()
                                if isinstance(v, Graph)}
         try:
@@ -121,7 +121,7 @@ def graph_from_data(data, constants, where):
             from ._script import resolve
 
             op = resolve(params["fn"], where)
-        elif kind in (IF, LOOP):
+        elif kind in (IF, LOOP, WHILE):
             for name, block in entry.get("blocks", {}).items():
                 params[name] = graph_from_data(block, {}, where)
         elif kind not in ("get_attr", "constant", "copy_"):
@@ -170,6 +170,7 @@ def save(m, f, _extra_files=None):
                                for k, (kind, t, persistent) in attrs.items()],
                 "training": m._training_flags()}
         tensors = {k: t.detach() for k, (_, t, _) in attrs.items()}
+        meta.update(_scripted_meta(m))
     elif isinstance(m, ScriptFunction):
         meta = {"kind": "function", "name": m.name}
         tensors = {}
@@ -177,10 +178,13 @@ def save(m, f, _extra_files=None):
         raise TypeError(f"ember.jit.save expects a ScriptModule or ScriptFunction (from "
                         f"ember.jit.trace), not {type(m).__name__}")
     graph = m.graph
+    constants = dict(graph.constants)
+    for method in getattr(m, "_methods", {}).values():
+        constants.update(method.constants)
     doc = {"format": FORMAT, "version": VERSION, **meta, "graph": graph_to_data(graph)}
     buffer = io.BytesIO()
     serialization.save({"attributes": tensors,
-                        "constants": {k: t.detach() for k, t in graph.constants.items()}},
+                        "constants": {k: t.detach() for k, t in constants.items()}},
                        buffer)
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as z:
@@ -189,6 +193,26 @@ def save(m, f, _extra_files=None):
         for name, content in (_extra_files or {}).items():
             z.writestr(f"extra/{name}", content)
     _write_atomic(archive.getvalue(), f)
+
+
+def _scripted_meta(m):
+    """The methods and signatures of a module from ``ember.jit.script`` (nothing for a traced
+    one); refuses one that calls ``@ember.jit.ignore`` methods, as torch does."""
+    from ._script_module import ScriptedModule, python_calls
+
+    if not isinstance(m, ScriptedModule):
+        return {}
+    for graph in [m.graph, *m._methods.values()]:
+        for name in python_calls(graph):
+            raise RuntimeError(f"Could not export Python function call '{name}'. Remove calls "
+                               "to Python functions before export (the method is marked "
+                               "@ember.jit.ignore)")
+    return {"script": {
+        "methods": {k: graph_to_data(g) for k, g in m._methods.items()},
+        "signatures": {k: [[n, t, encode_param(d), has] for n, t, d, has in sig]
+                       for k, sig in m._signatures.items()},
+        "constants": {prefix: {k: encode_param(v) for k, v in values.items()}
+                      for prefix, values in m._constants.items()}}}
 
 
 def _write_atomic(data, f):
@@ -260,4 +284,20 @@ def load(f, map_location=None, _extra_files=None):
         if entry["kind"] == "parameter":
             t = Parameter(t, requires_grad=entry["requires_grad"])
         attrs[entry["name"]] = (entry["kind"], t, entry["persistent"])
+    if "script" in doc:
+        return _load_scripted(doc, graph, attrs, where)
     return ScriptModule(graph, attrs, doc.get("training"), doc["name"])
+
+
+def _load_scripted(doc, graph, attrs, where):
+    from ._script_module import ScriptedModule
+
+    script = doc["script"]
+    methods = {k: graph_from_data(g, graph.constants, where)
+               for k, g in script["methods"].items()}
+    signatures = {k: [(n, t, decode_param(d), has) for n, t, d, has in sig]
+                  for k, sig in script["signatures"].items()}
+    constants = {prefix: {k: decode_param(v) for k, v in values.items()}
+                 for prefix, values in script.get("constants", {}).items()}
+    return ScriptedModule(graph, attrs, doc.get("training"), doc["name"], signatures, methods,
+                          constants)

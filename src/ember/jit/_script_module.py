@@ -1,0 +1,1028 @@
+"""``ember.jit.script(module)``: a module's ``forward`` and exported methods compiled from the AST.
+
+The compiler of ``_script.py`` is extended with what methods need:
+
+* ``self`` stands for the module at compile time. ``self.weight`` (a parameter or buffer)
+  becomes a ``prim::GetAttr`` node read at run time, so the scripted module shares its tensors;
+  ``self.training`` is read at run time too (``train()``/``eval()`` work); any other attribute
+  (``Final`` or ``__constants__`` values, ints, tuples, strings) is a compile-time constant;
+* calls of submodules (``self.fc(x)``) and of methods (``self.helper(x)``) are compiled
+  recursively and inlined, so a saved file needs no Python class; iterating a ``Sequential``
+  or ``ModuleList`` unrolls the loop (as TorchScript does);
+* expressions whose operands are all constants are folded, and an ``if`` on a constant keeps
+  only the branch taken (``if self.bias is not None``);
+* ``return`` may appear inside ``if`` branches; ``while`` loops become loop nodes with a
+  condition block; ``raise`` raises at run time;
+* methods marked ``@ember.jit.ignore`` are called as Python (such a module cannot be saved).
+
+Example::
+
+    >>> class Net(ember.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = ember.nn.Linear(3, 3)
+    ...     def forward(self, x, n: int):
+    ...         for _ in range(n):
+    ...             x = self.fc(x).relu()
+    ...         return x
+    >>> scripted = ember.jit.script(Net())  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import operator
+import re
+import textwrap
+
+from .._tensor import Tensor
+from ..nn.modules.module import Module
+from ._ir import CONSTANT, GET_ATTR, WHILE, Graph, Node, Value
+from ._module import ScriptModule, run_graph
+from ._script import (
+    _BINOPS,
+    _CMPOPS,
+    CALL,
+    IF,
+    LOOP,
+    _Compiler,
+    _is_docstring,
+    _map_literals,
+    _public_name,
+)
+from .frontend import NotSupportedError, UnsupportedNodeError
+
+__all__ = ["script_module", "ScriptedModule", "ScriptMethod"]
+
+# builtins evaluated at compile time when all their arguments are constants
+_STATIC_BUILTINS = (type, len, isinstance, int, float, bool, str, tuple, list, min, max, abs,
+                    hasattr, getattr, range, enumerate, zip, sorted, reversed, dict)
+_LITERALS = (int, float, bool, str, type(None), complex)
+_CONTAINER_TYPES = ("Sequential", "ModuleList")
+_UNSUPPORTED_NODES = {ast.Lambda: "Lambda aren't supported", ast.Try: "try blocks aren't supported",
+                      ast.Global: "global variables aren't supported",
+                      ast.Nonlocal: "nonlocal variables aren't supported",
+                      ast.ListComp: "list comprehensions aren't supported here",
+                      ast.GeneratorExp: "generator expressions aren't supported",
+                      ast.Yield: "yield aren't supported"}
+
+
+class _SelfRef:
+    """A module (``self`` or one of its submodules) while compiling."""
+
+    __slots__ = ("module", "prefix")
+
+    def __init__(self, module, prefix):
+        self.module = module
+        self.prefix = prefix
+
+    def dotted(self, attr):
+        return f"{self.prefix}.{attr}" if self.prefix else attr
+
+
+class _MethodRef:
+    """``self.method`` before it is called."""
+
+    __slots__ = ("ref", "name")
+
+    def __init__(self, ref, name):
+        self.ref = ref
+        self.name = name
+
+
+def _is_const(x):
+    return isinstance(x, tuple) and len(x) == 2 and x[0] == "c"
+
+
+def _is_literal(v):
+    if isinstance(v, (tuple, list)):
+        return all(_is_literal(x) for x in v)
+    return isinstance(v, _LITERALS)
+
+
+# ---------------------------------------------------------------- annotations
+
+
+def _type_text(annotation, default_is_none):
+    """TorchScript's spelling of a parameter annotation (``Tensor`` when absent)."""
+    if annotation is None:
+        return "Optional[Tensor]" if default_is_none else "Tensor"
+    text = re.sub(r"\b[A-Za-z_]\w*\.", "", ast.unparse(annotation)).replace(" ", "")
+    text = re.sub(r"\blist\[", "List[", re.sub(r"\btuple\[", "Tuple[", text))
+    match = re.fullmatch(r"(.+)\|None", text)
+    return f"Optional[{match.group(1)}]" if match else text
+
+
+def _split_args(text):
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
+
+
+def type_matches(type_text, value):
+    """Whether ``value`` has the TorchScript type ``type_text`` (unknown types accept all).
+
+    Example::
+
+        >>> type_matches("Optional[List[int]]", [1, 2])
+        True
+    """
+    head, _, rest = type_text.partition("[")
+    inner = _split_args(rest[:-1]) if rest else []
+    if head == "Tensor":
+        return isinstance(value, Tensor)
+    if head == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if head == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if head in ("bool", "str"):
+        return isinstance(value, {"bool": bool, "str": str}[head])
+    if head == "Optional":
+        return value is None or type_matches(inner[0], value)
+    if head == "List":
+        return isinstance(value, list) and all(type_matches(inner[0], v) for v in value)
+    if head == "Tuple":
+        return isinstance(value, tuple) and len(value) == len(inner) and all(
+            type_matches(t, v) for t, v in zip(inner, value))
+    return True
+
+
+def _python_type(value):
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if isinstance(value, (list, tuple)) and value:
+        inner = ", ".join(dict.fromkeys(_python_type(v) for v in value))
+        return f"{'List' if isinstance(value, list) else 'Tuple'}[{inner}]"
+    return type(value).__name__
+
+
+def bind_arguments(method, signature, args, kwargs):
+    """The arguments of a call, checked against ``signature`` (``[(name, type, default,
+    has_default)]``) and completed with defaults; raises RuntimeError as torch does."""
+    declaration = f"{method}(" + ", ".join(f"{t} {n}" for n, t, _, _ in signature) + ")"
+    if len(args) > len(signature):
+        raise RuntimeError(f"{method}() expected at most {len(signature) + 1} argument(s) but "
+                           f"received {len(args) + 1} argument(s). Declaration: {declaration}")
+    bound = []
+    for position, (name, type_text, default, has_default) in enumerate(signature):
+        if position < len(args):
+            value = args[position]
+        elif name in kwargs:
+            value = kwargs[name]
+        elif has_default:
+            value = default
+        else:
+            raise RuntimeError(f"{method}() is missing value for argument '{name}'. "
+                               f"Declaration: {declaration}")
+        if not type_matches(type_text, value):
+            raise RuntimeError(f"{method}() Expected a value of type '{type_text}' for argument "
+                               f"'{name}' but instead found type '{_python_type(value)}'.\n"
+                               f"Position: {position + 1}\nDeclaration: {declaration}")
+        bound.append(value)
+    unknown = set(kwargs) - {n for n, _, _, _ in signature}
+    if unknown:
+        raise RuntimeError(f"{method}() got an unexpected keyword argument "
+                           f"'{sorted(unknown)[0]}'. Declaration: {declaration}")
+    return bound
+
+
+# ---------------------------------------------------------------- the method compiler
+
+
+class _Block(Graph):
+    """A graph whose values are numbered by a counter shared by all the blocks of one
+    compilation, so that the text forms never reuse a name."""
+
+    def __init__(self, counter):
+        super().__init__()
+        self._counter = counter
+
+    def new_value(self, shape=None, dtype=None, name=None):
+        value = Value(self._counter[0], shape, dtype, name)
+        self._counter[0] += 1
+        self._next = self._counter[0]
+        return value
+
+
+class _Unit:
+    """What the compilations of one module share: the dotted path of every submodule and the
+    stack of methods being inlined (to refuse recursion)."""
+
+    def __init__(self, root):
+        self.root = root
+        self.prefixes = {}
+        for prefix, sub in root.named_modules(remove_duplicate=False):
+            self.prefixes.setdefault(id(sub), prefix)
+        self.stack = []
+        self.counter = [0]
+
+    def ref(self, module):
+        prefix = self.prefixes.get(id(module))
+        if prefix is None:
+            raise RuntimeError(f"ember.jit.script: module {type(module).__name__} is not a "
+                               "submodule of the scripted module")
+        return _SelfRef(module, prefix)
+
+
+class _MethodCompiler(_Compiler):
+    """Compiles (or inlines) one method of one module of a :class:`_Unit`."""
+
+    def __init__(self, unit, ref, name):
+        fn = getattr(type(ref.module), name)
+        fn = inspect.unwrap(fn)
+        super().__init__(fn)
+        self.unit = unit
+        self.ref = ref
+        self.method = name
+        self.non_none = set()
+        self.top = None
+
+    def fail(self, node, what):
+        kind = _UNSUPPORTED_NODES.get(type(node))
+        if kind is not None:
+            raise UnsupportedNodeError(f"{kind} (line {getattr(node, 'lineno', '?')} of "
+                                       f"{self.fn.__qualname__})")
+        super().fail(node, what)
+
+    def parse(self):
+        try:
+            source = textwrap.dedent(inspect.getsource(self.fn))
+        except (OSError, TypeError) as error:
+            raise RuntimeError(f"ember.jit.script: cannot read the source of "
+                               f"{self.fn.__qualname__} ({error})") from None
+        fdef = ast.parse(source).body[0]
+        for node in ast.walk(fdef):
+            if type(node) in _UNSUPPORTED_NODES and node is not fdef:
+                self.fail(node, "")
+        args = fdef.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            raise NotSupportedError(
+                "Compiled functions can't take variable number of arguments or use "
+                f"keyword-only arguments with defaults ({self.fn.__qualname__})")
+        return fdef
+
+    def signature(self, fdef):
+        """``[(name, type text, default, has default)]`` of the parameters after ``self``."""
+        params = fdef.args.args[1:]
+        defaults = [None] * (len(params) - len(fdef.args.defaults)) + list(fdef.args.defaults)
+        out = []
+        for p, d in zip(params, defaults):
+            default = None
+            if d is not None:
+                value = self.expr(Graph(), d, {})
+                if not _is_const(value):
+                    self.fail(d, "a default value that is not a constant")
+                default = value[1]
+            is_none = d is not None and default is None
+            out.append((p.arg, _type_text(p.annotation, is_none), default, d is not None))
+        return out
+
+    # ---------------------------------------------------------- whole methods
+
+    def compile_method(self):
+        """A graph whose inputs are the method's parameters, and its signature."""
+        fdef = self.parse()
+        signature = self.signature(fdef)
+        graph = self.top = _Block(self.unit.counter)
+        env = {fdef.args.args[0].arg: self.ref}
+        for name, type_text, _, _ in signature:
+            v = graph.new_value(name=name)
+            graph.inputs.append(v)
+            env[name] = v
+            if type_text in ("Tensor", "int", "float", "bool", "str"):
+                self.non_none.add(v)
+        self.unit.stack.append((id(self.ref.module), self.method))
+        result = self.run(graph, fdef.body, env)
+        self.unit.stack.pop()
+        tree = result[1] if result and result[0] == "return" else ("c", None)
+        graph.output = _map_literals(tree, lambda lit: self.value(graph, lit))
+        return graph, signature
+
+    def inline(self, graph, top, args, kwargs, node):
+        """Compile the method into ``graph`` on the given argument values; its result."""
+        key = (id(self.ref.module), self.method)
+        if key in self.unit.stack:
+            raise RuntimeError(f"ember.jit.script: recursive call of {self.fn.__qualname__} "
+                               "is not supported (as in TorchScript)")
+        fdef = self.parse()
+        signature = self.signature(fdef)
+        if len(args) > len(signature):
+            raise RuntimeError(f"{self.method}() expected at most {len(signature) + 1} "
+                               f"argument(s) but received {len(args) + 1} argument(s) "
+                               f"(line {node.lineno})")
+        env = {fdef.args.args[0].arg: self.ref}
+        for i, (name, _, default, has_default) in enumerate(signature):
+            if i < len(args):
+                env[name] = args[i]
+            elif name in kwargs:
+                env[name] = kwargs[name]
+            elif has_default:
+                env[name] = ("c", default)
+            else:
+                raise RuntimeError(f"{self.method}() Argument {name} not provided "
+                                   f"(line {node.lineno})")
+        self.top = top
+        self.unit.stack.append(key)
+        result = self.run(graph, fdef.body, env)
+        self.unit.stack.pop()
+        if not result or result[0] != "return":
+            return ("c", None)
+        return self.pack(graph, result[1])
+
+    # ---------------------------------------------------------- statements
+
+    def run(self, graph, statements, env):
+        """Compile ``statements``; ``("return", tree)``, ``("raise",)`` or None (falls
+        through)."""
+        statements = [s for s in statements if not _is_docstring(s)]
+        i = 0
+        while i < len(statements):
+            s = statements[i]
+            rest = statements[i + 1:]
+            if isinstance(s, ast.Return):
+                if s.value is None:
+                    return ("return", ("c", None))
+                return ("return", self.output_tree(graph, s.value, env))
+            if isinstance(s, ast.Raise):
+                self.raise_statement(graph, s, env)
+                return ("raise",)
+            if isinstance(s, ast.If):
+                test = self.expr(graph, s.test, env)
+                if _is_const(test):
+                    statements[i:i + 1] = list(s.body if test[1] else s.orelse)
+                    continue
+                if _terminates(s.body) or _terminates(s.orelse):
+                    body = s.body if _terminates(s.body) else s.body + rest
+                    orelse = s.orelse if _terminates(s.orelse) else s.orelse + rest
+                    return self.returning_if(graph, test, body, orelse, env)
+                self.dynamic_if(graph, test, s.body, s.orelse, env)
+            else:
+                self.statement(graph, s, env)
+            i += 1
+        return None
+
+    def block(self, graph, statements, env):
+        result = self.run(graph, statements, env)
+        if result is not None and result[0] == "return":
+            self.fail(statements[-1], "return inside a loop")
+        return result
+
+    def statement(self, graph, s, env):
+        if isinstance(s, ast.Assign):
+            if len(s.targets) != 1:
+                self.fail(s, "chained assignment")
+            self.bind(graph, s.targets[0], self.expr(graph, s.value, env), env, s)
+        elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value:
+            self.bind(graph, s.target, self.expr(graph, s.value, env), env, s)
+        elif isinstance(s, ast.AugAssign):
+            if not isinstance(s.target, ast.Name) or type(s.op) not in _BINOPS:
+                self.fail(s, "this augmented assignment")
+            left = self.expr(graph, s.target, env)
+            right = self.expr(graph, s.value, env)
+            name = _BINOPS[type(s.op)].rstrip("_")
+            env[s.target.id] = self.call(graph, f"operator.i{name}", [left, right])
+        elif isinstance(s, ast.For):
+            self.for_statement(graph, s, env)
+        elif isinstance(s, ast.While):
+            self.while_statement(graph, s, env)
+        elif isinstance(s, ast.Expr):
+            self.expr(graph, s.value, env)
+        elif isinstance(s, ast.With):
+            self.with_statement(graph, s, env)
+        elif isinstance(s, (ast.Pass, ast.Assert)):
+            pass  # asserts are not checked (torch checks them; see the docs)
+        else:
+            super().statement(graph, s, env)
+
+    def with_statement(self, graph, s, env):
+        for item in s.items:
+            manager = self.expr(graph, item.context_expr, env)
+            if not _is_const(manager) or item.optional_vars is not None:
+                self.fail(s, "this with statement")
+            name = _public_name(manager[1]) or _public_name(type(manager[1]))
+            if name not in ("ember.no_grad", "ember.enable_grad"):
+                self.fail(s, "a with statement other than `with ember.no_grad()`")
+        self.fail(s, "with blocks (ember.no_grad inside scripted code)")
+
+    def bind(self, graph, target, value, env, s):
+        if isinstance(target, ast.Name):
+            env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)) and all(
+                isinstance(t, ast.Name) for t in target.elts):
+            if _is_const(value):
+                for t, item in zip(target.elts, value[1]):
+                    env[t.id] = self.constant(item)
+                return
+            if isinstance(value, tuple) and value and value[0] in ("tuple", "list"):
+                for t, item in zip(target.elts, value[1]):
+                    env[t.id] = item
+                return
+            for i, t in enumerate(target.elts):
+                env[t.id] = self.call(graph, "operator.getitem", [value, ("c", i)])
+        else:
+            self.fail(s, "assignment to anything but names")
+
+    def raise_statement(self, graph, s, env):
+        exc = s.exc
+        kind, message = "Exception", ("c", "")
+        if isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name):
+            kind = exc.func.id
+            if exc.args:
+                message = self.expr(graph, exc.args[0], env)
+        elif isinstance(exc, ast.Name):
+            kind = exc.id
+        self.call(graph, "jit.raise", [("c", kind), message])
+
+    def pack(self, graph, tree):
+        """One value (or constant) for a return tree."""
+        if isinstance(tree, tuple) and tree and tree[0] in ("tuple", "list"):
+            items = [self.pack(graph, t) for t in tree[1]]
+            if all(_is_const(i) for i in items):
+                return ("c", tuple(i[1] for i in items) if tree[0] == "tuple"
+                        else [i[1] for i in items])
+            return self.call(graph, f"jit.{tree[0]}", items)
+        return tree
+
+    def output_tree(self, graph, expr, env):
+        value = super().output_tree(graph, expr, env)
+        if isinstance(value, (_SelfRef, _MethodRef)):
+            self.fail(expr, "returning a module or a method")
+        return value
+
+    # ---------------------------------------------------------- control flow
+
+    def values_of(self, env):
+        """The names of ``env`` bound to run-time values (constants and modules stay
+        compile-time)."""
+        return [n for n in sorted(env) if isinstance(env[n], Value)]
+
+    def sub_block(self, statements, env, names, extra_inputs=(), prologue=None):
+        """A block over the values ``names`` of ``env`` (``extra_inputs`` first; ``prologue``
+        compiles first); returns (block, env after it, env before it, how it ended)."""
+        block = _Block(self.unit.counter)
+        inner = {n: v for n, v in env.items() if not isinstance(v, Value)}
+        for name in list(extra_inputs) + list(names):
+            v = block.new_value(name=name)
+            block.inputs.append(v)
+            inner[name] = v
+            if env.get(name) in self.non_none:
+                self.non_none.add(v)
+        start = dict(inner)
+        if prologue is not None:
+            prologue(block, inner)
+        result = self.block(block, statements, inner) if statements is not None else None
+        return block, inner, start, result
+
+    def materialize(self, graph, env):
+        """Turn literal constants of ``env`` into values (before a loop may rebind them)."""
+        for name, v in list(env.items()):
+            if _is_const(v) and _is_literal(v[1]) and v[1] is not None:
+                env[name] = self.value(graph, v)
+
+    def branch_outputs(self, blocks, env):
+        """Names rebound by a branch that falls through (and bound in every such branch);
+        sets each block's output to its values for them."""
+        open_blocks = [b for b in blocks if b[3] is None]
+        changed = {n for _, inner, start, _ in open_blocks for n in inner
+                   if inner[n] is not start.get(n)}
+        names = sorted(n for n in changed if all(n in b[1] for b in open_blocks))
+        for block, inner, _, _ in blocks:
+            values = []
+            for n in names:
+                v = inner.get(n, ("c", None))
+                if isinstance(v, (_SelfRef, _MethodRef)):
+                    raise RuntimeError(f"ember.jit.script: '{n}' is bound to a module in a "
+                                       f"branch of {self.fn.__qualname__}")
+                values.append(self.value(block, v))
+            block.output = ("tuple", values)
+        return names
+
+    def dynamic_if(self, graph, cond, body, orelse, env):
+        cond = self.value(graph, cond)
+        names = self.values_of(env)
+        blocks = [self.sub_block(body, env, names), self.sub_block(orelse, env, names)]
+        assigned = self.branch_outputs(blocks, env)
+        outs = [self.fresh(graph, n) for n in assigned]
+        graph.nodes.append(Node(IF, None, [cond] + [env[n] for n in names],
+                                {"names": names, "then": blocks[0][0], "else": blocks[1][0]},
+                                outs))
+        env.update(zip(assigned, outs))
+
+    def returning_if(self, graph, cond, body, orelse, env):
+        cond = self.value(graph, cond)
+        names = self.values_of(env)
+        blocks = [self.sub_block_returning(s, env, names) for s in (body, orelse)]
+        out = graph.new_value()
+        graph.nodes.append(Node(IF, None, [cond] + [env[n] for n in names],
+                                {"names": names, "then": blocks[0], "else": blocks[1]}, [out]))
+        return ("return", out)
+
+    def sub_block_returning(self, statements, env, names):
+        block = _Block(self.unit.counter)
+        inner = {n: v for n, v in env.items() if not isinstance(v, Value)}
+        for name in names:
+            v = block.new_value(name=name)
+            block.inputs.append(v)
+            inner[name] = v
+        result = self.run(block, statements, inner)
+        # falling through the end of the method, or raising, gives None
+        tree = self.pack(block, result[1]) if result and result[0] == "return" else ("c", None)
+        block.output = ("tuple", [self.value(block, tree)])
+        return block
+
+    def for_statement(self, graph, s, env):
+        if s.orelse:
+            self.fail(s, "for ... else")
+        it = s.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
+                and isinstance(s.target, ast.Name) and it.func.id not in env:
+            return self.range_loop(graph, s, env)
+        items = self.expr(graph, it, env)
+        if isinstance(items, _SelfRef):
+            if type(items.module).__name__ not in _CONTAINER_TYPES:
+                self.fail(s, f"iterating over a {type(items.module).__name__}")
+            items = ("c", list(items.module._modules.values()))
+        if isinstance(items, Value):  # a list or a tensor known at run time
+            return self.iterate(graph, s, env, items)
+        if not _is_const(items):
+            self.fail(s, "a for loop over a module method")
+        for item in items[1]:  # unrolled, as TorchScript unrolls module lists
+            self.bind(graph, s.target, self.constant(item), env, s)
+            if self.block(graph, s.body, env) is not None:
+                self.fail(s, "raise inside an unrolled loop")
+
+    def range_loop(self, graph, s, env):
+        bounds = [self.expr(graph, a, env) for a in s.iter.args]
+        if not 1 <= len(bounds) <= 3 or s.iter.keywords:
+            self.fail(s, "range() with these arguments")
+        if len(bounds) == 1:
+            bounds = [("c", 0), bounds[0], ("c", 1)]
+        elif len(bounds) == 2:
+            bounds.append(("c", 1))
+        self.loop(graph, s, env, bounds, s.target.id)
+
+    def iterate(self, graph, s, env, items):
+        """``for item in values``: a loop over ``range(len(values))`` reading each item."""
+        hidden = f"iter_{items.id}"
+        env[hidden] = items
+        count = self.call(graph, "builtins.len", [items])
+
+        def read_item(block, inner):
+            item = self.call(block, "operator.getitem", [inner[hidden], inner["index_"]])
+            self.bind(block, s.target, item, inner, s)
+        self.loop(graph, s, env, [("c", 0), count, ("c", 1)], "index_", read_item)
+        del env[hidden]
+
+    def loop(self, graph, s, env, bounds, index, prologue=None):
+        bounds = [self.value(graph, b) for b in bounds]
+        self.materialize(graph, env)
+        names = [n for n in self.values_of(env) if n != index]
+        body, inner, start, _ = self.sub_block(s.body, env, names, extra_inputs=(index,),
+                                               prologue=prologue)
+        carried = [n for n in names if inner[n] is not start[n]]
+        body.output = ("tuple", [self.value(body, inner[n]) for n in carried])
+        outs = [self.fresh(graph, n) for n in carried]
+        graph.nodes.append(Node(LOOP, None, bounds + [env[n] for n in names],
+                                {"names": names, "carried": carried, "body": body}, outs))
+        env.update(zip(carried, outs))
+
+    def while_statement(self, graph, s, env):
+        if s.orelse:
+            self.fail(s, "while ... else")
+        self.materialize(graph, env)
+        names = self.values_of(env)
+        cond_block, cond_env, _, _ = self.sub_block(None, env, names)
+        cond_block.output = self.value(cond_block, self.expr(cond_block, s.test, cond_env))
+        body, inner, start, _ = self.sub_block(s.body, env, names)
+        carried = [n for n in names if inner[n] is not start[n]]
+        body.output = ("tuple", [self.value(body, inner[n]) for n in carried])
+        outs = [self.fresh(graph, n) for n in carried]
+        graph.nodes.append(Node(WHILE, None, [env[n] for n in names],
+                                {"names": names, "carried": carried, "cond": cond_block,
+                                 "body": body}, outs))
+        env.update(zip(carried, outs))
+
+    # ---------------------------------------------------------- expressions
+
+    def constant(self, obj):
+        """A compile-time object: submodules become module references."""
+        if isinstance(obj, Module):
+            return self.unit.ref(obj)
+        return ("c", obj)
+
+    def expr(self, graph, e, env):
+        if isinstance(e, ast.Name):
+            if e.id in env:
+                return env[e.id]
+            if e.id in ("True", "False", "None"):
+                return ("c", {"True": True, "False": False, "None": None}[e.id])
+            found = self.static(e)
+            if found is None and not hasattr(builtins, e.id) and e.id not in self.globals:
+                raise RuntimeError(f"undefined value {e.id} (line {e.lineno} of "
+                                   f"{self.fn.__qualname__})")
+            return self.constant(found)
+        if isinstance(e, ast.Attribute):
+            base = self.expr(graph, e.value, env)
+            if isinstance(base, _SelfRef):
+                return self.self_attr(graph, base, e.attr, e)
+            if _is_const(base):
+                return self.constant(getattr(base[1], e.attr))
+            return self.call(graph, f"attr:{e.attr}", [base])
+        if isinstance(e, ast.BinOp) and type(e.op) in _BINOPS:
+            return self.fold(graph, _BINOPS[type(e.op)],
+                             [self.expr(graph, e.left, env), self.expr(graph, e.right, env)])
+        if isinstance(e, ast.Compare) and len(e.ops) == 1:
+            return self.compare(graph, e, env)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            return self.fold(graph, "not_", [self.expr(graph, e.operand, env)])
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            return self.fold(graph, "neg" if isinstance(e.op, ast.USub) else "pos",
+                             [self.expr(graph, e.operand, env)])
+        if isinstance(e, ast.BoolOp):
+            return self.bool_op(graph, e, env)
+        if isinstance(e, ast.IfExp):
+            return self.if_expr(graph, e, env)
+        if isinstance(e, ast.JoinedStr):
+            parts = [self.expr(graph, v.value if isinstance(v, ast.FormattedValue) else v, env)
+                     for v in e.values]
+            if all(_is_const(p) for p in parts):
+                return ("c", "".join(str(p[1]) for p in parts))
+            return self.call(graph, "jit.format", parts)
+        if isinstance(e, ast.Subscript):
+            base = self.expr(graph, e.value, env)
+            index = self.index(graph, e.slice, env)
+            if isinstance(base, _SelfRef) and _is_const(index):
+                children = list(base.module._modules.values())
+                return self.constant(children[index[1]])
+            if _is_const(base) and _is_const(index):
+                return self.constant(base[1][index[1]])
+            return self.call(graph, "operator.getitem", [base, index])
+        if isinstance(e, (ast.Tuple, ast.List)):
+            items = [self.expr(graph, x, env) for x in e.elts]
+            if all(_is_const(i) for i in items):
+                values = [i[1] for i in items]
+                return ("c", tuple(values) if isinstance(e, ast.Tuple) else values)
+            return self.call(graph, "jit.tuple" if isinstance(e, ast.Tuple) else "jit.list",
+                             items)
+        return super().expr(graph, e, env)
+
+    def fold(self, graph, name, operands):
+        if all(_is_const(o) for o in operands):
+            return ("c", getattr(operator, name)(*(o[1] for o in operands)))
+        for o in operands:
+            if isinstance(o, (_SelfRef, _MethodRef)):
+                raise RuntimeError(f"ember.jit.script: a module used as a value in "
+                                   f"{self.fn.__qualname__}")
+        return self.call(graph, f"operator.{name}", operands)
+
+    def compare(self, graph, e, env):
+        op = type(e.ops[0])
+        left = self.expr(graph, e.left, env)
+        right = self.expr(graph, e.comparators[0], env)
+        if op in (ast.Is, ast.IsNot):
+            none_side = right if _is_const(right) else left
+            other = left if none_side is right else right
+            if _is_const(none_side) and none_side[1] is None and (
+                    other in self.non_none or isinstance(other, _SelfRef)):
+                return ("c", op is ast.IsNot)
+            return self.fold(graph, "is_" if op is ast.Is else "is_not", [left, right])
+        if op in (ast.In, ast.NotIn):
+            found = self.fold(graph, "contains", [right, left])
+            return self.fold(graph, "not_", [found]) if op is ast.NotIn else found
+        if op not in _CMPOPS:
+            self.fail(e, "this comparison")
+        return self.fold(graph, _CMPOPS[op], [left, right])
+
+    def bool_op(self, graph, e, env):
+        """``a and b`` / ``a or b`` with Python's short circuit (an if node when ``a`` is
+        known only at run time)."""
+        is_and = isinstance(e.op, ast.And)
+        first = self.expr(graph, e.values[0], env)
+        rest = e.values[1:]
+        if _is_const(first):
+            if bool(first[1]) != is_and or not rest:
+                return first
+            return self.bool_op(graph, ast.BoolOp(e.op, rest), env) if len(rest) > 1 \
+                else self.expr(graph, rest[0], env)
+        if not rest:
+            return first
+        tail = ast.BoolOp(e.op, rest) if len(rest) > 1 else rest[0]
+        # and: if first then tail else first;  or: if first then first else tail
+        return self.choose(graph, first, tail if is_and else None, None if is_and else tail, env)
+
+    def if_expr(self, graph, e, env):
+        test = self.expr(graph, e.test, env)
+        if _is_const(test):
+            return self.expr(graph, e.body if test[1] else e.orelse, env)
+        return self.choose(graph, test, e.body, e.orelse, env)
+
+    def choose(self, graph, cond, then_expr, else_expr, env):
+        """An if node returning ``then_expr`` or ``else_expr`` (None: ``cond`` itself)."""
+        cond_value = self.value(graph, cond)
+        names = self.values_of(env)
+        blocks = []
+        for expr in (then_expr, else_expr):
+            block, inner, _, _ = self.sub_block([], env, names, extra_inputs=("cond_",))
+            own_cond = inner.pop("cond_")
+            result = own_cond if expr is None else self.expr(block, expr, inner)
+            block.output = ("tuple", [self.value(block, result)])
+            blocks.append(block)
+        out = graph.new_value()
+        graph.nodes.append(Node(IF, None, [cond_value, cond_value] + [env[n] for n in names],
+                                {"names": ["cond_"] + names, "then": blocks[0],
+                                 "else": blocks[1]}, [out]))
+        return out
+
+    def self_attr(self, graph, ref, attr, node):
+        module = ref.module
+        if attr in module._parameters or attr in module._buffers:
+            tensor = module._parameters.get(attr, module._buffers.get(attr))
+            if tensor is None:
+                return ("c", None)
+            return self.get_attr(graph, ref.dotted(attr))
+        if attr in module._modules:
+            sub = module._modules[attr]
+            return ("c", None) if sub is None else self.unit.ref(sub)
+        if attr == "training":
+            return self.get_attr(graph, ref.dotted(attr))
+        if inspect.isfunction(inspect.getattr_static(type(module), attr, None)):
+            return _MethodRef(ref, attr)  # a method (not a staticmethod: that is a constant)
+        try:
+            value = getattr(module, attr)
+        except AttributeError:
+            raise RuntimeError(f"Module '{type(module).__name__}' has no attribute '{attr}' "
+                               f"(line {node.lineno} of {self.fn.__qualname__})") from None
+        if isinstance(value, Tensor):
+            return self.tensor_constant(graph, ref.dotted(attr), value)
+        return self.constant(value)
+
+    def get_attr(self, graph, dotted):
+        v = graph.new_value(name=dotted.replace(".", "_"))
+        graph.nodes.append(Node(GET_ATTR, None, [], {"name": dotted}, [v]))
+        if not dotted.endswith("training"):
+            self.non_none.add(v)
+        return v
+
+    def tensor_constant(self, graph, dotted, tensor):
+        self.top.constants[dotted] = tensor
+        v = graph.new_value(name=dotted.replace(".", "_"))
+        graph.nodes.append(Node(CONSTANT, None, [], {"name": dotted}, [v]))
+        self.non_none.add(v)
+        return v
+
+    def call_expr(self, graph, e, env):
+        args = []
+        for a in e.args:
+            if isinstance(a, ast.Starred):
+                self.fail(a, "*args in a call")
+            args.append(self.expr(graph, a, env))
+        kwargs = {}
+        for k in e.keywords:
+            if k.arg is None:
+                self.fail(k, "**kwargs in a call")
+            kwargs[k.arg] = self.expr(graph, k.value, env)
+        f = e.func
+        if isinstance(f, ast.Attribute):
+            receiver = self.expr(graph, f.value, env)
+            if isinstance(receiver, Value):
+                return self.call(graph, f"method:{f.attr}", [receiver] + args, kwargs)
+            target = (self.self_attr(graph, receiver, f.attr, f)
+                      if isinstance(receiver, _SelfRef) else
+                      self.constant(getattr(receiver[1], f.attr)) if _is_const(receiver)
+                      else self.fail(f, "this call"))
+        else:
+            target = self.expr(graph, f, env)
+        if isinstance(target, _SelfRef):
+            return self.call_method(graph, _MethodRef(target, "forward"), args, kwargs, e)
+        if isinstance(target, _MethodRef):
+            return self.call_method(graph, target, args, kwargs, e)
+        if not _is_const(target):
+            self.fail(e, f"calling {ast.unparse(f)}")
+        return self.call_function(graph, target[1], args, kwargs, e)
+
+    def call_function(self, graph, fn, args, kwargs, e):
+        everything = args + list(kwargs.values())
+        static = fn in _STATIC_BUILTINS or inspect.ismethoddescriptor(fn) or (
+            inspect.isbuiltin(fn) and isinstance(getattr(fn, "__self__", None), (dict, list)))
+        if static and all(_is_const(a) or isinstance(a, _SelfRef) for a in everything):
+            plain = [a.module if isinstance(a, _SelfRef) else a[1] for a in args]
+            named = {k: a.module if isinstance(a, _SelfRef) else a[1] for k, a in kwargs.items()}
+            result = fn(*plain, **named)
+            if isinstance(result, (map, zip, enumerate, reversed, type({}.values()),
+                                   type({}.items()), type({}.keys()))):
+                result = list(result)
+            return self.constant(result)
+        name = _public_name(fn)
+        if name is None:
+            self.fail(e, f"calling {ast.unparse(e.func)} (only ember's public functions, "
+                         "tensor methods, submodules and methods of the module)")
+        return self.call(graph, name, args, kwargs)
+
+    def call_method(self, graph, target, args, kwargs, e):
+        module = target.ref.module
+        fn = getattr(type(module), target.name, None)
+        if getattr(fn, "_ember_jit_ignore", False) or getattr(fn, "_ember_jit_unused", False):
+            return self.python_call(graph, target, fn, args, kwargs)
+        for a in args + list(kwargs.values()):
+            if isinstance(a, (_SelfRef, _MethodRef)):
+                self.fail(e, "passing a module to a method")
+        inner = _MethodCompiler(self.unit, target.ref, target.name)
+        inner.non_none = self.non_none
+        return inner.inline(graph, self.top, args, kwargs, e)
+
+
+    def python_call(self, graph, target, fn, args, kwargs):
+        """A call of an ``@ember.jit.ignore`` method, run by Python on the scripted module
+        (as torch binds ignored methods to the ScriptModule)."""
+        inputs = [self.get_attr(graph, target.ref.dotted("__self__"))]
+        inputs += [self.value(graph, a) for a in args]
+        names = list(kwargs)
+        inputs += [self.value(graph, kwargs[k]) for k in names]
+        out = graph.new_value()
+        count = 1 + len(args)
+        params = {"fn": f"python:{target.ref.dotted(target.name)}",
+                  "args": [{"v": i} for i in range(count)],
+                  "kwargs": {k: {"v": count + i} for i, k in enumerate(names)}}
+        graph.nodes.append(Node(CALL, fn, inputs, params, [out]))
+        return out
+
+
+def _terminates(statements):
+    """Whether every path through ``statements`` ends in ``return`` or ``raise``."""
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _terminates(last.body) and _terminates(last.orelse)
+    return False
+
+
+# ---------------------------------------------------------------- the scripted module
+
+
+class ScriptMethod:
+    """A compiled method of a :class:`ScriptedModule` (``scripted.forward``, exported ones).
+
+    Example::
+
+        >>> scripted.double(ember.ones(2, 4), 3)  # doctest: +SKIP
+    """
+
+    def __init__(self, owner, name, graph, signature):
+        self.owner = owner
+        self.name = name
+        self.graph = graph
+        self.signature = signature
+        self._plan = None
+
+    def __call__(self, *args, **kwargs):
+        from ._module import _Plan
+
+        bound = bind_arguments(self.name, self.signature, args, kwargs)
+        if self._plan is None:
+            self._plan = _Plan(self.graph)
+        return run_graph(self._plan, bound, self.owner._attr, self.graph.constants)
+
+    @property
+    def code(self):
+        """TorchScript-like source of the method."""
+        return _typed_code(self.graph, self.name, self.signature)
+
+
+def _typed_code(graph, name, signature):
+    text = graph.python_code(name, method=True)
+    header, _, body = text.partition("\n")
+    params = ", ".join(["self"] + [f"v{n}: {t}" for n, t, _, _ in signature])
+    return f"def {name}({params}):\n{body}"
+
+
+class ScriptedModule(ScriptModule):
+    """A module compiled by ``ember.jit.script``: ``forward`` and the exported methods run
+    their graphs on the module's own parameters and buffers.
+
+    Example::
+
+        >>> scripted = ember.jit.script(ember.nn.Sequential(ember.nn.Linear(2, 2)))
+        >>> scripted(ember.ones(1, 2)).shape
+        ember.Size([1, 2])
+    """
+
+    def __init__(self, graph, attributes, training, name, signatures, methods=None,
+                 constants=None):
+        super().__init__(graph, attributes, training, name)
+        for prefix in sorted(training or {}, key=lambda p: p.count(".")):
+            if prefix:
+                self._child(prefix, training[prefix])
+        object.__setattr__(self, "_constants", dict(constants or {}))
+        for prefix, values in self._constants.items():
+            owner = self._module_at(prefix)
+            for attr, value in values.items():
+                object.__setattr__(owner, attr, value)
+        object.__setattr__(self, "_signatures", dict(signatures))
+        object.__setattr__(self, "_methods", dict(methods or {}))
+        for method, method_graph in self._methods.items():
+            object.__setattr__(self, method,
+                               ScriptMethod(self, method, method_graph, signatures[method]))
+
+    def _module_at(self, prefix):
+        owner = self
+        for part in prefix.split(".") if prefix else ():
+            owner = owner._modules[part]
+        return owner
+
+    def _child(self, prefix, training):
+        owner = self
+        *path, leaf = prefix.split(".")
+        for part in path:
+            owner = owner._modules[part]
+        if leaf not in owner._modules:
+            child = Module()
+            child.training = training
+            owner.add_module(leaf, child)
+
+    def _attr(self, dotted):
+        owner = self
+        *path, leaf = dotted.split(".")
+        for part in path:
+            owner = owner._modules[part]
+        if leaf == "training":
+            return owner.training
+        if leaf == "__self__":  # the module an ignored method is called on
+            return owner
+        return super()._attr(dotted)
+
+    def forward(self, *args, **kwargs):
+        """Run the compiled ``forward``."""
+        bound = bind_arguments("forward", self._signatures["forward"], args, kwargs)
+        return run_graph(self._get_plan(), bound, self._attr, self._graph.constants)
+
+    @property
+    def code(self):
+        """TorchScript-like source of ``forward``."""
+        return _typed_code(self._graph, "forward", self._signatures["forward"])
+
+
+def _methods_to_compile(module):
+    names = ["forward"]
+    for name, fn in inspect.getmembers(type(module), inspect.isfunction):
+        if getattr(fn, "_ember_jit_export", False) and name != "forward":
+            names.append(name)
+    return names
+
+
+def script_module(module):
+    """Compile ``module`` (see the module docstring) into a :class:`ScriptedModule`."""
+    unit = _Unit(module)
+    root = _SelfRef(module, "")
+    graphs, signatures = {}, {}
+    for name in _methods_to_compile(module):
+        graph, signature = _MethodCompiler(unit, root, name).compile_method()
+        graphs[name] = graph
+        signatures[name] = signature
+    attrs = {}
+    for prefix, sub in module.named_modules():
+        for name, p in sub._parameters.items():
+            if p is not None:
+                attrs[f"{prefix}.{name}" if prefix else name] = ("parameter", p, True)
+        for name, b in sub._buffers.items():
+            if b is not None:
+                attrs[f"{prefix}.{name}" if prefix else name] = (
+                    "buffer", b, name not in sub._non_persistent_buffers_set)
+    training = {prefix: sub.training for prefix, sub in module.named_modules()}
+    forward = graphs.pop("forward")
+    return ScriptedModule(forward, attrs, training, type(module).__name__, signatures, graphs,
+                          _plain_attributes(module))
+
+
+def _plain_attributes(module):
+    """``{prefix: {name: value}}``: the numbers, strings and tuples each module holds, which
+    torch's ScriptModule keeps as attributes (``scripted.scale``)."""
+    found = {}
+    for prefix, sub in module.named_modules():
+        values = {k: v for k, v in vars(sub).items()
+                  if not k.startswith("_") and k != "training" and _is_literal(v)
+                  and not isinstance(v, list)}
+        if values:
+            found[prefix] = values
+    return found
+
+
+def python_calls(graph):
+    """The ``@ember.jit.ignore`` methods a graph calls as Python (dotted names)."""
+    found = []
+    for n in graph.nodes:
+        if n.kind == CALL and n.params["fn"].startswith("python:"):
+            found.append(n.params["fn"][len("python:"):])
+        for block in n.params.values() if n.kind in (IF, LOOP, WHILE) else ():
+            if isinstance(block, Graph):
+                found += python_calls(block)
+    return found
