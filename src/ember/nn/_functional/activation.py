@@ -20,7 +20,7 @@ from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.forward_ad import symmetric_jvp
 from ...func import _batching_rules as _batching
-from ...ops._fusion import COMPOSITE_KERNEL, decline
+from ...ops._fusion import COMPOSITE_KERNEL, Fusion, decline
 from ...ops._methods import tensor_method
 from ...ops._operands import wrap_dim
 from ...ops._registry import Op, _short_name, autocast_policy, defop
@@ -951,6 +951,22 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
+def _softsign_kernel(xp, a):
+    return a / (xp.abs(a) + 1)
+
+
+def _softsign_step(xp, args, out):
+    """The kernel into one buffer, in the kernel's order of operations (same rounding)."""
+    out = xp.abs(args[0], out=out)
+    xp.add(out, 1, out=out)
+    return xp.divide(args[0], out, out=out)
+
+
+_softsign_op = _op("softsign", _softsign_kernel, lambda x, y, g: g / (x.abs() + 1).square(),
+                   fuse=Fusion(_softsign_step, 1), onnx="Softsign")
+
+
+@signature("softsign(Tensor input) -> Tensor")
 def softsign(input):
     """``input / (1 + |input|)``.
 
@@ -959,8 +975,9 @@ def softsign(input):
         >>> F.softsign(ember.tensor([-1., 3.]))
         tensor([-0.5000,  0.7500])
     """
-    _check_input(input, "softsign")
-    return input / (input.abs() + 1)
+    if input.dtype.is_floating_point:
+        return _softsign_op(input)
+    return input / (input.abs() + 1)  # torch's composite: an int input divides to a float
 
 
 @signature("glu(Tensor input, int dim=-1) -> Tensor")
