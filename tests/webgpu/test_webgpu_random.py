@@ -222,6 +222,21 @@ def test_a_generator_argument_is_used_and_must_be_a_webgpu_one(strict):
         ember.rand(3, device="webgpu", generator=ember.Generator())
 
 
+@pytest.mark.parametrize("make", [
+    lambda: ember.rand(3, device="webgpu", dtype=ember.float64),
+    lambda: ember.randn(3, device="webgpu", dtype=ember.float64),
+    lambda: ember.randint(0, 4, (3,), device="webgpu", dtype=ember.float64),
+    lambda: ember.normal(0.0, 1.0, (3,), device="webgpu", dtype=ember.float64),
+    lambda: ember.rand_like(ember.zeros(3), device="webgpu", dtype=ember.float64),
+], ids=["rand", "randn", "randint", "normal", "rand_like"])
+def test_float64_draws_are_refused_as_every_float64_webgpu_tensor(make):
+    with pytest.raises(TypeError) as refused:
+        ember.zeros(3, device="webgpu", dtype=ember.float64)
+    with pytest.raises(TypeError, match="float64") as drawn:
+        make()
+    assert str(drawn.value) == str(refused.value)
+
+
 # ---------------------------------------------------------------- dropout
 
 

@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import DEFAULT, META, canonical, check_cuda_dtype
+from .._device import DEFAULT, META, canonical, check_cuda_dtype, check_webgpu_dtype
 from .._device import device as _device_type
 from .._tensor import Tensor
 from ._generator import (  # noqa: F401  (moved to _generator.py; importers use this path)
@@ -218,6 +218,8 @@ def _factory_target(dtype, device, out, default):
     device = canonical(device) if device is not None else DEFAULT[0]
     if device.type == "cuda":
         check_cuda_dtype(dtype)
+    elif device.type == "webgpu":
+        check_webgpu_dtype(dtype)
     return dtype, device
 
 
@@ -356,6 +358,8 @@ def _like_target(input, dtype, device):
     device = canonical(device) if device is not None else input._device
     if device.type == "cuda":
         check_cuda_dtype(dtype)
+    elif device.type == "webgpu":
+        check_webgpu_dtype(dtype)
     return dtype, device
 
 
