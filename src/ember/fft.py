@@ -35,6 +35,7 @@ from .ops import shape as _sh
 from .ops._methods import tensor_method as _tensor_method
 from .ops._operands import wrap_dim
 from .ops._registry import defop, write_out
+from .ops._vmap_rules import batching
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
            "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq",
@@ -166,7 +167,7 @@ def _linear_jvp(op):
 
 for _op in (fft_c2c, fft_r2c, fft_c2r):
     _op.jvp = _linear_jvp(_op)
-    _op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+    _op.defbatch(batching.reduction)
     _op.opt_out("onnx", "complex results: ONNX export handles real dtypes only (and ONNX's "
                         "DFT, opset 17, is not mapped)")
 
@@ -769,7 +770,7 @@ def _(ctx, grad, *, hop, length):
 
 
 overlap_add.jvp = _linear_jvp(overlap_add)
-overlap_add.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+overlap_add.defbatch(batching.trailing_dims)
 overlap_add.opt_out("onnx", "not mapped yet (istft's overlap-add; composable from ONNX operators)")
 
 

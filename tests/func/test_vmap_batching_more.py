@@ -144,10 +144,9 @@ def test_forward_rules_vs_torch(case):
     _compare(fn, in_dims, _arrays(shapes))
 
 
-# det's backward reads which matrices are singular straight from the data, so it stays on
-# the loop (no rule for its linalg_inv_h); torch refuses gradients of the running statistics.
+# torch refuses gradients of the running statistics.
 GRAD_CASES = sorted(set(CASES) - {"max_pool1d indices", "index_select batched index",
-                                  "det slogdet", "batch_norm training=False"})
+                                  "batch_norm training=False"})
 
 
 @pytest.mark.parametrize("case", GRAD_CASES)
@@ -159,15 +158,13 @@ def test_grad_rules_vs_torch(case):
 
 
 def test_batch_norm_grad_and_det_grad():
-    """batch_norm's input and weight gradients batch; det's gradient loops (results vs
-    torch's)."""
+    """batch_norm's input and weight gradients batch, and so does det's (its backward's
+    linalg_inv_h runs on every matrix at once); results vs torch's."""
     def norm(lib, x, w, m):
         return lib.nn.functional.batch_norm(x, m.detach(), m.detach().abs() + 0.5, w, w,
                                             training=False)
     _compare(norm, (0, None, 0), _data((B, 4, 3, 5), (3,), (B, 3)), grad=True)
-    _compare(lambda lib, a: lib.linalg.det(a), (0,), _data((B, 3, 3)), grad=True,
-             expect_path="loop")
-    assert "linalg_inv_h" in _vmap.last_call.reason
+    _compare(lambda lib, a: lib.linalg.det(a), (0,), _data((B, 3, 3)), grad=True)
 
 
 # ---------------------------------------------------------------- per-sample CNN gradients
@@ -290,3 +287,149 @@ def test_singular_element_raises_torchs_batched_error():
 def test_matmul_of_empty_matrices_with_one_side_batched(shapes):
     """The one-GEMM path (left side batched, right side one matrix) on empty operands."""
     _compare(lambda lib, x, w: lib.matmul(x, w), (0, None), _data(*shapes))
+
+
+# ---------------------------------------------------------------- ops that used to loop
+
+POSITIVE = "positive"     # an input drawn in (0.5, 2): rates, concentrations, probabilities
+
+
+def _cross(lib, a, b):
+    return lib.linalg.cross(a, b, dim=-1) + lib.cross(a.mT, b.mT, dim=0).mT
+
+
+def _searchsorted_both(lib, seq, values):
+    return lib.searchsorted(seq.sort(-1).values, values, right=True)
+
+
+def _lu_parts(lib, a):
+    lu, pivots = lib.linalg.lu_factor(a)
+    p, l, u = lib.lu_unpack(lu, pivots)
+    return lu.sum(-1) + p.sum(0) @ l + u.sum(-2)
+
+
+SHAPE_CASES = {
+    "roll two dims": (lambda lib, x: lib.roll(x, (1, -2), (0, 1)), (0,), [(B, 4, 5)]),
+    "roll flattened": (lambda lib, x: lib.roll(x, 3), (1,), [(4, B, 5)]),
+    "repeat adds dims": (lambda lib, x: x.repeat(2, 1, 3), (0,), [(B, 4, 2)]),
+    "tile": (lambda lib, x: lib.tile(x, (2,)), (0,), [(B, 2, 3)]),
+    "repeat_interleave": (lambda lib, x: x.repeat_interleave(2, dim=1), (0,), [(B, 3, 2)]),
+    "repeat_interleave sizes": (lambda lib, x: lib.repeat_interleave(
+        x, lib.tensor([1, 0, 3]), dim=0), (0,), [(B, 3, 2)]),
+    "unfold": (lambda lib, x: x.unfold(1, 3, 2), (0,), [(B, 4, 7)]),
+    "as_strided": (lambda lib, x: x.as_strided((2, 3), (1, 2), 1), (0,), [(B, 12)]),
+    "as_strided of a view": (lambda lib, x: x[1:].as_strided((3, 2), (2, 1)), (0,), [(B, 10)]),
+    "view dtype": (lambda lib, x: x.view(lib.int32).double(), (0,), [(B, 3, 2)]),
+    "pad constant": (lambda lib, x: _f(lib).pad(x, (1, 2, 0, 1), value=0.5), (0,),
+                     [(B, 3, 4)]),
+    "pad reflect": (lambda lib, x: _f(lib).pad(x, (2, 1), mode="reflect"), (0,), [(B, 2, 5)]),
+    "pad circular 2d": (lambda lib, x: _f(lib).pad(x, (1, 1, 2, 0), mode="circular"), (0,),
+                        [(B, 2, 3, 4)]),
+    "pad replicate": (lambda lib, x: _f(lib).pad(x, (2, 2), mode="replicate"), (0,),
+                      [(B, 2, 3)]),
+    "cross, one side unbatched": (_cross, (0, None), [(B, 4, 3), (4, 3)]),
+    "view_as_real and back": (lambda lib, x: lib.view_as_complex(
+        lib.view_as_real(lib.complex(x, x.flip(-1))) * 2), (0,), [(B, 3, 2)]),
+    "frexp": (lambda lib, x: lib.frexp(x)[0] * lib.frexp(x)[1], (0,), [(B, 5)]),
+    "isin": (lambda lib, x, t: lib.isin(x.round(), t.round()).double(), (0, None),
+             [(B, 6), (4,)]),
+    "quantile": (lambda lib, x, q: lib.quantile(x, q, dim=1, keepdim=True), (0, None),
+                 [(B, 3, 5), "quantiles"]),
+    "nanquantile scalar": (lambda lib, x: lib.nanquantile(x, 0.3, dim=0), (1,), [(4, B, 3)]),
+    "searchsorted shared sequence": (lambda lib, s, v: lib.searchsorted(s.sort().values, v),
+                                     (None, 0), [(6,), (B, 2, 3)]),
+    "searchsorted batched sequence": (_searchsorted_both, (0, 0), [(B, 6), (B, 2, 3)]),
+    "searchsorted batched rows": (_searchsorted_both, (0, None), [(B, 2, 6), (2, 3)]),
+    "nuclear norm": (lambda lib, x: lib.linalg.matrix_norm(x, "nuc"), (0,), [(B, 3, 4)]),
+    "pinv": (lambda lib, a: lib.linalg.pinv(a), (0,), [(B, 3, 4)]),
+    "lstsq": (lambda lib, a, b: lib.linalg.lstsq(a, b).solution, (0, None),
+              [(B, 4, 3), (4, 2)]),
+    "lstsq gelsd": (lambda lib, a, b: lib.linalg.lstsq(a, b, driver="gelsd")[3], (0, 0),
+                    [(B, 4, 3), (B, 4, 2)]),
+    "lu_factor, lu_unpack": (_lu_parts, (0,), [(B, 3, 3)]),
+    "matrix_exp": (lambda lib, a: lib.linalg.matrix_exp(a), (0,), [(B, 3, 3)]),
+    "eigvals": (lambda lib, a: lib.linalg.eigvals(a @ a.mT).real.sort().values, (0,),
+                [(B, 3, 3)]),
+    "fft": (lambda lib, x: lib.fft.fft(x, dim=0).abs() + lib.fft.rfft2(x).abs().sum(),
+            (1,), [(4, B, 6)]),
+    "irfft": (lambda lib, x: lib.fft.irfft(lib.fft.rfft(x), n=6), (0,), [(B, 2, 6)]),
+    "scatter_reduce": (lambda lib, x, i: x.scatter_reduce(0, i, x[:3] * 2, "amax"),
+                       (0, 0), [(B, 4), "idx"]),
+    "gammainc": (lambda lib, a, x: lib.special.gammainc(a, x), (0, None),
+                 [POSITIVE, (5,)]),
+}
+
+
+def _more_arrays(shapes):
+    rng = np.random.default_rng(3)
+    out = []
+    for s in shapes:
+        if s == "quantiles":
+            out.append(np.array([0.1, 0.5, 0.75]))
+        elif s == POSITIVE:
+            out.append(rng.uniform(0.5, 2.0, size=(B, 5)))
+        elif s == "idx":
+            out.append(IDX.copy() % 4)
+        else:
+            out.append(rng.standard_normal(s))
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(SHAPE_CASES))
+def test_rules_of_ops_that_used_to_loop(case):
+    fn, in_dims, shapes = SHAPE_CASES[case]
+    _compare(fn, in_dims, _more_arrays(shapes))
+
+
+GRAD_MORE = sorted(set(SHAPE_CASES) - {"view dtype", "frexp", "isin", "searchsorted shared sequence",
+                                       "searchsorted batched sequence", "searchsorted batched rows",
+                                       "lu_factor, lu_unpack", "eigvals", "lstsq gelsd",
+                                       "view_as_real and back", "repeat_interleave sizes",
+                                       "gammainc", "quantile", "nanquantile scalar"})
+
+
+@pytest.mark.parametrize("case", GRAD_MORE)
+def test_grads_of_ops_that_used_to_loop(case):
+    """vmap(grad(sum of f)): the backward primitives of these ops (roll back, the pad and
+    repeat adjoints, strided scatters...) batch too."""
+    fn, in_dims, shapes = SHAPE_CASES[case]
+    _compare(fn, in_dims, _more_arrays(shapes), grad=True)
+
+
+def test_quantile_grad_loops_unless_the_elements_agree():
+    """quantile's backward reads the sorted positions from the values themselves: vmap's
+    replay guards them and loops when the elements differ (results vs torch either way)."""
+    for case in ("quantile", "nanquantile scalar"):
+        fn, in_dims, shapes = SHAPE_CASES[case]
+        _compare(fn, in_dims, _more_arrays(shapes), grad=True, expect_path="loop")
+        assert "differs" in _vmap.last_call.reason
+    (x,) = _more_arrays([(4, 3)])
+    _compare(lambda lib, u: lib.quantile(u, 0.4, dim=0), (0,), [np.stack([x] * B)], grad=True)
+
+
+def test_median_of_all_elements_batches_with_nans():
+    """The median of all elements, and its gradient, which goes to the NaN elements where
+    the median is NaN: chosen per batch element."""
+    x = np.array([[1.0, np.nan, 3.0, 0.0], [4.0, 2.0, 3.0, 1.0], [np.nan, np.nan, 1.0, 2.0]])
+    _compare(lambda lib, u: lib.stack([lib.median(u), lib.nanmedian(u)]), (0,), [x])
+    _compare(lambda lib, u: lib.median(u) + lib.nanmedian(u), (0,), [x], grad=True)
+    _compare(lambda lib, u: lib.median(u), (1,), [np.array([[3, 1], [1, 7], [2, 2]])])
+
+
+def test_as_strided_offset_counts_from_each_element():
+    """torch's rule: an element's storage offset counts from that element's own start, not
+    the batch's (each element reads its own values)."""
+    x = np.arange(3 * 12, dtype=np.float64).reshape(3, 12)
+    results = _compare(lambda lib, u: u.as_strided((2, 2), (1, 2), 3), (0,), [x])
+    np.testing.assert_array_equal(results[0][2].numpy(), x[2, 3:7].reshape(2, 2).T)
+
+
+def test_as_strided_outside_the_element_raises_torchs_error():
+    """Within vmap a view may reach only its own element's memory (torch's check)."""
+    x = np.arange(12 * 2, dtype=np.float64).reshape(12, 2)
+    errors = []
+    for lib, func in LIBS:
+        with pytest.raises(RuntimeError) as error:   # elements (2,) with stride 1, 2 apart
+            func.vmap(lambda u: u.as_strided((2, 2), (1, 2), 1), in_dims=1)(lib.tensor(x).t())
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]

@@ -8,12 +8,6 @@ its entry. This list only shrinks.
 """
 
 KNOWN_FAILURES = {
-    ('as_strided', 'vmap'):
-        "ember's vmap runs as_strided on each example as a view of the batch, so the storage "
-        "offset counts from the batch's start; torch's batching rule counts it from each "
-        "example's own start (every example after the first reads the first one's values)",
-    ('as_strided_copy', 'vmap'):
-        "as as_strided: the storage offset under vmap counts from the batch's start",
     ('native_group_norm', 'jit'):
         "empty batch: a reshape with -1 is ambiguous in ember's group_norm",
     ('native_group_norm', 'vmap'):

@@ -16,6 +16,7 @@ import ember
 
 from .._device import META
 from ..ops._registry import defop
+from ..ops._vmap_rules import batching
 
 
 def _special(xp):
@@ -77,7 +78,7 @@ def _standard_gamma_grad_op(xp, x, alpha):
 
 
 _standard_gamma_grad_op.opt_out("derivative", "torch does not differentiate it")
-_standard_gamma_grad_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_standard_gamma_grad_op.defbatch(batching.same_shape)
 _standard_gamma_grad_op.opt_out("onnx", "a sampler's gradient: exported models run inference")
 
 
@@ -108,7 +109,7 @@ def _dirichlet_grad_op(xp, x, alpha, total):
 
 
 _dirichlet_grad_op.opt_out("derivative", "torch does not differentiate it")
-_dirichlet_grad_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_dirichlet_grad_op.defbatch(batching.same_shape)
 _dirichlet_grad_op.opt_out("onnx", "a sampler's gradient: exported models run inference")
 
 
@@ -169,7 +170,7 @@ def _gammainc_op(xp, a, x):
     return xp.asarray(out).astype(x.dtype)
 
 
-_gammainc_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_gammainc_op.defbatch(batching.pointwise)
 _gammainc_op.opt_out("onnx", "a special function: no ONNX operator computes it")
 
 

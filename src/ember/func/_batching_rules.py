@@ -554,6 +554,144 @@ def advanced_index_put(xp, step, arrays, batched, batch_size):
                           accumulate=step.params["accumulate"])
 
 
+# ---------------------------------------------------------------- shape ops with their own params
+
+
+def repeat(xp, step, arrays, batched, batch_size):
+    """``repeat``: the element padded with size-1 dims to the repeats' length, and the batch
+    dim repeated once."""
+    repeats = tuple(step.params["repeats"])
+    lifted = _lift(arrays[0], True, len(step.in_shapes[0]), len(repeats))
+    return step.op.kernel(xp, lifted, repeats=(1,) + repeats)
+
+
+def unfold(xp, step, arrays, batched, batch_size):
+    """``unfold``: the windowed dim moves past the batch dim (the windows become the last dim
+    as for one element)."""
+    params = dict(step.params)
+    params["dimension"] = _shift(params["dimension"], len(step.in_shapes[0]))
+    return step.op.kernel(xp, arrays[0], **params)
+
+
+def view_dtype(xp, step, arrays, batched, batch_size):
+    """``view(dtype)``: the last dim is reinterpreted; a 0-dim element gets a dim of one."""
+    array = arrays[0]
+    if not step.in_shapes[0]:
+        array = array[:, None]
+    shape = (batch_size,) + tuple(step.params["shape"])
+    return step.op.kernel(xp, array, dtype=step.params["dtype"], shape=shape).reshape(shape)
+
+
+def _shift_pad_indices(indices, ndim):
+    return tuple((_shift(d, ndim), index) for d, index in indices)
+
+
+def pad_gather(xp, step, arrays, batched, batch_size):
+    """Reflect/replicate/circular padding, a gather of positions along some dims: those dims
+    move past the batch dim."""
+    indices = _shift_pad_indices(step.params["indices"], len(step.in_shapes[0]))
+    return step.op.kernel(xp, arrays[0], indices=indices)
+
+
+def pad_scatter(xp, step, arrays, batched, batch_size):
+    """The adjoint of :func:`pad_gather`: the same dims moved, the batch in the result shape."""
+    shape = tuple(step.params["shape"])
+    return step.op.kernel(xp, arrays[0], shape=(batch_size,) + shape,
+                          indices=_shift_pad_indices(step.params["indices"], len(shape)))
+
+
+def as_strided(xp, step, arrays, batched, batch_size):
+    """``as_strided(size, stride, offset)``: as torch's rule, each element's storage offset
+    counts from that element's own start, so the batch is one more dim whose stride is the
+    batch array's. The element must keep the geometry it was recorded with, and the view may
+    reach only the element's own memory (torch's error otherwise)."""
+    array = arrays[0]
+    shape, stride, own_offset = step.params["in_geometry"]
+    item = array.dtype.itemsize
+    if array.ndim != len(shape) + 1 or any(
+            n > 1 and s != t * item for n, s, t in zip(shape, array.strides[1:], stride)):
+        raise Unbatchable("as_strided of an element laid out unlike its recording")
+    size, new_stride, offset = step.params["size"], step.params["stride"], step.params["offset"]
+    _check_within_element(size, new_stride, offset, shape, stride, own_offset)
+    params = dict(step.params, size=(batch_size,) + tuple(size),
+                  stride=(array.strides[0] // item,) + tuple(new_stride))
+    return step.op.kernel(xp, array, **params)
+
+
+def _memory_range(size, stride, offset):
+    """The storage positions a view reaches, as [start, end)."""
+    return offset, offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+
+
+def _check_within_element(size, stride, offset, shape, element_stride, element_offset):
+    if not all(size) or not all(shape):
+        return
+    (lo, hi), (elo, ehi) = (_memory_range(size, stride, offset),
+                            _memory_range(shape, element_stride, element_offset))
+    if lo < elo or hi > ehi:
+        raise RuntimeError(
+            f"result = tensor.as_strided({list(size)}, {list(stride)}, {offset}) can access "
+            f"memory outside of `tensor`. `result` can access some memory in range [{lo}, "
+            f"{hi}], but `tensor` can only access some memory in range [{elo}, {ehi}]. This "
+            "is not supported inside of vmap, please try to rewrite the `as_strided` call as "
+            "a sequence of PyTorch view operations")
+
+
+# ---------------------------------------------------------------- ops with operand-specific rules
+
+
+def broadcast_along_dim(xp, step, arrays, batched, batch_size):
+    """``cross(a, b, dim)``: operands broadcast together as for one element (ranks lined up
+    as for pointwise ops), the dim counted in the broadcast rank and moved past the batch."""
+    rank = len(step.out_shapes[0])
+    lifted = [_lift(a, b, len(s), rank) for a, b, s in zip(arrays, batched, step.in_shapes)]
+    return step.op.kernel(xp, *lifted, dim=_shift(step.params["dim"], rank))
+
+
+def first_operand_batched(xp, step, arrays, batched, batch_size):
+    """Ops elementwise in their first operand whose other operands are a lookup table
+    (``isin``'s test elements): a batched table differs per element, so the call loops."""
+    if any(batched[1:]):
+        raise Unbatchable(f"{step.op.name} with a table that differs per element")
+    return step.op.kernel(xp, *arrays, **step.params)
+
+
+def quantile(xp, step, arrays, batched, batch_size):
+    """``quantile(a, q, dim)``: the dim moves past the batch; the kernel puts the quantiles
+    first, so they move back behind the batch dim."""
+    if batched[1]:
+        raise Unbatchable("quantiles that differ per element")
+    params = dict(step.params)
+    params["dim"] = _shift(params["dim"], len(step.in_shapes[0]))
+    out = step.op.kernel(xp, arrays[0], arrays[1], **params)
+    return out if params["scalar_q"] else xp.moveaxis(out, 0, 1)
+
+
+def searchsorted(xp, step, arrays, batched, batch_size):
+    """``searchsorted(seq, values[, sorter])``: a 1-D sequence shared by the batch serves any
+    values as they are; otherwise every element's sequence is one row of an N-D sequence,
+    whose values are that element's (flattened when its sequence is 1-D)."""
+    seq_shape, value_shape = step.in_shapes[0], step.in_shapes[1]
+    if len(seq_shape) == 1 and not batched[0] and not any(batched[2:]):
+        return step.op.kernel(xp, *arrays, **step.params)
+    full = [_full(xp, a, b, s, batch_size) for a, b, s in zip(arrays, batched, step.in_shapes)]
+    if len(seq_shape) > 1:
+        return step.op.kernel(xp, *full, **step.params)
+    values = full[1].reshape(batch_size, _numel(value_shape))
+    out = step.op.kernel(xp, full[0], values, *full[2:], **step.params)
+    return out.reshape((batch_size,) + tuple(value_shape))
+
+
+def lstsq(xp, step, arrays, batched, batch_size):
+    """``lstsq(a, b)``: the batch is one more leading dim of both; the outputs a driver does
+    not compute (rank, singular values: size 0) keep their logical shape per element."""
+    full = [_full(xp, a, b, s, batch_size) for a, b, s in zip(arrays, batched, step.in_shapes)]
+    outs = step.op.kernel(xp, *full, **step.params)
+    return tuple(out if out.shape[:1] == (batch_size,) and out.ndim == len(shape) + 1
+                 else xp.zeros((batch_size,) + tuple(shape), out.dtype)
+                 for out, shape in zip(outs, step.out_shapes))
+
+
 # ---------------------------------------------------------------- choosing an op's rule
 
 

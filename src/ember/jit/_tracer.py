@@ -20,6 +20,7 @@ import warnings
 
 from .._tensor import Tensor, _trace_state
 from ..ops._registry import Op
+from ..ops._vmap_rules import batching
 from ._ir import CALL, CONSTANT, COPY, GET_ATTR, OP, Graph, Node
 
 __all__ = ["TracerWarning", "Tracer", "tracing", "is_tracing", "paused", "trace_graph"]
@@ -31,7 +32,7 @@ detach_op = Op("detach", lambda xp, a: a, meta=lambda a: (a.shape, a.dtype), sav
 detach_op.defonnx("Identity")
 
 
-detach_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+detach_op.defbatch(batching.pointwise)
 detach_op.opt_out("derivative", "its output is cut from the graph")
 
 
@@ -363,5 +364,3 @@ def _name_inputs(graph):
             name, k = f"{base}.{k}", k + 1
         seen.add(name)
         v.name = name
-
-

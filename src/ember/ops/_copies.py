@@ -107,7 +107,8 @@ def copy_op(xp, dst, src):
     return result
 
 
-copy_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+copy_op.opt_out("batch", "an in-place write: vmap records none and runs the call element by "
+                         "element (torch batches it in place)")
 
 
 @copy_op.defderivative
@@ -122,7 +123,8 @@ def fill_op(xp, dst, *, value):
     return xp.full(dst.shape, value, dst.dtype)
 
 
-fill_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+fill_op.opt_out("batch", "an in-place write: vmap records none and runs the call element by "
+                         "element (torch batches it in place)")
 
 
 @fill_op.defderivative

@@ -41,6 +41,7 @@ from ._generator import (  # noqa: F401  (moved to _generator.py; importers use 
 )
 from ._operands import varargs_or_keyword
 from ._registry import _short_name, defop, write_out
+from ._vmap_rules import batching
 from .creation import _write_factory_out, parse_size
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
@@ -559,7 +560,7 @@ def _normal_combine_op(xp, mean, std, noise):
     return (mean + std * noise).astype(mean.dtype, copy=False)
 
 
-_normal_combine_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_normal_combine_op.defbatch(batching.pointwise)
 
 
 def _check_std_scalar(std):
@@ -644,7 +645,7 @@ def _bernoulli_combine_op(xp, p, sample):
     return sample
 
 
-_bernoulli_combine_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_bernoulli_combine_op.defbatch(batching.same_shape)
 
 
 def _check_probabilities(p):
@@ -720,7 +721,7 @@ def _poisson_combine_op(xp, rates, sample):
     return sample
 
 
-_poisson_combine_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_poisson_combine_op.defbatch(batching.same_shape)
 
 
 def poisson(input, generator=None):

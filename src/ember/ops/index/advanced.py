@@ -97,7 +97,8 @@ def basic_put_op(xp, a, v, *, key):
     return out
 
 
-basic_put_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+basic_put_op.opt_out("batch", "an in-place write: vmap records none and runs the call element by "
+                              "element (torch batches it in place)")
 
 
 @basic_put_op.defderivative

@@ -296,7 +296,7 @@ def scatter_reduce_op(xp, a, idx, src, *, dim, reduce, include_self=True):
     return out.reshape(shape)
 
 
-scatter_reduce_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+scatter_reduce_op.defbatch(batching.along_dim)
 
 
 @scatter_reduce_op.defderivative

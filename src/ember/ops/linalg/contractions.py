@@ -253,7 +253,7 @@ def cross_op(xp, a, b, *, dim):
 cross_op.opt_out("onnx", "not mapped yet (composable from Gather, Mul and Sub)")
 
 
-cross_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+cross_op.defbatch(batching.broadcast_along_dim)
 
 
 @cross_op.defderivative

@@ -396,7 +396,7 @@ def eig_op(xp, a):
 eig_op.opt_out("onnx", "ONNX has no matrix decompositions")
 
 
-eig_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+eig_op.defbatch(batching.trailing_dims)
 
 
 @eig_op.defderivative
@@ -692,7 +692,7 @@ def geqrf_op(xp, a):
 geqrf_op.opt_out("onnx", "ONNX has no matrix decompositions")
 
 
-geqrf_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+geqrf_op.defbatch(batching.trailing_dims)
 
 
 @geqrf_op.defderivative

@@ -18,6 +18,7 @@ from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
 from .._registry import Op, autocast_policy, defop, write_out
+from .._vmap_rules import batching
 from ._common import _LOW, LstsqResult, _check_matrix, _check_tensor, _real_np, _short
 from .decompositions import linalg_eigh, linalg_eigvalsh, linalg_svd, linalg_svdvals
 from .products import matmul, matmul_op
@@ -58,7 +59,7 @@ def pinv_op(xp, a, p):
 pinv_op.opt_out("onnx", "ONNX has no pseudo-inverse (it needs an SVD)")
 
 
-pinv_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+pinv_op.defbatch(batching.trailing_dims)
 
 
 @pinv_op.defderivative
@@ -241,7 +242,7 @@ lstsq_op = Op("linalg_lstsq", _lstsq_kernel, meta=_lstsq_meta, multi_output=True
 lstsq_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
 
 
-lstsq_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+lstsq_op.defbatch(batching.lstsq)
 
 
 @lstsq_op.defderivative

@@ -113,7 +113,7 @@ def lu_factor_op(xp, a, *, pivot):
 lu_factor_op.opt_out("onnx", "ONNX has no matrix decompositions")
 
 
-lu_factor_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+lu_factor_op.defbatch(batching.trailing_dims)
 
 
 @lu_factor_op.defderivative
@@ -194,7 +194,7 @@ def _permutation_op(xp, pivots, *, rows):
 _permutation_op.opt_out("onnx", "reads LU pivots, which no ONNX operator makes")
 
 
-_permutation_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_permutation_op.defbatch(batching.trailing_dims)
 
 
 _permutation_op.opt_out("derivative", "an index result has no gradient")
@@ -639,7 +639,7 @@ def ldl_factor_op(xp, a, *, hermitian):
 ldl_factor_op.opt_out("onnx", "ONNX has no matrix decompositions")
 
 
-ldl_factor_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+ldl_factor_op.defbatch(batching.trailing_dims)
 
 
 ldl_factor_op.defderivative(_not_implemented_derivative("linalg_ldl_factor_ex"))
@@ -714,7 +714,7 @@ def ldl_solve_op(xp, ld, pivots, b, *, hermitian):
 ldl_solve_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
 
 
-ldl_solve_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+ldl_solve_op.defbatch(batching.trailing_dims)
 
 
 ldl_solve_op.defderivative(_not_implemented_derivative("linalg_ldl_solve"))

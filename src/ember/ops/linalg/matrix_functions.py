@@ -17,6 +17,7 @@ import numpy as np
 from .._registry import defop, write_out
 from .._signature import signature
 from .._util import host_values
+from .._vmap_rules import batching
 from ._common import _LOW, _check_square, _check_tensor, _short
 from .products import matmul
 from .solvers import linalg_inv
@@ -214,7 +215,7 @@ def matrix_exp_op(xp, a):
 matrix_exp_op.opt_out("onnx", "ONNX has no matrix exponential")
 
 
-matrix_exp_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+matrix_exp_op.defbatch(batching.trailing_dims)
 
 
 @matrix_exp_op.defderivative

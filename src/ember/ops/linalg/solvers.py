@@ -93,7 +93,7 @@ inv_h_op = Op("linalg_inv_h", _inv_h_kernel, meta=lambda a: (a.shape, a.dtype),
 inv_h_op.opt_out("onnx", "ONNX has no linear solver or matrix inverse")
 
 
-inv_h_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+inv_h_op.defbatch(batching.trailing_dims)
 
 
 @inv_h_op.defderivative

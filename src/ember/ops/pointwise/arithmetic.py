@@ -21,6 +21,7 @@ from .._operands import (
 from .._registry import Op, defop, inplace, write_out
 from .._signature import signature
 from .._util import scalar
+from .._vmap_rules import batching
 from ._declare import (
     _F32,
     _LOW,
@@ -704,7 +705,7 @@ def frexp_op(xp, a):
     return mantissa, exponent.astype(np.int32)
 
 
-frexp_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+frexp_op.defbatch(batching.pointwise)
 
 
 @frexp_op.defderivative

@@ -19,6 +19,7 @@ from .._operands import (
     scalar_tensor,
 )
 from .._registry import Op, _short_name, defop, write_out
+from .._vmap_rules import batching
 from .._signature import signature
 from ._declare import (
     _F32,
@@ -481,7 +482,7 @@ def isin_op(xp, elements, test_elements, *, invert):
     return xp.isin(elements, test_elements, invert=invert)
 
 
-isin_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+isin_op.defbatch(batching.first_operand_batched)
 isin_op.opt_out("derivative", "a boolean result has no gradient")
 
 

@@ -10,6 +10,7 @@ from ...autograd.forward_ad import linear_jvp
 from .._fusion import OTHER_DTYPE, decline
 from .._registry import _short_name, defop, write_out
 from .._signature import signature
+from .._vmap_rules import batching
 from ._declare import (
     _same_shape_meta,
 )
@@ -176,7 +177,7 @@ def view_as_real_op(xp, a):
                                            parts.strides + (parts.itemsize,))
 
 
-view_as_real_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+view_as_real_op.defbatch(batching.trailing_dims)
 
 
 @view_as_real_op.defderivative
@@ -194,7 +195,7 @@ def view_as_complex_op(xp, a):
     return a.view(dt.from_numpy_dtype(a.dtype).to_complex().np)[..., 0]
 
 
-view_as_complex_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+view_as_complex_op.defbatch(batching.trailing_dims)
 
 
 @view_as_complex_op.defderivative

@@ -42,9 +42,10 @@ def _evenly_distribute(ctx, grad, nan_aware):
     x = ctx.inputs[0]
     value = ctx.output
     mask = x == value
-    if nan_aware and x._device is not META and value._data.dtype.kind in "fc" \
-            and bool(np.isnan(value._host_array())):
-        mask = _isnan(x)
+    if nan_aware and value._data.dtype.kind in "fc":
+        # a NaN result goes to the NaN elements; chosen by operators, not on the host, so
+        # that vmap's batched replay chooses per batch element
+        mask = _where(_isnan(value), _isnan(x), mask)
     count = mask.sum()
     return (_where(mask, grad / count, 0.0),)
 

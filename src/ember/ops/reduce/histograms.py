@@ -15,6 +15,7 @@ from ..._tensor import Tensor
 from .._registry import defop, write_out
 from .._signature import signature
 from .._util import host_values
+from .._vmap_rules import batching
 from ._common import _check_tensor, _quiet, _type_name, _write_out_tuple
 from .sorting import _data_dependent_meta
 
@@ -34,7 +35,8 @@ def bincount_op(xp, a, *weights, minlength, out_dtype):
     return xp.bincount(a, minlength=size).astype(np.int64)
 
 
-bincount_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+bincount_op.opt_out("batch", "each element's result is as long as its largest value + 1; "
+                         "torch's vmap runs it element by element too")
 bincount_op.opt_out("derivative", "torch does not differentiate bincount")
 
 
@@ -96,7 +98,8 @@ def histc_op(xp, a, *, bins, low, high):
     return xp.bincount(index, minlength=bins).astype(a.dtype)
 
 
-histc_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+histc_op.opt_out("batch", "without min and max the bins span each element's own range; "
+                      "torch's vmap runs it element by element too")
 histc_op.opt_out("derivative", "torch does not differentiate histc")
 
 
@@ -183,7 +186,8 @@ def histogram_op(xp, a, *weight, bins, low, high, density, edges):
     return hist.astype(a.dtype), edges_array
 
 
-histogram_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+histogram_op.opt_out("batch", "the bins may come from each element's own range; torch's "
+                          "vmap runs it element by element too")
 histogram_op.opt_out("derivative", "torch does not differentiate histogram")
 
 
@@ -256,7 +260,7 @@ def searchsorted_op(xp, seq, values, *sorter, right, out_int32, scalar):
     return xp.asarray(result).astype(np.int32 if out_int32 else np.int64, copy=False)
 
 
-searchsorted_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+searchsorted_op.defbatch(batching.searchsorted)
 searchsorted_op.opt_out("derivative", "an index result has no gradient")
 
 

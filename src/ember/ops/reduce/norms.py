@@ -359,7 +359,7 @@ def nuclear_norm_op(xp, a, *, dims, keepdim):
     return result.astype(dt.from_numpy_dtype(a.dtype).to_real().np, copy=False)
 
 
-nuclear_norm_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+nuclear_norm_op.defbatch(batching.reduction)
 
 
 @nuclear_norm_op.defderivative

@@ -11,7 +11,7 @@ import numpy as np
 from ... import _dtype as dt
 from ... import return_types
 from ..._device import META
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _traced_to_python
 from ...autograd.forward_ad import reduction_jvp, select_jvp
 from .._operands import wrap_dim
 from .._registry import Op, autocast_policy, defop, write_out
@@ -220,19 +220,33 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 # ---------------------------------------------------------------- median, nanmedian, mode
 
 
+def _median_rows(xp, rows, ignore_nan):
+    """The lower median of each row of a 2-D array: NaN for a row holding a NaN, or with
+    ``ignore_nan`` the median of the row's other values."""
+    ordered = xp.sort(rows, axis=-1)  # NaN sorts last
+    size = rows.shape[-1]
+    if rows.dtype.kind in "biu" or not size:
+        return ordered[:, builtins.max(size - 1, 0) // 2]
+    # decided on the device: no synchronisation on the GPU
+    if ignore_nan:
+        count = xp.sum(rows == rows, axis=-1, keepdims=True)
+        return xp.take_along_axis(ordered, xp.maximum(count - 1, 0) // 2, axis=-1)[:, 0]
+    return xp.where(xp.isnan(ordered[:, -1]), xp.asarray(np.nan, dtype=rows.dtype),
+                    ordered[:, (size - 1) // 2])
+
+
 def _median_all_kernel(ignore_nan):
     def kernel(xp, a):
-        flat = a.reshape(-1)
-        ordered = xp.sort(flat)  # NaN sorts last
-        if flat.dtype.kind not in "biu" and flat.size:
-            # decided on the device: no synchronisation on the GPU
-            if ignore_nan:
-                count = xp.sum(flat == flat)
-                return xp.take(ordered, xp.maximum(count - 1, 0) // 2)
-            return xp.where(xp.isnan(ordered[-1]), xp.asarray(np.nan, dtype=a.dtype),
-                            ordered[(flat.size - 1) // 2])
-        return ordered[builtins.max(flat.size - 1, 0) // 2]
+        return _median_rows(xp, a.reshape(1, a.size), ignore_nan)[0]
     return kernel
+
+
+def _median_all_rule(ignore_nan):
+    """vmap's rule for the median of all elements: each batch element is one row."""
+    def rule(xp, step, arrays, batched, batch_size):
+        return _median_rows(xp, arrays[0].reshape(batch_size, -1 if batch_size == 0 else
+                                                  arrays[0].size // batch_size), ignore_nan)
+    return rule
 
 
 median_all_op = Op("median", _median_all_kernel(False), meta=lambda a: ((), a.dtype),
@@ -240,13 +254,13 @@ median_all_op = Op("median", _median_all_kernel(False), meta=lambda a: ((), a.dt
                    opt_outs={"onnx": "not mapped yet (ONNX's TopK computes it)"})
 
 
-median_all_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+median_all_op.defbatch(_median_all_rule(False))
 nanmedian_all_op = Op("nanmedian", _median_all_kernel(True), meta=lambda a: ((), a.dtype),
                       save_output=True, kind="reduction",
                       opt_outs={"onnx": "not mapped yet (composable from ONNX operators)"})
 
 
-nanmedian_all_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+nanmedian_all_op.defbatch(_median_all_rule(True))
 median_all_op.defderivative(lambda ctx, grad: _evenly_distribute(ctx, grad, nan_aware=True))
 nanmedian_all_op.defderivative(lambda ctx, grad: _evenly_distribute(ctx, grad,
                                                                     nan_aware=True))
@@ -472,13 +486,16 @@ def quantile_op(xp, a, q, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
     return result[0] if scalar_q else result
 
 
-quantile_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+quantile_op.defbatch(batching.quantile)
 
 
 @quantile_op.defderivative
 def _quantile_derivative(ctx, grad, *, dim, keepdim, scalar_q, ignore_nan, interpolation):
     x, q = ctx.inputs
     xp = x._device.xp
+    # the positions come from x's values outside any operator: vmap's replay may reuse them
+    # only for batch elements equal to the recorded one (else it loops)
+    _traced_to_python(x, "the positions quantile's gradient reads")
     low_idx, high_idx, weight, count = _quantile_plan(xp, x._data, q._data, dim, ignore_nan,
                                                       interpolation)
     if scalar_q:

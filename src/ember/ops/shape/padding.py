@@ -9,6 +9,7 @@ import numpy as np
 from ...autograd.forward_ad import first_linear_jvp
 from .._registry import defop
 from .._signature import signature
+from .._vmap_rules import batching
 from ._geometry import _int
 from .slicing import _add_at
 
@@ -57,7 +58,7 @@ def _pad_constant_onnx(ctx, x, pad, value=0):
                   mode="constant")
 
 
-pad_constant_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+pad_constant_op.defbatch(batching.trailing_dims)
 
 
 @pad_constant_op.defderivative
@@ -89,7 +90,7 @@ def pad_gather_op(xp, a, *, indices):
     return a
 
 
-pad_gather_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+pad_gather_op.defbatch(batching.pad_gather)
 
 
 @defop("pad_scatter", meta=lambda g, *, shape, indices: (shape, g.dtype), save_inputs=False,
@@ -104,7 +105,7 @@ def pad_scatter_op(xp, g, *, shape, indices):
     return xp.ascontiguousarray(g)
 
 
-pad_scatter_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+pad_scatter_op.defbatch(batching.pad_scatter)
 
 
 @pad_gather_op.defderivative

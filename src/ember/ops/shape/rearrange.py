@@ -113,7 +113,7 @@ def roll_op(xp, a, *, shifts, dims):
     return xp.ascontiguousarray(xp.roll(a, shifts, dims))
 
 
-roll_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+roll_op.defbatch(batching.reduction)
 
 
 @roll_op.defderivative
@@ -201,7 +201,7 @@ def _repeat_onnx(ctx, x, repeats):
     return ctx.op("Tile", x, ctx.shape_tensor(list(repeats)))
 
 
-repeat_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+repeat_op.defbatch(batching.repeat)
 
 
 @repeat_op.defderivative
@@ -264,7 +264,7 @@ def repeat_interleave_op(xp, a, *, repeats, dim):
     return xp.repeat(a, count, axis=dim)
 
 
-repeat_interleave_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+repeat_interleave_op.defbatch(batching.along_dim)
 
 
 @defop("segment_sum", meta=lambda g, *, repeats, dim, size: (
@@ -283,7 +283,7 @@ def segment_sum_op(xp, g, *, repeats, dim, size):
     return xp.ascontiguousarray(xp.moveaxis(summed, 0, dim)).astype(g.dtype, copy=False)
 
 
-segment_sum_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+segment_sum_op.defbatch(batching.along_dim)
 
 
 @repeat_interleave_op.defderivative

@@ -301,7 +301,7 @@ def unfold_op(xp, a, *, dimension, size, step):
     return _strided(xp, a, shape, strides, check_overlap=True)
 
 
-unfold_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+unfold_op.defbatch(batching.unfold)
 
 
 @unfold_op.defderivative
@@ -342,7 +342,7 @@ def as_strided_op(xp, a, *, size, stride, offset, in_geometry):
     return _strided(xp, a, size, stride, offset - in_geometry[2], check_overlap=True)
 
 
-as_strided_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+as_strided_op.defbatch(batching.as_strided)
 
 
 @as_strided_op.defderivative

@@ -122,7 +122,7 @@ def view_dtype_op(xp, a, *, dtype, shape):
     return a.view(dtype.np)
 
 
-view_dtype_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+view_dtype_op.defbatch(batching.view_dtype)
 view_dtype_op.opt_out("derivative", "reinterpreting the bits has no gradient")
 
 
