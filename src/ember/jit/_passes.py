@@ -52,7 +52,8 @@ def clone_graph(graph):
 def _has_effect(fn):
     """Whether a scripted call may change state or raise: ``x.add_()``, ``x += y``,
     ``raise``, a Python call."""
-    return fn.endswith("_") or fn.startswith(("operator.i", "python:")) or fn == "jit.raise"
+    return fn.endswith("_") or fn.startswith(("operator.i", "python:")) or \
+        fn in ("jit.raise", "jit.set_grad")
 
 
 def eliminate_dead_code(graph):

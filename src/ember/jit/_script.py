@@ -57,10 +57,19 @@ def _raise(kind, message):
     raise error(message)
 
 
+def _set_grad(enabled):
+    """Set the grad mode (a scripted ``with ember.no_grad()``); returns the previous one."""
+    from ..autograd.grad_mode import state
+
+    previous = state.enabled
+    state.enabled = bool(enabled)
+    return previous
+
+
 _HELPERS = {"jit.tuple": lambda *items: items, "jit.list": lambda *items: list(items),
             "jit.identity": lambda value: value,
             "jit.format": lambda *parts: "".join(str(p) for p in parts),
-            "jit.raise": _raise}
+            "jit.raise": _raise, "jit.set_grad": _set_grad}
 
 
 def _namespaces():

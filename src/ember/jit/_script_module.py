@@ -40,7 +40,6 @@ import textwrap
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ._ir import CONSTANT, GET_ATTR, WHILE, Graph, Node, Value
-from ._module import ScriptModule, run_graph
 from ._script import (
     _BINOPS,
     _CMPOPS,
@@ -52,9 +51,10 @@ from ._script import (
     _map_literals,
     _public_name,
 )
+from ._scripted import ScriptedModule
 from .frontend import NotSupportedError, UnsupportedNodeError
 
-__all__ = ["script_module", "ScriptedModule", "ScriptMethod"]
+__all__ = ["script_module"]
 
 # builtins evaluated at compile time when all their arguments are constants
 _STATIC_BUILTINS = (type, len, isinstance, int, float, bool, str, tuple, list, min, max, abs,
@@ -115,84 +115,6 @@ def _type_text(annotation, default_is_none):
     return f"Optional[{match.group(1)}]" if match else text
 
 
-def _split_args(text):
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += ch == "["
-        depth -= ch == "]"
-        if ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    return parts + [text[start:]]
-
-
-def type_matches(type_text, value):
-    """Whether ``value`` has the TorchScript type ``type_text`` (unknown types accept all).
-
-    Example::
-
-        >>> type_matches("Optional[List[int]]", [1, 2])
-        True
-    """
-    head, _, rest = type_text.partition("[")
-    inner = _split_args(rest[:-1]) if rest else []
-    if head == "Tensor":
-        return isinstance(value, Tensor)
-    if head == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if head == "float":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if head in ("bool", "str"):
-        return isinstance(value, {"bool": bool, "str": str}[head])
-    if head == "Optional":
-        return value is None or type_matches(inner[0], value)
-    if head == "List":
-        return isinstance(value, list) and all(type_matches(inner[0], v) for v in value)
-    if head == "Tuple":
-        return isinstance(value, tuple) and len(value) == len(inner) and all(
-            type_matches(t, v) for t, v in zip(inner, value))
-    return True
-
-
-def _python_type(value):
-    if isinstance(value, Tensor):
-        return "Tensor"
-    if isinstance(value, (list, tuple)) and value:
-        inner = ", ".join(dict.fromkeys(_python_type(v) for v in value))
-        return f"{'List' if isinstance(value, list) else 'Tuple'}[{inner}]"
-    return type(value).__name__
-
-
-def bind_arguments(method, signature, args, kwargs):
-    """The arguments of a call, checked against ``signature`` (``[(name, type, default,
-    has_default)]``) and completed with defaults; raises RuntimeError as torch does."""
-    declaration = f"{method}(" + ", ".join(f"{t} {n}" for n, t, _, _ in signature) + ")"
-    if len(args) > len(signature):
-        raise RuntimeError(f"{method}() expected at most {len(signature) + 1} argument(s) but "
-                           f"received {len(args) + 1} argument(s). Declaration: {declaration}")
-    bound = []
-    for position, (name, type_text, default, has_default) in enumerate(signature):
-        if position < len(args):
-            value = args[position]
-        elif name in kwargs:
-            value = kwargs[name]
-        elif has_default:
-            value = default
-        else:
-            raise RuntimeError(f"{method}() is missing value for argument '{name}'. "
-                               f"Declaration: {declaration}")
-        if not type_matches(type_text, value):
-            raise RuntimeError(f"{method}() Expected a value of type '{type_text}' for argument "
-                               f"'{name}' but instead found type '{_python_type(value)}'.\n"
-                               f"Position: {position + 1}\nDeclaration: {declaration}")
-        bound.append(value)
-    unknown = set(kwargs) - {n for n, _, _, _ in signature}
-    if unknown:
-        raise RuntimeError(f"{method}() got an unexpected keyword argument "
-                           f"'{sorted(unknown)[0]}'. Declaration: {declaration}")
-    return bound
-
-
 # ---------------------------------------------------------------- the method compiler
 
 
@@ -234,13 +156,13 @@ class _Unit:
 class _MethodCompiler(_Compiler):
     """Compiles (or inlines) one method of one module of a :class:`_Unit`."""
 
-    def __init__(self, unit, ref, name):
-        fn = getattr(type(ref.module), name)
-        fn = inspect.unwrap(fn)
+    def __init__(self, unit, ref, name, function=None):
+        fn = inspect.unwrap(function or getattr(type(ref.module), name))
         super().__init__(fn)
         self.unit = unit
-        self.ref = ref
-        self.method = name
+        self.ref = ref  # None for a plain function the module calls
+        self.method = name or fn.__name__
+        self.skip = 0 if ref is None else 1  # ``self`` is not a parameter
         self.non_none = set()
         self.top = None
 
@@ -270,7 +192,7 @@ class _MethodCompiler(_Compiler):
 
     def signature(self, fdef):
         """``[(name, type text, default, has default)]`` of the parameters after ``self``."""
-        params = fdef.args.args[1:]
+        params = fdef.args.args[self.skip:]
         defaults = [None] * (len(params) - len(fdef.args.defaults)) + list(fdef.args.defaults)
         out = []
         for p, d in zip(params, defaults):
@@ -291,7 +213,7 @@ class _MethodCompiler(_Compiler):
         fdef = self.parse()
         signature = self.signature(fdef)
         graph = self.top = _Block(self.unit.counter)
-        env = {fdef.args.args[0].arg: self.ref}
+        env = {fdef.args.args[0].arg: self.ref} if self.skip else {}
         for name, type_text, _, _ in signature:
             v = graph.new_value(name=name)
             graph.inputs.append(v)
@@ -307,7 +229,7 @@ class _MethodCompiler(_Compiler):
 
     def inline(self, graph, top, args, kwargs, node):
         """Compile the method into ``graph`` on the given argument values; its result."""
-        key = (id(self.ref.module), self.method)
+        key = (id(self.ref.module) if self.ref else id(self.fn), self.method)
         if key in self.unit.stack:
             raise RuntimeError(f"ember.jit.script: recursive call of {self.fn.__qualname__} "
                                "is not supported (as in TorchScript)")
@@ -317,7 +239,7 @@ class _MethodCompiler(_Compiler):
             raise RuntimeError(f"{self.method}() expected at most {len(signature) + 1} "
                                f"argument(s) but received {len(args) + 1} argument(s) "
                                f"(line {node.lineno})")
-        env = {fdef.args.args[0].arg: self.ref}
+        env = {fdef.args.args[0].arg: self.ref} if self.skip else {}
         for i, (name, _, default, has_default) in enumerate(signature):
             if i < len(args):
                 env[name] = args[i]
@@ -402,14 +324,25 @@ class _MethodCompiler(_Compiler):
             super().statement(graph, s, env)
 
     def with_statement(self, graph, s, env):
+        """``with ember.no_grad():`` / ``enable_grad()``: the grad mode is set around the
+        body (and restored by the caller if the body raises)."""
+        from ..autograd.grad_mode import enable_grad, no_grad
+
+        modes = {no_grad: False, enable_grad: True}
+        flags = []
         for item in s.items:
-            manager = self.expr(graph, item.context_expr, env)
-            if not _is_const(manager) or item.optional_vars is not None:
-                self.fail(s, "this with statement")
-            name = _public_name(manager[1]) or _public_name(type(manager[1]))
-            if name not in ("ember.no_grad", "ember.enable_grad"):
-                self.fail(s, "a with statement other than `with ember.no_grad()`")
-        self.fail(s, "with blocks (ember.no_grad inside scripted code)")
+            call = item.context_expr
+            manager = self.expr(graph, call.func, env) if isinstance(call, ast.Call) else None
+            if not (_is_const(manager) and manager[1] in modes and not call.args
+                    and not call.keywords and item.optional_vars is None):
+                self.fail(s, "a with statement other than `with ember.no_grad()` or "
+                             "`with ember.enable_grad()`")
+            flags.append(modes[manager[1]])
+        saved = [self.call(graph, "jit.set_grad", [("c", flag)]) for flag in flags]
+        if self.run(graph, s.body, env) is not None:
+            self.fail(s, "return or raise inside a with block")
+        for previous in reversed(saved):
+            self.call(graph, "jit.set_grad", [previous])
 
     def bind(self, graph, target, value, env, s):
         if isinstance(target, ast.Name):
@@ -469,7 +402,7 @@ class _MethodCompiler(_Compiler):
         block = _Block(self.unit.counter)
         inner = {n: v for n, v in env.items() if not isinstance(v, Value)}
         for name in list(extra_inputs) + list(names):
-            v = block.new_value(name=name)
+            v = self.fresh(block, name)  # named x.<id>: a block input never shadows
             block.inputs.append(v)
             inner[name] = v
             if env.get(name) in self.non_none:
@@ -528,7 +461,7 @@ class _MethodCompiler(_Compiler):
         block = _Block(self.unit.counter)
         inner = {n: v for n, v in env.items() if not isinstance(v, Value)}
         for name in names:
-            v = block.new_value(name=name)
+            v = self.fresh(block, name)  # named x.<id>: a block input never shadows
             block.inputs.append(v)
             inner[name] = v
         result = self.run(block, statements, inner)
@@ -819,7 +752,16 @@ class _MethodCompiler(_Compiler):
                                    type({}.items()), type({}.keys()))):
                 result = list(result)
             return self.constant(result)
+        flag = _scripting_flag(fn)
+        if flag is not None:
+            return ("c", flag)
+        if fn is _annotate():
+            return args[1]
         name = _public_name(fn)
+        if name is None and inspect.isfunction(fn) and not fn.__module__.startswith("ember."):
+            inner = _MethodCompiler(self.unit, None, None, function=fn)
+            inner.non_none = self.non_none
+            return inner.inline(graph, self.top, args, kwargs, e)
         if name is None:
             self.fail(e, f"calling {ast.unparse(e.func)} (only ember's public functions, "
                          "tensor methods, submodules and methods of the module)")
@@ -854,6 +796,20 @@ class _MethodCompiler(_Compiler):
         return out
 
 
+def _annotate():
+    from ._annotations import annotate
+
+    return annotate
+
+
+def _scripting_flag(fn):
+    """True for ``ember.jit.is_scripting`` (inside scripted code), False for ``is_tracing``,
+    None for anything else."""
+    from . import is_scripting, is_tracing
+
+    return True if fn is is_scripting else False if fn is is_tracing else None
+
+
 def _terminates(statements):
     """Whether every path through ``statements`` ends in ``return`` or ``raise``."""
     if not statements:
@@ -864,111 +820,6 @@ def _terminates(statements):
     if isinstance(last, ast.If):
         return _terminates(last.body) and _terminates(last.orelse)
     return False
-
-
-# ---------------------------------------------------------------- the scripted module
-
-
-class ScriptMethod:
-    """A compiled method of a :class:`ScriptedModule` (``scripted.forward``, exported ones).
-
-    Example::
-
-        >>> scripted.double(ember.ones(2, 4), 3)  # doctest: +SKIP
-    """
-
-    def __init__(self, owner, name, graph, signature):
-        self.owner = owner
-        self.name = name
-        self.graph = graph
-        self.signature = signature
-        self._plan = None
-
-    def __call__(self, *args, **kwargs):
-        from ._module import _Plan
-
-        bound = bind_arguments(self.name, self.signature, args, kwargs)
-        if self._plan is None:
-            self._plan = _Plan(self.graph)
-        return run_graph(self._plan, bound, self.owner._attr, self.graph.constants)
-
-    @property
-    def code(self):
-        """TorchScript-like source of the method."""
-        return _typed_code(self.graph, self.name, self.signature)
-
-
-def _typed_code(graph, name, signature):
-    text = graph.python_code(name, method=True)
-    header, _, body = text.partition("\n")
-    params = ", ".join(["self"] + [f"v{n}: {t}" for n, t, _, _ in signature])
-    return f"def {name}({params}):\n{body}"
-
-
-class ScriptedModule(ScriptModule):
-    """A module compiled by ``ember.jit.script``: ``forward`` and the exported methods run
-    their graphs on the module's own parameters and buffers.
-
-    Example::
-
-        >>> scripted = ember.jit.script(ember.nn.Sequential(ember.nn.Linear(2, 2)))
-        >>> scripted(ember.ones(1, 2)).shape
-        ember.Size([1, 2])
-    """
-
-    def __init__(self, graph, attributes, training, name, signatures, methods=None,
-                 constants=None):
-        super().__init__(graph, attributes, training, name)
-        for prefix in sorted(training or {}, key=lambda p: p.count(".")):
-            if prefix:
-                self._child(prefix, training[prefix])
-        object.__setattr__(self, "_constants", dict(constants or {}))
-        for prefix, values in self._constants.items():
-            owner = self._module_at(prefix)
-            for attr, value in values.items():
-                object.__setattr__(owner, attr, value)
-        object.__setattr__(self, "_signatures", dict(signatures))
-        object.__setattr__(self, "_methods", dict(methods or {}))
-        for method, method_graph in self._methods.items():
-            object.__setattr__(self, method,
-                               ScriptMethod(self, method, method_graph, signatures[method]))
-
-    def _module_at(self, prefix):
-        owner = self
-        for part in prefix.split(".") if prefix else ():
-            owner = owner._modules[part]
-        return owner
-
-    def _child(self, prefix, training):
-        owner = self
-        *path, leaf = prefix.split(".")
-        for part in path:
-            owner = owner._modules[part]
-        if leaf not in owner._modules:
-            child = Module()
-            child.training = training
-            owner.add_module(leaf, child)
-
-    def _attr(self, dotted):
-        owner = self
-        *path, leaf = dotted.split(".")
-        for part in path:
-            owner = owner._modules[part]
-        if leaf == "training":
-            return owner.training
-        if leaf == "__self__":  # the module an ignored method is called on
-            return owner
-        return super()._attr(dotted)
-
-    def forward(self, *args, **kwargs):
-        """Run the compiled ``forward``."""
-        bound = bind_arguments("forward", self._signatures["forward"], args, kwargs)
-        return run_graph(self._get_plan(), bound, self._attr, self._graph.constants)
-
-    @property
-    def code(self):
-        """TorchScript-like source of ``forward``."""
-        return _typed_code(self._graph, "forward", self._signatures["forward"])
 
 
 def _methods_to_compile(module):
@@ -1013,16 +864,4 @@ def _plain_attributes(module):
                   and not isinstance(v, list)}
         if values:
             found[prefix] = values
-    return found
-
-
-def python_calls(graph):
-    """The ``@ember.jit.ignore`` methods a graph calls as Python (dotted names)."""
-    found = []
-    for n in graph.nodes:
-        if n.kind == CALL and n.params["fn"].startswith("python:"):
-            found.append(n.params["fn"][len("python:"):])
-        for block in n.params.values() if n.kind in (IF, LOOP, WHILE) else ():
-            if isinstance(block, Graph):
-                found += python_calls(block)
     return found

@@ -198,7 +198,7 @@ def save(m, f, _extra_files=None):
 def _scripted_meta(m):
     """The methods and signatures of a module from ``ember.jit.script`` (nothing for a traced
     one); refuses one that calls ``@ember.jit.ignore`` methods, as torch does."""
-    from ._script_module import ScriptedModule, python_calls
+    from ._scripted import ScriptedModule, python_calls
 
     if not isinstance(m, ScriptedModule):
         return {}
@@ -290,7 +290,7 @@ def load(f, map_location=None, _extra_files=None):
 
 
 def _load_scripted(doc, graph, attrs, where):
-    from ._script_module import ScriptedModule
+    from ._scripted import ScriptedModule
 
     script = doc["script"]
     methods = {k: graph_from_data(g, graph.constants, where)
