@@ -66,7 +66,6 @@ class Tensor:
                  "_grad", "_hooks", "_retains_grad", "_acc", "_post_acc_hooks", "_fw_grad",
                  "__dict__", "__weakref__")
     __array_priority__ = 1000  # make NumPy defer to our reflected operators
-    __hash__ = object.__hash__  # by identity, as torch's (``==`` is element-wise)
 
     def __new__(cls, *args, device=None):
         if len(args) == 1 and not isinstance(args[0], builtins.int):
@@ -696,6 +695,9 @@ class Tensor:
         _traced_to_python(self, "integer")
         return builtins.int(self._item())
 
+    __long__ = __int__  # Python 2's spellings, which torch.Tensor still has
+    __nonzero__ = __bool__
+
     def __complex__(self):
         return builtins.complex(self.item())
 
@@ -706,6 +708,9 @@ class Tensor:
         return builtins.int(self.item())
 
     __hash__ = object.__hash__
+
+    def __delitem__(self, key):
+        raise TypeError("Tensor does not support deleting items")
 
     def __repr__(self, *, tensor_contents=None):
         from ._printing import tensor_repr

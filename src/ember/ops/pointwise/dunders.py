@@ -169,8 +169,10 @@ for _name, _fn in (
         ("irshift", Tensor.bitwise_right_shift_), ("lt", lt), ("le", le), ("gt", gt),
         ("ge", ge)):
     _op, _reflects = _DIRECT_PRIMITIVES.get(_name, (None, False))
-    tensor_method(operator_method(_fn, f"__{_name}__", op=_op,
-                                                    reflected=_reflects), f"__{_name}__")
+    tensor_method(operator_method(_fn, f"__{_name}__", op=_op, reflected=_reflects),
+                  f"__{_name}__")
+tensor_method(Tensor.__truediv__, "__div__")  # Python 2's spellings, which torch.Tensor keeps
+tensor_method(Tensor.__itruediv__, "__idiv__")
 tensor_method(operator_method(eq, "__eq__", arrays_as_tensors=True), "__eq__")
 tensor_method(operator_method(ne, "__ne__"), "__ne__")
 tensor_method(_invert, "__invert__")
