@@ -17,6 +17,13 @@ import ember
 from conftest import assert_same
 
 
+def shifted(x, k: int = 2):
+    """A plain function a module calls: compiled with it."""
+    if x.sum() > 0:
+        return x * k
+    return x - k
+
+
 def make_models(lib):
     """The same model classes written against ``lib`` (torch or ember)."""
     nn = lib.nn
@@ -96,11 +103,27 @@ def make_models(lib):
                 x = x + b
             return x, total
 
+    class Helpers(nn.Module):
+        """A plain function, is_scripting(), a no_grad block."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            if lib.jit.is_scripting():
+                y = shifted(self.fc(x))
+            else:
+                y = x
+            with lib.no_grad():
+                z = self.fc(x) * 2
+            return y, z
+
     def stack():
         return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
                              nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16, 5), nn.Tanh())
 
-    return {"loop": LoopNet, "methods": WithMethods, "ignored": WithIgnored, "typed": Typed,
+    return {"loop": LoopNet, "methods": WithMethods, "ignored": WithIgnored, "typed": Typed, "helpers": Helpers,
             "stack": stack, "python_calls": python_calls}
 
 
@@ -196,6 +219,18 @@ def test_typed_arguments_iteration_and_early_return_match_torch():
             (ex,), (tx,) = both(x)
             assert_same(scripted(ex, sizes, pair_, flag), t_scripted(tx, sizes, pair_, flag),
                         rtol=1e-5, atol=1e-5)
+
+
+def test_functions_no_grad_and_is_scripting_match_torch():
+    e_model, t_model = pair("helpers")
+    scripted, t_scripted = ember.jit.script(e_model), torch.jit.script(t_model)
+    for sign in (1.0, -1.0):
+        x = (sign * np.abs(RNG.standard_normal((2, 3)))).astype(np.float32)
+        (ex,), (tx,) = both(x)
+        got, want = scripted(ex), t_scripted(tx)
+        assert_same(got, want, rtol=1e-5, atol=1e-6)
+        assert [g.requires_grad for g in got] == [w.requires_grad for w in want] == [True, False]
+    assert ember.is_grad_enabled()
 
 
 def test_arguments_are_checked_as_torch():
