@@ -28,33 +28,7 @@ __all__ = ["heaviside"]
 unary, binary, _alias = declarers(globals())
 
 
-# ONNX forms (``Op.defonnx``) of the ops below; the reasons of those that have none
-
-
-def _remainder_onnx(ctx, a, b):
-    a, b = ctx.operands(a, b)
-    if not ctx.out_is_float():
-        return ctx.op("Mod", a, b, fmod=0)  # the sign of the divisor, as Python's %
-    return ctx.op("Sub", a, ctx.op("Mul", b, ctx.op("Floor", ctx.op("Div", a, b))))
-
-
-def _fmod_onnx(ctx, a, b):
-    return ctx.op("Mod", *ctx.operands(a, b), fmod=1)
-
-
-def _bitwise_onnx(logical, bitwise):
-    """The ONNX form of a bitwise op: the logical operator on bools, the bitwise one (opset
-    18) on integers."""
-    def mapping(ctx, *operands):
-        operands = ctx.operands(*operands)
-        if ctx.out_dtype() == "bool":
-            return ctx.op(logical, *operands)
-        if ctx.opset < 18:
-            ctx.fail(f"{bitwise} on integer tensors needs opset 18")
-        return ctx.op(bitwise, *operands)
-    return mapping
-
-
+# why the ops below without an ONNX form (``Op.defonnx``) have none
 _NOT_MAPPED = {"onnx": "not mapped yet (composable from ONNX operators)"}
 _NO_ONNX = {"onnx": "ONNX has no operator for it"}
 
@@ -85,11 +59,24 @@ def _fmod_derivative(ctx, grad):
             -grad * a.div(b, rounding_mode="trunc") if need_b else None)
 
 
+def _remainder_onnx(ctx, a, b):
+    a, b = ctx.operands(a, b)
+    if not ctx.out_is_float():
+        return ctx.op("Mod", a, b, fmod=0)  # the sign of the divisor, as Python's %
+    return ctx.op("Sub", a, ctx.op("Mul", b, ctx.op("Floor", ctx.op("Div", a, b))))
+
+
 remainder = binary("remainder", _remainder_kernel, _remainder_derivative, deny="bc",
                    scalar_input=True,
        doc="The remainder of ``input / other`` with the sign of ``other`` (Python's ``%``).",
        example="ember.remainder(ember.tensor([-3, 3]), 2)\n        tensor([1, 1])",
        onnx=_remainder_onnx)
+
+
+def _fmod_onnx(ctx, a, b):
+    return ctx.op("Mod", *ctx.operands(a, b), fmod=1)
+
+
 fmod = binary("fmod", _fmod_kernel, _fmod_derivative, deny="bc",
        doc="The remainder of ``input / other`` with the sign of ``input`` (C's ``fmod``).",
        example="ember.fmod(ember.tensor([-3, 3]), 2)\n        tensor([-1,  1])", onnx=_fmod_onnx)
@@ -257,6 +244,19 @@ tensor_method(_inplace_method(heaviside), "heaviside_")
 
 
 # ---------------------------------------------------------------- bitwise, gcd, lcm
+
+
+def _bitwise_onnx(logical, bitwise):
+    """The ONNX form of a bitwise op: the logical operator on bools, the bitwise one (opset
+    18) on integers."""
+    def mapping(ctx, *operands):
+        operands = ctx.operands(*operands)
+        if ctx.out_dtype() == "bool":
+            return ctx.op(logical, *operands)
+        if ctx.opset < 18:
+            ctx.fail(f"{bitwise} on integer tensors needs opset 18")
+        return ctx.op(bitwise, *operands)
+    return mapping
 
 
 # name -> (NumPy ufunc, word, ONNX's logical operator, ONNX's bitwise operator)

@@ -39,15 +39,6 @@ __all__ = ["where", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equa
 unary, binary, _alias = declarers(globals())
 
 
-def _compare_onnx(onnx_type, negate=False):
-    """The ONNX form of a comparison: ``onnx_type`` on the operands promoted to one dtype,
-    negated for ``ne``."""
-    def mapping(ctx, a, b):
-        result = ctx.op(onnx_type, *ctx.operands(a, b, dtype=ctx.promoted_dtype()))
-        return ctx.op("Not", result) if negate else result
-    return mapping
-
-
 # ---------------------------------------------------------------- comparisons
 
 
@@ -75,6 +66,15 @@ def _comparison(name, ufunc, onnx):
         tensor({[bool(eval(f"{v} {symbol} 2")) for v in (1, 2, 3)]})
     """
     return compare
+
+
+def _compare_onnx(onnx_type, negate=False):
+    """The ONNX form of a comparison: ``onnx_type`` on the operands promoted to one dtype,
+    negated for ``ne``."""
+    def mapping(ctx, a, b):
+        result = ctx.op(onnx_type, *ctx.operands(a, b, dtype=ctx.promoted_dtype()))
+        return ctx.op("Not", result) if negate else result
+    return mapping
 
 
 eq = _comparison("eq", "equal", _compare_onnx("Equal"))

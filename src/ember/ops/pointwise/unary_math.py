@@ -36,81 +36,7 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
-# ONNX forms (``Op.defonnx``) of the ops that no single ONNX operator computes; the reasons
-# of those that have none
-
-
-def _rsqrt_onnx(ctx, x):
-    return ctx.op("Reciprocal", ctx.op("Sqrt", *ctx.operands(x)))
-
-
-def _log1p_onnx(ctx, x):
-    (x,) = ctx.operands(x)
-    return ctx.op("Log", ctx.op("Add", x, ctx.scalar(1, ctx.out_dtype())))
-
-
-def _expm1_onnx(ctx, x):
-    (x,) = ctx.operands(x)
-    return ctx.op("Sub", ctx.op("Exp", x), ctx.scalar(1, ctx.out_dtype()))
-
-
-def _log_base_onnx(base):
-    """The ONNX form of the base-``base`` logarithm: ``Log(x) / log(base)``."""
-    def mapping(ctx, x):
-        (x,) = ctx.operands(x)
-        return ctx.op("Div", ctx.op("Log", x), ctx.scalar(math.log(base), ctx.out_dtype()))
-    return mapping
-
-
-def _round_onnx(ctx, x, decimals=0):
-    if not ctx.out_is_float():
-        return ctx.op("Identity", x)  # integers are already round
-    if decimals == 0:
-        return ctx.op("Round", x)  # halves to even, as torch
-    scale = ctx.scalar(10.0 ** builtins.abs(decimals), ctx.out_dtype())
-    if decimals > 0:
-        return ctx.op("Div", ctx.op("Round", ctx.op("Mul", x, scale)), scale)
-    return ctx.op("Mul", ctx.op("Round", ctx.op("Div", x, scale)), scale)
-
-
-def _classifier_onnx(onnx_type):
-    """IsNaN/IsInf, which read floating tensors (an integer one, cast, has neither)."""
-    def mapping(ctx, x):
-        if not getattr(dt, ctx.in_dtype(0)).is_floating_point:
-            x = ctx.cast(x, ctx.in_dtype(0), "float32")
-        return ctx.op(onnx_type, x)
-    return mapping
-
-
-def _exp2_onnx(ctx, x):
-    (x,) = ctx.operands(x)
-    return ctx.op("Pow", ctx.scalar(2, ctx.out_dtype()), x)
-
-
-def _trunc_onnx(ctx, x):
-    if not ctx.out_is_float():
-        return ctx.op("Identity", x)  # integers are whole already
-    return ctx.op("Mul", ctx.op("Sign", x), ctx.op("Floor", ctx.op("Abs", x)))
-
-
-def _frac_onnx(ctx, x):
-    return ctx.op("Sub", x, _trunc_onnx(ctx, x))
-
-
-def _scaled_onnx(factor):
-    """``x * factor`` (deg2rad, rad2deg)."""
-    def mapping(ctx, x):
-        (x,) = ctx.operands(x)
-        return ctx.op("Mul", x, ctx.scalar(factor, ctx.out_dtype()))
-    return mapping
-
-
-def _isfinite_onnx(ctx, x):
-    if not getattr(dt, ctx.in_dtype(0)).is_floating_point:
-        x = ctx.cast(x, ctx.in_dtype(0), "float32")  # (an integer is finite)
-    return ctx.op("Not", ctx.op("Or", ctx.op("IsNaN", x), ctx.op("IsInf", x)))
-
-
+# why the ops without an ONNX form (``Op.defonnx``) have none
 _SPECIAL = {"onnx": "ONNX has no operator for this special function"}
 _NOT_MAPPED = {"onnx": "not mapped yet (composable from ONNX operators)"}
 _COMPLEX = {"onnx": "a complex-number op: ONNX export handles real dtypes only"}
@@ -247,11 +173,25 @@ unary("exp", lambda xp, a: xp.exp(a), lambda x, y, g: g * y.conj(), save="output
       doc="``e ** input``, elementwise.",
       example="ember.exp(ember.tensor([0., 1.]))\n        tensor([1.0000, 2.7183])",
       jvp=lambda x, y, t: t * y, autocast={"cuda": "fp32"}, onnx="Exp")
+
+
+def _exp2_onnx(ctx, x):
+    (x,) = ctx.operands(x)
+    return ctx.op("Pow", ctx.scalar(2, ctx.out_dtype()), x)
+
+
 unary("exp2", lambda xp, a: xp.exp2(a) if a.dtype.kind != "c" else xp.exp(a * _LN2),
       lambda x, y, g: g * (y * _LN2).conj(), save="output", fuse="exp2",
       doc="``2 ** input``, elementwise.",
       example="ember.exp2(ember.tensor([0., 3.]))\n        tensor([1., 8.])",
       holomorphic=True, onnx=_exp2_onnx)
+
+
+def _expm1_onnx(ctx, x):
+    (x,) = ctx.operands(x)
+    return ctx.op("Sub", ctx.op("Exp", x), ctx.scalar(1, ctx.out_dtype()))
+
+
 unary("expm1", lambda xp, a: xp.expm1(a), lambda x, y, g: g * (y + 1).conj(), save="output",
       fuse="expm1",
       doc="``exp(input) - 1``, accurate near zero.",
@@ -262,6 +202,16 @@ unary("log", lambda xp, a: xp.log(a), lambda x, y, g: g / x.conj(), fast=_log_ba
       doc="The natural logarithm, elementwise.",
       example="ember.log(ember.tensor([1., 2.]))\n        tensor([0.0000, 0.6931])",
       jvp=lambda x, y, t: t / x, autocast={"cuda": "fp32"}, onnx="Log")
+
+
+def _log_base_onnx(base):
+    """The ONNX form of the base-``base`` logarithm: ``Log(x) / log(base)``."""
+    def mapping(ctx, x):
+        (x,) = ctx.operands(x)
+        return ctx.op("Div", ctx.op("Log", x), ctx.scalar(math.log(base), ctx.out_dtype()))
+    return mapping
+
+
 unary("log2", lambda xp, a: xp.log2(a), lambda x, y, g: g / (x * _LN2).conj(),
       fuse="log2",
       doc="The base-2 logarithm, elementwise.",
@@ -272,6 +222,13 @@ unary("log10", lambda xp, a: xp.log10(a), lambda x, y, g: g / (x * _LN10).conj()
       doc="The base-10 logarithm, elementwise.",
       example="ember.log10(ember.tensor([1., 100.]))\n        tensor([0., 2.])",
       holomorphic=True, autocast={"cuda": "fp32"}, onnx=_log_base_onnx(10))
+
+
+def _log1p_onnx(ctx, x):
+    (x,) = ctx.operands(x)
+    return ctx.op("Log", ctx.op("Add", x, ctx.scalar(1, ctx.out_dtype())))
+
+
 unary("log1p", lambda xp, a: xp.log1p(a), lambda x, y, g: g / (x + 1).conj(),
       fuse="log1p",
       doc="``log(1 + input)``, accurate near zero.",
@@ -287,6 +244,10 @@ unary("sqrt", lambda xp, a: xp.sqrt(a), lambda x, y, g: g / (2 * y.conj()), save
 def _rsqrt_kernel(xp, a):
     with np.errstate(divide="ignore", invalid="ignore"):
         return xp.reciprocal(xp.sqrt(a))
+
+
+def _rsqrt_onnx(ctx, x):
+    return ctx.op("Reciprocal", ctx.op("Sqrt", *ctx.operands(x)))
 
 
 unary("rsqrt", _rsqrt_kernel, lambda x, y, g: g * (-0.5 * y ** 3).conj(), save="output",
@@ -556,6 +517,14 @@ unary("ceil", _rounding(lambda xp, a: xp.ceil(a)), lambda x, y, g: _zeros_like(g
       promote="keep", deny="bc", errors=_round_errors("ceil"), cpu_name="ceil_vml_cpu",
       save="none", doc="The smallest integer not below each element.",
       example="ember.ceil(ember.tensor([-1.5, 1.5]))\n        tensor([-1.,  2.])", onnx="Ceil")
+
+
+def _trunc_onnx(ctx, x):
+    if not ctx.out_is_float():
+        return ctx.op("Identity", x)  # integers are whole already
+    return ctx.op("Mul", ctx.op("Sign", x), ctx.op("Floor", ctx.op("Abs", x)))
+
+
 unary("trunc", _rounding(lambda xp, a: xp.trunc(a)), lambda x, y, g: _zeros_like(g),
       fuse="trunc",
       promote="keep", deny="bc", errors=_round_errors("trunc"), cpu_name="trunc_vml_cpu",
@@ -563,6 +532,12 @@ unary("trunc", _rounding(lambda xp, a: xp.trunc(a)), lambda x, y, g: _zeros_like
       example="ember.trunc(ember.tensor([-1.5, 1.5]))\n        tensor([-1.,  1.])",
       onnx=_trunc_onnx)
 _alias("fix", "trunc")
+
+
+def _frac_onnx(ctx, x):
+    return ctx.op("Sub", x, _trunc_onnx(ctx, x))
+
+
 unary("frac", lambda xp, a: a - xp.trunc(a), lambda x, y, g: g, promote="keep", deny="bic",
       save="none", doc="The fractional part ``input - trunc(input)``.",
       example="ember.frac(ember.tensor([-1.5, 2.25]))\n        tensor([-0.5000,  0.2500])",
@@ -578,6 +553,17 @@ def _round_kernel(xp, a, *, decimals=0):
     if decimals > 0:
         return xp.rint(a * scale) / scale
     return xp.rint(a / scale) * scale
+
+
+def _round_onnx(ctx, x, decimals=0):
+    if not ctx.out_is_float():
+        return ctx.op("Identity", x)  # integers are already round
+    if decimals == 0:
+        return ctx.op("Round", x)  # halves to even, as torch
+    scale = ctx.scalar(10.0 ** builtins.abs(decimals), ctx.out_dtype())
+    if decimals > 0:
+        return ctx.op("Div", ctx.op("Round", ctx.op("Mul", x, scale)), scale)
+    return ctx.op("Mul", ctx.op("Round", ctx.op("Div", x, scale)), scale)
 
 
 round_op = unary_op("round", _round_kernel, lambda x, y, g, **params: _zeros_like(g),
@@ -684,6 +670,15 @@ def _true(xp, a):
     return xp.ones(a.shape, dtype=np.bool_)
 
 
+def _classifier_onnx(onnx_type):
+    """IsNaN/IsInf, which read floating tensors (an integer one, cast, has neither)."""
+    def mapping(ctx, x):
+        if not getattr(dt, ctx.in_dtype(0)).is_floating_point:
+            x = ctx.cast(x, ctx.in_dtype(0), "float32")
+        return ctx.op(onnx_type, x)
+    return mapping
+
+
 _classify("isnan", lambda xp, f, a: xp.isnan(f) if f is not None else _false(xp, a),
           lambda xp, a: xp.isnan(a), "True where the element is NaN.",
           "ember.isnan(ember.tensor([1., float('nan')]))\n        tensor([False,  True])",
@@ -702,6 +697,14 @@ _classify("isneginf", lambda xp, f, a: f == -np.inf if f is not None else _false
           "ember.isneginf(ember.tensor([1., -float('inf')]))\n        tensor([False,  True])",
           deny="c", errors={"c": (RuntimeError, "isneginf does not support complex inputs.")},
           opt_outs=_NOT_MAPPED)
+
+
+def _isfinite_onnx(ctx, x):
+    if not getattr(dt, ctx.in_dtype(0)).is_floating_point:
+        x = ctx.cast(x, ctx.in_dtype(0), "float32")  # (an integer is finite)
+    return ctx.op("Not", ctx.op("Or", ctx.op("IsNaN", x), ctx.op("IsInf", x)))
+
+
 _classify("isfinite", lambda xp, f, a: xp.isfinite(f) if f is not None else _true(xp, a),
           lambda xp, a: xp.isfinite(a.real) & xp.isfinite(a.imag),
           "True where the element is neither NaN nor infinite.",
@@ -732,6 +735,16 @@ unary("angle", _angle_kernel, _angle_derivative, out_dtype="real",
       doc="The argument (phase) of each element, in radians (0 or pi for real inputs).",
       example="ember.angle(ember.tensor([-1., 2.]))\n        tensor([3.1416, 0.0000])",
       opt_outs=_COMPLEX)
+
+
+def _scaled_onnx(factor):
+    """``x * factor`` (deg2rad, rad2deg)."""
+    def mapping(ctx, x):
+        (x,) = ctx.operands(x)
+        return ctx.op("Mul", x, ctx.scalar(factor, ctx.out_dtype()))
+    return mapping
+
+
 unary("deg2rad", lambda xp, a: a * a.dtype.type(math.pi / 180),
       lambda x, y, g: g * (math.pi / 180), deny="c", save="none",
       errors={"c": (RuntimeError, "deg2rad is not supported for complex tensors.")},
