@@ -182,6 +182,36 @@ def test_sequential_of_standard_layers_matches_torch_in_train_and_eval(training)
     assert_same(e_model[1].num_batches_tracked, t_model[1].num_batches_tracked)
 
 
+LAYERS = {
+    "LayerNorm": (lambda nn: nn.LayerNorm(4), (2, 4)),
+    "GroupNorm": (lambda nn: nn.GroupNorm(2, 4), (2, 4, 3)),
+    "GELU": (lambda nn: nn.GELU(), (2, 4)),
+    "Softmax": (lambda nn: nn.Softmax(-1), (2, 4)),
+    "LeakyReLU": (lambda nn: nn.LeakyReLU(0.1), (2, 4)),
+    "AdaptiveAvgPool2d": (lambda nn: nn.AdaptiveAvgPool2d(1), (1, 2, 4, 4)),
+    "AvgPool2d": (lambda nn: nn.AvgPool2d(2), (1, 2, 4, 4)),
+    "Conv1d": (lambda nn: nn.Conv1d(2, 3, 3, stride=2), (1, 2, 9)),
+    "BatchNorm1d": (lambda nn: nn.BatchNorm1d(4), (3, 4)),
+    "Upsample": (lambda nn: nn.Upsample(scale_factor=2), (1, 2, 3, 3)),
+    "PixelShuffle": (lambda nn: nn.PixelShuffle(2), (1, 4, 2, 2)),
+    "Hardswish": (lambda nn: nn.Hardswish(), (2, 4)),
+    "Unflatten": (lambda nn: nn.Unflatten(1, (2, 2)), (3, 4)),
+    "ZeroPad2d": (lambda nn: nn.ZeroPad2d(1), (1, 1, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_standard_layers_script_as_torchs(name):
+    make, shape = LAYERS[name]
+    ember.manual_seed(0)
+    e_layer, t_layer = make(ember.nn), make(torch.nn)
+    t_layer.load_state_dict({k: torch.tensor(v.detach().numpy())
+                             for k, v in e_layer.state_dict().items()})
+    scripted, t_scripted = ember.jit.script(e_layer), torch.jit.script(t_layer)
+    (ex,), (tx,) = both(RNG.standard_normal(shape).astype(np.float32))
+    assert_same(scripted(ex), t_scripted(tx), rtol=1e-5, atol=1e-6)
+
+
 def test_exported_and_ignored_methods_match_torch():
     libs = make_models(ember), make_models(torch)
     e_model, t_model = pair("ignored", libs=libs)

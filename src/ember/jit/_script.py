@@ -27,6 +27,7 @@ import builtins
 import inspect
 import operator
 import textwrap
+import warnings
 
 from .._tensor import Tensor
 from ._ir import Graph, Node
@@ -69,7 +70,8 @@ def _set_grad(enabled):
 _HELPERS = {"jit.tuple": lambda *items: items, "jit.list": lambda *items: list(items),
             "jit.identity": lambda value: value,
             "jit.format": lambda *parts: "".join(str(p) for p in parts),
-            "jit.raise": _raise, "jit.set_grad": _set_grad}
+            "jit.raise": _raise, "jit.set_grad": _set_grad,
+            "jit.warn": lambda message: warnings.warn(message, stacklevel=3)}
 
 
 def _namespaces():

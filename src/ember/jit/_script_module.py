@@ -36,6 +36,7 @@ import inspect
 import operator
 import re
 import textwrap
+import warnings
 
 from .._tensor import Tensor
 from ..nn.modules.module import Module
@@ -58,14 +59,15 @@ __all__ = ["script_module"]
 
 # builtins evaluated at compile time when all their arguments are constants
 _STATIC_BUILTINS = (type, len, isinstance, int, float, bool, str, tuple, list, min, max, abs,
-                    hasattr, getattr, range, enumerate, zip, sorted, reversed, dict)
+                    hasattr, getattr, range, enumerate, zip, sorted, reversed, dict, sum, any,
+                    all, divmod, round)
 _LITERALS = (int, float, bool, str, type(None), complex)
+# comprehensions are evaluated when scripting, over constants only
+_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 _CONTAINER_TYPES = ("Sequential", "ModuleList")
 _UNSUPPORTED_NODES = {ast.Lambda: "Lambda aren't supported", ast.Try: "try blocks aren't supported",
                       ast.Global: "global variables aren't supported",
                       ast.Nonlocal: "nonlocal variables aren't supported",
-                      ast.ListComp: "list comprehensions aren't supported here",
-                      ast.GeneratorExp: "generator expressions aren't supported",
                       ast.Yield: "yield aren't supported"}
 
 
@@ -164,6 +166,7 @@ class _MethodCompiler(_Compiler):
         self.method = name or fn.__name__
         self.skip = 0 if ref is None else 1  # ``self`` is not a parameter
         self.non_none = set()
+        self.tensors = set()  # values known to be tensors (for isinstance)
         self.top = None
 
     def fail(self, node, what):
@@ -220,6 +223,8 @@ class _MethodCompiler(_Compiler):
             env[name] = v
             if type_text in ("Tensor", "int", "float", "bool", "str"):
                 self.non_none.add(v)
+            if type_text == "Tensor":
+                self.tensors.add(v)
         self.unit.stack.append((id(self.ref.module), self.method))
         result = self.run(graph, fdef.body, env)
         self.unit.stack.pop()
@@ -407,6 +412,8 @@ class _MethodCompiler(_Compiler):
             inner[name] = v
             if env.get(name) in self.non_none:
                 self.non_none.add(v)
+            if env.get(name) in self.tensors:
+                self.tensors.add(v)
         start = dict(inner)
         if prologue is not None:
             prologue(block, inner)
@@ -582,6 +589,8 @@ class _MethodCompiler(_Compiler):
             return self.bool_op(graph, e, env)
         if isinstance(e, ast.IfExp):
             return self.if_expr(graph, e, env)
+        if isinstance(e, _COMPREHENSIONS):
+            return self.comprehension(e, env)
         if isinstance(e, ast.JoinedStr):
             parts = [self.expr(graph, v.value if isinstance(v, ast.FormattedValue) else v, env)
                      for v in e.values]
@@ -605,6 +614,26 @@ class _MethodCompiler(_Compiler):
             return self.call(graph, "jit.tuple" if isinstance(e, ast.Tuple) else "jit.list",
                              items)
         return super().expr(graph, e, env)
+
+    def comprehension(self, e, env):
+        """A comprehension over constants (``tuple(2 * p for p in self.padding)``), evaluated
+        when scripting."""
+        namespace = {}
+        for node in ast.walk(e):
+            if isinstance(node, ast.Name) and node.id in env:
+                value = env[node.id]
+                if isinstance(value, _SelfRef):
+                    value = ("c", value.module)
+                if not _is_const(value):
+                    self.fail(e, "a comprehension over run-time values")
+                namespace[node.id] = value[1]
+        code = compile(ast.Expression(e), self.filename, "eval")
+        result = eval(code, dict(self.globals), namespace)  # noqa: S307 - the module's own code
+        if isinstance(e, ast.GeneratorExp):
+            result = tuple(result)
+        if not _is_literal(list(result.items()) if isinstance(result, dict) else list(result)):
+            self.fail(e, "a comprehension that builds tensors or modules")
+        return ("c", result)
 
     def fold(self, graph, name, operands):
         if all(_is_const(o) for o in operands):
@@ -699,8 +728,9 @@ class _MethodCompiler(_Compiler):
     def get_attr(self, graph, dotted):
         v = graph.new_value(name=dotted.replace(".", "_"))
         graph.nodes.append(Node(GET_ATTR, None, [], {"name": dotted}, [v]))
-        if not dotted.endswith("training"):
+        if not dotted.endswith(("training", "__self__")):
             self.non_none.add(v)
+            self.tensors.add(v)
         return v
 
     def tensor_constant(self, graph, dotted, tensor):
@@ -708,6 +738,7 @@ class _MethodCompiler(_Compiler):
         v = graph.new_value(name=dotted.replace(".", "_"))
         graph.nodes.append(Node(CONSTANT, None, [], {"name": dotted}, [v]))
         self.non_none.add(v)
+        self.tensors.add(v)
         return v
 
     def call_expr(self, graph, e, env):
@@ -755,12 +786,16 @@ class _MethodCompiler(_Compiler):
         flag = _scripting_flag(fn)
         if flag is not None:
             return ("c", flag)
+        if fn is isinstance and len(args) == 2 and args[0] in self.tensors and _is_const(args[1]):
+            return ("c", issubclass(Tensor, args[1][1]))  # refined statically, as TorchScript
+        if fn is warnings.warn:
+            return self.call(graph, "jit.warn", args[:1])
         if fn is _annotate():
             return args[1]
         name = _public_name(fn)
-        if name is None and inspect.isfunction(fn) and not fn.__module__.startswith("ember."):
+        if name is None and inspect.isfunction(fn):
             inner = _MethodCompiler(self.unit, None, None, function=fn)
-            inner.non_none = self.non_none
+            inner.non_none, inner.tensors = self.non_none, self.tensors
             return inner.inline(graph, self.top, args, kwargs, e)
         if name is None:
             self.fail(e, f"calling {ast.unparse(e.func)} (only ember's public functions, "
@@ -776,7 +811,7 @@ class _MethodCompiler(_Compiler):
             if isinstance(a, (_SelfRef, _MethodRef)):
                 self.fail(e, "passing a module to a method")
         inner = _MethodCompiler(self.unit, target.ref, target.name)
-        inner.non_none = self.non_none
+        inner.non_none, inner.tensors = self.non_none, self.tensors
         return inner.inline(graph, self.top, args, kwargs, e)
 
 
