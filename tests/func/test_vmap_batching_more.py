@@ -433,3 +433,46 @@ def test_as_strided_outside_the_element_raises_torchs_error():
             func.vmap(lambda u: u.as_strided((2, 2), (1, 2), 1), in_dims=1)(lib.tensor(x).t())
         errors.append(str(error.value))
     assert errors[0] == errors[1]
+
+
+NN_CASES = {
+    "batch_norm training": (lambda lib, x, w: _f(lib).batch_norm(x, None, None, w, w * 0.5,
+                                                                 training=True),
+                            (0, None), [(B, 4, 3, 5), (3,)]),
+    "batch_norm training, batched weight": (
+        lambda lib, x, w: _f(lib).batch_norm(x, None, None, w, None, training=True), (0, 0),
+        [(B, 4, 3), (B, 3)]),
+    "unfold (im2col)": (lambda lib, x: _f(lib).unfold(x, (2, 3), padding=1, stride=2), (0,),
+                        [(B, 2, 3, 5, 6)]),
+    "fold (col2im)": (lambda lib, x: _f(lib).fold(x, (4, 5), (2, 2)), (1,), [(2, B, 8, 12)]),
+    "binary_cross_entropy": (lambda lib, x, t: _f(lib).binary_cross_entropy(
+        x.sigmoid(), t.sigmoid(), reduction="none"), (0, None), [(B, 4, 3), (4, 3)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NN_CASES))
+@pytest.mark.parametrize("grad", [False, True], ids=["forward", "grad"])
+def test_nn_rules_of_ops_that_used_to_loop(case, grad):
+    fn, in_dims, shapes = NN_CASES[case]
+    _compare(fn, in_dims, _more_arrays(shapes), grad=grad)
+
+
+@pytest.mark.parametrize("kind,path", [("RNN", "batched"), ("GRU", "loop")])
+def test_recurrent_layers_under_vmap(kind, path):
+    """An Elman RNN's steps (``h @ W^T + b`` folded over the batch's rows, tanh) batch; the
+    GRU's fused cell declines (its workspace), so vmap loops with that reason. torch's vmap
+    has no rule for its RNN kernels: its per-element results are the reference."""
+    ember.manual_seed(0)
+    e_rnn = getattr(ember.nn, kind)(3, 4, batch_first=True).double()
+    t_rnn = getattr(torch.nn, kind)(3, 4, batch_first=True).double()
+    t_rnn.load_state_dict({k: torch.from_numpy(v.numpy().copy())
+                           for k, v in e_rnn.state_dict().items()})
+    (x,) = _more_arrays([(B, 2, 5, 3)])
+    with ember.no_grad():
+        out = ember.func.vmap(lambda u: e_rnn(u)[0])(ember.tensor(x))
+    assert _vmap.last_call.path == path, _vmap.last_call.reason
+    if path == "loop":
+        assert "workspace" in _vmap.last_call.reason
+    with torch.no_grad():
+        expected = torch.stack([t_rnn(u)[0] for u in torch.tensor(x)])
+    assert_same(out, expected)

@@ -37,6 +37,7 @@ import numpy as np
 from .. import _dtype as dt
 from ..ops._registry import _MULTI_OUTPUT_VIEW, _NO_GRAD_VIEW, Op
 from ..ops._util import scatter_add
+from ..ops._vmap_rules import batching
 from .graph import _short_node_name, move_retained_grad, record
 
 __all__ = ["rebase_view", "view_grad_fn", "creation_error"]
@@ -84,7 +85,9 @@ _storage_gather = Op("_storage_gather", _gather_kernel, save_inputs=False,
 _storage_mask = Op("_storage_mask", _mask_kernel, save_inputs=False,
                    meta=lambda s, *, geom: (s.shape, s.dtype))
 for _op in (_storage_scatter, _storage_gather, _storage_mask):
-    _op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+    _op.opt_out("batch", "not batched yet: it addresses a base tensor's storage through a view's "
+                         "(size, stride, offset) geometry, and each element of a batch would need "
+                         "its own storage")
     _op.opt_out("onnx", "the gradient of a view's storage: exported models run inference")
 
 
@@ -121,7 +124,7 @@ _as_real = Op("_as_real", _as_real_kernel, save_inputs=False,
 _as_complex = Op("_as_complex", _as_complex_kernel, save_inputs=False,
                  meta=lambda r: (r.shape[:-1], dt.from_numpy_dtype(r.dtype).to_complex()))
 for _op in (_as_real, _as_complex):
-    _op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+    _op.defbatch(batching.trailing_dims)
     _op.opt_out("onnx", "complex numbers: ONNX export handles real dtypes only")
 
 

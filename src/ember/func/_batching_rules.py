@@ -376,6 +376,40 @@ def broadcast_matrices(xp, step, arrays, batched, batch_size):
     return step.op.kernel(xp, *lifted, **step.params)
 
 
+# ---------------------------------------------------------------- per-sample and per-channel ops
+
+
+def samples(xp, step, arrays, batched, batch_size):
+    """Ops that treat dim 0 of their first operand as independent samples and their other
+    operands as parameters (``im2col``/``col2im``, the recurrent layers' ``h @ W^T + b``): the
+    batch joins the samples, (B, N, ...) -> (B * N, ...), and a ``shape`` parameter grows with
+    it. Parameters that differ per element loop."""
+    if any(batched[1:]):
+        raise Unbatchable(f"{step.op.name} with parameters that differ per element")
+    params = dict(step.params)
+    if "shape" in params:
+        shape = tuple(params["shape"])
+        params["shape"] = (batch_size * shape[0],) + shape[1:]
+    out = step.op.kernel(xp, _batch_into_samples(arrays[0]), *arrays[1:], **params)
+    return _samples_into_batch(out, batch_size)
+
+
+def channels(xp, step, arrays, batched, batch_size):
+    """Ops that compute per channel over the samples of (N, C, *) operands, with (C,)
+    statistics and parameters (training-mode batch norm): element b's channels become
+    channels b * C ... b * C + C - 1 of one call, as in the convolutions' grouped form."""
+    folded = []
+    for array, is_batched, shape in zip(arrays, batched, step.in_shapes):
+        full = _full(xp, array, is_batched, shape, batch_size)
+        folded.append(_batch_into_channels(full) if len(shape) >= 2 else full.reshape(-1))
+    outs = step.op.kernel(xp, *folded, **step.params)
+    unfolded = tuple(_channels_into_batch(out, batch_size) if len(shape) >= 2
+                     else out.reshape((batch_size,) + tuple(shape))
+                     for out, shape in zip(outs if step.op.multi_output else (outs,),
+                                           step.out_shapes))
+    return unfolded if step.op.multi_output else unfolded[0]
+
+
 # ---------------------------------------------------------------- layer norm
 #
 # The fused layer-norm ops work on rows of ``size`` elements; their statistics are one value

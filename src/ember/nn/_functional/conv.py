@@ -562,7 +562,7 @@ def im2col_op(xp, x, *, ksize, osize, stride, padding, dilation):
 im2col_op.opt_out("onnx", "not mapped yet (torch composes it from Gather nodes)")
 
 
-im2col_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+im2col_op.defbatch(_batching.samples)
 
 
 @defop("col2im", save_inputs=False, grad_name="Col2ImBackward0",
@@ -576,7 +576,7 @@ def col2im_op(xp, cols, *, shape, ksize, osize, stride, padding, dilation):
 col2im_op.opt_out("onnx", "not mapped yet (ONNX's Col2Im, opset 18, computes it)")
 
 
-col2im_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+col2im_op.defbatch(_batching.samples)
 
 
 @im2col_op.defderivative
@@ -1036,4 +1036,3 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     out = col2im_op(input, shape=shape, ksize=ksize, osize=osize, stride=stride,
                     padding=tuple((p, p) for p in padding), dilation=dilation)
     return out.squeeze(0) if unbatched else out
-

@@ -24,6 +24,7 @@ from ..._tensor import Tensor
 from ...ops._registry import autocast_policy, defop
 from ...ops._signature import signature
 from ...ops._util import host_values
+from ...ops._vmap_rules import batching
 from ...ops.creation import ones_like, zeros
 from ...ops.pointwise import clamp_min, logit, minimum, where, xlogy
 from ...ops.shape import broadcast_tensors
@@ -332,7 +333,7 @@ def _bce_op(xp, x, t):
 _bce_op.opt_out("onnx", "not mapped yet (a loss: exported models rarely compute one)")
 
 
-_bce_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_bce_op.defbatch(batching.same_shape)
 
 
 @_bce_op.defderivative
@@ -893,7 +894,8 @@ _ctc_op = defop("ctc_loss", meta=_ctc_meta, multi_output=True, differentiable_ou
 _ctc_op.opt_out("onnx", "ONNX has no CTC loss operator")
 
 
-_ctc_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_ctc_op.opt_out("batch", "not batched yet: the input and target lengths are Python parameters of "
+                         "one call, so a batch would need them per element")
 
 
 @defop("ctc_loss_backward", meta=lambda grad, lp, *rest, **params: (lp.shape, lp.dtype), kind="nn")
@@ -943,7 +945,8 @@ def _ctc_backward_op(xp, grad, lp, targets, nll, alpha, *, input_lengths, target
     return out.astype(dtype, copy=False)
 
 
-_ctc_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_ctc_backward_op.opt_out("batch", "not batched yet: the input and target lengths are Python "
+                                  "parameters of one call, so a batch would need them per element")
 _ctc_backward_op.opt_out("derivative", "the backward kernel of ctc_loss (first order)")
 _ctc_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 

@@ -207,7 +207,7 @@ _bn_stats_op.opt_out("onnx", "training-mode batch statistics: not mapped (eval-m
                              "exports through the ops it is composed of)")
 
 
-_bn_stats_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_bn_stats_op.defbatch(_batching.channels)
 _bn_stats_op.opt_out("derivative", "statistics for the forward pass (no gradient)")
 
 
@@ -238,7 +238,7 @@ _bn_train_op.opt_out("onnx", "training-mode batch norm: not mapped (eval-mode Ba
                              "exports through the ops it is composed of)")
 
 
-_bn_train_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_bn_train_op.defbatch(_batching.channels)
 
 
 def _bn_backward_meta(g, x, weight, mean, var, *, eps):
@@ -277,7 +277,7 @@ def _bn_backward_op(xp, g, x, weight, mean, var, *, eps):
 _bn_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
 
-_bn_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_bn_backward_op.defbatch(_batching.channels)
 _bn_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
 
 

@@ -20,6 +20,7 @@ from ..._tensor import _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from ...ops._registry import defop
+from ...ops._vmap_rules import batching
 from ...ops.shape import cat, stack
 from .._functional.dropout import dropout as _dropout
 from .._functional.linear import linear
@@ -122,7 +123,9 @@ def _lstm_cell_onnx(ctx, xw, hw, c):
     return h_new, c_new, None  # the third output is the backward pass's workspace
 
 
-_lstm_cell_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_lstm_cell_op.opt_out("batch", "not batched yet: its workspace packs every row's gates before "
+                               "every row's cell values, so a batch folded into the rows would "
+                               "not split into one workspace per element")
 
 
 def _lstm_cell_backward_into(xp, gh, gc, c, ws, d):
@@ -168,7 +171,9 @@ _lstm_cell_backward_op = defop("_lstm_cell_backward", meta=_lstm_cell_backward_m
                                multi_output=True, kind="nn")(_lstm_cell_backward_kernel)
 
 
-_lstm_cell_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_lstm_cell_backward_op.opt_out("batch", "not batched yet: its workspace packs every row's gates "
+                                        "before every row's cell values, so a batch folded into "
+                                        "the rows would not split into one workspace per element")
 _lstm_cell_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
 _lstm_cell_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
@@ -237,7 +242,9 @@ def _gru_cell_onnx(ctx, xw, hw, h, b=None):
     return ctx.op("Add", ctx.op("Mul", ctx.op("Sub", h, n), z), n), None
 
 
-_gru_cell_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_gru_cell_op.opt_out("batch", "not batched yet: its workspace packs every row's gates before "
+                              "every row's cell values, so a batch folded into the rows would not "
+                              "split into one workspace per element")
 
 
 def _gru_cell_backward_kernel(xp, gh, h, ws):
@@ -275,7 +282,9 @@ _gru_cell_backward_op = defop("_gru_cell_backward", meta=_gru_cell_backward_meta
                               multi_output=True, kind="nn")(_gru_cell_backward_kernel)
 
 
-_gru_cell_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_gru_cell_backward_op.opt_out("batch", "not batched yet: its workspace packs every row's gates "
+                                       "before every row's cell values, so a batch folded into "
+                                       "the rows would not split into one workspace per element")
 _gru_cell_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
 _gru_cell_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
@@ -334,7 +343,7 @@ def _recurrent_mm_onnx(ctx, h, w_t, w, b=None):
     return product if b is None else ctx.op("Add", product, b)
 
 
-_recurrent_mm_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_recurrent_mm_op.defbatch(batching.samples)
 
 
 @_recurrent_mm_op.defderivative
@@ -513,7 +522,8 @@ _lstm_layer_op = defop("_lstm_layer", meta=_lstm_layer_meta, save_inputs=True,
 _lstm_layer_op.opt_out("onnx", "not used while a trace records: an export unrolls the cells")
 
 
-_lstm_layer_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_lstm_layer_op.opt_out("batch", "not batched yet: a whole recurrent layer's kernel; vmap runs it "
+                                "per element (each element's sequence is one call)")
 
 
 def _lstm_layer_backward_kernel(xp, g_out, g_h, g_c, h0, c0, w, out, cs, ws, *, steps,
@@ -554,7 +564,9 @@ _lstm_layer_backward_op = defop("_lstm_layer_backward", meta=_lstm_layer_backwar
                                 multi_output=True, kind="nn")(_lstm_layer_backward_kernel)
 
 
-_lstm_layer_backward_op.opt_out("batch", "no batched rule yet: vmap runs it element by element")
+_lstm_layer_backward_op.opt_out("batch", "not batched yet: a whole recurrent layer's kernel; vmap "
+                                         "runs it per element (each element's sequence is one "
+                                         "call)")
 _lstm_layer_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
 _lstm_layer_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
 
