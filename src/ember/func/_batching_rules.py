@@ -16,6 +16,10 @@ the parameters and call the op's own kernel, so dtype handling stays the kernel'
   groups of one grouped weight gradient;
 * ops on trailing dims (pooling, linalg decompositions, tril): the batch is one more leading
   dim; ``einsum`` gets one more subscript;
+* ops on independent samples or per channel (``im2col``/``col2im``, training batch norm): the
+  batch joins the samples, or each element's channels become channels of one call;
+* ``as_strided``: the batch is one more dim with the batch array's stride, so each element's
+  storage offset counts from its own start (torch's rule);
 * lookups with a per-element index (embedding, advanced indexing, ``index_select``/
   ``index_add``): each element's positions are offset into its own block, or indexed by an
   ``arange`` over the batch.
