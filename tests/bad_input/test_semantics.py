@@ -183,3 +183,68 @@ def test_eigh_non_convergence_is_linalg_error(name):
         getattr(torch.linalg, name)(torch.tensor(values))
     with pytest.raises(ember.linalg.LinAlgError, match=r"^linalg\.eigh: "):
         getattr(ember.linalg, name)(ember.tensor(values))
+
+
+# ------------------------------------------------------------ dtypes and orders of checks
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize("input_dtype", ["bool", "int64", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("target_dtype", ["bool", "int64", "float32", "float64", "complex64"])
+def test_regression_losses_pick_their_kernel_by_the_promoted_dtype(name, input_dtype,
+                                                                   target_dtype):
+    (t, e), (tt, et) = _pair(seed=0), _pair(seed=1)
+    _same_outcome(
+        lambda: getattr(torch.nn.functional, name)(t.to(getattr(torch, input_dtype)),
+                                                   tt.to(getattr(torch, target_dtype)),
+                                                   reduction="none"),
+        lambda: getattr(ember.nn.functional, name)(e.to(getattr(ember, input_dtype)),
+                                                   et.to(getattr(ember, target_dtype)),
+                                                   reduction="none"))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "complex64", "float64"])
+@pytest.mark.parametrize("shape", [(3, 4), (3, 4, 2)])
+def test_nll_loss_refuses_non_floating_input_as_torch(dtype, shape):
+    t, e = _pair(shape)
+    target = np.zeros((shape[0],) + shape[2:], np.int64)
+    _same_outcome(
+        lambda: torch.nn.functional.nll_loss(t.to(getattr(torch, dtype)), torch.tensor(target)),
+        lambda: ember.nn.functional.nll_loss(e.to(getattr(ember, dtype)), ember.tensor(target)))
+
+
+@pytest.mark.parametrize("target_shape", [(5,), (2, 4), (3, 2), (2, 2)])
+@pytest.mark.parametrize("fn", ["nll_loss", "cross_entropy"])
+def test_batch_size_mismatch_is_checked_first(fn, target_shape):
+    t, e = _pair()
+    (tt, et) = _pair(target_shape, seed=3)
+    _same_outcome(lambda: getattr(torch.nn.functional, fn)(t, tt),
+                  lambda: getattr(ember.nn.functional, fn)(e, et))
+
+
+def test_bmm_of_a_bool_input_is_not_implemented():
+    (t1, e1), (t2, e2) = _pair((1, 3, 4)), _pair((1, 4, 3), seed=1)
+    _same_outcome(lambda: torch.bmm(t1.bool(), t2), lambda: ember.bmm(e1.bool(), e2))
+    _same_outcome(lambda: torch.bmm(t1, t2.bool()), lambda: ember.bmm(e1, e2.bool()))
+
+
+@pytest.mark.parametrize("call", [
+    lambda T, x: T.cov(x.bool()), lambda T, x: T.corrcoef(x.bool()),
+    lambda T, x: T.trapezoid(x.bool()), lambda T, x: T.trapezoid(x, x.bool()),
+    lambda T, x: T.trapezoid(x, dx=True), lambda T, x: T.cumulative_trapezoid(x.bool()),
+    lambda T, x: T.cumulative_trapezoid(x, x.bool()), lambda T, x: T.gradient(x.bool()),
+    lambda T, x: T.cov(x.long()), lambda T, x: T.trapezoid(x.long()),
+    lambda T, x: T.gradient(x.long())])
+def test_statistics_refuse_bool_as_torch(call):
+    t, e = _pair()
+    _same_outcome(lambda: call(torch, t), lambda: call(ember, e))
+
+
+@pytest.mark.parametrize("dims,groups,stride", [(1, 1, 1), (2, 1, 2), (2, 2, 1), (3, 1, 1)])
+def test_conv_transpose_of_an_empty_batch(dims, groups, stride):
+    (t, e) = _pair((0, 4) + (3,) * dims)
+    (tw, ew) = _pair((4, 2) + (2,) * dims, seed=1)
+    name = f"conv_transpose{dims}d"
+    _same_outcome(
+        lambda: getattr(torch.nn.functional, name)(t, tw, groups=groups, stride=stride),
+        lambda: getattr(ember.nn.functional, name)(e, ew, groups=groups, stride=stride))

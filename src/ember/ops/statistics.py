@@ -45,6 +45,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.ndim} dimensions")
+    if input.dtype is dt.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if input.ndim == 2 else input.reshape(1, -1)
     if not (x.is_floating_point() or x.is_complex()):
         x = x.to(dt.get_default_dtype())

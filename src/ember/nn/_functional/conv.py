@@ -358,6 +358,8 @@ def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, gr
         if gx is not None:
             return gx
     n = gy.shape[0]
+    if gy.size == 0:  # an empty batch: nothing flows back
+        return xp.zeros(shape, gy.dtype)
     if all(st == 1 for st in stride) and w.shape[1] >= 8:
         # stride 1: the adjoint is itself a convolution of gy (padded by the kernel extent less
         # the padding) with the flipped kernel, channels swapped: an im2col copy and a GEMM

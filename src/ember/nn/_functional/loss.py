@@ -21,7 +21,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
-from ...ops._registry import autocast_policy, defop
+from ...ops._registry import _check_castable, autocast_policy, defop
 from ...ops._signature import signature
 from ...ops._util import host_values
 from ...ops._vmap_rules import batching
@@ -77,6 +77,22 @@ def _reduction(size_average, reduce, reduction):
     if size_average is not None or reduce is not None:
         return _legacy_reduction(size_average, reduce)
     return _check_reduction(reduction)
+
+
+def _floating_operands(input, target, kernel):
+    """``input`` and ``target`` broadcast and cast to their promoted dtype, which must be
+    floating: torch picks the loss ``kernel`` by that dtype and has none for the others.
+
+    Example::
+
+        >>> _floating_operands(ember.tensor([True]), ember.tensor([0.5]), "mse_cpu")[0]
+        tensor([1.])
+    """
+    input, target = broadcast_tensors(input, target)
+    dtype = dt.promote_types(input.dtype, target.dtype)
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SHORT[dtype.name]}\'')
+    return input.to(dtype), target.to(dtype)
 
 
 def _reduce(loss, reduction):
@@ -154,9 +170,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    input, target = broadcast_tensors(input, target)
-    if weight is None and input.dtype.category < dt._FLOAT:
-        raise NotImplementedError(f'"mse_cpu" not implemented for \'{_SHORT[input.dtype.name]}\'')
+    if weight is None:
+        input, target = _floating_operands(input, target, "mse_cpu")
+    else:
+        input, target = broadcast_tensors(input, target)
     diff = input - target
     loss = diff * diff
     if weight is not None:
@@ -179,10 +196,11 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     input, target = broadcast_tensors(input, target)
+    if beta == 0.0:  # torch computes l1_loss then
+        return _reduce((input - target).abs(), reduction)
+    input, target = _floating_operands(input, target, "smooth_l1_cpu")
     diff = input - target
     absolute = diff.abs()
-    if beta == 0.0:
-        return _reduce(absolute, reduction)
     loss = where(absolute < beta, diff * diff * (0.5 / beta), absolute - 0.5 * beta)
     return _reduce(loss, reduction)
 
@@ -200,10 +218,13 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    input, target = broadcast_tensors(input, target)
+    out_dtype = input.dtype  # torch's kernel writes the loss in input's dtype
+    _check_castable(dt.promote_types(input.dtype, target.dtype), out_dtype)
+    input, target = _floating_operands(input, target, "huber_cpu")
     diff = input - target
     absolute = diff.abs()
     loss = where(absolute < delta, diff * diff * 0.5, (absolute - 0.5 * delta) * delta)
+    loss = loss.to(out_dtype)
     if weight is not None:
         _check_weight_size(input, weight)
         loss = loss * weight
@@ -566,14 +587,14 @@ def _check_class_target(target, name="target"):
 def _check_nll_shapes(input, target):
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if input.dim() == 1 or input.dim() == 2:
-        if target.dim() > 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if input.dim() >= 2:
+    if input.dim() >= 2:  # torch compares the batch sizes first
         batch = target.shape[0] if target.dim() else 1
         if input.shape[0] != batch:
             raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
                              f"batch_size ({batch}).")
+    if input.dim() == 1 or input.dim() == 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if input.dim() >= 3:
         expected = (input.shape[0],) + tuple(input.shape[2:])
         if tuple(target.shape) != expected:
@@ -612,9 +633,18 @@ def _nll_terms(logp, target, weight, ignore_index, class_dim):
     return loss, w, mask
 
 
+def _check_nll_input(logp):
+    """torch's kernels take floating inputs only (they are picked by the input's dtype)."""
+    if not logp.dtype.is_floating_point:
+        kernel = "nll_loss2d_forward_out_frame" if logp.dim() >= 3 else "nll_loss_out_frame"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_SHORT[logp.dtype.name]}'")
+
+
 def _nll(logp, target, weight, ignore_index, reduction):
+    _check_nll_shapes(logp, target)  # torch checks the shapes before the dtypes
     _check_class_target(target)
-    _check_nll_shapes(logp, target)
+    _check_nll_input(logp)
     class_dim = 0 if logp.dim() == 1 else 1
     loss, w, _ = _nll_terms(logp, target, weight, ignore_index, class_dim)
     if reduction == "mean":
@@ -666,8 +696,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     logp = log_softmax(input, class_dim)
     if label_smoothing == 0.0:
         return _nll(logp, target, weight, ignore_index, reduction)
-    _check_class_target(target)
     _check_nll_shapes(logp, target)
+    _check_class_target(target)
     loss, w, mask = _nll_terms(logp, target, weight, ignore_index, class_dim)
     n_classes = input.shape[class_dim]
     if weight is not None:

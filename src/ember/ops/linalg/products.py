@@ -287,8 +287,8 @@ def bmm(input, mat2, *, out_dtype=None, out=None):
     if mat2._data.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     _check_bmm_shapes(input._data.shape, mat2._data.shape)
+    _not_implemented(input, "bmm")  # torch picks the kernel by input's dtype, then compares
     _check_same_scalar(input, mat2)
-    _not_implemented(input, "bmm")
     if out_dtype is not None:
         input, mat2 = _inputs_for_out_dtype(input, mat2, out_dtype)
     return write_out(bmm_op(input, mat2), out, "bmm")

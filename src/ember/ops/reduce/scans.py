@@ -465,10 +465,18 @@ def _as_diff_part(part, input, dim, name):
     return part
 
 
-def _samples_tensor(y, name):
+def _samples_tensor(y, name, x=None, dx=None):
+    """torch's checks of trapezoid's samples ``y``, coordinates ``x`` and spacing ``dx``."""
     if not isinstance(y, Tensor):
         raise TypeError(f"{name}(): argument 'y' (position 1) must be Tensor, not "
                         f"{type(y).__name__}")
+    if y.dtype is dt.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    if isinstance(x, Tensor) and x.dtype is dt.bool:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           "supported")
+    if isinstance(dx, bool):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
 
 
 def _trapezoid_spacing(y, x, dim):
@@ -494,7 +502,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         >>> ember.trapezoid(ember.tensor([1., 2., 4.]))
         tensor(4.5000)
     """
-    _samples_tensor(y, "trapezoid")
+    _samples_tensor(y, "trapezoid", x, dx)
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received an invalid combination of arguments: give x or "
                         "dx, not both")
@@ -530,7 +538,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         >>> ember.cumulative_trapezoid(ember.tensor([1., 2., 4.]))
         tensor([1.5000, 4.5000])
     """
-    _samples_tensor(y, "cumulative_trapezoid")
+    _samples_tensor(y, "cumulative_trapezoid", x, dx)
     dim = wrap_dim(dim, y.ndim)
     if y.shape[dim] == 0:
         return y.narrow(dim, 0, 0) * 0.5
@@ -587,6 +595,10 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         if input.shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least "
                                "edge_order+1")
+    if input.dtype is dt.bool:
+        from ..pointwise import sub
+
+        sub(input, input)  # raises torch's error: the differences subtract bool tensors
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         input = input.to(dt.get_default_dtype())
     return tuple(_gradient_along(input, d, h, edge_order) for d, h in zip(dims, spacings))
