@@ -2,20 +2,21 @@
 
 The shared helpers (dim handling, the meta rule :func:`reduced_shape`, gradients that route to
 selected indices) live in ``_common``; each family module holds its ops (kernel, meta rule,
-derivative) and public functions with torch's signatures; ``methods`` attaches them to Tensor.
+derivative) and public functions with torch's signatures, each declared a Tensor method
+(``@tensor_method``) where it is defined.
 
 Gradients that go to selected elements (``max(dim)``, ``sort``, ``topk``, ``median``...) use
 :func:`_select_grad` (one selected element per slice: a one-hot comparison and ``where``) or
 :func:`_scatter_grad` (several, possibly repeated: ``scatter_add`` from ``ops.index``).
 
 The package's modules, one family each: ``_common`` (shared helpers), ``sums``, ``norms``,
-``extrema``, ``scans``, ``sorting``, ``histograms`` and ``methods`` (Tensor's methods). Every
+``extrema``, ``scans``, ``sorting`` and ``histograms``. Every
 public name is re-exported here (``ember.ops.reduce.sum``).
 """
 
 from __future__ import annotations
 
-from . import _common, extrema, histograms, methods, norms, scans, sorting, sums  # noqa: F401
+from . import _common, extrema, histograms, norms, scans, sorting, sums  # noqa: F401
 from .extrema import *  # noqa: F403
 from .extrema import (  # noqa: F401  (importers use these names)
     all_op,

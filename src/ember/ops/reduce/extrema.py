@@ -9,6 +9,7 @@ from ... import return_types
 from ..._device import META
 from ..._tensor import Tensor
 from ...autograd.forward_ad import reduction_jvp, select_jvp
+from .._methods import tensor_method
 from .._registry import Op, defop, write_out
 from .._signature import signature
 from .._vmap_rules import batching
@@ -164,6 +165,7 @@ def _extreme(name, input, dim, keepdim, other, out):
     return _write_out_tuple(result, out, name)
 
 
+@tensor_method
 def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor as the
     second argument, the elementwise :func:`maximum`. NaN propagates.
@@ -178,6 +180,7 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):
     return _extreme("max", input, dim, keepdim, other, out)
 
 
+@tensor_method
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
     """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor as the
     second argument, the elementwise :func:`minimum`. NaN propagates.
@@ -223,6 +226,7 @@ def _amax_args(name, input, dim):
     return dims
 
 
+@tensor_method
 @signature('amax(Tensor input, int[1] dim=[], bool keepdim=False, *, Tensor? out=None) -> Tensor')
 def amax(input, dim=(), keepdim=False, *, out=None):
     """The maximum over ``dim`` (all dims by default); the gradient is split among ties.
@@ -236,6 +240,7 @@ def amax(input, dim=(), keepdim=False, *, out=None):
     return write_out(amax_op(input, dims=dims, keepdim=keepdim), out, "amax")
 
 
+@tensor_method
 @signature('amin(Tensor input, int[1] dim=[], bool keepdim=False, *, Tensor? out=None) -> Tensor')
 def amin(input, dim=(), keepdim=False, *, out=None):
     """The minimum over ``dim`` (all dims by default); the gradient is split among ties.
@@ -249,6 +254,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     return write_out(amin_op(input, dims=dims, keepdim=keepdim), out, "amin")
 
 
+@tensor_method
 def aminmax(input, *, dim=None, keepdim=False, out=None):
     """``(min, max)`` over ``dim`` (all elements by default).
 
@@ -336,6 +342,7 @@ def _arg(name, input, dim, keepdim, out):
     return write_out(op(input, dim=dim, keepdim=keepdim), out, name)
 
 
+@tensor_method
 @signature('argmax(Tensor input, int? dim=None, bool keepdim=False, *, Tensor? out=None) -> Tensor')
 def argmax(input, dim=None, keepdim=False, *, out=None):
     """The index of the largest element (of the flattened input, or along ``dim``).
@@ -348,6 +355,7 @@ def argmax(input, dim=None, keepdim=False, *, out=None):
     return _arg("argmax", input, dim, keepdim, out)
 
 
+@tensor_method
 @signature('argmin(Tensor input, int? dim=None, bool keepdim=False, *, Tensor? out=None) -> Tensor')
 def argmin(input, dim=None, keepdim=False, *, out=None):
     """The index of the smallest element (of the flattened input, or along ``dim``).
@@ -388,6 +396,7 @@ for _op in (all_op, any_op):
     _op.opt_out("derivative", "a boolean result has no gradient")
 
 
+@tensor_method
 @signature("all(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
            " Tensor? out=None) -> Tensor", overloaded="all")
 def all(input, dim=None, keepdim=False, *, out=None):
@@ -402,6 +411,7 @@ def all(input, dim=None, keepdim=False, *, out=None):
                      "all")
 
 
+@tensor_method
 @signature("any(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
            " Tensor? out=None) -> Tensor", overloaded="all")
 def any(input, dim=None, keepdim=False, *, out=None):
@@ -429,6 +439,7 @@ count_nonzero_op.defbatch(batching.reduction)
 count_nonzero_op.opt_out("derivative", "a count has no gradient")
 
 
+@tensor_method
 @signature('count_nonzero(Tensor input, int[1]? dim=None) -> Tensor', overloaded=True)
 def count_nonzero(input, dim=None):
     """The number of non-zero elements (along ``dim``), as int64.

@@ -12,6 +12,7 @@ from ... import _dtype as dt
 from ... import return_types
 from ..._device import META
 from ..._tensor import Tensor
+from .._methods import tensor_method
 from .._registry import defop, write_out
 from .._signature import signature
 from .._util import host_values
@@ -40,6 +41,7 @@ bincount_op.opt_out("batch", "each element's result is as long as its largest va
 bincount_op.opt_out("derivative", "torch does not differentiate bincount")
 
 
+@tensor_method
 @signature("bincount(Tensor input, Tensor? weights=None, SymInt minlength=0) -> Tensor")
 def bincount(input, weights=None, minlength=0):
     """Count the occurrences of each value in a 1-D non-negative integer tensor (summing
@@ -133,6 +135,7 @@ def bin_positions(xp, edges, values):
     return kept, xp.minimum(first - 1, n - 2)
 
 
+@tensor_method
 @signature("histc(Tensor input, int bins=100, Scalar min=0, Scalar max=0, *,"
            " Tensor? out=None) -> Tensor")
 def histc(input, bins=100, min=0, max=0, *, out=None):
@@ -191,6 +194,7 @@ histogram_op.opt_out("batch", "the bins may come from each element's own range; 
 histogram_op.opt_out("derivative", "torch does not differentiate histogram")
 
 
+@tensor_method
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """A histogram of ``input``: ``(hist, bin_edges)``; ``bins`` is a count of equal bins
     (100 by default, as torch's, over ``range`` or the data's range) or a 1-D tensor of

@@ -156,6 +156,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     return dims, correction
 
 
+@tensor_method
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """The variance over ``dim`` with Bessel's ``correction`` (1 by default).
 
@@ -169,6 +170,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
                      "var")
 
 
+@tensor_method
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """The standard deviation over ``dim`` with Bessel's ``correction`` (1 by default).
 
@@ -256,6 +258,7 @@ def _logsumexp_jvp(p, t, y, /, *, dims, keepdim):
     return prod.sum(dims, keepdim=keepdim) if dims else prod
 
 
+@tensor_method
 @signature('logsumexp(Tensor input, int[1] dim, bool keepdim=False, *, Tensor? out=None) -> Tensor')
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input), dim))``, computed without overflow.
@@ -376,6 +379,7 @@ def _nuclear_norm_derivative(ctx, grad, *, dims, keepdim):
     return ((u @ vh * g).movedim((-2, -1), dims),)
 
 
+@tensor_method
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """The vector ``p``-norm over ``dim`` (all elements by default), the Frobenius norm
     (``'fro'``) or the nuclear norm (``'nuc'``, over two dims).

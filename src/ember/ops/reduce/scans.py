@@ -12,8 +12,9 @@ from ... import _dtype as dt
 from ... import return_types
 from ..._tensor import Tensor
 from ...autograd.forward_ad import linear_jvp, select_jvp
+from .._methods import tensor_method
 from .._operands import wrap_dim
-from .._registry import Op, defop, write_out
+from .._registry import Op, defop, inplace, write_out
 from .._signature import signature
 from .._util import accumulate
 from .._vmap_rules import batching
@@ -83,6 +84,7 @@ def _cumsum_derivative(ctx, grad, *, dim, dtype=None, reverse=False):
 cumsum_op.defjvp(linear_jvp(cumsum_op))
 
 
+@tensor_method
 @signature('cumsum(Tensor input, int dim, *, ScalarType? dtype=None, Tensor? out=None) -> Tensor')
 def cumsum(input, dim, *, dtype=None, out=None):
     """Cumulative sums along ``dim``; integers and bools sum as int64.
@@ -94,6 +96,12 @@ def cumsum(input, dim, *, dtype=None, out=None):
     """
     d = _one_dim(dim, input._data.ndim)
     return write_out(cumsum_op(input, dim=d, dtype=_scan_dtype(input, dtype)), out, "cumsum")
+
+
+@tensor_method("cumsum_")
+def _cumsum_(self, dim, *, dtype=None):
+    """``x.cumsum_(dim)``: :func:`cumsum` written back into ``x``."""
+    return inplace(cumsum, self, dim, dtype=dtype)
 
 
 @defop("cumprod", meta=lambda a, *, dim, dtype=None: (a.shape, dtype or a.dtype),
@@ -157,6 +165,7 @@ def _cumprod_jvp(p, t, y, *, dim, dtype=None):
     return (table * upper * tm.unsqueeze(-1)).sum(-2).movedim(-1, dim)
 
 
+@tensor_method
 @signature('cumprod(Tensor input, int dim, *, ScalarType? dtype=None, Tensor? out=None) -> Tensor')
 def cumprod(input, dim, *, dtype=None, out=None):
     """Cumulative products along ``dim``; integers and bools multiply as int64.
@@ -168,6 +177,12 @@ def cumprod(input, dim, *, dtype=None, out=None):
     """
     d = _one_dim(dim, input._data.ndim)
     return write_out(cumprod_op(input, dim=d, dtype=_scan_dtype(input, dtype)), out, "cumprod")
+
+
+@tensor_method("cumprod_")
+def _cumprod_(self, dim, *, dtype=None):
+    """``x.cumprod_(dim)``: :func:`cumprod` written back into ``x``."""
+    return inplace(cumprod, self, dim, dtype=dtype)
 
 
 def _running_extreme(name, ufunc):
@@ -209,6 +224,7 @@ cummax_op.defbatch(batching.along_dim)
 cummin_op.defbatch(batching.along_dim)
 
 
+@tensor_method
 @signature('cummax(Tensor input, int dim, *, Tensor[]? out=None) -> (Tensor, Tensor)')
 def cummax(input, dim, *, out=None):
     """Running maximum along ``dim`` and the index where it was reached.
@@ -223,6 +239,7 @@ def cummax(input, dim, *, out=None):
     return _write_out_tuple(result, out, "cummax")
 
 
+@tensor_method
 @signature('cummin(Tensor input, int dim, *, Tensor[]? out=None) -> (Tensor, Tensor)')
 def cummin(input, dim, *, out=None):
     """Running minimum along ``dim`` and the index where it was reached.
@@ -348,6 +365,7 @@ def _logcumsumexp_jvp(p, t, y, /, *, dim, reverse=False):
     return (tx * e).cumsum(dim) / e.cumsum(dim)
 
 
+@tensor_method
 @signature('logcumsumexp(Tensor input, int dim, *, Tensor? out=None) -> Tensor')
 def logcumsumexp(input, dim, *, out=None):
     """``log(cumsum(exp(input), dim))``, computed without overflow.
@@ -422,6 +440,7 @@ def _diff_adjoint_derivative(ctx, grad, *, n, dim, size):
     return (diff_op(grad, n=n, dim=dim),)
 
 
+@tensor_method
 @signature("diff(Tensor input, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, "
            "*, Tensor? out=None) -> Tensor")
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):

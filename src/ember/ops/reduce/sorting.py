@@ -13,6 +13,7 @@ from ... import return_types
 from ..._device import META
 from ..._tensor import Tensor, _traced_to_python
 from ...autograd.forward_ad import reduction_jvp, select_jvp
+from .._methods import tensor_method
 from .._operands import wrap_dim
 from .._registry import Op, autocast_policy, defop, write_out
 from .._signature import signature
@@ -79,6 +80,7 @@ def _check_sortable(input, name):
         raise RuntimeError(f"{name}(): Sort does not support complex dtypes on CPU")
 
 
+@tensor_method
 def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     """Sort along ``dim``: ``(values, indices)``. NaN sorts as the largest value; equal
     elements keep their order.
@@ -96,6 +98,7 @@ def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     return _write_out_tuple(result, out, "sort")
 
 
+@tensor_method
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """The indices that sort ``input`` along ``dim``.
 
@@ -107,6 +110,7 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     return sort(input, dim, descending, stable=stable).indices
 
 
+@tensor_method
 @signature('msort(Tensor input, *, Tensor? out=None) -> Tensor')
 def msort(input, *, out=None):
     """``sort(input, dim=0).values``.
@@ -147,6 +151,7 @@ def _topk_derivative(ctx, grad, grad_indices, *, k, dim, largest):
 topk_op.defjvp(select_jvp)
 
 
+@tensor_method
 @signature("topk(Tensor input, int k, int dim=-1, bool largest=True, bool sorted=True, *,"
            " Tensor[]? out=None) -> (Tensor, Tensor)")
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
@@ -198,6 +203,7 @@ def _kthvalue_derivative(ctx, grad, grad_indices, *, k, dim, keepdim):
 kthvalue_op.defjvp(select_jvp)
 
 
+@tensor_method
 @signature("kthvalue(Tensor input, int k, int dim=-1, bool keepdim=False, *,"
            " Tensor[]? out=None) -> (Tensor, Tensor)")
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
@@ -348,6 +354,7 @@ def _empty_median(input):
     return full((), fill, dtype=input.dtype, device=input._device)
 
 
+@tensor_method
 def median(input, dim=None, keepdim=False, *, out=None):
     """The lower median (of all elements, or ``(values, indices)`` along ``dim``); NaN
     propagates.
@@ -360,6 +367,7 @@ def median(input, dim=None, keepdim=False, *, out=None):
     return _median("median", input, dim, keepdim, out)
 
 
+@tensor_method
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """The lower median ignoring NaN (of all elements, or ``(values, indices)`` along ``dim``).
 
@@ -408,6 +416,7 @@ def _mode_derivative(ctx, grad, grad_indices, *, dim, keepdim):
 mode_op.defjvp(select_jvp)
 
 
+@tensor_method
 def mode(input, dim=-1, keepdim=False, *, out=None):
     """The most frequent value along ``dim`` (the smallest among equally frequent ones) and
     the last index where it occurs.
@@ -581,6 +590,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, out):
     return write_out(result, out, name)
 
 
+@tensor_method
 @autocast_policy(cpu="fp32")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The ``q``-th quantiles along ``dim`` (of all elements by default); ``q`` is a number or
@@ -594,6 +604,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     return _quantile("quantile", input, q, dim, keepdim, interpolation, out)
 
 
+@tensor_method
 @autocast_policy(cpu="fp32")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """:func:`quantile` ignoring NaN values.
@@ -693,6 +704,7 @@ def _unique(name, input, return_inverse, return_counts, dim, consecutive):
     return result
 
 
+@tensor_method
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The sorted unique elements (or slices along ``dim``), optionally with the inverse
     indices and the counts.
@@ -705,6 +717,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _unique("unique", input, return_inverse, return_counts, dim, consecutive=False)
 
 
+@tensor_method
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive elements (or slices along ``dim``).
 

@@ -9,6 +9,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ...autograd.forward_ad import linear_jvp, reduction_jvp
+from .._methods import tensor_method
 from .._operands import varargs_or_keyword
 from .._registry import defop, write_out
 from .._signature import signature
@@ -62,6 +63,7 @@ def _sum_derivative(ctx, grad, *, dims, keepdim, dtype=None):
 sum_op.defjvp(linear_jvp(sum_op))
 
 
+@tensor_method
 @signature("sum(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
            " ScalarType? dtype=None, Tensor? out=None) -> Tensor", overloaded=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -77,6 +79,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
                             dtype=_sum_dtype(input, dtype)), out, "sum")
 
 
+@tensor_method
 def sum_to_size(input, *sizes, size=None):
     """Sum ``input`` down to a shape it was broadcast from.
 
@@ -123,6 +126,7 @@ def _nansum_derivative(ctx, grad, *, dims, keepdim, dtype=None):
 nansum_op.defjvp(reduction_jvp(nansum_op))
 
 
+@tensor_method
 @signature("nansum(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
            " ScalarType? dtype=None, Tensor? out=None) -> Tensor")
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -185,6 +189,7 @@ def _exclusive_cumprod(x, dim, reverse):
     return flip(result, (dim,)) if reverse else result
 
 
+@tensor_method
 @signature("prod(Tensor input, int? dim=None, bool keepdim=False, *,"
            " ScalarType? dtype=None, Tensor? out=None) -> Tensor", overloaded=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -229,6 +234,7 @@ def _mean_derivative(ctx, grad, *, dims, keepdim, dtype=None):
 mean_op.defjvp(linear_jvp(mean_op))
 
 
+@tensor_method
 @signature("mean(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
            " ScalarType? dtype=None, Tensor? out=None) -> Tensor", overloaded=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -248,6 +254,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return write_out(mean_op(input, dims=dims, keepdim=keepdim, dtype=dtype), out, "mean")
 
 
+@tensor_method
 @signature("nanmean(Tensor input, int[1]? dim=None, bool keepdim=False, *,"
            " ScalarType? dtype=None, Tensor? out=None) -> Tensor")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
