@@ -252,15 +252,19 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
     _special = True  # the engine's general path accumulates into .grad
+    # What a leaf's node never changes is read from the class (these shadow Node's slots), so
+    # that making one (again for every graph that uses a leaf) sets a single slot.
+    op = params = _saved = _saved_versions = _saved_out = None
+    next_functions = needs_input_grad = _saved_versions_out = _input_meta = ()
+    _seq = float("inf")  # run as soon as ready, as torch does
 
     def __init__(self, variable):
-        # every slot set once, here (a leaf's node is made again for each graph that uses it)
-        self.op = self.params = self._saved = self._saved_versions = self._saved_out = None
-        self.next_functions = self.needs_input_grad = self._saved_versions_out = ()
-        self._input_meta = ()
         self.variable = variable
-        self._seq = _LAST  # run as soon as ready, as torch does
-        self._out_meta = ((variable._data.shape, variable._data.dtype, variable._device),)
+
+    @property
+    def _out_meta(self):
+        variable = self.variable
+        return ((variable._data.shape, variable._data.dtype, variable._device),)
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
@@ -321,11 +325,15 @@ def _fit_to_input(grad, meta):
 
 
 def grad_accumulator(tensor):
-    """The AccumulateGrad node of a leaf that requires grad (one per leaf, made on demand)."""
-    acc = getattr(tensor, "_acc", None)
-    node = acc() if acc is not None else None
+    """The AccumulateGrad node of a leaf that requires grad (one per leaf, made on demand and
+    kept, as torch keeps it, only while some graph or caller holds it)."""
+    try:
+        node = tensor._acc()
+    except AttributeError:  # (the slot is unset until the leaf's first node is made)
+        node = None
     if node is None:
-        node = AccumulateGrad(tensor)
+        node = _new(AccumulateGrad)
+        node.variable = tensor
         tensor._acc = weakref.ref(node)
     return node
 
@@ -353,60 +361,145 @@ def _edge_to(t):
 
 
 def record(op, inputs, params, results):
-    """Attach a new node for ``op`` to ``results`` (called by the dispatcher; keep it lean)."""
+    """Attach a new node for ``op`` to ``results`` (called by the dispatcher; keep it lean).
+
+    The common cases are spelled out (no comprehension, no call per input edge): this runs
+    once per recorded operation. Two inputs: :func:`record_binary`.
+    """
+    if len(inputs) == 2:
+        return record_binary(op, inputs[0], inputs[1], params, results)
     node = _new(Node)  # every slot is set below, once (Node.__init__ would set them twice)
     node.op = op
     node.params = params
     node._seq = next(_sequence)
     if len(inputs) == 1:
         t = inputs[0]
-        node.next_functions = (_edge_to(t),)
+        fn = t._grad_fn
+        if t._base is not None:
+            node.next_functions = (_edge_to(t),)
+        elif fn is not None:
+            node.next_functions = ((fn, t._output_nr),)
+        else:
+            node.next_functions = ((grad_accumulator(t), 0) if t._rg else _NO_EDGE,)
         node.needs_input_grad = (t._rg,)
-        node._input_meta = ((t._data.shape, t._data.dtype, t._device),)
-    elif len(inputs) == 2:  # spelled out: the binary operators' common case
-        a, b = inputs
-        node.next_functions = (_edge_to(a), _edge_to(b))
-        node.needs_input_grad = (a._rg, b._rg)
-        node._input_meta = ((a._data.shape, a._data.dtype, a._device),
-                            (b._data.shape, b._data.dtype, b._device))
+        data = t._data
+        node._input_meta = ((data.shape, data.dtype, t._device),)
+        if op.save_inputs:
+            node._saved = inputs
+            node._saved_versions = (t._vc[0],)
+        else:
+            node._saved = node._saved_versions = ()
     else:
         node.next_functions = tuple([_edge_to(t) for t in inputs])
         node.needs_input_grad = tuple([t._rg for t in inputs])
         node._input_meta = tuple([(t._data.shape, t._data.dtype, t._device) for t in inputs])
-    if op.save_inputs:
-        node._saved = inputs
-        node._saved_versions = tuple([t._vc[0] for t in inputs])
-    else:
-        node._saved = ()
-        node._saved_versions = ()
+        if op.save_inputs:
+            node._saved = inputs
+            node._saved_versions = tuple([t._vc[0] for t in inputs])
+        else:
+            node._saved = node._saved_versions = ()
     if op.multi_output:
-        differentiable = op.differentiable_outputs
-        node._out_meta = tuple([(r._data.shape, r._data.dtype, r._device) for r in results])
-        for i, r in enumerate(results):
-            if differentiable is None or i in differentiable:
-                r._grad_fn, r._output_nr, r._rg = node, i, True
-        outputs = results
-    else:
-        node._out_meta = ((results._data.shape, results._data.dtype, results._device),)
-        results._grad_fn, results._rg = node, True
-        outputs = (results,)
-    if op.save_output:
-        node._saved_out = tuple([_alias(r) for r in outputs])
-        node._saved_versions_out = tuple([r._vc[0] for r in outputs])
-    else:
-        node._saved_out = None
-        node._saved_versions_out = ()
+        _record_outputs(node, op, results)
+    else:  # (as in record_binary)
+        data = results._data
+        node._out_meta = ((data.shape, data.dtype, results._device),)
+        results._grad_fn = node
+        results._rg = True
+        if op.save_output:
+            node._saved_out = (_alias(results),)
+            node._saved_versions_out = (results._vc[0],)
+        else:
+            node._saved_out = None
+            node._saved_versions_out = ()
     # one slot each says whether any thread uses saved-tensor hooks / anomaly mode
     if not _hooks_on.none and _hook_state.stack:
         _pack_saved(node)
     if not _anomaly_on.none and anomaly_mode.state.enabled:
-        node._trace = anomaly_mode.forward_trace()
-        node._special = True
+        _trace_forward(node)
     return node
 
 
+def record_binary(op, a, b, params, results):
+    """:func:`record` for an op of two inputs ``a`` and ``b`` (the arithmetic operators).
+
+    Example::
+
+        >>> from ember.ops.pointwise.arithmetic import add_op
+        >>> x, y = ember.ones(2, requires_grad=True), ember.ones(2)
+        >>> out = x.detach() + y
+        >>> record_binary(add_op, x, y, {}, out).name()
+        'AddBackward0'
+    """
+    node = _new(Node)  # every slot is set below, once (Node.__init__ would set them twice)
+    node.op = op
+    node.params = params
+    node._seq = next(_sequence)
+    # the edges to a and b, as _edge_to makes them, without its call for plain tensors
+    fn = a._grad_fn
+    if a._base is not None:
+        edge_a = _edge_to(a)
+    elif fn is not None:
+        edge_a = (fn, a._output_nr)
+    else:
+        edge_a = (grad_accumulator(a), 0) if a._rg else _NO_EDGE
+    fn = b._grad_fn
+    if b._base is not None:
+        edge_b = _edge_to(b)
+    elif fn is not None:
+        edge_b = (fn, b._output_nr)
+    else:
+        edge_b = (grad_accumulator(b), 0) if b._rg else _NO_EDGE
+    node.next_functions = (edge_a, edge_b)
+    node.needs_input_grad = (a._rg, b._rg)
+    data, other = a._data, b._data
+    node._input_meta = ((data.shape, data.dtype, a._device), (other.shape, other.dtype, b._device))
+    if op.save_inputs:
+        node._saved = (a, b)
+        node._saved_versions = (a._vc[0], b._vc[0])
+    else:
+        node._saved = node._saved_versions = ()
+    if op.multi_output:
+        _record_outputs(node, op, results)
+    else:  # (as in record)
+        data = results._data
+        node._out_meta = ((data.shape, data.dtype, results._device),)
+        results._grad_fn = node
+        results._rg = True
+        if op.save_output:
+            node._saved_out = (_alias(results),)
+            node._saved_versions_out = (results._vc[0],)
+        else:
+            node._saved_out = None
+            node._saved_versions_out = ()
+    if not _hooks_on.none and _hook_state.stack:
+        _pack_saved(node)
+    if not _anomaly_on.none and anomaly_mode.state.enabled:
+        _trace_forward(node)
+    return node
+
+
+def _record_outputs(node, op, results):
+    """The output side of :func:`record` for an op with several outputs."""
+    differentiable = op.differentiable_outputs
+    node._out_meta = tuple([(r._data.shape, r._data.dtype, r._device) for r in results])
+    for i, r in enumerate(results):
+        if differentiable is None or i in differentiable:
+            r._grad_fn, r._output_nr, r._rg = node, i, True
+    if op.save_output:
+        node._saved_out = tuple([_alias(r) for r in results])
+        node._saved_versions_out = tuple([r._vc[0] for r in results])
+    else:
+        node._saved_out = None
+        node._saved_versions_out = ()
+
+
+def _trace_forward(node):
+    """Anomaly mode: remember where the forward operation of ``node`` ran."""
+    node._trace = anomaly_mode.forward_trace()
+    node._special = True
+
+
 _NO_EDGE = (None, 0)
-_LAST = float("inf")  # an AccumulateGrad's sequence number
 _new = object.__new__
 
 

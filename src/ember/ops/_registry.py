@@ -26,7 +26,7 @@ from .._device import META
 from .._tensor import Tensor, _trace_state
 from ..autograd import forward_ad as _forward_ad
 from ..autograd import grad_mode
-from ..autograd.graph import record
+from ..autograd.graph import record, record_binary
 from ..profiler._recorder import state as _profiling
 from ._fusion import fusion_rule
 
@@ -443,7 +443,7 @@ def run_binary(op, a, b):
     if (a._rg or b._rg or (a._base is not None and a._base._rg) or (
             b._base is not None and b._base._rg)) and (_grad_off.none or _grad_state.enabled) \
             and op.derivative is not None:
-        record(op, (a, b), {}, result)
+        record_binary(op, a, b, {}, result)
     if _fw_state.level is not None:
         _forward_ad.propagate(op, (a, b), {}, result)
     if _trace_state.tracer is not None:  # ember.jit.trace records the call
