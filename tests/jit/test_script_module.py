@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import zipfile
 from typing import Final, Optional
 
 import numpy as np
@@ -393,3 +394,30 @@ def test_code_outside_the_subset_raises_torchs_exception_types(case, tmp_path):
             lib.jit.script(module.M())
         if kind == "RuntimeError":
             assert "has no attribute 'nothere'" in str(error.value)
+
+
+def test_loaded_module_keeps_state_modes_and_types_and_refuses_python(tmp_path):
+    e_model, t_model = pair("stack")
+    scripted = ember.jit.script(e_model)
+    scripted.save(tmp_path / "stack.pt")
+    loaded = ember.jit.load(tmp_path / "stack.pt")
+    assert list(loaded.state_dict()) == list(t_model.state_dict())
+    x = RNG.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    (ex,), (tx,) = both(x)
+    for training in (False, True):  # the batch norm follows loaded.train()/eval() as torch's
+        loaded.train(training)
+        t_model.train(training)
+        assert_same(loaded(ex), t_model(tx), rtol=1e-4, atol=1e-5)
+    typed = ember.jit.script(pair("typed")[0])
+    assert "%sizes : List[int]" in str(typed.graph) and "%flag : bool" in str(typed.graph)
+    # a file whose graph was edited to call Python (or any function outside ember's
+    # namespaces) is refused when loading, before anything runs
+    with zipfile.ZipFile(tmp_path / "stack.pt") as z:
+        entries = {name: z.read(name) for name in z.namelist()}
+    for bad in ("python:os.system", "builtins.eval"):
+        graph = entries["graph.json"].decode().replace("ember.nn.functional.linear", bad)
+        with zipfile.ZipFile(tmp_path / "bad.pt", "w") as z:
+            for name, data in entries.items():
+                z.writestr(name, graph if name == "graph.json" else data)
+        with pytest.raises(RuntimeError, match="refusing"):
+            ember.jit.load(tmp_path / "bad.pt")

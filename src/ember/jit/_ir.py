@@ -242,6 +242,9 @@ def _type_text(v):
         return "int"
     if v.dtype == "tuple":  # tensors grouped for, or returned by, one call (``ember.lstm``)
         return "Tensor[]"
+    if v.dtype in ("float", "bool", "str") or v.dtype.startswith(("Optional[", "List[",
+                                                                   "Tuple[")):
+        return v.dtype  # an annotated argument of a scripted method
     shape = ", ".join(str(s) for s in v.shape)
     return f"{_TYPE_NAMES.get(v.dtype, v.dtype)}({shape})"
 

@@ -218,7 +218,7 @@ class _MethodCompiler(_Compiler):
         graph = self.top = _Block(self.unit.counter)
         env = {fdef.args.args[0].arg: self.ref} if self.skip else {}
         for name, type_text, _, _ in signature:
-            v = graph.new_value(name=name)
+            v = graph.new_value(name=name, dtype=None if type_text == "Tensor" else type_text)
             graph.inputs.append(v)
             env[name] = v
             if type_text in ("Tensor", "int", "float", "bool", "str"):
