@@ -223,20 +223,38 @@ def operand_base(i):
     return 2 + MAX_DIMS + i * (1 + MAX_DIMS)
 
 
+# how an elementwise kernel finds a buffer operand's element for output element ``i``
+ACCESS_INDEX = {
+    "strided": "offset_of(i, {base}u)",  # through the shape and strides (a division per dim)
+    "linear": "(P[{base}u] + i)",  # contiguous, of the output's shape: offset + i
+    "single": "P[{base}u]",  # one element broadcast to every output element
+}
+
+
 @functools.lru_cache(maxsize=4096)
-def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None):
+def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None, access=None):
     """A kernel writing ``expr`` (WGSL in ``a``, ``b``, ``c`` of compute type ``ct``) for each
     element of a contiguous output of ``out_itemsize`` bytes.
 
     ``operands``: per operand ``("buffer", itemsize, compute type)`` (read through strides, 0
     for broadcast dims) or ``("scalar", None, compute type)`` (a params word), optionally
     followed by the compute type to convert it to (default ``ct``). ``expr_ct``: the type of
-    ``expr`` when it must be converted to the output's (a cast).
+    ``expr`` when it must be converted to the output's (a cast). ``access``: per buffer operand
+    a key of :data:`ACCESS_INDEX` (default: all ``"strided"``); a kernel whose operands are all
+    ``"linear"`` or ``"single"`` indexes without any division.
+
+    Example::
+
+        >>> src = elementwise("a + b", (("buffer", 4, "f32"), ("buffer", 4, "f32")), "f32",
+        ...                   "f32", 4, access=("linear", "single"))
+        >>> "offset_of(i" in src, "(P[10u] + i)" in src, "I3[P[19u]]" in src
+        (False, True, True)
     """
+    nbuf = sum(1 for kind, *_ in operands if kind == "buffer")
+    access = ("strided",) * nbuf if access is None else access
     lines = [_HEADER]
     binding = 2
     loads = []
-    nbuf = sum(1 for kind, *_ in operands if kind == "buffer")
     scalar_at = operand_base(nbuf)
     buffer_index = 0
     for name, (kind, itemsize, source, *target) in zip("abc", operands):
@@ -244,7 +262,7 @@ def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None):
         if kind == "buffer":
             lines.append(f"@group(0) @binding({binding}) var<storage, read> I{binding}: "
                          f"array<u32>;\n")
-            index = f"offset_of(i, {operand_base(buffer_index)}u)"
+            index = ACCESS_INDEX[access[buffer_index]].format(base=operand_base(buffer_index))
             raw = load_element(f"I{binding}", itemsize, source, index)
             binding += 1
             buffer_index += 1
@@ -258,7 +276,7 @@ def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None):
                 raw = f"(P[{scalar_at}u] != 0u)"
             scalar_at += 1
         loads.append(f"        let {name} = {convert(raw, source, target)};\n")
-    lines.append(_INDEXING + I64_HELPERS + F16_HELPERS)
+    lines.append((_INDEXING if "strided" in access else "") + I64_HELPERS + F16_HELPERS)
     if out_itemsize == 8:  # an int64 result: two words per element
         value = expr if expr_ct is None else convert(f"({expr})", expr_ct, out_ct)
         lines.append(_ENTRY + "    let i = t;\n    if (i >= P[0]) { return; }\n")

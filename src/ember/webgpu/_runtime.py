@@ -107,6 +107,8 @@ class Runtime:
         self.bind_groups = {}
         self.constants = {}  # parameter bytes -> a read-only buffer holding them
         self.encoder = None
+        self.compute = None  # the open compute pass: consecutive dispatches share it
+        self.bound = None  # the pipeline set on the open pass
         self.pending = 0
 
     # ------------------------------------------------------------ buffers
@@ -202,24 +204,46 @@ class Runtime:
             bind_group = self.device.create_bind_group(
                 layout=pipeline.get_bind_group_layout(0), entries=entries)
             self.bind_groups[key] = bind_group
-        if self.encoder is None:
-            self.encoder = self.device.create_command_encoder()
-        compute = self.encoder.begin_compute_pass()
-        compute.set_pipeline(pipeline)
+        compute = self.compute
+        if compute is None:
+            if self.encoder is None:
+                self.encoder = self.device.create_command_encoder()
+            compute = self.compute = self.encoder.begin_compute_pass()
+            self.bound = None
+        if self.bound is not pipeline:
+            compute.set_pipeline(pipeline)
+            self.bound = pipeline
         compute.set_bind_group(0, bind_group)
         compute.dispatch_workgroups(*groups)
-        compute.end()
         self.pending += 1
         if self.pending >= 256:  # keep the recorded work bounded
             flush()
 
-    def copy(self, source, target, nbytes):
+    def command_encoder(self):
+        """The open command encoder for a copy or a clear (which cannot be recorded inside a
+        compute pass: the open one ends, and the next dispatch begins another)."""
+        if self.compute is not None:
+            self.compute.end()
+            self.compute = None
         if self.encoder is None:
             self.encoder = self.device.create_command_encoder()
-        self.encoder.copy_buffer_to_buffer(source, 0, target, 0, (nbytes + 3) & ~3)
+        return self.encoder
+
+    def copy(self, source, target, nbytes, source_offset=0, target_offset=0):
+        """Record copying ``nbytes`` (a multiple of 4) between two buffers (byte offsets,
+        multiples of 4): a plain copy, no kernel."""
+        self.command_encoder().copy_buffer_to_buffer(source, source_offset, target,
+                                                     target_offset, nbytes)
+
+    def clear(self, buffer):
+        """Record zero-filling ``buffer``."""
+        self.command_encoder().clear_buffer(buffer)
 
     def submit(self):
         if self.encoder is not None:
+            if self.compute is not None:
+                self.compute.end()
+                self.compute = None
             encoder, self.encoder, self.pending = self.encoder, None, 0
             self.queue.submit([encoder.finish()])
 

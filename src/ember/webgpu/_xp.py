@@ -205,9 +205,7 @@ def zeros(shape, dtype=float, order="C", **_):
     out = _new(_shape(shape), np.dtype(dtype))
     if out.size:
         runtime = out.storage.runtime
-        if runtime.encoder is None:
-            runtime.encoder = runtime.device.create_command_encoder()
-        runtime.encoder.clear_buffer(out.storage.buffer)
+        runtime.clear(out.storage.buffer)
     return out
 
 
@@ -533,6 +531,8 @@ def ascontiguous_copy(a):
     out = _new(a.shape, a.dtype)
     if a.size == 0:
         return out
+    if _copy_whole_words(out, a):
+        return out
     if a.ndim > K.MAX_DIMS:
         return fallback(np.ascontiguousarray, "ascontiguousarray")(a)
     itemsize = a.dtype.itemsize
@@ -568,6 +568,8 @@ def copyto(dst, src, casting="unsafe", where=True):
         src = astype(src, dst.dtype)
     if src.storage is dst.storage:  # the source may overlap the destination
         src = ascontiguous_copy(src)
+    if _copy_whole_words(dst, src):
+        return None
     if itemsize in (1, 2) and dst.ndim <= K.MAX_DIMS:
         src = broadcast_to(src, dst.shape)
         words = _params_for(dst.shape, [(dst.offset, dst.estrides), (src.offset, src.estrides)])
@@ -588,13 +590,50 @@ def copyto(dst, src, casting="unsafe", where=True):
     return None
 
 
+def _copy_whole_words(dst, src):
+    """``dst[...] = src`` as a buffer copy when both are contiguous, of one shape and dtype,
+    and start and end on word boundaries (as an in-place op's result does); False otherwise.
+
+    Example::
+
+        >>> a = ember.zeros(4, device="webgpu")._data
+        >>> _copy_whole_words(a, ember.ones(4, device="webgpu")._data), a.get()
+        (True, array([1., 1., 1., 1.], dtype=float32))
+    """
+    itemsize = dst.dtype.itemsize
+    start, source_start, nbytes = dst.offset * itemsize, src.offset * itemsize, dst.nbytes
+    if (src.shape != dst.shape or (start | source_start | nbytes) & 3
+            or not dst.is_c_contiguous() or not src.is_c_contiguous()):
+        return False
+    dst.storage.runtime.copy(src.storage.buffer, dst.storage.buffer, nbytes, source_start, start)
+    return True
+
+
 # ---------------------------------------------------------------- pointwise
 
 
 @functools.lru_cache(maxsize=4096)
-def _pointwise_source(expr, specs, ct, out_ct, out_itemsize, expr_ct):
+def _pointwise_source(expr, specs, ct, out_ct, out_itemsize, expr_ct, access=None):
     """The elementwise template's source with the helper functions (made once per key)."""
-    return _helpers() + K.elementwise(expr, specs, ct, out_ct, out_itemsize, expr_ct)
+    return _helpers() + K.elementwise(expr, specs, ct, out_ct, out_itemsize, expr_ct, access)
+
+
+def _access(x, out_shape):
+    """How the elementwise kernel reads array ``x`` for an output of ``out_shape`` (see
+    ``_kernels.ACCESS_INDEX``), and ``x`` as it reads it: linearly when ``x`` is contiguous
+    and of the output's shape, one element when it has one, else through broadcast strides.
+
+    Example::
+
+        >>> a = ember.ones(2, 3, device="webgpu")._data
+        >>> [_access(x, (2, 3))[0] for x in (a, a.T.T, a[:1, :1], a[:, ::2])]
+        ['linear', 'linear', 'single', 'strided']
+    """
+    if x.shape == out_shape and x.is_c_contiguous():
+        return "linear", x
+    if x.size == 1:
+        return "single", x
+    return "strided", broadcast_to(x, out_shape)
 
 
 def _helpers():
@@ -887,11 +926,12 @@ def _elementwise(expr, operands, ct, out_dtype, condition=False, shape=None, cas
     out = _new(out_shape, out_dtype)
     if out.size == 0:
         return out
-    specs, layouts, scalars = [], [], []
+    specs, layouts, scalars, access = [], [], [], []
     for position, x in enumerate(operands):
         own_ct = "bool" if condition and position == 0 else ct
         if isinstance(x, WebGPUArray):
-            x = broadcast_to(x, out_shape)
+            how, x = _access(x, out_shape)
+            access.append(how)
             specs.append(("buffer", x.dtype.itemsize, K.COMPUTE.get(x.dtype)))
             if specs[-1][2] is None:
                 return None
@@ -906,7 +946,7 @@ def _elementwise(expr, operands, ct, out_dtype, condition=False, shape=None, cas
         specs[0] = specs[0][:3] + ("bool",)
     try:
         source = _pointwise_source(expr, tuple(specs), ct, K.COMPUTE[out_dtype],
-                                   out_dtype.itemsize, ct if cast else None)
+                                   out_dtype.itemsize, ct if cast else None, tuple(access))
     except ValueError:  # a conversion WGSL cannot do exactly (int64 to float): NumPy does it
         return None
     words = _params_for(out_shape, layouts, scalars)
