@@ -12,13 +12,14 @@ gradient back with :data:`strided_scatter_op`, whose derivative is :data:`stride
 vice versa, so higher-order gradients work.
 
 The package's modules, one family each: ``_geometry`` (strides and shared checks), ``views``,
-``slicing``, ``joins``, ``rearrange``, ``padding``, ``copies`` (the ``*_copy`` forms) and
-``methods`` (Tensor's methods). Every public name is re-exported here (``ember.ops.shape.cat``).
+``slicing``, ``joins``, ``rearrange``, ``padding`` and ``copies`` (the ``*_copy`` forms); each
+public function is declared a Tensor method (``@tensor_method``) where it is defined.
+Every public name is re-exported here (``ember.ops.shape.cat``).
 """
 
 from __future__ import annotations
 
-from . import _geometry, copies, joins, methods, padding, rearrange, slicing, views  # noqa: F401
+from . import _geometry, copies, joins, padding, rearrange, slicing, views  # noqa: F401
 from .copies import *  # noqa: F403
 from .joins import *  # noqa: F403
 from .joins import (  # noqa: F401  (importers use these names)

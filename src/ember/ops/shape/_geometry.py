@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ..._tensor import Tensor
+from .._registry import check_inplace_autograd
 
 # ================================================================ geometry helpers
 
@@ -165,3 +166,26 @@ def _sizes_arg(sizes):
     if isinstance(sizes, (int, np.integer)):
         return (builtins.int(sizes),)
     return tuple(_int(s, "size") for s in sizes)
+
+
+def _inplace_view(view_fn):
+    """``x.t_()``-style methods: ``x`` itself takes the geometry of ``view_fn(x, ...)`` (same
+    memory, new shape/strides, version bumped); autograd records the view's node on ``x``."""
+    def method(self, *args, **kwargs):
+        check_inplace_autograd(self)
+        view = view_fn(self, *args, **kwargs)
+        self._data = view._data
+        node = view.grad_fn  # read while the view is current (the bump below would age it)
+        self._vc[0] += 1
+        if node is not None:
+            self.grad_fn, self._output_nr = node, view._output_nr
+        fw = getattr(view, "_fw_grad", None)
+        if fw is not None:
+            self._fw_grad = fw
+        return self
+    method.__name__ = view_fn.__name__ + "_"
+    method.__doc__ = (f"In-place version of :meth:`Tensor.{view_fn.__name__}`: this tensor's "
+                      f"shape and strides change, its memory stays.\n\n    Example::\n\n"
+                      f"        >>> x = ember.zeros(2, 3); x.t_().shape\n"
+                      f"        ember.Size([3, 2])\n")
+    return method

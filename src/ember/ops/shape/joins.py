@@ -13,6 +13,7 @@ from ... import _dtype as dt
 from ..._tensor import Tensor, _trace_state
 from ...autograd.forward_ad import _state as _fw_state
 from ...autograd.grad_mode import state as _grad_state
+from .._methods import tensor_method
 from .._operands import wrap_dim
 from .._registry import defop, write_out
 from .._signature import signature
@@ -89,6 +90,7 @@ def _unbind_derivative(ctx, *grads, dim):
     return (stack(list(grads), dim),)
 
 
+@tensor_method
 @signature('unbind(Tensor input, int dim=0) -> Tensor[]')
 def unbind(input, dim=0):
     """The slices along ``dim`` as a tuple of views.
@@ -104,6 +106,7 @@ def unbind(input, dim=0):
     return unbind_op(input, dim=dim)
 
 
+@tensor_method
 def split_with_sizes(input, split_sizes, dim=0):
     """Views of consecutive pieces of dim ``dim`` with the given sizes (which must sum to it).
 
@@ -156,6 +159,21 @@ def split(tensor, split_size_or_sections, dim=0):
     return split_op(tensor, dim=dim, sizes=tuple(sizes))
 
 
+@tensor_method("split")
+def _split_method(self, split_size, dim=0):
+    """``ember.split(self, split_size, dim)``: the method names its argument ``split_size``
+    (a size or a list of sizes), as torch's.
+
+    Example::
+
+        >>> [p.tolist() for p in ember.arange(4).split(split_size=3)]
+        [[0, 1, 2], [3]]
+    """
+    return split(self, split_size, dim)
+
+
+
+@tensor_method
 @signature('chunk(Tensor input, int chunks, int dim=0) -> Tensor[]')
 def chunk(input, chunks, dim=0):
     """Split into ``chunks`` views of (nearly) equal size along ``dim``; may return fewer.
@@ -178,6 +196,7 @@ def chunk(input, chunks, dim=0):
     return split(input, split_size, dim)
 
 
+@tensor_method
 def tensor_split(input, indices_or_sections, dim=0):
     """Split into ``sections`` views of nearly equal size, or at the given indices.
 
@@ -242,6 +261,7 @@ def _directional_split(input, indices_or_sections, dim, name, min_dims):
     return tensor_split(input, indices_or_sections, dim)
 
 
+@tensor_method
 def hsplit(input, indices_or_sections):
     """``tensor_split`` along dim 1 (dim 0 for 1-D tensors), sections must divide evenly.
 
@@ -254,6 +274,7 @@ def hsplit(input, indices_or_sections):
     return _directional_split(input, indices_or_sections, dim, "hsplit", 1)
 
 
+@tensor_method
 def vsplit(input, indices_or_sections):
     """``tensor_split`` along dim 0 of a tensor with at least 2 dims.
 
@@ -265,6 +286,7 @@ def vsplit(input, indices_or_sections):
     return _directional_split(input, indices_or_sections, 0, "vsplit", 2)
 
 
+@tensor_method
 def dsplit(input, indices_or_sections):
     """``tensor_split`` along dim 2 of a tensor with at least 3 dims.
 

@@ -8,6 +8,7 @@ import builtins
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd.forward_ad import first_linear_jvp
+from .._methods import tensor_method
 from .._operands import varargs_or_keyword, wrap_dim
 from .._registry import Op, defop, write_out
 from .._signature import signature
@@ -63,6 +64,7 @@ def _unique_dims(dims, ndim, name):
     return tuple(dims)
 
 
+@tensor_method
 @signature('flip(Tensor input, int[] dims) -> Tensor')
 def flip(input, dims):
     """A copy with the order of elements reversed along ``dims``.
@@ -79,6 +81,7 @@ def flip(input, dims):
     return flip_op(input, dims=_unique_dims(dims, input._data.ndim, "dims"))
 
 
+@tensor_method
 @signature("fliplr(Tensor input) -> Tensor")
 def fliplr(input):
     """Reverse dim 1 (needs at least 2 dims).
@@ -93,6 +96,7 @@ def fliplr(input):
     return flip_op(input, dims=(1,))
 
 
+@tensor_method
 @signature("flipud(Tensor input) -> Tensor")
 def flipud(input):
     """Reverse dim 0 (needs at least 1 dim).
@@ -124,6 +128,7 @@ def _roll_derivative(ctx, grad, *, shifts, dims):
 roll_op.defjvp(first_linear_jvp(roll_op))
 
 
+@tensor_method
 @signature("roll(Tensor input, SymInt[1] shifts, int[1]? dims=None) -> Tensor")
 def roll(input, shifts, dims=None):
     """Shift elements cyclically by ``shifts`` along ``dims`` (over the flattened tensor when
@@ -149,6 +154,7 @@ def roll(input, shifts, dims=None):
     return roll_op(input, shifts=shifts, dims=dims)
 
 
+@tensor_method
 @signature('rot90(Tensor input, int k=1, int[] dims=[0,1]) -> Tensor')
 def rot90(input, k=1, dims=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (from the first towards the
@@ -218,6 +224,7 @@ def _repeat_derivative(ctx, grad, *, repeats):
 repeat_op.defjvp(first_linear_jvp(repeat_op))
 
 
+@tensor_method("repeat")
 def _repeat(self, *sizes, repeats=None):
     """Tile the tensor ``sizes[i]`` times along each dim (a copy; new dims in front).
 
@@ -249,6 +256,19 @@ def tile(input, dims):
     dims = _sizes_arg(dims)
     dims = (1,) * (input._data.ndim - len(dims)) + dims
     return _repeat(input, dims)
+
+
+@tensor_method("tile")
+def _tile_method(self, *dims, **kwargs):
+    """``ember.tile(self, dims)``; the method also takes the sizes as separate ints, as torch's.
+
+    Example::
+
+        >>> ember.ones(1, 2).tile(2, 1).shape
+        ember.Size([2, 2])
+    """
+    return tile(self, *((dims,) if len(dims) > 1 else dims), **kwargs)
+
 
 
 def _repeat_interleave_meta(a, *, repeats, dim):
@@ -300,6 +320,7 @@ def _segment_sum_derivative(ctx, grad, *, repeats, dim, size):
     return (repeat_interleave_op(grad, repeats=repeats, dim=dim),)
 
 
+@tensor_method
 @signature("repeat_interleave(Tensor input, PyObject? repeats=None, int? dim=None, *, "
            "SymInt? output_size=None) -> Tensor", overloaded=True)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
@@ -383,6 +404,7 @@ tril_op.defjvp(first_linear_jvp(tril_op))
 triu_op.defjvp(first_linear_jvp(triu_op))
 
 
+@tensor_method
 @signature('tril(Tensor input, int diagonal=0, *, Tensor? out=None) -> Tensor')
 def tril(input, diagonal=0, *, out=None):
     """The lower triangle of the last two dims (elements above ``diagonal`` set to 0).
@@ -398,6 +420,7 @@ def tril(input, diagonal=0, *, out=None):
     return write_out(tril_op(input, diagonal=_int(diagonal, "diagonal")), out, "tril")
 
 
+@tensor_method
 @signature('triu(Tensor input, int diagonal=0, *, Tensor? out=None) -> Tensor')
 def triu(input, diagonal=0, *, out=None):
     """The upper triangle of the last two dims (elements below ``diagonal`` set to 0).

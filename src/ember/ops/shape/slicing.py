@@ -8,12 +8,20 @@ import builtins
 import numpy as np
 
 from ..._device import META
+from .._methods import tensor_method
 from .._operands import wrap_dim
 from .._registry import Op, defop, write_out
 from .._signature import signature
 from .._util import scatter_add
 from .._vmap_rules import batching
-from ._geometry import _array_strides, _contiguous_strides, _int, _overlapping, _strided
+from ._geometry import (
+    _array_strides,
+    _contiguous_strides,
+    _inplace_view,
+    _int,
+    _overlapping,
+    _strided,
+)
 
 __all__ = ["narrow", "narrow_copy", "select", "diagonal", "as_strided"]
 
@@ -156,6 +164,7 @@ def _slice(input, dim, start, stop, step=1):
     return slice_op(input, key=key)
 
 
+@tensor_method
 def narrow(input, dim, start, length):
     """A view of ``length`` elements of dim ``dim`` from ``start`` (which may be negative).
 
@@ -182,6 +191,7 @@ def narrow(input, dim, start, length):
     return _slice(input, dim, start, start + length)
 
 
+@tensor_method
 @signature("narrow_copy(Tensor input, int dim, SymInt start, SymInt length, *, "
            "Tensor? out=None) -> Tensor")
 def narrow_copy(input, dim, start, length, *, out=None):
@@ -203,6 +213,7 @@ def narrow_copy(input, dim, start, length, *, out=None):
                      out, "narrow_copy")
 
 
+@tensor_method
 @signature('select(Tensor input, int dim, SymInt index) -> Tensor')
 def select(input, dim, index):
     """A view of the slice at ``index`` of dim ``dim``, without that dim.
@@ -263,6 +274,7 @@ def _diagonal_derivative(ctx, grad, *, offset, dim1, dim2):
     return (strided_scatter_op(grad, shape=shape, size=size, stride=stride, offset=start),)
 
 
+@tensor_method
 @signature('diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1) -> Tensor')
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """A view of the diagonal of dims ``dim1``/``dim2`` (above it for ``offset > 0``), as the
@@ -312,6 +324,7 @@ def _unfold_derivative(ctx, grad, *, dimension, size, step):
     return (strided_scatter_op(grad, shape=shape, size=out_shape, stride=strides, offset=0),)
 
 
+@tensor_method("unfold")
 def _unfold(self, dimension, size, step):
     """A view of all windows of ``size`` elements along ``dimension``, ``step`` apart, as a new
     last dim.
@@ -370,6 +383,7 @@ def _extent(shape, strides, offset):
     return offset + builtins.sum((n - 1) * s for n, s in zip(shape, strides)) + 1
 
 
+@tensor_method
 def as_strided(input, size, stride, storage_offset=None):
     """A view with any ``size``, ``stride`` and ``storage_offset`` (counted from the start of
     the tensor's storage, as torch does; default: the tensor's own offset).
@@ -404,3 +418,6 @@ def as_strided(input, size, stride, storage_offset=None):
                                f"of {needed} are out of bounds for storage of size {available}")
     geometry = (input._data.shape, input.stride(), own_offset)
     return as_strided_op(input, size=size, stride=stride, offset=offset, in_geometry=geometry)
+
+
+tensor_method(_inplace_view(as_strided), "as_strided_")

@@ -12,6 +12,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd.forward_ad import first_linear_jvp
+from .._methods import tensor_method
 from .._operands import broadcast_shapes as _broadcast_shapes
 from .._operands import varargs_or_keyword, wrap_dim
 from .._registry import Op, defop
@@ -20,6 +21,7 @@ from .._vmap_rules import batching
 from ._geometry import (
     _array_strides,
     _contiguous_strides,
+    _inplace_view,
     _int,
     _shape_args,
     _shape_meta,
@@ -91,6 +93,7 @@ def _alias(input):
     return alias_op(input, shape=input._data.shape, strides=input.stride())
 
 
+@tensor_method("view")
 def _view(self, *shape, dtype=None, size=None):
     """A view with a new shape over the same memory, or a reinterpretation as ``dtype``.
 
@@ -166,6 +169,7 @@ def _type_label(x):
     return names.get(d.name, d.name)
 
 
+@tensor_method
 def reshape(input, *shapes, shape=None):
     """The same data with a new shape: a view when the strides allow, else a copy.
 
@@ -185,6 +189,7 @@ def reshape(input, *shapes, shape=None):
     return view_op(input, shape=shape, strides=strides)
 
 
+@tensor_method
 @signature("view_as(Tensor input, Tensor other) -> Tensor")
 def view_as(input, other):
     """``input.view(other.size())``.
@@ -197,6 +202,7 @@ def view_as(input, other):
     return _view(input, other._data.shape)
 
 
+@tensor_method
 @signature("reshape_as(Tensor input, Tensor other) -> Tensor")
 def reshape_as(input, other):
     """``input.reshape(other.size())``.
@@ -209,6 +215,7 @@ def reshape_as(input, other):
     return reshape(input, other._data.shape)
 
 
+@tensor_method
 @signature("ravel(Tensor input) -> Tensor")
 def ravel(input):
     """The elements as a 1-D tensor (a view when possible).
@@ -221,6 +228,7 @@ def ravel(input):
     return reshape(input, (-1,))
 
 
+@tensor_method
 @signature('flatten(Tensor input, int start_dim=0, int end_dim=-1) -> Tensor')
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when possible).
@@ -243,6 +251,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, new)
 
 
+@tensor_method
 @signature("unflatten(Tensor input, int dim, SymInt[] sizes) -> Tensor")
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one of them may be -1).
@@ -273,6 +282,7 @@ def unflatten(input, dim, sizes):
     return _view(input, shape[:dim] + sizes + shape[dim + 1:])
 
 
+@tensor_method
 @signature("squeeze(Tensor input, PyObject? dim=None) -> Tensor", overloaded=True)
 def squeeze(input, dim=None):
     """A view without size-1 dimensions (all of them, or only those in ``dim``).
@@ -295,6 +305,10 @@ def squeeze(input, dim=None):
                       strides=tuple(strides[i] for i in keep))
 
 
+tensor_method(_inplace_view(squeeze), "squeeze_")
+
+
+@tensor_method
 @signature('unsqueeze(Tensor input, int dim) -> Tensor')
 def unsqueeze(input, dim):
     """A view with a new size-1 dimension at ``dim``.
@@ -310,6 +324,9 @@ def unsqueeze(input, dim):
     new_stride = 1 if dim >= len(shape) else shape[dim] * strides[dim]
     return unsqueeze_op(input, shape=shape[:dim] + (1,) + shape[dim:],
                         strides=strides[:dim] + (new_stride,) + strides[dim:])
+
+
+tensor_method(_inplace_view(unsqueeze), "unsqueeze_")
 
 
 # ================================================================ transpose / permute
@@ -347,6 +364,7 @@ def _permute_derivative(ctx, grad, *, dims):
 permute_op.defjvp(first_linear_jvp(permute_op))
 
 
+@tensor_method
 def permute(input, *dim_args, dims=None):
     """A view with the dimensions reordered.
 
@@ -368,6 +386,7 @@ def permute(input, *dim_args, dims=None):
     return permute_op(input, dims=dims)
 
 
+@tensor_method
 @signature('transpose(Tensor input, int dim0, int dim1) -> Tensor')
 def transpose(input, dim0, dim1):
     """A view with ``dim0`` and ``dim1`` swapped.
@@ -387,9 +406,12 @@ def transpose(input, dim0, dim1):
     return permute_op(input, dims=tuple(dims))
 
 
-swapdims = transpose
+tensor_method(_inplace_view(transpose), "transpose_")
+tensor_method(_inplace_view(transpose), "swapdims_")
+swapdims = tensor_method(transpose, "swapdims")
 
 
+@tensor_method
 def swapaxes(input, axis0, axis1):
     """:func:`transpose` under NumPy's names (``axis0``, ``axis1``), as torch's.
 
@@ -401,6 +423,10 @@ def swapaxes(input, axis0, axis1):
     return transpose(input, axis0, axis1)
 
 
+tensor_method(_inplace_view(swapaxes), "swapaxes_")
+
+
+@tensor_method
 @signature("t(Tensor input) -> Tensor")
 def t(input):
     """Transpose a tensor of at most 2 dims (0-D and 1-D tensors come back as they are).
@@ -417,6 +443,10 @@ def t(input):
     return transpose(input, 0, 1) if input._data.ndim == 2 else _alias(input)
 
 
+tensor_method(_inplace_view(t), "t_")
+
+
+@tensor_method
 @signature("adjoint(Tensor input) -> Tensor")
 def adjoint(input):
     """The conjugate transpose of the last two dims (a view for real tensors).
@@ -447,11 +477,17 @@ def _T(self):
     return permute_op(self, dims=tuple(reversed(range(ndim))))
 
 
+tensor_method(property(_T), "T")
+
+
 def _mT(self):
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {self._data.ndim}-D tensor.")
     return transpose(self, -2, -1)
+
+
+tensor_method(property(_mT), "mT")
 
 
 def _H(self):
@@ -465,6 +501,9 @@ def _H(self):
     return result.conj() if self.dtype.is_complex else result
 
 
+tensor_method(property(_H), "H")
+
+
 def _mH(self):
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
@@ -473,12 +512,16 @@ def _mH(self):
     return result.conj() if self.dtype.is_complex else result
 
 
+tensor_method(property(_mH), "mH")
+
+
 def _dim_list(dims, ndim, name):
     if isinstance(dims, (int, np.integer)):
         dims = (dims,)
     return [wrap_dim(_int(d, "dim"), ndim) for d in dims]
 
 
+@tensor_method
 def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination`` (a view); the others keep their order.
 
@@ -510,7 +553,7 @@ def movedim(input, source, destination):
     return permute_op(input, dims=tuple(order))
 
 
-moveaxis = movedim
+moveaxis = tensor_method(movedim, "moveaxis")
 
 
 # ================================================================ expand / broadcast
@@ -539,6 +582,7 @@ def _expand_derivative(ctx, grad, *, shape, strides):
     return (grad.sum_to_size(ctx._input_meta[0][0]),)
 
 
+@tensor_method
 def expand(input, *sizes, size=None):
     """A view that repeats size-1 dims (``-1`` keeps a size) without copying.
 
@@ -587,6 +631,7 @@ def expand(input, *sizes, size=None):
     return expand_op(input, shape=result, strides=tuple(strides))
 
 
+@tensor_method
 @signature("expand_as(Tensor input, Tensor other) -> Tensor")
 def expand_as(input, other):
     """``input.expand(other.size())``.
@@ -599,6 +644,7 @@ def expand_as(input, other):
     return expand(input, other._data.shape)
 
 
+@tensor_method
 @signature("broadcast_to(Tensor input, SymInt[] size) -> Tensor")
 def broadcast_to(input, size):
     """``input.expand(size)``.
