@@ -120,11 +120,30 @@ def make_models(lib):
                 z = self.fc(x) * 2
             return y, z
 
+    class Heads(nn.Module):
+        """A ModuleDict indexed by a literal, a str argument, None checks folded or not."""
+
+        def __init__(self):
+            super().__init__()
+            self.heads = nn.ModuleDict({"a": nn.Linear(2, 2), "b": nn.Linear(2, 2)})
+            self.missing = None
+
+        def forward(self, x, which: str, y: Optional[Tensor] = None):  # noqa: UP045
+            if self.missing is not None:
+                x = x * 0
+            if y is None:
+                y = x
+            if which == "a":
+                out = self.heads["a"](x)
+            else:
+                out = self.heads["b"](x)
+            return out + y
+
     def stack():
         return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
                              nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16, 5), nn.Tanh())
 
-    return {"loop": LoopNet, "methods": WithMethods, "ignored": WithIgnored, "typed": Typed, "helpers": Helpers,
+    return {"loop": LoopNet, "methods": WithMethods, "ignored": WithIgnored, "typed": Typed, "helpers": Helpers, "heads": Heads,
             "stack": stack, "python_calls": python_calls}
 
 
@@ -262,6 +281,15 @@ def test_functions_no_grad_and_is_scripting_match_torch():
         assert_same(got, want, rtol=1e-5, atol=1e-6)
         assert [g.requires_grad for g in got] == [w.requires_grad for w in want] == [True, False]
     assert ember.is_grad_enabled()
+
+
+def test_module_dict_strings_and_optional_match_torch():
+    e_model, t_model = pair("heads")
+    scripted, t_scripted = ember.jit.script(e_model), torch.jit.script(t_model)
+    (ex, ey), (tx, ty) = both(*RNG.standard_normal((2, 3, 2)).astype(np.float32))
+    for which in ("a", "b"):
+        assert_same(scripted(ex, which), t_scripted(tx, which), rtol=1e-5, atol=1e-6)
+        assert_same(scripted(ex, which, ey), t_scripted(tx, which, ty), rtol=1e-5, atol=1e-6)
 
 
 def test_arguments_are_checked_as_torch():

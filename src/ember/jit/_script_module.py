@@ -601,8 +601,10 @@ class _MethodCompiler(_Compiler):
             base = self.expr(graph, e.value, env)
             index = self.index(graph, e.slice, env)
             if isinstance(base, _SelfRef) and _is_const(index):
-                children = list(base.module._modules.values())
-                return self.constant(children[index[1]])
+                children = base.module._modules  # a ModuleDict by key, a list by position
+                key = index[1]
+                return self.constant(children[key] if isinstance(key, str)
+                                     else list(children.values())[key])
             if _is_const(base) and _is_const(index):
                 return self.constant(base[1][index[1]])
             return self.call(graph, "operator.getitem", [base, index])
@@ -651,8 +653,9 @@ class _MethodCompiler(_Compiler):
         if op in (ast.Is, ast.IsNot):
             none_side = right if _is_const(right) else left
             other = left if none_side is right else right
-            if _is_const(none_side) and none_side[1] is None and (
-                    other in self.non_none or isinstance(other, _SelfRef)):
+            known = isinstance(other, _SelfRef) or (isinstance(other, Value)
+                                                    and other in self.non_none)
+            if _is_const(none_side) and none_side[1] is None and known:
                 return ("c", op is ast.IsNot)
             return self.fold(graph, "is_" if op is ast.Is else "is_not", [left, right])
         if op in (ast.In, ast.NotIn):
@@ -786,7 +789,8 @@ class _MethodCompiler(_Compiler):
         flag = _scripting_flag(fn)
         if flag is not None:
             return ("c", flag)
-        if fn is isinstance and len(args) == 2 and args[0] in self.tensors and _is_const(args[1]):
+        if fn is isinstance and len(args) == 2 and isinstance(args[0], Value) \
+                and args[0] in self.tensors and _is_const(args[1]):
             return ("c", issubclass(Tensor, args[1][1]))  # refined statically, as TorchScript
         if fn is warnings.warn:
             return self.call(graph, "jit.warn", args[:1])
