@@ -18,6 +18,7 @@ function); the wrapper's ``__module__`` stays ``ember._tensor`` so that it pickl
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ._registry import inplace
 
 #: ``name -> function`` for every Tensor attribute installed outside ``_tensor.py``'s class
 #: body (a property by its getter); ``METHODS[name].__module__`` is the defining module.
@@ -58,3 +59,20 @@ def tensor_method(fn=None, name=None):
     setattr(Tensor, name, fn)
     METHODS[name] = _implementation(fn)
     return fn
+
+
+def inplace_method(fn, name=None):
+    """The in-place method ``x.<name>_(...)`` of the function ``fn``: ``fn(x, ...)`` written
+    back into ``x`` (``name`` defaults to ``fn.__name__``). Declare it under ``fn``::
+
+        >>> _ = tensor_method(inplace_method(ember.ops.index.index_fill), "index_fill_")
+        >>> ember.zeros(3).index_fill_(0, ember.tensor([1]), 5.0)
+        tensor([0., 5., 0.])
+    """
+    name = name or fn.__name__
+
+    def method(self, *args, **kwargs):
+        return inplace(fn, self, *args, **kwargs)
+    method.__name__ = name + "_"
+    method.__doc__ = f"In-place version of :func:`{name}`."
+    return method

@@ -17,14 +17,14 @@ value out of place (differentiable w.r.t. ``x`` and ``v``) and writes it back wi
 ``assign_inplace``.
 
 The package's modules, one family each: ``_kernels`` (shared kernel helpers),
-``gather_scatter``, ``index_ops``, ``masked``, ``advanced`` (``x[key]``), ``take_put`` and
-``methods`` (Tensor's methods). Every public name is re-exported here
-(``ember.ops.index.gather``).
+``gather_scatter``, ``index_ops``, ``masked``, ``advanced`` (``x[key]``) and ``take_put``; each
+function is declared a Tensor method (``@tensor_method``, and its in-place form right under
+it) where it is defined. Every public name is re-exported here (``ember.ops.index.gather``).
 """
 
 from __future__ import annotations
 
-from . import _kernels, advanced, gather_scatter, index_ops, masked, methods, take_put  # noqa: F401
+from . import _kernels, advanced, gather_scatter, index_ops, masked, take_put  # noqa: F401
 from ._kernels import (  # noqa: F401  (importers use these names)
     _short,
     _ufunc_at_rounds,

@@ -17,6 +17,7 @@ from ..._device import META
 from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
+from .._methods import inplace_method, tensor_method
 from .._operands import scalar_tensor
 from .._registry import defop, inplace, writable_array, write_out
 from .._signature import signature
@@ -413,6 +414,7 @@ def _has_tensor_index(key):
 _FULL = slice(None)
 
 
+@tensor_method("__getitem__")
 def _getitem(self, key):
     """``self[key]``: a view for ints, slices, None and Ellipsis; a copy with index tensors,
     lists or bool masks (torch's rules and errors)."""
@@ -484,6 +486,7 @@ def _functional_put(x, value, basic, trivial, idx, positions, accumulate=False):
     return basic_put_op(x, part, key=basic)
 
 
+@tensor_method("__setitem__")
 def _setitem(self, key, value):
     """``self[key] = value``: writes in place (bumping the version); recorded by autograd as an
     out-of-place put written back, so gradients reach both ``self`` and ``value``."""
@@ -519,6 +522,7 @@ def _setitem(self, key, value):
 # ---------------------------------------------------------------- index_put
 
 
+@tensor_method
 def index_put(input, indices, values, accumulate=False):
     """``input`` with ``values`` put at ``indices`` (a tuple of index tensors, one per leading
     dim); ``accumulate=True`` adds instead, summing repeated indices.
@@ -553,6 +557,9 @@ def index_put(input, indices, values, accumulate=False):
                         accumulate=builtins.bool(accumulate))
 
 
+tensor_method(inplace_method(index_put), "index_put_")
+
+
 # ---------------------------------------------------------------- nonzero / argwhere
 
 
@@ -584,6 +591,7 @@ nonzero_tuple_op.opt_out("batch", "its shape depends on the values: vmap runs it
 nonzero_tuple_op.opt_out("derivative", "an index result has no gradient")
 
 
+@tensor_method
 def nonzero(input, *, out=None, as_tuple=False):
     """The indices of the non-zero elements: an ``(n, ndim)`` tensor, or with ``as_tuple``
     one 1-D tensor per dim.
@@ -599,6 +607,7 @@ def nonzero(input, *, out=None, as_tuple=False):
     return write_out(nonzero_op(input), out, "nonzero")
 
 
+@tensor_method
 def nonzero_static(input, *, size, fill_value=-1):
     """The ``(size, ndim)`` indices of the first ``size`` non-zero elements, rows past the
     last one filled with ``fill_value`` (a fixed output shape, as torch).
@@ -623,6 +632,7 @@ def nonzero_static(input, *, size, fill_value=-1):
     return cat([found, padding])
 
 
+@tensor_method
 @signature("argwhere(Tensor input) -> Tensor")
 def argwhere(input):
     """The indices of the non-zero elements as an ``(n, ndim)`` tensor.

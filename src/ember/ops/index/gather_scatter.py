@@ -12,6 +12,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
+from .._methods import inplace_method, tensor_method
 from .._operands import scalar_tensor, wrap_dim
 from .._registry import defop, write_out
 from .._signature import signature
@@ -169,6 +170,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     return write_out(gather_op(input, _to_device(index, input._device), dim=dim), out, "gather")
 
 
+@tensor_method("gather")
 def _gather_method(self, dim, index, *, sparse_grad=False):
     return gather(self, dim, index, sparse_grad=sparse_grad)
 
@@ -400,10 +402,15 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     return write_out(result, out, "scatter")
 
 
+@tensor_method("scatter")
 def _scatter_method(self, dim, index, src=None, *, value=None, reduce=None):
     return scatter(self, dim, index, src, value=value, reduce=reduce)
 
 
+tensor_method(inplace_method(_scatter_method, "scatter"), "scatter_")
+
+
+@tensor_method
 @signature("scatter_add(Tensor input, int dim, Tensor index, Tensor src, *, "
            "Tensor? out=None) -> Tensor")
 def scatter_add(input, dim, index, src, *, out=None):
@@ -424,6 +431,10 @@ def scatter_add(input, dim, index, src, *, out=None):
                      out, "scatter_add")
 
 
+tensor_method(inplace_method(scatter_add), "scatter_add_")
+
+
+@tensor_method
 @signature("scatter_reduce(Tensor input, int dim, Tensor index, Tensor src, str reduce, *, "
            "bool include_self=True, Tensor? out=None) -> Tensor")
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
@@ -450,6 +461,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     return write_out(result, out, "scatter_reduce")
 
 
+tensor_method(inplace_method(scatter_reduce), "scatter_reduce_")
+
+
 scatter_reduce_op.save_output = True
 
 
@@ -470,6 +484,7 @@ def _scatter_into_view(input, src, name, view_of):
     return result
 
 
+@tensor_method
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of ``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by
     ``src``.
@@ -489,6 +504,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     return _scatter_into_view(input, src, "slice_scatter", view_of)
 
 
+@tensor_method
 def select_scatter(input, src, dim, index):
     """A copy of ``input`` with ``input.select(dim, index)`` replaced by ``src``.
 
@@ -501,6 +517,7 @@ def select_scatter(input, src, dim, index):
     return _scatter_into_view(input, src, "select_scatter", lambda t: t.select(dim, index))
 
 
+@tensor_method
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of ``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src``.
 
@@ -514,6 +531,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
                               lambda t: t.diagonal(offset, dim1, dim2))
 
 
+@tensor_method
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """A copy of ``input`` with ``input.as_strided(size, stride, storage_offset)`` replaced by
     ``src`` (the geometry counts in the copy's contiguous storage).

@@ -9,6 +9,7 @@ from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
+from .._methods import inplace_method, tensor_method
 from .._operands import wrap_dim
 from .._registry import defop, write_out
 from .._signature import signature
@@ -67,6 +68,7 @@ def _index_select_derivative(ctx, grad, *, dim):
 index_select_op.defjvp(_forward_ad.first_linear_jvp(index_select_op))
 
 
+@tensor_method
 @signature('index_select(Tensor input, int dim, Tensor index, *, Tensor? out=None) -> Tensor')
 def index_select(input, dim, index, *, out=None):
     """The entries of ``input`` at positions ``index`` (a 1-D integer tensor) along ``dim``.
@@ -147,6 +149,7 @@ def _check_index_along(name, input, dim, index, source):
                            f"source.size(dim): ({source_count}), for dim: {dim}")
 
 
+@tensor_method
 @signature("index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1, "
            "Tensor? out=None) -> Tensor")
 def index_add(input, dim, index, source, *, alpha=1, out=None):
@@ -168,6 +171,9 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     result = index_add_op(input, _to_device(index, input._device),
                           _to_device(source, input._device), dim=dim, alpha=alpha)
     return write_out(result, out, "index_add")
+
+
+tensor_method(inplace_method(index_add), "index_add_")
 
 
 # ---------------------------------------------------------------- index_copy / index_fill
@@ -202,6 +208,7 @@ def _index_copy_derivative(ctx, grad, *, dim):
     return grad_a, None, grad_src
 
 
+@tensor_method
 @signature("index_copy(Tensor input, int dim, Tensor index, Tensor source, *, "
            "Tensor? out=None) -> Tensor")
 def index_copy(input, dim, index, source, *, out=None):
@@ -220,6 +227,9 @@ def index_copy(input, dim, index, source, *, out=None):
     result = index_copy_op(input, _to_device(index, input._device),
                            _to_device(source, input._device), dim=dim)
     return write_out(result, out, "index_copy")
+
+
+tensor_method(inplace_method(index_copy), "index_copy_")
 
 
 @defop("index_fill", meta=_same_shape_meta, grad_name="IndexFillBackward0", kind="indexing",
@@ -244,6 +254,7 @@ def _index_fill_derivative(ctx, grad, *, dim, value):
     return index_fill_op(grad, ctx.inputs[1], dim=dim, value=0), None
 
 
+@tensor_method
 def index_fill(input, dim, index, value):
     """Fill the slices of ``input`` at positions ``index`` along ``dim`` with ``value``
     (a number or a 0-dim tensor).
@@ -273,9 +284,13 @@ def index_fill(input, dim, index, value):
     return index_fill_op(input, index, dim=dim, value=value)
 
 
+tensor_method(inplace_method(index_fill), "index_fill_")
+
+
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
 
+@tensor_method
 @signature("index_reduce(Tensor input, int dim, Tensor index, Tensor source, str reduce, *, "
            "bool include_self=True, Tensor? out=None) -> Tensor")
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
@@ -307,3 +322,6 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     result = scatter_reduce(input, dim, spread, _to_device(source, input._device), reduce,
                             include_self=include_self)
     return write_out(result, out, "index_reduce")
+
+
+tensor_method(inplace_method(index_reduce), "index_reduce_")

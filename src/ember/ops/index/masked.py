@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from .._methods import inplace_method, tensor_method
 from .._operands import scalar_tensor
 from .._registry import write_out
 from .._signature import signature
@@ -25,6 +26,7 @@ def _check_bool_mask(name, mask, capital=False):
         raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {kind}")
 
 
+@tensor_method
 @signature("masked_fill(Tensor input, Tensor mask, PyObject value) -> Tensor", overloaded=True)
 def masked_fill(input, mask, value):
     """``value`` where ``mask`` is True, ``input`` elsewhere (``mask`` broadcasts).
@@ -47,6 +49,9 @@ def masked_fill(input, mask, value):
     return where(_to_device(mask, input._device), value, input)
 
 
+tensor_method(inplace_method(masked_fill), "masked_fill_")
+
+
 # ---------------------------------------------------------------- masked_select / scatter
 
 
@@ -63,6 +68,7 @@ def _broadcast_with_mask(input, mask):
     return input, _to_device(mask, input._device), shape
 
 
+@tensor_method
 @signature('masked_select(Tensor input, Tensor mask, *, Tensor? out=None) -> Tensor')
 def masked_select(input, mask, *, out=None):
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast).
@@ -80,6 +86,7 @@ def masked_select(input, mask, *, out=None):
                      "masked_select")
 
 
+@tensor_method
 @signature("masked_scatter(Tensor input, Tensor mask, Tensor source) -> Tensor")
 def masked_scatter(input, mask, source):
     """``input`` with the elements where ``mask`` is True replaced, in order, by the first
@@ -106,3 +113,6 @@ def masked_scatter(input, mask, source):
     result = index_put_op(a, _to_device(values, a._device), *idx,
                           positions=tuple(range(a._data.ndim)), accumulate=False)
     return result.reshape(shape) if not shape else result
+
+
+tensor_method(inplace_method(masked_scatter), "masked_scatter_")

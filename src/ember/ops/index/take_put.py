@@ -9,6 +9,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
+from .._methods import inplace_method, tensor_method
 from .._operands import wrap_dim
 from .._registry import write_out
 from .._signature import signature
@@ -30,6 +31,7 @@ def _check_flat_range(input, index, name=None):
                  "{index} on a tensor of " + f"{n} elements.", IndexError, negative=True)
 
 
+@tensor_method
 @signature('take(Tensor input, Tensor index) -> Tensor')
 def take(input, index):
     """The elements of ``input`` (read as 1-D) at ``index``; the result has index's shape.
@@ -46,6 +48,7 @@ def take(input, index):
     return index_op(input.reshape(-1), index, positions=(0,))
 
 
+@tensor_method
 @signature("take_along_dim(Tensor input, Tensor indices, int? dim=None, *, "
            "Tensor? out=None) -> Tensor")
 def take_along_dim(input, indices, dim=None, *, out=None):
@@ -89,6 +92,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     return write_out(gather_op(input, indices, dim=dim), out, "take_along_dim")
 
 
+@tensor_method
 @signature("put(Tensor input, Tensor index, Tensor source, bool accumulate=False) -> Tensor")
 def put(input, index, source, accumulate=False):
     """``input`` (read as 1-D) with ``source`` written at ``index``; ``accumulate`` adds.
@@ -113,6 +117,9 @@ def put(input, index, source, accumulate=False):
     result = index_put_op(input.reshape(-1), _to_device(source, input._device).reshape(-1),
                           index.reshape(-1), positions=(0,), accumulate=builtins.bool(accumulate))
     return result.reshape(input._data.shape)
+
+
+tensor_method(inplace_method(put), "put_")
 
 
 def unravel_index(indices, shape):
