@@ -139,11 +139,34 @@ def make_models(lib):
                 out = self.heads["b"](x)
             return out + y
 
+    class Jumps(nn.Module):
+        """continue, break (also out of `while True`), return from inside a loop."""
+
+        def forward(self, x, n: int):
+            total = x * 0
+            for i in range(n):
+                if i == 1:
+                    continue
+                total = total + x * i
+                if total.sum() > 20:
+                    break
+            k = 0
+            while True:
+                k += 1
+                if k > 3:
+                    break
+                x = x + 1
+            for j in range(5):
+                if x.sum() > 30:
+                    return total, x * j
+                x = x * 2
+            return total, x
+
     def stack():
         return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
                              nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16, 5), nn.Tanh())
 
-    return {"loop": LoopNet, "methods": WithMethods, "ignored": WithIgnored, "typed": Typed, "helpers": Helpers, "heads": Heads,
+    return {"loop": LoopNet, "methods": WithMethods, "ignored": WithIgnored, "typed": Typed, "helpers": Helpers, "heads": Heads, "jumps": Jumps,
             "stack": stack, "python_calls": python_calls}
 
 
@@ -281,6 +304,15 @@ def test_functions_no_grad_and_is_scripting_match_torch():
         assert_same(got, want, rtol=1e-5, atol=1e-6)
         assert [g.requires_grad for g in got] == [w.requires_grad for w in want] == [True, False]
     assert ember.is_grad_enabled()
+
+
+@pytest.mark.parametrize("n", [0, 2, 5, 10])
+@pytest.mark.parametrize("value", [0.5, 3.0])
+def test_break_continue_and_return_in_loops_match_torch(n, value):
+    e_model, t_model = pair("jumps")
+    scripted, t_scripted = ember.jit.script(e_model), torch.jit.script(t_model)
+    (ex,), (tx,) = both(np.full(2, value, np.float32))
+    assert_same(scripted(ex, n), t_scripted(tx, n))
 
 
 def test_module_dict_strings_and_optional_match_torch():
