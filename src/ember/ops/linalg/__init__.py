@@ -2,6 +2,8 @@
 """Linear algebra operators, one module per family; this package re-exports them so that
 ``ember.ops.linalg.<name>`` is every operator's home. The ``ember.linalg`` namespace
 (``ember/linalg.py``) maps torch's ``linalg.*`` names onto the ``linalg_*`` functions here.
+A function that is also a Tensor method (``x.mm``, ``x.svd``, ``x.addmm_``, ``@``) declares
+it with ``@tensor_method`` where it is defined.
 
 ================  ==================================================================
 module            operators
@@ -15,12 +17,10 @@ decompositions    Cholesky, QR, ``eigh``/``eig``, SVD, ``geqrf``/``ormqr``
 lu_ldl            LU, triangular solves, LDL
 matrix_functions  ``matrix_power``, ``matrix_exp``
 lowrank           ``svd_lowrank``, ``pca_lowrank``, ``lobpcg``
-tensor_methods    the ``Tensor`` methods and ``@``
 _common           ``LinAlgError``, named results, shared argument checks
 ================  ==================================================================
 """
 
-from . import tensor_methods  # installs the Tensor methods
 from ._common import (
     CholeskyExResult,
     EighResult,

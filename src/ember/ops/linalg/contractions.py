@@ -15,6 +15,7 @@ import collections
 import numpy as np
 
 from ... import _dtype as dt
+from .._methods import tensor_method
 from .._operands import wrap_dim
 from .._registry import autocast_policy, defop, write_out
 from .._signature import signature
@@ -218,6 +219,7 @@ def _einsum_sublist(args):
 # ================================================================ kron, cross
 
 
+@tensor_method
 @signature("kron(Tensor input, Tensor other, *, Tensor? out=None) -> Tensor")
 def kron(input, other, *, out=None):
     """The Kronecker product (dims aligned at the right, the shorter operand padded with 1s).
@@ -278,6 +280,7 @@ def _cross_impl(input, other, dim, name):
     return cross_op(input, other, dim=d)
 
 
+@tensor_method
 @signature("cross(Tensor input, Tensor other, int? dim=None, *, Tensor? out=None) -> Tensor")
 def cross(input, other, dim=None, *, out=None):
     """The 3-D cross product along ``dim`` (the first dim of size 3 when omitted).
@@ -312,6 +315,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
 # ================================================================ trace, diag, diag_embed
 
 
+@tensor_method
 @signature("trace(Tensor input) -> Tensor")
 @autocast_policy(cpu="fp32")
 def trace(input):
@@ -364,6 +368,7 @@ def _diag_embed_derivative(ctx, grad, *, offset, dim1, dim2):
     return (grad.diagonal(offset, dim1, dim2),)
 
 
+@tensor_method
 @signature("diag_embed(Tensor input, int offset=0, int dim1=-2, int dim2=-1) -> Tensor")
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Batches of matrices whose ``offset`` diagonal (in dims ``dim1``, ``dim2``) holds the
@@ -382,6 +387,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return diag_embed_op(input, offset=int(offset), dim1=d1, dim2=d2)
 
 
+@tensor_method
 @signature("diag(Tensor input, int diagonal=0, *, Tensor? out=None) -> Tensor")
 def diag(input, diagonal=0, *, out=None):
     """A square matrix with a 1-D ``input`` on its ``diagonal``, or the ``diagonal`` of a 2-D

@@ -22,6 +22,7 @@ import numpy as np
 from ... import _dtype as dt
 from ... import return_types as _return_types
 from ..._device import META
+from .._methods import tensor_method
 from .._registry import autocast_policy, defop, write_out
 from .._signature import signature
 from .._util import host_values, linalg_errors
@@ -126,6 +127,7 @@ def linalg_cholesky(A, *, upper=False, out=None):
     return write_out(result, out, "linalg.cholesky")
 
 
+@tensor_method
 @autocast_policy(cpu="fp32")
 def cholesky(input, upper=False, *, out=None):
     """Same as :func:`ember.linalg.cholesky` (``upper`` positional, as torch.cholesky).
@@ -585,6 +587,7 @@ def linalg_svdvals(A, *, driver=None, out=None):
     return write_out(svd_op(A, full_matrices=False)[1], out, "linalg.svdvals")
 
 
+@tensor_method
 def svd(input, some=True, compute_uv=True, *, out=None):
     """The SVD as torch.svd: ``(U, S, V)`` with V (not Vh), reduced when ``some``.
 
@@ -646,6 +649,7 @@ def linalg_householder_product(A, tau, *, out=None):
 PlainQRResult = _return_types.qr
 
 
+@tensor_method
 def qr(input, some=True, *, out=None):
     """Deprecated torch.qr: :func:`ember.linalg.qr` in mode ``'reduced'`` (``some``) or
     ``'complete'``.
@@ -700,6 +704,7 @@ def _geqrf_derivative(ctx, *grads):
     raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
 
 
+@tensor_method
 def geqrf(input, *, out=None):
     """LAPACK's QR factorisation in compact form: ``R`` on and above the diagonal of ``a``,
     the Householder vectors below it, their scales in ``tau``. Not differentiable, as in torch.
@@ -719,6 +724,7 @@ def geqrf(input, *, out=None):
     return _write_tuple(result, out, "geqrf", GeqrfResult)
 
 
+@tensor_method
 @signature("orgqr(Tensor input, PyObject tau, *, Tensor? out=None) -> Tensor")
 def orgqr(input, tau, *, out=None):
     """The explicit ``Q`` of :func:`geqrf`'s reflectors: torch's alias of
@@ -762,6 +768,7 @@ def _apply_reflector(c, v, t, left):
     return c - matmul(matmul(c, v) * t, v.mH)
 
 
+@tensor_method
 def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     """Multiplies ``input3`` by the ``Q`` of :func:`geqrf`'s reflectors (``input``, ``tau`` =
     ``input2``) without forming it: ``Q C``, ``Q^H C``, ``C Q`` or ``C Q^H`` as chosen by

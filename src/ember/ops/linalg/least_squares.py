@@ -17,6 +17,7 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
+from .._methods import tensor_method
 from .._registry import Op, autocast_policy, defop, write_out
 from .._vmap_rules import batching
 from ._common import _LOW, LstsqResult, _check_matrix, _check_tensor, _real_np, _short
@@ -135,6 +136,7 @@ def _pinv_value(A, atol, rtol, hermitian):
     return matmul(vh.mH * s_inv.to(A.dtype).unsqueeze(-2), u.mH)
 
 
+@tensor_method
 @autocast_policy(cpu="fp32")
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse (``rcond`` relative cutoff), as torch.pinverse.

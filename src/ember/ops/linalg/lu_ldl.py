@@ -19,6 +19,7 @@ import numpy as np
 
 from ... import return_types as _return_types
 from ..._device import META
+from .._methods import tensor_method
 from .._registry import defop, write_out
 from .._signature import signature
 from .._vmap_rules import batching
@@ -515,6 +516,7 @@ def _check_triangular_dtype(A):
         raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for '{_short(A)}'")
 
 
+@tensor_method
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """Deprecated torch.triangular_solve: the solution of ``A X = b`` (``A^T X = b`` with
     ``transpose``) and a copy of ``A``, as a ``(solution, cloned_coefficient)`` named tuple.
@@ -554,6 +556,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     return _write_tuple(result, out, "triangular_solve", TriangularSolveResult)
 
 
+@tensor_method
 def lu(A, pivot=True, get_infos=False, out=None):
     """Deprecated torch.lu: ``(LU, pivots)``, and ``info`` with ``get_infos``, as
     :func:`ember.linalg.lu_factor_ex` (never raises for singular matrices).
@@ -573,6 +576,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return result if get_infos else (result.LU, result.pivots)
 
 
+@tensor_method
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """Deprecated torch.lu_solve: :func:`ember.linalg.lu_solve` with ``b`` first.
 

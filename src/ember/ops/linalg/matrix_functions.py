@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._methods import tensor_method
 from .._registry import defop, write_out
 from .._signature import signature
 from .._util import host_values
@@ -68,6 +69,7 @@ def linalg_matrix_power(A, n, *, out=None):
     return write_out(result, out, "linalg.matrix_power")
 
 
+@tensor_method
 @signature("matrix_power(Tensor input, int n) -> Tensor")
 def matrix_power(input, n):
     """Same as :func:`ember.linalg.matrix_power`.
@@ -256,6 +258,7 @@ def linalg_matrix_exp(A):
     return matrix_exp_op(A)
 
 
+@tensor_method
 def matrix_exp(A):
     """Same as :func:`ember.linalg.matrix_exp`.
 

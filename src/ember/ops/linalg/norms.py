@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import _dtype as dt
 from ..._device import META
+from .._methods import tensor_method
 from .._operands import wrap_dim
 from .._registry import autocast_policy, defop, write_out
 from .._signature import signature
@@ -299,6 +300,7 @@ def linalg_det(A, *, out=None):
     return write_out(det_op(A), out, "linalg.det")
 
 
+@tensor_method
 def det(input):
     """Same as :func:`ember.linalg.det`.
 
@@ -358,6 +360,7 @@ def linalg_slogdet(A, *, out=None):
     return SlogdetResult(sign, logabs)
 
 
+@tensor_method
 def slogdet(input):
     """Same as :func:`ember.linalg.slogdet`, as a ``slogdet`` named tuple.
 
@@ -369,6 +372,7 @@ def slogdet(input):
     return PlainSlogdet(*linalg_slogdet(input))
 
 
+@tensor_method
 def logdet(input):
     """The log of the determinant (NaN where it is negative, -inf where zero).
 

@@ -21,7 +21,8 @@ import numpy as np
 from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd.forward_ad import add_tangents
-from .._operands import wrap_dim
+from .._methods import inplace_method, tensor_method
+from .._operands import operator_method, wrap_dim
 from .._precision import in_float32, is_half
 from .._registry import Op, autocast_policy, inplace, write_out
 from .._signature import signature
@@ -156,6 +157,7 @@ def _check_same_scalar(a, b):
         raise RuntimeError(f"expected scalar type {_short(a)} but found {_short(b)}")
 
 
+@tensor_method
 @autocast_policy("lower")
 def matmul(input, other, *, out=None):
     """Matrix product with torch's rules for 1-D operands and broadcast batch dims.
@@ -191,6 +193,9 @@ def matmul(input, other, *, out=None):
         _check_matmul_nd(input, other)
         op = matmul_op
     return write_out(op(input, other), out, "matmul")
+
+
+tensor_method(operator_method(matmul, "__matmul__"), "__matmul__")
 
 
 def _check_matmul_nd(a, b):
@@ -239,6 +244,7 @@ def _check_matmul_nd(a, b):
     _not_implemented(a, "baddbmm_with_gemm")
 
 
+@tensor_method
 def mm(input, mat2, *, out_dtype=None, out=None):
     """The product of two matrices (no broadcasting; see :func:`matmul`). ``out_dtype``
     float32 multiplies float16/bfloat16 matrices into a float32 result.
@@ -271,6 +277,7 @@ def _inputs_for_out_dtype(input, mat2, out_dtype):
     raise RuntimeError("out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs")
 
 
+@tensor_method
 @signature("bmm(Tensor input, Tensor mat2, *, ScalarType? out_dtype=None, "
            "Tensor? out=None) -> Tensor", overloaded=True)
 def bmm(input, mat2, *, out_dtype=None, out=None):
@@ -294,6 +301,7 @@ def bmm(input, mat2, *, out_dtype=None, out=None):
     return write_out(bmm_op(input, mat2), out, "bmm")
 
 
+@tensor_method
 def mv(input, vec, *, out=None):
     """Matrix-vector product.
 
@@ -311,6 +319,7 @@ def mv(input, vec, *, out=None):
     return write_out(mv_op(input, vec), out, "mv")
 
 
+@tensor_method
 def dot(input, tensor, *, out=None):
     """The dot product of two 1-D tensors (no conjugation; see :func:`vdot`).
 
@@ -325,6 +334,7 @@ def dot(input, tensor, *, out=None):
     return write_out(dot_op(input, tensor), out, "dot")
 
 
+@tensor_method
 def vdot(input, other, *, out=None):
     """The dot product of two 1-D tensors, conjugating the first.
 
@@ -340,6 +350,7 @@ def vdot(input, other, *, out=None):
     return write_out(dot_op(a, other), out, "vdot")
 
 
+@tensor_method
 def inner(input, other, *, out=None):
     """Inner product over the last dim of each operand (a product with a scalar for 0-D).
 
@@ -358,6 +369,7 @@ def inner(input, other, *, out=None):
     return write_out(tensordot(input, other, dims=([-1], [-1])), out, "inner")
 
 
+@tensor_method
 def outer(input, vec2, *, out=None):
     """The outer product of two 1-D tensors.
 
@@ -376,7 +388,7 @@ def outer(input, vec2, *, out=None):
     return write_out(input.unsqueeze(1) * vec2, out, "outer")
 
 
-ger = outer
+ger = tensor_method(outer, "ger")
 
 
 def _scaled_sum(input, product, beta, alpha):
@@ -418,6 +430,7 @@ def _same_dtype(input, *others, style):
                        f"{names[1]}, batch2: {names[2]}")
 
 
+@tensor_method
 @autocast_policy("lower")
 @signature("addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, "
            "Tensor? out=None) -> Tensor")
@@ -434,6 +447,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return write_out(_add_product(mm, input, mat1, mat2, beta, alpha), out, "addmm")
 
 
+tensor_method(inplace_method(addmm), "addmm_")
+
+
+@tensor_method
 @autocast_policy(cuda="lower")
 @signature("addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, "
            "Tensor? out=None) -> Tensor")
@@ -449,6 +466,10 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     return write_out(_add_product(mv, input, mat, vec, beta, alpha), out, "addmv")
 
 
+tensor_method(inplace_method(addmv), "addmv_")
+
+
+@tensor_method
 @autocast_policy(cuda="lower")
 @signature("addr(Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, "
            "Tensor? out=None) -> Tensor")
@@ -477,6 +498,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     return write_out(_scaled_sum(input, product, beta, alpha), out, "addr")
 
 
+tensor_method(inplace_method(addr), "addr_")
+
+
 def _check_addr_scalar(dtype, scalar, name):
     """addr refuses a bool scalar unless the result is bool, and a float scalar for an
     integer (or bool) result."""
@@ -490,6 +514,7 @@ def _check_addr_scalar(dtype, scalar, name):
                            "floating point number.")
 
 
+@tensor_method
 @autocast_policy("lower")
 @signature("addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
            "Scalar alpha=1, Tensor? out=None) -> Tensor")
@@ -514,6 +539,10 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return write_out(_scaled_sum(input, product, beta, alpha), out, "addbmm")
 
 
+tensor_method(inplace_method(addbmm), "addbmm_")
+
+
+@tensor_method
 @autocast_policy("lower")
 @signature("baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
            "Scalar alpha=1, Tensor? out=None) -> Tensor")
@@ -527,6 +556,9 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """
     _same_dtype(input, batch1, batch2, style="bmm")
     return write_out(_add_product(bmm, input, batch1, batch2, beta, alpha), out, "baddbmm")
+
+
+tensor_method(inplace_method(baddbmm), "baddbmm_")
 
 
 @autocast_policy(cuda="lower")
@@ -582,8 +614,14 @@ def _rmatmul(self, other):
     return matmul(other, self)
 
 
+tensor_method(operator_method(_rmatmul, "__rmatmul__"), "__rmatmul__")
+
+
 def _imatmul(self, other):
     return inplace(matmul, self, other)
+
+
+tensor_method(operator_method(_imatmul, "__imatmul__"), "__imatmul__")
 
 
 # ================================================================ tensordot
@@ -636,3 +674,17 @@ def tensordot(a, b, dims=2, out=None):
     right = b.permute(cb + free_b).reshape(k, -1)
     result = mm(left, right).reshape([sa[d] for d in free_a] + [sb[d] for d in free_b])
     return write_out(result, out, "tensordot")
+
+
+@tensor_method("tensordot")
+def _tensordot_method(self, other, dims=2):
+    """``x.tensordot(y, dims)``: :func:`tensordot` with ``x`` first (``dims`` positional, 2 by
+    default).
+
+    Example::
+
+        >>> ember.ones(2, 3).tensordot(ember.ones(3, 4), 1).shape
+        ember.Size([2, 4])
+    """
+    return tensordot(self, other, dims)
+

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype as dt
+from .._methods import tensor_method
 from .._registry import Op, autocast_policy, defop, write_out
 from .._util import linalg_errors
 from .._vmap_rules import batching
@@ -117,6 +118,7 @@ def linalg_inv(A, *, out=None):
     return write_out(inv_op(A), out, "linalg.inv")
 
 
+@tensor_method
 @autocast_policy(cpu="fp32")
 def inverse(input, *, out=None):
     """Same as :func:`ember.linalg.inv`.
@@ -285,6 +287,7 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False, out=None):
 # ================================================================ with a Cholesky factor
 
 
+@tensor_method
 @autocast_policy(cpu="fp32")
 def cholesky_inverse(input, upper=False, *, out=None):
     """The inverse of ``A`` from its Cholesky factor (``input`` = L, or U with ``upper``).
@@ -301,6 +304,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
     return write_out(linalg_inv(a), out, "cholesky_inverse")
 
 
+@tensor_method
 @autocast_policy(cpu="fp32")
 def cholesky_solve(B, L, upper=False, *, out=None):
     """The solution of ``A X = B`` given the Cholesky factor of ``A``.
