@@ -255,14 +255,21 @@ def _flat(obj):
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
-    """Compile a function written in a subset of Python into a :class:`ScriptFunction`.
+    """Compile a function or a module written in a subset of Python.
 
-    The subset (``ember/jit/_script.py``): assignments to names, ``if``/``else``, ``for i in
-    range(...)``, one ``return`` at the end; expressions from arguments, literals, operators,
-    subscripts, tensor attributes and methods, and ember's public functions. Unlike
-    :func:`trace`, control flow stays in the graph (``prim::If`` and ``prim::Loop`` nodes) and
-    nothing is specialised to example shapes. Modules are not scriptable yet: trace them.
-    Code outside the subset raises NotImplementedError naming the construct.
+    A function becomes a :class:`ScriptFunction`. The subset (``ember/jit/_script.py``):
+    assignments to names, ``if``/``else``, ``for i in range(...)``, one ``return`` at the end;
+    expressions from arguments, literals, operators, subscripts, tensor attributes and methods,
+    and ember's public functions. Unlike :func:`trace`, control flow stays in the graph
+    (``prim::If`` and ``prim::Loop`` nodes) and nothing is specialised to example shapes.
+
+    A module becomes a ScriptModule (``ember/jit/_script_module.py``): ``forward``, the
+    ``@ember.jit.export`` methods and everything they call are compiled (TorchScript's subset:
+    annotated arguments, ``if``/``for``/``while`` with ``break``/``continue``/``return``,
+    submodule calls, ``Final`` constants, ``@ember.jit.ignore`` methods run as Python); it
+    shares the module's parameters and buffers and saves to a file that loads without the
+    class. Code outside the subset raises ``ember.jit.frontend.NotSupportedError`` (also a
+    NotImplementedError) naming the construct and the line.
 
     Example::
 
