@@ -566,6 +566,79 @@ CASES = [
 ]
 
 
+# ------------------------------------------------ the webgpu column: ember on webgpu vs its CPU
+
+
+def matmul_256(fw):
+    rng = np.random.default_rng(0)
+    a = fw.tensor(rng.standard_normal((256, 256), dtype=np.float32))
+    b = fw.tensor(rng.standard_normal((256, 256), dtype=np.float32))
+    return lambda: a @ b
+
+
+# (name, builder, unit): the builders above, made with webgpu as ember's default device
+# (matmul is 256x256: lavapipe's software GPU takes seconds for 1024x1024)
+WEBGPU_CASES = [
+    ("a + b, 8 float32 elements", small_add, "time"),
+    ("matmul 256x256 float32", matmul_256, f"gflops:{2 * 256 ** 3}"),
+    ("50 pointwise ops forward+backward", pointwise_chain_backward, "time"),
+    ("MLP 784-256-10 step, batch 64 (raw ops)", mlp_step, "time"),
+]
+
+
+def _on_webgpu(make):
+    """``make(ember)`` with its tensors on webgpu; each call waits for the GPU to finish."""
+    with ember.device("webgpu"):
+        fn = make(ember)
+
+    def call():
+        fn()
+        ember.webgpu.synchronize()
+    return call
+
+
+def run_webgpu(selected=None):
+    """Rows of (case, webgpu, ember's CPU, ratio, note), or a one-line note when no adapter."""
+    if not ember.webgpu.is_available():
+        from ember.webgpu import _runtime
+
+        return f"webgpu column skipped: {_runtime.probe().reason}"
+    adapter = ember.webgpu.get_device_name()
+    rows = []
+    for name, make, unit in WEBGPU_CASES:
+        if selected and not any(part in name for part in selected):
+            continue
+        try:
+            gpu_fn = _on_webgpu(make)
+            gpu_fn()
+        except Exception as error:  # reported, not hidden
+            rows.append((name, "error", "-", "-", f"{type(error).__name__}: {error}"))
+            continue
+        cpu_fn = make(ember)
+        gpu_t, cpu_t = best_times([gpu_fn, cpu_fn], repeat=5)
+        kind, _, amount = unit.partition(":")
+        if kind == "gflops":
+            gpu_v, cpu_v = int(amount) / 1e9 / gpu_t, int(amount) / 1e9 / cpu_t
+            rows.append((name, f"{gpu_v:,.2f} GFLOP/s", f"{cpu_v:,.1f} GFLOP/s",
+                         f"{_ratio(gpu_v / cpu_v)}x throughput", adapter))
+        else:
+            rows.append((name, _fmt(gpu_t), _fmt(cpu_t), f"{_ratio(gpu_t / cpu_t)}x time",
+                         adapter))
+        print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+    return rows
+
+
+def webgpu_table(rows):
+    if isinstance(rows, str):
+        return rows
+    lines = ["ember on webgpu against ember on the CPU (each webgpu call ends with "
+             "`ember.webgpu.synchronize()`):", "",
+             "| case | ember webgpu | ember cpu | ratio | adapter |",
+             "| --- | --- | --- | --- | --- |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
 def run(selected=None):
     rows = []
     for name, make, unit, target, *options in CASES:
@@ -644,12 +717,16 @@ def main():
     parser.add_argument("--no-write", action="store_true", help="don't rewrite the docs table")
     parser.add_argument("--threads", type=int, default=_default_threads(),
                         help="BLAS/OpenMP threads for both frameworks (default: the CPUs)")
+    parser.add_argument("--no-webgpu", action="store_true",
+                        help="leave out the webgpu table (ember on webgpu against its CPU)")
     args = parser.parse_args()
     ember.set_num_threads(args.threads)
     if torch is not None:
         torch.set_num_threads(args.threads)
     rows = run(args.only)
     text = table(rows)
+    if not args.no_webgpu:
+        text += "\n\n" + webgpu_table(run_webgpu(args.only))
     print(text)
     if not args.no_write and not args.only:
         versions = (f"ember {ember.__version__}, torch {torch.__version__ if torch else 'absent'}"
