@@ -28,6 +28,7 @@ from ._declare import (
     _check_dtype,
     _check_integer_divisor,
     _check_tensor,
+    _inplace_method,
     _is_scalar,
     _low_precision,
     _not_differentiable,
@@ -126,6 +127,7 @@ def _check_alpha(input, other, alpha):
                            "point number.")
 
 
+@tensor_method
 @signature("add(Tensor input, Tensor other, *, Scalar alpha=1, Tensor? out=None) -> Tensor",
            numbers_as_tensors=True)
 def add(input, other, *, alpha=1, out=None):
@@ -144,6 +146,10 @@ def add(input, other, *, alpha=1, out=None):
     return write_out(add_op(a, b, alpha=alpha), out, "add")
 
 
+tensor_method(_inplace_method(add), "add_")
+
+
+@tensor_method
 @signature("sub(Tensor input, Tensor other, *, Scalar alpha=1, Tensor? out=None) -> Tensor",
            numbers_as_tensors=True)
 def sub(input, other, *, alpha=1, out=None):
@@ -169,7 +175,11 @@ def sub(input, other, *, alpha=1, out=None):
     return result if out is None else write_out(result, out, "sub")
 
 
-subtract = sub
+tensor_method(_inplace_method(sub), "sub_")
+
+
+subtract = tensor_method(sub, "subtract")
+tensor_method(_inplace_method(sub), "subtract_")
 
 
 @defop("sub", meta=_same_shape_meta, save_inputs=False, kind="pointwise-binary",
@@ -240,6 +250,7 @@ def _mul_jvp(p, t, y):
     return add_tangents(None if ta is None else ta * b, None if tb is None else a * tb)
 
 
+@tensor_method
 @signature("mul(Tensor input, Tensor other, *, Tensor? out=None) -> Tensor",
            numbers_as_tensors=True)
 def mul(input, other, *, out=None):
@@ -254,7 +265,11 @@ def mul(input, other, *, out=None):
     return write_out(mul_op(a, b), out, "mul")
 
 
-multiply = mul
+tensor_method(_inplace_method(mul), "mul_")
+
+
+multiply = tensor_method(mul, "multiply")
+tensor_method(_inplace_method(mul), "multiply_")
 
 
 @defop("div", meta=_same_shape_meta, kind="pointwise-binary",
@@ -347,6 +362,7 @@ floor_divide_op.defonnx(_floor_divide_onnx)
 div_trunc_op.defonnx(_trunc_divide_onnx)
 
 
+@tensor_method
 @signature("div(Tensor input, Tensor other, *, str? rounding_mode=None,"
            " Tensor? out=None) -> Tensor",
            numbers_as_tensors=True, overloaded=("rounding_mode",))
@@ -376,9 +392,14 @@ def div(input, other, *, rounding_mode=None, out=None):
     return write_out(op(a, b), out, "div")
 
 
-divide = div
+tensor_method(_inplace_method(div), "div_")
 
 
+divide = tensor_method(div, "divide")
+tensor_method(_inplace_method(div), "divide_")
+
+
+@tensor_method
 def true_divide(dividend, divisor, *, out=None):
     """Same as :func:`div` with no rounding.
 
@@ -390,6 +411,10 @@ def true_divide(dividend, divisor, *, out=None):
     return div(dividend, divisor, out=out)
 
 
+tensor_method(_inplace_method(true_divide), "true_divide_")
+
+
+@tensor_method
 def floor_divide(input, other, *, out=None):
     """Division rounded down (towards -inf), as Python's ``//``.
 
@@ -402,6 +427,9 @@ def floor_divide(input, other, *, out=None):
     _check_dtype("div_floor_cpu", dtype, "bc")
     a, b = binary_operands(input, other, dtype=dtype)
     return write_out(floor_divide_op(a, b), out, "floor_divide")
+
+
+tensor_method(_inplace_method(floor_divide), "floor_divide_")
 
 
 # ---------------------------------------------------------------- neg, positive
@@ -420,6 +448,7 @@ def _neg_derivative(ctx, grad):
 neg_op.defjvp(linear_jvp(neg_op))
 
 
+@tensor_method
 def neg(input, *, out=None):
     """``-input``.
 
@@ -436,9 +465,14 @@ def neg(input, *, out=None):
     return write_out(neg_op(input), out, "neg")
 
 
-negative = neg
+tensor_method(_inplace_method(neg), "neg_")
 
 
+negative = tensor_method(neg, "negative")
+tensor_method(_inplace_method(neg), "negative_")
+
+
+@tensor_method
 def positive(input):
     """``input`` itself (``+input``); refuses bool tensors as torch does.
 
@@ -496,6 +530,7 @@ def _pow_jvp(p, t, y):
     return add_tangents(da, db)
 
 
+@tensor_method
 def pow(input, exponent, *, out=None):
     """``input ** exponent``, elementwise; either may be a Python number.
 
@@ -517,6 +552,10 @@ def pow(input, exponent, *, out=None):
     return write_out(pow_op(a, b), out, "pow")
 
 
+tensor_method(_inplace_method(pow), "pow_")
+
+
+@tensor_method
 def float_power(input, exponent, *, out=None):
     """``input ** exponent`` computed in double precision (float64, or complex128).
 
@@ -562,6 +601,7 @@ def _lerp_derivative(ctx, grad):
             grad * (end - start).conj() if need_w else None)
 
 
+@tensor_method
 def lerp(input, end, weight, *, out=None):
     """Linear interpolation ``input + weight * (end - input)``; ``weight`` a number or tensor.
 
@@ -590,6 +630,9 @@ def lerp(input, end, weight, *, out=None):
     return write_out(lerp_op(input, end, weight), out, "lerp")
 
 
+tensor_method(_inplace_method(lerp), "lerp_")
+
+
 def _dtype_word(d):
     words = {"float32": "float", "float64": "double", "float16": "c10::Half",
              "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
@@ -606,6 +649,7 @@ def _opmath(dtype, *tensors):
     return tuple(t.to(dt.float32) for t in tensors)
 
 
+@tensor_method
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``, broadcast.
 
@@ -629,6 +673,10 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     return write_out(result, out, "addcmul")
 
 
+tensor_method(_inplace_method(addcmul), "addcmul_")
+
+
+@tensor_method
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2``, broadcast (floating tensors only).
 
@@ -657,6 +705,9 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     if result.dtype is not dtype:
         result = result.to(dtype)
     return write_out(result, out, "addcdiv")
+
+
+tensor_method(_inplace_method(addcdiv), "addcdiv_")
 
 
 # ---------------------------------------------------------------- rsub, ldexp, frexp

@@ -57,6 +57,8 @@ def _comparison(name, ufunc, onnx):
         return write_out(op(a, b), out, name)
 
     compare.__name__ = compare.__qualname__ = name
+    tensor_method(compare, name)
+    tensor_method(_inplace_method(compare), name + "_")
     symbol = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[name]
     compare.__doc__ = f"""``input {symbol} other`` elementwise, as a bool tensor.
 
@@ -84,6 +86,16 @@ le = _comparison("le", "less_equal", _compare_onnx("LessOrEqual"))
 gt = _comparison("gt", "greater", _compare_onnx("Greater"))
 ge = _comparison("ge", "greater_equal", _compare_onnx("GreaterOrEqual"))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+tensor_method(gt, "greater")
+tensor_method(_inplace_method(gt), "greater_")
+tensor_method(ge, "greater_equal")
+tensor_method(_inplace_method(ge), "greater_equal_")
+tensor_method(lt, "less")
+tensor_method(_inplace_method(lt), "less_")
+tensor_method(le, "less_equal")
+tensor_method(_inplace_method(le), "less_equal_")
+tensor_method(ne, "not_equal")
+tensor_method(_inplace_method(ne), "not_equal_")
 
 
 # ---------------------------------------------------------------- where, maximum, minimum
@@ -181,7 +193,7 @@ def _extremum(op, name):
             raise RuntimeError(f"{name} not implemented for complex tensors.")
         return write_out(op(a, b), out, name)
     fn.__name__ = fn.__qualname__ = name
-    return fn
+    return tensor_method(fn, name)
 
 
 maximum = _extremum(maximum_op, "maximum")
@@ -292,6 +304,7 @@ def _clamp_derivative(ctx, grad, *, has_min, has_max):
     return tuple(grads)
 
 
+@tensor_method
 @signature("clamp(Tensor input, PyObject? min=None, PyObject? max=None, *, "
            "Tensor? out=None) -> Tensor", overloaded=True)
 def clamp(input, min=None, max=None, *, out=None):
@@ -319,9 +332,14 @@ def clamp(input, min=None, max=None, *, out=None):
     return write_out(result, out, "clamp")
 
 
-clip = clamp
+tensor_method(_inplace_method(clamp), "clamp_")
 
 
+clip = tensor_method(clamp, "clip")
+tensor_method(_inplace_method(clamp), "clip_")
+
+
+@tensor_method
 @signature("clamp_min(Tensor input, PyObject min, *, Tensor? out=None) -> Tensor", overloaded=True)
 def clamp_min(input, min, *, out=None):
     """``clamp(input, min=min)``.
@@ -334,6 +352,10 @@ def clamp_min(input, min, *, out=None):
     return clamp(input, min=min, out=out)
 
 
+tensor_method(_inplace_method(clamp_min), "clamp_min_")
+
+
+@tensor_method
 @signature("clamp_max(Tensor input, PyObject max, *, Tensor? out=None) -> Tensor", overloaded=True)
 def clamp_max(input, max, *, out=None):
     """``clamp(input, max=max)``.
@@ -344,6 +366,9 @@ def clamp_max(input, max, *, out=None):
         tensor([-1.,  0.])
     """
     return clamp(input, max=max, out=out)
+
+
+tensor_method(_inplace_method(clamp_max), "clamp_max_")
 
 
 # ---------------------------------------------------------------- closeness, equality
@@ -371,6 +396,7 @@ isclose_op = Op("isclose", _isclose_kernel, meta=_bool_meta, kind="pointwise-bin
 isclose_op.opt_out("derivative", "a boolean result has no gradient")
 
 
+@tensor_method
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether each pair of elements is close: ``|input - other| <= atol + rtol * |other|``.
 
@@ -392,6 +418,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return isclose_op(a, b, rtol=float(rtol), atol=float(atol), equal_nan=bool(equal_nan))
 
 
+@tensor_method
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True when every pair of elements is close (see :func:`isclose`).
 
@@ -406,6 +433,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return builtins.bool(result._data.all())
 
 
+@tensor_method
 def equal(input, other):
     """True when both tensors have the same shape and the same values.
 

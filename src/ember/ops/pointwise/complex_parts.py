@@ -8,6 +8,7 @@ import numpy as np
 from ... import _dtype as dt
 from ...autograd.forward_ad import linear_jvp
 from .._fusion import OTHER_DTYPE, decline
+from .._methods import tensor_method
 from .._registry import _short_name, defop, write_out
 from .._signature import signature
 from .._vmap_rules import batching
@@ -37,6 +38,7 @@ def _conj_derivative(ctx, grad):
 conj_op.defjvp(linear_jvp(conj_op))
 
 
+@tensor_method
 @signature("conj(Tensor input) -> Tensor")
 def conj(input):
     """The complex conjugate (the input itself for real tensors).
@@ -51,6 +53,7 @@ def conj(input):
     return conj_op(input)
 
 
+@tensor_method
 @signature("conj_physical(Tensor input, *, Tensor? out=None) -> Tensor")
 def conj_physical(input, *, out=None):
     """The complex conjugate as a new tensor (ember's :func:`conj` always computes it, so the
@@ -66,6 +69,7 @@ def conj_physical(input, *, out=None):
     return conj(input)
 
 
+@tensor_method
 @signature('resolve_conj(Tensor input) -> Tensor')
 def resolve_conj(input):
     """``input`` itself: ember never keeps a lazy conjugate bit (``is_conj()`` is always False).
@@ -78,6 +82,7 @@ def resolve_conj(input):
     return input
 
 
+@tensor_method
 @signature('resolve_neg(Tensor input) -> Tensor')
 def resolve_neg(input):
     """``input`` itself: ember never keeps a lazy negative bit (``is_neg()`` is always False).
@@ -90,6 +95,7 @@ def resolve_neg(input):
     return input
 
 
+@tensor_method
 @signature('is_conj(Tensor input) -> bool')
 def is_conj(input):
     """False: ember's :func:`conj` computes the conjugate instead of setting a conjugate bit.
@@ -102,6 +108,7 @@ def is_conj(input):
     return False
 
 
+@tensor_method
 @signature("is_neg(Tensor input) -> bool")
 def is_neg(input):
     """False: ember has no lazy negative bit.

@@ -14,10 +14,6 @@ from .._operands import (
     operator_method,
 )
 from .._registry import _short_name, check_writable, inplace
-from . import arithmetic, binary_math, comparison, complex_parts, unary_math
-from ._declare import (
-    _inplace_method,
-)
 from .arithmetic import (
     add,
     add_op,
@@ -42,14 +38,6 @@ from .unary_math import abs, polygamma
 # ---------------------------------------------------------------- methods and dunders
 
 
-_FAMILIES = (arithmetic, complex_parts, comparison, unary_math, binary_math)
-
-
-def _public(name):
-    """The public function ``name`` of the pointwise family that declares it."""
-    return next(vars(family)[name] for family in _FAMILIES if name in vars(family))
-
-
 def _reflected(fn):
     def method(self, other):
         return fn(other, self)
@@ -70,20 +58,6 @@ def _abs_dunder(self):
     return abs(self)
 
 
-for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-              "neg", "negative", "pow", "eq", "ne", "lt", "le", "gt", "ge", "greater",
-              "greater_equal", "less", "less_equal", "not_equal", "maximum", "minimum",
-              "conj", "clamp", "clip", "clamp_min", "clamp_max", "float_power", "floor_divide",
-              "fmax", "fmin", "lerp", "addcmul", "addcdiv", "isclose", "allclose", "equal",
-              "logit", "polygamma", "mvlgamma", "round", "nan_to_num", "positive", "square",
-              "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg"):
-    tensor_method(_public(_name), _name)
-for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-              "neg", "negative", "pow", "clamp", "clip", "clamp_min", "clamp_max",
-              "float_power", "floor_divide", "lerp", "addcmul", "addcdiv", "logit", "mvlgamma",
-              "round", "nan_to_num", "square", "eq", "ne", "lt", "le", "gt", "ge", "greater",
-              "greater_equal", "less", "less_equal", "not_equal"):
-    tensor_method(_inplace_method(_public(_name)), _name + "_")
 
 
 def _direct_inplace(ufunc_name, general):
@@ -123,9 +97,10 @@ def _direct_inplace(ufunc_name, general):
     return method
 
 
-for _name, _ufunc in (("add_", "add"), ("sub_", "subtract"), ("mul_", "multiply"),
-                      ("div_", "true_divide")):
-    tensor_method(_direct_inplace(_ufunc, getattr(Tensor, _name)), _name)
+tensor_method(_direct_inplace("add", Tensor.add_), "add_")
+tensor_method(_direct_inplace("subtract", Tensor.sub_), "sub_")
+tensor_method(_direct_inplace("multiply", Tensor.mul_), "mul_")
+tensor_method(_direct_inplace("true_divide", Tensor.div_), "div_")
 
 
 
@@ -180,4 +155,4 @@ tensor_method(_abs_dunder, "__abs__")
 tensor_method(neg, "__neg__")
 tensor_method(positive, "__pos__")
 
-del _name, _fn, _ufunc, _op, _reflects
+del _name, _fn, _op, _reflects

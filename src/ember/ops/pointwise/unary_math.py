@@ -19,6 +19,7 @@ from ._declare import (
     _F32,
     _LOW,
     _check_tensor,
+    _inplace_method,
     _special,
     _zeros_like,
     declarers,
@@ -429,6 +430,7 @@ def _mvlgamma(input, p):
     return result + p * (p - 1) / 4 * math.log(math.pi)
 
 
+@tensor_method
 def mvlgamma(input, p, *, out=None):
     """The log of the multivariate gamma function of dimension ``p``.
 
@@ -438,6 +440,9 @@ def mvlgamma(input, p, *, out=None):
         tensor([1.2347])
     """
     return write_out(_mvlgamma(input, p), out, "mvlgamma")
+
+
+tensor_method(_inplace_method(mvlgamma), "mvlgamma_")
 
 
 # ---------------------------------------------------------------- sign, rounding
@@ -570,6 +575,7 @@ round_op = unary_op("round", _round_kernel, lambda x, y, g, **params: _zeros_lik
                     save="none", onnx=_round_onnx)
 
 
+@tensor_method
 def round(input, *, decimals=0, out=None):
     """Round to the nearest integer (or to ``decimals`` digits), halves to even.
 
@@ -584,6 +590,9 @@ def round(input, *, decimals=0, out=None):
     return write_out(round_op(x, decimals=decimals), out, "round")
 
 
+tensor_method(_inplace_method(round), "round_")
+
+
 # ---------------------------------------------------------------- more unary math
 
 unary("reciprocal", lambda xp, a: xp.reciprocal(a), lambda x, y, g: -g * (y * y).conj(),
@@ -593,6 +602,7 @@ unary("reciprocal", lambda xp, a: xp.reciprocal(a), lambda x, y, g: -g * (y * y)
       holomorphic=True, autocast={"cuda": "fp32"}, onnx="Reciprocal")
 
 
+@tensor_method
 def square(input, *, out=None):
     """``input * input`` (``pow(input, 2)``; bool squares as int64).
 
@@ -605,6 +615,9 @@ def square(input, *, out=None):
     if input._data.dtype == np.bool_:
         input = input.to(dt.int64)
     return pow(input, 2, out=out)
+
+
+tensor_method(_inplace_method(square), "square_")
 
 
 def _nan_to_num_kernel(xp, a, *, nan, posinf, neginf):
@@ -635,6 +648,7 @@ nan_to_num_op = unary_op("nan_to_num", _nan_to_num_kernel,
                          opt_outs=_NOT_MAPPED)
 
 
+@tensor_method
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """Replace NaN, +inf and -inf by ``nan``, ``posinf`` and ``neginf`` (default: 0 and the
     dtype's largest and smallest finite values).
@@ -647,6 +661,9 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     _check_tensor(input, "nan_to_num")
     return write_out(nan_to_num_op(input, nan=nan, posinf=posinf, neginf=neginf), out,
                      "nan_to_num")
+
+
+tensor_method(_inplace_method(nan_to_num), "nan_to_num_")
 
 
 def _classify(name, real_fn, complex_fn, doc, example, deny="", errors=None, onnx=None,
@@ -832,6 +849,7 @@ def _logit_derivative(x, y, g, *, eps=None):
 logit_op = unary_op("logit", _logit_kernel, _logit_derivative, low=False, opt_outs=_NOT_MAPPED)
 
 
+@tensor_method
 def logit(input, eps=None, *, out=None):
     """``log(p / (1 - p))``; with ``eps``, ``p`` is first clamped to ``[eps, 1 - eps]``.
 
@@ -842,6 +860,9 @@ def logit(input, eps=None, *, out=None):
     """
     x = unary_operand(input, "logit", "float", "c")
     return write_out(logit_op(x, eps=None if eps is None else float(eps)), out, "logit")
+
+
+tensor_method(_inplace_method(logit), "logit_")
 
 del _alias_name, _name
 
