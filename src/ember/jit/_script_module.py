@@ -53,6 +53,7 @@ from ._script import (
     _map_literals,
     _public_name,
 )
+from ._script_jumps import RESULT, jumps, lower_jumps
 from ._scripted import ScriptedModule
 from .frontend import NotSupportedError, UnsupportedNodeError
 
@@ -291,66 +292,15 @@ class _MethodCompiler(_Compiler):
                     orelse = s.orelse if _terminates(s.orelse) else s.orelse + rest
                     return self.returning_if(graph, test, body, orelse, env)
                 self.dynamic_if(graph, test, s.body, s.orelse, env)
-            elif isinstance(s, (ast.For, ast.While)) and _jumps(s.body):
-                statements[i:i + 1] = self.lower_jumps(s)
+            elif isinstance(s, (ast.For, ast.While)) and jumps(s.body):
+                number = self.unit.counter[0]
+                self.unit.counter[0] += 1
+                statements[i:i + 1] = lower_jumps(s, number, self.fail)
                 continue
             else:
                 self.statement(graph, s, env)
             i += 1
         return None
-
-    # ---------------------------------------------------------- break, continue, return in loops
-
-    def lower_jumps(self, loop):
-        """The loop rewritten without ``break``/``continue``/``return``, with flags: a
-        ``break`` sets the loop's break flag (tested by a ``while`` condition and guarding
-        each pass of a ``for``), a ``continue`` the pass's continue flag; statements after a
-        jump run under ``if not (break or continue)``; a ``return`` stores its value, breaks,
-        and is taken after the loop."""
-        if loop.orelse:
-            self.fail(loop, "a loop with an else clause")
-        number = self.unit.counter[0]
-        self.unit.counter[0] += 1
-        brk, cont = f"break_{number}_", f"continue_{number}_"
-        body = [_assign(cont, False),
-                ast.If(_not(_load(brk)), self.without_jumps(list(loop.body), brk, cont), [])]
-        if isinstance(loop, ast.While):
-            new = ast.While(ast.BoolOp(ast.And(), [_not(_load(brk)), loop.test]), body, [])
-        else:
-            new = ast.For(loop.target, loop.iter, body, [])
-        new.lineno = getattr(loop, "lineno", 0)
-        before, after = [_assign(brk, False)], []
-        if _jumps(loop.body, returns_only=True):
-            before += [_assign(_RETURNED, False), _assign(_RESULT, None)]
-            after = [ast.If(_load(_RETURNED), [ast.Return(_load(_RESULT))], [])]
-        return before + [new] + after
-
-    def without_jumps(self, statements, brk, cont):
-        out = []
-        for i, s in enumerate(statements):
-            rest = statements[i + 1:]
-            if isinstance(s, ast.Break):
-                return out + [_assign(brk, True)]
-            if isinstance(s, ast.Continue):
-                return out + [_assign(cont, True)]
-            if isinstance(s, ast.Return):
-                value = s.value if s.value is not None else ast.Constant(None)
-                return out + [ast.Assign([ast.Name(_RESULT, ast.Store())], value),
-                              _assign(_RETURNED, True), _assign(brk, True)]
-            if isinstance(s, (ast.For, ast.While)) and _jumps(s.body, returns_only=True):
-                *lowered, taken = self.lower_jumps(s)  # its return leaves this loop too
-                return out + lowered + self.without_jumps([taken] + rest, brk, cont)
-            if isinstance(s, ast.If) and (_jumps(s.body) or _jumps(s.orelse)):
-                out.append(ast.If(s.test, self.without_jumps(s.body, brk, cont),
-                                  self.without_jumps(s.orelse, brk, cont)))
-                if rest:
-                    guard = _not(ast.BoolOp(ast.Or(), [_load(brk), _load(cont)]))
-                    out.append(ast.If(guard, self.without_jumps(rest, brk, cont), []))
-                return out
-            if isinstance(s, ast.With) and _jumps(s.body):
-                self.fail(s, "break, continue or return inside a with block in a loop")
-            out.append(s)
-        return out
 
     def block(self, graph, statements, env):
         result = self.run(graph, statements, env)
@@ -480,7 +430,7 @@ class _MethodCompiler(_Compiler):
     def materialize(self, graph, env):
         """Turn literal constants of ``env`` into values (before a loop may rebind them)."""
         for name, v in list(env.items()):
-            if _is_const(v) and _is_literal(v[1]) and (v[1] is not None or name == _RESULT):
+            if _is_const(v) and _is_literal(v[1]) and (v[1] is not None or name == RESULT):
                 env[name] = self.value(graph, v)
 
     def branch_outputs(self, blocks, env):
@@ -904,37 +854,6 @@ def _scripting_flag(fn):
     from . import is_scripting, is_tracing
 
     return True if fn is is_scripting else False if fn is is_tracing else None
-
-
-_RETURNED, _RESULT = "returned_", "result_"
-
-
-def _load(name):
-    return ast.Name(name, ast.Load())
-
-
-def _not(expr):
-    return ast.UnaryOp(ast.Not(), expr)
-
-
-def _assign(name, value):
-    return ast.Assign([ast.Name(name, ast.Store())], ast.Constant(value))
-
-
-def _jumps(statements, returns_only=False):
-    """Whether ``statements`` break or continue this loop, or return (from any depth)."""
-    for s in statements:
-        if isinstance(s, (ast.Break, ast.Continue)) and not returns_only or \
-                isinstance(s, ast.Return):
-            return True
-        if isinstance(s, (ast.For, ast.While)) and _jumps(s.body, returns_only=True):
-            return True
-        if isinstance(s, ast.If) and (_jumps(s.body, returns_only)
-                                      or _jumps(s.orelse, returns_only)):
-            return True
-        if isinstance(s, ast.With) and _jumps(s.body, returns_only):
-            return True
-    return False
 
 
 def _terminates(statements):
