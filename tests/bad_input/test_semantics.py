@@ -248,3 +248,30 @@ def test_conv_transpose_of_an_empty_batch(dims, groups, stride):
     _same_outcome(
         lambda: getattr(torch.nn.functional, name)(t, tw, groups=groups, stride=stride),
         lambda: getattr(ember.nn.functional, name)(e, ew, groups=groups, stride=stride))
+
+
+@pytest.mark.parametrize("input_dtype", ["float32", "float64", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("target_dtype", ["float32", "int64", "bool", "complex64"])
+def test_kl_div_refuses_integral_and_complex_inputs(input_dtype, target_dtype):
+    (t, e), (tt, et) = _pair(seed=0), _pair(seed=1)
+    _same_outcome(
+        lambda: torch.nn.functional.kl_div(t.to(getattr(torch, input_dtype)),
+                                           tt.abs().to(getattr(torch, target_dtype)),
+                                           reduction="sum"),
+        lambda: ember.nn.functional.kl_div(e.to(getattr(ember, input_dtype)),
+                                           et.abs().to(getattr(ember, target_dtype)),
+                                           reduction="sum"))
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("missing", ["mean", "var", "both"])
+def test_norms_want_both_running_statistics_or_neither(training, missing):
+    t, e = _pair((2, 3, 4))
+    stats = {lib: (None if missing in ("mean", "both") else lib.zeros(3),
+                   None if missing in ("var", "both") else lib.ones(3))
+             for lib in (torch, ember)}
+    _same_outcome(lambda: torch.nn.functional.batch_norm(t, *stats[torch], training=training),
+                  lambda: ember.nn.functional.batch_norm(e, *stats[ember], training=training))
+    _same_outcome(
+        lambda: torch.nn.functional.instance_norm(t, *stats[torch], use_input_stats=training),
+        lambda: ember.nn.functional.instance_norm(e, *stats[ember], use_input_stats=training))

@@ -95,6 +95,22 @@ def _floating_operands(input, target, kernel):
     return input.to(dtype), target.to(dtype)
 
 
+def _floating_operands(input, target, kernel):
+    """``input`` and ``target`` broadcast and cast to their promoted dtype, which must be
+    floating: torch picks the loss ``kernel`` by that dtype and has none for the others.
+
+    Example::
+
+        >>> _floating_operands(ember.tensor([True]), ember.tensor([0.5]), "mse_cpu")[0]
+        tensor([1.])
+    """
+    input, target = broadcast_tensors(input, target)
+    dtype = dt.promote_types(input.dtype, target.dtype)
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SHORT[dtype.name]}\'')
+    return input.to(dtype), target.to(dtype)
+
+
 def _reduce(loss, reduction):
     if reduction == "mean":
         return loss.mean()
@@ -316,6 +332,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "behave the same as 'batchmean' in the next major release.",
                           stacklevel=2)
         mode = "sum" if reduction == "batchmean" else _check_reduction(reduction)
+    if input.dtype.is_complex or target.dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:

@@ -384,6 +384,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
                            "defined in evaluation mode")
+    _check_running_pair(running_mean, running_var)
     _check_mixed(input, weight, bias, running_mean, running_var)
     x = _compute(input, "batch_norm")
     if (training and weight is not None and bias is not None and input.numel()
@@ -399,6 +400,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     y = _normalize_channels(x, running_mean, running_var, weight, bias, training, momentum, eps,
                             dims, channels)
     return _finish(y, input)
+
+
+def _check_running_pair(running_mean, running_var):
+    """torch's ValueError for one running statistic without the other (training mode)."""
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be "
+                         "None")
 
 
 def _inference_only(x, running_mean, running_var, weight, bias):
@@ -443,6 +451,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     _check_channel_vector(bias, "bias", channels)
     _check_channel_vector(running_mean, "running_mean", channels)
     _check_channel_vector(running_var, "running_var", channels)
+    _check_running_pair(running_mean, running_var)
     _check_mixed(input, weight, bias, running_mean, running_var)
     x = _compute(input, "batch_norm")
     dims = tuple(range(2, input.ndim))
