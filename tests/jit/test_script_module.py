@@ -162,11 +162,25 @@ def make_models(lib):
                 x = x * 2
             return total, x
 
+    class Nested(nn.Module):
+        """A return from an inner loop leaves both loops; the inner loop breaks."""
+
+        def forward(self, x, n: int):
+            for i in range(n):
+                for j in range(n):
+                    if j > i:
+                        break
+                    x = x + j
+                    if x.sum() > 40:
+                        return x * 0 + i * 10 + j
+                x = x * 1.5
+            return x
+
     def stack():
         return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
                              nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16, 5), nn.Tanh())
 
-    return {"loop": LoopNet, "methods": WithMethods, "ignored": WithIgnored, "typed": Typed, "helpers": Helpers, "heads": Heads, "jumps": Jumps,
+    return {"loop": LoopNet, "methods": WithMethods, "ignored": WithIgnored, "typed": Typed, "helpers": Helpers, "heads": Heads, "jumps": Jumps, "nested": Nested,
             "stack": stack, "python_calls": python_calls}
 
 
@@ -309,10 +323,11 @@ def test_functions_no_grad_and_is_scripting_match_torch():
 @pytest.mark.parametrize("n", [0, 2, 5, 10])
 @pytest.mark.parametrize("value", [0.5, 3.0])
 def test_break_continue_and_return_in_loops_match_torch(n, value):
-    e_model, t_model = pair("jumps")
-    scripted, t_scripted = ember.jit.script(e_model), torch.jit.script(t_model)
-    (ex,), (tx,) = both(np.full(2, value, np.float32))
-    assert_same(scripted(ex, n), t_scripted(tx, n))
+    for name in ("jumps", "nested"):
+        e_model, t_model = pair(name)
+        scripted, t_scripted = ember.jit.script(e_model), torch.jit.script(t_model)
+        (ex,), (tx,) = both(np.full(2, value, np.float32))
+        assert_same(scripted(ex, n), t_scripted(tx, n))
 
 
 def test_module_dict_strings_and_optional_match_torch():
