@@ -170,3 +170,19 @@ def test_a_buffer_copy_is_ordered_with_the_kernels_around_it(strict):
     z = y * 3 - y  # a new pass, after the copy
     assert _runtime.runtime().pending > 0  # all still recorded, not submitted
     np.testing.assert_array_equal(z.cpu().numpy(), ((host * 2 + 1) * 3 - (host * 2 + 1)).numpy())
+
+
+@needs_gpu
+def test_params_of_equal_int_and_float_words_do_not_share_a_buffer(strict):
+    """The params cache keys by the words' values; 2.0 == 2 in Python, so floats are keyed by
+    their float32 bits: an int kernel after a float one with equal-looking words reads 2."""
+    import torch
+
+    for dtype in ("float32", "int32", "float32"):
+        values = _values(dtype, 4)[:8]
+        scalar = 2.0 if dtype == "float32" else 2
+        got = (ember.tensor(values, device="webgpu") * scalar).cpu().numpy()
+        np.testing.assert_array_equal(got, (torch.tensor(values) * scalar).numpy())
+    runtime = _runtime.runtime()
+    assert runtime.params([8, 2.0]) is not runtime.params([8, 2])
+    assert runtime.params([8, 2.0]) is runtime.params((8, 2.0))

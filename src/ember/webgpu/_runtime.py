@@ -14,6 +14,10 @@ from __future__ import annotations
 import os
 import threading
 
+import numpy as np
+
+from . import _kernels
+
 __all__ = ["WebGPUUnavailable", "runtime", "flush", "probe"]
 
 _INSTALL_HINT = ("ember's webgpu device needs the wgpu package and a GPU adapter (on Linux a "
@@ -106,6 +110,7 @@ class Runtime:
         self.pipelines = {}
         self.bind_groups = {}
         self.constants = {}  # parameter bytes -> a read-only buffer holding them
+        self.param_buffers = {}  # parameter words (ints) -> their constant buffer
         self.encoder = None
         self.compute = None  # the open compute pass: consecutive dispatches share it
         self.bound = None  # the pipeline set on the open pass
@@ -157,6 +162,27 @@ class Runtime:
             buffer = self.device.create_buffer_with_data(
                 data=data, usage=self.wgpu.BufferUsage.STORAGE)
             self.constants[data] = buffer
+        return buffer
+
+    def params(self, words):
+        """The constant buffer of the u32 ``words`` (ints; floats are stored as float32 bits),
+        looked up by the words themselves: converting them to bytes on every dispatch costs
+        more than the rest of recording a small kernel.
+
+        Example::
+
+            >>> runtime().params([3, 1, 2.5]) is runtime().params((3, 1, 2.5))
+            True
+        """
+        key = tuple(words)
+        if set(map(type, key)) != _ONLY_INTS:  # 2.0 == 2: floats are keyed by their bits
+            key = tuple(_kernels._float_bits(w) if isinstance(w, (float, np.floating)) else int(w)
+                        for w in key)
+        buffer = self.param_buffers.get(key)
+        if buffer is None:
+            if len(self.param_buffers) > 4096:
+                self.param_buffers.clear()
+            buffer = self.param_buffers[key] = self.constant(_kernels.params(key))
         return buffer
 
     # ------------------------------------------------------------ transfers
@@ -246,6 +272,9 @@ class Runtime:
                 self.compute = None
             encoder, self.encoder, self.pending = self.encoder, None, 0
             self.queue.submit([encoder.finish()])
+
+
+_ONLY_INTS = {int}
 
 
 def _bucket(nbytes):

@@ -521,7 +521,7 @@ def _groups(threads):
 
 def _run(source, out, inputs, words, threads):
     runtime = out.storage.runtime
-    buffers = [runtime.constant(K.params(words)), out.storage.buffer]
+    buffers = [runtime.params(words), out.storage.buffer]
     buffers += [x.storage.buffer for x in inputs]
     runtime.dispatch(source, buffers, _groups(threads))
 
@@ -841,7 +841,7 @@ def _promoted(operands):
 def _scalar_word(value, ct):
     """``value`` as a params word for compute type ``ct``, or None if it does not fit."""
     if ct == "f32":
-        return float(value)
+        return K._float_bits(float(value))  # an int: the params cache keys by int words
     if ct == "bool":
         return int(bool(value))
     if isinstance(value, float) and not float(value).is_integer():
