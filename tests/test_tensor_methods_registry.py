@@ -9,6 +9,7 @@ names are the yardstick for completeness.
 
 import ast
 import inspect
+import pathlib
 import pickle
 import sys
 
@@ -162,3 +163,105 @@ def test_python_2_spellings_and_item_deletion_as_torch():
         results[name] = (x.__div__(2).tolist(), y.tolist(), module.tensor(3.7).__long__(),
                          module.tensor(0.0).__nonzero__(), str(deleting.value))
     assert results["ember"] == results["torch"]
+
+
+def test_a_method_declared_over_a_typed_signature_is_the_checked_public_function():
+    # ``@tensor_method`` above ``@signature(...)``: Tensor.<name> runs the argument checks, and
+    # METHODS records the function the module exports, never the body the checker wraps
+    wrapped_inner = []
+    for name, function in METHODS.items():
+        layer = vars(sys.modules[function.__module__]).get(getattr(function, "__name__", ""))
+        while layer is not None and layer is not function:  # the module's layers, outside in
+            if "__ember_signature__" in vars(layer) and layer.__wrapped__ is function:
+                wrapped_inner.append(name)
+            layer = getattr(layer, "__wrapped__", None)
+    assert not wrapped_inner, wrapped_inner
+    with pytest.raises(TypeError) as method_error:
+        ember.ones(2).cumsum("0")
+    with pytest.raises(TypeError) as torch_error:
+        torch.ones(2).cumsum("0")
+    assert str(method_error.value) == str(torch_error.value)
+
+
+_INSTALLERS = {"tensor_method", "_tensor_method"}
+
+
+def _is_str(node):
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _name_variables(loop):
+    """The loop variables of ``loop`` that hold names, and whether the loop runs over a literal
+    table of name strings: ``for n in ("sum", "mean")`` gives ``{"n"}, True``; in ``for n, f in
+    (("abs", abs), ...)`` only ``n`` holds a name; a loop over anything else (``NAMES``,
+    ``table.items()``) may hold names in any of its variables."""
+    targets = [loop.target] if isinstance(loop.target, ast.Name) else list(
+        getattr(loop.target, "elts", []))
+    every = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    rows = getattr(loop.iter, "elts", None)
+    if not isinstance(loop.iter, (ast.Tuple, ast.List, ast.Set)) or not rows:
+        return every, False
+    if isinstance(loop.target, ast.Name):
+        return ({loop.target.id}, True) if all(map(_is_str, rows)) else (set(), False)
+    names = {target.id for i, target in enumerate(targets) if isinstance(target, ast.Name)
+             and all(isinstance(row, ast.Tuple) and len(row.elts) > i and _is_str(row.elts[i])
+                     for row in rows)}
+    return names, bool(names)
+
+
+def _looked_up_by_name(argument, names, over_strings):
+    """Whether ``argument`` finds a function from one of the loop variables ``names``:
+    ``getattr(module, name)``, ``namespace[name]``, or (looping over name strings) any call
+    given the name, such as ``_public(name)``."""
+    for node in ast.walk(argument):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr" and len(node.args) > 1
+                and isinstance(node.args[1], ast.Name) and node.args[1].id in names):
+            return True
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name)
+                and node.slice.id in names):
+            return True
+        if over_strings and isinstance(node, ast.Call) and any(
+                isinstance(a, ast.Name) and a.id in names for a in node.args):
+            return True
+    return False
+
+
+def _tables_of_method_names(source):
+    """The line numbers of ``tensor_method`` calls inside a loop that looks up the installed
+    function by a name string (the op-name tables issue 12 removed)."""
+    found = []
+    for loop in ast.walk(ast.parse(source)):
+        if not isinstance(loop, ast.For):
+            continue
+        names, over_strings = _name_variables(loop)
+        for node in ast.walk(loop):
+            if (isinstance(node, ast.Call) and node.args
+                    and getattr(node.func, "id", getattr(node.func, "attr", None)) in _INSTALLERS
+                    and _looked_up_by_name(node.args[0], names, over_strings)):
+                found.append(node.lineno)
+    return found
+
+
+def test_the_table_detector_finds_each_form_of_name_table():
+    tables = [
+        'for _name in ("sum", "mean"):\n    tensor_method(_public(_name), _name)\n',
+        'for name in NAMES:\n    tensor_method(getattr(module, name), name)\n',
+        'for _n, _u in (("add_", "add"),):\n    tensor_method(wrap(_u, getattr(T, _n)), _n)\n',
+        'def f():\n    for name in names:\n        _tensor_method(globals()[name], name)\n']
+    assert [_tables_of_method_names(source) for source in tables] == [[2], [2], [2], [3]]
+    declarations = [
+        '@tensor_method\ndef sum(input):\n    pass\n',
+        'for name, why in STUBS.items():\n    tensor_method(_stub(name, why), name)\n',
+        'for _fn in (a, b):\n    tensor_method(_fn, _fn.__name__)\n',
+        'for _n, _fn in (("add", add),):\n    tensor_method(operator(_fn, f"__{_n}__"), _n)\n']
+    assert [_tables_of_method_names(source) for source in declarations] == [[], [], [], []]
+
+
+def test_no_module_installs_tensor_methods_from_a_table_of_names():
+    # each method is declared at its function (``@tensor_method``); a loop over op names
+    # that looks each function up again is the table this test keeps from coming back
+    root = pathlib.Path(ember.__file__).parent
+    tables = {str(path.relative_to(root)): lines for path in sorted(root.rglob("*.py"))
+              if (lines := _tables_of_method_names(path.read_text(encoding="utf-8")))}
+    assert not tables, tables

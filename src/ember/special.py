@@ -380,10 +380,10 @@ _igammac.__doc__ = """The regularised upper incomplete gamma function ``1 - P(in
 gammainc = _igamma  # also ember.igamma
 gammaincc = _igammac  # also ember.igammac
 __all__ += ["gammainc", "gammaincc"]
-for _name, _fn in (("igamma", _igamma), ("igammac", _igammac)):
-    _tensor_method(_fn, _name)
-    _tensor_method(_pw._inplace_method(_fn), _name + "_")
-del _name, _fn
+_tensor_method(_igamma, "igamma")
+_tensor_method(_pw._inplace_method(_igamma), "igamma_")
+_tensor_method(_igammac, "igammac")
+_tensor_method(_pw._inplace_method(_igammac), "igammac_")
 
 
 # ---------------------------------------------------------------- orthogonal polynomials
