@@ -95,22 +95,6 @@ def _floating_operands(input, target, kernel):
     return input.to(dtype), target.to(dtype)
 
 
-def _floating_operands(input, target, kernel):
-    """``input`` and ``target`` broadcast and cast to their promoted dtype, which must be
-    floating: torch picks the loss ``kernel`` by that dtype and has none for the others.
-
-    Example::
-
-        >>> _floating_operands(ember.tensor([True]), ember.tensor([0.5]), "mse_cpu")[0]
-        tensor([1.])
-    """
-    input, target = broadcast_tensors(input, target)
-    dtype = dt.promote_types(input.dtype, target.dtype)
-    if not dtype.is_floating_point:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SHORT[dtype.name]}\'')
-    return input.to(dtype), target.to(dtype)
-
-
 def _reduce(loss, reduction):
     if reduction == "mean":
         return loss.mean()
