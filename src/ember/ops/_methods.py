@@ -63,11 +63,13 @@ def tensor_method(fn=None, name=None):
 
 def inplace_method(fn, name=None):
     """The in-place method ``x.<name>_(...)`` of the function ``fn``: ``fn(x, ...)`` written
-    back into ``x`` (``name`` defaults to ``fn.__name__``). Declare it under ``fn``::
+    back into ``x`` (``name`` defaults to ``fn.__name__``). Declare it under ``fn``, as
+    ``tensor_method(inplace_method(index_fill), "index_fill_")``::
 
-        >>> _ = tensor_method(inplace_method(ember.ops.index.index_fill), "index_fill_")
-        >>> ember.zeros(3).index_fill_(0, ember.tensor([1]), 5.0)
-        tensor([0., 5., 0.])
+        >>> index_fill_ = inplace_method(ember.ops.index.index_fill)
+        >>> x = ember.zeros(3)
+        >>> index_fill_(x, 0, ember.tensor([1]), 5.0) is x, x
+        (True, tensor([0., 5., 0.]))
     """
     name = name or fn.__name__
 
