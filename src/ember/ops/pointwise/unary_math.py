@@ -674,9 +674,9 @@ def _classify(name, real_fn, complex_fn, doc, example, deny="", errors=None, onn
         if a.dtype.kind in "biu":
             return real_fn(xp, None, a)
         return real_fn(xp, a, a)
-    unary(name, kernel, promote="keep", out_dtype="bool", low=False, deny=deny, errors=errors,
-          doc=doc, example=example, methods=False, onnx=onnx, opt_outs=opt_outs)
-    tensor_method(globals()[name], name)
+    tensor_method(unary(name, kernel, promote="keep", out_dtype="bool", low=False, deny=deny,
+                        errors=errors, doc=doc, example=example, methods=False, onnx=onnx,
+                        opt_outs=opt_outs), name)
 
 
 def _false(xp, a):
