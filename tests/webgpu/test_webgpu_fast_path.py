@@ -186,3 +186,24 @@ def test_params_of_equal_int_and_float_words_do_not_share_a_buffer(strict):
     runtime = _runtime.runtime()
     assert runtime.params([8, 2.0]) is not runtime.params([8, 2])
     assert runtime.params([8, 2.0]) is runtime.params((8, 2.0))
+
+
+@needs_gpu
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (3, 5, 7), (4, 8, 4), (9, 2, 13), (64, 33, 10)])
+def test_blocked_matmul_matches_torch_at_every_edge(m, k, n, strict):
+    """Each thread computes a 4x4 block of outputs: sizes that are not multiples of four,
+    transposed operands, broadcast batches and a vector operand against torch."""
+    import torch
+
+    rng = np.random.default_rng(m * 100 + n)
+    a = rng.normal(size=(2, m, k)).astype(np.float32)
+    b = rng.normal(size=(n, k)).astype(np.float32)
+    v = rng.normal(size=k).astype(np.float32)
+    cases = [lambda lib, a, b, v: a @ b.transpose(0, 1),  # a batch against one matrix
+             lambda lib, a, b, v: b @ a[1].T,  # both transposed views
+             lambda lib, a, b, v: lib.bmm(a, b.T.expand(2, k, n)),
+             lambda lib, a, b, v: a[:, ::2] @ v]  # every other row, times a vector
+    for case in cases:
+        got = case(ember, *(ember.tensor(x, device="webgpu") for x in (a, b, v)))
+        expected = case(torch, *(torch.tensor(x.copy()) for x in (a, b, v)))
+        np.testing.assert_allclose(got.cpu().numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)

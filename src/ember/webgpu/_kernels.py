@@ -403,32 +403,53 @@ def reduce_rows(kind):
 @functools.cache
 def matmul():
     """Batched float32 matmul with broadcast batch dims, reading both operands through their
-    strides (transposed views need no copy). One thread per output element.
+    strides (transposed views need no copy). One thread per 4x4 block of outputs: each step
+    of ``k`` loads four values of each operand for sixteen multiply-adds (one thread per
+    output loads two per multiply-add); each output still sums over ``k`` in order.
 
-    P = [count, M, N, K, nbatch, batch shape (4), a offset, a strides (batch 4, row, col),
-    b offset, b strides (batch 4, row, col)].
+    P = [threads (4x4 blocks), M, N, K, nbatch, batch shape (4), a offset, a strides (batch 4,
+    row, col), b offset, b strides (batch 4, row, col)].
     """
+    rows = "".join(f"    let ra{i} = oa + i32(min(row0 + {i}u, M - 1u)) * st(14u);\n"
+                   f"    let cb{i} = ob + i32(min(col0 + {i}u, N - 1u)) * st(22u);\n"
+                   for i in range(4))
+    step = "".join(f"        acc{i} = acc{i} + a.{xyzw} * b;\n"
+                   for i, xyzw in enumerate("xyzw"))
+    loads = ("        let a = vec4<f32>(" + ", ".join(
+        f"bitcast<f32>(A[u32(ra{i} + ka)])" for i in range(4)) + ");\n"
+        "        let b = vec4<f32>(" + ", ".join(
+            f"bitcast<f32>(B[u32(cb{i} + kb)])" for i in range(4)) + ");\n")
+    stores = "".join(f"    if (row0 + {i}u < M) {{ store_row(base + (row0 + {i}u) * N, col0, N, "
+                     f"acc{i}); }}\n" for i in range(4))
     return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
             "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
             "@group(0) @binding(2) var<storage, read> A: array<u32>;\n"
             "@group(0) @binding(3) var<storage, read> B: array<u32>;\n"
             "fn st(i: u32) -> i32 { return bitcast<i32>(P[i]); }\n"
+            "fn store_row(at: u32, col0: u32, N: u32, v: vec4<f32>) {\n"
+            "    for (var j = 0u; j < 4u; j = j + 1u) {\n"
+            "        if (col0 + j < N) { OUT[at + col0 + j] = bitcast<u32>(v[j]); }\n    }\n}\n"
             + _ENTRY +
             "    if (t >= P[0]) { return; }\n"
             "    let M = P[1]; let N = P[2]; let K = P[3];\n"
-            "    let col = t % N; let row = (t / N) % M; var batch = t / (M * N);\n"
+            "    let blocks_n = (N + 3u) / 4u; let blocks_m = (M + 3u) / 4u;\n"
+            "    let col0 = (t % blocks_n) * 4u; let row0 = ((t / blocks_n) % blocks_m) * 4u;\n"
+            "    var batch = t / (blocks_m * blocks_n);\n"
+            "    let base = batch * M * N;\n"
             "    var oa = st(9u); var ob = st(16u);\n"
             "    for (var d = i32(P[4]) - 1; d >= 0; d = d - 1) {\n"
             "        let size = P[5u + u32(d)];\n"
             "        let idx = i32(batch % size); batch = batch / size;\n"
             "        oa = oa + idx * st(10u + u32(d)); ob = ob + idx * st(17u + u32(d));\n    }\n"
-            "    oa = oa + i32(row) * st(14u); ob = ob + i32(col) * st(22u);\n"
+            + rows +
             "    let sa = st(15u); let sb = st(21u);\n"
-            "    var acc = 0.0;\n"
+            "    var acc0 = vec4<f32>(0.0); var acc1 = vec4<f32>(0.0);\n"
+            "    var acc2 = vec4<f32>(0.0); var acc3 = vec4<f32>(0.0);\n"
+            "    var ka = 0; var kb = 0;\n"
             "    for (var k = 0u; k < K; k = k + 1u) {\n"
-            "        acc = acc + bitcast<f32>(A[u32(oa + i32(k) * sa)]) * "
-            "bitcast<f32>(B[u32(ob + i32(k) * sb)]);\n    }\n"
-            "    OUT[t] = bitcast<u32>(acc);\n}\n")
+            + loads + step +
+            "        ka = ka + sa; kb = kb + sb;\n    }\n"
+            + stores + "}\n")
 
 
 def _index_value(binding, itemsize, position):

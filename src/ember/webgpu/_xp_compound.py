@@ -169,14 +169,15 @@ def matmul(a, b, out=None, **kwargs):
     result = _new(batch + (m, n), np.float32)
     if result.size:
         pad = [0] * (4 - len(batch))
-        words = ([result.size, m, n, k, len(batch)] + list(batch) + [1] * (4 - len(batch))
+        blocks = result.size // (m * n) * ((m + 3) // 4) * ((n + 3) // 4)  # 4x4 outputs each
+        words = ([blocks, m, n, k, len(batch)] + list(batch) + [1] * (4 - len(batch))
                  + [left.offset] + list(left.estrides[:-2]) + pad + list(left.estrides[-2:])
                  + [right.offset] + list(right.estrides[:-2]) + pad
                  + list(right.estrides[-2:]))
         if k == 0:
             result = zeros(result.shape, np.float32)
         else:
-            _run(K.matmul(), result, [left, right], words, result.size)
+            _run(K.matmul(), result, [left, right], words, blocks)
     if a.ndim == 1:
         result = squeeze(result, -2)
     if b.ndim == 1:
