@@ -688,8 +688,12 @@ def _discover(roots):
         for child, _ in node.next_functions:
             if child is None:
                 continue
-            dependencies[child] = dependencies.get(child, 0) + 1
-            if child not in seen:
+            count = dependencies.get(child)
+            if count is not None:  # reached before: it is in ``seen`` already
+                dependencies[child] = count + 1
+                continue
+            dependencies[child] = 1
+            if child not in seen:  # (a root is seen, and gets no count, until reached)
                 seen.add(child)
                 stack.append(child)
     return order, dependencies
@@ -817,11 +821,26 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 _pass_nothing(node, dependencies, buffers, ready)
                 continue
             if _profiling.recorder is None:
-                if plain_pass and not node._special:  # _execute's plain path, without a call
+                if plain_pass and not node._special:  # _execute's plain path, spelled out
                     input_grads = node._apply(grads)
                     if not retain_graph:
                         node._release()
-                    _pass_to_children(node, input_grads, None, buffers, dependencies, ready)
+                    # _pass_to_children(node, input_grads, None, ...), without its call
+                    for (child, nr), grad in zip(node.next_functions, input_grads):
+                        if child is None:
+                            continue
+                        if grad is not None:
+                            buf = buffers.get(child)
+                            if buf is None:
+                                buffers[child] = _new_buffer(child, nr, grad)
+                            elif buf[nr] is None:
+                                buf[nr] = grad
+                            else:
+                                buf[nr] = add_gradients(buf[nr], grad)
+                        waiting = dependencies[child] - 1
+                        dependencies[child] = waiting
+                        if waiting == 0:
+                            heapq.heappush(ready, (-child._seq, id(child), child))
                     continue
                 _execute(node, grads, inputs, targets, captured, needed, accumulate,
                          create_graph, retain_graph, buffers, dependencies, ready, stolen)
@@ -915,12 +934,23 @@ def _pass_to_children(node, input_grads, needed, buffers, dependencies, ready):
         if grad is not None and (needed is None or needed.get(child, False)):
             buf = buffers.get(child)
             if buf is None:
-                buf = buffers[child] = [None] * max(len(child._out_meta), 1)
-            buf[nr] = grad if buf[nr] is None else add_gradients(buf[nr], grad)
+                buffers[child] = _new_buffer(child, nr, grad)
+            else:
+                buf[nr] = grad if buf[nr] is None else add_gradients(buf[nr], grad)
         waiting = dependencies[child] - 1
         dependencies[child] = waiting
         if waiting == 0:
             heapq.heappush(ready, (-child._seq, id(child), child))
+
+
+def _new_buffer(node, nr, grad):
+    """The list of gradients ``node`` receives, one per output, holding ``grad`` at ``nr``."""
+    count = len(node._out_meta)
+    if count <= 1:
+        return [grad]
+    buf = [None] * count
+    buf[nr] = grad
+    return buf
 
 
 def _pass_nothing(node, dependencies, buffers, ready):
