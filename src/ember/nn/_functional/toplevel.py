@@ -484,6 +484,7 @@ def _reduced(loss, reduction):
     return loss
 
 
+@signature("kl_div(Tensor input, Tensor target, int reduction=0, bool log_target=False) -> Tensor")
 def kl_div(input, target, reduction=0, log_target=False):
     """The Kullback-Leibler divergence loss (``input`` holds log-probabilities); ``reduction``
     0 (the default) keeps every element, 1 averages, 2 sums.
@@ -498,6 +499,8 @@ def kl_div(input, target, reduction=0, log_target=False):
                     reduction)
 
 
+@signature("binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, "
+           "Tensor? pos_weight=None, int reduction=0) -> Tensor")
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     """Binary cross-entropy on logits (``reduction``: 0 none, the default; 1 mean; 2 sum).
 
@@ -511,6 +514,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
                                                  pos_weight=pos_weight)
 
 
+@signature("cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, "
+           "float margin=0.0, int reduction=0) -> Tensor")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     """``nn.functional.cosine_embedding_loss`` with an int ``reduction`` (default 0: none).
 
@@ -523,6 +528,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
                                       reduction=_reduction_name(reduction))
 
 
+@signature("hinge_embedding_loss(Tensor input, Tensor target, float margin=1.0, "
+           "int reduction=0) -> Tensor")
 def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     """``nn.functional.hinge_embedding_loss`` with an int ``reduction`` (default 0: none).
 
@@ -535,6 +542,8 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
                                      reduction=_reduction_name(reduction))
 
 
+@signature("margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, "
+           "int reduction=0) -> Tensor")
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     """``nn.functional.margin_ranking_loss`` with an int ``reduction`` (default 0: none).
 
