@@ -225,10 +225,23 @@ def operand_base(i):
 
 # how an elementwise kernel finds a buffer operand's element for output element ``i``
 ACCESS_INDEX = {
-    "strided": "offset_of(i, {base}u)",  # through the shape and strides (a division per dim)
+    "strided": "u32(o{j})",  # through the shape and strides (see _strided_offsets)
     "linear": "(P[{base}u] + i)",  # contiguous, of the output's shape: offset + i
     "single": "P[{base}u]",  # one element broadcast to every output element
 }
+
+
+def _strided_offsets(strided):
+    """WGSL setting ``o{j}``, the element of strided operand ``j`` for output element ``i``:
+    one division per dim, shared by all of them (the index is split into coordinates once)."""
+    lines = ["        var rem = i;\n"]
+    lines += [f"        var o{j} = bitcast<i32>(P[{operand_base(j)}u]);\n" for j in strided]
+    lines.append("        for (var d = i32(P[1]) - 1; d >= 0; d = d - 1) {\n"
+                 "            let size = P[2u + u32(d)];\n"
+                 "            let idx = i32(rem % size);\n            rem = rem / size;\n")
+    lines += [f"            o{j} = o{j} + idx * bitcast<i32>(P[{operand_base(j) + 1}u + u32(d)]);"
+              "\n" for j in strided]
+    return "".join(lines) + "        }\n"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -247,7 +260,7 @@ def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None, access=N
 
         >>> src = elementwise("a + b", (("buffer", 4, "f32"), ("buffer", 4, "f32")), "f32",
         ...                   "f32", 4, access=("linear", "single"))
-        >>> "offset_of(i" in src, "(P[10u] + i)" in src, "I3[P[19u]]" in src
+        >>> "rem % size" in src, "(P[10u] + i)" in src, "I3[P[19u]]" in src
         (False, True, True)
     """
     nbuf = sum(1 for kind, *_ in operands if kind == "buffer")
@@ -262,7 +275,8 @@ def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None, access=N
         if kind == "buffer":
             lines.append(f"@group(0) @binding({binding}) var<storage, read> I{binding}: "
                          f"array<u32>;\n")
-            index = ACCESS_INDEX[access[buffer_index]].format(base=operand_base(buffer_index))
+            index = ACCESS_INDEX[access[buffer_index]].format(base=operand_base(buffer_index),
+                                                              j=buffer_index)
             raw = load_element(f"I{binding}", itemsize, source, index)
             binding += 1
             buffer_index += 1
@@ -276,7 +290,10 @@ def elementwise(expr, operands, ct, out_ct, out_itemsize, expr_ct=None, access=N
                 raw = f"(P[{scalar_at}u] != 0u)"
             scalar_at += 1
         loads.append(f"        let {name} = {convert(raw, source, target)};\n")
-    lines.append((_INDEXING if "strided" in access else "") + I64_HELPERS + F16_HELPERS)
+    strided = [j for j, how in enumerate(access) if how == "strided"]
+    if strided:
+        loads.insert(0, _strided_offsets(strided))
+    lines.append(I64_HELPERS + F16_HELPERS)
     if out_itemsize == 8:  # an int64 result: two words per element
         value = expr if expr_ct is None else convert(f"({expr})", expr_ct, out_ct)
         lines.append(_ENTRY + "    let i = t;\n    if (i >= P[0]) { return; }\n")
