@@ -69,6 +69,7 @@ def get_device(input):
     return input.get_device()
 
 
+@tensor_method
 def is_same_size(input, other):
     """Whether two tensors have the same shape.
 
@@ -94,6 +95,7 @@ def is_signed(input):
     return input.is_signed()
 
 
+@tensor_method
 def is_inference(input):
     """Whether ``input`` is an inference tensor. ember does not mark the tensors made under
     ``inference_mode`` (they act as tensors made under ``no_grad``), so this is always False.
@@ -107,6 +109,7 @@ def is_inference(input):
     return False
 
 
+@tensor_method
 def is_nonzero(input):
     """The truth of a one-element tensor (``bool(input)``); torch's error for other sizes.
 
@@ -134,11 +137,6 @@ def detach(input):
     """
     require_tensor(input, "detach")
     return input.detach()
-
-
-tensor_method(is_same_size, "is_same_size")
-tensor_method(is_nonzero, "is_nonzero")
-tensor_method(is_inference, "is_inference")
 
 
 # ---------------------------------------------------------------- top-level in-place aliases
@@ -181,6 +179,7 @@ del _name
 # ---------------------------------------------------------------- Tensor methods torch has
 
 
+@tensor_method("fill_diagonal_")
 def _fill_diagonal_(self, fill_value, wrap=False):
     """Fill the main diagonal (all indices equal) with ``fill_value`` in place; a tall 2-D
     matrix with ``wrap=True`` starts the diagonal again every ``cols + 1`` rows.
@@ -202,6 +201,7 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     return self.masked_fill_(tensor(mask, device=self.device), fill_value)
 
 
+@tensor_method("tril_")
 def _tril_(self, diagonal=0):
     """:func:`ember.tril` in place.
 
@@ -217,6 +217,7 @@ def _tril_(self, diagonal=0):
     return inplace(tril, self, diagonal)
 
 
+@tensor_method("triu_")
 def _triu_(self, diagonal=0):
     """:func:`ember.triu` in place.
 
@@ -232,6 +233,7 @@ def _triu_(self, diagonal=0):
     return inplace(triu, self, diagonal)
 
 
+@tensor_method("conj_physical_")
 def _conj_physical_(self):
     """Conjugate this tensor's elements in place (a no-op for real tensors).
 
@@ -244,9 +246,3 @@ def _conj_physical_(self):
     from .ops.pointwise import conj_physical
 
     return inplace(conj_physical, self)
-
-
-tensor_method(_fill_diagonal_, "fill_diagonal_")
-tensor_method(_tril_, "tril_")
-tensor_method(_triu_, "triu_")
-tensor_method(_conj_physical_, "conj_physical_")

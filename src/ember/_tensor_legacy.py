@@ -108,6 +108,7 @@ BoolTensor = _LEGACY_TYPES["bool"]
 # ---------------------------------------------------------------- legacy and storage methods
 
 
+@tensor_method("new")
 def _new(self, *args, device=None):
     """The legacy constructor with this tensor's dtype and device: ``t.new(2, 3)`` is
     uninitialised memory of that size, ``t.new([1, 2])`` a tensor from data, ``t.new()`` an
@@ -127,6 +128,7 @@ def _check_resizable(self):
         raise RuntimeError("cannot resize variables that require grad")
 
 
+@tensor_method("resize_")
 def _resize_(self, *sizes, size=None, memory_format=None):
     """Give this tensor a new shape in place, keeping its memory where it is large enough
     (the elements are then the storage's, in row-major order) and allocating new memory
@@ -183,6 +185,7 @@ def _resized_array(self, shape, strides, numel):
                                            tuple(st * item for st in strides))
 
 
+@tensor_method("resize_as_")
 def _resize_as_(self, the_template, memory_format=None):
     """Resize this tensor in place to the shape of ``the_template`` (see ``resize_``).
 
@@ -208,6 +211,7 @@ def _resize_warned(self, sizes):
     return self.contiguous().view(shape)
 
 
+@tensor_method("resize")
 def _resize(self, *sizes):
     """The deprecated out-of-place resize: a reshaped alias when the number of elements stays
     (torch's rule), an error otherwise.
@@ -222,6 +226,7 @@ def _resize(self, *sizes):
     return _resize_warned(self, shape)
 
 
+@tensor_method("resize_as")
 def _resize_as(self, tensor):
     """The deprecated out-of-place ``resize_as``.
 
@@ -255,6 +260,7 @@ def _python_elementwise(self, name, fn, *others):
     return self
 
 
+@tensor_method("apply_")
 def _apply_(self, callable):
     """Replace every element ``x`` of this CPU tensor by ``callable(x)`` (a Python function
     on numbers; slow, for debugging).
@@ -267,6 +273,7 @@ def _apply_(self, callable):
     return _python_elementwise(self, "apply_", callable)
 
 
+@tensor_method("map_")
 def _map_(self, tensor, callable):
     """Replace every element ``x`` of this CPU tensor by ``callable(x, y)``, ``y`` the
     matching element of ``tensor`` (broadcast).
@@ -279,6 +286,7 @@ def _map_(self, tensor, callable):
     return _python_elementwise(self, "map_", callable, tensor)
 
 
+@tensor_method("map2_")
 def _map2_(self, x, y, callable):
     """Replace every element ``a`` of this CPU tensor by ``callable(a, b, c)``, ``b`` and
     ``c`` the matching elements of ``x`` and ``y``.
@@ -291,6 +299,7 @@ def _map2_(self, x, y, callable):
     return _python_elementwise(self, "map2_", callable, x, y)
 
 
+@tensor_method("as_subclass")
 def _as_subclass(self, cls):
     """This tensor as an instance of the Tensor subclass ``cls``: the same memory and the
     same place in the autograd graph.
@@ -311,20 +320,10 @@ def _as_subclass(self, cls):
     return alias
 
 
-tensor_method(_new, "new")
-tensor_method(_resize_, "resize_")
-tensor_method(_resize_as_, "resize_as_")
-tensor_method(_resize, "resize")
-tensor_method(_resize_as, "resize_as")
-tensor_method(_apply_, "apply_")
-tensor_method(_map_, "map_")
-tensor_method(_map2_, "map2_")
-tensor_method(_as_subclass, "as_subclass")
-
-
 # ---------------------------------------------------------------- sparse hooks (ember.sparse)
 
 
+@tensor_method("to_sparse")
 def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """This tensor as a sparse COO tensor of its nonzero elements (the leading ``sparse_dim``
     dims sparse, the rest dense), or as CSR/CSC with ``layout=``.
@@ -345,6 +344,7 @@ def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     return dense_to_sparse(self, sparse_dim)
 
 
+@tensor_method("to_sparse_csr")
 def _to_sparse_csr(self, dense_dim=None):
     """This 2-D tensor in compressed sparse row (CSR) form.
 
@@ -356,6 +356,7 @@ def _to_sparse_csr(self, dense_dim=None):
     return _to_sparse(self, layout=sparse_csr)
 
 
+@tensor_method("to_sparse_csc")
 def _to_sparse_csc(self, dense_dim=None):
     """This 2-D tensor in compressed sparse column (CSC) form.
 
@@ -367,6 +368,7 @@ def _to_sparse_csc(self, dense_dim=None):
     return _to_sparse(self, layout=sparse_csc)
 
 
+@tensor_method("sparse_mask")
 def _sparse_mask(self, mask):
     """This dense tensor's elements at the specified positions of the sparse COO ``mask``,
     as a sparse tensor with ``mask``'s pattern.
@@ -382,6 +384,7 @@ def _sparse_mask(self, mask):
     return sparse_mask(self, mask)
 
 
+@tensor_method("to_sparse_coo")
 def _to_sparse_coo(self):
     """``to_sparse()`` with every dim sparse.
 
@@ -393,6 +396,7 @@ def _to_sparse_coo(self):
     return _to_sparse(self)
 
 
+@tensor_method("to_dense")
 def _to_dense(self, dtype=None, *, masked_grad=None):
     """A dense tensor is its own dense form (cast to ``dtype`` if given).
 
@@ -405,11 +409,5 @@ def _to_dense(self, dtype=None, *, masked_grad=None):
     return self if dtype is None else self.to(dtype)
 
 
-tensor_method(_to_sparse, "to_sparse")
-tensor_method(_to_sparse_coo, "to_sparse_coo")
-tensor_method(_to_sparse_csr, "to_sparse_csr")
-tensor_method(_to_sparse_csc, "to_sparse_csc")
-tensor_method(_sparse_mask, "sparse_mask")
 tensor_method(property(lambda self: False, doc="False: a dense tensor is not CSR."),
               "is_sparse_csr")
-tensor_method(_to_dense, "to_dense")

@@ -774,6 +774,7 @@ overlap_add.defbatch(batching.trailing_dims)
 overlap_add.opt_out("onnx", "not mapped yet (istft's overlap-add; composable from ONNX operators)")
 
 
+@_tensor_method
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
          align_to_window=None):
@@ -856,6 +857,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     return y
 
 
+@_tensor_method
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           normalized=False, onesided=None, length=None, return_complex=False):
     """The inverse short-time Fourier transform (least-squares overlap-add of the inverse DFTs
@@ -941,5 +943,3 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     return y
 
 
-_tensor_method(stft, "stft")
-_tensor_method(istft, "istft")

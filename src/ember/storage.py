@@ -915,6 +915,7 @@ def is_storage(obj):
 # ---------------------------------------------------------------- Tensor methods
 
 
+@_tensor_method("untyped_storage")
 def _untyped_storage(self):
     """The memory behind this tensor, as bytes (writes through it change the tensor).
 
@@ -926,11 +927,13 @@ def _untyped_storage(self):
     return UntypedStorage._of_tensor(self)
 
 
+@_tensor_method
 def _typed_storage(self):
     """The memory behind this tensor seen with its dtype, without the deprecation warning."""
     return TypedStorage._wrap(UntypedStorage._of_tensor(self), self.dtype)
 
 
+@_tensor_method("storage")
 def _storage(self):
     """The memory behind this tensor as a :class:`TypedStorage` of its dtype (deprecated, as in
     torch: warns once).
@@ -945,6 +948,7 @@ def _storage(self):
     return _typed_storage(self)
 
 
+@_tensor_method("storage_type")
 def _storage_type(self):
     """The legacy storage class of this tensor's dtype.
 
@@ -971,6 +975,7 @@ def _set_type_error(args):
                      f"expected one of:\n{_SET_SIGNATURES}")
 
 
+@_tensor_method("set_")
 def _set_(self, source=None, storage_offset=0, size=None, stride=None):
     """Make this tensor look at the memory of ``source`` (a storage or a tensor) with the
     given ``storage_offset`` (in elements), ``size`` and ``stride``; with a tensor and nothing
@@ -1061,10 +1066,3 @@ def _set_geometry(self, storage, storage_offset, size, stride):
     elements = storage._bytes[:storage.nbytes() // item * item].view(self._data.dtype)
     self._data = xp.lib.stride_tricks.as_strided(elements[offset:], shape,
                                                  tuple(s * item for s in strides))
-
-
-_tensor_method(_untyped_storage, "untyped_storage")
-_tensor_method(_typed_storage, "_typed_storage")
-_tensor_method(_storage, "storage")
-_tensor_method(_storage_type, "storage_type")
-_tensor_method(_set_, "set_")

@@ -105,6 +105,7 @@ def _shared_buffer_of(array):
     return None
 
 
+@_tensor_method
 def is_shared(tensor):
     """Whether ``tensor``'s memory is in shared memory."""
     if tensor._device.type != "cpu":
@@ -112,6 +113,7 @@ def is_shared(tensor):
     return _shared_buffer_of(tensor._data) is not None
 
 
+@_tensor_method
 def share_memory_(tensor):
     """Move ``tensor``'s storage into shared memory (in place; the view geometry is kept).
 
@@ -206,8 +208,6 @@ def _register_reducers():
 
 
 _register_reducers()
-_tensor_method(share_memory_, "share_memory_")
-_tensor_method(is_shared, "is_shared")
 
 
 # ---------------------------------------------------------------- spawn

@@ -132,6 +132,7 @@ def _fill_derivative(ctx, grad, *, value):
     return (None,)
 
 
+@tensor_method("copy_")
 def _copy_(self, src, non_blocking=False):
     """Copy ``src`` into this tensor in place (broadcast, cast, moved across devices).
 
@@ -191,6 +192,7 @@ def _partial_overlap(a, b):
         return True
 
 
+@tensor_method("fill_")
 def _fill_(self, value):
     """Fill this tensor with ``value`` (a number or a 0-dim tensor) in place.
 
@@ -228,6 +230,7 @@ def _checked_fill_value(value, dtype):
     return value
 
 
+@tensor_method("zero_")
 def _zero_(self):
     """Fill this tensor with zeros in place.
 
@@ -248,11 +251,6 @@ def fill(input, value):
         tensor([3., 3.])
     """
     return _fill_(input.clone(), value)
-
-
-tensor_method(_copy_, "copy_")
-tensor_method(_fill_, "fill_")
-tensor_method(_zero_, "zero_")
 
 
 # ---------------------------------------------------------------- copies and casts
@@ -285,6 +283,7 @@ def _clone_derivative(ctx, grad, **_):
 clone_op.defjvp(_forward_ad.linear_jvp(clone_op))
 
 
+@tensor_method
 def clone(input, *, memory_format=None):
     """A copy of ``input`` with its own memory, still connected to the graph.
 
@@ -373,6 +372,7 @@ def _move(input, device, dtype):
     return result
 
 
+@tensor_method
 def contiguous(input, memory_format=None):
     """``input`` itself if contiguous (in ``memory_format``: by default row-major), else a
     copy that is.
@@ -392,11 +392,6 @@ def contiguous(input, memory_format=None):
     if input.is_contiguous(memory_format=memory_format):
         return input
     return clone_op(input, memory_format=fmt)
-
-
-tensor_method(clone, "clone")
-tensor_method(contiguous, "contiguous")
-
 
 
 # Fusion (``ops/_fusion.py``): copies and casts (the memory layout or dtype is their point)

@@ -77,6 +77,7 @@ def _cpu_fill(self, make):
     return _arrange(values, shape, _memory_order(self._data))
 
 
+@tensor_method("uniform_")
 def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     """Fill with uniform numbers in ``[from, to)``.
 
@@ -98,6 +99,7 @@ def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
                                         _memory_order(self._data)))
 
 
+@tensor_method("normal_")
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with normal numbers of the given ``mean`` and ``std``.
 
@@ -116,6 +118,7 @@ def _normal_(self, mean=0.0, std=1.0, *, generator=None):
                                          _memory_order(self._data), self.is_contiguous()))
 
 
+@tensor_method("random_")
 def _random_(self, *args, generator=None, **kwargs):
     """Fill with random integers: ``random_()`` over the dtype's exact range,
     ``random_(to)`` in ``[0, to)``, ``random_(from, to)`` in ``[from, to)``.
@@ -156,6 +159,7 @@ def _random_(self, *args, generator=None, **kwargs):
     return _overwrite(self, _arrange(values, shape, order))
 
 
+@tensor_method("exponential_")
 def _exponential_(self, lambd=1.0, *, generator=None):
     """Fill with exponential numbers of rate ``lambd``.
 
@@ -178,6 +182,7 @@ def _exponential_(self, lambd=1.0, *, generator=None):
     return _overwrite(self, _cpu_fill(self, lambda n: draws.exponential(n, lambd)))
 
 
+@tensor_method("geometric_")
 def _geometric_(self, p, *, generator=None):
     """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...).
 
@@ -199,6 +204,7 @@ def _geometric_(self, p, *, generator=None):
     return _overwrite(self, _cpu_fill(self, lambda n: draws.geometric(n, p)))
 
 
+@tensor_method("cauchy_")
 def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with Cauchy numbers of the given ``median`` and scale ``sigma``.
 
@@ -221,6 +227,7 @@ def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     return _overwrite(self, _cpu_fill(self, lambda n: draws.cauchy(n, median, sigma)))
 
 
+@tensor_method("log_normal_")
 def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """Fill with ``exp(N(mean, std))`` numbers.
 
@@ -245,6 +252,7 @@ def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     return _overwrite(self, draws.xp.exp(z * std + mean))
 
 
+@tensor_method("bernoulli_")
 def _bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 0/1 draws, 1 with probability ``p`` (a number or a broadcastable tensor).
 
@@ -281,13 +289,5 @@ def _bernoulli_(self, p=0.5, *, generator=None):
                                               order=_memory_order(self._data)))
 
 
-tensor_method(_uniform_, "uniform_")
-tensor_method(_normal_, "normal_")
-tensor_method(_random_, "random_")
-tensor_method(_exponential_, "exponential_")
-tensor_method(_geometric_, "geometric_")
-tensor_method(_cauchy_, "cauchy_")
-tensor_method(_log_normal_, "log_normal_")
-tensor_method(_bernoulli_, "bernoulli_")
 tensor_method(bernoulli, "bernoulli")
 tensor_method(multinomial, "multinomial")

@@ -437,6 +437,7 @@ def _new_factory(fill, name):
     return new
 
 
+@tensor_method("new_full")
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
               layout=None, pin_memory=False):
     """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device.
@@ -450,6 +451,7 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
                     device or self._device, requires_grad, None, "new_full")
 
 
+@tensor_method("new_empty_strided")
 def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
                        layout=None, pin_memory=False):
     """:func:`empty_strided` with this tensor's dtype and device by default.
@@ -466,8 +468,6 @@ def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_
 tensor_method(_new_factory(0, "new_zeros"), "new_zeros")
 tensor_method(_new_factory(1, "new_ones"), "new_ones")
 tensor_method(_new_factory(None, "new_empty"), "new_empty")
-tensor_method(_new_full, "new_full")
-tensor_method(_new_empty_strided, "new_empty_strided")
 
 
 # ---------------------------------------------------------------- ranges
@@ -934,6 +934,7 @@ def vander(x, N=None, increasing=False):
     return powers if increasing else powers.flip(1)
 
 
+@tensor_method
 def diagflat(input, offset=0):
     """A 2-D matrix with the flattened ``input`` on diagonal ``offset``, zeros elsewhere.
 
@@ -949,9 +950,6 @@ def diagflat(input, offset=0):
     from .linalg import diag
 
     return diag(input.reshape(-1), offset)
-
-
-tensor_method(diagflat, "diagflat")
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):

@@ -238,6 +238,7 @@ def _histogram_counts(points, edges, weight):
         .astype(np.float64)
 
 
+@tensor_method("cov")
 def _cov_method(self, *, correction=1, fweights=None, aweights=None):
     """:func:`ember.cov` of this tensor.
 
@@ -250,6 +251,7 @@ def _cov_method(self, *, correction=1, fweights=None, aweights=None):
     return cov(self, correction=correction, fweights=fweights, aweights=aweights)
 
 
+@tensor_method("corrcoef")
 def _corrcoef_method(self):
     """:func:`ember.corrcoef` of this tensor.
 
@@ -260,7 +262,3 @@ def _corrcoef_method(self):
                 [-1.,  1.]])
     """
     return corrcoef(self)
-
-
-tensor_method(_cov_method, "cov")
-tensor_method(_corrcoef_method, "corrcoef")

@@ -615,6 +615,7 @@ __all__ += ["selu", "selu_", "celu", "celu_", "rrelu", "rrelu_", "threshold", "t
             "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss"]
 
 
+@tensor_method("prelu")
 def _prelu_method(self, weight):
     """:func:`ember.prelu` of this tensor.
 
@@ -624,10 +625,6 @@ def _prelu_method(self, weight):
         tensor([-0.5000,  2.0000])
     """
     return _F().prelu(self, weight)
-
-
-
-tensor_method(_prelu_method, "prelu")
 
 
 def _affine(x, weight, bias):
@@ -795,7 +792,6 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     extras = _embedding_bag_bookkeeping(flat, weight, offsets, name, padding_idx,
                                         include_last_offset)
     return (output,) + extras
-
 
 
 __all__ += ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "grid_sampler",

@@ -70,7 +70,6 @@ def _div_step_grad(xp, g, args, out, wants):
     return (grad_a if wants[0] else None), grad_b
 
 
-
 @defop("add", meta=_same_shape_meta, save_inputs=False, kind="pointwise-binary",
        fuse=Fusion("add", accepts=unit_alpha, grad=_add_step_grad))
 def add_op(xp, a, b, *, alpha=1):
@@ -713,6 +712,7 @@ tensor_method(_inplace_method(addcdiv), "addcdiv_")
 # ---------------------------------------------------------------- rsub, ldexp, frexp
 
 
+@tensor_method
 def ldexp(input, other, *, out=None):
     """``input * 2 ** other``, in floating point (integer inputs give the default dtype).
 
@@ -730,15 +730,12 @@ def ldexp(input, other, *, out=None):
     return write_out(result, out, "ldexp")
 
 
-tensor_method(ldexp, "ldexp")
-
-
+@tensor_method("ldexp_")
 def _ldexp_(self, other):
     return inplace(ldexp, self, other)
 
 
 _ldexp_.__name__, _ldexp_.__doc__ = "ldexp_", "In-place version of :func:`ldexp`."
-tensor_method(_ldexp_, "ldexp_")
 
 
 _frexp_result = _return_types.frexp
@@ -765,6 +762,7 @@ def _frexp_derivative(ctx, grad, grad_exponent):
     return (grad / exponent.to(grad.dtype).exp2(),)
 
 
+@tensor_method
 def frexp(input, *, out=None):
     """Split ``input`` into a mantissa in ``[0.5, 1)`` (in magnitude) and an int32 exponent
     with ``input = mantissa * 2 ** exponent``; a named tuple ``(mantissa, exponent)``.
@@ -783,9 +781,6 @@ def frexp(input, *, out=None):
         write_out(exponent, out[1], "frexp")
         mantissa, exponent = out
     return _frexp_result(mantissa, exponent)
-
-
-tensor_method(frexp, "frexp")
 
 
 def rsub(input, other, *, alpha=1):

@@ -218,6 +218,7 @@ def _heaviside_kernel(xp, a, b):
     return xp.where(a == 0, b, (a > 0).astype(a.dtype))
 
 
+@tensor_method
 def heaviside(input, values, *, out=None):
     """The Heaviside step: 0 below zero, 1 above, ``values`` at zero.
 
@@ -239,7 +240,6 @@ def heaviside(input, values, *, out=None):
 heaviside_op = Op("heaviside", _heaviside_kernel, meta=_same_shape_meta, kind="pointwise-binary",
                   opt_outs=_NOT_MAPPED)
 heaviside_op.defderivative(_not_differentiable("heaviside"))
-tensor_method(heaviside, "heaviside")
 tensor_method(_inplace_method(heaviside), "heaviside_")
 
 

@@ -425,6 +425,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return write_out(norm_op(input, p=p, dims=dims, keepdim=keepdim), out, "norm")
 
 
+@tensor_method
 @signature("renorm(Tensor input, Scalar p, int dim, Scalar maxnorm, *, Tensor? out=None) -> Tensor")
 def renorm(input, p, dim, maxnorm, *, out=None):
     """Rescale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` to norm
@@ -463,6 +464,7 @@ def _type_word(dtype):
     return _short_name(dtype)
 
 
+@tensor_method("renorm_")
 def _renorm_(self, p, dim, maxnorm):
     return inplace(renorm, self, p, dim, maxnorm)
 
@@ -470,6 +472,7 @@ def _renorm_(self, p, dim, maxnorm):
 _renorm_.__name__, _renorm_.__doc__ = "renorm_", "In-place version of :func:`renorm`."
 
 
+@tensor_method
 def dist(input, other, p=2):
     """The ``p``-norm of ``input - other`` (broadcast), as a 0-dim tensor.
 
@@ -489,8 +492,3 @@ def dist(input, other, p=2):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
                            f"Got {_type_word(difference.dtype)} instead.")
     return norm(difference, p)
-
-
-tensor_method(renorm, "renorm")
-tensor_method(_renorm_, "renorm_")
-tensor_method(dist, "dist")

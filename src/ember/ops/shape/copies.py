@@ -127,6 +127,7 @@ def _unguarded(views):
     return views
 
 
+@tensor_method
 @signature("unsafe_split(Tensor input, SymInt split_size, int dim=0) -> Tensor[]")
 def unsafe_split(input, split_size, dim=0):
     """:func:`split` whose results may be changed in place even while autograd records.
@@ -139,6 +140,7 @@ def unsafe_split(input, split_size, dim=0):
     return _unguarded(split(input, split_size, dim))
 
 
+@tensor_method
 @signature("unsafe_split_with_sizes(Tensor input, SymInt[] split_sizes, int dim=0) -> Tensor[]")
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
     """:func:`split_with_sizes` whose results may be changed in place.
@@ -151,6 +153,7 @@ def unsafe_split_with_sizes(input, split_sizes, dim=0):
     return _unguarded(split_with_sizes(input, split_sizes, dim))
 
 
+@tensor_method
 def unsafe_chunk(input, chunks, dim=0):
     """:func:`chunk` whose results may be changed in place.
 
@@ -162,7 +165,4 @@ def unsafe_chunk(input, chunks, dim=0):
     return _unguarded(chunk(input, chunks, dim))
 
 
-tensor_method(unsafe_split, "unsafe_split")
-tensor_method(unsafe_split_with_sizes, "unsafe_split_with_sizes")
-tensor_method(unsafe_chunk, "unsafe_chunk")
 del _name, _view_name, _fn, _example
