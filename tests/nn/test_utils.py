@@ -97,6 +97,27 @@ def test_clip_grad_norm_after_backward_on_a_model():
     assert norm == pytest.approx(0.3, rel=1e-4)
 
 
+@pytest.mark.parametrize("max_norm", [0.5, 1e9])
+def test_clip_grad_norm_large_gradients_and_versions(max_norm):
+    """The one-pass 2-norm on model-sized gradients (and a mixed-dtype list, which takes the
+    general path): torch's total, scaled gradients and version counters, also when the
+    coefficient is exactly 1."""
+    shapes = [(256, 128), (512,), (128, 512), (64, 3, 3, 3), ()]
+    e_params, t_params = _params_with_grads(shapes, seed=3, scale=0.1)
+    e_versions = [p.grad._version for p in e_params]
+    t_versions = [p.grad._version for p in t_params]
+    assert_same(nn.utils.clip_grad_norm_(e_params, max_norm),
+                torch.nn.utils.clip_grad_norm_(t_params, max_norm), rtol=1e-6, atol=0)
+    for e, t in zip(e_params, t_params):
+        assert_same(e.grad, t.grad, rtol=1e-6, atol=1e-9)
+    assert ([p.grad._version - v for p, v in zip(e_params, e_versions)]
+            == [p.grad._version - v for p, v in zip(t_params, t_versions)])
+    e_mixed, t_mixed = _params_with_grads([(4, 5)], seed=4)
+    e64, t64 = _params_with_grads([(3,)], seed=5, dtype=np.float64)
+    assert_same(nn.utils.get_total_norm([e_mixed[0].grad, e64[0].grad]),
+                torch.nn.utils.get_total_norm([t_mixed[0].grad, t64[0].grad]))
+
+
 def test_clip_grad_norm_deprecated_alias():
     e_params, t_params = _params_with_grads(SHAPES)
     with pytest.warns(FutureWarning):

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
+from ..._device import CPU
 from ..._tensor import Tensor, tensor
 from ...autograd.grad_mode import no_grad
 from ...linalg import vector_norm
@@ -29,6 +32,41 @@ def _grads(parameters):
     return [p.grad for p in _tensors(parameters) if p.grad is not None]
 
 
+def _plain_cpu_arrays(tensors):
+    """The float32/float64 arrays of ``tensors`` when every one is a plain dense CPU tensor
+    (no subclass, no shard, writable) of one dtype, else ``None``: the case the one-pass
+    2-norm and the in-place scaling serve."""
+    arrays = []
+    for t in tensors:
+        if (type(t) is not Tensor or t._device is not CPU or getattr(t, "_spec", None) is not None
+                or not t._data.flags.writeable):
+            return None
+        arrays.append(t._data)
+    dtypes = {a.dtype for a in arrays}
+    if len(dtypes) != 1 or dtypes.pop() not in (np.float32, np.float64):
+        return None
+    return arrays
+
+
+def _two_norm(array):
+    """``sqrt(sum(array ** 2))`` in one pass over the memory (a BLAS dot product)."""
+    flat = array.reshape(-1)
+    return np.sqrt(np.dot(flat, flat))
+
+
+def _total_two_norm(arrays):
+    """The 2-norm of the per-array 2-norms, each rounded to the arrays' dtype as torch's
+    stacked norms are.
+
+    Example::
+
+        >>> float(_total_two_norm([np.array([3.], np.float32), np.array([4.], np.float32)]))
+        5.0
+    """
+    norms = np.array([_two_norm(a) for a in arrays], dtype=arrays[0].dtype)
+    return tensor(_two_norm(norms))
+
+
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The ``norm_type``-norm of all ``tensors`` together (as if concatenated).
 
@@ -41,6 +79,11 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if len(tensors) == 0:
         return tensor(0.0)
+    arrays = _plain_cpu_arrays(tensors) if norm_type == 2.0 else None
+    if arrays is not None:
+        total = _total_two_norm(arrays)
+        _check_finite(total, norm_type, error_if_nonfinite)
+        return total
     with no_grad():
         norms = [vector_norm(t, norm_type) for t in tensors]
         if any(getattr(t, "_spec", None) is not None for t in tensors):
@@ -52,12 +95,16 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         else:
             device = norms[0].device
             total = vector_norm(stack([n.to(device) for n in norms]), norm_type)
+    _check_finite(total, norm_type, error_if_nonfinite)
+    return total
+
+
+def _check_finite(total, norm_type, error_if_nonfinite):
     if error_if_nonfinite and not bool(total.isfinite()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` "
                            "is non-finite, so it cannot be clipped. To disable this error and "
                            "scale the gradients by the non-finite norm anyway, set "
                            "`error_if_nonfinite=False`")
-    return total
 
 
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
@@ -76,8 +123,21 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     max_norm = float(max_norm)
     with no_grad():
         coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(coef.to(g.device))
+        arrays = _plain_cpu_arrays(grads) if total_norm.device == CPU else None
+        if arrays is None:
+            for g in grads:
+                g.mul_(coef.to(g.device))
+            return
+        _scale_in_place(grads, arrays, coef._data.astype(arrays[0].dtype))
+
+
+def _scale_in_place(grads, arrays, coef):
+    """``g *= coef`` for each gradient, skipping the multiply when ``coef`` is exactly 1 (the
+    values would not change); every gradient's version advances as after ``mul_``."""
+    for g, array in zip(grads, arrays):
+        if coef != 1:
+            np.multiply(array, coef, out=array)
+        g._vc[0] += 1
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
