@@ -18,7 +18,7 @@ from .._operands import (
     broadcast_shapes,
     scalar_tensor,
 )
-from .._registry import Op, defop, inplace, write_out
+from .._registry import Op, _short_name, defop, inplace, write_out
 from .._signature import signature
 from .._util import scalar
 from .._vmap_rules import batching
@@ -574,6 +574,26 @@ def float_power(input, exponent, *, out=None):
                            f"operation's result requires dtype {dtype}")
     a, b = binary_operands(input, exponent, dtype=dtype)
     return write_out(pow_op(a, b), out, "float_power")
+
+
+@tensor_method("float_power_")
+def _float_power_(self, exponent):
+    """``x.float_power_(exponent)``: :func:`float_power` written into ``x``, which must already
+    have the result's dtype (float64, or complex128), as torch requires.
+
+    Example::
+
+        >>> ember.tensor([2.0], dtype=ember.float64).float_power_(2)
+        tensor([4.], dtype=ember.float64)
+    """
+    complex_ = self.dtype.is_complex or (exponent.dtype.is_complex if isinstance(
+        exponent, Tensor) else isinstance(exponent, complex))
+    dtype = dt.complex128 if complex_ else dt.float64
+    if self.dtype is not dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_short_name(self.dtype)} "
+                           f"but the operation's result requires dtype {_short_name(dtype)}")
+    return inplace(float_power, self, exponent)
+
 
 
 # ---------------------------------------------------------------- lerp, addcmul, addcdiv

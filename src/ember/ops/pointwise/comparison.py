@@ -164,6 +164,20 @@ def where(condition, input=None, other=None, *, out=None):
     return write_out(where_op(condition, a, b), out, "where")
 
 
+@tensor_method("where")
+def _where_method(self, condition, other):
+    """``x.where(condition, y)``: :func:`where` with ``x`` where ``condition`` holds, ``y``
+    elsewhere.
+
+    Example::
+
+        >>> ember.tensor([1, 2]).where(ember.tensor([True, False]), 0)
+        tensor([1, 0])
+    """
+    return where(condition, self, other)
+
+
+
 def _select_derivative(pick_first):
     def derivative(ctx, grad):
         a, b = ctx.inputs

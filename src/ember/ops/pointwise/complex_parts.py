@@ -155,6 +155,9 @@ def real(input):
     return real_op(input) if input._data.dtype.kind == "c" else input
 
 
+tensor_method(property(real), "real")
+
+
 @signature("imag(Tensor input) -> Tensor")
 def imag(input):
     """The imaginary part of a complex tensor, as a view.
@@ -167,6 +170,9 @@ def imag(input):
     if input._data.dtype.kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return imag_op(input)
+
+
+tensor_method(property(imag), "imag")
 
 
 def _view_as_real_meta(a):

@@ -4,7 +4,6 @@ into ``x`` when nothing records), the reflected and in-place forms, comparisons,
 
 from __future__ import annotations
 
-from ... import _dtype as dt
 from ..._tensor import Tensor, _trace_state
 from ...autograd.forward_ad import _state as _fw_state
 from ...autograd.grad_mode import state as _grad_state
@@ -13,13 +12,12 @@ from .._operands import (
     broadcast_shapes,
     operator_method,
 )
-from .._registry import _short_name, check_writable, inplace
+from .._registry import check_writable
 from .arithmetic import (
     add,
     add_op,
     div,
     div_op,
-    float_power,
     floor_divide,
     mul,
     mul_op,
@@ -31,9 +29,8 @@ from .arithmetic import (
     sub_op,
 )
 from .binary_math import bitwise_left_shift, bitwise_not, bitwise_right_shift, remainder
-from .comparison import eq, ge, gt, le, lt, ne, where
-from .complex_parts import imag, real
-from .unary_math import abs, polygamma
+from .comparison import eq, ge, gt, le, lt, ne
+from .unary_math import abs
 
 # ---------------------------------------------------------------- methods and dunders
 
@@ -103,23 +100,6 @@ tensor_method(_direct_inplace("multiply", Tensor.mul_), "mul_")
 tensor_method(_direct_inplace("true_divide", Tensor.div_), "div_")
 
 
-
-def _float_power_(self, exponent):
-    complex_ = self.dtype.is_complex or (exponent.dtype.is_complex if isinstance(
-        exponent, Tensor) else isinstance(exponent, complex))
-    dtype = dt.complex128 if complex_ else dt.float64
-    if self.dtype is not dtype:
-        raise RuntimeError(f"the base given to float_power_ has dtype {_short_name(self.dtype)} "
-                           f"but the operation's result requires dtype {_short_name(dtype)}")
-    return inplace(float_power, self, exponent)
-
-
-tensor_method(_float_power_, "float_power_")
-tensor_method(lambda self, n: polygamma(n, self), "polygamma")
-tensor_method(lambda self, n: inplace(lambda s: polygamma(n, s), self), "polygamma_")
-tensor_method(property(real), "real")
-tensor_method(property(imag), "imag")
-tensor_method(lambda self, condition, other: where(condition, self, other), "where")
 # the arithmetic dunders that call their primitive directly when the operands need no
 # promotion (``operator_method``): name -> (primitive, whether the operands swap)
 _DIRECT_PRIMITIVES = {

@@ -414,6 +414,32 @@ def polygamma(n, input, *, out=None):
     return write_out(polygamma_op(x, n=int(n)), out, "polygamma")
 
 
+@tensor_method("polygamma")
+def _polygamma_method(self, n):
+    """``x.polygamma(n)``: :func:`polygamma` of order ``n`` at ``x`` (the method takes the
+    order as its argument).
+
+    Example::
+
+        >>> ember.tensor([1.0]).polygamma(0)
+        tensor([-0.5772])
+    """
+    return polygamma(n, self)
+
+
+@tensor_method("polygamma_")
+def _polygamma_(self, n):
+    """``x.polygamma_(n)``: ``x.polygamma(n)`` written back into ``x``.
+
+    Example::
+
+        >>> ember.tensor([1.0]).polygamma_(0)
+        tensor([-0.5772])
+    """
+    return inplace(lambda values: polygamma(n, values), self)
+
+
+
 def _mvlgamma(input, p):
     if not isinstance(input, Tensor):
         raise TypeError(f"mvlgamma(): argument 'input' (position 1) must be Tensor, not "
