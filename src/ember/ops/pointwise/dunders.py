@@ -1,6 +1,6 @@
-"""Tensor's pointwise methods and operator dunders: ``x + y``, ``x.add_(y)`` (written straight
-into ``x`` when nothing records), the reflected and in-place forms, comparisons, ``~x``,
-``abs(x)``, and the methods whose signature differs from their function's."""
+"""Tensor's operator dunders: ``x + y``, the reflected and in-place forms, comparisons, ``~x``,
+``abs(x)``; and ``x.add_(y)``.. written straight into ``x`` when nothing records. Every other
+pointwise method is declared under its function."""
 
 from __future__ import annotations
 
