@@ -3,7 +3,9 @@
 * ``"eager"`` and ``"aot_eager"``: the captured graph as it is, interpreted by
   ``jit``'s ``run_graph`` (each node calls its ember operator, so autograd records the
   backward as in eager code);
-* ``"inductor"`` (the default): the graph after dead-code elimination, common-subexpression
+* ``"inductor"`` (the default): the graph after the inference passes (BatchNorm folded into
+  the convolution before it, parameter-only values computed once, convolution + shift + ReLU
+  in one step: ``inference.py``), dead-code elimination, common-subexpression
   elimination, constant folding and fusion of element-wise chains into one kernel per chain,
   whose derivative walks the chain backwards on arrays (``fusion.py``);
 * a callable: torch's custom-backend protocol. It gets an :class:`ember.fx.GraphModule`
@@ -77,7 +79,12 @@ def _eager(graph, attrs, example_inputs):
 
 
 def _inductor(graph, attrs, example_inputs):
-    return interpret(optimize(graph), attrs)
+    from ..autograd import grad_mode
+    from .inference import fold_for_inference
+
+    folded = fold_for_inference(graph, attrs, grad_mode.state.enabled)
+    run = interpret(optimize(graph), attrs)
+    return run if folded is None else folded.guard(run)
 
 
 _BACKENDS = {"eager": _eager, "aot_eager": _eager, "inductor": _inductor}
