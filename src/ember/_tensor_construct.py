@@ -17,6 +17,7 @@ import numpy as np
 from . import _dtype as dt
 from ._device import CPU, DEFAULT, META, canonical, check_cuda_dtype, device_of_array
 from ._tensor import Tensor
+from .ops._signature import signature
 
 # ---------------------------------------------------------------- construction
 
@@ -230,16 +231,37 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+@signature("is_floating_point(Tensor input) -> bool", any_layout=True)
 def is_floating_point(input):
-    """True if ``input`` has a floating dtype."""
+    """True if ``input`` has a floating dtype.
+
+    Example::
+
+        >>> ember.is_floating_point(ember.ones(1))
+        True
+    """
     return input.dtype.is_floating_point
 
 
+@signature("is_complex(Tensor input) -> bool", any_layout=True)
 def is_complex(input):
-    """True if ``input`` has a complex dtype."""
+    """True if ``input`` has a complex dtype.
+
+    Example::
+
+        >>> ember.is_complex(ember.ones(1, dtype=ember.complex64))
+        True
+    """
     return input.dtype.is_complex
 
 
+@signature("numel(Tensor input) -> int", any_layout=True)
 def numel(input):
-    """The number of elements of ``input``."""
+    """The number of elements of ``input``.
+
+    Example::
+
+        >>> ember.numel(ember.ones(2, 3))
+        6
+    """
     return input.numel()

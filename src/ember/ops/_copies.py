@@ -37,6 +37,7 @@ from ._registry import (
     copyto,
     defop,
 )
+from ._signature import signature
 from ._vmap_rules import batching
 from .creation import _real_value, _scalar_value, _torch_name, checked_int, complex_op
 
@@ -284,6 +285,8 @@ clone_op.defjvp(_forward_ad.linear_jvp(clone_op))
 
 
 @tensor_method
+@signature("clone(Tensor input, *, MemoryFormat? memory_format=None) -> Tensor",
+           any_layout=True)
 def clone(input, *, memory_format=None):
     """A copy of ``input`` with its own memory, still connected to the graph.
 

@@ -28,6 +28,7 @@ also accepts None; parameters after ``*`` are keyword-only.
 from __future__ import annotations
 
 import builtins
+import inspect
 import numbers
 import os
 import re
@@ -50,11 +51,13 @@ class Param:
     """One parameter of a schema: ``int[1]? dim=None`` is name ``dim``, base type ``int``,
     a list (``size`` 1), optional, default ``"None"`` (kept as written), positional."""
 
-    __slots__ = ("name", "base", "is_list", "size", "optional", "default", "keyword_only")
+    __slots__ = ("name", "base", "is_list", "size", "optional", "default", "keyword_only",
+                 "varargs")
 
     def __init__(self, name, base, is_list, size, optional, default, keyword_only):
         self.name, self.base, self.is_list, self.size = name, base, is_list, size
         self.optional, self.default, self.keyword_only = optional, default, keyword_only
+        self.varargs = False  # the implementation takes it as ``*name``
 
     @property
     def type_text(self):
@@ -146,9 +149,9 @@ class _Refused(Exception):
     """An argument that does not fit its type (``detail`` replaces torch's usual
     ``must be X, not Y`` ending where torch words it otherwise)."""
 
-    def __init__(self, detail=None, positioned=True):
+    def __init__(self, detail=None, positioned=True, whole=False):
         super().__init__(detail)
-        self.detail, self.positioned = detail, positioned
+        self.detail, self.positioned, self.whole = detail, positioned, whole
 
 
 def _as_int(value):
@@ -190,12 +193,43 @@ def _as_int_list(value, size):
     return tuple(result)
 
 
-def _as_tensor(value, numbers_ok):
+def _as_tensor(value, numbers_ok, any_layout=False):
     if isinstance(value, Tensor):
         return value
     if numbers_ok and isinstance(value, (numbers.Number, np.generic)):
         return value
+    if any_layout and isinstance(value, _other_layouts()):
+        return value
     raise _Refused
+
+
+def _other_layouts():
+    """The classes of ember's sparse and nested tensors: tensors to torch, though not
+    subclasses of ember's ``Tensor``."""
+    from ..nested._nested_tensor import NestedTensor
+    from ..sparse._base import SparseTensorBase
+    from ..sparse._semi_structured import SparseSemiStructuredTensor
+
+    return (SparseTensorBase, SparseSemiStructuredTensor, NestedTensor)
+
+
+def _element_list(param):
+    """``param`` as the one list argument its ``*args`` may also be given as."""
+    return Param(param.name, param.base, True, param.size, False, None, False)
+
+
+def _varargs(convert_list):
+    """The check of a ``*args`` parameter declared as a list (``SymInt[] size`` for
+    ``def zeros(*size)``): torch takes the elements one by one or one list of them, so the
+    packed arguments are checked as the one list when they are a single list or tuple.
+    The arguments are passed on as given."""
+    def check(values):
+        packed = values
+        if len(values) == 1 and isinstance(values[0], (list, tuple)):
+            packed = values[0]
+        convert_list(packed)
+        return values
+    return check
 
 
 def _as_tensor_list(value):
@@ -204,7 +238,7 @@ def _as_tensor_list(value):
     for i, item in enumerate(value):
         if not isinstance(item, Tensor):
             raise _Refused(f"expected Tensor as element {i} in argument 0, but got "
-                           f"{type_name(item)}")
+                           f"{type_name(item)}", whole=True)
     return value
 
 
@@ -268,9 +302,11 @@ def _any(value):
     return value
 
 
-def _converter(param, numbers_as_tensors):
+def _converter(param, numbers_as_tensors, any_layout=False):
     """The function that checks (and converts) an argument of ``param``'s type."""
     base = param.base
+    if param.is_list and param.varargs:
+        return _varargs(_converter(_element_list(param), numbers_as_tensors, any_layout))
     if param.is_list:
         if base in ("int", "SymInt"):
             return lambda value: _as_int_list(value, param.size)
@@ -279,7 +315,7 @@ def _converter(param, numbers_as_tensors):
         if base == "float":
             return _as_float_list
         return _instance_of((list, tuple))
-    return {"Tensor": lambda value: _as_tensor(value, numbers_as_tensors),
+    return {"Tensor": lambda value: _as_tensor(value, numbers_as_tensors, any_layout),
             "Scalar": _as_scalar, "int": _as_int, "SymInt": _as_int, "float": _as_float,
             "bool": _as_bool, "str": _instance_of(str), "Dimname": _instance_of(str),
             "ScalarType": _as_dtype, "Device": _instance_of((_device_type, str, int)),
@@ -322,10 +358,12 @@ class Signature:
         ['input', 'dim']
     """
 
-    def __init__(self, schema, *, numbers_as_tensors=False, overloaded=False):
+    def __init__(self, schema, *, numbers_as_tensors=False, overloaded=False,
+                 any_layout=False):
         self.schema = schema
         self.numbers_as_tensors = numbers_as_tensors
         self.overloaded = overloaded
+        self.any_layout = any_layout
         self._parsed = None
 
     def _parse(self):
@@ -403,6 +441,11 @@ class Signature:
         code = inner.__code__
         names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
         params = self.params
+        if code.co_flags & inspect.CO_VARARGS:  # ``*size``: declared where Python binds it
+            varargs = code.co_varnames[len(names)]
+            names = names[:code.co_argcount] + (varargs,) + names[code.co_argcount:]
+            for param in params:
+                param.varargs = param.name == varargs and param.is_list
         if tuple(p.name for p in params) != names:
             raise TypeError(f"signature {self.schema!r} does not match the parameters "
                             f"{names} of {implementation.__qualname__}")
@@ -420,6 +463,10 @@ class Signature:
         for i, param in enumerate(params):
             if i == positional_count and param.keyword_only:
                 header.append("*")
+            if param.varargs:
+                header.append(f"*{param.name}")
+                checks.append(f"    {param.name} = _check[{i}]({param.name})\n")
+                continue
             header.append(f"{param.name}=_defaults[{param.name!r}]" if param.name in defaults
                           else param.name)
             guard = _guard(param, self._numbers_ok(param))
@@ -430,11 +477,16 @@ class Signature:
                 guard = f"{param.name} is not _defaults[{param.name!r}] and ({guard})"
             checks.append(f"    if {guard}:\n"
                           f"        {param.name} = _check[{i}]({param.name})\n")
-        positional = ", ".join(p.name for p in params[:positional_count])
-        keywords = ", ".join(f"{p.name}={p.name}" for p in params[positional_count:])
+        positional = ", ".join(("*" if p.varargs else "") + p.name
+                               for p in params[:positional_count + self._has_varargs()])
+        keywords = ", ".join(f"{p.name}={p.name}"
+                             for p in params[positional_count + self._has_varargs():])
         call = ", ".join(filter(None, (positional, keywords)))
         return (f"def checked({', '.join(header)}):\n" + "".join(checks) +
                 f"    return _implementation({call})\n")
+
+    def _has_varargs(self):
+        return any(p.varargs for p in self.params)
 
     def _numbers_ok(self, param):
         numbers = self.numbers_as_tensors
@@ -445,12 +497,14 @@ class Signature:
     def _slow_check(self, param):
         """What an argument of ``param`` that failed its fast guard goes through: converted
         when it fits (a NumPy integer for an ``int``), else torch's TypeError."""
-        convert = _converter(param, self._numbers_ok(param))
+        convert = _converter(param, self._numbers_ok(param), self.any_layout)
 
         def check(value):
             try:
                 return convert(value)
             except _Refused as refused:
+                if refused.whole:  # torch's message names no function nor argument
+                    raise TypeError(refused.detail) from None
                 raise self.refuse(param, value, refused.detail, refused.positioned) from None
         return check
 
@@ -538,7 +592,7 @@ def _compile_on_first_call(stub, args, kwargs):
     return stub(*args, **kwargs)
 
 
-def signature(schema, *, numbers_as_tensors=False, overloaded=False):
+def signature(schema, *, numbers_as_tensors=False, overloaded=False, any_layout=False):
     """Decorator: check every call of the function against ``schema`` (torch's schema
     language) before its body runs, raising torch's TypeError for a refused argument.
 
@@ -548,6 +602,10 @@ def signature(schema, *, numbers_as_tensors=False, overloaded=False):
     second argument (``sum``'s ``dim``), so a refused second argument gets torch's "received an
     invalid combination of arguments" message; ``"all"``: every refused argument does (``all``,
     ``any``); or a tuple of the parameter names that do.
+    ``any_layout``: a ``Tensor`` parameter also takes ember's sparse and nested tensors (not
+    subclasses of ``Tensor``), for functions that serve every layout (``clone``, ``numel``).
+    A ``*args`` parameter of the function is declared as the list it stands for
+    (``SymInt[] size`` for ``*size``), taken as separate arguments or as one list.
 
     Example::
 
@@ -558,7 +616,8 @@ def signature(schema, *, numbers_as_tensors=False, overloaded=False):
         Traceback (most recent call last):
         TypeError: twice(): argument 'input' (position 1) must be Tensor, not NoneType
     """
-    sig = Signature(schema, numbers_as_tensors=numbers_as_tensors, overloaded=overloaded)
+    sig = Signature(schema, numbers_as_tensors=numbers_as_tensors, overloaded=overloaded,
+                    any_layout=any_layout)
 
     def declare(implementation):
         namespace = {"__builtins__": builtins, "_signature": sig,

@@ -27,6 +27,7 @@ from ._registry import (
     on_device,
     write_out,
 )
+from ._signature import signature
 
 __all__ = ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
            "full_like", "arange", "clone", "to_copy", "empty_strided", "linspace", "logspace",
@@ -370,6 +371,9 @@ def _is_dense(t):
     return True
 
 
+@signature("zeros_like(Tensor input, *, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None) "
+           "-> Tensor", any_layout=True)
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     """Zeros with the shape (and by default dtype and device) of ``input``.
@@ -382,6 +386,9 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
     return _like(input, 0, dtype, device, requires_grad, memory_format)
 
 
+@signature("ones_like(Tensor input, *, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None) "
+           "-> Tensor", any_layout=True)
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     """Ones with the shape (and by default dtype and device) of ``input``.
@@ -394,6 +401,9 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return _like(input, 1, dtype, device, requires_grad, memory_format)
 
 
+@signature("empty_like(Tensor input, *, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None) "
+           "-> Tensor", any_layout=True)
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     """An uninitialised tensor shaped like ``input``.
@@ -406,6 +416,9 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
     return _like(input, None, dtype, device, requires_grad, memory_format)
 
 
+@signature("full_like(Tensor input, Scalar fill_value, *, ScalarType? dtype=None, "
+           "Layout? layout=None, Device? device=None, bool requires_grad=False, "
+           "MemoryFormat? memory_format=None) -> Tensor", any_layout=True)
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     """``fill_value`` everywhere, shaped like ``input``.

@@ -416,7 +416,7 @@ def _accessor_copy(name):
     copy.__doc__ = (f"A copy of ``input.{name}()``: a sparse tensor's; a dense one raises "
                     f"torch's RuntimeError.\n\n    Example::\n\n        >>> ember.values_copy("
                     f"ember.eye(2).to_sparse().coalesce())\n        tensor([1., 1.])\n")
-    return copy
+    return signature(f"{name}_copy(Tensor input) -> Tensor", any_layout=True)(copy)
 
 
 values_copy = _accessor_copy("values")

@@ -523,6 +523,8 @@ def _setitem(self, key, value):
 
 
 @tensor_method
+@signature("index_put(Tensor input, PyObject indices, Tensor values, bool accumulate=False) "
+           "-> Tensor")
 def index_put(input, indices, values, accumulate=False):
     """``input`` with ``values`` put at ``indices`` (a tuple of index tensors, one per leading
     dim); ``accumulate=True`` adds instead, summing repeated indices.
@@ -592,6 +594,7 @@ nonzero_tuple_op.opt_out("derivative", "an index result has no gradient")
 
 
 @tensor_method
+@signature("nonzero(Tensor input, *, Tensor? out=None, bool as_tuple=False) -> Tensor")
 def nonzero(input, *, out=None, as_tuple=False):
     """The indices of the non-zero elements: an ``(n, ndim)`` tensor, or with ``as_tuple``
     one 1-D tensor per dim.

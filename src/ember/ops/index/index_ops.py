@@ -255,6 +255,8 @@ def _index_fill_derivative(ctx, grad, *, dim, value):
 
 
 @tensor_method
+@signature("index_fill(Tensor input, int dim, Tensor index, PyObject value) -> Tensor",
+           overloaded="all")
 def index_fill(input, dim, index, value):
     """Fill the slices of ``input`` at positions ``index`` along ``dim`` with ``value``
     (a number or a 0-dim tensor).

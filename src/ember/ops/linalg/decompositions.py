@@ -605,6 +605,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return result
 
 
+@signature("linalg_householder_product(Tensor A, Tensor tau, *, Tensor? out=None) -> Tensor")
 @autocast_policy(cpu="fp32")
 def linalg_householder_product(A, tau, *, out=None):
     """The first ``n`` columns of the product of Householder reflectors
@@ -725,7 +726,7 @@ def geqrf(input, *, out=None):
 
 
 @tensor_method
-@signature("orgqr(Tensor input, PyObject tau, *, Tensor? out=None) -> Tensor")
+@signature("orgqr(Tensor input, Tensor tau, *, Tensor? out=None) -> Tensor")
 def orgqr(input, tau, *, out=None):
     """The explicit ``Q`` of :func:`geqrf`'s reflectors: torch's alias of
     :func:`ember.linalg.householder_product`.

@@ -376,6 +376,8 @@ def _check_solve_shapes(A, B, left, name, a_name="A"):
     broadcast_shapes(A._data.shape[:-2], B._data.shape[:-2])
 
 
+@signature("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
+           "bool adjoint=False, Tensor? out=None) -> Tensor")
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """The solution of ``A X = B`` from the LU factors of ``A`` (``A^H X = B`` with
     ``adjoint``, ``X A = B`` with ``left=False``); batch dims broadcast.
@@ -577,6 +579,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
 
 
 @tensor_method
+@signature("lu_solve(Tensor b, Tensor LU_data, Tensor LU_pivots, *, Tensor? out=None) -> Tensor")
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """Deprecated torch.lu_solve: :func:`ember.linalg.lu_solve` with ``b`` first.
 

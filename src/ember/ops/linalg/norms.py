@@ -40,6 +40,7 @@ from .solvers import inv_h_op, linalg_inv_ex
 
 
 @autocast_policy("fp32")
+@signature("cdist(Tensor x1, Tensor x2, float p=2., PyObject compute_mode=None) -> Tensor")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Pairwise ``p``-norm distances between the rows of ``x1`` and of ``x2`` (batched).
 

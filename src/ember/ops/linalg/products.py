@@ -562,6 +562,7 @@ tensor_method(inplace_method(baddbmm), "baddbmm_")
 
 
 @autocast_policy(cuda="lower")
+@signature("chain_matmul(Tensor[] matrices, *, Tensor? out=None) -> Tensor")
 def chain_matmul(*matrices, out=None):
     """The product of 2-D matrices, in the cheapest order (see ``linalg.multi_dot``).
 

@@ -18,6 +18,7 @@ import numpy as np
 from ... import _dtype as dt
 from .._methods import tensor_method
 from .._registry import Op, autocast_policy, defop, write_out
+from .._signature import signature
 from .._util import linalg_errors
 from .._vmap_rules import batching
 from ._common import (
@@ -288,6 +289,7 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 
 @tensor_method
+@signature("cholesky_inverse(Tensor input, bool upper=False, *, Tensor? out=None) -> Tensor")
 @autocast_policy(cpu="fp32")
 def cholesky_inverse(input, upper=False, *, out=None):
     """The inverse of ``A`` from its Cholesky factor (``input`` = L, or U with ``upper``).
@@ -305,6 +307,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
 
 
 @tensor_method
+@signature("cholesky_solve(Tensor B, Tensor L, bool upper=False, *, Tensor? out=None) -> Tensor")
 @autocast_policy(cpu="fp32")
 def cholesky_solve(B, L, upper=False, *, out=None):
     """The solution of ``A X = B`` given the Cholesky factor of ``A``.

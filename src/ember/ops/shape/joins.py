@@ -107,6 +107,7 @@ def unbind(input, dim=0):
 
 
 @tensor_method
+@signature("split_with_sizes(Tensor input, SymInt[] split_sizes, int dim=0) -> Tensor[]")
 def split_with_sizes(input, split_sizes, dim=0):
     """Views of consecutive pieces of dim ``dim`` with the given sizes (which must sum to it).
 
@@ -197,6 +198,8 @@ def chunk(input, chunks, dim=0):
 
 
 @tensor_method
+@signature("tensor_split(Tensor input, PyObject indices_or_sections, int dim=0) -> Tensor[]",
+           overloaded="all")
 def tensor_split(input, indices_or_sections, dim=0):
     """Split into ``sections`` views of nearly equal size, or at the given indices.
 
@@ -262,6 +265,7 @@ def _directional_split(input, indices_or_sections, dim, name, min_dims):
 
 
 @tensor_method
+@signature("hsplit(Tensor input, PyObject indices_or_sections) -> Tensor[]", overloaded="all")
 def hsplit(input, indices_or_sections):
     """``tensor_split`` along dim 1 (dim 0 for 1-D tensors), sections must divide evenly.
 
@@ -275,6 +279,7 @@ def hsplit(input, indices_or_sections):
 
 
 @tensor_method
+@signature("vsplit(Tensor input, PyObject indices_or_sections) -> Tensor[]", overloaded="all")
 def vsplit(input, indices_or_sections):
     """``tensor_split`` along dim 0 of a tensor with at least 2 dims.
 
@@ -287,6 +292,7 @@ def vsplit(input, indices_or_sections):
 
 
 @tensor_method
+@signature("dsplit(Tensor input, PyObject indices_or_sections) -> Tensor[]", overloaded="all")
 def dsplit(input, indices_or_sections):
     """``tensor_split`` along dim 2 of a tensor with at least 3 dims.
 
@@ -542,6 +548,7 @@ def atleast_3d(*tensors):
 # ================================================================ meshgrid
 
 
+@signature("meshgrid(Tensor[] tensors, *, str? indexing=None) -> Tensor[]")
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids from 1-D tensors (views; ``indexing='ij'`` by default, ``'xy'`` swaps
     the first two dims).

@@ -165,6 +165,8 @@ def _slice(input, dim, start, stop, step=1):
 
 
 @tensor_method
+@signature("narrow(Tensor input, int dim, PyObject start, SymInt length) -> Tensor",
+           overloaded="all")
 def narrow(input, dim, start, length):
     """A view of ``length`` elements of dim ``dim`` from ``start`` (which may be negative).
 

@@ -170,6 +170,7 @@ def _type_label(x):
 
 
 @tensor_method
+@signature("reshape(Tensor input, SymInt[] shapes, *, SymInt[]? shape=None) -> Tensor")
 def reshape(input, *shapes, shape=None):
     """The same data with a new shape: a view when the strides allow, else a copy.
 
@@ -365,6 +366,7 @@ permute_op.defjvp(first_linear_jvp(permute_op))
 
 
 @tensor_method
+@signature("permute(Tensor input, int[] dim_args, *, int[]? dims=None) -> Tensor")
 def permute(input, *dim_args, dims=None):
     """A view with the dimensions reordered.
 
@@ -522,6 +524,8 @@ def _dim_list(dims, ndim, name):
 
 
 @tensor_method
+@signature("movedim(Tensor input, int[] source, int[] destination) -> Tensor",
+           overloaded="all")
 def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination`` (a view); the others keep their order.
 
@@ -658,6 +662,7 @@ def broadcast_to(input, size):
     return expand(input, tuple(size))
 
 
+@signature("broadcast_tensors(Tensor[] tensors) -> Tensor[]")
 def broadcast_tensors(*tensors):
     """Views of ``tensors`` expanded to their common broadcast shape.
 
