@@ -125,6 +125,7 @@ def test_batchnorm_is_folded_into_the_convolutions():
     ops = [n.op.name for n in graph.nodes if n.kind == "op"]
     assert calls.count("inductor.conv_bias_relu") == 6  # all six convolutions, with shifts
     assert "convolution" not in ops and "rsqrt" not in ops and "mul" not in ops
+    assert not [n for n in graph.nodes if n.kind == "fused"]  # residual adds and ReLUs too
 
 
 def test_in_place_parameter_changes_are_seen():
@@ -173,8 +174,8 @@ def test_training_mode_is_not_folded():
         assert_same(compiled(ember.tensor(x)), reference(torch.tensor(x)), rtol=1e-4,
                     atol=1e-5)
     # the batch statistics were used and the running statistics updated as torch's
-    for (name, value), expected in zip(model.state_dict().items(),
-                                       reference.state_dict().values()):
+    for value, expected in zip(model.state_dict().values(),
+                               reference.state_dict().values()):
         assert_same(value, expected, rtol=1e-4, atol=1e-5)
     model.eval(), reference.eval()
     x = _inputs(1)[0]
@@ -250,11 +251,13 @@ def test_conv_bias_relu_step_matches_torch():
     x = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
     w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
     b = rng.standard_normal(4).astype(np.float32)
+    r = rng.standard_normal((2, 4, 5, 5)).astype(np.float32)
     params = dict(stride=(1, 1), padding=((1, 1), (1, 1)), dilation=(1, 1), groups=1)
     for relu in (False, True):
         step = ConvBiasReLU(convolution_op, relu)
-        got = step(ember.tensor(x), ember.tensor(w), ember.tensor(b).view(4, 1, 1), **params)
+        got = step(ember.tensor(x), ember.tensor(w), ember.tensor(b).view(4, 1, 1),
+                   ember.tensor(r), **params)
         expected = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w),
-                                              torch.tensor(b), padding=1)
+                                              torch.tensor(b), padding=1) + torch.tensor(r)
         assert_same(got, expected.relu() if relu else expected, rtol=1e-4, atol=1e-5)
     assert to_torch(got).min() >= 0

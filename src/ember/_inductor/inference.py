@@ -405,7 +405,8 @@ def _fresh_name(attrs):
 
 
 class ConvBiasReLU:
-    """A convolution whose fresh output gets a per-channel shift and/or a ReLU in place.
+    """A convolution whose fresh output gets, in place, a per-channel shift, then another
+    tensor of its shape added (a residual connection), then a ReLU; each step optional.
     When autograd must record (grad on and an input that requires grad), or on a device
     other than the CPU, it runs the operators one by one.
 
@@ -413,8 +414,8 @@ class ConvBiasReLU:
 
         >>> step = ConvBiasReLU(ember.nn._functional.conv.convolution_op, relu=True)
         >>> x, w = ember.ones(1, 1, 1, 1), -ember.ones(1, 1, 1, 1)
-        >>> step(x, w, None, stride=(1, 1), padding=((0, 0), (0, 0)), dilation=(1, 1),
-        ...      groups=1)
+        >>> step(x, w, None, None, stride=(1, 1), padding=((0, 0), (0, 0)),
+        ...      dilation=(1, 1), groups=1)
         tensor([[[[0.]]]])
     """
 
@@ -424,26 +425,27 @@ class ConvBiasReLU:
         self.conv = conv
         self.relu = relu
 
-    def __call__(self, x, w, bias, **conv_params):
+    def __call__(self, x, w, bias, residual, **conv_params):
         y = self.conv(x, w, **conv_params)
         data = y._data
-        if (grad_mode.state.enabled and (x.requires_grad or w.requires_grad or (
-                bias is not None and bias.requires_grad))) or \
+        others = [t for t in (bias, residual) if t is not None]
+        if (grad_mode.state.enabled and any(t.requires_grad for t in [x, w] + others)) or \
                 not isinstance(data, np.ndarray) or \
-                (bias is not None and bias._data.dtype != data.dtype):
-            if bias is not None:
-                y = _op("add")(y, bias)
+                any(t._data.dtype != data.dtype for t in others):
+            for t in others:
+                y = _op("add")(y, t)
             return _op("_relu")(y) if self.relu else y
-        if bias is not None:
-            np.add(data, bias._data, out=data)
+        for t in others:
+            np.add(data, t._data, out=data)
         if self.relu:
             np.maximum(data, 0, out=data)
         return y
 
 
 def _fuse_conv_steps(graph, known):
-    """``relu(conv(x, w) + b)``, ``conv(x, w) + b`` and ``relu(conv(x, w))`` with a
-    parameter-only per-channel ``b`` become one :class:`ConvBiasReLU` call."""
+    """``relu(conv(x, w) + b + r)`` with each of the shift ``b`` (parameter-only, per
+    channel), the residual ``r`` (of the output's shape) and the ReLU optional becomes one
+    :class:`ConvBiasReLU` call."""
     uses = {}
     for n in graph.nodes:
         for v in n.inputs:
@@ -456,30 +458,48 @@ def _fuse_conv_steps(graph, known):
         if conv.kind != OP or conv.op.name != "convolution" or len(conv.inputs) != 2 or \
                 id(conv) in removed:
             continue
-        out, bias, last = conv.outputs[0], None, conv
-        step = consumer.get(out) if uses.get(out) == 1 else None
-        if step is not None and step.kind == OP and step.op.name == "add" and \
-                not step.params and len(step.inputs) == 2:
+        out, last = conv.outputs[0], conv
+
+        def next_step():
+            step = consumer.get(out) if uses.get(out) == 1 else None
+            return None if step is None or id(step) in removed or step.kind != OP or \
+                step.params else step
+
+        def addend(step, wanted):
+            if step is None or step.op.name != "add" or len(step.inputs) != 2 or \
+                    sum(v is out for v in step.inputs) != 1 or \
+                    step.outputs[0].shape != out.shape:
+                return None
             other = step.inputs[1] if step.inputs[0] is out else step.inputs[0]
-            if other in known and _per_channel(other, out) and \
-                    step.outputs[0].shape == out.shape:
-                bias, last = other, step
+            shift = other in known and _per_channel(other, out)
+            same = other.shape == out.shape and other.dtype == out.dtype
+            return other if (shift if wanted == "shift" else same) else None
+        found = {}
+        for wanted in ("shift", "residual"):
+            step = next_step()
+            other = addend(step, wanted)
+            if other is not None:
+                found[wanted], last, out = other, step, step.outputs[0]
                 removed.add(id(step))
-                out = step.outputs[0]
-                step = consumer.get(out) if uses.get(out) == 1 else None
-        relu = step is not None and step.kind == OP and step.op.name in ("_relu", "relu") \
-            and not step.params
+        step = next_step()
+        relu = step is not None and step.op.name in ("_relu", "relu")
         if relu:
             removed.add(id(step))
             last = step
-        if bias is None and not relu:
+        if not found and not relu:
             continue
-        # at the place of the last step: the shift may be read after the convolution
-        params = {"fn": "inductor.conv_bias_relu",
-                  "args": [{"v": 0}, {"v": 1}, {"v": 2} if bias is not None else {"c": None}],
+        # at the place of the last step: the shift and the residual may be computed after
+        # the convolution
+        inputs, args = list(conv.inputs), [{"v": 0}, {"v": 1}]
+        for wanted in ("shift", "residual"):
+            if wanted in found:
+                args.append({"v": len(inputs)})
+                inputs.append(found[wanted])
+            else:
+                args.append({"c": None})
+        params = {"fn": "inductor.conv_bias_relu", "args": args,
                   "kwargs": {k: {"c": v} for k, v in conv.params.items()}}
-        fused[id(last)] = Node(CALL, ConvBiasReLU(conv.op, relu),
-                               conv.inputs + ([bias] if bias is not None else []), params,
+        fused[id(last)] = Node(CALL, ConvBiasReLU(conv.op, relu), inputs, params,
                                last.outputs)
         removed.add(id(conv))
         made += 1
