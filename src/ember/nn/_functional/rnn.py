@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 
 from ..._tensor import Tensor, _trace_state
+from ...ops._signature import signature
 
 __all__ = ["lstm", "gru", "rnn_tanh", "rnn_relu"]
 
@@ -93,13 +94,72 @@ def _recurrence(mode, function, input, args):
     if tracer is not None:
         return tracer.record_public_call(f"ember.{name}", function, (input, *args), {})
     packed = isinstance(args[0], Tensor) and (mode == "LSTM" or isinstance(args[1], Tensor))
+    _form_checks(name, packed)(input, *args)
     if packed:
         batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = args
+        _check_stack(mode, hx, params, has_biases, num_layers, bidirectional)
         return _run_packed(mode, input, batch_sizes, hx, params, has_biases, num_layers,
                            dropout, train, bidirectional)
     hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+    _check_stack(mode, hx, params, has_biases, num_layers, bidirectional)
     return _run_padded(mode, input, hx, params, has_biases, num_layers, dropout, train,
                        bidirectional, batch_first)
+
+
+_FORM_CHECKS = {}
+
+
+def _form_checks(name, packed):
+    """The typed check of one of ``name``'s two forms (torch's ``aten::lstm.input`` and
+    ``aten::lstm.data`` schemas), made once: a refused argument raises torch's "invalid
+    combination of arguments" TypeError before any kernel sees it.
+
+    Example::
+
+        >>> check = _form_checks("gru", False)
+        >>> check(ember.zeros(5, 2, 4), ember.zeros(1, 2, 3), [], True, 1, 0.0, False, False,
+        ...       False) is None
+        True
+    """
+    key = (name, packed)
+    if key not in _FORM_CHECKS:
+        hx = "Tensor[] hx" if name == "lstm" else "Tensor hx"
+        flags = ("Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, "
+                 "bool bidirectional")
+        if packed:
+            schema = f"{name}(Tensor data, Tensor batch_sizes, {hx}, {flags})"
+            _FORM_CHECKS[key] = signature(schema, overloaded="all")(_packed_form)
+        else:
+            schema = f"{name}(Tensor input, {hx}, {flags}, bool batch_first)"
+            _FORM_CHECKS[key] = signature(schema, overloaded="all")(_padded_form)
+    return _FORM_CHECKS[key]
+
+
+def _padded_form(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                 batch_first):
+    """The arguments of the padded form: checked by its signature, nothing more to do."""
+
+
+def _packed_form(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+                 bidirectional):
+    """The arguments of the packed form: checked by its signature, nothing more to do."""
+
+
+def _check_stack(mode, hx, params, has_biases, num_layers, bidirectional):
+    """torch's checks of the stacked layers, in its order: an LSTM state's last dim (for a
+    projection), one initial state per layer and direction, the weights of every layer."""
+    directions = 2 if bidirectional else 1
+    if mode == "LSTM":
+        hx[0].size(2), hx[1].size(2)  # (IndexError for a state that is not 3-D, as torch)
+        states = hx[0].size(0) if hx[0].ndim else 1
+    else:
+        states = hx.size(0) if hx.ndim else 1
+    if states != num_layers * directions:
+        raise RuntimeError("Expected more hidden states in stacked_rnn")
+    plain = 4 if has_biases else 2
+    per_layer = (plain, plain + 1) if mode == "LSTM" else (plain,)
+    if len(params) not in [n * num_layers * directions for n in per_layer]:
+        raise RuntimeError("Expected more weights in stacked_rnn")
 
 
 def _run_padded(mode, input, hx, params, has_biases, num_layers, dropout, train,
