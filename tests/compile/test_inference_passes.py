@@ -261,3 +261,41 @@ def test_conv_bias_relu_step_matches_torch():
                                               torch.tensor(b), padding=1) + torch.tensor(r)
         assert_same(got, expected.relu() if relu else expected, rtol=1e-4, atol=1e-5)
     assert to_torch(got).min() >= 0
+
+
+def test_a_function_decorated_with_no_grad_is_folded_under_grad_mode():
+    from ember._inductor import backends
+
+    model, reference = _pair()
+    seen = []
+    original = backends.interpret
+
+    def keep(graph, attrs):
+        seen.append(graph)
+        return original(graph, attrs)
+
+    @ember.compile
+    def predict(x):
+        with ember.no_grad():
+            return model(x)
+    x = _inputs(1)[0]
+    backends.interpret = keep
+    try:
+        got = predict(ember.tensor(x))  # grad mode on, parameters require grad
+    finally:
+        backends.interpret = original
+    with torch.no_grad():
+        assert_same(got, reference(torch.tensor(x)), rtol=1e-4, atol=1e-5)
+    assert not got.requires_grad
+    assert any(n.kind == "call" and n.params["fn"] == "inductor.conv_bias_relu"
+               for n in seen[-1].nodes)
+
+
+def test_batch_size_changes_give_torch_results():
+    model, reference = _pair()
+    compiled = ember.compile(model)
+    with ember.no_grad(), torch.no_grad():
+        for batch in (2, 3, 5, 4):
+            x = _inputs(1, (batch, 3, 8, 8))[0]
+            assert_same(compiled(ember.tensor(x)), reference(torch.tensor(x)), rtol=1e-4,
+                        atol=1e-5)

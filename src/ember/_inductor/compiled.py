@@ -209,7 +209,7 @@ class CompiledFunction:
         counters["frames"]["ok"] += 1
         if log_enabled("graph_code"):
             log.info("captured graph of %s:\n%s", self._name(), graph)
-        run = self._run_backend(graph, found.captured, tensors)
+        run = self._run_backend(graph, found.captured, tensors, found.grad_enabled)
         if run is None:
             self._static[key] = _Entry(key, None, None)
             return
@@ -222,9 +222,15 @@ class CompiledFunction:
                 candidate.captured = found.captured
                 self._dynamic_entries.append(candidate)
 
-    def _run_backend(self, graph, captured, tensors):
-        """The backend's callable for ``graph``; None (run eagerly) when it fails and
+    def _run_backend(self, graph, captured, tensors, grad_enabled=None):
+        """The backend's callable for ``graph``, compiled in the grad mode the graph runs in
+        (``grad_enabled``; None: the call's); None (run eagerly) when it fails and
         ``config.suppress_errors`` is set, else torch's ``BackendCompilerFailed``."""
+        from ..autograd import grad_mode
+
+        saved = grad_mode.state.enabled
+        if grad_enabled is not None:
+            grad_mode.state.enabled = grad_enabled
         try:
             return self._backend(_copy_graph(graph), self._attr_table(captured), tensors)
         except Exception as error:
@@ -236,6 +242,8 @@ class CompiledFunction:
                                     "running %s eagerly", text, self._name())
                 return None
             raise BackendCompilerFailed(text) from error
+        finally:
+            grad_mode.state.enabled = saved
 
     def _verify(self, entry, key, tensors, args, kwargs):
         """Capture again at a new size: a graph equal to the symbolic one shows that it does

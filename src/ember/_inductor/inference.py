@@ -44,7 +44,7 @@ from ..jit._tracer import paused
 from ..ops._registry import registry
 from .capture import GuardFailed
 
-__all__ = ["fold_for_inference", "FoldedParameters", "ConvBiasReLU"]
+__all__ = ["fold_for_inference", "FoldedParameters", "ConvBiasReLU", "parameter_only"]
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 _OWN = "inductor."  # the prefix of the calls these passes make
