@@ -660,10 +660,6 @@ class Tensor:
         """Convert to complex128 (laid out in ``memory_format``; by default as this tensor is)."""
         return self.to(dt.complex128, memory_format=memory_format)
 
-    def type_as(self, other):
-        """Convert to ``other``'s dtype."""
-        return self.to(other.dtype)
-
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A tensor from ``data`` with this tensor's dtype and device by default."""
         return tensor(data, dtype=dtype or self.dtype, device=device or self._device,

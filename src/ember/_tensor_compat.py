@@ -20,6 +20,7 @@ import warnings
 from . import _dtype as dt
 from ._tensor import channels_last, channels_last_3d, memory_format
 from .ops._methods import tensor_method
+from .ops._signature import signature
 
 __all__ = []
 
@@ -308,6 +309,8 @@ def nonzero_static(self, *, size, fill_value=-1):
     return cat([found, padding])
 
 
+@signature("slice_inverse(Tensor self, Tensor src, int dim=0, SymInt? start=None, "
+           "SymInt? end=None, SymInt step=1) -> Tensor")
 def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
     """The view of ``self``'s memory with ``src``'s sizes, strides and offset: the inverse of
     slicing that torch's functionalization uses to write a slice back into its base.

@@ -33,6 +33,7 @@ from ._tensor import (
     tensor,
 )
 from .ops._methods import tensor_method
+from .ops._signature import signature
 
 # ---------------------------------------------------------------- legacy tensor types
 
@@ -186,6 +187,8 @@ def _resized_array(self, shape, strides, numel):
 
 
 @tensor_method("resize_as_")
+@signature("resize_as_(Tensor self, Tensor the_template, MemoryFormat? memory_format=None) "
+           "-> Tensor")
 def _resize_as_(self, the_template, memory_format=None):
     """Resize this tensor in place to the shape of ``the_template`` (see ``resize_``).
 

@@ -285,6 +285,19 @@ clone_op.defjvp(_forward_ad.linear_jvp(clone_op))
 
 
 @tensor_method
+@signature("type_as(Tensor self, Tensor other) -> Tensor")
+def type_as(self, other):
+    """This tensor converted to ``other``'s dtype.
+
+    Example::
+
+        >>> ember.tensor([1.5]).type_as(ember.tensor([1]))
+        tensor([1])
+    """
+    return self.to(other.dtype)
+
+
+@tensor_method
 @signature("clone(Tensor input, *, MemoryFormat? memory_format=None) -> Tensor",
            any_layout=True)
 def clone(input, *, memory_format=None):

@@ -145,7 +145,7 @@ _NO_KERNEL = ("Could not run 'aten::{}' with arguments from the 'CPU' backend. T
 
 
 @signature("native_norm(Tensor input, Scalar? p=2, int[1]? dim=None, bool keepdim=False, "
-           "ScalarType? dtype=None) -> Tensor", overloaded=True)
+           "ScalarType? dtype=None) -> Tensor", overloaded=True, any_layout=True)
 def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
     """The ``p``-norm of a sparse tensor's specified values (torch has it for sparse tensors
     only; use :func:`ember.linalg.vector_norm` for dense ones).
@@ -164,8 +164,8 @@ def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
     return values.norm(p) if dtype is None else values.to(dtype).norm(p)
 
 
-@signature("nuclear_norm(Tensor input, int[2]? dim=None, bool keepdim=False, *, "
-           "Tensor? out=None) -> Tensor", overloaded=True)
+@signature("nuclear_norm(Tensor input, PyObject dim=None, bool keepdim=False, *, "
+           "Tensor? out=None) -> Tensor", overloaded=True)  # (dim: int[2], or keepdim)
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """The sum of the singular values of each matrix (the last two dims, or ``dim``), as
     ``ember.linalg.matrix_norm(input, 'nuc')``; deprecated in torch, which warns.
@@ -405,7 +405,15 @@ def dequantize(tensor):
         tensor([0., 1.])
     """
     if isinstance(tensor, (list, tuple)):
+        for i, item in enumerate(tensor):
+            if not isinstance(item, Tensor):
+                raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                                f"{type(item).__name__}")
         return [t.dequantize() for t in tensor]
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"dequantize() received an invalid combination of arguments - got "
+                        f"({type(tensor).__name__}), but expected one of:\n"
+                        f" * (Tensor input)\n * (tuple of Tensors tensors)\n")
     return tensor.dequantize()
 
 
