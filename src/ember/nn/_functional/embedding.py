@@ -136,6 +136,8 @@ def _check_indices(indices, op, arg="indices", position=1):
 def _check_range(indices, num_weights):
     """torch's IndexError for an index outside ``[0, num_weights)`` (checked on the CPU)."""
     data = indices._data
+    if num_weights == 0 and data.size:  # (torch's index_select refuses an empty weight first)
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if indices._device.type == "cpu" and data.size:
         if data.min() < 0 or data.max() >= num_weights:
             raise IndexError("index out of range in self")

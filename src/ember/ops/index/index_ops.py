@@ -44,6 +44,9 @@ def _index_dim_meta(a, idx, *, dim):
 @defop("index_select", meta=_index_dim_meta, kind="indexing")
 def index_select_op(xp, a, idx, *, dim):
     if a.ndim == 0:
+        if idx.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                               f"{idx.size} value(s)")
         _check_range(xp, idx, 1, dim, "index out of range in self", IndexError)
         return a.copy()
     idx = idx.reshape(-1)
