@@ -43,7 +43,9 @@ ATEN_ONLY = (
     "lift_fresh", "lift_fresh_copy", "glu", "hardswish", "hardsigmoid", "silu", "mish", "relu6",
     "softshrink", "softplus", "log_sigmoid", "linear", "im2col", "mse_loss", "l1_loss",
     "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "max_unpool2d", "max_unpool3d",
-    "mT", "mH", "stft", "unique_consecutive",
+    "mT", "mH", "stft", "unique_consecutive", "kl_div", "binary_cross_entropy_with_logits",
+    "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss",
+    "triplet_margin_loss",
 )
 
 
@@ -360,6 +362,44 @@ def binary_cross_entropy(self, target, weight=None, reduction=1):
     """
     return _functional().binary_cross_entropy(self, target, weight,
                                               reduction=_REDUCTIONS[reduction])
+
+
+def _mean_by_default(name, position, example):
+    """ATen's ``name``: torch's top-level function of that name, whose Python binding
+    reduces nothing by default, with the schema's default ``reduction=1`` (mean);
+    ``position`` is the reduction's place among the positional arguments."""
+    def form(*args, **kwargs):
+        if len(args) <= position:
+            kwargs.setdefault("reduction", 1)
+        return getattr(_ember(), name)(*args, **kwargs)
+    form.__name__ = form.__qualname__ = name
+    form.__doc__ = (f"``torch.{name}`` with ATen's default reduction, the mean.\n\n"
+                    f"    Example::\n\n        {example}\n")
+    return form
+
+
+kl_div = _mean_by_default("kl_div", 2, ">>> ember.ops.aten.kl_div(ember.zeros(2), ember.ones(2))"
+                                       "\n        tensor(0.)")
+binary_cross_entropy_with_logits = _mean_by_default(
+    "binary_cross_entropy_with_logits", 4,
+    ">>> ember.ops.aten.binary_cross_entropy_with_logits(ember.zeros(2), ember.ones(2))\n"
+    "        tensor(0.6931)")
+cosine_embedding_loss = _mean_by_default(
+    "cosine_embedding_loss", 4,
+    ">>> ember.ops.aten.cosine_embedding_loss(ember.ones(2, 2), ember.ones(2, 2), "
+    "ember.ones(2))\n        tensor(0.)")
+hinge_embedding_loss = _mean_by_default(
+    "hinge_embedding_loss", 3,
+    ">>> ember.ops.aten.hinge_embedding_loss(ember.ones(2), ember.ones(2))\n"
+    "        tensor(1.)")
+margin_ranking_loss = _mean_by_default(
+    "margin_ranking_loss", 4,
+    ">>> ember.ops.aten.margin_ranking_loss(ember.zeros(2), ember.ones(2), ember.ones(2))\n"
+    "        tensor(1.)")
+triplet_margin_loss = _mean_by_default(
+    "triplet_margin_loss", 7,
+    ">>> ember.ops.aten.triplet_margin_loss(ember.ones(1, 2), ember.ones(1, 2), "
+    "ember.ones(1, 2))\n        tensor(1.)")
 
 
 # ---------------------------------------------------------------- pooling and padding
