@@ -633,6 +633,31 @@ def _affine(x, weight, bias):
     return F.linear(x, weight, bias)
 
 
+def _check_cell(input, hx, w_ih, w_hh, gates):
+    """torch's checks of one recurrent cell's shapes, in its order: each weight has ``gates``
+    blocks of ``hidden_size`` rows (``w_hh``'s columns), the input ``w_ih``'s columns, and the
+    state the input's batch size.
+
+    Example::
+
+        >>> _check_cell(ember.ones(1, 3), ember.ones(1, 2), ember.zeros(6, 3),
+        ...             ember.zeros(5, 2), 3)
+        Traceback (most recent call last):
+        RuntimeError: weight_hh first dim must be 3 * hidden_size = 6, but got 5
+    """
+    hidden_size = w_hh.size(1)
+    for name, weight in (("weight_ih", w_ih), ("weight_hh", w_hh)):
+        if weight.size(0) != gates * hidden_size:
+            raise RuntimeError(f"{name} first dim must be {gates} * hidden_size = "
+                               f"{gates * hidden_size}, but got {weight.size(0)}")
+    if input.ndim == 2 and input.size(1) != w_ih.size(1):
+        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
+                           f"{w_ih.size(1)}")
+    if input.ndim == 2 and hx.ndim == 2 and input.size(0) != hx.size(0):
+        raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden0 batch size "
+                           f"{hx.size(0)}")
+
+
 @signature("rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
            "Tensor? b_hh=None) -> Tensor")
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
@@ -644,6 +669,7 @@ def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         ...                                            ember.zeros(2, 2))
         tensor([[0., 0.]])
     """
+    _check_cell(input, hx, w_ih, w_hh, 1)
     return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).tanh()
 
 
@@ -658,6 +684,7 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         ...                                            ember.eye(2))
         tensor([[1., 1.]])
     """
+    _check_cell(input, hx, w_ih, w_hh, 1)
     return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).relu()
 
 
@@ -674,6 +701,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         tensor([[0., 0.]])
     """
     h, c = hx
+    _check_cell(input, h, w_ih, w_hh, 4)
     gates = _affine(input, w_ih, b_ih) + _affine(h, w_hh, b_hh)
     in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, -1)
     c_next = forget_gate.sigmoid() * c + in_gate.sigmoid() * cell_gate.tanh()
@@ -692,6 +720,7 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         ...                ember.zeros(6, 2))
         tensor([[0.5000, 0.5000]])
     """
+    _check_cell(input, hx, w_ih, w_hh, 3)
     x_reset, x_update, x_new = _affine(input, w_ih, b_ih).chunk(3, -1)
     h_reset, h_update, h_new = _affine(hx, w_hh, b_hh).chunk(3, -1)
     reset = (x_reset + h_reset).sigmoid()
