@@ -35,6 +35,7 @@ from .ops import shape as _sh
 from .ops._methods import tensor_method as _tensor_method
 from .ops._operands import wrap_dim
 from .ops._registry import defop, write_out
+from .ops._signature import signature as _signature
 from .ops._vmap_rules import batching
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
@@ -345,6 +346,8 @@ def _c2r_sizes(x, s, dim, fname):
 # ================================================================ public functions
 
 
+@_signature("fft_fft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """The one-dimensional discrete Fourier transform of ``input`` along ``dim``.
 
@@ -362,6 +365,8 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
     return _out(_c2c_or_r2c(input, dims, sizes, norm, True, "fft"), out, "fft")
 
 
+@_signature("fft_ifft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The one-dimensional inverse discrete Fourier transform of ``input`` along ``dim``.
 
@@ -376,6 +381,8 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     return _out(_c2c_or_r2c(input, dims, sizes, norm, False, "ifft"), out, "ifft")
 
 
+@_signature("fft_fftn(Tensor input, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-dimensional discrete Fourier transform over ``dim`` (default: all dims, or the
     last ``len(s)``), each resized to ``s``.
@@ -391,6 +398,8 @@ def fftn(input, s=None, dim=None, norm=None, *, out=None):
     return _out(_c2c_or_r2c(input, dims, sizes, norm, True, "fftn"), out, "fftn")
 
 
+@_signature("fft_ifftn(Tensor input, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-dimensional inverse discrete Fourier transform.
 
@@ -405,6 +414,8 @@ def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     return _out(_c2c_or_r2c(input, dims, sizes, norm, False, "ifftn"), out, "ifftn")
 
 
+@_signature("fft_fft2(Tensor input, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-dimensional discrete Fourier transform (``fftn`` over the last two dims).
 
@@ -419,6 +430,8 @@ def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return _out(_c2c_or_r2c(input, dims, sizes, norm, True, "fft2"), out, "fft2")
 
 
+@_signature("fft_ifft2(Tensor input, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-dimensional inverse discrete Fourier transform.
 
@@ -433,6 +446,8 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return _out(_c2c_or_r2c(input, dims, sizes, norm, False, "ifft2"), out, "ifft2")
 
 
+@_signature("fft_rfft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The one-dimensional DFT of a real signal: the ``n // 2 + 1`` non-negative frequencies.
 
@@ -447,6 +462,8 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _out(_r2c_onesided(input, dims, sizes, norm, True, "rfft"), out, "rfft")
 
 
+@_signature("fft_irfft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of :func:`rfft`: a real signal of length ``n`` (default
     ``2 * (input.size(dim) - 1)``) from its non-negative frequencies.
@@ -464,6 +481,8 @@ def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _out(_c2r_last(input, (d,), [last], last, norm, False, "irfft"), out, "irfft")
 
 
+@_signature("fft_rfftn(Tensor input, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-dimensional DFT of a real signal; the last of ``dim`` keeps ``n // 2 + 1``
     frequencies.
@@ -481,6 +500,8 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     return _out(_r2c_onesided(input, dims, sizes, norm, True, "rfftn"), out, "rfftn")
 
 
+@_signature("fft_irfftn(Tensor input, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of :func:`rfftn`.
 
@@ -495,6 +516,8 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     return _out(_c2r_last(input, dims, sizes, last, norm, False, "irfftn"), out, "irfftn")
 
 
+@_signature("fft_rfft2(Tensor input, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-dimensional DFT of a real signal (:func:`rfftn` over the last two dims).
 
@@ -511,6 +534,8 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return _out(_r2c_onesided(input, dims, sizes, norm, True, "rfft2"), out, "rfft2")
 
 
+@_signature("fft_irfft2(Tensor input, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The inverse of :func:`rfft2`.
 
@@ -525,6 +550,8 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return _out(_c2r_last(input, dims, sizes, last, norm, False, "irfft2"), out, "irfft2")
 
 
+@_signature("fft_hfft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The DFT of a Hermitian-symmetric signal given by its first half: a real result of
     length ``n`` (default ``2 * (input.size(dim) - 1)``).
@@ -542,6 +569,8 @@ def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _out(_c2r_last(input, (d,), [last], last, norm, True, "hfft"), out, "hfft")
 
 
+@_signature("fft_ihfft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of :func:`hfft`: the first ``n // 2 + 1`` frequencies of the inverse DFT of
     a real signal.
@@ -583,6 +612,8 @@ def _ihfftn(input, s, dim, norm, out, fname):
     return _out(y, out, fname)
 
 
+@_signature("fft_hfftn(Tensor input, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-dimensional DFT of a Hermitian-symmetric signal given by its one-sided half (the
     last of ``dim``): a real result.
@@ -596,6 +627,8 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     return _hfftn(input, s, dim, norm, out, "hfftn")
 
 
+@_signature("fft_ihfftn(Tensor input, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of :func:`hfftn`: the one-sided N-dimensional inverse DFT of a real signal.
 
@@ -608,6 +641,8 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     return _ihfftn(input, s, dim, norm, out, "ihfftn")
 
 
+@_signature("fft_hfft2(Tensor input, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-dimensional :func:`hfftn` (over the last two dims).
 
@@ -620,6 +655,8 @@ def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return _hfftn(input, s, dim, norm, out, "hfft2")
 
 
+@_signature("fft_ihfft2(Tensor input, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None, "
+            "*, Tensor? out=None) -> Tensor")
 def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-dimensional :func:`ihfftn` (over the last two dims).
 
@@ -702,6 +739,7 @@ def _shift(input, dim, inverse):
     return _sh.roll(input, shifts, dims)
 
 
+@_signature("fft_fftshift(Tensor input, int[1]? dim=None) -> Tensor")
 def fftshift(input, dim=None):
     """Moves the zero-frequency term to the centre (rolls each of ``dim`` by ``size // 2``).
 
@@ -713,6 +751,7 @@ def fftshift(input, dim=None):
     return _shift(input, dim, False)
 
 
+@_signature("fft_ifftshift(Tensor input, int[1]? dim=None) -> Tensor")
 def ifftshift(input, dim=None):
     """The inverse of :func:`fftshift` (rolls each of ``dim`` by ``(size + 1) // 2``).
 

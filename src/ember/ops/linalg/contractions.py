@@ -411,6 +411,7 @@ def diag(input, diagonal=0, *, out=None):
 # ================================================================ vecdot, multi_dot
 
 
+@signature("linalg_vecdot(Tensor x, Tensor y, *, int dim=-1, Tensor? out=None) -> Tensor")
 @autocast_policy("lower")
 def linalg_vecdot(x, y, *, dim=-1, out=None):
     """``sum(conj(x) * y, dim)``, broadcast.
@@ -472,6 +473,7 @@ def linalg_multi_dot(tensors, *, out=None):
     return write_out(result, out, "linalg.multi_dot")
 
 
+@signature("linalg_diagonal(Tensor A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor")
 def diagonal_(A, *, offset=0, dim1=-2, dim2=-1):
     """``torch.linalg.diagonal``: the diagonal of the last two dims by default (a view).
 
@@ -498,6 +500,7 @@ def _powers(x, count):
     return cumprod(factors, -1)
 
 
+@signature("linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor")
 def linalg_vander(x, *, N=None):
     """The Vandermonde matrix of the last dim of ``x``: ``x ** 0, ..., x ** (N - 1)`` along a
     new last dim (``N`` defaults to ``x.shape[-1]``, and must be greater than 1).
