@@ -275,3 +275,58 @@ def test_norms_want_both_running_statistics_or_neither(training, missing):
     _same_outcome(
         lambda: torch.nn.functional.instance_norm(t, *stats[torch], use_input_stats=training),
         lambda: ember.nn.functional.instance_norm(e, *stats[ember], use_input_stats=training))
+
+
+# ------------------------------------------- torch.fft / torch.linalg / torch.nn.functional
+
+# ``lib`` is ember or torch, ``F`` its nn.functional; ``x`` a float [2, 3, 4] tensor, ``m`` a
+# float [3, 3] one, ``i`` int64 indices shaped as ``x``, ``t`` int64 class targets for ``m``
+BAD_ARGUMENT_CALLS = [
+    # fft: typed sizes and dims (a float is refused, never truncated), the input a Tensor
+    "lib.fft.fft2(x, s=(2.0, 3))", "lib.fft.fftn(x, dim=(0.0, 1))", "lib.fft.rfft2(x, dim=1.5)",
+    "lib.fft.ihfftn(x, s=[2.5])", "lib.fft.fft(x, n=2.0)", "lib.fft.irfft(None)",
+    "lib.fft.fftshift(x, dim=0.5)", "lib.fft.fft2(x, s=(np.int64(2), 3))",
+    # linalg: every Tensor argument a Tensor, N an int
+    "lib.linalg.diagonal(None)", "lib.linalg.diagonal('ab')", "lib.linalg.vecdot(m, None)",
+    "lib.linalg.vecdot([1.0], m)", "lib.linalg.householder_product(m, None)",
+    "lib.linalg.lu_solve(m, 'a', m)", "lib.linalg.vander(m[0], N=2.0)",
+    "lib.linalg.vander(m[0], N=np.int64(3))",
+    # nn.functional: int lists of pooling sizes, the Tensor arguments of losses and unpooling
+    "F.adaptive_avg_pool1d(x, 2.0)", "F.adaptive_avg_pool2d(x, (2.0, 1))",
+    "F.adaptive_max_pool2d(x, (2, 1.5))", "F.adaptive_avg_pool3d(x[None], 1.0)",
+    "F.adaptive_avg_pool2d(x, (None, np.int64(2)))", "F.avg_pool3d(x[None], 1.0)",
+    "F.max_unpool3d(x[None], i[None], 1, stride=1.0)",
+    "F.max_unpool3d(x[None], i[None], 1, padding=(0.0, 0, 0))",
+    "F.max_unpool2d(x, i, 1.0)", "F.max_unpool2d(x, None, 1)", "F.max_unpool3d(x[None], 'a', 1)",
+    "F.max_unpool2d(i, i, 1)", "F.max_unpool2d(x.bool(), i, 1)", "F.max_unpool3d(x[None].long(), i[None], 1)",
+    "F.cross_entropy(None, t)", "F.cross_entropy(m, [0, 1, 2])", "F.kl_div(m, 'a')",
+    "F.kl_div(None, m)", "F.hinge_embedding_loss([1.0], m)", "F.poisson_nll_loss('a', m)",
+    "F.gaussian_nll_loss(m, m, None)", "F.gaussian_nll_loss(m, m, 'a')",
+    "F.gaussian_nll_loss(m, m, 0.5)",
+    "F.ctc_loss(None, t, [3], [3])", "F.ctc_loss(m.log_softmax(1), [1, 2], [3], [2])",
+]
+
+
+def _bad_call_outcome(lib, call):
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((2, 3, 4)).astype(np.float32))
+    m = lib.tensor(rng.standard_normal((3, 3)).astype(np.float32))
+    i = lib.arange(24).reshape(2, 3, 4)
+    t = lib.tensor([0, 1, 2])
+    F = lib.nn.functional
+    try:
+        result = eval(call, {"lib": lib, "F": F, "np": np, "x": x, "m": m, "i": i, "t": t})  # noqa: S307
+    except Exception as error:  # noqa: BLE001 - the exception type is what is compared
+        return type(error).__name__, str(error)
+    return "ok", result
+
+
+@pytest.mark.parametrize("call", BAD_ARGUMENT_CALLS)
+def test_bad_arguments_of_fft_linalg_and_functional_raise_torchs_type(call):
+    ours, theirs = _bad_call_outcome(ember, call), _bad_call_outcome(torch, call)
+    assert ours[0] == theirs[0], (call, ours, theirs)
+    if ours[0] == "ok":
+        np.testing.assert_allclose(ours[1].detach().numpy(), theirs[1].detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
+    else:
+        assert ours[0] != "AttributeError" and ours[1]

@@ -232,6 +232,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 @autocast_policy("fp32")
+@signature("poisson_nll_loss(Tensor input, Tensor target, PyObject log_input=True, "
+           "PyObject full=False, PyObject size_average=None, PyObject eps=1e-8, "
+           "PyObject reduce=None, PyObject reduction='mean') -> Tensor")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """Negative log likelihood of a Poisson distribution with rate ``exp(input)`` (or ``input``).
@@ -270,6 +273,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         >>> F.gaussian_nll_loss(ember.tensor([1., 2.]), ember.tensor([0., 2.]), ember.ones(2))
         tensor(0.2500)
     """
+    if not isinstance(var, (Tensor, float)):
+        raise TypeError(f"gaussian_nll_loss(): argument 'var' (position 3) must be Tensor or "
+                        f"float, not {type(var).__name__}")
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -295,6 +301,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 
 @autocast_policy("fp32")
+@signature("kl_div(Tensor input, Tensor target, PyObject size_average=None, PyObject reduce=None, "
+           "PyObject reduction='mean', bool log_target=False) -> Tensor")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Kullback-Leibler divergence ``target * (log target - input)`` (``input`` is log-probs).
 
@@ -451,6 +459,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 @autocast_policy("fp32")
+@signature("hinge_embedding_loss(Tensor input, Tensor target, PyObject margin=1.0, "
+           "PyObject size_average=None, PyObject reduce=None, PyObject reduction='mean') "
+           "-> Tensor")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``.
@@ -677,6 +688,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 
 @autocast_policy("fp32")
+@signature("cross_entropy(Tensor input, Tensor target, Tensor? weight=None, "
+           "PyObject size_average=None, int ignore_index=-100, PyObject reduce=None, "
+           "PyObject reduction='mean', float label_smoothing=0.0) -> Tensor")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """``nll_loss(log_softmax(input, 1), target)``, with class-probability targets and label
@@ -1007,6 +1021,9 @@ def _lengths(value, name, batch):
 
 
 @autocast_policy("fp32")
+@signature("ctc_loss(Tensor log_probs, Tensor targets, PyObject input_lengths, "
+           "PyObject target_lengths, int blank=0, PyObject reduction='mean', "
+           "bool zero_infinity=False) -> Tensor", overloaded=True)
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """Connectionist Temporal Classification loss of log-probabilities ``(T, N, C)`` (or

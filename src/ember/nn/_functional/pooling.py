@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
+import operator
 
 import numpy as np
 
@@ -43,15 +44,33 @@ _WORDS = {1: "one int", 2: "two ints", 3: "three ints"}
 # ---------------------------------------------------------------- argument helpers
 
 
-def _check_tensor(input, name, arg="input"):
+def _check_tensor(input, name, arg="input", pos=1):
     if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be Tensor, not "
+        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
                         f"{type(input).__name__}")
 
 
+def _int(value, name, arg, pos=0):
+    """``value`` as a Python int, refused as torch's int-list parser does (a float, a str or a
+    floating tensor is a TypeError, never truncated); NumPy and 0-dim integer tensors pass.
+
+    Example::
+
+        >>> _int(np.int64(2), "avg_pool3d", "kernel_size")
+        2
+    """
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, but found element "
+                        f"of type {type(value).__name__} at pos {pos}") from None
+
+
 def _ints(value, n, name, arg, none_ok=False, rule="must either be a single int, or a tuple "
-          "of {n}"):
-    """``value`` (an int or a sequence of 1 or ``n`` ints) as an ``n``-tuple of ints."""
+          "of {n}", exact=True):
+    """``value`` (an int or a sequence of 1 or ``n`` ints) as an ``n``-tuple of ints
+    (``exact=False``: the elements as given, for sizes torch only does Python arithmetic on)."""
+    to_int = _int if exact else (lambda v, *_: v)
     if value is None or (none_ok and isinstance(value, (tuple, list)) and len(value) == 0):
         return None
     if isinstance(value, (tuple, list)):
@@ -59,8 +78,8 @@ def _ints(value, n, name, arg, none_ok=False, rule="must either be a single int,
             value = tuple(value) * n
         if len(value) != n:
             raise RuntimeError(f"{name}: {arg} {rule.format(n=_WORDS[n])}")
-        return tuple(int(v) for v in value)
-    return (int(value),) * n
+        return tuple(to_int(v, name, arg, i) for i, v in enumerate(value))
+    return (to_int(value, name, arg),) * n
 
 
 def _check_dtype(input, name, allow_int=True):
@@ -743,9 +762,10 @@ def _adaptive_sizes(input, nd, output_size, name):
                 raise RuntimeError(f"{name}() argument 'output_size' should contain one int "
                                    f"(got {len(output_size)})")
             raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
-        sizes = tuple(spatial[i] if o is None else int(o) for i, o in enumerate(output_size))
+        sizes = tuple(spatial[i] if o is None else _int(o, name, "output_size", i)
+                      for i, o in enumerate(output_size))
     else:
-        sizes = (int(output_size),) * nd
+        sizes = (_int(output_size, name, "output_size"),) * nd
     if any(o < 0 for o in sizes):
         raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
                            f"but received {{{', '.join(map(str, sizes))}}}")
@@ -1070,12 +1090,15 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 # ---------------------------------------------------------------- max unpooling
 
 
-def _unpool_output_size(input, kernel, stride, padding, output_size):
+def _unpool_output_size(input, kernel, stride, padding, output_size, name):
+    """The unpooled spatial sizes: ``output_size`` checked against the default, the one that
+    ``kernel``/``stride``/``padding`` give; either must be ints (a float kernel is refused only
+    where it makes the size a float, as in torch)."""
     nd = len(kernel)
     spatial = tuple(input.shape[-nd:])
     default = [(spatial[d] - 1) * stride[d] + kernel[d] - 2 * padding[d] for d in range(nd)]
     if output_size is None:
-        return tuple(default)
+        return tuple(_int(o, name, "output_size", d) for d, o in enumerate(default))
     if len(output_size) == nd + 2:
         output_size = output_size[2:]
     if len(output_size) != nd:
@@ -1086,19 +1109,22 @@ def _unpool_output_size(input, kernel, stride, padding, output_size):
         if not low < output_size[d] < high:
             raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
                              f"{low} and {high})")
-    return tuple(int(o) for o in output_size)
+    return tuple(_int(o, name, "output_size", d) for d, o in enumerate(output_size))
 
 
 def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size, name):
     _check_tensor(input, name)
-    kernel = _ints(kernel_size, nd, name, "kernel_size")
-    stride = _ints(stride, nd, name, "stride", none_ok=True) or kernel
-    padding = _ints(padding, nd, name, "padding")
+    _check_tensor(indices, name, "indices", 2)
+    # torch's Python computes the output size from these; only max_unpool3d's kernel takes
+    # stride and padding as typed int lists
+    kernel = _ints(kernel_size, nd, name, "kernel_size", exact=False)
+    stride = _ints(stride, nd, name, "stride", none_ok=True, exact=nd == 3) or kernel
+    padding = _ints(padding, nd, name, "padding", exact=nd == 3)
     if nd == 1 and output_size is not None:
         output_size = tuple(output_size)
         if len(output_size) == 1 or len(output_size) == 3:
             output_size = output_size[-1:]
-    out = _unpool_output_size(input, kernel, stride, padding, output_size)
+    out = _unpool_output_size(input, kernel, stride, padding, output_size, name)
     if indices.dtype is not dt.int64:
         raise RuntimeError(f"elements in indices should be type int64 but got: "
                            f"{_short_name(indices.dtype)}")
@@ -1109,6 +1135,7 @@ def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size, n
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d "
                            f"Tensor, but got a tensor with {input.dim()} dimensions.")
+    _check_dtype(input, "max_unpool3d" if nd == 3 else "max_unpool2d", allow_int=False)
     lead = tuple(input.shape[:-nd])
     plane = math.prod(out)
     if input._device is not META and indices.numel():
