@@ -172,6 +172,29 @@ def test_batchnorm_fused_training_step(dtype, layout):
     assert int(e.num_batches_tracked) == int(t.num_batches_tracked)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batch_norm_running_statistics_values_and_versions(dtype):
+    """The running statistics updated on their arrays: torch's values after several training
+    calls (momentum 0.1 and 0.7) and, as in torch, no version bump."""
+    rng = _rng(11)
+    e_mean, e_var = ember.zeros(5, dtype=getattr(ember, dtype)), ember.ones(5, dtype=getattr(ember, dtype))
+    t_mean, t_var = torch.zeros(5, dtype=getattr(torch, dtype)), torch.ones(5, dtype=getattr(torch, dtype))
+    versions = (e_mean._version, e_var._version, t_mean._version, t_var._version)
+    weight = rng.standard_normal(5).astype(dtype)
+    bias = rng.standard_normal(5).astype(dtype)
+    for momentum in (0.1, 0.7, 0.1):
+        x = (rng.standard_normal((6, 5, 4, 3)) * 3 + 2).astype(dtype)
+        ember.nn.functional.batch_norm(ember.tensor(x), e_mean, e_var, ember.tensor(weight),
+                                       ember.tensor(bias), True, momentum)
+        torch.nn.functional.batch_norm(torch.tensor(x), t_mean, t_var, torch.tensor(weight),
+                                       torch.tensor(bias), True, momentum)
+    tol = {"rtol": 1e-6, "atol": 1e-7} if dtype == "float32" else {}
+    assert_same(e_mean, t_mean, **tol)
+    assert_same(e_var, t_var, **tol)
+    assert (e_mean._version - versions[0], e_var._version - versions[1]) == \
+        (t_mean._version - versions[2], t_var._version - versions[3])
+
+
 def test_batchnorm_fused_double_backward_4d():
     rng = _rng(6)
     x, w, b = rng.standard_normal((3, 2, 4, 3)), rng.standard_normal(2), rng.standard_normal(2)

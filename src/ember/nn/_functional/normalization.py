@@ -18,6 +18,7 @@ import numbers
 import numpy as np
 
 from ... import _dtype as dt
+from ..._device import CPU
 from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
@@ -26,6 +27,7 @@ from ...ops._registry import autocast_policy, defop
 from ...ops._signature import signature
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import pad
+from ...profiler._recorder import state as _profiling
 from . import _onednn
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
@@ -316,6 +318,10 @@ def _bn_fused(x, running_mean, running_var, weight, bias, momentum, eps):
     y = _bn_train_op(x, weight, bias, mean, var, eps=float(eps))
     if running_mean is not None or running_var is not None:
         count = x.numel() // x.shape[1]
+        if _plain_running(running_mean, mean) and _plain_running(running_var, var):
+            _blend_running(running_mean, mean._data, momentum)
+            _blend_running(running_var, var._data * (count / (count - 1)), momentum)
+            return y
         with grad_mode.no_grad():
             if running_mean is not None:
                 running_mean.mul_(1.0 - momentum).add_(mean.to(running_mean.dtype),
@@ -325,6 +331,33 @@ def _bn_fused(x, running_mean, running_var, weight, bias, momentum, eps):
                 running_var.mul_(1.0 - momentum).add_(unbiased.to(running_var.dtype),
                                                       alpha=momentum)
     return y
+
+
+def _plain_running(running, stat):
+    """Whether a running statistic (or its absence) can be updated on its array directly: a
+    plain CPU tensor of the batch statistic's dtype, with no tracer or profiler watching the
+    ops an update would otherwise run."""
+    if running is None:
+        return True
+    return (type(running) is Tensor and running._device is stat._device and stat._device is CPU
+            and running._data.dtype == stat._data.dtype and _trace_state.tracer is None
+            and _profiling.recorder is None)
+
+
+def _blend_running(running, stat, momentum):
+    """``running = momentum * stat + (1 - momentum) * running`` in place, computed in float64
+    and rounded once as torch's CPU kernel does; like torch's, the update leaves the tensor's
+    version unchanged.
+
+    Example::
+
+        >>> r = ember.zeros(2); _blend_running(r, np.ones(2, np.float32), 0.1); r
+        tensor([0.1000, 0.1000])
+    """
+    if running is None:
+        return
+    array = running._data
+    array[...] = momentum * stat.astype(np.float64) + (1.0 - momentum) * array.astype(np.float64)
 
 
 def _normalize_channels(x, running_mean, running_var, weight, bias, use_input_stats, momentum,
