@@ -146,19 +146,23 @@ def _packed_form(data, batch_sizes, hx, params, has_biases, num_layers, dropout,
 
 
 def _check_stack(mode, hx, params, has_biases, num_layers, bidirectional):
-    """torch's checks of the stacked layers, in its order: an LSTM state's last dim (for a
-    projection), one initial state per layer and direction, the weights of every layer."""
-    directions = 2 if bidirectional else 1
+    """torch's checks of the stacked layers, in its order: one initial state per layer and
+    direction, the weights of every layer. torch's LSTM only needs enough of each (its state's
+    last dim read first, for a projection); the others need exactly as many."""
+    directions, plain = (2 if bidirectional else 1), (4 if has_biases else 2)
+    needed = num_layers * directions
     if mode == "LSTM":
         hx[0].size(2), hx[1].size(2)  # (IndexError for a state that is not 3-D, as torch)
-        states = hx[0].size(0) if hx[0].ndim else 1
-    else:
-        states = hx.size(0) if hx.ndim else 1
-    if states != num_layers * directions:
+        if hx[0].size(0) < needed:
+            raise IndexError(f"select(): index {hx[0].size(0)} out of range for tensor of size "
+                             f"{list(hx[0].shape)} at dimension 0")
+        if len(params) < needed * plain:
+            raise RuntimeError(f"Expected more weights in stacked_rnn: {needed} layers and "
+                               f"directions need {needed * plain}, got {len(params)}")
+        return
+    if (hx.size(0) if hx.ndim else 1) != needed:
         raise RuntimeError("Expected more hidden states in stacked_rnn")
-    plain = 4 if has_biases else 2
-    per_layer = (plain, plain + 1) if mode == "LSTM" else (plain,)
-    if len(params) not in [n * num_layers * directions for n in per_layer]:
+    if len(params) != needed * plain:
         raise RuntimeError("Expected more weights in stacked_rnn")
 
 

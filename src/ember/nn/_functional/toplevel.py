@@ -633,29 +633,35 @@ def _affine(x, weight, bias):
     return F.linear(x, weight, bias)
 
 
-def _check_cell(input, hx, w_ih, w_hh, gates):
-    """torch's checks of one recurrent cell's shapes, in its order: each weight has ``gates``
-    blocks of ``hidden_size`` rows (``w_hh``'s columns), the input ``w_ih``'s columns, and the
-    state the input's batch size.
+def _check_cell(input, hx, w_ih, w_hh, gates, order):
+    """torch's checks of one recurrent cell's shapes, in the ``order`` its cell makes them:
+    ``"weights"`` (each has ``gates`` blocks of ``hidden_size`` rows, ``w_hh``'s columns),
+    ``"input"`` (its size is ``w_ih``'s columns), ``"batch"`` (the state's batch is the
+    input's), ``"hidden"`` (the state's size is ``hidden_size``).
 
     Example::
 
         >>> _check_cell(ember.ones(1, 3), ember.ones(1, 2), ember.zeros(6, 3),
-        ...             ember.zeros(5, 2), 3)
+        ...             ember.zeros(5, 2), 3, ("weights",))
         Traceback (most recent call last):
         RuntimeError: weight_hh first dim must be 3 * hidden_size = 6, but got 5
     """
-    hidden_size = w_hh.size(1)
-    for name, weight in (("weight_ih", w_ih), ("weight_hh", w_hh)):
-        if weight.size(0) != gates * hidden_size:
-            raise RuntimeError(f"{name} first dim must be {gates} * hidden_size = "
-                               f"{gates * hidden_size}, but got {weight.size(0)}")
-    if input.ndim == 2 and input.size(1) != w_ih.size(1):
-        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
-                           f"{w_ih.size(1)}")
-    if input.ndim == 2 and hx.ndim == 2 and input.size(0) != hx.size(0):
-        raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden0 batch size "
-                           f"{hx.size(0)}")
+    hidden_size, batched = w_hh.size(1), input.ndim == 2 and hx.ndim == 2
+    for check in order:
+        if check == "weights":
+            for name, weight in (("weight_ih", w_ih), ("weight_hh", w_hh)):
+                if weight.size(0) != gates * hidden_size:
+                    raise RuntimeError(f"{name} first dim must be {gates} * hidden_size = "
+                                       f"{gates * hidden_size}, but got {weight.size(0)}")
+        elif check == "input" and input.ndim == 2 and input.size(1) != w_ih.size(1):
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} "
+                               f"expected {w_ih.size(1)}")
+        elif check == "batch" and batched and input.size(0) != hx.size(0):
+            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden0 batch "
+                               f"size {hx.size(0)}")
+        elif check == "hidden" and batched and hx.size(1) != hidden_size:
+            raise RuntimeError(f"hidden0 has inconsistent hidden_size: got {hx.size(1)}, "
+                               f"expected {hidden_size}")
 
 
 @signature("rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
@@ -669,7 +675,7 @@ def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         ...                                            ember.zeros(2, 2))
         tensor([[0., 0.]])
     """
-    _check_cell(input, hx, w_ih, w_hh, 1)
+    _check_cell(input, hx, w_ih, w_hh, 1, ("weights", "input", "batch"))
     return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).tanh()
 
 
@@ -684,7 +690,7 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         ...                                            ember.eye(2))
         tensor([[1., 1.]])
     """
-    _check_cell(input, hx, w_ih, w_hh, 1)
+    _check_cell(input, hx, w_ih, w_hh, 1, ("weights", "input", "batch"))
     return (_affine(input, w_ih, b_ih) + _affine(hx, w_hh, b_hh)).relu()
 
 
@@ -701,7 +707,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         tensor([[0., 0.]])
     """
     h, c = hx
-    _check_cell(input, h, w_ih, w_hh, 4)
+    _check_cell(input, h, w_ih, w_hh, 4, ("input", "weights", "batch"))
     gates = _affine(input, w_ih, b_ih) + _affine(h, w_hh, b_hh)
     in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, -1)
     c_next = forget_gate.sigmoid() * c + in_gate.sigmoid() * cell_gate.tanh()
@@ -720,7 +726,7 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         ...                ember.zeros(6, 2))
         tensor([[0.5000, 0.5000]])
     """
-    _check_cell(input, hx, w_ih, w_hh, 3)
+    _check_cell(input, hx, w_ih, w_hh, 3, ("input", "batch", "hidden", "weights"))
     x_reset, x_update, x_new = _affine(input, w_ih, b_ih).chunk(3, -1)
     h_reset, h_update, h_new = _affine(hx, w_hh, b_hh).chunk(3, -1)
     reset = (x_reset + h_reset).sigmoid()
