@@ -23,7 +23,7 @@ from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from ...func import _batching_rules as _batching
-from ...ops._registry import autocast_policy, defop
+from ...ops._registry import _short_name, autocast_policy, defop
 from ...ops._signature import signature
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import pad
@@ -134,9 +134,15 @@ def _verify_spatial_size(size):
                          f"{_size_str(size)}")
 
 
+def _numel(t):
+    """``t.numel()`` without the NumPy call (``math.prod`` of the shape), for the checks that
+    run on every batch norm call."""
+    return math.prod(t._data.shape)
+
+
 def _check_channel_vector(t, name, channels):
-    if t is not None and t.numel() != channels:
-        raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+    if t is not None and _numel(t) != channels:
+        raise RuntimeError(f"{name} should contain {channels} elements not {_numel(t)}")
 
 
 def _update_running(running, stat, momentum):
@@ -317,7 +323,7 @@ def _bn_fused(x, running_mean, running_var, weight, bias, momentum, eps):
     mean, var = _bn_stats_op(x)
     y = _bn_train_op(x, weight, bias, mean, var, eps=float(eps))
     if running_mean is not None or running_var is not None:
-        count = x.numel() // x.shape[1]
+        count = _numel(x) // x.shape[1]
         if _plain_running(running_mean, mean) and _plain_running(running_var, var):
             _blend_running(running_mean, mean._data, momentum)
             _blend_running(running_var, var._data * (count / (count - 1)), momentum)
@@ -413,7 +419,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    if input.ndim < 2 and input.numel() == 0:
+    if input.ndim < 2 and _numel(input) == 0:
         return input.clone()  # torch has nothing to normalize and returns the empty input
     if input.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-{input.ndim}, "
@@ -429,7 +435,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_running_pair(running_mean, running_var)
     _check_mixed(input, weight, bias, running_mean, running_var)
     x = _compute(input, "batch_norm")
-    if (training and weight is not None and bias is not None and input.numel()
+    if (training and weight is not None and bias is not None and _numel(input)
             and momentum is not None and _forward_ad._state.level is None):
         return _finish(_bn_fused(x, running_mean, running_var, weight, bias, momentum, eps),
                        input)
@@ -779,6 +785,10 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          f"(got {ndim} dimensions)")
     if input.numel() == 0:
         return input
+    if input.dtype is dt.bool or input.dtype.is_complex:  # torch's average pooling has no kernel
+        kernel = "avg_pool2d" if ndim == 3 else "avg_pool3d_out_frame"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_short_name(input.dtype)}'")
     sq = input * input
     widths = [0, 0] * (ndim - 2) + [size // 2, (size - 1) // 2]
     windows = pad(sq, tuple(widths)).unfold(1, size, 1)
