@@ -140,7 +140,9 @@ def test_checker_is_compiled_on_first_call_and_keeps_the_function_object():
     before = twice
     assert twice.__code__.co_name == "stub"  # nothing compiled at declaration
     np.testing.assert_array_equal(twice(ember.ones(2), 3).numpy(), [3.0, 3.0])
-    assert twice is before and twice.__code__.co_name == "checked"
+    # the checks are inlined into the function's own body: its code, from this file
+    assert twice is before and twice.__code__.co_name == "twice"
+    assert twice.__code__.co_filename == __file__
     assert twice.__defaults__ == (2,)
     with pytest.raises(TypeError, match=r"twice\(\): argument 'times' \(position 2\) must be "
                                         r"int, not float"):
@@ -197,3 +199,79 @@ def test_a_warning_from_a_checked_function_points_at_the_callers_line():
         warnings.simplefilter("always")
         ember.nn.functional.softmax(ember.ones(2, 2))  # implicit dim: torch warns too
     assert [w.filename for w in caught] == [__file__]
+
+
+def _refusals(function, calls):
+    """The (type, message) of each call's error, or its result's values."""
+    outcomes = []
+    for args, kwargs in calls:
+        try:
+            outcomes.append(function(*args, **kwargs).tolist())
+        except Exception as error:  # noqa: BLE001 (the outcome is what is compared)
+            outcomes.append((type(error), str(error)))
+    return outcomes
+
+
+# torch.cumsum's own calls, good and bad: an inlined body must answer each as torch does
+_CUMSUM_CALLS = [((None, 0), {}), (("x", 1.5), {}), (("x",), {"dim": "a"}), (("x", 0), {}),
+                 (("x", np.int64(0)), {}), (("x", 0), {"dtype": "f"}), (("x", 0), {"foo": 1}),
+                 (("x",), {}), (("x", 0, None, 1), {})]
+
+
+def _cumsum_calls(lib):
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]])
+    return [(tuple(x if a == "x" else a for a in args), kwargs) for args, kwargs in _CUMSUM_CALLS]
+
+
+def _module_level_name(function):
+    """``function`` named as a module's function is (Python's binding errors use the name)."""
+    function.__qualname__ = function.__name__
+    return function
+
+
+def test_inlined_checks_shadowing_names_closures_and_the_checker_fallback_agree_with_torch():
+    """The same declaration reached three ways: inlined into a module-level function whose
+    body shadows ``type`` and ``Tensor``, inlined into a closure, and (its source not the code
+    that runs) through the compiled checker: every call's outcome is the same as torch's."""
+    schema = "cumsum(Tensor input, int dim, *, ScalarType? dtype=None, Tensor? out=None)"
+    scale = 1
+
+    @signature(schema)
+    @_module_level_name
+    def cumsum(input, dim, *, dtype=None, out=None):
+        # (no ``assert`` here: pytest rewrites those, and the function's source must be the
+        # code that runs for its checks to be inlined)
+        type, Tensor = "shadowed", "shadowed"  # noqa: A001, N806 (the checks must not see them)
+        if type is not Tensor:
+            return None
+        return ember.cumsum(input, dim, dtype=dtype) * scale  # (``scale``: a free variable)
+
+    namespace = {"ember": ember, "signature": signature}
+    exec(compile("@signature(" + repr(schema) + ")\n"  # noqa: S102 (code with no source file)
+                 "def cumsum(input, dim, *, dtype=None, out=None):\n"
+                 "    return ember.cumsum(input, dim, dtype=dtype)\n", "<no source>.py", "exec"),
+         namespace)
+    expected = _refusals(torch.cumsum, _cumsum_calls(torch))
+    for function in (cumsum, namespace["cumsum"]):
+        public = ember.overrides._public(function, "cumsum")  # as ember's public functions
+        got = _refusals(public, _cumsum_calls(ember))
+        for mine, theirs in zip(got, expected):
+            if isinstance(theirs, tuple) and "positional argument" in theirs[1]:
+                # torch counts ``self`` apart ("takes 1 positional argument but 4 were
+                # given"); ember's binding is Python's: same type, same function named
+                assert mine[0] is theirs[0] and mine[1].startswith("cumsum() ")
+            else:
+                assert mine == theirs
+    assert cumsum.__code__.co_filename == __file__  # inlined, closure kept
+    assert namespace["cumsum"].__code__.co_filename != "<no source>.py"  # the checker
+
+
+def test_public_functions_run_their_own_body_with_the_checks_inlined():
+    x = ember.ones(2, 3)
+    ember.cumsum(x, 1), x.sum(0), ember.add(x, x), x.transpose(0, 1)
+    for public in (ember.cumsum, ember.sum, ember.add, ember.Tensor.transpose):
+        body = public.__torch_function_implementation__
+        assert body.__code__.co_filename == body.__wrapped__.__code__.co_filename
+        assert body.__code__.co_firstlineno == body.__wrapped__.__code__.co_firstlineno
+    np.testing.assert_array_equal(ember.cumsum(x, 1).numpy(),
+                                  torch.cumsum(torch.ones(2, 3), 1).numpy())

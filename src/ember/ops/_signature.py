@@ -11,12 +11,15 @@ and every call is checked against it before the body (and any NumPy code) sees a
 must be Tensor, not NoneType``, ``ember.cumsum(x, 1.5)`` names ``dim``, an unknown keyword is
 refused by Python's own binding with torch's wording.
 
-How it stays fast: the schema is parsed and the checker is compiled (``exec`` of source
-specialised to the signature) on the function's first call, so importing ember costs nothing
-per declaration. The compiled checker binds arguments natively (it has the function's own
-parameters) and tests each one with a single ``type(x) is ...`` guard; only an argument that
-fails its guard reaches the converting/raising code (a NumPy integer for an ``int``, a 0-dim
-tensor for a ``Scalar``, a list for an ``int[]``).
+How it stays fast: the schema is parsed and the checks are compiled on the function's first
+call, so importing ember costs nothing per declaration. Each argument is tested with a single
+``type(x) is ...`` guard; only an argument that fails its guard reaches the converting/raising
+code (a NumPy integer for an ``int``, a 0-dim tensor for a ``Scalar``, a list for an ``int[]``).
+The guards are inlined: the function is recompiled from its own source with them as the first
+statements of its body (same function object, globals, closure and defaults), so a call costs
+the guards alone, no extra frame. A function whose source is not at hand, or that is itself a
+wrapper (``@autocast_policy``), gets a compiled checker that binds the arguments with the
+function's own parameters and then calls it.
 
 Types (torch's): ``Tensor``, ``Tensor[]``, ``Scalar``, ``int``, ``SymInt``, ``int[N]``,
 ``SymInt[]``, ``float``, ``float[]``, ``bool``, ``str``, ``ScalarType``, ``Device``,
@@ -27,13 +30,17 @@ also accepts None; parameters after ``*`` are keyword-only.
 
 from __future__ import annotations
 
+import ast
 import builtins
+import copy
+import functools
 import inspect
 import numbers
 import os
 import re
 import sys
 import types
+import warnings
 
 import numpy as np
 
@@ -571,10 +578,10 @@ def is_checker_code(code):
 
     Example::
 
-        >>> is_checker_code(ember.cumsum.__torch_function_implementation__.__code__)
-        True
+        >>> is_checker_code(is_checker_code.__code__)
+        False
     """
-    return code.co_filename.startswith(_CODE_PREFIX) or code is _compile_on_first_call.__code__
+    return code.co_filename.startswith(_CODE_PREFIX) or code in _FIRST_CALL_CODES
 
 
 _STUB_CODE = _stub_code()
@@ -590,6 +597,199 @@ def _compile_on_first_call(stub, args, kwargs):
     stub.__defaults__ = checked.__defaults__
     stub.__kwdefaults__ = checked.__kwdefaults__
     return stub(*args, **kwargs)
+
+
+# ---------------------------------------------------------------- inlining the checks
+
+# A declared function whose body can be recompiled from its source gets the checks as the
+# first statements of its own body: a call then costs the guards alone. (A checker that calls
+# the body costs a frame and a second binding of every argument: 50-200 ns a call.)
+_FIRST_CALL = "_ember_first_call_"  # the stub's keyword-only parameter that compiles it
+_CHECKER = "_ember_checked_"  # the same for a stub left calling the compiled checker
+_SOURCE_FLAGS = annotations.compiler_flag  # (the feature ``from __future__`` binds above)
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def _inlinable(implementation):
+    """Whether ``implementation`` is a plain function of a source file (not a wrapper, not a
+    generator), whose body can take the checks; the source is read on the first call."""
+    code = getattr(implementation, "__code__", None)
+    return (type(implementation) is types.FunctionType and code.co_filename.endswith(".py")
+            and getattr(implementation, "__wrapped__", None) is None
+            and not code.co_flags & _GENERATOR_FLAGS)
+
+
+@functools.cache
+def _forwarding_code(freevars, target):
+    """The code of ``def stub(*args, <target>=None, **kwargs)`` that calls its ``target``
+    default, with the free variables ``freevars``: a function's code may be replaced only by
+    code with as many free variables as its closure holds."""
+    own_locals = f"    {' = '.join(freevars)} = None\n" if freevars else ""
+    mention = f"            ({', '.join(freevars)},)\n" if freevars else "            pass\n"
+    call = "(args, kwargs)" if target == _FIRST_CALL else "(*args, **kwargs)"
+    source = (f"def outer():\n{own_locals}"
+              f"    def stub(*args, {target}=None, **kwargs):\n"
+              f"        if kwargs is None:  # (never; makes the free variables its own)\n"
+              f"{mention}"
+              f"        return {target}{call}\n"
+              f"    return stub\n")
+    namespace = {}
+    exec(compile(source, _code_file("stub"), "exec"), namespace)  # noqa: S102
+    return namespace["outer"]().__code__
+
+
+def _inlining_stub(sig, implementation):
+    """The function that stands for ``implementation`` until its first call and then becomes
+    it, checks inlined: same globals, same closure, same defaults."""
+    code = implementation.__code__
+    stub = types.FunctionType(_forwarding_code(code.co_freevars, _FIRST_CALL),
+                              implementation.__globals__, implementation.__name__, None,
+                              implementation.__closure__)
+    stub.__kwdefaults__ = {_FIRST_CALL: functools.partial(_inline_on_first_call, sig,
+                                                          implementation, stub)}
+    return stub
+
+
+def _inline_on_first_call(sig, implementation, stub, args, kwargs):
+    """Give ``stub`` the implementation's code with the checks inlined (or, when the source
+    file no longer compiles to the code that runs, a call of the compiled checker), then run
+    the call."""
+    checked = sig.compile(implementation)  # (it also verifies the parameters' names)
+    code = _inlined_code(sig, implementation, checked)
+    if code is None:
+        checked.__name__, checked.__qualname__ = stub.__name__, stub.__qualname__  # (messages)
+        stub.__code__ = _forwarding_code(implementation.__code__.co_freevars, _CHECKER)
+        stub.__defaults__, stub.__kwdefaults__ = None, {_CHECKER: checked}
+    else:
+        stub.__code__ = code
+        stub.__defaults__ = implementation.__defaults__
+        stub.__kwdefaults__ = implementation.__kwdefaults__
+    return stub(*args, **kwargs)
+
+
+def _inlined_code(sig, implementation, checked):
+    """``implementation``'s code with ``checked``'s tests as its first statements, or None."""
+    code = implementation.__code__
+    top = _top_statement(_module_tree(code.co_filename), code)
+    if top is None or _compiled_function(top, code) != code:
+        return None  # no source, or not the source of the code that runs
+    top = copy.deepcopy(top)
+    function = _function_node(top, code)
+    checks, constants = _check_statements(sig, checked, code.co_argcount)
+    for node in checks:
+        for part in ast.walk(node):  # the checks count as the ``def`` line
+            part.lineno = part.end_lineno = function.lineno
+            part.col_offset = part.end_col_offset = function.col_offset
+    body = function.body
+    docstring = int(isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str))
+    function.body = body[:docstring] + checks + body[docstring:]
+    inlined = _compiled_function(top, code)
+    if inlined is None or inlined.co_freevars != code.co_freevars:
+        return None
+    return inlined.replace(co_consts=tuple(
+        constants.get(c, c) if type(c) is str else c for c in inlined.co_consts))
+
+
+def _check_statements(sig, checked, positional_count):
+    """The compiled checker's tests as statements, and the objects they name: each name that
+    is not a parameter (``Tensor``, ``type``, ``_check[i]``, ``_defaults[name]``) becomes a
+    constant, marked by a unique string until the code is compiled, so that nothing in the
+    function's module or body can shadow it."""
+    namespace = checked.__globals__
+    source = sig._source(sig.params, namespace["_defaults"], positional_count)
+    statements = ast.parse(source).body[0].body[:-1]  # (the last one calls the body)
+    constants = {}
+
+    class Constants(ast.NodeTransformer):
+        def mark(self, value):
+            marker = f"\0ember-signature-constant-{len(constants)}"
+            constants[marker] = value
+            return ast.Constant(marker)
+
+        def visit_Subscript(self, node):
+            if isinstance(node.value, ast.Name) and node.value.id in ("_check", "_defaults"):
+                return self.mark(namespace[node.value.id][node.slice.value])
+            return self.generic_visit(node)
+
+        def visit_Name(self, node):
+            if node.id in own or not isinstance(node.ctx, ast.Load):
+                return node
+            return self.mark(namespace[node.id] if node.id in namespace
+                             else getattr(builtins, node.id))
+
+    own = {p.name for p in sig.params}
+    return [Constants().visit(node) for node in statements], constants
+
+
+@functools.lru_cache(maxsize=8)
+def _module_tree(filename):
+    """The parsed source of ``filename`` (None when it cannot be read or parsed)."""
+    try:
+        with open(filename, "rb") as file:
+            return ast.parse(file.read(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _starts(node):
+    """The first line of a statement as its code counts it: its first decorator's."""
+    return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+
+
+def _top_statement(tree, code):
+    """The statement of the module that holds the definition of ``code``."""
+    if tree is None:
+        return None
+    for node in tree.body:
+        if _starts(node) <= code.co_firstlineno <= node.end_lineno:
+            return node if _function_node(node, code) is not None else None
+    return None
+
+
+def _function_node(top, code):
+    return next((node for node in ast.walk(top)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.name == code.co_name and _starts(node) == code.co_firstlineno), None)
+
+
+def _imports(tree):
+    """The module's import statements outside functions and classes: compiled with the
+    function, they tell the compiler which names are modules (``ember.cumsum(...)`` then
+    compiles as an attribute load and a call, as in the module, not as a method call)."""
+    found, pending = [], list(tree.body)
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            pending.extend(child for child in ast.iter_child_nodes(node)
+                           if isinstance(child, ast.stmt))
+    return found
+
+
+def _compiled_function(top, code):
+    """The code object that compiling ``top`` gives for the function ``code`` is of."""
+    imports = [node for node in _imports(_module_tree(code.co_filename))
+               if not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # (``is not`` a marker string)
+        try:
+            module = compile(ast.Module([*imports, top], []), code.co_filename, "exec",
+                             flags=code.co_flags & _SOURCE_FLAGS, dont_inherit=True)
+        except (SyntaxError, ValueError, TypeError):
+            return None
+    pending = [module]
+    while pending:
+        found = pending.pop()
+        if found.co_qualname == code.co_qualname and \
+                found.co_firstlineno == code.co_firstlineno:
+            return found
+        pending.extend(c for c in found.co_consts if isinstance(c, types.CodeType))
+    return None
+
+
+_FIRST_CALL_CODES = (_compile_on_first_call.__code__, _inline_on_first_call.__code__)
 
 
 def signature(schema, *, numbers_as_tensors=False, overloaded=False, any_layout=False):
@@ -620,24 +820,32 @@ def signature(schema, *, numbers_as_tensors=False, overloaded=False, any_layout=
                     any_layout=any_layout)
 
     def declare(implementation):
+        if _inlinable(implementation):
+            stub = _inlining_stub(sig, implementation)
+            return _described(stub, implementation, sig, schema)
         namespace = {"__builtins__": builtins, "_signature": sig,
                      "_implementation_": implementation,
                      "_compile_on_first_call": _compile_on_first_call}
         stub = types.FunctionType(_STUB_CODE, namespace, implementation.__name__)
         namespace["stub"] = stub
-        stub.__qualname__ = implementation.__qualname__
-        stub.__module__ = implementation.__module__
-        stub.__doc__ = implementation.__doc__
-        stub.__wrapped__ = implementation  # inspect.signature: the implementation's parameters
-        stub.__text_signature__ = schema
-        stub.__ember_signature__ = sig
-        for key, value in vars(implementation).items():
-            stub.__dict__.setdefault(key, value)
-        op = getattr(implementation, "op", None)
-        if op is not None and hasattr(op, "signature"):
-            op.signature = sig
-        return stub
+        return _described(stub, implementation, sig, schema)
     return declare
+
+
+def _described(stub, implementation, sig, schema):
+    """``stub`` named and documented as ``implementation``, which it stands for."""
+    stub.__qualname__ = implementation.__qualname__
+    stub.__module__ = implementation.__module__
+    stub.__doc__ = implementation.__doc__
+    stub.__wrapped__ = implementation  # inspect.signature: the implementation's parameters
+    stub.__text_signature__ = schema
+    stub.__ember_signature__ = sig
+    for key, value in vars(implementation).items():
+        stub.__dict__.setdefault(key, value)
+    op = getattr(implementation, "op", None)
+    if op is not None and hasattr(op, "signature"):
+        op.signature = sig
+    return stub
 
 
 def signature_of(function):
