@@ -304,6 +304,14 @@ BAD_ARGUMENT_CALLS = [
     "F.gaussian_nll_loss(m, m, None)", "F.gaussian_nll_loss(m, m, 'a')",
     "F.gaussian_nll_loss(m, m, 0.5)",
     "F.ctc_loss(None, t, [3], [3])", "F.ctc_loss(m.log_softmax(1), [1, 2], [3], [2])",
+    # dtypes the CPU kernels have no loop for; what torch computes into the input's shape/dtype
+    "F.bilinear(m.bool(), m, x)", "F.bilinear(m.long(), m[0], x)",
+    "F.local_response_norm(x.bool(), 2)", "F.local_response_norm(x[None].cfloat(), 2)",
+    "F.local_response_norm(x.long(), 2)", "F.multi_margin_loss(m.long(), t)",
+    "F.multi_margin_loss(m.bool(), t)", "F.multilabel_margin_loss(m.cfloat(), i[0, :, :3] % 3)",
+    "F.soft_margin_loss(m.bool(), m)", "F.soft_margin_loss(m.long(), m)",
+    "F.soft_margin_loss(m[0], m)", "F.soft_margin_loss(m, m[0])",
+    "F.soft_margin_loss(m.cfloat(), m)", "F.soft_margin_loss(None, m)",
 ]
 
 

@@ -52,6 +52,11 @@ def bilinear(input1, input2, weight, bias=None):
         >>> F.bilinear(ember.ones(2, 3), ember.ones(2, 4), ember.ones(5, 3, 4)).shape
         ember.Size([2, 5])
     """
+    # torch compares the dtypes before any shape
+    if not (input1.dtype == input2.dtype == weight.dtype):
+        raise RuntimeError(f"All tensors must have the same dtype, got input1: "
+                           f"{_short(input1.dtype)}, input2: {_short(input2.dtype)}, weight: "
+                           f"{_short(weight.dtype)}")
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
                            f"{input2.ndim}")
@@ -72,10 +77,6 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_features):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[-1] if bias.ndim else 1} but expected {out_features}")
-    if not (input1.dtype == input2.dtype == weight.dtype):
-        raise RuntimeError(f"All tensors must have the same dtype, got input1: "
-                           f"{_short(input1.dtype)}, input2: {_short(input2.dtype)}, weight: "
-                           f"{_short(weight.dtype)}")
     batch = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)
     x2 = input2.reshape(-1, in2)

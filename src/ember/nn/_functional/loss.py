@@ -21,13 +21,13 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor
-from ...ops._registry import _check_castable, autocast_policy, defop
+from ...ops._registry import _check_castable, _short_name, autocast_policy, defop
 from ...ops._signature import signature
 from ...ops._util import host_values
 from ...ops._vmap_rules import batching
 from ...ops.creation import ones_like, zeros
 from ...ops.pointwise import clamp_min, logit, minimum, where, xlogy
-from ...ops.shape import broadcast_tensors
+from ...ops.shape import broadcast_shapes, broadcast_tensors
 from .activation import log_softmax, logsigmoid
 from .distance import pairwise_distance
 
@@ -425,6 +425,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 @autocast_policy("fp32")
+@signature("soft_margin_loss(Tensor input, Tensor target, PyObject size_average=None, "
+           "PyObject reduce=None, PyObject reduction='mean') -> Tensor")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Two-class logistic loss ``log(1 + exp(-target * input))``, computed stably.
 
@@ -434,7 +436,33 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         tensor(0.8133)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _check_written_into_input(input, target)
+    if input.dtype.is_complex:  # no stable form needed (nor logsigmoid kernel) for complex
+        return _reduce((-(target * input)).exp().log1p(), reduction)
     return _reduce(-logsigmoid(target * input), reduction)
+
+
+def _check_written_into_input(input, target):
+    """torch's soft_margin_loss computes into a tensor shaped and typed as ``input``
+    (``neg(input).mul_(target)``): a bool input, a ``target`` broadcasting beyond ``input``'s
+    shape or promoting past its dtype are its RuntimeErrors."""
+    if input.dtype is dt.bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    shape = tuple(broadcast_shapes(input.shape, target.shape))
+    if shape != tuple(input.shape):
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    _check_castable(dt.promote_types(input.dtype, target.dtype), input.dtype)
+
+
+def _check_floating_kernel(input, kernel):
+    """torch's CPU kernel ``kernel`` has float and double loops only (ints, bools and complex
+    numbers are its NotImplementedError)."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_short_name(input.dtype)}'")
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -794,6 +822,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"[{n_frames}], but got {list(target.shape)}. Input has shape "
                            f"{list(input.shape)}.")
     _check_long(target)
+    _check_floating_kernel(input, "multi_margin_loss_cpu_kernel")
     if weight is not None and weight.numel() != n_classes:
         raise RuntimeError(f"inconsistent weight size, expected {n_classes} but got "
                            f"{list(weight.shape)}")
@@ -837,6 +866,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
     _check_long(target)
+    _check_floating_kernel(input, "multilabel_margin_loss_forward_out_frame")
     n_frames = 1 if ndim <= 1 else input.shape[0]
     n_classes = input.numel() if ndim <= 1 else input.shape[1]
     x = input.reshape(n_frames, n_classes)

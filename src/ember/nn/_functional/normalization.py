@@ -792,5 +792,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     sq = input * input
     widths = [0, 0] * (ndim - 2) + [size // 2, (size - 1) // 2]
     windows = pad(sq, tuple(widths)).unfold(1, size, 1)
-    div = (windows.sum(-1) / size * alpha + k).pow(beta)  # (integer input too, as torch)
+    total = windows.sum(-1)
+    # torch averages an integer input with its integer pooling (a floor division)
+    mean = total / size if input.dtype.is_floating_point else total // size
+    div = (mean * alpha + k).pow(beta)
     return input / div
