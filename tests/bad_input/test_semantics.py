@@ -312,6 +312,13 @@ BAD_ARGUMENT_CALLS = [
     "F.soft_margin_loss(m.bool(), m)", "F.soft_margin_loss(m.long(), m)",
     "F.soft_margin_loss(m[0], m)", "F.soft_margin_loss(m, m[0])",
     "F.soft_margin_loss(m.cfloat(), m)", "F.soft_margin_loss(None, m)",
+    # torch's Python pools: lp_pool unpacks its kernel and raises input to the power first,
+    # the adaptive 2-d/3-d pools measure output_size against the input's dims first
+    "F.lp_pool2d(x, 2, (1, 2, 3))", "F.lp_pool2d(x, 2, [2])", "F.lp_pool3d(x[None], 2, 'abc')",
+    "F.lp_pool1d(x, m, 2)", "F.lp_pool1d(x, 2, [1, 2])", "F.lp_pool2d(x, 2, (1, 2.0))",
+    "F.lp_pool3d(x[None], 2, 1)", "F.adaptive_max_pool2d(m, (2, 2))",
+    "F.adaptive_avg_pool3d(x, (1, 1, 1))", "F.adaptive_max_pool3d(x, None)",
+    "F.adaptive_avg_pool2d(m, 'abc')", "F.adaptive_avg_pool2d(x, (None, 2))",
 ]
 
 

@@ -14,6 +14,7 @@ Adaptive max pooling gathers every (clamped) window and takes one argmax over it
 from __future__ import annotations
 
 import builtins
+import collections.abc
 import itertools
 import math
 import operator
@@ -800,8 +801,19 @@ def _window_table(n, o):
     return np.minimum(raw, end[:, None] - 1), raw < end[:, None], end - start
 
 
+def _check_output_size_fits(input, nd, output_size):
+    """torch's 2-d and 3-d adaptive pools (Python functions) first match a sequence
+    ``output_size`` against the input's trailing dims: ``len()`` of it (a TypeError for None),
+    then a ValueError unless the input has more dims than it has sizes."""
+    if nd == 1 or isinstance(output_size, int):
+        return
+    if input.dim() <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+
+
 def _adaptive_avg(input, nd, output_size, name):
     _check_tensor(input, name)
+    _check_output_size_fits(input, nd, output_size)
     _check_adaptive_input(input, nd, name, False)
     sizes = _adaptive_sizes(input, nd, output_size, name)
     if not input.dtype.is_floating_point:
@@ -953,6 +965,7 @@ def _adaptive_max_derivative(ctx, grad, grad_index, *, nd, out):
 
 def _adaptive_max(input, nd, output_size, name):
     _check_tensor(input, name)
+    _check_output_size_fits(input, nd, output_size)
     _check_adaptive_input(input, nd, name, True)
     sizes = _adaptive_sizes(input, nd, output_size, name)
     if not input.dtype.is_floating_point:
@@ -1038,13 +1051,22 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 
 def _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode, name):
+    """Power-average pooling in torch's order of checks: the 2-d and 3-d forms first unpack a
+    sequence ``kernel_size`` into ``nd`` sizes (a ValueError for another length), then raise
+    ``input`` to ``norm_type``, then the average pooling parses the sizes."""
     _check_tensor(input, name)
-    kernel = _ints(kernel_size, nd, name, "kernel_size")
+    if nd > 1 and isinstance(kernel_size, collections.abc.Iterable):
+        count = len(list(kernel_size))
+        if count != nd:
+            raise ValueError(f"too many values to unpack (expected {nd})" if count > nd else
+                             f"not enough values to unpack (expected {nd}, got {count})")
+    powered = input.pow(norm_type)
     pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
     if stride is not None:
-        out = pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+        out = pool(powered, kernel_size, stride, 0, ceil_mode)
     else:
-        out = pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+        out = pool(powered, kernel_size, padding=0, ceil_mode=ceil_mode)
+    kernel = _ints(kernel_size, nd, name, "kernel_size")
     return (out.sign() * out.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
 
 
