@@ -319,6 +319,9 @@ BAD_ARGUMENT_CALLS = [
     "F.lp_pool3d(x[None], 2, 1)", "F.adaptive_max_pool2d(m, (2, 2))",
     "F.adaptive_avg_pool3d(x, (1, 1, 1))", "F.adaptive_max_pool3d(x, None)",
     "F.adaptive_avg_pool2d(m, 'abc')", "F.adaptive_avg_pool2d(x, (None, 2))",
+    # embedding parses its weight before checking the indices; one_hot's class count an int
+    "F.embedding(m, None)", "F.embedding(t, 'a')", "F.one_hot(t, 3.0)", "F.one_hot(t, None)",
+    "F.one_hot(t, np.int64(4))",
 ]
 
 

@@ -19,6 +19,7 @@ from ..._device import META
 from ..._tensor import Tensor
 from ...func import _batching_rules as _batching
 from ...ops._registry import defop
+from ...ops._signature import signature
 from ...ops.creation import arange
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
@@ -205,10 +206,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         tensor([[[0., 1.],
                  [4., 5.]]])
     """
-    _check_indices(input, "embedding")
-    if not isinstance(weight, Tensor):
-        raise TypeError(f"embedding(): argument 'weight' (position 2) must be Tensor, not "
+    if not isinstance(weight, Tensor):  # torch.embedding parses weight, then checks indices
+        raise TypeError(f"embedding(): argument 'weight' (position 1) must be Tensor, not "
                         f"{type(weight).__name__}")
+    _check_indices(input, "embedding")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     padding_idx = _padding(padding_idx, weight.shape[0])
@@ -410,6 +411,7 @@ def _max_rows(flat, weight, keep, bags, nbags):
     return chosen.masked_fill(first == count, 0)
 
 
+@signature("one_hot(Tensor tensor, int num_classes=-1) -> Tensor")
 def one_hot(tensor, num_classes=-1):
     """int64 one-hot vectors of the class indices in ``tensor``: shape ``(*, num_classes)``.
 
