@@ -322,6 +322,9 @@ BAD_ARGUMENT_CALLS = [
     # embedding parses its weight before checking the indices; one_hot's class count an int
     "F.embedding(m, None)", "F.embedding(t, 'a')", "F.one_hot(t, 3.0)", "F.one_hot(t, None)",
     "F.one_hot(t, np.int64(4))",
+    # prelu compares the dtypes, then the shapes, before its float-only kernel
+    "F.prelu(m.long(), m[0])", "F.prelu(m.bool(), m[0, :1])", "F.prelu(m.long(), t)",
+    "F.prelu(m.cfloat(), m[:2, 0])",
 ]
 
 

@@ -323,7 +323,6 @@ def prelu(input, weight):
         >>> F.prelu(ember.tensor([[-1., 2.]]), ember.tensor([0.25]))
         tensor([[-0.2500,  2.0000]])
     """
-    _floating(input, "prelu_cpu", "prelu")
     if not isinstance(weight, Tensor):
         raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not "
                         f"{type(weight).__name__}")
@@ -340,6 +339,7 @@ def prelu(input, weight):
     if count != channels and count != 1:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                            f"parameter numbers = {count} and channel size = {channels}.")
+    _floating(input, "prelu_cpu", "prelu")  # torch's kernel, reached after the checks above
     if count == 1:
         weight = weight.reshape(())
     elif input.dim() > 2:
