@@ -325,6 +325,9 @@ BAD_ARGUMENT_CALLS = [
     # prelu compares the dtypes, then the shapes, before its float-only kernel
     "F.prelu(m.long(), m[0])", "F.prelu(m.bool(), m[0, :1])", "F.prelu(m.long(), t)",
     "F.prelu(m.cfloat(), m[:2, 0])",
+    # fold/unfold sizes are int lists: a float or str element is a TypeError, not truncated
+    "F.fold(x[:1], (4, 2.0), 2)", "F.fold(x[:1], (4, 'a'), 2)", "F.unfold(x[None], (2, 2.0))",
+    "F.fold(x[:1], (np.int64(3), 2), (1, 2))",
 ]
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import operator
 
 import numpy as np
 
@@ -916,11 +917,21 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 # ---------------------------------------------------------------- unfold / fold
 
 
+def _fold_int(value, pos, arg, name):
+    """One element of a fold/unfold size list: an int (NumPy and 0-dim integer tensors too), a
+    float or str refused with torch's TypeError rather than truncated or left to ``int()``."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, but found element "
+                        f"of type {type(value).__name__} at pos {pos}") from None
+
+
 def _fold_ints(value, arg, name):
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return (int(value),) * 2
     if isinstance(value, (tuple, list)):
-        value = tuple(int(v) for v in value)
+        value = tuple(_fold_int(v, i, arg, name) for i, v in enumerate(value))
         if len(value) != 2:
             raise RuntimeError(f"It is expected {arg} equals to 2, but got size {len(value)}")
         return value
