@@ -35,8 +35,8 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "ember"
 SCANNED = sorted(
     [p for p in (SRC / "ops").rglob("*.py")]  # families split into packages (ops/pointwise/...)
     + [SRC / "nn" / "_functional" / f"{name}.py" for name in (
-        "activation", "conv", "normalization", "embedding", "loss", "attention", "distance",
-        "dropout", "linear", "pooling")]
+        "activation", "softmax", "conv", "normalization", "embedding", "loss", "attention",
+        "distance", "dropout", "linear", "pooling", "adaptive_pooling")]
     + [SRC / "autograd" / "views.py"])
 
 # NumPy names a kernel may use: dtypes and scalar constants, and functions of dtypes and shapes
@@ -100,7 +100,7 @@ NP_ALLOWED = {
     ("_common.py", "_singular_error"): "error path on a host copy (xp.asnumpy)",
     ("decompositions.py", "_first_bad_minor"): "error path on a host copy (called by _not_pd_error)",
     ("decompositions.py", "_host_linalg"): "NumPy's LAPACK on a host copy for what CuPy lacks",
-    ("activation.py", "_softmax_rows"): "the blocked CPU kernel, reached only when "
+    ("softmax.py", "_softmax_rows"): "the blocked CPU kernel, reached only when "
                                         "_by_rows found NumPy arrays",
     ("normalization.py", "_variance"): "oneDNN's variances, reached only on the oneDNN path "
                                        "(NumPy arrays, _on_onednn)",

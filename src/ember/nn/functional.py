@@ -29,6 +29,7 @@ from ._functional.linear_cross_entropy import *  # noqa: F403
 from ._functional.loss import *  # noqa: F403
 from ._functional.normalization import *  # noqa: F403
 from ._functional.pooling import *  # noqa: F403
+from ._functional.softmax import *  # noqa: F403
 from ._functional.vision import *  # noqa: F403
 
 handle_torch_function = _overrides.handle_torch_function

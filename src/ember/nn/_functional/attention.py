@@ -25,9 +25,9 @@ from ...ops.pointwise import _check_dtype
 from ...ops.shape import cat, pad
 from ..attention import _backends as _sdpa_backends
 from ..attention.bias import CausalBias
-from .activation import softmax
 from .dropout import dropout
 from .linear import linear
+from .softmax import softmax
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 

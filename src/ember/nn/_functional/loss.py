@@ -28,8 +28,9 @@ from ...ops._vmap_rules import batching
 from ...ops.creation import ones_like, zeros
 from ...ops.pointwise import clamp_min, logit, minimum, where, xlogy
 from ...ops.shape import broadcast_shapes, broadcast_tensors
-from .activation import log_softmax, logsigmoid
+from .activation import logsigmoid
 from .distance import pairwise_distance
+from .softmax import log_softmax
 
 __all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "smooth_l1_loss", "huber_loss",

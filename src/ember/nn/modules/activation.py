@@ -11,6 +11,7 @@ import warnings
 from ...ops.creation import empty
 from .. import init
 from .._functional import activation as F
+from .._functional import softmax as S
 from .._functional.attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
@@ -527,7 +528,7 @@ class Softmin(_SoftmaxBase):
     """
 
     def forward(self, input):
-        return F.softmin(input, self.dim, _stacklevel=5)
+        return S.softmin(input, self.dim, _stacklevel=5)
 
 
 class Softmax(_SoftmaxBase):
@@ -540,7 +541,7 @@ class Softmax(_SoftmaxBase):
     """
 
     def forward(self, input):
-        return F.softmax(input, self.dim, _stacklevel=5)
+        return S.softmax(input, self.dim, _stacklevel=5)
 
 
 class LogSoftmax(_SoftmaxBase):
@@ -553,7 +554,7 @@ class LogSoftmax(_SoftmaxBase):
     """
 
     def forward(self, input):
-        return F.log_softmax(input, self.dim, _stacklevel=5)
+        return S.log_softmax(input, self.dim, _stacklevel=5)
 
 
 class Softmax2d(_Stateless):
@@ -569,7 +570,7 @@ class Softmax2d(_Stateless):
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              "instead")
-        return F.softmax(input, -3, _stacklevel=5)
+        return S.softmax(input, -3, _stacklevel=5)
 
 
 class MultiheadAttention(Module):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from ...ops.shape import cat
-from .._functional.activation import log_softmax
+from .._functional.softmax import log_softmax
 from .container import ModuleList, Sequential
 from .linear import Linear
 from .module import Module
