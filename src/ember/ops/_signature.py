@@ -352,6 +352,21 @@ def _guard(param, numbers_ok=False):
     return f"{v} is not None and ({fast})" if param.optional else fast
 
 
+def _varargs_guard(param):
+    """The guard of a ``*args`` parameter (no names of its own, so that it can be inlined as
+    it is). Sizes and dims: the first one plainly an int (``x.reshape(2, 3)``; the function
+    checks each size as it reads it), or one list whose first one is (``x.reshape((2, 3))``);
+    tensors: every one plainly a Tensor."""
+    if param.base in ("int", "SymInt"):
+        v = param.name
+        return (f"{v} and type({v}[0]) is not int and not (len({v}) == 1 and (isinstance("
+                f"{v}[0], tuple) or isinstance({v}[0], list)) and (not {v}[0] or "
+                f"type({v}[0][0]) is int))")
+    if param.base == "Tensor":
+        return f"set(map(type, {param.name})) != {{Tensor}}"
+    return "True"
+
+
 # ---------------------------------------------------------------- the compiled checker
 
 
@@ -472,7 +487,8 @@ class Signature:
                 header.append("*")
             if param.varargs:
                 header.append(f"*{param.name}")
-                checks.append(f"    {param.name} = _check[{i}]({param.name})\n")
+                checks.append(f"    if {_varargs_guard(param)}:\n"
+                              f"        {param.name} = _check[{i}]({param.name})\n")
                 continue
             header.append(f"{param.name}=_defaults[{param.name!r}]" if param.name in defaults
                           else param.name)
