@@ -20,9 +20,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.cholesky', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: cholesky: Expected a floating point or complex tensor as input. Got Long
     ('Tensor.cholesky', 'empty:input', 'refused'),  # RuntimeError: cholesky: A must be batches of square matrices, but they are 0 by 5 matrices
     ('Tensor.cholesky_inverse', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: linalg.inv: Expected a floating point or complex tensor as input. Got Long
-    ('Tensor.cholesky_solve', 'list:input2', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'mH'
-    ('Tensor.cholesky_solve', 'none:input2', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'mH'
-    ('Tensor.cholesky_solve', 'str:input2', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'mH'
     ('Tensor.clamp', 'empty:input', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (0,10,5) (5,10,5)
     ('Tensor.clamp', 'shape:min', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (5,10,5) (7,12,7)
     ('Tensor.clamp_', 'empty:input', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (0,10,5) (5,10,5)
@@ -60,24 +57,14 @@ KNOWN_MISMATCHES = {
     ('Tensor.index_put_', 'empty:input', 'accepted'),  # torch: IndexError: index is out of bounds for dimension with size 0
     ('Tensor.index_reduce', 'shape:index', 'other_type'),  # torch IndexError, ember RuntimeError: index_reduce_(): Number of indices (3) should be equal to source.size(dim): (1), for dim: 0
     ('Tensor.index_reduce_', 'shape:index', 'other_type'),  # torch IndexError, ember RuntimeError: index_reduce_(): Number of indices (3) should be equal to source.size(dim): (1), for dim: 0
-    ('Tensor.index_select', 'shape:index', 'leaked'),  # torch RuntimeError, ember IndexError: index out of range in self
     ('Tensor.indices', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: indices expected sparse coordinate tensor layout but got Strided
     ('Tensor.int_repr', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::int_repr' with arguments from the 'CPU' backend. This could be because the operator d
     ('Tensor.is_coalesced', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: is_coalesced expected sparse coordinate tensor layout but got Strided
     ('Tensor.istft', 'float_int:n_fft', 'other_type'),  # torch TypeError, ember RuntimeError: istft: expected the frequency dimension (3rd to the last) of the input tensor to match n_fft / 2 + 1 when oneside
     ('Tensor.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
-    ('Tensor.lu_solve', 'list:LU_pivots', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('Tensor.lu_solve', 'none:LU_pivots', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('Tensor.lu_solve', 'str:LU_pivots', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('Tensor.max', 'float_int:out', 'accepted'),  # torch: TypeError: max() received an invalid combination of arguments - got (float), but expected one of:
     ('Tensor.min', 'float_int:out', 'accepted'),  # torch: TypeError: min() received an invalid combination of arguments - got (float), but expected one of:
-    ('Tensor.orgqr', 'list:tau', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('Tensor.orgqr', 'none:tau', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('Tensor.orgqr', 'str:tau', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('Tensor.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
-    ('Tensor.prelu', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "prelu_cpu" not implemented for 'Bool'
-    ('Tensor.prelu', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "prelu_cpu" not implemented for 'ComplexFloat'
-    ('Tensor.prelu', 'dtype_int64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "prelu_cpu" not implemented for 'Long'
     ('Tensor.q_per_channel_axis', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::q_per_channel_axis' with arguments from the 'CPU' backend. This could be because the
     ('Tensor.q_per_channel_scales', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::q_per_channel_scales' with arguments from the 'CPU' backend. This could be because th
     ('Tensor.q_per_channel_zero_points', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::q_per_channel_zero_points' with arguments from the 'CPU' backend. This could be becau
@@ -94,10 +81,7 @@ KNOWN_MISMATCHES = {
     ('Tensor.resize', 'nan:self', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
     ('Tensor.resize_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
     ('Tensor.resize_as_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
-    ('Tensor.resize_as_', 'list:other', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'shape'
-    ('Tensor.resize_as_', 'none:other', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'shape'
     ('Tensor.resize_as_', 'shape:other', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
-    ('Tensor.resize_as_', 'str:other', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'shape'
     ('Tensor.resize_as_sparse_', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::resize_as_sparse_' with arguments from the 'CPU' backend. This could be because the o
     ('Tensor.resize_as_sparse_', 'list:other', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::resize_as_sparse_' with arguments from the 'CPU' backend. This could be because the o
     ('Tensor.resize_as_sparse_', 'none:other', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::resize_as_sparse_' with arguments from the 'CPU' backend. This could be because the o
@@ -108,9 +92,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.scatter', 'str:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'abc'
     ('Tensor.scatter_', 'list:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'a'
     ('Tensor.scatter_', 'str:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'abc'
-    ('Tensor.slice_inverse', 'list:src', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'shape'
-    ('Tensor.slice_inverse', 'none:src', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'shape'
-    ('Tensor.slice_inverse', 'str:src', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'shape'
     ('Tensor.smm', 'list:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('Tensor.smm', 'none:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('Tensor.smm', 'str:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
@@ -144,15 +125,10 @@ KNOWN_MISMATCHES = {
     ('Tensor.to_mkldnn', 'inf:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'nan:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
-    ('Tensor.type_as', 'list:other', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('Tensor.type_as', 'none:other', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
-    ('Tensor.type_as', 'str:other', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
     ('Tensor.values', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: values expected sparse tensor layout but got Strided
     ('torch.adaptive_avg_pool1d', 'dtype_bool:input', 'refused'),  # NotImplementedError: "adaptive_avg_pool2d" not implemented for 'Bool'
     ('torch.adaptive_avg_pool1d', 'dtype_complex64:input', 'refused'),  # NotImplementedError: "adaptive_avg_pool2d" not implemented for 'ComplexFloat'
     ('torch.adaptive_avg_pool1d', 'dtype_int64:input', 'refused'),  # NotImplementedError: "adaptive_avg_pool2d" not implemented for 'Long'
-    ('torch.adaptive_avg_pool1d', 'float_int:output_size', 'accepted'),  # torch: TypeError: adaptive_avg_pool1d(): argument 'output_size' (position 2) must be tuple of ints, but found element of type float at pos
-    ('torch.adaptive_max_pool1d', 'float_int:output_size', 'accepted'),  # torch: TypeError: adaptive_max_pool1d(): argument 'output_size' (position 2) must be tuple of ints, but found element of type float at pos
     ('torch.affine_grid_generator', 'base', 'other_type'),  # torch RuntimeError, ember NotImplementedError: affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. Got size [3,
     ('torch.affine_grid_generator', 'dtype_bool:theta', 'other_type'),  # torch RuntimeError, ember ValueError: Expected theta to have floating point type, but got ember.bool
     ('torch.affine_grid_generator', 'dtype_complex64:theta', 'other_type'),  # torch RuntimeError, ember ValueError: Expected theta to have floating point type, but got ember.complex64
@@ -165,72 +141,27 @@ KNOWN_MISMATCHES = {
     ('torch.binary_cross_entropy_with_logits', 'empty:input', 'other_type'),  # torch RuntimeError, ember ValueError: Target size (ember.Size([3, 4])) must be the same as input size (ember.Size([0, 4]))
     ('torch.binary_cross_entropy_with_logits', 'shape:target', 'other_type'),  # torch RuntimeError, ember ValueError: Target size (ember.Size([5, 6])) must be the same as input size (ember.Size([3, 4]))
     ('torch.bincount', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "bincount_cpu" not implemented for 'Bool'
-    ('torch.broadcast_tensors', 'list:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'list:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'list:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'list:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'none:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'none:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'none:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'none:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'str:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'str:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'str:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.broadcast_tensors', 'str:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.bucketize', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "searchsorted_out_cpu" not implemented for 'ComplexFloat'
-    ('torch.ccol_indices_copy', 'list:self', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'ccol_indices'
-    ('torch.ccol_indices_copy', 'none:self', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'ccol_indices'
-    ('torch.ccol_indices_copy', 'str:self', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'ccol_indices'
-    ('torch.cdist', 'list:x1', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.cdist', 'list:x2', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
     ('torch.cdist', 'nan:x1', 'different'),  # out: 150/150 values differ, at (0, 0, 0): np.float32(2.0) vs np.float32(nan)
-    ('torch.cdist', 'none:x1', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.cdist', 'none:x2', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.cdist', 'str:x1', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.cdist', 'str:x2', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.chain_matmul', 'list:matrices', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.chain_matmul', 'none:matrices', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.chain_matmul', 'str:matrices', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.cholesky', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: cholesky: Expected a floating point or complex tensor as input. Got Bool
     ('torch.cholesky', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: cholesky: Expected a floating point or complex tensor as input. Got Long
     ('torch.cholesky', 'empty:input', 'refused'),  # RuntimeError: cholesky: A must be batches of square matrices, but they are 0 by 5 matrices
     ('torch.cholesky_inverse', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: linalg.inv: Expected a floating point or complex tensor as input. Got Long
-    ('torch.cholesky_inverse', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'tril'
-    ('torch.cholesky_inverse', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'tril'
-    ('torch.cholesky_inverse', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'tril'
-    ('torch.cholesky_solve', 'list:input2', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'mH'
-    ('torch.cholesky_solve', 'none:input2', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'mH'
-    ('torch.cholesky_solve', 'str:input2', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'mH'
     ('torch.clamp', 'empty:input', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (0,10,5) (5,10,5)
     ('torch.clamp', 'shape:min', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (5,10,5) (7,12,7)
     ('torch.clamp_max', 'none:max', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
     ('torch.clamp_min', 'none:min', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
-    ('torch.clone', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_device'
-    ('torch.clone', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_device'
-    ('torch.clone', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_device'
-    ('torch.col_indices_copy', 'list:self', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'col_indices'
-    ('torch.col_indices_copy', 'none:self', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'col_indices'
-    ('torch.col_indices_copy', 'str:self', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'col_indices'
     ('torch.conv3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Float but found Bool
     ('torch.conv_transpose1d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Float but found Bool
     ('torch.conv_transpose2d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Float but found Bool
     ('torch.conv_transpose3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Float but found Bool
     ('torch.cross', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
-    ('torch.crow_indices_copy', 'list:self', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'crow_indices'
-    ('torch.crow_indices_copy', 'none:self', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'crow_indices'
-    ('torch.crow_indices_copy', 'str:self', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'crow_indices'
     ('torch.ctc_loss', 'base', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (1,2) (1,2,4) ()
     ('torch.ctc_loss', 'inf:log_probs', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (1,2) (1,2,4) ()
     ('torch.ctc_loss', 'nan:log_probs', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (1,2) (1,2,4) ()
     ('torch.ctc_loss', 'shape:targets', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (1,2) (1,2,6) ()
     ('torch.cumulative_trapezoid', 'none:x', 'accepted'),  # torch: TypeError: cumulative_trapezoid() received an invalid combination of arguments - got (Tensor, NoneType), but expected one of:
-    ('torch.dequantize', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dequantize'
-    ('torch.dequantize', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dequantize'
-    ('torch.dequantize', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dequantize'
     ('torch.diff', 'dim_oob:dim', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 9)
-    ('torch.dsplit', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.dsplit', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.dsplit', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.einsum', 'base', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
     ('torch.einsum', 'dtype_bool:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
     ('torch.einsum', 'dtype_complex64:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
@@ -241,7 +172,6 @@ KNOWN_MISMATCHES = {
     ('torch.einsum', 'nan:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
     ('torch.einsum', 'none:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
     ('torch.einsum', 'str:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
-    ('torch.embedding', 'empty:input', 'leaked'),  # torch RuntimeError, ember IndexError: index out of range in self
     ('torch.embedding_bag', 'base', 'other_type'),  # torch RuntimeError, ember ValueError: offsets has to be a 1D Tensor
     ('torch.embedding_bag', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember ValueError: offsets has to be a 1D Tensor
     ('torch.embedding_bag', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember ValueError: offsets has to be a 1D Tensor
@@ -250,54 +180,24 @@ KNOWN_MISMATCHES = {
     ('torch.embedding_bag', 'inf:input', 'other_type'),  # torch RuntimeError, ember ValueError: offsets has to be a 1D Tensor
     ('torch.embedding_bag', 'nan:input', 'other_type'),  # torch RuntimeError, ember ValueError: offsets has to be a 1D Tensor
     ('torch.embedding_bag', 'shape:weight', 'other_type'),  # torch RuntimeError, ember ValueError: offsets has to be a 1D Tensor
-    ('torch.empty_like', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('torch.empty_like', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
-    ('torch.empty_like', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
     ('torch.fft.fft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.fft2', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_fft2(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.fft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.fft2', 'float_int:s', 'accepted'),  # torch: TypeError: fft_fft2(): argument 's' must be tuple of ints, not tuple
-    ('torch.fft.fftn', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_fftn(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.fftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.fftn', 'float_int:s', 'accepted'),  # torch: TypeError: fft_fftn(): argument 's' must be tuple of ints, not tuple
     ('torch.fft.hfft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.hfft2', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_hfft2(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.hfft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.hfft2', 'float_int:s', 'accepted'),  # torch: TypeError: fft_hfft2(): argument 's' must be tuple of ints, not tuple
-    ('torch.fft.hfftn', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_hfftn(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.hfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.hfftn', 'float_int:s', 'accepted'),  # torch: TypeError: fft_hfftn(): argument 's' must be tuple of ints, not tuple
     ('torch.fft.ifft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.ifft2', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_ifft2(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.ifft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.ifft2', 'float_int:s', 'accepted'),  # torch: TypeError: fft_ifft2(): argument 's' must be tuple of ints, not tuple
-    ('torch.fft.ifftn', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_ifftn(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.ifftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.ifftn', 'float_int:s', 'accepted'),  # torch: TypeError: fft_ifftn(): argument 's' must be tuple of ints, not tuple
     ('torch.fft.ihfft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.ihfft2', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_ihfft2(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.ihfft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.ihfft2', 'float_int:s', 'accepted'),  # torch: TypeError: fft_ihfft2(): argument 's' must be tuple of ints, not tuple
-    ('torch.fft.ihfftn', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_ihfftn(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.ihfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.ihfftn', 'float_int:s', 'accepted'),  # torch: TypeError: fft_ihfftn(): argument 's' must be tuple of ints, not tuple
     ('torch.fft.irfft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.irfft2', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_irfft2(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.irfft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.irfft2', 'float_int:s', 'accepted'),  # torch: TypeError: fft_irfft2(): argument 's' must be tuple of ints, not tuple
-    ('torch.fft.irfftn', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_irfftn(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.irfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.irfftn', 'float_int:s', 'accepted'),  # torch: TypeError: fft_irfftn(): argument 's' must be tuple of ints, not tuple
     ('torch.fft.rfft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.rfft2', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_rfft2(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.rfft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.rfft2', 'float_int:s', 'accepted'),  # torch: TypeError: fft_rfft2(): argument 's' must be tuple of ints, not tuple
-    ('torch.fft.rfftn', 'dim_float:dim', 'accepted'),  # torch: TypeError: fft_rfftn(): argument 'dim' must be tuple of ints, not tuple
     ('torch.fft.rfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
-    ('torch.fft.rfftn', 'float_int:s', 'accepted'),  # torch: TypeError: fft_rfftn(): argument 's' must be tuple of ints, not tuple
-    ('torch.full_like', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('torch.full_like', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
-    ('torch.full_like', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
     ('torch.geqrf', 'inf:input', 'different'),  # out[0]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('torch.grid_sampler_2d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
     ('torch.grid_sampler_2d', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type ComplexFloat but found Float
@@ -305,23 +205,6 @@ KNOWN_MISMATCHES = {
     ('torch.grid_sampler_3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
     ('torch.grid_sampler_3d', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type ComplexFloat but found Float
     ('torch.grid_sampler_3d', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Long but found Float
-    ('torch.gru', 'base', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'dtype_bool:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'dtype_complex64:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'dtype_int64:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'float_int:num_layers', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'inf:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'list:hx', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'size'
-    ('torch.gru', 'nan:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'none:hx', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'size'
-    ('torch.gru', 'shape:hx', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'str:hx', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.gru', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'size'
-    ('torch.gru_cell', 'base', 'accepted'),  # torch: RuntimeError: weight_ih first dim must be 3 * hidden_size = 12, but got 3
-    ('torch.gru_cell', 'inf:input', 'accepted'),  # torch: RuntimeError: weight_ih first dim must be 3 * hidden_size = 12, but got 3
-    ('torch.gru_cell', 'nan:input', 'accepted'),  # torch: RuntimeError: weight_ih first dim must be 3 * hidden_size = 12, but got 3
     ('torch.histogram', 'float_int:bins', 'accepted'),  # torch: TypeError: histogram() received an invalid combination of arguments - got (Tensor, float, density=bool, weight=NoneType), but expec
     ('torch.histogramdd', 'inf:input', 'accepted'),  # torch: RuntimeError: torch.histogramdd: dimension 0's range [inf, inf] is not finite
     ('torch.histogramdd', 'nan:input', 'accepted'),  # torch: RuntimeError: torch.histogramdd: dimension 0's range [nan, nan] is not finite
@@ -331,9 +214,6 @@ KNOWN_MISMATCHES = {
     ('torch.hsmm', 'none:mat2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
     ('torch.hsmm', 'str:mat1', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
     ('torch.hsmm', 'str:mat2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hsplit', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.hsplit', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.hsplit', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.hspmm', 'list:mat1', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
     ('torch.hspmm', 'list:mat2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
     ('torch.hspmm', 'none:mat1', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
@@ -343,37 +223,15 @@ KNOWN_MISMATCHES = {
     ('torch.index_add', 'shape:index', 'other_type'),  # torch IndexError, ember RuntimeError: index_add_(): Number of indices (3) should be equal to source.size(dim): (1), for dim: 0
     ('torch.index_copy', 'shape:index', 'other_type'),  # torch IndexError, ember RuntimeError: index_copy_(): Number of indices (3) should be equal to source.size(dim): (1), for dim: 0
     ('torch.index_fill', 'empty:input', 'leaked'),  # torch RuntimeError, ember IndexError: index 0 is out of bounds for dimension 0 with size 0
-    ('torch.index_fill', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.index_fill', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.index_fill', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.index_put', 'empty:input', 'accepted'),  # torch: IndexError: index is out of bounds for dimension with size 0
-    ('torch.index_put', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.index_put', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.index_put', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.index_reduce', 'shape:index', 'other_type'),  # torch IndexError, ember RuntimeError: index_reduce_(): Number of indices (3) should be equal to source.size(dim): (1), for dim: 0
-    ('torch.index_select', 'shape:index', 'leaked'),  # torch RuntimeError, ember IndexError: index out of range in self
-    ('torch.indices_copy', 'list:self', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'indices'
-    ('torch.indices_copy', 'none:self', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'indices'
-    ('torch.indices_copy', 'str:self', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'indices'
-    ('torch.is_complex', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('torch.is_complex', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
-    ('torch.is_complex', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
-    ('torch.is_floating_point', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('torch.is_floating_point', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
-    ('torch.is_floating_point', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
     ('torch.isin', 'dtype_bool:e', 'accepted'),  # torch: RuntimeError: Unsupported input type encountered for isin(): Bool
     ('torch.istft', 'float_int:n_fft', 'other_type'),  # torch TypeError, ember RuntimeError: istft: expected the frequency dimension (3rd to the last) of the input tensor to match n_fft / 2 + 1 when oneside
     ('torch.linalg.cholesky_ex', 'inf:input', 'different'),  # out[0]: 11/25 values differ, at (0, 1): np.float32(0.0) vs np.float32(nan)
     ('torch.linalg.cholesky_ex', 'nan:input', 'different'),  # out[0]: 10/25 values differ, at (1, 0): np.float32(nan) vs np.float32(0.0)
     ('torch.linalg.cross', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
-    ('torch.linalg.diagonal', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'diagonal'
-    ('torch.linalg.diagonal', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'diagonal'
-    ('torch.linalg.diagonal', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'diagonal'
     ('torch.linalg.householder_product', 'inf:input', 'different'),  # out: 10/25 values differ, at (0, 0): np.float32(nan) vs np.float32(0.040203094)
-    ('torch.linalg.householder_product', 'list:tau', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
     ('torch.linalg.householder_product', 'nan:input', 'different'),  # out: 1/25 values differ, at (0, 0): np.float32(nan) vs np.float32(0.040203094)
-    ('torch.linalg.householder_product', 'none:tau', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.linalg.householder_product', 'str:tau', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.linalg.ldl_factor', 'nan:input', 'other_type'),  # torch RuntimeError, ember LinAlgError: torch.linalg.ldl_factor_ex: D[1,1] is exactly zero: the factorization succeeded but D is singular.
     ('torch.linalg.ldl_factor_ex', 'nan:input', 'different'),  # out[1]: 4/5 values differ, at (0,): np.int32(1) vs np.int32(-2)
     ('torch.linalg.ldl_solve', 'shape:pivots', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with remapped shapes [original->remapped]: (7,)  and requested shape (5
@@ -381,33 +239,12 @@ KNOWN_MISMATCHES = {
     ('torch.linalg.lu', 'inf:input', 'different'),  # out[1]: 2/9 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('torch.linalg.lu_factor', 'inf:input', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('torch.linalg.lu_factor_ex', 'inf:input', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
-    ('torch.linalg.lu_solve', 'list:pivots', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.linalg.lu_solve', 'none:pivots', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.linalg.lu_solve', 'str:pivots', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.linalg.matrix_power', 'dtype_bool:input', 'different'),  # out: dtype int64 != bool
     ('torch.linalg.matrix_power', 'inf:input', 'different'),  # out: 1/1 values differ, at (0, 0): np.float32(nan) vs np.float32(1.0)
     ('torch.linalg.matrix_power', 'nan:input', 'different'),  # out: 1/1 values differ, at (0, 0): np.float32(nan) vs np.float32(1.0)
     ('torch.linalg.pinv', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('torch.linalg.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('torch.linalg.vander', 'float_int:N', 'accepted'),  # torch: TypeError: linalg_vander(): argument 'N' must be int, not float
-    ('torch.linalg.vecdot', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.linalg.vecdot', 'list:other', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.linalg.vecdot', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.linalg.vecdot', 'none:other', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.linalg.vecdot', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.linalg.vecdot', 'str:other', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.lstm', 'empty:data', 'other_type'),  # torch IndexError, ember RuntimeError: Expected sequence length to be larger than 0 in RNN
-    ('torch.lstm', 'float_int:has_biases', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.lstm', 'list:data', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'size'
-    ('torch.lstm', 'none:data', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'size'
-    ('torch.lstm', 'str:data', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'size'
-    ('torch.lstm_cell', 'base', 'other_type'),  # torch RuntimeError, ember ValueError: not enough values to unpack (expected 4, got 3)
-    ('torch.lstm_cell', 'inf:input', 'other_type'),  # torch RuntimeError, ember ValueError: not enough values to unpack (expected 4, got 3)
-    ('torch.lstm_cell', 'nan:input', 'other_type'),  # torch RuntimeError, ember ValueError: not enough values to unpack (expected 4, got 3)
     ('torch.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
-    ('torch.lu_solve', 'list:LU_pivots', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.lu_solve', 'none:LU_pivots', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.lu_solve', 'str:LU_pivots', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.lu_unpack', 'empty:LU_data', 'refused'),  # RuntimeError: pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly pass the result of lu_factor?
     ('torch.lu_unpack', 'shape:LU_pivots', 'refused'),  # IndexError: index 3 is out of bounds for axis 1 with size 3
     ('torch.max', 'float_int:out', 'accepted'),  # torch: TypeError: max() received an invalid combination of arguments - got (Tensor, float), but expected one of:
@@ -416,19 +253,7 @@ KNOWN_MISMATCHES = {
     ('torch.max_pool2d', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool2d" not implemented for 'ComplexFloat'
     ('torch.max_pool3d', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool3d" not implemented for 'Bool'
     ('torch.max_pool3d', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool3d" not implemented for 'ComplexFloat'
-    ('torch.meshgrid', 'list:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.meshgrid', 'none:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.meshgrid', 'str:tensors', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.min', 'float_int:out', 'accepted'),  # torch: TypeError: min() received an invalid combination of arguments - got (Tensor, float), but expected one of:
-    ('torch.moveaxis', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.moveaxis', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.moveaxis', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.movedim', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.movedim', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.movedim', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.narrow', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.narrow', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.narrow', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.native_batch_norm', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got
     ('torch.native_batch_norm', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: result type ComplexFloat can't be cast to the desired output type Float
     ('torch.native_batch_norm', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got
@@ -442,88 +267,38 @@ KNOWN_MISMATCHES = {
     ('torch.native_layer_norm', 'dtype_complex64:input', 'accepted'),  # torch: RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
     ('torch.native_layer_norm', 'empty:input', 'accepted'),  # torch: RuntimeError: Given normalized_shape=[1, 2, 3], expected input with shape [*, 1, 2, 3], but got input of size[0, 2, 3]
     ('torch.native_layer_norm', 'inf:input', 'different'),  # out[1]: 1/1 values differ, at (0, 0, 0): np.float32(inf) vs np.float32(nan)
-    ('torch.nn.functional.adaptive_avg_pool1d', 'float_int:output_size', 'accepted'),  # torch: TypeError: adaptive_avg_pool1d(): argument 'output_size' (position 2) must be tuple of ints, but found element of type float at pos
-    ('torch.nn.functional.adaptive_avg_pool2d', 'float_int:output_size', 'accepted'),  # torch: TypeError: adaptive_avg_pool2d(): argument 'output_size' (position 2) must be tuple of ints, but found element of type float at pos
     ('torch.nn.functional.adaptive_avg_pool2d', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_avg_pool2d(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.adaptive_avg_pool2d', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_avg_pool2d(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.adaptive_avg_pool2d', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_avg_pool2d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.adaptive_avg_pool3d', 'float_int:output_size', 'accepted'),  # torch: TypeError: adaptive_avg_pool3d(): argument 'output_size' (position 2) must be tuple of ints, but found element of type float at pos
     ('torch.nn.functional.adaptive_avg_pool3d', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_avg_pool3d(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.adaptive_avg_pool3d', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_avg_pool3d(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.adaptive_avg_pool3d', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_avg_pool3d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.adaptive_max_pool1d', 'float_int:output_size', 'accepted'),  # torch: TypeError: adaptive_max_pool1d(): argument 'output_size' (position 2) must be tuple of ints, not float
-    ('torch.nn.functional.adaptive_max_pool2d', 'float_int:output_size', 'accepted'),  # torch: TypeError: adaptive_max_pool2d(): argument 'output_size' (position 2) must be tuple of ints, but found element of type float at pos
     ('torch.nn.functional.adaptive_max_pool2d', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool2d(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.adaptive_max_pool2d', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool2d(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.adaptive_max_pool2d', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool2d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'base', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [3, 4]
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'dtype_bool:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [3, 4]
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'dtype_complex64:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [3, 4]
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'dtype_int64:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [3, 4]
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'empty:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [0, 4]
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'inf:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [3, 4]
     ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool2d(): argument 'input' (position 1) must be Tensor, not list
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'list:output_size', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [3, 4]
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'nan:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [3, 4]
     ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool2d(): argument 'input' (position 1) must be Tensor, not NoneType
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'none:output_size', 'other_type'),  # torch TypeError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [3, 4]
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'shape:output_size', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [3, 4]
     ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool2d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.adaptive_max_pool2d_with_indices', 'str:output_size', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool2d(): Expected 3D or 4D tensor, but got [3, 4]
     ('torch.nn.functional.adaptive_max_pool3d', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool3d(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.adaptive_max_pool3d', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool3d(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.adaptive_max_pool3d', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool3d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'base', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4]
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'dtype_bool:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4]
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'dtype_complex64:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4]
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'dtype_int64:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4]
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'empty:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [0, 4]
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'inf:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4]
     ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool3d(): argument 'input' (position 1) must be Tensor, not list
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'list:output_size', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4]
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'nan:input', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4]
     ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool3d(): argument 'input' (position 1) must be Tensor, not NoneType
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'none:output_size', 'other_type'),  # torch TypeError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4]
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'shape:output_size', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4]
     ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: adaptive_max_pool3d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.adaptive_max_pool3d_with_indices', 'str:output_size', 'other_type'),  # torch ValueError, ember RuntimeError: adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4]
     ('torch.nn.functional.affine_grid', 'list:theta', 'other_type'),  # torch AttributeError, ember TypeError: affine_grid(): argument 'theta' (position 1) must be Tensor, not list
     ('torch.nn.functional.affine_grid', 'none:theta', 'other_type'),  # torch AttributeError, ember TypeError: affine_grid(): argument 'theta' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.affine_grid', 'str:theta', 'other_type'),  # torch AttributeError, ember TypeError: affine_grid(): argument 'theta' (position 1) must be Tensor, not str
-    ('torch.nn.functional.avg_pool3d', 'float_int:kernel_size', 'accepted'),  # torch: TypeError: avg_pool3d(): argument 'kernel_size' (position 2) must be tuple of ints, but found element of type float at pos 0
     ('torch.nn.functional.batch_norm', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
     ('torch.nn.functional.batch_norm', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
     ('torch.nn.functional.batch_norm', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
     ('torch.nn.functional.batch_norm', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: batch_norm(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.batch_norm', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: batch_norm(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.batch_norm', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: batch_norm(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.bilinear', 'dtype_bool:input1', 'leaked'),  # torch RuntimeError, ember IndexError: Dimension out of range (expected to be in range of [-2, 1], but got 2)
-    ('torch.nn.functional.bilinear', 'dtype_complex64:input1', 'leaked'),  # torch RuntimeError, ember IndexError: Dimension out of range (expected to be in range of [-2, 1], but got 2)
-    ('torch.nn.functional.bilinear', 'dtype_int64:input1', 'leaked'),  # torch RuntimeError, ember IndexError: Dimension out of range (expected to be in range of [-2, 1], but got 2)
-    ('torch.nn.functional.cross_entropy', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dim'
-    ('torch.nn.functional.cross_entropy', 'list:target', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'shape'
-    ('torch.nn.functional.cross_entropy', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dim'
-    ('torch.nn.functional.cross_entropy', 'none:target', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'shape'
-    ('torch.nn.functional.cross_entropy', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dim'
-    ('torch.nn.functional.cross_entropy', 'str:target', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'shape'
-    ('torch.nn.functional.ctc_loss', 'list:log_probs', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('torch.nn.functional.ctc_loss', 'list:targets', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('torch.nn.functional.ctc_loss', 'none:log_probs', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
-    ('torch.nn.functional.ctc_loss', 'none:targets', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
     ('torch.nn.functional.ctc_loss', 'shape:targets', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (16,29) (18,29) ()
-    ('torch.nn.functional.ctc_loss', 'str:log_probs', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
-    ('torch.nn.functional.ctc_loss', 'str:targets', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
-    ('torch.nn.functional.embedding', 'list:weight', 'other_type'),  # torch TypeError, ember RuntimeError: Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got ember.Flo
-    ('torch.nn.functional.embedding', 'none:weight', 'other_type'),  # torch TypeError, ember RuntimeError: Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got ember.Flo
-    ('torch.nn.functional.embedding', 'str:weight', 'other_type'),  # torch TypeError, ember RuntimeError: Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got ember.Flo
     ('torch.nn.functional.embedding_bag', 'list:weight', 'other_type'),  # torch AttributeError, ember TypeError: embedding_bag(): argument 'weight' (position 2) must be Tensor, not list
     ('torch.nn.functional.embedding_bag', 'none:offsets', 'refused'),  # RuntimeError: Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got ember.FloatTenso
     ('torch.nn.functional.embedding_bag', 'none:weight', 'other_type'),  # torch AttributeError, ember TypeError: embedding_bag(): argument 'weight' (position 2) must be Tensor, not NoneType
     ('torch.nn.functional.embedding_bag', 'str:weight', 'other_type'),  # torch AttributeError, ember TypeError: embedding_bag(): argument 'weight' (position 2) must be Tensor, not str
-    ('torch.nn.functional.fold', 'list:output_size', 'other_type'),  # torch TypeError, ember ValueError: invalid literal for int() with base 10: 'a'
-    ('torch.nn.functional.gaussian_nll_loss', 'list:var', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_device'
-    ('torch.nn.functional.gaussian_nll_loss', 'none:var', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_device'
-    ('torch.nn.functional.gaussian_nll_loss', 'str:var', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_device'
     ('torch.nn.functional.glu', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: glu(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.glu', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: glu(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.glu', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: glu(): argument 'input' (position 1) must be Tensor, not str
@@ -533,9 +308,6 @@ KNOWN_MISMATCHES = {
     ('torch.nn.functional.group_norm', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: group_norm(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.group_norm', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: group_norm(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.group_norm', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: group_norm(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.hinge_embedding_loss', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'new_zeros'
-    ('torch.nn.functional.hinge_embedding_loss', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'new_zeros'
-    ('torch.nn.functional.hinge_embedding_loss', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'new_zeros'
     ('torch.nn.functional.instance_norm', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
     ('torch.nn.functional.instance_norm', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
     ('torch.nn.functional.instance_norm', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
@@ -546,66 +318,27 @@ KNOWN_MISMATCHES = {
     ('torch.nn.functional.interpolate', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: interpolate(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.interpolate', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: interpolate(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.interpolate', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: interpolate(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.kl_div', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('torch.nn.functional.kl_div', 'list:target', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('torch.nn.functional.kl_div', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
-    ('torch.nn.functional.kl_div', 'none:target', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
-    ('torch.nn.functional.kl_div', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
-    ('torch.nn.functional.kl_div', 'str:target', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
     ('torch.nn.functional.linear_cross_entropy', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: linear(): argument 'input' (position 1) must be Tensor, not list
+    ('torch.nn.functional.linear_cross_entropy', 'list:target', 'other_type'),  # torch AttributeError, ember TypeError: cross_entropy(): argument 'target' (position 2) must be Tensor, not list
     ('torch.nn.functional.linear_cross_entropy', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: linear(): argument 'input' (position 1) must be Tensor, not NoneType
+    ('torch.nn.functional.linear_cross_entropy', 'none:target', 'other_type'),  # torch AttributeError, ember TypeError: cross_entropy(): argument 'target' (position 2) must be Tensor, not NoneType
     ('torch.nn.functional.linear_cross_entropy', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: linear(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.local_response_norm', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "avg_pool2d" not implemented for 'Bool'
-    ('torch.nn.functional.local_response_norm', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "avg_pool2d" not implemented for 'ComplexFloat'
+    ('torch.nn.functional.linear_cross_entropy', 'str:target', 'other_type'),  # torch AttributeError, ember TypeError: cross_entropy(): argument 'target' (position 2) must be Tensor, not str
     ('torch.nn.functional.local_response_norm', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: local_response_norm(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.local_response_norm', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: local_response_norm(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.local_response_norm', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: local_response_norm(): argument 'input' (position 1) must be Tensor, not str
     ('torch.nn.functional.log_softmax', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: log_softmax(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.log_softmax', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: log_softmax(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.log_softmax', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: log_softmax(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.lp_pool1d', 'base', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool1d', 'dtype_bool:input', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool1d', 'dtype_complex64:input', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool1d', 'dtype_int64:input', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool1d', 'inf:input', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
     ('torch.nn.functional.lp_pool1d', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: lp_pool1d(): argument 'input' (position 1) must be Tensor, not list
-    ('torch.nn.functional.lp_pool1d', 'list:kernel_size', 'other_type'),  # torch TypeError, ember RuntimeError: lp_pool1d: kernel_size must either be a single int, or a tuple of one int
-    ('torch.nn.functional.lp_pool1d', 'list:norm_type', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool1d', 'nan:input', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
     ('torch.nn.functional.lp_pool1d', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: lp_pool1d(): argument 'input' (position 1) must be Tensor, not NoneType
-    ('torch.nn.functional.lp_pool1d', 'none:norm_type', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
     ('torch.nn.functional.lp_pool1d', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: lp_pool1d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.lp_pool1d', 'str:kernel_size', 'other_type'),  # torch TypeError, ember ValueError: invalid literal for int() with base 10: 'abc'
-    ('torch.nn.functional.lp_pool1d', 'str:norm_type', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool2d', 'base', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool2d', 'dtype_bool:input', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool2d', 'dtype_complex64:input', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool2d', 'dtype_int64:input', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool2d', 'empty:input', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool2d', 'inf:input', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
     ('torch.nn.functional.lp_pool2d', 'list:input', 'other_type'),  # torch ValueError, ember TypeError: lp_pool2d(): argument 'input' (position 1) must be Tensor, not list
-    ('torch.nn.functional.lp_pool2d', 'list:kernel_size', 'other_type'),  # torch TypeError, ember ValueError: invalid literal for int() with base 10: 'a'
-    ('torch.nn.functional.lp_pool2d', 'list:norm_type', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool2d', 'nan:input', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
     ('torch.nn.functional.lp_pool2d', 'none:input', 'other_type'),  # torch ValueError, ember TypeError: lp_pool2d(): argument 'input' (position 1) must be Tensor, not NoneType
-    ('torch.nn.functional.lp_pool2d', 'none:norm_type', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool2d', 'shape:norm_type', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
     ('torch.nn.functional.lp_pool2d', 'str:input', 'other_type'),  # torch ValueError, ember TypeError: lp_pool2d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.lp_pool2d', 'str:norm_type', 'other_type'),  # torch ValueError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool3d', 'base', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool3d', 'dtype_bool:input', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool3d', 'dtype_complex64:input', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool3d', 'dtype_int64:input', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool3d', 'inf:input', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
     ('torch.nn.functional.lp_pool3d', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: lp_pool3d(): argument 'input' (position 1) must be Tensor, not list
-    ('torch.nn.functional.lp_pool3d', 'list:kernel_size', 'other_type'),  # torch ValueError, ember RuntimeError: lp_pool3d: kernel_size must either be a single int, or a tuple of three ints
-    ('torch.nn.functional.lp_pool3d', 'list:norm_type', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
-    ('torch.nn.functional.lp_pool3d', 'nan:input', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
     ('torch.nn.functional.lp_pool3d', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: lp_pool3d(): argument 'input' (position 1) must be Tensor, not NoneType
-    ('torch.nn.functional.lp_pool3d', 'none:norm_type', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
     ('torch.nn.functional.lp_pool3d', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: lp_pool3d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.lp_pool3d', 'str:kernel_size', 'other_type'),  # torch TypeError, ember ValueError: invalid literal for int() with base 10: 'abc'
-    ('torch.nn.functional.lp_pool3d', 'str:norm_type', 'other_type'),  # torch TypeError, ember RuntimeError: a Tensor with 12 elements cannot be converted to Scalar
     ('torch.nn.functional.max_pool2d_with_indices', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool2d" not implemented for 'Bool'
     ('torch.nn.functional.max_pool2d_with_indices', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool2d" not implemented for 'ComplexFloat'
     ('torch.nn.functional.max_pool3d', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: max_pool3d(): argument 'input' (position 1) must be Tensor, not list
@@ -616,50 +349,21 @@ KNOWN_MISMATCHES = {
     ('torch.nn.functional.max_pool3d_with_indices', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: max_pool3d_with_indices(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.max_pool3d_with_indices', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: max_pool3d_with_indices(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.max_pool3d_with_indices', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: max_pool3d_with_indices(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.max_unpool1d', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "max_unpool2d" not implemented for 'Bool'
-    ('torch.nn.functional.max_unpool1d', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "max_unpool2d" not implemented for 'ComplexFloat'
-    ('torch.nn.functional.max_unpool1d', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "max_unpool2d" not implemented for 'Long'
+    ('torch.nn.functional.max_unpool1d', 'list:indices', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool1d(): argument 'indices' (position 2) must be Tensor, not list
     ('torch.nn.functional.max_unpool1d', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool1d(): argument 'input' (position 1) must be Tensor, not list
+    ('torch.nn.functional.max_unpool1d', 'none:indices', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool1d(): argument 'indices' (position 2) must be Tensor, not NoneType
     ('torch.nn.functional.max_unpool1d', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool1d(): argument 'input' (position 1) must be Tensor, not NoneType
+    ('torch.nn.functional.max_unpool1d', 'str:indices', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool1d(): argument 'indices' (position 2) must be Tensor, not str
     ('torch.nn.functional.max_unpool1d', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool1d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.max_unpool2d', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "max_unpool2d" not implemented for 'Bool'
-    ('torch.nn.functional.max_unpool2d', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "max_unpool2d" not implemented for 'ComplexFloat'
-    ('torch.nn.functional.max_unpool2d', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "max_unpool2d" not implemented for 'Long'
-    ('torch.nn.functional.max_unpool2d', 'list:indices', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
     ('torch.nn.functional.max_unpool2d', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool2d(): argument 'input' (position 1) must be Tensor, not list
-    ('torch.nn.functional.max_unpool2d', 'none:indices', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
     ('torch.nn.functional.max_unpool2d', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool2d(): argument 'input' (position 1) must be Tensor, not NoneType
-    ('torch.nn.functional.max_unpool2d', 'str:indices', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
     ('torch.nn.functional.max_unpool2d', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool2d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.max_unpool3d', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "max_unpool3d" not implemented for 'Bool'
-    ('torch.nn.functional.max_unpool3d', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "max_unpool3d" not implemented for 'ComplexFloat'
-    ('torch.nn.functional.max_unpool3d', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "max_unpool3d" not implemented for 'Long'
-    ('torch.nn.functional.max_unpool3d', 'float_int:padding', 'accepted'),  # torch: TypeError: max_unpool3d(): argument 'padding' (position 5) must be tuple of ints, but found element of type float at pos 0
-    ('torch.nn.functional.max_unpool3d', 'float_int:stride', 'accepted'),  # torch: TypeError: max_unpool3d(): argument 'stride' (position 4) must be tuple of ints, but found element of type float at pos 0
-    ('torch.nn.functional.max_unpool3d', 'list:indices', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
     ('torch.nn.functional.max_unpool3d', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool3d(): argument 'input' (position 1) must be Tensor, not list
-    ('torch.nn.functional.max_unpool3d', 'none:indices', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
     ('torch.nn.functional.max_unpool3d', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool3d(): argument 'input' (position 1) must be Tensor, not NoneType
-    ('torch.nn.functional.max_unpool3d', 'str:indices', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
     ('torch.nn.functional.max_unpool3d', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: max_unpool3d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.multi_margin_loss', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` o
-    ('torch.nn.functional.multi_margin_loss', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "multi_margin_loss_cpu_kernel" not implemented for 'Long'
-    ('torch.nn.functional.multilabel_margin_loss', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask,
-    ('torch.nn.functional.multilabel_margin_loss', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "multilabel_margin_loss_forward_out_frame" not implemented for 'Long'
     ('torch.nn.functional.normalize', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: normalize(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.normalize', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: normalize(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.normalize', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: normalize(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.one_hot', 'float_int:num_classes', 'other_type'),  # torch TypeError, ember RuntimeError: Class values must be smaller than num_classes.
-    ('torch.nn.functional.poisson_nll_loss', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'exp'
-    ('torch.nn.functional.poisson_nll_loss', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'exp'
-    ('torch.nn.functional.poisson_nll_loss', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'exp'
-    ('torch.nn.functional.prelu', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "prelu_cpu" not implemented for 'Bool'
-    ('torch.nn.functional.prelu', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "prelu_cpu" not implemented for 'ComplexFloat'
-    ('torch.nn.functional.prelu', 'dtype_int64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "prelu_cpu" not implemented for 'Long'
-    ('torch.nn.functional.soft_margin_loss', 'dtype_bool:input', 'accepted'),  # torch: RuntimeError: Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logic
-    ('torch.nn.functional.soft_margin_loss', 'dtype_complex64:input', 'refused'),  # NotImplementedError: "log_sigmoid_cpu" not implemented for 'ComplexFloat'
-    ('torch.nn.functional.soft_margin_loss', 'dtype_int64:input', 'accepted'),  # torch: RuntimeError: result type Float can't be cast to the desired output type Long
-    ('torch.nn.functional.soft_margin_loss', 'shape:target', 'accepted'),  # torch: RuntimeError: output with shape [] doesn't match the broadcast shape [5]
     ('torch.nn.functional.softmax', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: softmax(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.softmax', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: softmax(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.softmax', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: softmax(): argument 'input' (position 1) must be Tensor, not str
@@ -669,71 +373,13 @@ KNOWN_MISMATCHES = {
     ('torch.nn.functional.tanhshrink', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: tanhshrink(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.tanhshrink', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: tanhshrink(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.tanhshrink', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: tanhshrink(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nonzero', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_device'
-    ('torch.nonzero', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_device'
-    ('torch.nonzero', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_device'
     ('torch.norm', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: norm(): argument 'input' (position 1) must be Tensor, not list
     ('torch.norm', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: norm(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.norm', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: norm(): argument 'input' (position 1) must be Tensor, not str
     ('torch.norm_except_dim', 'empty:v', 'accepted'),  # torch: RuntimeError: cannot reshape tensor of 0 elements into shape [0, -1] because the unspecified dimension size -1 can be any value and is
-    ('torch.numel', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'numel'
-    ('torch.numel', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'numel'
-    ('torch.numel', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'numel'
-    ('torch.ones_like', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('torch.ones_like', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
-    ('torch.ones_like', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
-    ('torch.orgqr', 'list:tau', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.orgqr', 'none:tau', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.orgqr', 'str:tau', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.permute', 'list:self', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.permute', 'none:self', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.permute', 'str:self', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
-    ('torch.prelu', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "prelu_cpu" not implemented for 'Bool'
-    ('torch.prelu', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "prelu_cpu" not implemented for 'ComplexFloat'
-    ('torch.prelu', 'dtype_int64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "prelu_cpu" not implemented for 'Long'
     ('torch.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('torch.reshape', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.reshape', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.reshape', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.rnn_relu', 'base', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'dtype_bool:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'dtype_complex64:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'dtype_int64:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'float_int:num_layers', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'inf:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'list:hx', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'size'
-    ('torch.rnn_relu', 'nan:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'none:hx', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'size'
-    ('torch.rnn_relu', 'shape:hx', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'str:hx', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.rnn_relu', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'size'
-    ('torch.rnn_relu_cell', 'base', 'accepted'),  # torch: RuntimeError: weight_ih first dim must be 1 * hidden_size = 4, but got 3
-    ('torch.rnn_relu_cell', 'inf:input', 'accepted'),  # torch: RuntimeError: weight_ih first dim must be 1 * hidden_size = 4, but got 3
-    ('torch.rnn_relu_cell', 'nan:input', 'accepted'),  # torch: RuntimeError: weight_ih first dim must be 1 * hidden_size = 4, but got 3
-    ('torch.rnn_tanh', 'base', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'dtype_bool:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'dtype_complex64:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'dtype_int64:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'float_int:num_layers', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'inf:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'list:hx', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'size'
-    ('torch.rnn_tanh', 'nan:input', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'none:hx', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'size'
-    ('torch.rnn_tanh', 'shape:hx', 'leaked'),  # torch RuntimeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'str:hx', 'leaked'),  # torch TypeError, ember IndexError: tuple index out of range
-    ('torch.rnn_tanh', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'size'
-    ('torch.rnn_tanh_cell', 'base', 'accepted'),  # torch: RuntimeError: weight_ih first dim must be 1 * hidden_size = 4, but got 3
-    ('torch.rnn_tanh_cell', 'inf:input', 'accepted'),  # torch: RuntimeError: weight_ih first dim must be 1 * hidden_size = 4, but got 3
-    ('torch.rnn_tanh_cell', 'nan:input', 'accepted'),  # torch: RuntimeError: weight_ih first dim must be 1 * hidden_size = 4, but got 3
     ('torch.roll', 'dim_oob:dims', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-3, 2], but got 9)
-    ('torch.row_indices_copy', 'list:self', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'row_indices'
-    ('torch.row_indices_copy', 'none:self', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'row_indices'
-    ('torch.row_indices_copy', 'str:self', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'row_indices'
     ('torch.saddmm', 'list:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.saddmm', 'list:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.saddmm', 'list:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
@@ -743,10 +389,7 @@ KNOWN_MISMATCHES = {
     ('torch.saddmm', 'str:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.saddmm', 'str:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.saddmm', 'str:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.scatter', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
     ('torch.scatter', 'list:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'a'
-    ('torch.scatter', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.scatter', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.scatter', 'str:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'abc'
     ('torch.smm', 'list:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.smm', 'list:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
@@ -755,9 +398,6 @@ KNOWN_MISMATCHES = {
     ('torch.smm', 'str:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.smm', 'str:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.split', 'str:tensor', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.split_with_sizes', 'list:tensor', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.split_with_sizes', 'none:tensor', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.split_with_sizes', 'str:tensor', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.sspaddmm', 'list:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.sspaddmm', 'list:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.sspaddmm', 'list:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
@@ -773,9 +413,6 @@ KNOWN_MISMATCHES = {
     ('torch.stft', 'list:input', 'other_type'),  # torch AttributeError, ember TypeError: stft(): argument 'input' (position 1) must be Tensor, not list
     ('torch.stft', 'none:input', 'other_type'),  # torch AttributeError, ember TypeError: stft(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.stft', 'str:input', 'other_type'),  # torch AttributeError, ember TypeError: stft(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.tensor_split', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.tensor_split', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.tensor_split', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.tensordot', 'dim_float:dims', 'other_type'),  # torch RuntimeError, ember TypeError: cannot unpack non-iterable float object
     ('torch.trapezoid', 'none:x', 'accepted'),  # torch: TypeError: trapezoid() received an invalid combination of arguments - got (Tensor, NoneType), but expected one of:
     ('torch.trapz', 'none:x', 'accepted'),  # torch: TypeError: trapz() received an invalid combination of arguments - got (Tensor, NoneType), but expected one of:
@@ -783,14 +420,5 @@ KNOWN_MISMATCHES = {
     ('torch.unravel_index', 'list:indices', 'other_type'),  # torch AttributeError, ember TypeError: unravel_index(): expected 'indices' to be a Tensor, but got list
     ('torch.unravel_index', 'none:indices', 'other_type'),  # torch AttributeError, ember TypeError: unravel_index(): expected 'indices' to be a Tensor, but got NoneType
     ('torch.unravel_index', 'str:indices', 'other_type'),  # torch AttributeError, ember TypeError: unravel_index(): expected 'indices' to be a Tensor, but got str
-    ('torch.values_copy', 'list:self', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'values'
-    ('torch.values_copy', 'none:self', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'values'
-    ('torch.values_copy', 'str:self', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'values'
     ('torch.var_mean', 'inf:input', 'different'),  # out[1]: 1/1 values differ, at (): np.float32(inf) vs np.float32(nan)
-    ('torch.vsplit', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute '_data'
-    ('torch.vsplit', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute '_data'
-    ('torch.vsplit', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.zeros_like', 'list:input', 'leaked'),  # torch TypeError, ember AttributeError: 'list' object has no attribute 'dtype'
-    ('torch.zeros_like', 'none:input', 'leaked'),  # torch TypeError, ember AttributeError: 'NoneType' object has no attribute 'dtype'
-    ('torch.zeros_like', 'str:input', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute 'dtype'
 }
