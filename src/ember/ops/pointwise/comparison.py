@@ -19,8 +19,8 @@ from .._operands import (
     scalar_tensor,
 )
 from .._registry import Op, _short_name, defop, write_out
-from .._vmap_rules import batching
 from .._signature import signature
+from .._vmap_rules import batching
 from ._declare import (
     _F32,
     _LOW,
