@@ -34,7 +34,9 @@ PATHS = [
     "torch.nn.attention.varlen", "torch.nn.parallel", "torch.nn.parallel.comm",
     "torch.nn.parallel.data_parallel", "torch.nn.parallel.parallel_apply",
     "torch.nn.parallel.replicate", "torch.nn.parallel.scatter_gather", "torch.nn.backends",
-    "torch.nn.cpp",
+    "torch.nn.cpp", "torch.nn.modules.rnn", "torch.nn.modules.activation",
+    # modules split into several files in ember (the public path keeps every name)
+    "torch.distributed.distributed_c10d", "torch.serialization",
     # optim
     "torch.optim", *(f"torch.optim.{name}" for name in (
         "adadelta", "adagrad", "adam", "adamax", "adamw", "asgd", "nadam", "radam", "rmsprop",

@@ -54,7 +54,7 @@ from ._c10d_groups import (  # noqa: F401  (moved to _c10d_groups.py; importers 
     is_torchelastic_launched,
     new_group,
 )
-from ._store import Store
+from ._store import PrefixStore, Store  # noqa: F401  (PrefixStore: torch's module has it too)
 
 __all__ = [
     "Backend", "ReduceOp", "Work", "ProcessGroup", "GroupMember", "group", "P2POp",
