@@ -45,28 +45,10 @@ from ._serialization_options import (  # noqa: F401  (moved to _serialization_op
     validate_cuda_device,
     validate_hpu_device,
 )
-from ._serialization_writer import (  # noqa: F401  (moved to _serialization_writer.py; importers use this path)
-    _CHUNK,
+from ._serialization_writer import (
     _DTYPE_OF_STORAGE,
-    _LEGACY_HEADER,
-    _LEGACY_MAGIC,
-    _LEGACY_PROTOCOL,
-    _ZIP64_LIMIT,
-    _ZIP_MAX_ENTRIES,
-    DEFAULT_PROTOCOL,
     _ember_path,
-    _FdSink,
-    _FileSink,
-    _fsync_directory,
-    _hold,
-    _np_dtype,
-    _release_in_background,
-    _storage_file_bytes,
     _torch_name_of,
-    _write_archive,
-    _write_legacy,
-    _write_record,
-    _writeback_starter,
 )
 from ._tensor import Size, Tensor, layout
 
