@@ -236,6 +236,84 @@ def test_the_name_scan_finds_a_table_of_names():
     assert len(_op_name_strings_in(table, {"sum", "mm", "bmm", "cat"})) == 5
 
 
+def _op_lookups_by_name_in(tree, names):
+    """Where a module's syntax tree decides something by an op's name: a set of op names
+    (literal, ``set(...)`` or ``frozenset(...)``), a comparison with one, or ``op.name`` read
+    anywhere but in an f-string (a message). Narrower than :func:`_op_name_strings_in`, for
+    modules whose protobuf objects have ``.name`` fields and whose dicts use words such as
+    ``"index"`` as keys."""
+    import ast
+
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def is_name(node):
+        return isinstance(node, ast.Constant) and isinstance(node.value, str) \
+            and node.value in names
+
+    def set_elements(node):
+        if isinstance(node, ast.Set):
+            return node.elts
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("set", "frozenset") and node.args \
+                and isinstance(node.args[0], (ast.Tuple, ast.List)):  # a set literal: above
+            return node.args[0].elts
+        return []
+
+    def is_op(node):
+        return isinstance(node, ast.Name) and node.id == "op" \
+            or isinstance(node, ast.Attribute) and node.attr == "op"
+
+    found = []
+    for node in ast.walk(tree):
+        operands = set_elements(node)
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        found += [f"line {o.lineno}: {o.value!r}" for o in operands if is_name(o)]
+        if isinstance(node, ast.Attribute) and node.attr == "name" and is_op(node.value) \
+                and not isinstance(parents.get(node), ast.FormattedValue):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_onnx_export_decides_nothing_by_an_op_name():
+    """onnx/ keeps no set of op names: what the exporter does with an op (its mapping, whether
+    it may constant-fold it) comes from the op's ``onnx`` rule and its kind."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(ember.__file__).parent / "onnx"
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        uses = _op_lookups_by_name_in(ast.parse(path.read_text()), set(registry))
+        if uses:
+            found[str(path.relative_to(root))] = uses
+    assert found == {}, f"op names used to decide in ember/onnx: {found}"
+
+
+def test_the_onnx_scan_finds_a_set_of_names_and_a_lookup():
+    import ast
+
+    table = ast.parse('SKIP = frozenset({"expand", "repeat"})\nif node.op.name in SKIP: pass\n'
+                      'if op.name == "cat": pass\nreport = {"index": 1, "abs": 2}\n'
+                      'raise KeyError(f"no form for {node.op.name}")\nx = proto.name')
+    assert len(_op_lookups_by_name_in(table, {"expand", "repeat", "cat", "index", "abs"})) == 5
+
+
+def test_the_exporter_folds_what_the_op_allows():
+    """Constant folding follows the op's rules: a random draw (its kind) and an op whose ONNX
+    mapping is ``unfolded`` (its result is larger than its inputs) stay in the graph; an
+    element-wise op of known inputs folds."""
+    from ember.onnx._export import _foldable
+    from ember.ops._onnx_rules import folds, unfolded
+
+    by_name = {op.name: op for op in _all_ops()}
+    never = ("bernoulli", "normal", "poisson", "_binomial", "_standard_gamma",
+             "_sample_dirichlet", "expand", "repeat", "onnx_symbolic")
+    assert [name for name in never if _foldable(by_name[name])] == []
+    assert _foldable(by_name["exp"]) and _foldable(by_name["add"])
+    assert folds("Exp") and not folds(unfolded(lambda ctx, x: x))
+
+
 def test_a_declined_rule_loops_and_says_why():
     """vmap of an op that declines a batching rule runs element by element, and says the op's
     reason; the results are torch's vmap's."""
@@ -342,3 +420,50 @@ def test_diffs_gradient_batches_as_torch():
     assert _vmap.last_call.path == "batched", _vmap.last_call.reason
     out_t = torch.func.vmap(torch.func.grad(lambda t: loss(torch, t)))(torch.tensor(x))
     np.testing.assert_allclose(out_e.numpy(), out_t.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_a_device_kernel_runs_on_its_device_and_the_generic_one_elsewhere():
+    """``op.defkernel(device_type)``: the CPU runs the op's own CPU kernel; the meta device
+    (and any device without one) the generic kernel, which the device kernel may call."""
+    calls = []
+    op = Op("scratch", lambda xp, a: a * 2, kind="pointwise-unary", register=False,
+            meta=None)
+
+    @op.defkernel("cpu")
+    def twice_on_cpu(xp, a):
+        calls.append("cpu")
+        return op.generic_kernel(xp, a)
+
+    x = ember.arange(3.0)
+    np.testing.assert_array_equal(op(x).numpy(), [0.0, 2.0, 4.0])
+    assert calls == ["cpu"] and op.device_kernels == {"cpu": twice_on_cpu}
+    assert op(ember.empty(3, device="meta")).shape == (3,) and calls == ["cpu"]
+    with pytest.raises(ValueError, match="unknown device type 'tpu'"):
+        op.defkernel("tpu", twice_on_cpu)
+
+
+def test_an_op_without_device_kernels_runs_its_generic_kernel_directly():
+    """No device kernel: nothing stands between dispatch and the kernel (the hot path)."""
+    from ember.ops.pointwise import add_op
+
+    assert add_op.kernel is add_op.generic_kernel and not add_op.device_kernels
+
+
+@pytest.mark.parametrize("onednn", [True, False])
+def test_the_cpu_kernels_of_convolution_and_layer_norm_match_torch(onednn):
+    """The oneDNN CPU kernels and the generic NumPy kernels (oneDNN switched off) both give
+    torch's convolution and layer norm, forward and backward."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    results = {}
+    for lib in (ember, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        wt = lib.tensor(w, requires_grad=True)
+        with lib.backends.mkldnn.flags(enabled=onednn):
+            y = lib.nn.functional.conv2d(xt, wt, padding=1)
+            z = lib.nn.functional.layer_norm(y, y.shape[1:])
+            (z * z).sum().backward()
+        results[lib] = [t.detach().numpy() for t in (z, xt.grad, wt.grad)]
+    for e, t in zip(results[ember], results[torch]):
+        np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-4)

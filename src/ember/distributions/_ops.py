@@ -43,7 +43,7 @@ def _same(a, **params):
     return a.shape, a.dtype
 
 
-@defop("_standard_gamma", meta=_same, save_inputs=True, save_output=True)
+@defop("_standard_gamma", meta=_same, save_inputs=True, save_output=True, kind="random")
 def _standard_gamma_op(xp, alpha, seed=0):
     x = _rng(xp, seed).standard_gamma(alpha.astype(np.float64))
     x = xp.asarray(x).astype(alpha.dtype)
@@ -113,7 +113,8 @@ _dirichlet_grad_op.defbatch(batching.same_shape)
 _dirichlet_grad_op.opt_out("onnx", "a sampler's gradient: exported models run inference")
 
 
-@defop("_sample_dirichlet", meta=_same, save_inputs=True, save_output=True)
+@defop("_sample_dirichlet", meta=_same, save_inputs=True, save_output=True,
+       kind="random")
 def _sample_dirichlet_op(xp, alpha, seed=0):
     g = xp.asarray(_rng(xp, seed).standard_gamma(alpha.astype(np.float64)))
     total = g.sum(-1, keepdims=True)
@@ -143,7 +144,7 @@ def sample_dirichlet(alpha):
     return _sample_dirichlet_op(alpha, seed=_seed_word(alpha.device))
 
 
-@defop("_binomial", meta=_same, save_inputs=False)
+@defop("_binomial", meta=_same, save_inputs=False, kind="random")
 def _binomial_op(xp, count, prob, seed=0):
     n = xp.rint(count).astype(np.int64)
     x = _rng(xp, seed).binomial(n, xp.clip(prob.astype(np.float64), 0.0, 1.0))

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..jit._ir import CONSTANT, COPY, GET_ATTR, OP
+from ..ops._onnx_rules import folds
 from ._context import ExportContext, onnx_type
 from ._dims import Dim, TraceMismatch, merge
 from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
@@ -32,11 +33,6 @@ __all__ = ["TrainingMode", "OperatorExportTypes", "export", "export_model_proto"
            "is_in_onnx_export"]
 
 MIN_OPSET, MAX_OPSET = 13, 20
-# operators never evaluated ahead of time: random draws, and ops whose result is much
-# larger than their inputs (better computed by the runtime than stored in the file)
-_NOT_FOLDED = frozenset({"bernoulli", "normal", "poisson", "_binomial", "_standard_gamma",
-                         "_sample_dirichlet", "expand", "repeat",
-                         "onnx_symbolic"})  # a placeholder for a node run by the runtime
 
 
 class TrainingMode(enum.IntEnum):
@@ -536,7 +532,7 @@ def _fold(merged, export_params, fold):
             known[node.outputs[0]] = graph.constants[node.params["name"]]
         elif (fold and node.kind == OP and node.inputs
               and all(v in known for v in node.inputs)
-              and node.op.name not in _NOT_FOLDED
+              and _foldable(node.op)
               and not _has_dim(merged.params[node])):
             with grad_mode.no_grad():
                 result = node.op(*[known[v] for v in node.inputs], **node.params)
@@ -544,6 +540,13 @@ def _fold(merged, export_params, fold):
             for value, tensor in zip(node.outputs, results):
                 known[value] = tensor
     return known
+
+
+def _foldable(op):
+    """Whether an op whose inputs are all known may be evaluated ahead of time: not a random
+    draw (its kind), nor an op whose ONNX rule is marked ``unfolded`` (``ops/_onnx_rules.py``:
+    a result much larger than its inputs, or a node only the runtime runs)."""
+    return op.kind != "random" and folds(op.onnx)
 
 
 def _has_dim(obj):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from ...ops._onnx_rules import unfolded
 from ...ops._registry import defop
 
 __all__ = ["aten_decompositions", "symbolic", "symbolic_multi_out", "rotary_embedding",
@@ -75,6 +76,7 @@ def _run_symbolic(domain_op, inputs, attrs, dtypes, shapes, version):
 
 
 @_symbolic_op.defonnx
+@unfolded  # a placeholder for a node only the runtime runs
 def _symbolic_to_onnx(ctx, *inputs, domain_op, attrs, dtypes, shapes, positions, version):
     domain, op_type = domain_op.split("::", 1)
     slots = [""] * (max(positions) + 1 if positions else 0)

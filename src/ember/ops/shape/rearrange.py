@@ -9,6 +9,7 @@ from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd.forward_ad import first_linear_jvp
 from .._methods import tensor_method
+from .._onnx_rules import unfolded
 from .._operands import varargs_or_keyword, wrap_dim
 from .._registry import Op, defop, write_out
 from .._signature import signature
@@ -200,6 +201,7 @@ def repeat_op(xp, a, *, repeats):
 
 
 @repeat_op.defonnx
+@unfolded  # the runtime tiles: the file keeps the small input
 def _repeat_onnx(ctx, x, repeats):
     extra = len(repeats) - len(ctx.in_dims(0))
     if extra:

@@ -13,6 +13,7 @@ from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd.forward_ad import first_linear_jvp
 from .._methods import tensor_method
+from .._onnx_rules import unfolded
 from .._operands import broadcast_shapes as _broadcast_shapes
 from .._operands import varargs_or_keyword, wrap_dim
 from .._registry import Op, defop
@@ -569,6 +570,7 @@ def expand_op(xp, a, *, shape, strides):
 
 
 @expand_op.defonnx
+@unfolded  # the runtime broadcasts: the file keeps the small input
 def _expand_onnx(ctx, x, shape, strides=None):
     in_dims, out_dims = ctx.in_dims(0), ctx.out_dims()
     offset = len(out_dims) - len(in_dims)
@@ -672,8 +674,6 @@ def broadcast_tensors(*tensors):
         >>> a.shape, b.shape
         (ember.Size([2, 3]), ember.Size([2, 3]))
     """
-    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
-        tensors = tuple(tensors[0])
     shape = _broadcast_shapes(*(t._data.shape for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
