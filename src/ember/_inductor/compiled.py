@@ -32,6 +32,7 @@ from .._tensor import Tensor, _trace_state
 from ..nn.modules.module import Module
 from . import guards
 from .backends import lookup_backend
+from .breaks import AroundBreaks
 from .capture import GuardFailed, capture
 from .state import (
     BackendCompilerFailed,
@@ -82,11 +83,12 @@ class _Entry:
     """One cached variant: its key (shapes masked when dynamic), how to run it, and how to
     rebuild the output from the graph's flat tensors."""
 
-    __slots__ = ("key", "run", "spec", "dynamic", "verified", "graph", "captured")
+    __slots__ = ("key", "run", "spec", "dynamic", "verified", "graph", "captured", "around")
 
-    def __init__(self, key, run, spec, dynamic=None, graph=None):
+    def __init__(self, key, run, spec, dynamic=None, graph=None, around=None):
         self.key = key
         self.run = run            # None: run the original function eagerly (graph break)
+        self.around = around      # after a graph break: eager code, its modules compiled
         self.spec = spec
         self.dynamic = dynamic    # per tensor argument: the dims traced symbolically
         self.verified = False
@@ -145,6 +147,8 @@ class CompiledFunction:
             if not entry.verified:
                 return self._verify(entry, key, tensors, args, kwargs)
         if entry.run is None:
+            if entry.around is not None:
+                return entry.around(args, kwargs)
             return self._fn(*args, **kwargs)
         try:
             flat = entry.run(tensors)
@@ -200,7 +204,7 @@ class CompiledFunction:
         entry after a graph break; a symbolic graph also becomes a dynamic candidate."""
         if not found.ok:
             self._note_breaks(found.breaks)
-            self._static[key] = _Entry(key, None, None)
+            self._static[key] = _Entry(key, None, None, around=AroundBreaks(self))
             return
         graph, spec = found.graph, found.spec
         counters["stats"]["unique_graphs"] += 1

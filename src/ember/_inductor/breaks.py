@@ -1,0 +1,182 @@
+"""Compiling around a graph break, one submodule call at a time.
+
+Capture records the operators a call runs; it does not read Python bytecode, so it cannot
+resume a function in the middle. When a function's capture breaks (``.item()``, a branch on
+a tensor, ``print``, a custom ``autograd.Function``...), its own Python code runs eagerly,
+but every *module it calls* is compiled on its own: the compiled module's children (or, for
+a plain function, the modules it reads from its globals and closure and those passed as
+arguments) get a compiled function each, which captures, guards and replays as a top-level
+one does. A child whose capture breaks in turn compiles its own children, so the graphs
+shrink only as far as the breaks force them to.
+
+The routing is temporary: during a broken call, each routed module's instance ``forward``
+is a small shim that calls its compiled function; the shims are removed when the call ends,
+so the user's modules behave eagerly outside the compiled function.
+
+Example::
+
+    >>> class Net(ember.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.body = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.ReLU())
+    ...     def forward(self, x):
+    ...         h = self.body(x)
+    ...         return h if h.sum() > 0 else -h   # a branch on the data: a graph break
+    >>> net = ember.compile(Net())
+    >>> _ = net(ember.ones(1, 2)); _ = net(ember.ones(1, 2))
+    >>> [type(m).__name__ for m in routed_modules(net._compiled)]
+    ['Sequential']
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from ..nn.modules.module import Module
+
+__all__ = ["AroundBreaks", "routed_modules"]
+
+
+def _called_children(module):
+    """The submodules ``module``'s forward may call: its children, with containers that have
+    no forward of their own (``ModuleList``, ``ModuleDict``) replaced by their children."""
+    found = []
+    for child in module.children():
+        if type(child).forward is Module.forward:
+            found.extend(_called_children(child))
+        else:
+            found.append(child)
+    return found
+
+
+def _modules_of_function(compiled, args, kwargs):
+    """For a compiled plain function: the modules it reads from its globals and closure, the
+    children of the module it is a bound method of, and the modules among its arguments."""
+    fn = compiled._fn
+    found = []
+    bound_to = getattr(fn, "__self__", None)
+    if isinstance(bound_to, Module):
+        found.extend(_called_children(bound_to))
+    for owner, name in (compiled._referenced or ((), ()))[0]:
+        value = owner.cell_contents if name is None else owner.get(name)
+        if isinstance(value, Module):
+            found.append(value)
+    found.extend(a for a in args if isinstance(a, Module))
+    found.extend(a for a in kwargs.values() if isinstance(a, Module))
+    return found
+
+
+class AroundBreaks:
+    """How a compiled function runs a variant whose capture broke: its own code eagerly, the
+    modules it calls compiled (see the module docstring).
+
+    Example::
+
+        >>> from ember._inductor.compiled import CompiledFunction
+        >>> f = CompiledFunction(lambda x: x * 2, fullgraph=False, dynamic=None,
+        ...                      backend="eager")
+        >>> AroundBreaks(f)((ember.ones(1),), {})
+        tensor([2.])
+    """
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.fixed = None if owner._module is None else _called_children(owner._module)
+
+    def __call__(self, args, kwargs):
+        owner = self.owner
+        modules = self.fixed
+        if modules is None:
+            modules = _modules_of_function(owner, args, kwargs)
+        if not modules:
+            return owner._fn(*args, **kwargs)
+        installed = _install_shims(owner, modules)
+        try:
+            return owner._fn(*args, **kwargs)
+        finally:
+            for state in installed:
+                state.pop("forward", None)
+
+
+_PIECES = weakref.WeakKeyDictionary()  # owner CompiledFunction -> {id(module): its compiled}
+
+
+def _piece(owner, module):
+    """The compiled function of ``module`` on behalf of ``owner`` (made on first use, with
+    the owner's settings)."""
+    from .compiled import CompiledFunction
+
+    pieces = _PIECES.setdefault(owner, {})
+    entry = pieces.get(id(module))
+    if entry is None or entry[0] is not module:
+        compiled = CompiledFunction(module.forward, module=module, fullgraph=False,
+                                    dynamic=owner._dynamic, backend=owner._backend_name,
+                                    recompile_limit=owner._limit)
+        entry = pieces[id(module)] = (module, compiled)
+    return entry[1]
+
+
+def _install_shims(owner, modules):
+    """Point each module's ``forward`` at its compiled function for the duration of a call;
+    return the instance dicts to clean up. A module that already has an instance
+    ``forward`` (``Module.compile()``, a user's own patch) is left alone."""
+    installed = []
+    for module in modules:
+        state = module.__dict__
+        if "forward" in state:
+            continue
+        state["forward"] = _Shim(state, _piece(owner, module))
+        installed.append(state)
+    return installed
+
+
+class _Shim:
+    """A routed module's ``forward``: takes itself out of the module's dict while the
+    compiled function runs, so the module's guard key (which lists the module's attribute
+    names) is the same as outside the broken call."""
+
+    __slots__ = ("state", "compiled")
+
+    def __init__(self, state, compiled):
+        self.state = state
+        self.compiled = compiled
+
+    def __call__(self, *args, **kwargs):
+        state = self.state
+        del state["forward"]
+        try:
+            return self.compiled(*args, **kwargs)
+        finally:
+            state["forward"] = self
+
+
+def routed_modules(owner):
+    """The modules whose calls ``owner`` (a compiled function) has compiled separately after
+    a graph break, in the order they were first called.
+
+    Example::
+
+        >>> from ember._inductor.compiled import CompiledFunction
+        >>> routed_modules(CompiledFunction(lambda x: x, fullgraph=False, dynamic=None,
+        ...                                backend="eager"))
+        []
+    """
+    return [module for module, _ in _PIECES.get(owner, {}).values()]
+
+
+def pieces_of(owner):
+    """``owner``'s compiled functions of the modules it routed, recursively (a routed module
+    that broke routes its own children).
+
+    Example::
+
+        >>> from ember._inductor.compiled import CompiledFunction
+        >>> pieces_of(CompiledFunction(lambda x: x, fullgraph=False, dynamic=None,
+        ...                            backend="eager"))
+        []
+    """
+    found = []
+    for _, compiled in _PIECES.get(owner, {}).values():
+        found.append(compiled)
+        found.extend(pieces_of(compiled))
+    return found
