@@ -172,6 +172,10 @@ class CaptureTracer(Tracer):
         []
     """
 
+    # the graph replays ember's ops (never exported), so layers with a whole-layer kernel
+    # (an LSTM layer, fused attention) are recorded as that one op, as eager code runs them
+    whole_kernels = True
+
     def __init__(self, attr_names, attrs, dynamic_sizes, fullgraph):
         super().__init__(attr_names, strict=False,
                          attr_arrays={id(t._data): (t._data, t) for t in attrs},

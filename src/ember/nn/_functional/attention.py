@@ -221,7 +221,9 @@ def _fused_applies(query, key, value, attn_mask):
     kernel takes 4-D inputs only) of one float32/float64 dtype with the same batch dims, a mask
     that needs no gradient and does not broadcast the scores to a larger shape, and nothing
     recording the composite ops."""
-    if _trace_state.tracer is not None or _forward_ad._state.level is not None:
+    tracer = _trace_state.tracer
+    if (tracer is not None and not getattr(tracer, "whole_kernels", False)) \
+            or _forward_ad._state.level is not None:
         return False
     if query._device._xp is not np or query._data.dtype not in _FUSED_DTYPES:
         return False

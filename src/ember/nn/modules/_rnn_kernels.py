@@ -606,7 +606,9 @@ def _fused_layer_applies(step, xw, sizes, h0, c0, w_hh, w_hr):
         return False
     if any(t._data.dtype != dtype for t in (h0, c0, w_hh)):
         return False
-    return _trace_state.tracer is None and _forward_ad._state.level is None
+    tracer = _trace_state.tracer
+    return (tracer is None or getattr(tracer, "whole_kernels", False)) and \
+        _forward_ad._state.level is None
 
 
 def _run_direction(step, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
