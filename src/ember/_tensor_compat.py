@@ -10,7 +10,10 @@
 * small real ones: ``const_data_ptr``, ``dim_order``, ``nonzero_static``, ``module_load``,
   ``slice_inverse``, ``dequantize``, ``grad_dtype``, ``name``, ``volatile``.
 
-Everything here is attached to :class:`ember.Tensor` when ember is imported.
+Each is installed where it is defined, with :func:`~ember.ops._methods.tensor_method` (as
+every method outside ``_tensor.py``), when ember is imported. The one-line error methods are
+made by small factories (:func:`sparse_only`, :func:`no_cpu_kernel`, :func:`removed`,
+:func:`no_backend`), one ``tensor_method(...)`` line each, naming the method and torch's message.
 """
 
 from __future__ import annotations
@@ -24,15 +27,19 @@ from .ops._signature import signature
 
 __all__ = []
 
-_BACKEND_FLAGS = ("is_xpu", "is_ipu", "is_maia", "is_mkldnn", "is_mps", "is_mtia", "is_nested",
-                  "is_vulkan", "is_xla")
-
-
 def _always_false(self):
     """``False``: ember tensors live on cpu, cuda or meta only (as torch's CPU build says)."""
     return False
 
 
+# the backend flags: one property, False on every tensor (the sparse classes get them too)
+_BACKEND_FLAGS = ("is_xpu", "is_ipu", "is_maia", "is_mkldnn", "is_mps", "is_mtia", "is_nested",
+                  "is_vulkan", "is_xla")
+for _flag in _BACKEND_FLAGS:
+    tensor_method(property(_always_false, doc=_always_false.__doc__), _flag)
+
+
+@tensor_method
 def is_distributed(self):
     """``False``, as torch answers for every tensor.
 
@@ -51,7 +58,16 @@ _LAYOUT_KINDS = {"strided": "Strided", "sparse_coo": "Sparse", "sparse_csr": "Sp
                  "sparse_csc": "SparseCsc"}
 
 
-def _sparse_only(name, layout):
+def sparse_only(name, layout):
+    """The accessor ``name`` of sparse ``layout`` tensors, for a tensor without that layout:
+    it raises torch's RuntimeError naming the layout it expects and the one it got.
+
+    Example::
+
+        >>> ember.ones(2).values()
+        Traceback (most recent call last):
+        RuntimeError: values expected sparse tensor layout but got Strided
+    """
     def accessor(self, *args, **kwargs):
         raise RuntimeError(f"{name} expected sparse {layout} layout but got "
                            f"{_LAYOUT_KINDS[self.layout.name]}")
@@ -61,14 +77,20 @@ def _sparse_only(name, layout):
     return accessor
 
 
-_SPARSE_ACCESSORS = {
-    "values": "tensor", "indices": "coordinate tensor", "coalesce": "coordinate tensor",
-    "is_coalesced": "coordinate tensor", "crow_indices": "row compressed tensor",
-    "col_indices": "row compressed tensor", "ccol_indices": "column compressed tensor",
-    "row_indices": "column compressed tensor",
-}
+# also given to the sparse classes, for the layouts whose accessors they do not define
+_SPARSE_ACCESSORS = (
+    tensor_method(sparse_only("values", "tensor")),
+    tensor_method(sparse_only("indices", "coordinate tensor")),
+    tensor_method(sparse_only("coalesce", "coordinate tensor")),
+    tensor_method(sparse_only("is_coalesced", "coordinate tensor")),
+    tensor_method(sparse_only("crow_indices", "row compressed tensor")),
+    tensor_method(sparse_only("col_indices", "row compressed tensor")),
+    tensor_method(sparse_only("ccol_indices", "column compressed tensor")),
+    tensor_method(sparse_only("row_indices", "column compressed tensor")),
+)
 
 
+@tensor_method
 def sparse_dim(self):
     """The number of sparse dims: 0 for a dense tensor.
 
@@ -80,6 +102,7 @@ def sparse_dim(self):
     return 0
 
 
+@tensor_method
 def dense_dim(self):
     """The number of dense dims: all of them for a dense tensor.
 
@@ -91,6 +114,7 @@ def dense_dim(self):
     return self.dim()
 
 
+@tensor_method
 def smm(self, mat2):
     """``ember.smm(self, mat2)`` (``self`` must be sparse).
 
@@ -105,6 +129,7 @@ def smm(self, mat2):
     return _smm(self, mat2)
 
 
+@tensor_method
 def sspaddmm(self, mat1, mat2, *, beta=1, alpha=1):
     """``ember.sspaddmm(self, mat1, mat2)`` (``self`` and ``mat1`` must be sparse).
 
@@ -126,7 +151,16 @@ _NO_KERNEL = ("Could not run 'aten::{}' with arguments from the 'CPU' backend. T
               "selective/custom build process (if using custom build).")
 
 
-def _no_cpu_kernel(name, why):
+def no_cpu_kernel(name, why):
+    """The method ``name`` that torch has no CPU kernel for on a dense tensor: it raises
+    torch's NotImplementedError, followed by ``why`` (what ember offers instead).
+
+    Example::
+
+        >>> ember.ones(2).q_scale()
+        Traceback (most recent call last):
+        NotImplementedError: Could not run 'aten::q_scale' with arguments from the 'CPU' ...
+    """
     def method(self, *args, **kwargs):
         raise NotImplementedError(_NO_KERNEL.format(name) + " " + why)
     method.__name__ = method.__qualname__ = name
@@ -136,25 +170,30 @@ def _no_cpu_kernel(name, why):
 
 _QUANTIZED = "ember has no quantized tensors; keep the float tensor (see migrating-from-pytorch)."
 _SPARSE_RESIZE = "ember resizes no sparse tensors in place; build a new sparse_coo_tensor."
-_NO_KERNEL_METHODS = {
-    "int_repr": _QUANTIZED, "q_scale": _QUANTIZED, "q_zero_point": _QUANTIZED,
-    "q_per_channel_scales": _QUANTIZED, "q_per_channel_zero_points": _QUANTIZED,
-    "q_per_channel_axis": _QUANTIZED, "qscheme": _QUANTIZED,
-    "resize_as_sparse_": _SPARSE_RESIZE, "sparse_resize_": _SPARSE_RESIZE,
-    "sparse_resize_and_clear_": _SPARSE_RESIZE,
-    "to_padded_tensor": "ember has no nested tensors; pad with ember.nn.utils.rnn.pad_sequence.",
-}
-
-_REMOVED = {
-    "eig": "torch.linalg.eig (complex eigenvalues and eigenvectors) or torch.linalg.eigvals",
-    "symeig": "torch.linalg.eigh (lower triangle by default) or torch.linalg.eigvalsh",
-    "lstsq": "torch.linalg.lstsq (arguments reversed: lstsq(A, B))",
-    "solve": "torch.linalg.solve (arguments reversed: solve(A, B)); for the LU factors, "
-             "torch.linalg.lu_factor",
-}
+tensor_method(no_cpu_kernel("int_repr", _QUANTIZED))
+tensor_method(no_cpu_kernel("q_scale", _QUANTIZED))
+tensor_method(no_cpu_kernel("q_zero_point", _QUANTIZED))
+tensor_method(no_cpu_kernel("q_per_channel_scales", _QUANTIZED))
+tensor_method(no_cpu_kernel("q_per_channel_zero_points", _QUANTIZED))
+tensor_method(no_cpu_kernel("q_per_channel_axis", _QUANTIZED))
+tensor_method(no_cpu_kernel("qscheme", _QUANTIZED))
+tensor_method(no_cpu_kernel("resize_as_sparse_", _SPARSE_RESIZE))
+tensor_method(no_cpu_kernel("sparse_resize_", _SPARSE_RESIZE))
+tensor_method(no_cpu_kernel("sparse_resize_and_clear_", _SPARSE_RESIZE))
+tensor_method(no_cpu_kernel("to_padded_tensor", "ember has no nested tensors; pad with "
+                                                "ember.nn.utils.rnn.pad_sequence."))
 
 
-def _removed(name, replacement):
+def removed(name, replacement):
+    """The method ``name`` that torch removed in 1.9: it raises torch's RuntimeError naming
+    ``replacement``.
+
+    Example::
+
+        >>> ember.eye(2).symeig()
+        Traceback (most recent call last):
+        RuntimeError: This function was deprecated since version 1.9 and is now removed. ...
+    """
     def method(self, *args, **kwargs):
         raise RuntimeError(f"This function was deprecated since version 1.9 and is now removed. "
                            f"`torch.{name}` is replaced by {replacement}.")
@@ -163,6 +202,16 @@ def _removed(name, replacement):
     return method
 
 
+tensor_method(removed("eig", "torch.linalg.eig (complex eigenvalues and eigenvectors) or "
+                             "torch.linalg.eigvals"))
+tensor_method(removed("symeig", "torch.linalg.eigh (lower triangle by default) or "
+                                "torch.linalg.eigvalsh"))
+tensor_method(removed("lstsq", "torch.linalg.lstsq (arguments reversed: lstsq(A, B))"))
+tensor_method(removed("solve", "torch.linalg.solve (arguments reversed: solve(A, B)); for the "
+                               "LU factors, torch.linalg.lu_factor"))
+
+
+@tensor_method
 def reinforce(self, reward):
     """Removed from torch (stochastic functions): raises torch's RuntimeError.
 
@@ -177,6 +226,7 @@ def reinforce(self, reward):
                        "https://pytorch.org/docs/main/distributions.html")
 
 
+@tensor_method
 def chalf(self, memory_format=None):
     """``self.to(complex32)`` in torch; ember has no complex32 dtype.
 
@@ -190,7 +240,16 @@ def chalf(self, memory_format=None):
                               "no half-precision complex); use Tensor.cfloat() (complex64).")
 
 
-def _no_backend(name, exc, message):
+def no_backend(name, exc, message):
+    """The method ``name`` of a backend or layout ember lacks: it raises ``exc(message)``, the
+    exception torch's CPU build raises.
+
+    Example::
+
+        >>> ember.ones(2).xpu()
+        Traceback (most recent call last):
+        AssertionError: Torch not compiled with XPU enabled (ember: use cpu or cuda)
+    """
     def method(self, *args, **kwargs):
         raise exc(message)
     method.__name__ = method.__qualname__ = name
@@ -198,22 +257,23 @@ def _no_backend(name, exc, message):
     return method
 
 
-_BACKEND_METHODS = {
-    "ipu": (RuntimeError, "PyTorch is not linked with support for ipu devices (ember: use "
-                          "cpu or cuda)"),
-    "xpu": (AssertionError, "Torch not compiled with XPU enabled (ember: use cpu or cuda)"),
-    "mtia": (AssertionError, "Torch not compiled with MTIA enabled (ember: use cpu or cuda)"),
-    "to_mkldnn": (RuntimeError, "Tensor.to_mkldnn: ember has no MKL-DNN layout; strided "
-                                "tensors already use the CPU's BLAS"),
-    "hash_tensor": (NotImplementedError, "Tensor.hash_tensor: ember has no uint64 dtype to "
-                                         "hold the hash; use Python's hash of tensor.tolist()"),
-    "to_sparse_bsr": (RuntimeError, "Tensor.to_sparse_bsr: ember has no block sparse "
-                                    "layouts; use Tensor.to_sparse_csr()"),
-    "to_sparse_bsc": (RuntimeError, "Tensor.to_sparse_bsc: ember has no block sparse "
-                                    "layouts; use Tensor.to_sparse_csc()"),
-}
+tensor_method(no_backend("ipu", RuntimeError, "PyTorch is not linked with support for ipu "
+                                              "devices (ember: use cpu or cuda)"))
+tensor_method(no_backend("xpu", AssertionError, "Torch not compiled with XPU enabled (ember: use "
+                                                "cpu or cuda)"))
+tensor_method(no_backend("mtia", AssertionError, "Torch not compiled with MTIA enabled (ember: "
+                                                 "use cpu or cuda)"))
+tensor_method(no_backend("to_mkldnn", RuntimeError, "Tensor.to_mkldnn: ember has no MKL-DNN "
+                         "layout; strided tensors already use the CPU's BLAS"))
+tensor_method(no_backend("hash_tensor", NotImplementedError, "Tensor.hash_tensor: ember has no "
+                         "uint64 dtype to hold the hash; use Python's hash of tensor.tolist()"))
+tensor_method(no_backend("to_sparse_bsr", RuntimeError, "Tensor.to_sparse_bsr: ember has no "
+                         "block sparse layouts; use Tensor.to_sparse_csr()"))
+tensor_method(no_backend("to_sparse_bsc", RuntimeError, "Tensor.to_sparse_bsc: ember has no "
+                         "block sparse layouts; use Tensor.to_sparse_csc()"))
 
 
+@tensor_method
 def index(self, positions, dims):
     """torch's first-class dimensions (``functorch.dim``), which ember lacks.
 
@@ -230,6 +290,7 @@ def index(self, positions, dims):
 # ---------------------------------------------------------------- small real attributes
 
 
+@tensor_method
 def const_data_ptr(self):
     """The address of the first element, as :meth:`data_ptr` (read-only intent).
 
@@ -241,6 +302,7 @@ def const_data_ptr(self):
     return self.data_ptr()
 
 
+@tensor_method
 def dequantize(self):
     """A non-quantized tensor dequantizes to float32, as torch's.
 
@@ -252,6 +314,7 @@ def dequantize(self):
     return self.to(dt.float32)
 
 
+@tensor_method
 def record_stream(self, stream):
     """Mark memory as used by ``stream`` (torch's caching allocator). ember's CuPy pool frees
     memory only when no tensor holds it, so there is nothing to record.
@@ -267,6 +330,7 @@ def record_stream(self, stream):
         raise RuntimeError("unknown parameter type")
 
 
+@tensor_method
 def module_load(self, other, assign=False):
     """What ``load_state_dict`` swaps into a module for ``other``: ``other`` detached with
     ``assign``, else ``self.copy_(other)`` detached (torch's default).
@@ -281,6 +345,7 @@ def module_load(self, other, assign=False):
     return self.copy_(other).detach()
 
 
+@tensor_method
 def nonzero_static(self, *, size, fill_value=-1):
     """The indices of the nonzero elements as :meth:`nonzero` gives them, cut or padded with
     ``fill_value`` to exactly ``size`` rows (a shape known before the values).
@@ -309,6 +374,7 @@ def nonzero_static(self, *, size, fill_value=-1):
     return cat([found, padding])
 
 
+@tensor_method
 @signature("slice_inverse(Tensor self, Tensor src, int dim=0, SymInt? start=None, "
            "SymInt? end=None, SymInt step=1) -> Tensor")
 def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
@@ -323,6 +389,7 @@ def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
     return self.as_strided(src.shape, src.stride(), src.storage_offset())
 
 
+@tensor_method
 def dim_order(self, *, ambiguity_check=False):
     """The dims from outermost to innermost in memory (largest stride first): ``(0, 1)``
     for a contiguous matrix, ``(1, 0)`` for its transpose, ``(0, 2, 3, 1)`` channels last.
@@ -427,9 +494,9 @@ def _install_on_sparse():
         setattr(SparseTensorBase, flag, property(_always_false, doc=_always_false.__doc__))
     SparseTensorBase.is_distributed = is_distributed
     for cls in (SparseCOOTensor, SparseCompressedTensor):
-        for name, layout in _SPARSE_ACCESSORS.items():
-            if not _defines(cls, name):
-                setattr(cls, name, _sparse_only(name, layout))
+        for accessor in _SPARSE_ACCESSORS:
+            if not _defines(cls, accessor.__name__):
+                setattr(cls, accessor.__name__, accessor)
         if not _defines(cls, "dim_order"):
             cls.dim_order = _sparse_dim_order
 
@@ -450,6 +517,9 @@ def _set_grad_dtype(self, value):
                                   "the leaf's dtype; cast .grad after backward instead.")
 
 
+tensor_method(property(_grad_dtype, _set_grad_dtype, doc=_grad_dtype.__doc__), "grad_dtype")
+
+
 def _volatile(self):
     """Always False: ``volatile`` was removed from torch (use ``ember.no_grad()``)."""
     warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
@@ -462,31 +532,13 @@ def _set_volatile(self, value):
                   "instead.", UserWarning, stacklevel=2)
 
 
+tensor_method(property(_volatile, _set_volatile, doc=_volatile.__doc__), "volatile")
+
+
 def _name(self):
     """None: ember tensors carry no name (torch's named-tensor field)."""
     return None
 
 
-def _install():
-    for flag in _BACKEND_FLAGS:
-        tensor_method(property(_always_false, doc=_always_false.__doc__), flag)
-    for name, layout in _SPARSE_ACCESSORS.items():
-        tensor_method(_sparse_only(name, layout), name)
-    for name, why in _NO_KERNEL_METHODS.items():
-        tensor_method(_no_cpu_kernel(name, why), name)
-    for name, replacement in _REMOVED.items():
-        tensor_method(_removed(name, replacement), name)
-    for name, (exc, message) in _BACKEND_METHODS.items():
-        tensor_method(_no_backend(name, exc, message), name)
-    for method in (is_distributed, sparse_dim, dense_dim, smm, sspaddmm, reinforce, chalf,
-                   index, const_data_ptr, dequantize, record_stream, module_load,
-                   nonzero_static, slice_inverse):
-        tensor_method(method, method.__name__)
-    tensor_method(dim_order, "dim_order")
-    tensor_method(property(_grad_dtype, _set_grad_dtype, doc=_grad_dtype.__doc__), "grad_dtype")
-    tensor_method(property(_volatile, _set_volatile, doc=_volatile.__doc__), "volatile")
-    tensor_method(property(_name, doc=_name.__doc__), "name")
-    _install_on_sparse()
-
-
-_install()
+tensor_method(property(_name, doc=_name.__doc__), "name")
+_install_on_sparse()
