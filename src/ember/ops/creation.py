@@ -755,6 +755,8 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     elif device.type == "cuda":
         with device.xp.cuda.Device(device.index):
             array = device.xp.eye(n, m, dtype=dtype.np)
+    elif device.type == "webgpu":  # made on the host, uploaded once
+        array = device.xp.from_host(np.eye(n, m, dtype=dtype.np))
     else:
         array = np.eye(n, m, dtype=dtype.np)
     return _finish(Tensor._make(array, device), requires_grad, out, "eye")
@@ -779,6 +781,8 @@ def _tri_indices(row, col, offset, dtype, device, lower, name):
     if device.type == "cuda":
         with device.xp.cuda.Device(device.index):
             return Tensor._make(device.xp.asarray(host), device)
+    if device.type == "webgpu":
+        return Tensor._make(device.xp.from_host(host), device)
     return Tensor._make(host, device)
 
 
