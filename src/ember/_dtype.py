@@ -164,17 +164,21 @@ def from_numpy_dtype(np_dtype):
 
 
 def to_dtype(d):
-    """Accept an ember dtype, a NumPy dtype or a Python type and return an ember dtype."""
+    """Accept an ember dtype, a NumPy dtype or a Python type and return an ember dtype.
+
+    A Python type stands for the dtype torch's argument parser maps it to, whatever the
+    default dtype: ``float`` is float64, ``int`` int64, ``bool`` bool, ``complex`` complex128.
+
+    Example::
+
+        >>> to_dtype(float), to_dtype(complex)
+        (ember.float64, ember.complex128)
+    """
     if isinstance(d, dtype):
         return d
-    if d is builtins.float:
-        return get_default_dtype()
-    if d is builtins.int:
-        return int64
-    if d is builtins.bool:
-        return bool
-    if d is builtins.complex:
-        return get_default_dtype().to_complex()
+    python_type = _PYTHON_TYPES.get(d) if isinstance(d, type) else None
+    if python_type is not None:
+        return python_type
     if isinstance(d, str):
         name = d.removeprefix("torch.").removeprefix("ember.")
         if name in _BY_NAME:
@@ -185,6 +189,10 @@ def to_dtype(d):
             return aliases[name]
         raise TypeError(f"invalid dtype string: {d!r}")
     return from_numpy_dtype(d)
+
+
+_PYTHON_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool,
+                 builtins.complex: complex128}
 
 
 # ---------------------------------------------------------------- default dtype

@@ -605,12 +605,7 @@ class Tensor:
         """The type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``."""
         if dtype is None:
             return _TYPE_NAMES[self.dtype.name]
-        if isinstance(dtype, _LegacyTensorType):
-            dtype = dtype.dtype
-        elif isinstance(dtype, str) and dtype.endswith("Tensor"):
-            reverse = {v: k for k, v in _TYPE_NAMES.items()}
-            dtype = reverse[dtype.replace("ember.", "torch.")]
-        return self.to(dt.to_dtype(dtype))
+        return self.to(_legacy_type_dtype(dtype))
 
     def float(self, memory_format=None):
         """Convert to float32 (laid out in ``memory_format``; by default as this tensor is)."""
@@ -796,6 +791,24 @@ _TYPE_NAMES = {
     "int32": "torch.IntTensor", "int64": "torch.LongTensor", "bool": "torch.BoolTensor",
     "complex64": "torch.ComplexFloatTensor", "complex128": "torch.ComplexDoubleTensor",
 }
+
+
+def _legacy_type_dtype(kind):
+    """The dtype ``Tensor.type(kind)`` converts to: ``kind`` is a dtype, a legacy tensor type
+    (``ember.DoubleTensor``) or its name (``'torch.DoubleTensor'``); as in torch, a Python type
+    or any other string is a ValueError, anything else a TypeError."""
+    if isinstance(kind, dt.dtype):
+        return kind
+    if isinstance(kind, _LegacyTensorType):
+        return kind.dtype
+    if isinstance(kind, (str, type)):
+        name = kind if isinstance(kind, str) else kind.__name__
+        by_name = {v: k for k, v in _TYPE_NAMES.items()}
+        found = by_name.get(name.replace("ember.", "torch.", 1))
+        if found is None:
+            raise ValueError(f"invalid type: {name!r}")
+        return dt.to_dtype(found)
+    raise TypeError("dtype must be a type, str, or dtype object")
 
 
 def _parse_to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
