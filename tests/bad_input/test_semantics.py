@@ -354,3 +354,46 @@ def test_bad_arguments_of_fft_linalg_and_functional_raise_torchs_type(call):
                                    rtol=1e-5, atol=1e-6)
     else:
         assert ours[0] != "AttributeError" and ours[1]
+
+
+# ------------------------------------------------------------ Python types as dtypes
+
+PYTHON_TYPE_CALLS = {
+    "zeros": lambda lib, d: lib.zeros(2, dtype=d),
+    "ones": lambda lib, d: lib.ones((2,), dtype=d),
+    "full": lambda lib, d: lib.full((2,), 1, dtype=d),
+    "empty": lambda lib, d: lib.empty(2, dtype=d).zero_(),
+    "tensor": lambda lib, d: lib.tensor([1, 0], dtype=d),
+    "as_tensor": lambda lib, d: lib.as_tensor([1, 0], dtype=d),
+    "arange": lambda lib, d: lib.arange(2, dtype=d),
+    "zeros_like": lambda lib, d: lib.zeros_like(lib.ones(2), dtype=d),
+    "new_ones": lambda lib, d: lib.ones(2).new_ones(2, dtype=d),
+    "to": lambda lib, d: lib.ones(2).to(d),
+    "to_keyword": lambda lib, d: lib.ones(2).to(dtype=d),
+    "sum": lambda lib, d: lib.ones(2, dtype=lib.int64).sum(dtype=d),
+    "type": lambda lib, d: lib.ones(2).type(d),
+}
+
+
+@pytest.mark.parametrize("python_type", [float, int, bool, complex])
+@pytest.mark.parametrize("call", sorted(PYTHON_TYPE_CALLS))
+def test_python_types_as_dtypes_mean_what_they_mean_in_torch(call, python_type):
+    """``float`` is float64 (not the default dtype), ``complex`` complex128, ``int`` int64,
+    ``bool`` bool, through every factory and conversion; ``Tensor.type`` refuses them."""
+    make = PYTHON_TYPE_CALLS[call]
+    _same_outcome(lambda: make(torch, python_type), lambda: make(ember, python_type))
+
+
+@pytest.mark.parametrize("name", ["broadcast_tensors", "block_diag", "cartesian_prod",
+                                  "chain_matmul", "meshgrid"])
+@pytest.mark.parametrize("packing", [list, tuple])
+def test_tensor_varargs_take_one_list_only_where_torch_does(name, packing):
+    """torch's ``broadcast_tensors(*tensors)`` refuses one list of tensors (a TypeError
+    naming element 0); ``meshgrid`` unpacks it."""
+    (t, e) = _pair(shape=(2, 2))
+
+    def outcome(lib, x):
+        result = getattr(lib, name)(packing([x, x]))
+        return result if isinstance(result, tuple) else (result,)
+
+    _same_outcome(lambda: outcome(torch, t), lambda: outcome(ember, e))

@@ -225,14 +225,16 @@ def _element_list(param):
     return Param(param.name, param.base, True, param.size, False, None, False)
 
 
-def _varargs(convert_list):
+def _varargs(convert_list, one_list_too):
     """The check of a ``*args`` parameter declared as a list (``SymInt[] size`` for
-    ``def zeros(*size)``): torch takes the elements one by one or one list of them, so the
+    ``def zeros(*size)``). Sizes and dims: torch takes them one by one or as one list, so the
     packed arguments are checked as the one list when they are a single list or tuple.
-    The arguments are passed on as given."""
+    Tensors: torch's Python functions (``broadcast_tensors(*tensors)``) pass the tuple on as
+    their ``Tensor[]``, so one list is refused as its element 0, unless the function unpacks
+    it itself (``one_list_too``: ``meshgrid``). The arguments are passed on as given."""
     def check(values):
         packed = values
-        if len(values) == 1 and isinstance(values[0], (list, tuple)):
+        if len(values) == 1 and isinstance(values[0], (list, tuple)) and one_list_too:
             packed = values[0]
         convert_list(packed)
         return values
@@ -309,11 +311,12 @@ def _any(value):
     return value
 
 
-def _converter(param, numbers_as_tensors, any_layout=False):
+def _converter(param, numbers_as_tensors, any_layout=False, one_list_too=False):
     """The function that checks (and converts) an argument of ``param``'s type."""
     base = param.base
     if param.is_list and param.varargs:
-        return _varargs(_converter(_element_list(param), numbers_as_tensors, any_layout))
+        return _varargs(_converter(_element_list(param), numbers_as_tensors, any_layout),
+                        one_list_too or base != "Tensor")
     if param.is_list:
         if base in ("int", "SymInt"):
             return lambda value: _as_int_list(value, param.size)
@@ -381,11 +384,12 @@ class Signature:
     """
 
     def __init__(self, schema, *, numbers_as_tensors=False, overloaded=False,
-                 any_layout=False):
+                 any_layout=False, one_list_too=False):
         self.schema = schema
         self.numbers_as_tensors = numbers_as_tensors
         self.overloaded = overloaded
         self.any_layout = any_layout
+        self.one_list_too = one_list_too
         self._parsed = None
 
     def _parse(self):
@@ -520,7 +524,8 @@ class Signature:
     def _slow_check(self, param):
         """What an argument of ``param`` that failed its fast guard goes through: converted
         when it fits (a NumPy integer for an ``int``), else torch's TypeError."""
-        convert = _converter(param, self._numbers_ok(param), self.any_layout)
+        convert = _converter(param, self._numbers_ok(param), self.any_layout,
+                             self.one_list_too)
 
         def check(value):
             try:
@@ -808,7 +813,8 @@ def _compiled_function(top, code):
 _FIRST_CALL_CODES = (_compile_on_first_call.__code__, _inline_on_first_call.__code__)
 
 
-def signature(schema, *, numbers_as_tensors=False, overloaded=False, any_layout=False):
+def signature(schema, *, numbers_as_tensors=False, overloaded=False, any_layout=False,
+              one_list_too=False):
     """Decorator: check every call of the function against ``schema`` (torch's schema
     language) before its body runs, raising torch's TypeError for a refused argument.
 
@@ -821,7 +827,9 @@ def signature(schema, *, numbers_as_tensors=False, overloaded=False, any_layout=
     ``any_layout``: a ``Tensor`` parameter also takes ember's sparse and nested tensors (not
     subclasses of ``Tensor``), for functions that serve every layout (``clone``, ``numel``).
     A ``*args`` parameter of the function is declared as the list it stands for
-    (``SymInt[] size`` for ``*size``), taken as separate arguments or as one list.
+    (``SymInt[] size`` for ``*size``): sizes are taken as separate arguments or as one list,
+    tensors as separate arguments only, unless ``one_list_too`` (the function unpacks one
+    list itself, as torch's ``meshgrid`` does).
 
     Example::
 
@@ -833,7 +841,7 @@ def signature(schema, *, numbers_as_tensors=False, overloaded=False, any_layout=
         TypeError: twice(): argument 'input' (position 1) must be Tensor, not NoneType
     """
     sig = Signature(schema, numbers_as_tensors=numbers_as_tensors, overloaded=overloaded,
-                    any_layout=any_layout)
+                    any_layout=any_layout, one_list_too=one_list_too)
 
     def declare(implementation):
         if _inlinable(implementation):

@@ -17,10 +17,12 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._tensor_functions import require_tensor as _check_tensor
+from ._signature import signature
 
 __all__ = ["cartesian_prod", "combinations", "block_diag"]
 
 
+@signature("cartesian_prod(Tensor[] tensors) -> Tensor")
 def cartesian_prod(*tensors):
     """The cartesian product of 1-D tensors, one row per combination (``itertools.product``
     order); one tensor is returned as it is.
@@ -33,12 +35,9 @@ def cartesian_prod(*tensors):
                 [2, 3],
                 [2, 4]])
     """
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
     if len(tensors) == 0:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     for t in tensors:
-        _check_tensor(t, "cartesian_prod", "tensors")
         if t.ndim != 1:
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
     if len(tensors) == 1:
@@ -80,6 +79,7 @@ def combinations(input, r=2, with_replacement=False):
     return input.index_select(0, index).reshape(-1, r)
 
 
+@signature("block_diag(Tensor[] tensors) -> Tensor")
 def block_diag(*tensors):
     """A block-diagonal matrix from 0-, 1- and 2-D tensors (a 1-D tensor is one row), in
     their promoted dtype.
@@ -99,7 +99,6 @@ def block_diag(*tensors):
     blocks = []
     result_dtype = None
     for i, t in enumerate(tensors):
-        _check_tensor(t, "block_diag", "tensors")
         if t.ndim > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
                                f"dimensions. Input {i} has {t.ndim} dimensions")

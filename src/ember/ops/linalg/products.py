@@ -571,8 +571,6 @@ def chain_matmul(*matrices, out=None):
         >>> ember.chain_matmul(ember.ones(2, 3), ember.ones(3, 4), ember.ones(4, 1)).shape
         ember.Size([2, 1])
     """
-    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
-        matrices = tuple(matrices[0])
     if len(matrices) == 0:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for m in matrices:
@@ -688,4 +686,3 @@ def _tensordot_method(self, other, dims=2):
         ember.Size([2, 4])
     """
     return tensordot(self, other, dims)
-

@@ -548,7 +548,7 @@ def atleast_3d(*tensors):
 # ================================================================ meshgrid
 
 
-@signature("meshgrid(Tensor[] tensors, *, str? indexing=None) -> Tensor[]")
+@signature("meshgrid(Tensor[] tensors, *, str? indexing=None) -> Tensor[]", one_list_too=True)
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids from 1-D tensors (views; ``indexing='ij'`` by default, ``'xy'`` swaps
     the first two dims).
