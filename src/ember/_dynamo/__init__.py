@@ -143,8 +143,9 @@ def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=
 class ExplainOutput:
     """What :func:`explain` found: graphs captured, graph breaks and their reasons.
 
-    ember breaks a function as a whole (it then runs eagerly), so a function with a break
-    has ``graph_count == 0``.
+    A function whose capture breaks runs its own code eagerly and compiles each module it
+    calls on its own: its graphs are those modules' graphs (a plain function that calls
+    no module has ``graph_count == 0``).
 
     Example::
 
@@ -183,7 +184,10 @@ class _BreakReason:
 
 def explain(f, *extra_args, **extra_kwargs):
     """``explain(f)(*args, **kwargs)`` captures one call of ``f`` and returns an
-    :class:`ExplainOutput` (graphs, graph breaks and their reasons).
+    :class:`ExplainOutput` (graphs, graph breaks and their reasons). A call that breaks and
+    calls modules runs a second time, with those modules compiled, to count their graphs
+    and breaks (a routed module that breaks again is counted as one break, without its
+    own pieces).
 
     Example::
 
@@ -199,12 +203,38 @@ def explain(f, *extra_args, **extra_kwargs):
         _, tensors = call_key(args, kwargs, ())
         start = time.perf_counter()
         found = capture(f, tensors, lambda _t: f(*args, **kwargs))
-        elapsed = time.perf_counter() - start
         graphs = [found.graph] if found.ok else []
         reasons = [_BreakReason(r, w) for r, w in found.breaks]
+        if not found.ok:
+            _explain_pieces(f, args, kwargs, graphs, reasons)
+        elapsed = time.perf_counter() - start
         ops = sum(1 for g in graphs for n in g.nodes if n.kind in ("op", "call"))
         return ExplainOutput(graphs, len(reasons), reasons, ops,
                              f"capture: {elapsed:.4f} s")
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)
     return inner
+
+
+def _explain_pieces(f, args, kwargs, graphs, reasons):
+    """Run a call that broke again with the modules it calls compiled on their own; add
+    their graphs and breaks to ``graphs`` and ``reasons``."""
+    from .._inductor.breaks import AroundBreaks, pieces_of, routes_something
+    from .._inductor.compiled import CompiledFunction
+    from .._inductor.guards import referenced_objects
+    from ..nn.modules.module import Module
+
+    module = f if isinstance(f, Module) else None
+    owner = CompiledFunction(f, fullgraph=False, dynamic=None, backend="eager", module=module)
+    if module is None:
+        owner._referenced = referenced_objects(f)
+    around = AroundBreaks(owner)
+    if not routes_something(around, args, kwargs):
+        return
+    around(args, kwargs)
+    for piece in pieces_of(owner):
+        for entry in piece._static.values():
+            if entry.graph is not None:
+                graphs.append(entry.graph)
+            elif entry.around is not None:
+                reasons.extend(_BreakReason(r, w) for r, w in entry.around.breaks)

@@ -34,7 +34,7 @@ import weakref
 
 from ..nn.modules.module import Module
 
-__all__ = ["AroundBreaks", "routed_modules"]
+__all__ = ["AroundBreaks", "routed_modules", "pieces_of", "describe_break", "routes_something"]
 
 
 def _called_children(module):
@@ -79,8 +79,9 @@ class AroundBreaks:
         tensor([2.])
     """
 
-    def __init__(self, owner):
+    def __init__(self, owner, breaks=()):
         self.owner = owner
+        self.breaks = list(breaks)   # [(reason, FrameSummary or None)] the capture found
         self.fixed = None if owner._module is None else _called_children(owner._module)
 
     def __call__(self, args, kwargs):
@@ -100,20 +101,58 @@ class AroundBreaks:
 
 _PIECES = weakref.WeakKeyDictionary()  # owner CompiledFunction -> {id(module): its compiled}
 
+# A routed module whose graphs all have fewer computing nodes than this runs eagerly: one
+# operator gains nothing from a graph, and the guard check would cost more than it
+_WORTH_COMPILING = 2
+
+
+class _Piece:
+    """A routed module, its compiled function, and whether routing it pays (decided again
+    when the compiled function gains a variant)."""
+
+    __slots__ = ("module", "compiled", "variants", "worth")
+
+    def __init__(self, module, compiled):
+        self.module = module
+        self.compiled = compiled
+        self.variants = -1
+        self.worth = True
+
+    def pays(self):
+        variants = len(self.compiled._static)
+        if variants != self.variants:
+            self.variants = variants
+            self.worth = _worth_compiling(self.compiled)
+        return self.worth
+
 
 def _piece(owner, module):
-    """The compiled function of ``module`` on behalf of ``owner`` (made on first use, with
-    the owner's settings)."""
+    """The :class:`_Piece` of ``module`` on behalf of ``owner`` (made on first use, with the
+    owner's settings)."""
     from .compiled import CompiledFunction
 
     pieces = _PIECES.setdefault(owner, {})
-    entry = pieces.get(id(module))
-    if entry is None or entry[0] is not module:
+    piece = pieces.get(id(module))
+    if piece is None or piece.module is not module:
         compiled = CompiledFunction(module.forward, module=module, fullgraph=False,
                                     dynamic=owner._dynamic, backend=owner._backend_name,
                                     recompile_limit=owner._limit)
-        entry = pieces[id(module)] = (module, compiled)
-    return entry[1]
+        piece = pieces[id(module)] = _Piece(module, compiled)
+    return piece
+
+
+def _worth_compiling(compiled):
+    """Whether a routed module's compiled function saves anything: it has not captured yet,
+    it broke (its own children are routed), or one of its graphs computes several steps."""
+    entries = compiled._static.values()
+    if not entries:
+        return True
+    for entry in entries:
+        if entry.run is None or entry.graph is None:
+            return True
+        if sum(1 for n in entry.graph.nodes if n.kind in ("op", "call")) >= _WORTH_COMPILING:
+            return True
+    return False
 
 
 def _install_shims(owner, modules):
@@ -125,7 +164,10 @@ def _install_shims(owner, modules):
         state = module.__dict__
         if "forward" in state:
             continue
-        state["forward"] = _Shim(state, _piece(owner, module))
+        piece = _piece(owner, module)
+        if not piece.pays():
+            continue
+        state["forward"] = _Shim(state, piece.compiled)
         installed.append(state)
     return installed
 
@@ -161,7 +203,7 @@ def routed_modules(owner):
         ...                                backend="eager"))
         []
     """
-    return [module for module, _ in _PIECES.get(owner, {}).values()]
+    return [piece.module for piece in _PIECES.get(owner, {}).values()]
 
 
 def pieces_of(owner):
@@ -176,7 +218,55 @@ def pieces_of(owner):
         []
     """
     found = []
-    for _, compiled in _PIECES.get(owner, {}).values():
-        found.append(compiled)
-        found.extend(pieces_of(compiled))
+    for piece in _PIECES.get(owner, {}).values():
+        found.append(piece.compiled)
+        found.extend(pieces_of(piece.compiled))
     return found
+
+
+def describe_break(owner, reason, where, before):
+    """The ``EMBER_LOGS=graph_breaks`` message for one break of ``owner``'s capture: why, the
+    user's line, what was captured before it, and what runs eagerly.
+
+    Example::
+
+        >>> from ember._inductor.compiled import CompiledFunction
+        >>> f = CompiledFunction(lambda x: x, fullgraph=False, dynamic=None, backend="eager")
+        >>> print(describe_break(f, "print()", None, ["sin"]))  # doctest: +ELLIPSIS
+        Graph break in <lambda>: print()
+          captured before the break: 1 operator (sin)
+          ...
+    """
+    lines = [f"Graph break in {owner._name()}: {reason}"]
+    if where is not None:
+        lines.append(f'  File "{where.filename}", line {where.lineno}, in {where.name}')
+        if where.line:
+            lines.append(f"    {where.line}")
+    if before is not None:
+        shown = ", ".join(before[:12]) + (", ..." if len(before) > 12 else "")
+        plural = "" if len(before) == 1 else "s"
+        lines.append(f"  captured before the break: {len(before)} operator{plural}"
+                     + (f" ({shown})" if before else ""))
+    if owner._module is not None:
+        names = [name for name, child in owner._module.named_children()]
+        lines.append(f"  {owner._name()}'s own code runs eagerly; each submodule it calls is "
+                     f"compiled on its own ({', '.join(names) or 'none'})")
+    else:
+        lines.append("  the function's own code runs eagerly; each module it calls (from its "
+                     "globals, closure or arguments) is compiled on its own")
+    return "\n".join(lines)
+
+
+def routes_something(around, args, kwargs):
+    """Whether ``around`` (an :class:`AroundBreaks`) has modules to compile for this call.
+
+    Example::
+
+        >>> from ember._inductor.compiled import CompiledFunction
+        >>> f = CompiledFunction(lambda x: x, fullgraph=False, dynamic=None, backend="eager")
+        >>> routes_something(AroundBreaks(f), (ember.ones(1),), {})
+        False
+    """
+    if around.fixed is not None:
+        return bool(around.fixed)
+    return bool(_modules_of_function(around.owner, args, kwargs))

@@ -129,6 +129,12 @@ def user_frame():
     return None
 
 
+def _operator_names(graph):
+    """The names of the operators and calls ``graph`` has recorded so far."""
+    return [n.op.name if n.kind == OP else n.params.get("fn", n.kind)
+            for n in graph.nodes if n.kind in (OP, CALL)]
+
+
 def _where_text(frame):
     if frame is None:
         return ""
@@ -154,6 +160,7 @@ class Capture:
         self.grad_enabled = grad_enabled  # run the whole graph in this grad mode (None: as is)
         self.spec = spec                # rebuilds the output from the graph's flat outputs
         self.breaks = breaks            # [(reason, FrameSummary or None)]
+        self.before_break = []          # per break: the operators recorded before it
         self.captured = captured        # {"captured_N": tensor}
         self.result = result
         self.size_specialised = size_specialised
@@ -182,6 +189,7 @@ class CaptureTracer(Tracer):
                          dynamic_sizes=dynamic_sizes)
         self.fullgraph = fullgraph
         self.breaks = []
+        self.before_break = []   # per break: the operators recorded before it, by name
         self.captured = {}
         self.guards = []   # values of the guard nodes (kept as extra graph outputs)
         self.grad_enabled = grad_mode.state.enabled
@@ -217,6 +225,7 @@ class CaptureTracer(Tracer):
         if self.fullgraph:
             raise Unsupported(f"{reason}\n\nfrom user code:{_where_text(where)}")
         self.breaks.append((reason, where))
+        self.before_break.append(_operator_names(self.graph))
 
     def python_value(self, tensor, what):
         if not self._on_trace_thread():
@@ -436,7 +445,7 @@ def capture(fn, inputs, rebuild=None, attr_names=None, attrs=(), dynamic_sizes=F
     _check_writes_to_captured(tracer, graph)
     _check_captured_gradients(tracer, attrs)
     if tracer.breaks:
-        return Capture(None, tracer.breaks, {}, result, size_specialised)
+        return _broken(tracer, result, size_specialised)
     _drop_unread_sizes(graph)
     _resolve_calls(graph)
     _name_inputs(graph)
@@ -444,8 +453,15 @@ def capture(fn, inputs, rebuild=None, attr_names=None, attrs=(), dynamic_sizes=F
     if whole is None:
         _run_in_recorded_modes(tracer, graph)
     if tracer.breaks:
-        return Capture(None, tracer.breaks, {}, result, size_specialised)
+        return _broken(tracer, result, size_specialised)
     return Capture(graph, [], tracer.captured, result, size_specialised, spec, whole)
+
+
+def _broken(tracer, result, size_specialised):
+    """The :class:`Capture` of a call that broke its graph."""
+    found = Capture(None, tracer.breaks, {}, result, size_specialised)
+    found.before_break = tracer.before_break
+    return found
 
 
 def flatten_output(graph, output):

@@ -32,7 +32,7 @@ from .._tensor import Tensor, _trace_state
 from ..nn.modules.module import Module
 from . import guards
 from .backends import lookup_backend
-from .breaks import AroundBreaks
+from .breaks import AroundBreaks, describe_break
 from .capture import GuardFailed, capture
 from .state import (
     BackendCompilerFailed,
@@ -203,8 +203,9 @@ class CompiledFunction:
         """Cache what a capture found under ``key``: the backend's callable, or an eager
         entry after a graph break; a symbolic graph also becomes a dynamic candidate."""
         if not found.ok:
-            self._note_breaks(found.breaks)
-            self._static[key] = _Entry(key, None, None, around=AroundBreaks(self))
+            self._note_breaks(found.breaks, found.before_break)
+            self._static[key] = _Entry(key, None, None,
+                                       around=AroundBreaks(self, found.breaks))
             return
         graph, spec = found.graph, found.spec
         counters["stats"]["unique_graphs"] += 1
@@ -349,14 +350,12 @@ class CompiledFunction:
             "%s\nTo log all recompilation reasons, use EMBER_LOGS=\"recompiles\".",
             self._cache_limit(), where, self._recompile_reason(key))
 
-    def _note_breaks(self, breaks):
-        for reason, where in breaks:
+    def _note_breaks(self, breaks, before_break=()):
+        for i, (reason, where) in enumerate(breaks):
             counters["graph_break"][reason] += 1
             if log_enabled("graph_breaks"):
-                place = f"\n  File \"{where.filename}\", line {where.lineno}, in {where.name}" \
-                    if where is not None else ""
-                log.info("Graph break in %s: %s (the function runs eagerly)%s",
-                         self._name(), reason, place)
+                before = before_break[i] if i < len(before_break) else None
+                log.info("%s", describe_break(self, reason, where, before))
 
     def _name(self):
         if self._fn is self._module:
