@@ -3,7 +3,9 @@
 An operator is defined once, with everything the system needs from it:
 
 * ``kernel(xp, *arrays, **params)`` computes the result on an array module ``xp`` (NumPy for
-  ``cpu``, CuPy for ``cuda``), so one kernel serves every device;
+  ``cpu``, CuPy for ``cuda``, ``ember.webgpu``'s module for ``webgpu``), so one kernel serves
+  every device; a device type may have a kernel of its own (:meth:`Op.defkernel`: oneDNN's
+  convolutions on the CPU), which the op then runs there instead;
 * ``meta(*arrays, **params)`` (optional) returns the result's shape and dtype without computing it,
   for the ``meta`` device. Without one, the kernel runs on zero-stride stand-ins, which costs
   nothing for views and a temporary output for everything else;
@@ -30,7 +32,7 @@ from ..autograd.graph import record, record_binary
 from ..profiler._recorder import state as _profiling
 from ._fusion import fusion_rule
 
-__all__ = ["Op", "defop", "dispatch", "wrap"]
+__all__ = ["Op", "defop", "device_type_of", "dispatch", "wrap"]
 
 # every Op made at import time, by name (namesakes kept apart): ember.jit looks the operator
 # names of a saved graph up here
@@ -47,6 +49,10 @@ KINDS = ("pointwise-unary", "pointwise-binary", "pointwise-ternary", "reduction"
 # The rules an op owns besides its kernel; each is given, follows from the kind, or is
 # declined with a reason (:meth:`Op.opt_out`).
 RULES = ("derivative", "jvp", "batch", "onnx", "fuse", "autocast")
+
+# The device types an op may have a kernel of its own for (:meth:`Op.defkernel`); ``meta``
+# computes no values and has the meta rule instead.
+DEVICE_TYPES = ("cpu", "cuda", "webgpu")
 
 # Rules a whole kind declines, and why (declared once per kind, not per op).
 KIND_OPT_OUTS = {
@@ -108,7 +114,7 @@ class Op:
     __slots__ = ("name", "kernel", "meta", "derivative", "save_inputs", "save_output",
                  "grad_name", "view", "multi_output", "differentiable_outputs", "jvp",
                  "kind", "batch", "holomorphic", "onnx", "opt_outs", "fuse", "autocast",
-                 "signature")
+                 "signature", "generic_kernel", "device_kernels")
 
     def __init__(self, name, kernel, *, meta=None, save_inputs=True, save_output=False,
                  view=False, multi_output=False, differentiable_outputs=None, grad_name=None,
@@ -121,7 +127,10 @@ class Op:
         # its precision inside ember.autocast, by device type (``amp/autocast_mode.py``)
         self.autocast = autocast_rule(autocast, f"op {name}")
         self.name = name
-        self.kernel = kernel
+        # ``kernel`` is what runs: ``generic_kernel`` (written for any array module) until a
+        # device type gets its own (:meth:`defkernel`), then a choice between them by ``xp``
+        self.kernel = self.generic_kernel = kernel
+        self.device_kernels = {}  # device type -> its own kernel
         self.meta = meta
         self.derivative = None
         self.jvp = None  # forward-mode rule (:meth:`defjvp`); else derived, see forward_ad
@@ -149,6 +158,29 @@ class Op:
     def pointwise(self):
         """Whether the op works element by element (its kind is one of the pointwise ones)."""
         return self.kind.startswith("pointwise")
+
+    def defkernel(self, device_type, fn=None):
+        """Give ``device_type`` (one of :data:`DEVICE_TYPES`) a kernel of its own, run there
+        instead of the generic one (also as a decorator). It has the generic kernel's
+        signature, and may call ``op.generic_kernel`` for the cases it does not handle. Ops
+        without device kernels pay nothing for the choice.
+
+        Example::
+
+            @convolution_op.defkernel("cpu")
+            def _(xp, x, w, **geometry):
+                y = onednn_forward(x, w, **geometry)   # None where oneDNN declines
+                return y if y is not None else convolution_op.generic_kernel(xp, x, w, **geometry)
+        """
+        if device_type not in DEVICE_TYPES:
+            raise ValueError(f"op {self.name}: unknown device type {device_type!r} for a kernel, "
+                             f"expected one of {DEVICE_TYPES}")
+
+        def attach(kernel):
+            self.device_kernels[device_type] = kernel
+            self.kernel = _kernel_by_device(self.generic_kernel, self.device_kernels)
+            return kernel
+        return attach if fn is None else attach(fn)
 
     def defderivative(self, fn):
         """Decorator: attach ``fn(ctx, *grads) -> grads per input`` as this op's derivative."""
@@ -224,6 +256,29 @@ class Op:
         return f"<op {self.name}>"
 
 
+def device_type_of(xp):
+    """The device type whose arrays the array module ``xp`` makes.
+
+    Example::
+
+        >>> device_type_of(numpy)
+        'cpu'
+    """
+    if xp is np:
+        return "cpu"
+    return "webgpu" if xp.__name__.startswith("ember.webgpu") else "cuda"
+
+
+def _kernel_by_device(generic, device_kernels):
+    """The kernel of an op with device kernels: the one for ``xp``'s device type, else the
+    generic one."""
+    def kernel(xp, *arrays, **params):
+        return device_kernels.get(device_type_of(xp), generic)(xp, *arrays, **params)
+    kernel.__name__ = getattr(generic, "__name__", "kernel")
+    kernel.__doc__ = getattr(generic, "__doc__", None)
+    return kernel
+
+
 def defop(name, **options):
     """Decorator turning a kernel ``fn(xp, *arrays, **params)`` into an :class:`Op`.
 
@@ -267,8 +322,8 @@ def _device_mismatch(op, first, other):
 
 
 def _run_meta(op, arrays, params):
-    if op.meta is None:
-        return op.kernel(np, *arrays, **params)
+    if op.meta is None:  # the generic kernel on zero-stride stand-ins (not the CPU's own)
+        return op.generic_kernel(np, *arrays, **params)
     spec = op.meta(*arrays, **params)
     if op.multi_output:
         return tuple(_meta_standin(s) for s in spec)

@@ -32,7 +32,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["available", "forward", "backward_data", "backward_weights", "gelu",
+__all__ = ["available", "cpu_kernel", "forward", "backward_data", "backward_weights", "gelu",
            "gelu_backward", "layer_norm", "layer_norm_backward"]
 
 # values of oneDNN's C API (dnnl_types.h / dnnl_common_types.h, v3)
@@ -296,6 +296,38 @@ class _Plan:
             for reorder, pair in after:
                 _check(lib.dnnl_primitive_execute(reorder, stream, 2, (_ExecArg * 2)(*pair)))
             _check(lib.dnnl_stream_wait(stream))
+
+
+def cpu_kernel(op):
+    """Decorator: make ``fn(*arrays, **params)``, oneDNN's form of ``op`` (None where oneDNN
+    declines the case), ``op``'s CPU kernel (:meth:`ember.ops._registry.Op.defkernel`): it runs
+    for float32 arrays while oneDNN is :func:`available`; everything else runs ``op``'s generic
+    kernel.
+
+    Example::
+
+        @cpu_kernel(convolution_op)
+        def _(x, w, *, stride, padding, dilation, groups):
+            return forward(x, w, stride=stride, padding=padding, dilation=dilation,
+                           groups=groups)
+    """
+    generic = op.generic_kernel
+
+    def decorate(fn):
+        def kernel(xp, *arrays, **params):
+            if all(a.dtype == _F32_DTYPE for a in arrays) and available():
+                out = fn(*arrays, **params)
+                if out is not None:
+                    return out
+            return generic(xp, *arrays, **params)
+        kernel.__name__ = kernel.__qualname__ = f"{op.name}_cpu_kernel"
+        kernel.__doc__ = fn.__doc__
+        op.defkernel("cpu", kernel)
+        return fn
+    return decorate
+
+
+_F32_DTYPE = np.dtype(np.float32)
 
 
 def _aligned_bytes(size):

@@ -198,12 +198,6 @@ def _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation):
     return out
 
 
-def _on_onednn(xp, *arrays):
-    """Whether these arrays' convolution goes to oneDNN: float32 NumPy arrays, with the
-    library installed and ``ember.backends.mkldnn.enabled`` (see :mod:`._onednn`)."""
-    return xp is np and all(a.dtype == _F32 for a in arrays) and _onednn.available()
-
-
 def _prod(values):
     result = 1
     for v in values:
@@ -273,12 +267,13 @@ def _forward(xp, x, w, osize, stride, padding, dilation, groups):
 def convolution_op(xp, x, w, *, stride, padding, dilation, groups):
     shape = _conv_meta(x, w, stride=stride, padding=padding, dilation=dilation,
                        groups=groups)[0]
-    if _on_onednn(xp, x, w):
-        y = _onednn.forward(x, w, stride=stride, padding=padding, dilation=dilation,
-                            groups=groups, out_shape=shape)
-        if y is not None:
-            return y
     return _forward(xp, x, w, shape[2:], stride, padding, dilation, groups)
+
+
+@_onednn.cpu_kernel(convolution_op)
+def _convolution_onednn(x, w, **geometry):
+    """oneDNN's convolution, PyTorch's own CPU kernel."""
+    return _onednn.forward(x, w, **geometry, out_shape=_conv_meta(x, w, **geometry)[0])
 
 
 @convolution_op.defonnx
@@ -353,11 +348,6 @@ def _input_grad_flat(xp, gy, w, shape, padding, dilation, groups):
        meta=lambda gy, w, *, shape, stride, padding, dilation, groups: (shape, gy.dtype), kind="nn")
 @_compute
 def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, groups):
-    if _on_onednn(xp, gy, w):
-        gx = _onednn.backward_data(gy, w, shape, stride=stride, padding=padding,
-                                   dilation=dilation, groups=groups)
-        if gx is not None:
-            return gx
     n = gy.shape[0]
     if gy.size == 0:  # an empty batch: nothing flows back
         return xp.zeros(shape, gy.dtype)
@@ -385,6 +375,12 @@ def convolution_input_grad_op(xp, gy, w, *, shape, stride, padding, dilation, gr
     return _col2im(xp, cols, shape, ksize, osize, stride, padding, dilation)
 
 
+@_onednn.cpu_kernel(convolution_input_grad_op)
+def _convolution_input_grad_onednn(gy, w, *, shape, **geometry):
+    """oneDNN's backward-data convolution."""
+    return _onednn.backward_data(gy, w, shape, **geometry)
+
+
 @convolution_input_grad_op.defonnx
 def _conv_transpose_onnx(ctx, x, weight, shape, stride, padding, dilation, groups):
     # the transposed convolution is the gradient of a convolution with respect to its input;
@@ -410,12 +406,6 @@ def convolution_weight_grad_op(xp, x, gy, *, ksize, stride, padding, dilation, g
     # BLAS reads them (the other orientation, gy @ cols^T, measured 2-5x slower); gy^T is a
     # cheap copy, K times smaller than the columns.
     cout = gy.shape[1]
-    if _on_onednn(xp, x, gy):
-        dw = _onednn.backward_weights(x, gy, (cout, x.shape[1] // groups) + tuple(ksize),
-                                      stride=stride, padding=padding, dilation=dilation,
-                                      groups=groups)
-        if dw is not None:
-            return dw
     source = _ColumnChunks(xp, x, ksize, gy.shape[2:], stride, padding, dilation)
     dwt = xp.zeros((groups, source.rows // groups, cout // groups), xp.result_type(x, gy))
     for start, stop in source.chunks:
@@ -423,6 +413,13 @@ def convolution_weight_grad_op(xp, x, gy, *, ksize, stride, padding, dilation, g
         dwt += xp.matmul(cols, _to_grid(xp, gy[start:stop], source.grid, groups))
     dw = xp.ascontiguousarray(xp.swapaxes(dwt, 1, 2))
     return dw.reshape((cout, x.shape[1] // groups) + tuple(ksize))
+
+
+@_onednn.cpu_kernel(convolution_weight_grad_op)
+def _convolution_weight_grad_onednn(x, gy, *, ksize, groups, **geometry):
+    """oneDNN's backward-weights convolution."""
+    w_shape = (gy.shape[1], x.shape[1] // groups) + tuple(ksize)
+    return _onednn.backward_weights(x, gy, w_shape, groups=groups, **geometry)
 
 
 convolution_weight_grad_op.opt_out("onnx", "a backward kernel: exported models run inference")
@@ -456,12 +453,6 @@ def convolution_backward_op(xp, gy, x, w, *, stride, padding, dilation, groups):
     graph is recorded (create_graph uses the two differentiable ops). With oneDNN the two
     gradients are its backward-data and backward-weights convolutions.
     """
-    if _on_onednn(xp, gy, x, w):
-        geometry = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
-        gx = _onednn.backward_data(gy, w, x.shape, **geometry)
-        dw = _onednn.backward_weights(x, gy, w.shape, **geometry)
-        if gx is not None and dw is not None:
-            return gx, dw
     n, c = x.shape[:2]
     cout = w.shape[0]
     k = w.ndim - 2
@@ -481,6 +472,14 @@ def convolution_backward_op(xp, gy, x, w, *, stride, padding, dilation, groups):
     dw = dw[(slice(None),) + (slice(None, None, -1),) * k]
     dw = xp.ascontiguousarray(xp.moveaxis(dw, -1, 1))
     return gx, dw
+
+
+@_onednn.cpu_kernel(convolution_backward_op)
+def _convolution_backward_onednn(gy, x, w, **geometry):
+    """oneDNN's backward-data and backward-weights convolutions."""
+    gx = _onednn.backward_data(gy, w, x.shape, **geometry)
+    dw = _onednn.backward_weights(x, gy, w.shape, **geometry)
+    return None if gx is None or dw is None else (gx, dw)
 
 
 convolution_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")

@@ -569,17 +569,20 @@ _ln_stats_op.opt_out("derivative", "statistics for the forward pass (no gradient
        meta=lambda x, weight, bias, mean, rstd, *, size, eps: (x.shape, x.dtype), kind="nn")
 def _ln_train_op(xp, x, weight, bias, mean, rstd, *, size, eps):
     """Layer norm of ``x`` given each row's ``mean`` and ``rstd`` (made with ``eps``, which
-    the derivative needs again): four passes, or one oneDNN kernel."""
-    if _on_onednn(xp, x, weight, bias, mean):
-        y = _onednn.layer_norm(x.reshape(-1, size), weight.reshape(-1), bias.reshape(-1), mean,
-                               _variance(rstd, eps), eps)
-        if y is not None:
-            return y.reshape(x.shape)
+    the derivative needs again): four passes (on the CPU one oneDNN kernel)."""
     y = x.reshape(-1, size) - mean[:, None]
     y *= rstd[:, None]
     y *= weight.reshape(-1).astype(x.dtype, copy=False)
     y += bias.reshape(-1).astype(x.dtype, copy=False)
     return y.reshape(x.shape)
+
+
+@_onednn.cpu_kernel(_ln_train_op)
+def _ln_train_onednn(x, weight, bias, mean, rstd, *, size, eps):
+    """oneDNN's layer norm (it takes variances)."""
+    y = _onednn.layer_norm(x.reshape(-1, size), weight.reshape(-1), bias.reshape(-1), mean,
+                           _variance(rstd, eps), eps)
+    return None if y is None else y.reshape(x.shape)
 
 
 @_ln_train_op.defonnx
@@ -592,11 +595,6 @@ def _ln_onnx(ctx, x, weight, bias, mean, rstd, size, eps):
     return ctx.op("Reshape", y, ctx.op("Shape", x))  # back to x's shape, whatever its size
 
 
-def _on_onednn(xp, *arrays):
-    """Whether a layer-norm kernel runs on oneDNN: CPU float32 arrays with libdnnl in use."""
-    return xp is np and all(a.dtype == _F32 for a in arrays) and _onednn.available()
-
-
 def _variance(rstd, eps):
     """Each row's variance from its ``rstd = 1 / sqrt(var + eps)`` (oneDNN takes variances)."""
     variance = rstd * rstd
@@ -605,7 +603,6 @@ def _variance(rstd, eps):
     return variance
 
 
-_F32 = np.dtype(np.float32)
 
 
 def _ln_backward_meta(g, x, weight, mean, rstd, *, size, eps=None):
@@ -616,13 +613,7 @@ def _ln_backward_meta(g, x, weight, mean, rstd, *, size, eps=None):
 def _ln_backward_op(xp, g, x, weight, mean, rstd, *, size, eps=None):
     """First-order gradients of :func:`_ln_train_op` (run only when no graph is recorded):
     with ``xhat = (x - mean) * rstd`` and ``gw = g * weight``, per row
-    ``dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))``; on oneDNN one kernel."""
-    if _on_onednn(xp, g, x, weight, mean) and eps is not None:
-        grads = _onednn.layer_norm_backward(g.reshape(-1, size), x.reshape(-1, size),
-                                            weight.reshape(-1), mean, _variance(rstd, eps), eps)
-        if grads is not None:
-            dx, dweight, dbias = grads
-            return dx.reshape(x.shape), dweight.reshape(weight.shape), dbias.reshape(weight.shape)
+    ``dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))`` (on the CPU one oneDNN kernel)."""
     g2 = g.reshape(-1, size)
     xhat = x.reshape(-1, size) - mean[:, None]
     xhat *= rstd[:, None]
@@ -637,6 +628,19 @@ def _ln_backward_op(xp, g, x, weight, mean, rstd, *, size, eps=None):
     dbias = g2.sum(axis=0)
     return (gw.reshape(x.shape), dweight.reshape(weight.shape).astype(weight.dtype, copy=False),
             dbias.reshape(weight.shape).astype(weight.dtype, copy=False))
+
+
+@_onednn.cpu_kernel(_ln_backward_op)
+def _ln_backward_onednn(g, x, weight, mean, rstd, *, size, eps=None):
+    """oneDNN's layer-norm backward (it needs ``eps`` to rebuild the variances)."""
+    if eps is None:
+        return None
+    grads = _onednn.layer_norm_backward(g.reshape(-1, size), x.reshape(-1, size),
+                                        weight.reshape(-1), mean, _variance(rstd, eps), eps)
+    if grads is None:
+        return None
+    dx, dweight, dbias = grads
+    return dx.reshape(x.shape), dweight.reshape(weight.shape), dbias.reshape(weight.shape)
 
 
 _ln_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
