@@ -508,6 +508,7 @@ def _range_array(device, dtype, count, values):
         with xp.cuda.Device(device.index):
             return values(xp).astype(dtype.np)
     if device.type == "webgpu":  # computed in float64/int64 on the host, uploaded once
+        check_webgpu_dtype(dtype)
         return xp.from_host(values(np).astype(dtype.np))
     return values(xp).astype(dtype.np)
 
