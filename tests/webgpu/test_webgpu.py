@@ -341,6 +341,24 @@ def test_memory_stats_and_pool():
 
 
 @needs_gpu
+def test_buffers_freed_by_cyclic_garbage_stay_usable():
+    """A tensor in a reference cycle (a failed assertion's traceback holds one) is finalised
+    with its buffer; the pool must not take back a buffer wgpu has released."""
+    import gc
+
+    for _ in range(3):
+        x = ember.tensor(np.full(1000, 2.0, np.float32), device="webgpu")  # no kernel used it
+        cycle = [x]
+        cycle.append(cycle)
+        del x, cycle
+        gc.collect()
+    y = ember.zeros(1000, device="webgpu", dtype=ember.bool)  # reuses a pooled buffer
+    z = ember.ones(1000, device="webgpu") + 1
+    close(z, ember.ones(1000) + 1)
+    assert not y.any().item()
+
+
+@needs_gpu
 def test_a_forked_child_gets_an_error_instead_of_hanging():
     script = textwrap.dedent("""
         import os, ember

@@ -104,6 +104,10 @@ class Runtime:
         self.usage = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
                       | wgpu.BufferUsage.COPY_DST)
         self.pool = {}  # size -> free buffers of that size
+        # every buffer lent to a Storage, held here so that it is never part of cyclic garbage:
+        # a Storage in a cycle (a failed test's traceback) is finalised together with its
+        # buffer, and wgpu's finaliser would release the buffer the Storage returns to the pool
+        self.lent = set()
         self.pooled_bytes = 0
         self.allocated = 0
         self.peak = 0
@@ -128,6 +132,7 @@ class Runtime:
             self.pooled_bytes -= size
         else:
             buffer = self.device.create_buffer(size=size, usage=self.usage)
+        self.lent.add(buffer)
         self.allocated += size
         if self.allocated > self.peak:
             self.peak = self.allocated
@@ -138,6 +143,7 @@ class Runtime:
         run before any later write into it, which is recorded after them)."""
         if os.getpid() != self.pid:
             return
+        self.lent.discard(buffer)
         self.allocated -= buffer.size
         self.pool.setdefault(buffer.size, []).append(buffer)
         self.pooled_bytes += buffer.size
