@@ -104,6 +104,8 @@ NP_ALLOWED = {
                                         "_by_rows found NumPy arrays",
     ("normalization.py", "_variance"): "oneDNN's variances, reached only on the oneDNN path "
                                        "(NumPy arrays, _on_onednn)",
+    ("_onednn_gemm.py", "sgemm"): "oneDNN's GEMM, the matrix products' CPU device kernel "
+                                  "(NumPy arrays only)",
 }
 
 

@@ -28,6 +28,7 @@ from .._registry import Op, autocast_policy, inplace, write_out
 from .._signature import signature
 from .._vmap_rules import batching
 from ._common import _CPP_NAMES, _LOW, _check_tensor, _shape_str, _short
+from ._onednn_gemm import matmul_cpu_kernel
 
 # ================================================================ matmul family
 
@@ -87,6 +88,7 @@ def _matmul_jvp(p, t, y, **params):
 
 def _product_op(name, autocast=None):
     op = Op(name, _matmul_kernel, meta=_matmul_meta, kind="linalg", autocast=autocast)
+    op.defkernel("cpu", matmul_cpu_kernel(_matmul_kernel))
     op.defderivative(_matmul_derivative)
     op.defjvp(_matmul_jvp)
     op.defonnx("MatMul")

@@ -1,0 +1,122 @@
+"""float32 matrix products on oneDNN's GEMM (``dnnl_sgemm``) when ``libdnnl`` is installed.
+
+NumPy's ``matmul`` calls OpenBLAS; oneDNN's JIT GEMM, which ships with the optional
+``onednn-cpu-gomp`` wheel that ember's convolutions already use, is as fast as PyTorch's own
+CPU GEMM and clearly faster than OpenBLAS on the skinny products of small models (a 64x784 by
+784x256 product: about 2.5x). This module gives the matrix-product ops a CPU kernel that hands
+float32 2-D products (and N-D by 2-D ones whose leading dims fold into rows, as ``linear``
+makes) to ``dnnl_sgemm``; everything else, and every product while oneDNN is absent or
+``ember.backends.mkldnn.enabled`` is False, runs the generic NumPy kernel.
+
+Example::
+
+    >>> a = np.ones((64, 96), np.float32); b = np.ones((96, 32), np.float32)
+    >>> y = sgemm(a, b)
+    >>> y is None or float(y[0, 0]) == 96.0   # None where oneDNN is not installed
+    True
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+_F32 = np.dtype(np.float32)
+_ITEM = _F32.itemsize
+# below this many multiply-adds the ctypes call costs more than OpenBLAS's small-size path
+_MIN_WORK = 32 * 32 * 32
+
+_onednn = None      # ember.nn._functional._onednn, imported on first use (it imports ember.nn)
+_gemm = None        # the bound ``dnnl_sgemm``, or False when oneDNN is not loaded
+
+
+def _bound_sgemm():
+    """``dnnl_sgemm`` with its argument types set, or False where oneDNN is absent."""
+    global _onednn, _gemm
+    if _onednn is None:
+        from ...nn._functional import _onednn
+    library = _onednn._load()
+    if library is None:
+        _gemm = False
+        return _gemm
+    fn = library.lib.dnnl_sgemm
+    size, ptr, char, real = ctypes.c_int64, ctypes.c_void_p, ctypes.c_char, ctypes.c_float
+    fn.argtypes = [char, char, size, size, size, real, ptr, size, ptr, size, real, ptr, size]
+    fn.restype = ctypes.c_int
+    _gemm = fn
+    return _gemm
+
+
+def _operand(array):
+    """(transpose flag, leading dimension) describing a 2-D float32 ``array`` to a row-major
+    GEMM, or None when neither of its dims is unit-stride (then NumPy handles it)."""
+    rows_stride, cols_stride = array.strides
+    rows, cols = array.shape
+    if cols_stride == _ITEM and rows_stride % _ITEM == 0 and rows_stride >= cols * _ITEM:
+        return b"N", max(rows_stride // _ITEM, 1)
+    if rows_stride == _ITEM and cols_stride % _ITEM == 0 and cols_stride >= rows * _ITEM:
+        return b"T", max(cols_stride // _ITEM, 1)
+    return None
+
+
+def sgemm(a, b):
+    """``a @ b`` for float32 matrices on oneDNN's GEMM, or None where this module declines
+    (oneDNN absent or switched off, a product too small to gain, a layout with no unit stride).
+
+    Example::
+
+        >>> y = sgemm(np.eye(40, dtype=np.float32), np.ones((40, 40), np.float32))
+        >>> y is None or y.sum() == 1600.0
+        True
+    """
+    m, k = a.shape
+    n = b.shape[1]
+    if m * n * k < _MIN_WORK or not _enabled():
+        return None
+    left, right = _operand(a), _operand(b)
+    if left is None or right is None:
+        return None
+    out = np.empty((m, n), _F32)
+    status = _gemm(left[0], right[0], m, n, k, 1.0, a.ctypes.data, left[1], b.ctypes.data,
+                   right[1], 0.0, out.ctypes.data, n)
+    return out if status == 0 else None
+
+
+def _enabled():
+    if _gemm is None:
+        _bound_sgemm()
+    return _gemm is not False and _onednn.available()
+
+
+def matmul_cpu_kernel(generic):
+    """The CPU kernel of a matrix-product op whose generic kernel is ``generic``: float32
+    products of a matrix (or a stack of rows that folds into one) by a matrix go to
+    :func:`sgemm`, the rest to ``generic``.
+
+    Example::
+
+        >>> kernel = matmul_cpu_kernel(lambda xp, a, b: xp.matmul(a, b))
+        >>> kernel(np, np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).shape
+        (2, 4)
+    """
+    def kernel(xp, a, b):
+        if (a.dtype == _F32 and b.dtype == _F32 and b.ndim == 2 and a.ndim >= 2
+                and a.shape[-1] == b.shape[0]):
+            out = _folded_product(a, b)
+            if out is not None:
+                return out
+        return generic(xp, a, b)
+    kernel.__name__ = kernel.__qualname__ = "matmul_cpu_kernel"
+    return kernel
+
+
+def _folded_product(a, b):
+    """``a @ b`` through :func:`sgemm` with ``a``'s leading dims folded into rows when that
+    needs no copy; None where it does or where :func:`sgemm` declines."""
+    if a.ndim == 2:
+        return sgemm(a, b)
+    if not a.flags.c_contiguous:
+        return None
+    out = sgemm(a.reshape(-1, a.shape[-1]), b)
+    return None if out is None else out.reshape(*a.shape[:-1], b.shape[1])

@@ -1,0 +1,109 @@
+"""float32 matrix products through oneDNN's GEMM (when libdnnl is installed) and through the
+NumPy fallback, each against torch: values and gradients for the layouts the GEMM takes
+itself (plain, transposed, row-sliced, N-D by 2-D) and the ones it hands back."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.nn._functional import _onednn
+from ember.ops.linalg import _onednn_gemm
+
+
+@pytest.fixture(params=["onednn", "numpy"])
+def backend(request):
+    """Run the test once with oneDNN (when installed) and once on the NumPy path."""
+    if request.param == "onednn" and not _onednn.available():
+        pytest.skip("libdnnl is not installed")
+    with ember.backends.mkldnn.flags(enabled=request.param == "onednn"):
+        yield request.param
+
+
+def _layouts(rng, rows, cols):
+    """A (rows, cols) float32 matrix as plain, transposed, row-strided and column-sliced views,
+    plus one with no unit stride (which the GEMM hands back to NumPy)."""
+    plain = rng.standard_normal((rows, cols)).astype(np.float32)
+    wide = rng.standard_normal((rows, cols + 7)).astype(np.float32)
+    tall = rng.standard_normal((2 * rows, cols)).astype(np.float32)
+    both = rng.standard_normal((2 * rows, 2 * cols)).astype(np.float32)
+    return {"plain": plain, "transposed": np.ascontiguousarray(plain.T).T,
+            "column-slice": wide[:, 3:3 + cols], "row-step": tall[::2],
+            "no-unit-stride": both[::2, ::2]}
+
+
+LAYOUTS = ["plain", "transposed", "column-slice", "row-step", "no-unit-stride"]
+
+
+@pytest.mark.parametrize("left", LAYOUTS)
+@pytest.mark.parametrize("right", LAYOUTS)
+def test_matmul_layouts_match_torch(backend, left, right):
+    rng = np.random.default_rng(0)
+    a = _layouts(rng, 48, 40)[left]
+    b = _layouts(rng, 40, 36)[right]
+    ours = ember.tensor(a, requires_grad=True) if left == "plain" else ember.from_numpy(a)
+    theirs = torch.tensor(a, requires_grad=True) if left == "plain" else torch.from_numpy(a)
+    y, expected = ours @ ember.from_numpy(b), theirs @ torch.from_numpy(b)
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-5,
+                               atol=1e-4)
+    if left == "plain":
+        grad = rng.standard_normal(tuple(expected.shape)).astype(np.float32)
+        y.backward(ember.tensor(grad))
+        expected.backward(torch.tensor(grad))
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-5,
+                                   atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(4, 16, 64), (2, 3, 8, 64), (64,), (3, 0, 64)])
+def test_linear_on_stacked_rows_matches_torch(backend, shape):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((96, 64)).astype(np.float32)
+    bias = rng.standard_normal(96).astype(np.float32)
+    ours = [ember.tensor(v, requires_grad=True) for v in (x, w, bias)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (x, w, bias)]
+    y = ember.nn.functional.linear(*ours)
+    expected = torch.nn.functional.linear(*theirs)
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-5,
+                               atol=1e-4)
+    y.sum().backward()
+    expected.sum().backward()
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-5,
+                                   atol=1e-4)
+
+
+def test_products_the_gemm_declines_still_match_torch(backend):
+    rng = np.random.default_rng(2)
+    cases = [(rng.standard_normal((5, 3)), rng.standard_normal((3, 4))),          # too small
+             (rng.standard_normal((2, 40, 50)), rng.standard_normal((2, 50, 60))),  # batched
+             (rng.standard_normal((40, 50)), rng.standard_normal((50,))),         # mv
+             (rng.standard_normal((40, 50)), rng.standard_normal((50, 60)))]      # float64
+    for i, (a, b) in enumerate(cases):
+        if i < 3:
+            a, b = a.astype(np.float32), b.astype(np.float32)
+        y = ember.from_numpy(a) @ ember.from_numpy(b)
+        expected = torch.from_numpy(a) @ torch.from_numpy(b)
+        assert y.dtype == (ember.float64 if i == 3 else ember.float32)
+        np.testing.assert_allclose(y.numpy(), expected.numpy(), rtol=1e-5, atol=1e-4)
+
+
+def test_mismatched_shapes_keep_torchs_error(backend):
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied "
+                                           r"\(64x40 and 50x36\)"):
+        ember.ones(64, 40).mm(ember.ones(50, 36))
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ones(64, 40) @ torch.ones(50, 36)
+    with pytest.raises(RuntimeError, match=str(theirs.value).replace("(", r"\(")
+                       .replace(")", r"\)")):
+        ember.ones(64, 40) @ ember.ones(50, 36)
+
+
+def test_sgemm_declines_what_it_cannot_take():
+    small = np.ones((4, 4), np.float32)
+    assert _onednn_gemm.sgemm(small, small) is None
+    strided = np.ones((80, 80), np.float32)[::2, ::2]
+    assert _onednn_gemm.sgemm(strided, strided) is None
+    if _onednn.available():
+        y = _onednn_gemm.sgemm(np.eye(40, dtype=np.float32), np.full((40, 40), 2, np.float32))
+        np.testing.assert_array_equal(y, np.full((40, 40), 2, np.float32))
