@@ -939,7 +939,8 @@ def test_tensor_hooks_inside_break_the_graph():
     assert any("register_hook" in reason for reason in counters["graph_break"])
 
 
-def test_custom_autograd_functions_inside_break_the_graph():
+def test_custom_autograd_functions_inside_are_one_call_node_with_their_backward():
+    # torch.compile also keeps a custom Function in the graph (no break)
     class Double(ember.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -954,7 +955,7 @@ def test_custom_autograd_functions_inside_break_the_graph():
         x = ember.ones(2, requires_grad=True)
         compiled(x).backward()
         assert x.grad.tolist() == [100.0, 100.0]
-    assert any("Double.apply" in reason for reason in counters["graph_break"])
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
 
 
 def test_data_dependent_shapes_are_guarded():

@@ -301,6 +301,38 @@ class CaptureTracer(Tracer):
         self.graph.nodes.append(node)
         return result
 
+    def record_function(self, cls, apply, args, kwargs):
+        """A custom ``autograd.Function``: run ``apply`` unrecorded and record it as one call
+        node, so each replay runs the user's forward and registers the user's backward, as
+        eager code does. Tensors hidden in other containers (a dict) would be baked into the
+        graph: the call breaks it instead."""
+        name = f"{cls.__module__}.{cls.__qualname__}.apply"
+        if any(_hides_tensor(a) for a in (*args, *kwargs.values())):
+            self.graph_break(f"{cls.__name__}.apply(): a tensor inside an argument that is "
+                             "not a tensor, tuple or list")
+            return apply(*args, **kwargs)
+        before = len(self.graph.nodes)
+        inputs = []
+        arg_templates = [self._template(a, inputs) for a in args]
+        kwarg_templates = {k: self._template(v, inputs) for k, v in kwargs.items()}
+        with paused():
+            result = apply(*args, **kwargs)
+        several = isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)
+        if not (isinstance(result, Tensor) or several):
+            self.graph_break(f"{cls.__name__}.apply() returned a {type(result).__name__}, "
+                             "not a tensor or a tuple of tensors")
+            return result
+        whole = self.graph.new_value((), "tuple") if several else self.new_value(result)
+        self.graph.nodes.append(Node(CALL, apply, inputs, {
+            "fn": name, "args": arg_templates, "kwargs": kwarg_templates}, [whole]))
+        if several:  # one getitem node per tensor of the tuple
+            for i, tensor in enumerate(result):
+                self.graph.nodes.append(Node(CALL, None, [whole], {
+                    "fn": "operator.getitem", "args": [{"v": 0}, {"c": i}], "kwargs": {}},
+                    [self.new_value(tensor)]))
+        self._note_mode(before)
+        return result
+
     def check_random(self, generator):
         """Random numbers drawn since the last recorded draw were drawn by an operation the
         replay would not repeat (an in-place fill such as ``uniform_``): break."""
@@ -377,12 +409,11 @@ def _install_entry_points(tracer):
 
     apply = Function.__dict__["apply"].__func__
 
-    def breaking_apply(cls, *args, **kwargs):
+    def recording_apply(cls, *args, **kwargs):
         if _active(tracer):
-            tracer.graph_break(f"{cls.__name__}.apply(): a custom autograd.Function (its "
-                               "backward is not part of the recorded graph)")
+            return tracer.record_function(cls, apply.__get__(cls), args, kwargs)
         return apply(cls, *args, **kwargs)
-    swap(Function, "apply", classmethod(breaking_apply))
+    swap(Function, "apply", classmethod(recording_apply))
     for method in ("register_hook", "retain_grad", "requires_grad_"):
         swap(Tensor, method, breaking(f"Tensor.{method}() inside the compiled function (the "
                                       "graph does not record autograd settings)",
@@ -390,6 +421,18 @@ def _install_entry_points(tracer):
     swap(autograd, "backward", breaking(backward, autograd.backward))
     swap(autograd, "grad", breaking(backward, autograd.grad))
     return saved
+
+
+def _hides_tensor(obj):
+    """Whether ``obj`` holds a tensor that a call node's argument template would keep as a
+    constant (inside a dict or a set, possibly within tuples and lists)."""
+    if isinstance(obj, (tuple, list)):
+        return any(_hides_tensor(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(isinstance(v, Tensor) or _hides_tensor(v) for v in obj.values())
+    if isinstance(obj, (set, frozenset)):
+        return any(isinstance(v, Tensor) for v in obj)
+    return False
 
 
 def _rng_state(generator):
