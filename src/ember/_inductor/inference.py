@@ -41,7 +41,7 @@ from ..autograd import grad_mode
 from ..jit._ir import CALL, CONSTANT, COPY, FUSED, GET_ATTR, OP, Node
 from ..jit._passes import eliminate_dead_code
 from ..jit._tracer import paused
-from ..ops._registry import registry
+from ..ops._registry import registry, wrap
 from .capture import GuardFailed
 
 __all__ = ["fold_for_inference", "FoldedParameters", "ConvBiasReLU", "parameter_only"]
@@ -426,6 +426,11 @@ class ConvBiasReLU:
         self.relu = relu
 
     def __call__(self, x, w, bias, residual, **conv_params):
+        if not (grad_mode.state.enabled and
+                any(t is not None and t.requires_grad for t in (x, w, bias, residual))):
+            y = _onednn_step(x, w, bias, residual, self.relu, conv_params)
+            if y is not None:
+                return y
         y = self.conv(x, w, **conv_params)
         data = y._data
         others = [t for t in (bias, residual) if t is not None]
@@ -440,6 +445,27 @@ class ConvBiasReLU:
         if self.relu:
             np.maximum(data, 0, out=data)
         return y
+
+
+def _onednn_step(x, w, bias, residual, relu, conv_params):
+    """The whole step as one oneDNN primitive with post-ops (``_onednn_fused.py``) for
+    float32 CPU tensors; None where that does not apply. The weight's reordered copy is kept
+    while its version counter stays the same (folded weights change only when recomputed)."""
+    from ..nn._functional._onednn_fused import conv_bias_sum_relu
+
+    tensors = [t for t in (x, w, bias, residual) if t is not None]
+    if any(not isinstance(t._data, np.ndarray) or t._data.dtype != np.float32 for t in tensors):
+        return None
+    channels = w._data.shape[0]
+    shift = None
+    if bias is not None:
+        shift = bias._data.reshape(-1)
+        if shift.size not in (1, channels):
+            return None
+        shift = np.broadcast_to(shift, (channels,))
+    out = conv_bias_sum_relu(x._data, w._data, shift, None if residual is None else residual._data,
+                             relu, weight_key=(id(w._vc), w._vc[0]), **conv_params)
+    return None if out is None else wrap(out, x._device)
 
 
 def _fuse_conv_steps(graph, known):
