@@ -4,8 +4,9 @@ graph under guards, and replay it while the guards hold.
 A call is looked up by its guard key (``guards.py``). A miss captures the call again
 (``capture.py``): the capture runs the function eagerly while recording, so the call's result
 is the eager one, and the graph goes through the backend (``backends.py``) for the next calls.
-A capture that found a graph break caches an *eager* entry: that variant always runs the
-original function (``fullgraph=True`` raises instead). After ``config.cache_size_limit``
+A capture that found a graph break caches an entry that runs the function's own code eagerly
+and compiles each module it calls on its own (``breaks.py``; ``fullgraph=True`` raises
+instead). After ``config.cache_size_limit``
 variants, new variants run eagerly with torch's warning.
 
 Dynamic sizes: a size that changed between two calls with otherwise equal guards is traced
