@@ -23,7 +23,7 @@ import warnings
 from . import _dtype as dt
 from ._tensor import channels_last, channels_last_3d, memory_format
 from .ops._methods import tensor_method
-from .ops._signature import signature
+from .ops._signature import refusing, signature
 
 __all__ = []
 
@@ -68,7 +68,7 @@ def sparse_only(name, layout):
         Traceback (most recent call last):
         RuntimeError: values expected sparse tensor layout but got Strided
     """
-    def accessor(self, *args, **kwargs):
+    def accessor(self):  # (an argument is Python's TypeError, as torch's)
         raise RuntimeError(f"{name} expected sparse {layout} layout but got "
                            f"{_LAYOUT_KINDS[self.layout.name]}")
     accessor.__name__ = accessor.__qualname__ = name
@@ -151,9 +151,10 @@ _NO_KERNEL = ("Could not run 'aten::{}' with arguments from the 'CPU' backend. T
               "selective/custom build process (if using custom build).")
 
 
-def no_cpu_kernel(name, why):
+def no_cpu_kernel(name, why, params=""):
     """The method ``name`` that torch has no CPU kernel for on a dense tensor: it raises
-    torch's NotImplementedError, followed by ``why`` (what ember offers instead).
+    torch's NotImplementedError, followed by ``why`` (what ember offers instead), once its
+    arguments (``params`` after ``self``, in torch's schema language) pass torch's checks.
 
     Example::
 
@@ -161,8 +162,15 @@ def no_cpu_kernel(name, why):
         Traceback (most recent call last):
         NotImplementedError: Could not run 'aten::q_scale' with arguments from the 'CPU' ...
     """
-    def method(self, *args, **kwargs):
-        raise NotImplementedError(_NO_KERNEL.format(name) + " " + why)
+    def error():
+        return NotImplementedError(_NO_KERNEL.format(name) + " " + why)
+
+    if params:  # (a generated function: bind it at the top of this module, its home)
+        method = refusing(f"{name}(Tensor self, {params}) -> Tensor", error)
+        method.__module__ = __name__
+    else:
+        def method(self):
+            raise error()
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"Raises NotImplementedError as torch does on a dense CPU tensor ({why})."
     return method
@@ -177,11 +185,15 @@ tensor_method(no_cpu_kernel("q_per_channel_scales", _QUANTIZED))
 tensor_method(no_cpu_kernel("q_per_channel_zero_points", _QUANTIZED))
 tensor_method(no_cpu_kernel("q_per_channel_axis", _QUANTIZED))
 tensor_method(no_cpu_kernel("qscheme", _QUANTIZED))
-tensor_method(no_cpu_kernel("resize_as_sparse_", _SPARSE_RESIZE))
-tensor_method(no_cpu_kernel("sparse_resize_", _SPARSE_RESIZE))
-tensor_method(no_cpu_kernel("sparse_resize_and_clear_", _SPARSE_RESIZE))
-tensor_method(no_cpu_kernel("to_padded_tensor", "ember has no nested tensors; pad with "
-                                                "ember.nn.utils.rnn.pad_sequence."))
+_SPARSE_SIZES = "int[] size, int sparse_dim, int dense_dim"
+resize_as_sparse_ = tensor_method(no_cpu_kernel("resize_as_sparse_", _SPARSE_RESIZE,
+                                                "Tensor the_template"))
+sparse_resize_ = tensor_method(no_cpu_kernel("sparse_resize_", _SPARSE_RESIZE, _SPARSE_SIZES))
+sparse_resize_and_clear_ = tensor_method(no_cpu_kernel("sparse_resize_and_clear_",
+                                                       _SPARSE_RESIZE, _SPARSE_SIZES))
+_NO_NESTED = "ember has no nested tensors; pad with ember.nn.utils.rnn.pad_sequence."
+to_padded_tensor = tensor_method(no_cpu_kernel("to_padded_tensor", _NO_NESTED,
+                                               "float padding, SymInt[]? output_size=None"))
 
 
 def removed(name, replacement):

@@ -372,6 +372,7 @@ def _to_sparse_csc(self, dense_dim=None):
 
 
 @tensor_method("sparse_mask")
+@signature("sparse_mask(Tensor self, Tensor mask) -> Tensor", any_layout=True)
 def _sparse_mask(self, mask):
     """This dense tensor's elements at the specified positions of the sparse COO ``mask``,
     as a sparse tensor with ``mask``'s pattern.

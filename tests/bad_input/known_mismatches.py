@@ -8,7 +8,6 @@ so fix a case and regenerate: this list only shrinks.
 
 KNOWN_MISMATCHES = {
     ('Tensor.bincount', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "bincount_cpu" not implemented for 'Bool'
-    ('Tensor.ccol_indices', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: ccol_indices expected sparse column compressed tensor layout but got Strided
     ('Tensor.chalf', 'base', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
     ('Tensor.chalf', 'dtype_bool:self', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
     ('Tensor.chalf', 'dtype_complex64:self', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
@@ -28,10 +27,7 @@ KNOWN_MISMATCHES = {
     ('Tensor.clamp_max_', 'none:max', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
     ('Tensor.clamp_min', 'none:min', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
     ('Tensor.clamp_min_', 'none:min', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
-    ('Tensor.coalesce', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: coalesce expected sparse coordinate tensor layout but got Strided
-    ('Tensor.col_indices', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: col_indices expected sparse row compressed tensor layout but got Strided
     ('Tensor.cross', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
-    ('Tensor.crow_indices', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: crow_indices expected sparse row compressed tensor layout but got Strided
     ('Tensor.cumprod_', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: result type Long can't be cast to the desired output type Bool
     ('Tensor.cumsum_', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: result type Long can't be cast to the desired output type Bool
     ('Tensor.diff', 'dim_oob:dim', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 9)
@@ -57,21 +53,12 @@ KNOWN_MISMATCHES = {
     ('Tensor.index_put_', 'empty:input', 'accepted'),  # torch: IndexError: index is out of bounds for dimension with size 0
     ('Tensor.index_reduce', 'shape:index', 'other_type'),  # torch IndexError, ember RuntimeError: index_reduce_(): Number of indices (3) should be equal to source.size(dim): (1), for dim: 0
     ('Tensor.index_reduce_', 'shape:index', 'other_type'),  # torch IndexError, ember RuntimeError: index_reduce_(): Number of indices (3) should be equal to source.size(dim): (1), for dim: 0
-    ('Tensor.indices', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: indices expected sparse coordinate tensor layout but got Strided
-    ('Tensor.int_repr', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::int_repr' with arguments from the 'CPU' backend. This could be because the operator d
-    ('Tensor.is_coalesced', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: is_coalesced expected sparse coordinate tensor layout but got Strided
     ('Tensor.istft', 'float_int:n_fft', 'other_type'),  # torch TypeError, ember RuntimeError: istft: expected the frequency dimension (3rd to the last) of the input tensor to match n_fft / 2 + 1 when oneside
     ('Tensor.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('Tensor.max', 'float_int:out', 'accepted'),  # torch: TypeError: max() received an invalid combination of arguments - got (float), but expected one of:
     ('Tensor.min', 'float_int:out', 'accepted'),  # torch: TypeError: min() received an invalid combination of arguments - got (float), but expected one of:
     ('Tensor.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
-    ('Tensor.q_per_channel_axis', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::q_per_channel_axis' with arguments from the 'CPU' backend. This could be because the
-    ('Tensor.q_per_channel_scales', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::q_per_channel_scales' with arguments from the 'CPU' backend. This could be because th
-    ('Tensor.q_per_channel_zero_points', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::q_per_channel_zero_points' with arguments from the 'CPU' backend. This could be becau
-    ('Tensor.q_scale', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::q_scale' with arguments from the 'CPU' backend. This could be because the operator do
-    ('Tensor.q_zero_point', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::q_zero_point' with arguments from the 'CPU' backend. This could be because the operat
     ('Tensor.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('Tensor.qscheme', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::qscheme' with arguments from the 'CPU' backend. This could be because the operator do
     ('Tensor.resize', 'base', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
     ('Tensor.resize', 'dtype_bool:self', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
     ('Tensor.resize', 'dtype_complex64:self', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
@@ -82,42 +69,11 @@ KNOWN_MISMATCHES = {
     ('Tensor.resize_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
     ('Tensor.resize_as_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
     ('Tensor.resize_as_', 'shape:other', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
-    ('Tensor.resize_as_sparse_', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::resize_as_sparse_' with arguments from the 'CPU' backend. This could be because the o
-    ('Tensor.resize_as_sparse_', 'list:other', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::resize_as_sparse_' with arguments from the 'CPU' backend. This could be because the o
-    ('Tensor.resize_as_sparse_', 'none:other', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::resize_as_sparse_' with arguments from the 'CPU' backend. This could be because the o
-    ('Tensor.resize_as_sparse_', 'str:other', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::resize_as_sparse_' with arguments from the 'CPU' backend. This could be because the o
     ('Tensor.roll', 'dim_oob:dims', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-3, 2], but got 9)
-    ('Tensor.row_indices', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: row_indices expected sparse column compressed tensor layout but got Strided
     ('Tensor.scatter', 'list:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'a'
     ('Tensor.scatter', 'str:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'abc'
     ('Tensor.scatter_', 'list:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'a'
     ('Tensor.scatter_', 'str:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'abc'
-    ('Tensor.smm', 'list:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('Tensor.smm', 'none:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('Tensor.smm', 'str:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('Tensor.sparse_mask', 'base', 'other_type'),  # torch NotImplementedError, ember RuntimeError: sparse_mask expects mask to be sparse, got Tensor
-    ('Tensor.sparse_mask', 'dtype_bool:self', 'other_type'),  # torch NotImplementedError, ember RuntimeError: sparse_mask expects mask to be sparse, got Tensor
-    ('Tensor.sparse_mask', 'dtype_complex64:self', 'other_type'),  # torch NotImplementedError, ember RuntimeError: sparse_mask expects mask to be sparse, got Tensor
-    ('Tensor.sparse_mask', 'dtype_int64:self', 'other_type'),  # torch NotImplementedError, ember RuntimeError: sparse_mask expects mask to be sparse, got Tensor
-    ('Tensor.sparse_mask', 'empty:self', 'other_type'),  # torch NotImplementedError, ember RuntimeError: sparse_mask expects mask to be sparse, got Tensor
-    ('Tensor.sparse_mask', 'inf:self', 'other_type'),  # torch NotImplementedError, ember RuntimeError: sparse_mask expects mask to be sparse, got Tensor
-    ('Tensor.sparse_mask', 'list:mask', 'other_type'),  # torch TypeError, ember RuntimeError: sparse_mask expects mask to be sparse, got list
-    ('Tensor.sparse_mask', 'nan:self', 'other_type'),  # torch NotImplementedError, ember RuntimeError: sparse_mask expects mask to be sparse, got Tensor
-    ('Tensor.sparse_mask', 'none:mask', 'other_type'),  # torch TypeError, ember RuntimeError: sparse_mask expects mask to be sparse, got NoneType
-    ('Tensor.sparse_mask', 'shape:mask', 'other_type'),  # torch NotImplementedError, ember RuntimeError: sparse_mask expects mask to be sparse, got Tensor
-    ('Tensor.sparse_mask', 'str:mask', 'other_type'),  # torch TypeError, ember RuntimeError: sparse_mask expects mask to be sparse, got str
-    ('Tensor.sparse_resize_', 'float_int:dense_dim', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::sparse_resize_' with arguments from the 'CPU' backend. This could be because the oper
-    ('Tensor.sparse_resize_', 'float_int:size2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::sparse_resize_' with arguments from the 'CPU' backend. This could be because the oper
-    ('Tensor.sparse_resize_', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::sparse_resize_' with arguments from the 'CPU' backend. This could be because the oper
-    ('Tensor.sparse_resize_and_clear_', 'float_int:dense_dim', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::sparse_resize_and_clear_' with arguments from the 'CPU' backend. This could be becaus
-    ('Tensor.sparse_resize_and_clear_', 'float_int:size2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::sparse_resize_and_clear_' with arguments from the 'CPU' backend. This could be becaus
-    ('Tensor.sparse_resize_and_clear_', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::sparse_resize_and_clear_' with arguments from the 'CPU' backend. This could be becaus
-    ('Tensor.sspaddmm', 'list:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('Tensor.sspaddmm', 'list:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('Tensor.sspaddmm', 'none:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('Tensor.sspaddmm', 'none:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('Tensor.sspaddmm', 'str:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('Tensor.sspaddmm', 'str:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('Tensor.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'
     ('Tensor.stft', 'dtype_int64:input', 'accepted'),  # torch: RuntimeError: stft(torch.LongTensor[110], n_fft=10, hop_length=2, win_length=10, window=None, normalized=0, onesided=None, return_comp
     ('Tensor.to_mkldnn', 'base', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
@@ -125,7 +81,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.to_mkldnn', 'inf:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'nan:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
-    ('Tensor.values', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: values expected sparse tensor layout but got Strided
     ('torch.adaptive_avg_pool1d', 'dtype_bool:input', 'refused'),  # NotImplementedError: "adaptive_avg_pool2d" not implemented for 'Bool'
     ('torch.adaptive_avg_pool1d', 'dtype_complex64:input', 'refused'),  # NotImplementedError: "adaptive_avg_pool2d" not implemented for 'ComplexFloat'
     ('torch.adaptive_avg_pool1d', 'dtype_int64:input', 'refused'),  # NotImplementedError: "adaptive_avg_pool2d" not implemented for 'Long'
@@ -208,18 +163,6 @@ KNOWN_MISMATCHES = {
     ('torch.histogram', 'float_int:bins', 'accepted'),  # torch: TypeError: histogram() received an invalid combination of arguments - got (Tensor, float, density=bool, weight=NoneType), but expec
     ('torch.histogramdd', 'inf:input', 'accepted'),  # torch: RuntimeError: torch.histogramdd: dimension 0's range [inf, inf] is not finite
     ('torch.histogramdd', 'nan:input', 'accepted'),  # torch: RuntimeError: torch.histogramdd: dimension 0's range [nan, nan] is not finite
-    ('torch.hsmm', 'list:mat1', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hsmm', 'list:mat2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hsmm', 'none:mat1', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hsmm', 'none:mat2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hsmm', 'str:mat1', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hsmm', 'str:mat2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hspmm', 'list:mat1', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hspmm', 'list:mat2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hspmm', 'none:mat1', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hspmm', 'none:mat2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hspmm', 'str:mat1', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
-    ('torch.hspmm', 'str:mat2', 'other_type'),  # torch TypeError, ember NotImplementedError: Could not run 'aten::hspmm' with arguments from the 'CPU' backend. This could be because the operator does
     ('torch.index_add', 'shape:index', 'other_type'),  # torch IndexError, ember RuntimeError: index_add_(): Number of indices (3) should be equal to source.size(dim): (1), for dim: 0
     ('torch.index_copy', 'shape:index', 'other_type'),  # torch IndexError, ember RuntimeError: index_copy_(): Number of indices (3) should be equal to source.size(dim): (1), for dim: 0
     ('torch.index_fill', 'empty:input', 'leaked'),  # torch RuntimeError, ember IndexError: index 0 is out of bounds for dimension 0 with size 0
@@ -290,33 +233,9 @@ KNOWN_MISMATCHES = {
     ('torch.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('torch.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('torch.roll', 'dim_oob:dims', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-3, 2], but got 9)
-    ('torch.saddmm', 'list:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.saddmm', 'list:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.saddmm', 'list:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.saddmm', 'none:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.saddmm', 'none:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.saddmm', 'none:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.saddmm', 'str:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.saddmm', 'str:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.saddmm', 'str:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.scatter', 'list:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'a'
     ('torch.scatter', 'str:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'abc'
-    ('torch.smm', 'list:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.smm', 'list:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.smm', 'none:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.smm', 'none:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.smm', 'str:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.smm', 'str:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.split', 'str:tensor', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
-    ('torch.sspaddmm', 'list:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.sspaddmm', 'list:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.sspaddmm', 'list:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.sspaddmm', 'none:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.sspaddmm', 'none:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.sspaddmm', 'none:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.sspaddmm', 'str:input', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.sspaddmm', 'str:mat1', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
-    ('torch.sspaddmm', 'str:mat2', 'other_type'),  # torch TypeError, ember RuntimeError: tensor.sspaddmm(...) can only be called on sparse tensors
     ('torch.std_mean', 'inf:input', 'different'),  # out[1]: 1/1 values differ, at (): np.float32(inf) vs np.float32(nan)
     ('torch.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'
     ('torch.stft', 'dtype_int64:input', 'accepted'),  # torch: RuntimeError: stft(torch.LongTensor[110], n_fft=10, hop_length=2, win_length=10, window=None, normalized=0, onesided=None, return_comp

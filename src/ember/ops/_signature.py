@@ -48,7 +48,7 @@ from .. import _dtype as dt
 from .._device import device as _device_type
 from .._tensor import Tensor, layout, memory_format
 
-__all__ = ["Signature", "signature", "signature_of"]
+__all__ = ["Signature", "refusing", "signature", "signature_of"]
 
 
 # ---------------------------------------------------------------- the schema language
@@ -854,6 +854,32 @@ def signature(schema, *, numbers_as_tensors=False, overloaded=False, any_layout=
         namespace["stub"] = stub
         return _described(stub, implementation, sig, schema)
     return declare
+
+
+def refusing(schema, make_error, **options):
+    """A function with ``schema``'s parameters that checks its arguments as a declared
+    function does and then raises ``make_error()``: an op torch has no kernel for in ember's
+    case still refuses a wrong argument with torch's TypeError first. ``options`` as for
+    :func:`signature`.
+
+    Example::
+
+        >>> resize = refusing("sparse_resize_(Tensor self, int[] size, int sparse_dim, "
+        ...                   "int dense_dim) -> Tensor", lambda: NotImplementedError("no"))
+        >>> resize(ember.ones(2), (2,), 1.5, 0)
+        Traceback (most recent call last):
+        TypeError: sparse_resize_(): argument 'sparse_dim' (position 3) must be int, not float
+    """
+    name, params, _ = parse_schema(schema)
+    header = []
+    for param in params:
+        if param.keyword_only and "*" not in header:
+            header.append("*")
+        header.append(param.name + ("=None" if param.default is not None else ""))
+    namespace = {"_make_error": make_error}
+    source = f"def {name}({', '.join(header)}):\n    raise _make_error()\n"
+    exec(compile(source, _code_file(name), "exec"), namespace)  # noqa: S102
+    return signature(schema, **options)(namespace[name])
 
 
 def _described(stub, implementation, sig, schema):

@@ -458,6 +458,18 @@ def _not_implemented(op_name, sparse):
     return _NOT_IMPLEMENTED.format(name=op_name, backend=_backend(sparse))
 
 
+def no_kernel_for_layout(op_name, backend="CPU"):
+    """torch's NotImplementedError for an op that has no kernel for a (dense) tensor's
+    ``backend``, such as ``hspmm`` of two dense matrices.
+
+    Example::
+
+        >>> str(no_kernel_for_layout("hspmm"))[:30]
+        "Could not run 'aten::hspmm' wi"
+    """
+    return NotImplementedError(_NOT_IMPLEMENTED.format(name=op_name, backend=backend))
+
+
 def _inner_repr(t, column):
     """``tensor([...])`` of an index or value tensor that starts at ``column``."""
     t = t.detach()

@@ -12,7 +12,7 @@ import math
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ._base import wrap_dim as _wrap_dim
-from ._coo import SparseCOOTensor, _is_scalar, _not_implemented
+from ._coo import SparseCOOTensor, _is_scalar, _not_implemented, no_kernel_for_layout
 
 
 def _ember():
@@ -492,8 +492,7 @@ def sparse_mask(dense, mask):
         tensor([2., 3.])
     """
     if not isinstance(mask, SparseCOOTensor):
-        raise RuntimeError(f"sparse_mask expects mask to be sparse, got "
-                           f"{type(mask).__name__}")
+        raise no_kernel_for_layout("sparse_mask")
     if tuple(dense.shape) != tuple(mask.shape):
         raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
                            f"{list(dense.shape)} but mask has size {list(mask.shape)}")

@@ -8,22 +8,16 @@ product's rows that the sparse factor touches; ``smm`` the same rows as a plain 
 
 from __future__ import annotations
 
+from ..ops._signature import signature
 from ..ops.creation import arange
 from ..ops.shape import stack
 from ._compressed import SparseCompressedTensor
-from ._coo import SparseCOOTensor, sparse_coo_tensor
+from ._coo import SparseCOOTensor, no_kernel_for_layout, sparse_coo_tensor
 from ._dispatch import mm
 
 __all__ = ["spmm", "dsmm", "hspmm", "hsmm", "smm", "sspaddmm", "saddmm"]
 
 _SPARSE = (SparseCOOTensor, SparseCompressedTensor)
-
-
-def _not_for_dense(name):
-    return NotImplementedError(
-        f"Could not run 'aten::{name}' with arguments from the 'CPU' backend. This could be "
-        f"because the operator doesn't exist for this backend, or was omitted during the "
-        f"selective/custom build process (if using custom build).")
 
 
 def _as_coo(input):
@@ -61,6 +55,8 @@ def _touched_rows(input):
     return rows.unique(sorted=True)
 
 
+@signature("hspmm(Tensor mat1, Tensor mat2, *, Tensor? out=None) -> Tensor",
+           any_layout=True)
 def hspmm(mat1, mat2, *, out=None):
     """The product of sparse ``mat1`` and dense ``mat2`` as a hybrid COO tensor (one sparse
     dim): the product's rows that ``mat1`` touches, each stored whole.
@@ -73,7 +69,7 @@ def hspmm(mat1, mat2, *, out=None):
                 [0., 0., 0.]])
     """
     if type(mat1) not in _SPARSE:
-        raise _not_for_dense("hspmm")
+        raise no_kernel_for_layout("hspmm")
     if out is not None:
         raise RuntimeError("hspmm: out= is not supported in ember (sparse results are new "
                            "tensors); use the returned tensor")
@@ -83,6 +79,8 @@ def hspmm(mat1, mat2, *, out=None):
                              tuple(product.shape))
 
 
+@signature("hspmm(Tensor mat1, Tensor mat2) -> Tensor",
+           any_layout=True)
 def hsmm(mat1, mat2):
     """``hspmm`` under its other name.
 
@@ -94,6 +92,8 @@ def hsmm(mat1, mat2):
     return hspmm(mat1, mat2)
 
 
+@signature("smm(Tensor input, Tensor mat2) -> Tensor",
+           any_layout=True)
 def smm(input, mat2):
     """The product of sparse ``input`` and dense ``mat2`` as a COO tensor that specifies every
     element of the rows ``input`` touches (zeros included).
@@ -114,6 +114,8 @@ def smm(input, mat2):
                              tuple(hybrid.shape))
 
 
+@signature("sspaddmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, "
+           "Scalar alpha=1, Tensor? out=None) -> Tensor", any_layout=True)
 def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)`` for sparse ``input`` and ``mat1`` and dense
     ``mat2``, as a sparse tensor.
@@ -141,6 +143,8 @@ def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return result
 
 
+@signature("sspaddmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, "
+           "Scalar alpha=1, Tensor? out=None) -> Tensor", any_layout=True)
 def saddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``sspaddmm`` under its old name.
 
