@@ -22,7 +22,7 @@ torch.set_default_dtype(torch.float32)
 def to_torch(t):
     """An ember tensor as a torch tensor with the same values and dtype."""
     if t.dtype is ember.bfloat16:
-        return torch.from_numpy(t.detach().float().numpy().copy()).to(torch.bfloat16)
+        return torch.from_numpy(t.detach().float().cpu().numpy().copy()).to(torch.bfloat16)
     return torch.from_numpy(np.array(t.detach().cpu().numpy(), copy=True, order="C"))
 
 
@@ -71,10 +71,50 @@ def assert_same(actual, expected, rtol=None, atol=None, check_dtype=True):
                                check_dtype=False, equal_nan=True)
 
 
-@pytest.fixture(params=["cpu"] + (["cuda"] if ember.cuda.is_available() else []))
+def _devices():
+    """cpu; cuda when a GPU is present; webgpu when wgpu finds a Vulkan, Metal or Direct3D 12
+    adapter (CI installs Mesa's lavapipe, so there the webgpu tests always run)."""
+    found = ["cpu"]
+    if ember.cuda.is_available():
+        found.append("cuda")
+    if ember.webgpu.is_available():
+        found.append("webgpu")
+    return found
+
+
+@pytest.fixture(params=_devices())
 def device(request):
-    """Every device test runs on cpu, and on cuda when a GPU is present."""
+    """Every device test runs on each device of :func:`_devices`, compared with torch on the
+    CPU. Under CI the webgpu adapter must be Vulkan (lavapipe), never a silent substitute."""
+    if request.param == "webgpu" and os.environ.get("CI"):
+        assert ember.webgpu.adapter_info()["backend_type"] == "Vulkan"
     return request.param
+
+
+WEBGPU_REFUSED = ("float64", "complex128")  # WGSL has no f64: refused, as torch's MPS does
+
+
+def refused_on(device, dtype, make=None):
+    """Whether ``device`` has no ``dtype`` (webgpu: float64, complex128); if so, checks that
+    ``make()`` (default: ``ember.zeros`` of that dtype there) raises torch MPS's TypeError, and
+    the caller's test ends.
+
+    Example: ``if refused_on(device, ember.float64): return``
+    """
+    if device != "webgpu" or dtype.name not in WEBGPU_REFUSED:
+        return False
+    with pytest.raises(TypeError, match="use float32"):
+        (make or (lambda: ember.zeros(2, dtype=dtype, device=device)))()
+    return True
+
+
+def float_for(device):
+    """The NumPy float dtype a device test computes in and its (rtol, atol) against torch:
+    float64 where the device has it, float32 on webgpu (its kernels' order of summation and
+    transcendental functions differ from the CPU's in the last bits)."""
+    if device == "webgpu":
+        return np.float32, 1e-4, 1e-5
+    return np.float64, None, None
 
 
 def make_pair(array, requires_grad=False):

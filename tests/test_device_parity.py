@@ -1,5 +1,7 @@
-"""A broad sweep of operators and layers run on every available device (cpu, and cuda when a
-GPU is present), forward and backward, compared with torch on the CPU.
+"""A broad sweep of operators and layers run on every available device (cpu, cuda when a
+GPU is present, webgpu when an adapter is), forward and backward, compared with torch on the
+CPU. On webgpu the inputs are float32 (WGSL has no f64) and strict mode proves that every case
+runs in WGSL kernels, with no CPU fallback.
 
 Most operator tests compare on the CPU only; this file is what makes a GPU session
 (`scripts/gpu_check.sh`) exercise the CuPy paths of every family at once.
@@ -10,7 +12,7 @@ import pytest
 import torch
 
 import ember
-from conftest import assert_same
+from conftest import assert_same, float_for
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((4, 5))
@@ -65,10 +67,10 @@ CASES = [
 ]
 
 
-def _inputs(lib, arrays, device):
+def _inputs(lib, arrays, device, float_dtype):
     out = []
     for a in arrays:
-        t = lib.tensor(a)
+        t = lib.tensor(a.astype(float_dtype) if a.dtype.kind == "f" else a)
         if lib is ember:
             t = t.to(device)
         if a.dtype.kind == "f":
@@ -78,28 +80,37 @@ def _inputs(lib, arrays, device):
 
 
 @pytest.mark.parametrize("name,fn,arrays,differentiable", CASES, ids=[c[0] for c in CASES])
-def test_operator_on_device_matches_torch(device, name, fn, arrays, differentiable):
-    e_in = _inputs(ember, arrays, device)
-    t_in = _inputs(torch, arrays, "cpu")
+def test_operator_on_device_matches_torch(device, name, fn, arrays, differentiable, monkeypatch):
+    float_dtype, rtol, atol = float_for(device)
+    rtol, atol = rtol or 1e-6, atol or 1e-8
+    e_in = _inputs(ember, arrays, device, float_dtype)
+    t_in = _inputs(torch, arrays, "cpu", float_dtype)
+    if device == "webgpu":  # every case runs in WGSL kernels: a CPU fallback would raise
+        before = ember.webgpu.fallback_ops()
+        monkeypatch.setenv("EMBER_WEBGPU_STRICT", "1")
     e_out, t_out = fn(ember, *e_in), fn(torch, *t_in)
     assert e_out.device.type == device
-    assert_same(e_out.cpu(), t_out, rtol=1e-6, atol=1e-8)
-    if not differentiable:
-        return
-    cotangent = np.random.default_rng(1).standard_normal(tuple(t_out.shape))
-    e_grads = ember.autograd.grad(e_out, [t for t in e_in if t.requires_grad],
-                                  ember.tensor(cotangent).to(device), allow_unused=True)
-    t_grads = torch.autograd.grad(t_out, [t for t in t_in if t.requires_grad],
-                                  torch.tensor(cotangent), allow_unused=True)
-    for e_g, t_g in zip(e_grads, t_grads):
-        if t_g is None:
-            assert e_g is None or float(e_g.abs().sum()) == 0
-        else:
-            assert e_g.device.type == device
-            assert_same(e_g.cpu(), t_g, rtol=1e-6, atol=1e-8)
+    assert_same(e_out.cpu(), t_out, rtol=rtol, atol=atol)
+    if differentiable:
+        cotangent = np.random.default_rng(1).standard_normal(tuple(t_out.shape))
+        cotangent = cotangent.astype(float_dtype)
+        e_grads = ember.autograd.grad(e_out, [t for t in e_in if t.requires_grad],
+                                      ember.tensor(cotangent).to(device), allow_unused=True)
+        t_grads = torch.autograd.grad(t_out, [t for t in t_in if t.requires_grad],
+                                      torch.tensor(cotangent), allow_unused=True)
+        for e_g, t_g in zip(e_grads, t_grads):
+            if t_g is None:
+                assert e_g is None or float(e_g.abs().sum()) == 0
+            else:
+                assert e_g.device.type == device
+                assert_same(e_g.cpu(), t_g, rtol=rtol, atol=atol)
+    if device == "webgpu":
+        assert ember.webgpu.fallback_ops() == before
 
 
-def test_training_step_on_device(device):
+def test_training_step_on_device(device, monkeypatch):
+    if device == "webgpu":  # the whole step in WGSL kernels
+        monkeypatch.setenv("EMBER_WEBGPU_STRICT", "1")
     ember.manual_seed(0)
     model = ember.nn.Sequential(ember.nn.Conv2d(3, 4, 3), ember.nn.ReLU(), ember.nn.Flatten(),
                                 ember.nn.Linear(4 * 6 * 6, 2)).to(device)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import ember
-from conftest import DTYPE_PAIRS, assert_grads_match, assert_same, make_pair
+from conftest import DTYPE_PAIRS, assert_grads_match, assert_same, float_for, make_pair
 
 RNG = np.random.default_rng(0)
 
@@ -956,12 +956,21 @@ def test_meta(label, fn):
 
 
 def test_device_matmul_and_solve(device):
-    a, b = well(3, (2,)), rand(2, 3, 2)
+    # webgpu: float32 (no f64 there); matmul in WGSL, solve and eigvalsh counted CPU fallbacks
+    fd, rtol, atol = float_for(device)
+    a, b = well(3, (2,)).astype(fd), rand(2, 3, 2).astype(fd)
     ea, eb = ember.tensor(a, device=device), ember.tensor(b, device=device)
     ta, tb = torch.tensor(a), torch.tensor(b)
-    assert_same((ea @ eb).cpu(), ta @ tb)
-    assert_same(ember.linalg.solve(ea, eb).cpu(), torch.linalg.solve(ta, tb))
-    assert_same(ember.linalg.eigvalsh(ea + ea.mT).cpu(), torch.linalg.eigvalsh(ta + ta.mT))
+    before = ember.webgpu.fallback_ops() if device == "webgpu" else {}
+    assert_same((ea @ eb).cpu(), ta @ tb, rtol=rtol, atol=atol)
+    assert_same(ember.linalg.solve(ea, eb).cpu(), torch.linalg.solve(ta, tb), rtol=rtol,
+                atol=atol)
+    assert_same(ember.linalg.eigvalsh(ea + ea.mT).cpu(), torch.linalg.eigvalsh(ta + ta.mT),
+                rtol=rtol, atol=atol)
+    if device == "webgpu":
+        counted = ember.webgpu.fallback_ops()
+        grew = {op for op in counted if counted[op] > before.get(op, 0)}
+        assert "matmul" not in grew and any(op.startswith("linalg.") for op in grew), grew
 
 
 def test_complex_decomposition_grads():

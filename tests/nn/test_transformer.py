@@ -15,7 +15,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import ember
 import ember.nn.functional as F
-from conftest import assert_grads_match, assert_same, to_torch
+from conftest import assert_grads_match, assert_same, float_for, to_torch
 from ember import nn
 
 RNG = np.random.default_rng
@@ -963,10 +963,14 @@ def test_tiny_gpt_loss_falls():
 
 
 
-def test_attention_on_device(device):
-    # the same computation on every available device (cuda when present) agrees with torch (CPU)
+def test_attention_on_device(device, monkeypatch):
+    # the same computation on every available device (cuda, webgpu when present) agrees with
+    # torch (CPU); webgpu computes in float32, all of it in WGSL kernels (strict mode)
+    fd, rtol, atol = float_for(device)
+    if device == "webgpu":
+        monkeypatch.setenv("EMBER_WEBGPU_STRICT", "1")
     rng = RNG(27)
-    q, k, v = (rng.standard_normal((2, 2, 4, 8)) for _ in range(3))
+    q, k, v = (rng.standard_normal((2, 2, 4, 8)).astype(fd) for _ in range(3))
     mask = rng.random((4, 4)) > 0.3
     mask[1] = False
     e = [_e(a).to(device).requires_grad_() for a in (q, k, v)]
@@ -974,15 +978,16 @@ def test_attention_on_device(device):
     e_out = F.scaled_dot_product_attention(*e, attn_mask=_e(mask).to(device))
     t_out = TF.scaled_dot_product_attention(*t, attn_mask=_t(mask))
     assert e_out.device.type == device
-    assert_same(e_out.cpu(), t_out)
+    assert_same(e_out.cpu(), t_out, rtol=rtol, atol=atol)
     e_out.sum().backward()
     t_out.sum().backward()
     for a, b in zip(e, t):
-        assert_same(a.grad.cpu(), b.grad)
-    e_mod, t_mod = _pair(_mha_build(embed_dim=8, num_heads=2, batch_first=True))
+        assert_same(a.grad.cpu(), b.grad, rtol=rtol, atol=atol)
+    e_mod, t_mod = _pair(_mha_build(embed_dim=8, num_heads=2, batch_first=True),
+                         torch.float64 if fd == np.float64 else torch.float32)
     e_mod = e_mod.to(device)
-    x = rng.standard_normal((2, 5, 8))
+    x = rng.standard_normal((2, 5, 8)).astype(fd)
     e_res = e_mod(_e(x).to(device), _e(x).to(device), _e(x).to(device))
     t_res = t_mod(_t(x), _t(x), _t(x))
-    assert_same(e_res[0].cpu(), t_res[0])
-    assert_same(e_res[1].cpu(), t_res[1])
+    assert_same(e_res[0].cpu(), t_res[0], rtol=rtol, atol=atol)
+    assert_same(e_res[1].cpu(), t_res[1], rtol=rtol, atol=atol)
