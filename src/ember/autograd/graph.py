@@ -398,6 +398,9 @@ def record(op, inputs, params, results):
             node._saved_versions = tuple([t._vc[0] for t in inputs])
         else:
             node._saved = node._saved_versions = ()
+    # the output side is written out again in record_binary: folding record_binary into this
+    # function (its inputs as a tuple) measured 130 ns (7%) more per recorded ``a + b``
+    # (thread CPU time, both versions A/B in one process)
     if op.multi_output:
         _record_outputs(node, op, results)
     else:  # (as in record_binary)
