@@ -185,7 +185,7 @@ class _Shim:
 
     def __call__(self, *args, **kwargs):
         state = self.state
-        del state["forward"]
+        state.pop("forward", None)  # (another thread's broken call may have removed it)
         try:
             return self.compiled(*args, **kwargs)
         finally:
