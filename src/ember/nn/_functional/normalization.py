@@ -184,6 +184,13 @@ def _bn_block_channel_sum(xp, a):
     return xp.einsum("ncl->c", a)
 
 
+def _bn_plane(xp, per_channel, a3):
+    """``per_channel`` (C,) spread over the (C, L) plane of one sample of (N, C, L) ``a3``,
+    contiguous: NumPy broadcasts a whole plane over the samples at the speed of a same-shape
+    operation, where a (C, 1) column broadcast along each row ran 2-3x slower."""
+    return xp.ascontiguousarray(xp.broadcast_to(per_channel[:, None], a3.shape[1:]))
+
+
 def _bn_stats_meta(x):
     c = (x.shape[1],)
     return (c, x.dtype), (c, x.dtype)
@@ -212,8 +219,9 @@ def _bn_stats_op(xp, x):
     mean = sum(_bn_block_channel_sum(xp, x3[block]) for block in blocks) / count
     var = xp.zeros_like(mean)
     scratch = xp.empty(x3[blocks[0]].shape, x3.dtype)
+    mean_plane = _bn_plane(xp, mean, x3)
     for block in blocks:
-        xc = xp.subtract(x3[block], mean[:, None], out=scratch[:x3[block].shape[0]])
+        xc = xp.subtract(x3[block], mean_plane, out=scratch[:x3[block].shape[0]])
         var += _bn_channel_dot(xp, xc, xc)
     var /= count
     return mean.astype(x.dtype, copy=False), var.astype(x.dtype, copy=False)
@@ -243,10 +251,11 @@ def _bn_train_op(xp, x, weight, bias, mean, var, *, eps):
     scale = (1.0 / xp.sqrt(var + eps)) * weight.astype(x.dtype, copy=False)
     shift = bias.astype(x.dtype, copy=False) - mean * scale
     y = xp.empty(x3.shape, x.dtype)
+    scale, shift = _bn_plane(xp, scale, x3), _bn_plane(xp, shift, x3)
     for block in _sample_blocks(xp, x3):
         out = y[block]
-        xp.multiply(x3[block], scale[:, None], out=out)
-        out += shift[:, None]
+        xp.multiply(x3[block], scale, out=out)
+        out += shift
     return y.reshape(x.shape)
 
 
@@ -274,19 +283,21 @@ def _bn_backward_op(xp, g, x, weight, mean, var, *, eps):
     dot = xp.zeros_like(mean)
     gsum = xp.zeros_like(mean)
     dx = xp.empty(x3.shape, x.dtype)
+    mean_plane = _bn_plane(xp, mean, x3)
     for block in blocks:  # dx holds x - mean until the second pass scales it
-        xc = xp.subtract(x3[block], mean[:, None], out=dx[block])
+        xc = xp.subtract(x3[block], mean_plane, out=dx[block])
         dot += _bn_channel_dot(xp, g3[block], xc)
         gsum += _bn_block_channel_sum(xp, g3[block])
     k1 = w * invstd
-    k2 = -k1 * invstd * invstd * dot / count
-    k3 = -k1 * gsum / count
+    k2 = _bn_plane(xp, -k1 * invstd * invstd * dot / count, x3)
+    k3 = _bn_plane(xp, -k1 * gsum / count, x3)
+    k1 = _bn_plane(xp, k1, x3)
     scratch = xp.empty(x3[blocks[0]].shape, x.dtype)
     for block in blocks:
         out = dx[block]
-        out *= k2[:, None]
-        out += k3[:, None]
-        out += xp.multiply(g3[block], k1[:, None], out=scratch[:out.shape[0]])
+        out *= k2
+        out += k3
+        out += xp.multiply(g3[block], k1, out=scratch[:out.shape[0]])
     return (dx.reshape(x.shape), (dot * invstd).astype(weight.dtype, copy=False),
             gsum.astype(weight.dtype, copy=False))
 
