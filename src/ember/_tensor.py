@@ -869,44 +869,9 @@ class Size(tuple):
 # ---------------------------------------------------------------- layouts and memory formats
 
 
-class layout:
-    """How a tensor's elements are stored, as ``torch.layout``. ember has one: ``strided``
-    (dense memory addressed through strides); ``Tensor.layout`` is it.
-
-    Example::
-
-        >>> ember.zeros(2).layout is ember.strided
-        True
-    """
-
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"ember.{self.name}"
-
-    def __reduce__(self):
-        return self.name  # pickled as the module-level name (a singleton)
-
-
-strided = layout("strided")
-sparse_coo = layout("sparse_coo")  # the layout of ember.sparse.SparseCOOTensor
-sparse_csr = layout("sparse_csr")  # ember.sparse.SparseCompressedTensor, compressed rows
-sparse_csc = layout("sparse_csc")  # ember.sparse.SparseCompressedTensor, compressed columns
-
-
-class memory_format:
-    """The order in which a dense tensor's dims lie in memory, as ``torch.memory_format``:
-    ``contiguous_format`` (row-major), ``channels_last`` (NCHW tensors laid out as NHWC),
-    ``channels_last_3d`` (NCDHW as NDHWC) and ``preserve_format`` (keep the input's order).
-
-    Example::
-
-        >>> ember.zeros(2, 3, 4, 5).contiguous(memory_format=ember.channels_last).stride()
-        (60, 1, 15, 3)
-    """
+class _NamedConstant:
+    """A constant known by its module-level name (``ember.strided``): printed and pickled as
+    that name, so it stays a singleton."""
 
     __slots__ = ("name",)
 
@@ -918,6 +883,39 @@ class memory_format:
 
     def __reduce__(self):
         return self.name
+
+
+class layout(_NamedConstant):
+    """How a tensor's elements are stored, as ``torch.layout``. ember has one: ``strided``
+    (dense memory addressed through strides); ``Tensor.layout`` is it.
+
+    Example::
+
+        >>> ember.zeros(2).layout is ember.strided
+        True
+    """
+
+    __slots__ = ()
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")  # the layout of ember.sparse.SparseCOOTensor
+sparse_csr = layout("sparse_csr")  # ember.sparse.SparseCompressedTensor, compressed rows
+sparse_csc = layout("sparse_csc")  # ember.sparse.SparseCompressedTensor, compressed columns
+
+
+class memory_format(_NamedConstant):
+    """The order in which a dense tensor's dims lie in memory, as ``torch.memory_format``:
+    ``contiguous_format`` (row-major), ``channels_last`` (NCHW tensors laid out as NHWC),
+    ``channels_last_3d`` (NCDHW as NDHWC) and ``preserve_format`` (keep the input's order).
+
+    Example::
+
+        >>> ember.zeros(2, 3, 4, 5).contiguous(memory_format=ember.channels_last).stride()
+        (60, 1, 15, 3)
+    """
+
+    __slots__ = ()
 
 
 _MemoryFormat = memory_format  # for code where a parameter shadows the class's name
