@@ -9,7 +9,11 @@ input is the oracle:
   ``torch.stack`` of torch's two results (the op's other arguments are shared);
 * :func:`check_jit`: ``ember.jit.trace(op)`` on the first input, the traced graph then called
   on the second, against torch's result on the second (a graph that froze a value of the
-  first input, or lost a parameter, gives the first input's answer).
+  first input, or lost a parameter, gives the first input's answer);
+* :func:`check_onnx`: ember's ONNX export run in onnxruntime on the second input.
+
+The three share one loop over the samples (:func:`_check`); each says only how it builds
+the expected result and ember's.
 """
 
 import opinfo_harness as h
@@ -64,67 +68,60 @@ def _comparable(op, sample, expected, got):
     return pair
 
 
-def check_vmap(op, quota=None, report=None):
-    """``vmap`` of ember's op over a batch of two inputs against torch's op on each."""
+def _check(op, check, dtype, transform, quota=None, report=None, tols=None, path=None):
+    """The loop the transform checks share: for each usable sample of ``op`` in ``dtype``,
+    ``transform(call, first, second, x0, x1, conv)`` gets ember's op on the sample's other
+    arguments (``call(x)``), torch's results on the input and on its flipped copy, the input
+    in ember and the flipped copy in torch, and the converter; it returns the expected
+    leaves and a thunk that computes ember's, or raises Unmeasurable to pass the sample by
+    (also from the thunk: an op that declines the transform's form). ``check`` picks the
+    samples (see ``h.samples``); ``path`` names ember's side in a failure (default ``check``)."""
     report = report or h.Report()
     fn = h.resolve(op)
-    tols = h.tolerances(op)
-    for i, sample in h.samples(op, GRAD_DTYPE, False, quota, "vmap"):
+    tols = tols or h.tolerances(op)
+    for i, sample in h.samples(op, dtype, False, quota, check):
         if report.full:
             break
         if not _usable(op, sample):
             continue
         try:
             first, second, x1 = _pair(op, sample)
-            expected = _stacked(first, second)
             conv = h.ToEmber()
             x0_e, args, kwargs = conv((sample.input, list(sample.args), dict(sample.kwargs)))
-            batch = ember.stack([x0_e, conv(x1)])
+            expected, ember_result = transform(lambda x: fn(x, *args, **kwargs), first, second,
+                                               x0_e, x1, conv)
         except h.Unmeasurable:
             continue
-
-        def ember_vmap():
-            out = ember.func.vmap(lambda x: fn(x, *args, **kwargs))(batch)
-            return h.normalize(list(out) if isinstance(out, (list, tuple)) else [out])
-        got, err = h._run(ember_vmap)
-        reason = err or h.compare(*_comparable(op, sample, expected, got), tols, path="vmap")
+        got, err = h._run(ember_result)
+        if err and err.startswith("Unmeasurable"):
+            continue
+        reason = err or h.compare(*_comparable(op, sample, expected, got), tols,
+                                  path=path or check)
         report.compared += 1
         if reason:
-            report.fail(h._describe(sample, i, GRAD_DTYPE, False), reason)
+            report.fail(h._describe(sample, i, dtype, False), reason)
     return report
+
+
+def _leaves(out):
+    return h.normalize(list(out) if isinstance(out, (list, tuple)) else [out])
+
+
+def check_vmap(op, quota=None, report=None):
+    """``vmap`` of ember's op over a batch of two inputs against torch's op on each."""
+    def batched(call, first, second, x0, x1, conv):
+        batch = ember.stack([x0, conv(x1)])
+        return _stacked(first, second), lambda: _leaves(ember.func.vmap(call)(batch))
+    return _check(op, "vmap", GRAD_DTYPE, batched, quota, report)
 
 
 def check_jit(op, quota=None, report=None):
     """ember's op traced on one input, the trace run on another, against torch's eager op."""
-    report = report or h.Report()
-    fn = h.resolve(op)
-    tols = h.tolerances(op)
-    for i, sample in h.samples(op, GRAD_DTYPE, False, quota, "jit"):
-        if report.full:
-            break
-        if not _usable(op, sample):
-            continue
-        try:
-            _, second, x1 = _pair(op, sample)
-            expected = h.normalize(second)
-            conv = h.ToEmber()
-            x0_e, args, kwargs = conv((sample.input, list(sample.args), dict(sample.kwargs)))
-            x1_e = conv(x1)
-        except h.Unmeasurable:
-            continue
-
-        def ember_traced():
-            traced = ember.jit.trace(lambda x: fn(x, *args, **kwargs), (x0_e,),
-                                     check_trace=False)
-            out = traced(x1_e)
-            return h.normalize(list(out) if isinstance(out, (list, tuple)) else [out])
-        got, err = h._run(ember_traced)
-        reason = err or h.compare(*_comparable(op, sample, expected, got), tols,
-                                  path="traced")
-        report.compared += 1
-        if reason:
-            report.fail(h._describe(sample, i, GRAD_DTYPE, False), reason)
-    return report
+    def traced(call, first, second, x0, x1, conv):
+        x1_e = conv(x1)
+        return h.normalize(second), lambda: _leaves(
+            ember.jit.trace(call, (x0,), check_trace=False)(x1_e))
+    return _check(op, "jit", GRAD_DTYPE, traced, quota, report, path="traced")
 
 
 ONNX_DTYPE = "float32"  # what exported models run in
@@ -168,33 +165,13 @@ def check_onnx(op, quota=None, report=None):
     """ember's ONNX export of the op (float32) run in onnxruntime on a second input,
     against torch's eager result on it. A sample whose traced ops decline ONNX is skipped
     (the registry test holds every op to a form or a declared reason)."""
-    report = report or h.Report()
-    fn = h.resolve(op)
+    def exported(call, first, second, x0, x1, conv):
+        expected = h.normalize(second)
+        if any(t[2] not in ONNX_RESULT_DTYPES for t in expected[1]):
+            # onnxruntime hands bfloat16/complex results to no NumPy type
+            raise h.Unmeasurable("a result dtype onnxruntime cannot return")
+        return expected, lambda: _normalized_arrays(
+            _onnx_session(call, x0).run(None, {"x": h._numpy_of(x1)}))
     tols = h.tolerances(op)
     tols["float32"] = tuple(max(a, b) for a, b in zip(tols["float32"], ONNX_TOLERANCE))
-    for i, sample in h.samples(op, ONNX_DTYPE, False, quota, "onnx"):
-        if report.full:
-            break
-        if not _usable(op, sample):
-            continue
-        try:
-            _, second, x1 = _pair(op, sample)
-            expected = h.normalize(second)
-            conv = h.ToEmber()
-            x0_e, args, kwargs = conv((sample.input, list(sample.args), dict(sample.kwargs)))
-        except h.Unmeasurable:
-            continue
-        if any(t[2] not in ONNX_RESULT_DTYPES for t in expected[1]):
-            continue  # onnxruntime hands bfloat16/complex results to no NumPy type
-
-        def ember_onnx():
-            session = _onnx_session(lambda x: fn(x, *args, **kwargs), x0_e)
-            return _normalized_arrays(session.run(None, {"x": h._numpy_of(x1)}))
-        got, err = h._run(ember_onnx)
-        if err and err.startswith("Unmeasurable"):
-            continue
-        reason = err or h.compare(*_comparable(op, sample, expected, got), tols, path="onnx")
-        report.compared += 1
-        if reason:
-            report.fail(h._describe(sample, i, ONNX_DTYPE, False), reason)
-    return report
+    return _check(op, "onnx", ONNX_DTYPE, exported, quota, report, tols)
