@@ -363,9 +363,9 @@ def _scalar_value(value, dtype, device):
     return scalar_tensor(value, dtype, device)
 
 
-@signature("scatter(Tensor input, int dim, Tensor index, PyObject src=None, *, "
-           "PyObject value=None, str? reduce=None, Tensor? out=None) -> Tensor",
-           overloaded="all")
+@signature("scatter(Tensor input, int dim, Tensor index, Tensor? src=None, *, "
+           "Scalar? value=None, str? reduce=None, Tensor? out=None) -> Tensor",
+           overloaded="all", numbers_as_tensors=("src",))
 def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     """Write ``src`` (a tensor or a number) into ``input`` at ``index`` along ``dim``.
 

@@ -125,8 +125,8 @@ def einsum(*args):
         ember.Size([2, 4])
     """
     if len(args) < 2:
-        raise RuntimeError("einsum(): must specify the equation string and at least one "
-                           "operand, or at least one operand and its subscripts list")
+        raise ValueError("einsum(): must specify the equation string and at least one "
+                         "operand, or at least one operand and its subscripts list")
     equation, operands = args[0], args[1:]
     if not isinstance(equation, str):
         return _einsum_sublist(args)

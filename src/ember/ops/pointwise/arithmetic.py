@@ -577,6 +577,8 @@ def float_power(input, exponent, *, out=None):
 
 
 @tensor_method("float_power_")
+@signature("float_power_(Tensor self, Tensor exponent) -> Tensor",
+           numbers_as_tensors=("exponent",))
 def _float_power_(self, exponent):
     """``x.float_power_(exponent)``: :func:`float_power` written into ``x``, which must already
     have the result's dtype (float64, or complex128), as torch requires.

@@ -342,6 +342,7 @@ def clamp(input, min=None, max=None, *, out=None):
         _check_dtype("clamp_min_scalar_cpu" if min is not None else "clamp_max_scalar_cpu",
                      dtype, "b")
     tensors, _ = promote_operands(input, *bounds, dtype=dtype)
+    broadcast_shapes(*(t._data.shape for t in tensors))  # (torch's error, not NumPy's)
     result = clamp_op(*tensors, has_min=min is not None, has_max=max is not None)
     return write_out(result, out, "clamp")
 
@@ -354,7 +355,8 @@ tensor_method(_inplace_method(clamp), "clip_")
 
 
 @tensor_method
-@signature("clamp_min(Tensor input, PyObject min, *, Tensor? out=None) -> Tensor", overloaded=True)
+@signature("clamp_min(Tensor input, Tensor min, *, Tensor? out=None) -> Tensor", overloaded=True,
+           numbers_as_tensors=("min",))
 def clamp_min(input, min, *, out=None):
     """``clamp(input, min=min)``.
 
@@ -370,7 +372,8 @@ tensor_method(_inplace_method(clamp_min), "clamp_min_")
 
 
 @tensor_method
-@signature("clamp_max(Tensor input, PyObject max, *, Tensor? out=None) -> Tensor", overloaded=True)
+@signature("clamp_max(Tensor input, Tensor max, *, Tensor? out=None) -> Tensor", overloaded=True,
+           numbers_as_tensors=("max",))
 def clamp_max(input, max, *, out=None):
     """``clamp(input, max=max)``.
 
