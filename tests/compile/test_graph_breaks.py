@@ -157,6 +157,13 @@ def test_fullgraph_raises_torchs_error_naming_the_line(kind, capsys):
     assert __file__ in str(error.value) and line in str(error.value)
 
 
+def test_fullgraph_accepts_a_custom_function_as_torch_does():
+    e_model, t_model = _pair(lambda lib: _net(lib, "function"))
+    array = _inputs(1)[0]
+    expected = torch.compile(t_model, backend="eager", fullgraph=True)(torch.tensor(array))
+    assert_same(ember.compile(e_model, fullgraph=True)(ember.tensor(array)), expected)
+
+
 def test_a_submodule_that_breaks_compiles_its_own_children():
     def make(lib):
         nn = lib.nn
