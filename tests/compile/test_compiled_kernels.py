@@ -3,6 +3,7 @@ LSTM runs one op per layer and direction, causal attention one fused op, as eage
 with outputs and gradients equal to eager ember's and close to torch's."""
 
 import numpy as np
+import pytest
 import torch
 
 import ember
@@ -91,3 +92,51 @@ def test_export_traces_still_record_the_per_step_cells():
     assert "_lstm_layer" not in ops
     assert_same(traced(x)[0], torch.from_numpy(lstm(x)[0].detach().numpy()), rtol=1e-6,
                 atol=1e-6)
+
+
+def _chain(x, scale):
+    y = x
+    for i in range(8):
+        y = y * scale if i % 2 else (y + 0.5).tanh()
+    return y
+
+
+def test_fused_chain_gradients_follow_which_inputs_require_grad():
+    # the fused chain links only the inputs that require grad: a closure scalar that starts
+    # requiring grad later gets its gradient, as in eager code and torch
+    scale = ember.tensor(1.01)
+    compiled = ember.compile(lambda x: _chain(x, scale).sum())
+    t_scale = torch.tensor(1.01)
+    for call in range(4):
+        if call == 2:
+            scale.requires_grad_()
+            t_scale.requires_grad_()
+        x = ember.tensor(np.linspace(-1, 1, 16, dtype=np.float32) + call, requires_grad=True)
+        tx = torch.from_numpy(x.detach().numpy().copy()).requires_grad_()
+        compiled(x).backward()
+        _chain(tx, t_scale).sum().backward()
+        assert_same(x.grad, tx.grad, rtol=1e-5, atol=1e-6)
+        if call >= 2:
+            assert_same(scale.grad, t_scale.grad, rtol=1e-5, atol=1e-5)
+            scale.grad, t_scale.grad = None, None
+
+
+def test_fused_chain_refuses_inputs_changed_in_place_and_a_second_backward():
+    w = ember.ones(16)   # needs no grad, but the chain's backward reads it
+    compiled = ember.compile(lambda x: ((x * w).tanh() * w).sum())
+    for _ in range(2):
+        compiled(ember.ones(16, requires_grad=True))  # capture, then a fused replay
+    loss = compiled(ember.ones(16, requires_grad=True))
+    with ember.no_grad():
+        w.mul_(2)
+    eager_w = ember.ones(16)
+    eager_loss = ((ember.ones(16, requires_grad=True) * eager_w).tanh() * eager_w).sum()
+    with ember.no_grad():
+        eager_w.mul_(2)
+    for value in (loss, eager_loss):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            value.backward()
+    loss = compiled(ember.ones(16, requires_grad=True))
+    loss.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()

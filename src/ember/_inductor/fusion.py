@@ -3,11 +3,14 @@ derivative that walks the chain backwards in one pass over arrays.
 
 ``jit``'s ``FusedOp`` runs a chain of element-wise primitives in one buffer, but falls back to
 the primitives when autograd must record, because the fused op has no derivative. Here the
-fused op gets one: when autograd records, the forward keeps each step's result (one array
-per step, as eager code keeps them) and the backward applies each step's local derivative
-(the ``grad`` of the op's fusion rule, ``ops/_fusion.py``) in reverse order, all on the
-device's arrays (about two array operations per step, against one autograd node, one Python
-derivative call and several tensors per step in eager code); a chain with a step that has no
+fused op gets one: when autograd records, the forward keeps each step's operands and result
+(one array per step, as eager code keeps them) and the backward applies each step's local
+derivative (the ``grad`` of the op's fusion rule, ``ops/_fusion.py``) in reverse order, all on
+the device's arrays (about two array operations per step, against one autograd node, one Python
+derivative call and several tensors per step in eager code). Both are straight-line Python
+generated once per chain (``codegen.py``). Only the inputs that require grad are the autograd
+node's inputs (a chain's scalar constants get no edge and no gradient); the others' versions
+are checked at the backward as autograd checks saved tensors. A chain with a step that has no
 such ``grad`` runs its primitives instead. Under ``create_graph`` (a derivative that must
 itself be differentiable) it recomputes the chain with ember's primitives and differentiates
 that instead, so higher-order gradients stay exact.
@@ -26,8 +29,10 @@ Example::
 from __future__ import annotations
 
 from ..autograd import grad_mode
+from ..autograd.graph import _raise_modified
 from ..jit._passes import _FUSED_DTYPES
 from ..ops._registry import Op, run_op, wrap
+from .codegen import Chain
 
 __all__ = ["TrainableFused", "make_trainable"]
 
@@ -53,19 +58,18 @@ class TrainableFused:
         rules = [op.fuse for op in fused.ops]
         # a chain trains in one pass when every step has an array derivative
         self.trainable = all(rule.grad is not None for rule in rules)
-        self._steps = [(rule.grad, tuple(refs)) for rule, (_, refs, _) in
-                       zip(rules, fused.program)]
-        steps = [(refs, rule.step) for rule, (_, refs, _) in zip(rules, fused.program)]
+        self.chain = Chain(rules, [refs for _, refs, _ in fused.program]) \
+            if self.trainable else None
+        self._checked = None   # the input shapes and dtype last found to fit one buffer
+        chain = self.chain
 
-        def kernel(xp, *arrays, stash):
-            """The chain, each step into a new array kept in ``stash`` for the backward."""
-            acc = None
-            for refs, step in steps:
-                args = [acc if r < 0 else arrays[r] for r in refs]
-                acc = step(xp, args, None)
-                stash.append((args, acc))
-            return acc
-        self.op = Op("fused_elementwise", kernel, meta=lambda *a, stash: fused.op.meta(*a),
+        def kernel(xp, *tensor_arrays, arrays, kept, stash):
+            """The chain, its steps' operands and results kept in ``stash``: ``arrays``
+            holds every input's array; the op's own inputs (``kept``) are those that
+            require grad, so that autograd links and differentiates only them."""
+            return chain.forward(xp, arrays, stash)
+        self.op = Op("fused_elementwise", kernel,
+                     meta=lambda *a, arrays, kept, stash: fused.op.meta(*arrays),
                      save_inputs=True, register=False, grad_name="FusedElementwiseBackward0")
         self.op.defderivative(self._derivative)
 
@@ -74,46 +78,57 @@ class TrainableFused:
         return "fused_elementwise"
 
     def __call__(self, *tensors):
-        if not grad_mode.state.enabled or not any(t.requires_grad for t in tensors):
+        if not grad_mode.state.enabled:
             return self.fused(*tensors)
-        dtype = tensors[0]._data.dtype
-        if not self.trainable or any(t._data.dtype != dtype for t in tensors) \
-                or dtype not in _FUSED_DTYPES or not self._one_buffer(tensors):
+        kept = [t for t in tensors if t.requires_grad]
+        if not kept:
+            return self.fused(*tensors)
+        if not self.trainable or not self._fits(tensors):
             return self.fused._unfused(tensors)
-        return run_op(self.op, *tensors, stash=[])
+        positions = tuple(i for i, t in enumerate(tensors) if t.requires_grad)
+        # the inputs and their versions: the backward refuses inputs changed in place since,
+        # as autograd does for the saved inputs of each primitive
+        return run_op(self.op, *kept, arrays=[t._data for t in tensors], kept=positions,
+                      stash=[tensors, [t._vc[0] for t in tensors]])
 
-    def _one_buffer(self, tensors):
+    def _fits(self, tensors):
+        """Whether the chain runs in one buffer on these inputs: one float dtype and
+        device, and every operand broadcasting to the first step's shape."""
         import numpy as np
 
-        shapes = [t._data.shape for t in tensors]
-        first = np.broadcast_shapes(*(shapes[r] for r in self.program[0][1] if r >= 0))
-        return np.broadcast_shapes(first, *shapes) == first
+        first = tensors[0]
+        dtype, device = first._data.dtype, first._device
+        if dtype not in _FUSED_DTYPES or any(t._data.dtype != dtype or t._device is not device
+                                             for t in tensors):
+            return False
+        shapes = tuple(t._data.shape for t in tensors)
+        if shapes != self._checked:
+            start = np.broadcast_shapes(*(shapes[r] for r in self.program[0][1] if r >= 0))
+            if np.broadcast_shapes(start, *shapes) != start:
+                return False
+            self._checked = shapes
+        return True
 
-    def _derivative(self, ctx, grad, stash):
-        inputs = ctx.inputs
+    def _derivative(self, ctx, grad, arrays, kept, stash):
+        tensors = stash[0]
         if grad_mode.state.enabled:  # create_graph: differentiate the primitives
-            return self._composite_derivative(inputs, grad, ctx.needs_input_grad)
+            return self._composite_derivative(tensors, kept, grad, ctx.needs_input_grad)
+        inputs = ctx.inputs  # refuses a second backward through a freed graph
+        for t, version in zip(tensors, stash[1]):
+            if t._vc[0] != version:
+                _raise_modified(t, version, t._vc[0])
         device = inputs[0]._device
-        xp = device._xp
-        grads = [None] * len(inputs)
-        needed = ctx.needs_input_grad
-        g = grad._data
-        # each step's operands and result, kept by the forward
-        for (local_grad, refs), (args, out) in zip(reversed(self._steps), reversed(stash)):
-            local = local_grad(xp, g, args, out, [r < 0 or needed[r] for r in refs])
-            g = None
-            for r, piece in zip(refs, local):
-                if r < 0:
-                    g = piece
-                elif needed[r]:
-                    grads[r] = piece if grads[r] is None else grads[r] + piece
-        return tuple(_own_arrays(grads, grad._data, device))
+        needed = [False] * len(arrays)
+        for position, wanted in zip(kept, ctx.needs_input_grad):
+            needed[position] = wanted
+        grads = self.chain.backward(tuple(needed))(device._xp, grad._data, stash[2:])
+        return tuple(_own_arrays([grads[p] for p in kept], grad._data, device))
 
-    def _composite_derivative(self, inputs, grad, needed):
+    def _composite_derivative(self, tensors, kept, grad, needed):
         from ..autograd import grad as autograd_grad
 
-        wanted = [t for t, n in zip(inputs, needed) if n]
-        out = self.fused._unfused(inputs)
+        wanted = [tensors[p] for p, n in zip(kept, needed) if n]
+        out = self.fused._unfused(tensors)
         found = iter(autograd_grad(out, wanted, grad, create_graph=True, allow_unused=True))
         return tuple(next(found) if n else None for n in needed)
 
