@@ -77,6 +77,33 @@ def _cpu_fill(self, make):
     return _arrange(values, shape, _memory_order(self._data))
 
 
+def _fill(self, generator, cpu, other):
+    """Overwrite ``self`` with draws of ``generator``: on the CPU ``cpu(draws, n)``'s float64
+    values, drawn in ``self``'s memory order as torch's CPU kernel draws them; on another
+    device ``other(draws, shape)``'s array; on ``meta`` nothing.
+
+    Example::
+
+        >>> x = ember.empty(3)
+        >>> _fill(x, None, lambda d, n: d.exponential(n, 1.0),
+        ...       lambda d, shape: d.exponential(shape, np.float64)) is x
+        True
+    """
+    draws = _draws_for(self, generator)
+    if draws is None:
+        return _overwrite(self, None)
+    if draws.xp is not np:
+        return _overwrite(self, other(draws, _shape(self)))
+    return _overwrite(self, _cpu_fill(self, lambda n: cpu(draws, n)))
+
+
+def _check_continuous(dtype, distribution):
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"{distribution} distribution is a continuous probability "
+                           f"distribution. dtype must be a floating point but you specified "
+                           f"{_short_name(dtype)}")
+
+
 @tensor_method("uniform_")
 def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     """Fill with uniform numbers in ``[from, to)``.
@@ -169,17 +196,11 @@ def _exponential_(self, lambd=1.0, *, generator=None):
         True
     """
     dtype = self.dtype
-    if not dtype.is_floating_point:
-        raise RuntimeError(f"Exponential distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified {_short_name(dtype)}")
+    _check_continuous(dtype, "Exponential")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
-    draws = _draws_for(self, generator)
-    if draws is None:
-        return _overwrite(self, None)
-    if draws.xp is not np:
-        return _overwrite(self, draws.exponential(_shape(self), _compute_dtype(dtype)) / lambd)
-    return _overwrite(self, _cpu_fill(self, lambda n: draws.exponential(n, lambd)))
+    return _fill(self, generator, lambda draws, n: draws.exponential(n, lambd),
+                 lambda draws, shape: draws.exponential(shape, _compute_dtype(dtype)) / lambd)
 
 
 @tensor_method("geometric_")
@@ -196,12 +217,8 @@ def _geometric_(self, p, *, generator=None):
     if self.dtype.is_complex:
         raise NotImplementedError(f"\"geometric_\" not implemented for "
                                   f"'{_short_name(self.dtype)}'")
-    draws = _draws_for(self, generator)
-    if draws is None:
-        return _overwrite(self, None)
-    if draws.xp is not np:
-        return _overwrite(self, draws.geometric(p, _shape(self)))
-    return _overwrite(self, _cpu_fill(self, lambda n: draws.geometric(n, p)))
+    return _fill(self, generator, lambda draws, n: draws.geometric(n, p),
+                 lambda draws, shape: draws.geometric(p, shape))
 
 
 @tensor_method("cauchy_")
@@ -213,18 +230,11 @@ def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
         >>> ember.empty(3).cauchy_().shape
         ember.Size([3])
     """
-    dtype = self.dtype
-    if not dtype.is_floating_point:
-        raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified {_short_name(dtype)}")
+    _check_continuous(self.dtype, "Cauchy")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
-    draws = _draws_for(self, generator)
-    if draws is None:
-        return _overwrite(self, None)
-    if draws.xp is not np:
-        return _overwrite(self, draws.cauchy(_shape(self)) * sigma + median)
-    return _overwrite(self, _cpu_fill(self, lambda n: draws.cauchy(n, median, sigma)))
+    return _fill(self, generator, lambda draws, n: draws.cauchy(n, median, sigma),
+                 lambda draws, shape: draws.cauchy(shape) * sigma + median)
 
 
 @tensor_method("log_normal_")
@@ -243,13 +253,8 @@ def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
                                   f"'{_short_name(dtype)}'")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
-    draws = _draws_for(self, generator)
-    if draws is None:
-        return _overwrite(self, None)
-    if draws.xp is np:
-        return _overwrite(self, _cpu_fill(self, lambda n: draws.log_normal(n, mean, std)))
-    z = draws.normal(_shape(self), np.float64)
-    return _overwrite(self, draws.xp.exp(z * std + mean))
+    return _fill(self, generator, lambda draws, n: draws.log_normal(n, mean, std),
+                 lambda draws, shape: draws.xp.exp(draws.normal(shape, np.float64) * std + mean))
 
 
 @tensor_method("bernoulli_")
