@@ -512,13 +512,30 @@ def _pow_derivative(ctx, grad):
     need_a, need_b = ctx.needs_input_grad
     grad_a = grad_b = None
     if need_a:
-        grad_a = grad * (b * a ** (b - 1)).conj()
-        grad_a = where(b == 0, 0.0, grad_a)
+        exponent = _host_exponent(a, b)
+        if exponent == 0:  # a constant: zeros, with no graph (as torch)
+            grad_a = grad.detach().new_zeros(grad.shape)
+        elif exponent is not None:  # x ** 2 and friends: the exponent's value picks the formula
+            grad_a = grad * (a * exponent if exponent == 2 else exponent * a ** (exponent - 1))
+        else:
+            grad_a = grad * (b * a ** (b - 1)).conj()
+            grad_a = where(b == 0, 0.0, grad_a)
     if need_b:
         result = a ** b
         nonnegative = (b.imag == 0) & (b.real >= 0) if b.is_complex() else b >= 0
         grad_b = grad * (result * where((a == 0) & nonnegative, 0.0, a.log())).conj()
     return grad_a, grad_b
+
+
+def _host_exponent(a, b):
+    """The value of a 0-dim real CPU exponent that needs no gradient, for a real floating base
+    (``x ** 2``, ``x.pow(0.5)``), else None: such a power's derivative is then 1-3 ops on a
+    Python number instead of 6 on the exponent tensor (the same values: ``a ** 1`` is ``a``)."""
+    data = b._data
+    if type(data) is not np.ndarray or data.ndim or b.requires_grad \
+            or data.dtype.kind != "f" or a._data.dtype.kind != "f":
+        return None
+    return float(data)
 
 
 @pow_op.defjvp
