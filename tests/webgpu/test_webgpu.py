@@ -450,8 +450,79 @@ def test_save_and_load_with_map_location_both_ways(tmp_path):
 @needs_gpu
 def test_an_index_out_of_range_raises_instead_of_reading_garbage():
     table = ember.ones(5, 2, device="webgpu")
-    with pytest.raises(IndexError, match="out of bounds"):
-        table._data.take(ember.tensor([0, 9], device="webgpu")._data, axis=0)
+    picked = table._data.take(ember.tensor([0, 9], device="webgpu")._data, axis=0)
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 5"):
+        picked.get()  # checked at the next host read, as CUDA's device-side checks
+    assert picked.get().shape == (2, 2)  # reported once
+
+
+def _host_reads(monkeypatch):
+    """A list that grows by one at each read of device memory by the host."""
+    runtime, reads = _runtime.runtime(), []
+    download = runtime.download
+    monkeypatch.setattr(runtime, "download", lambda *a: reads.append(1) or download(*a))
+    return reads
+
+
+@needs_gpu
+@pytest.mark.parametrize("options", [{}, {"weight": True}, {"label_smoothing": 0.1},
+                                     {"ignore_index": 2}])
+def test_cross_entropy_step_never_waits_for_the_device(options, monkeypatch, strict):
+    """The target and index checks of a cross_entropy forward and backward are deferred to
+    the next host read (they waited for the device three times a step, seven with weights);
+    the loss and gradient match the CPU's."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 5)).astype(np.float32)
+    y = rng.integers(0, 5, 16)
+    kwargs = dict(options)
+    if kwargs.pop("weight", False):
+        kwargs["weight"] = ember.tensor(rng.uniform(0.5, 2, 5).astype(np.float32))
+    on_gpu = {k: v.to("webgpu") if isinstance(v, ember.Tensor) else v for k, v in kwargs.items()}
+    gx, cx = gpu(x).requires_grad_(), ember.tensor(x, requires_grad=True)
+    reads = _host_reads(monkeypatch)
+    loss = F.cross_entropy(gx, gpu(y), **on_gpu)
+    loss.backward()
+    assert reads == []
+    expected = F.cross_entropy(cx, ember.tensor(y), **kwargs)
+    expected.backward()
+    close(loss.detach(), expected.detach())
+    close(gx.grad, cx.grad)
+
+
+@needs_gpu
+@pytest.mark.parametrize("options", [{}, {"weight": True}, {"label_smoothing": 0.1}])
+def test_a_bad_target_raises_torchs_error_at_the_next_read(options):
+    import torch
+
+    x = np.zeros((3, 4), np.float32)
+    bad = np.array([1, 7, 2])
+    kwargs = dict(options)
+    if kwargs.pop("weight", False):
+        kwargs["weight"] = np.ones(4, np.float32)
+    with pytest.raises(IndexError) as expected:
+        torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(bad), **{
+            k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()})
+    on_gpu = {k: gpu(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+    loss = F.cross_entropy(gpu(x), gpu(bad), **on_gpu)
+    with pytest.raises(IndexError) as got:
+        loss.item()
+    assert str(got.value) == str(expected.value)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):  # the CPU: at once
+        F.cross_entropy(ember.tensor(x), ember.tensor(bad))
+    assert gpu(x).sum().item() == 0.0  # the error was reported once
+
+
+@needs_gpu
+def test_a_bad_gather_index_raises_torchs_error_at_synchronize():
+    import torch
+
+    table, index = np.ones((2, 5), np.float32), np.array([[0, 5]])
+    with pytest.raises(RuntimeError) as expected:
+        torch.gather(torch.tensor(table), 1, torch.tensor(index))
+    ember.gather(gpu(table), 1, gpu(index))
+    with pytest.raises(RuntimeError) as got:
+        ember.webgpu.synchronize()
+    assert str(got.value) == str(expected.value)
 
 
 @needs_gpu

@@ -79,6 +79,8 @@ def synchronize(device=None):
     """
     runtime = _runtime.runtime()
     runtime.submit()
+    if runtime.deferred:  # the kernels' deferred argument checks raise here at the latest
+        runtime.run_deferred()
     # a one-word read waits for the queue (on_submitted_work_done_sync fails in wgpu 0.32)
     marker = runtime.allocate(4)
     runtime.queue.read_buffer(marker, 0, 4)

@@ -117,6 +117,7 @@ class Runtime:
         self.param_buffers = {}  # parameter words (ints) -> their constant buffer
         self.encoder = None
         self.compute = None  # the open compute pass: consecutive dispatches share it
+        self.deferred = []  # (device array, check) pairs run at the next host read (defer)
         self.bound = None  # the pipeline set on the open pass
         self.pending = 0
 
@@ -150,6 +151,8 @@ class Runtime:
 
     def empty_cache(self):
         flush()
+        if self.deferred:
+            self.run_deferred()
         self.bind_groups.clear()
         for buffers in self.pool.values():
             for buffer in buffers:
@@ -201,7 +204,29 @@ class Runtime:
 
     def download(self, buffer, nbytes):
         flush()
+        if self.deferred:
+            self.run_deferred()
         return self.queue.read_buffer(buffer, 0, (nbytes + 3) & ~3)[:nbytes]
+
+    def defer(self, info, check):
+        """Call ``check(values)`` with the host copy of the device array ``info`` at the next
+        point where the host reads device memory (a download, ``synchronize``), instead of
+        waiting for the kernels now: how the kernels' argument checks (an index out of range)
+        stay off the critical path, as CUDA's device-side checks report asynchronously. The
+        error a check raises surfaces at that read."""
+        self.deferred.append((info, check))
+
+    def run_deferred(self):
+        """Run the deferred checks: their arrays are joined on the device and read at once."""
+        from . import _xp
+
+        pending, self.deferred = self.deferred, []
+        flat = [_xp.reshape(info, (-1,)) for info, _ in pending]
+        values = (_xp.concatenate(flat) if len(flat) > 1 else flat[0]).get()
+        start = 0
+        for piece, (_, check) in zip(flat, pending):
+            check(values[start:start + piece.size])
+            start += piece.size
 
     # ------------------------------------------------------------ kernels
 

@@ -1009,6 +1009,7 @@ from ._xp_compound import (  # noqa: E402,F401  (moved to _xp_compound.py; impor
     cuda,
     cumprod,
     cumsum,
+    defer_range_check,
     dot,
     einsum,
     flip,

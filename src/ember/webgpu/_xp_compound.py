@@ -430,16 +430,43 @@ def _scan(name, source, a, axis, dtype, out):
 
 
 def _check_indices(indices, size, axis):
-    """NumPy's IndexError for an index outside ``[-size, size)`` (one download of the
-    smallest and largest index: a kernel reading out of range would not fail)."""
+    """NumPy's IndexError for an index outside ``[-size, size)``, raised at the next host read
+    (:func:`defer_range_check`): a kernel given such an index reads 0 or skips the write,
+    never memory outside the buffer."""
+    defer_range_check(indices, -size, size, lambda value: IndexError(
+        f"index {value} is out of bounds for axis {axis} with size {size}"))
+
+
+def defer_range_check(indices, low, size, error):
+    """Check that every one of the integer ``indices`` lies in ``[low, size)`` without waiting
+    for the device: their smallest and largest values are computed by kernels now and read at
+    the next host read (``.item()``, ``.cpu()``, ``synchronize``), where ``error(first bad
+    index)`` is raised if one is out of range (as CUDA reports its device-side checks). The
+    first bad index is looked up in ``indices`` then, so an in-place change to them in between
+    can change which index the message names, never whether it is raised.
+
+    Example::
+
+        >>> i = ember.tensor([0, 7], device="webgpu")._data
+        >>> defer_range_check(i, 0, 5, lambda v: IndexError(f"index {v}"))
+        >>> i.get()
+        Traceback (most recent call last):
+        IndexError: index 7
+    """
     if indices.size == 0:
         return
     wide = astype(indices, np.int64, copy=False)
-    low, high = concatenate([reshape(amin(wide), (1,)), reshape(amax(wide), (1,))]).get()
-    for value in (low, high):
-        if not -size <= value < size:
-            raise IndexError(f"index {int(value)} is out of bounds for axis {axis} with size "
-                             f"{size}")
+    extremes = concatenate([reshape(amin(wide), (1,)), reshape(amax(wide), (1,))])
+
+    def check(values):
+        smallest, largest = int(values[0]), int(values[1])
+        if low <= smallest and largest < size:
+            return
+        host = indices.get()
+        bad = host[(host < low) | (host >= size)].ravel()
+        raise error(int(bad[0]) if bad.size else (smallest if smallest < low else largest))
+
+    extremes.storage.runtime.defer(extremes, check)
 
 
 def flip(m, axis=None):

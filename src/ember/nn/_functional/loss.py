@@ -659,11 +659,9 @@ def _nll_terms(logp, target, weight, ignore_index, class_dim):
                                f"{list(weight.shape)}")
         _check_same_dtype(logp, weight)
     mask = target != ignore_index
-    if not _is_meta(target):
-        bad = mask & ((target < 0) | (target >= n_classes))
-        if bool(bad.any()):
-            raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
     safe = where(mask, target, 0)
+    if not _is_meta(target):
+        _check_targets(target, mask, safe, n_classes)
     if safe.dtype is not dt.int64:
         safe = safe.to(dt.int64)
     picked = logp.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
@@ -675,6 +673,21 @@ def _nll_terms(logp, target, weight, ignore_index, class_dim):
         w = where(mask, weight.reshape(-1).take(safe), zero)
         loss = where(mask, -picked * w, zero)
     return loss, w, mask
+
+
+def _check_targets(target, mask, safe, n_classes):
+    """torch's IndexError for a class index outside ``[0, n_classes)`` that is not ignored
+    (``safe``: the targets with the ignored ones 0). On webgpu it is raised at the next host
+    read rather than waiting for the device in the middle of a step, as CUDA checks targets
+    asynchronously."""
+    xp = target._device.xp
+    defer = None if xp is np else getattr(xp, "defer_range_check", None)
+    if defer is not None:
+        defer(safe._data, 0, n_classes, lambda t: IndexError(f"Target {t} is out of bounds."))
+        return
+    bad = mask & ((target < 0) | (target >= n_classes))
+    if bool(bad.any()):
+        raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
 
 
 def _check_nll_input(logp):

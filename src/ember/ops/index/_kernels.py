@@ -22,10 +22,15 @@ def _short(t):
 
 def _check_range(xp, idx, size, dim, message, exc=RuntimeError, negative=False):
     """Raise ``exc(message)`` naming the first index outside ``[0, size)`` (or ``[-size,
-    size)`` with ``negative``)."""
+    size)`` with ``negative``). On webgpu the check runs at the next host read instead of
+    waiting for the device now (``defer_range_check``, as CUDA's device-side checks)."""
     if idx.size == 0:
         return
     low = -size if negative else 0
+    defer = None if xp is np else getattr(xp, "defer_range_check", None)
+    if defer is not None:
+        defer(idx, low, size, lambda bad: exc(message.format(index=bad, dim=dim, size=size)))
+        return
     smallest, largest = host_values(xp, idx.min(), idx.max())  # one sync on the GPU
     if smallest >= low and largest < size:
         return
