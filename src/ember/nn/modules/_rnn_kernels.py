@@ -36,6 +36,20 @@ from .._functional.linear import linear
 
 _LOW = dt.LOW_PRECISION
 
+# why the recurrent kernels decline vmap's batching rule
+_PACKED_WORKSPACE = ("not batched yet: its workspace packs every row's gates before every row's "
+                     "cell values, so a batch folded into the rows would not split into one "
+                     "workspace per element")
+_WHOLE_LAYER = ("not batched yet: a whole recurrent layer's kernel; vmap runs it per element "
+                "(each element's sequence is one call)")
+
+
+def _backward_kernel_opt_outs(batch):
+    """The rules a first-order backward kernel declines: vmap (for the reason ``batch``), a
+    derivative of its own, and ONNX."""
+    return {"batch": batch, "derivative": "a first-order backward kernel (no graph recorded)",
+            "onnx": "a backward kernel: exported models run inference"}
+
 
 def _sigmoid_(xp, a):
     """``a <- 1 / (1 + exp(-a))`` in place (NumPy's exp is vectorised; scipy's expit is not)."""
@@ -123,9 +137,7 @@ def _lstm_cell_onnx(ctx, xw, hw, c):
     return h_new, c_new, None  # the third output is the backward pass's workspace
 
 
-_lstm_cell_op.opt_out("batch", "not batched yet: its workspace packs every row's gates before "
-                               "every row's cell values, so a batch folded into the rows would "
-                               "not split into one workspace per element")
+_lstm_cell_op.opt_out("batch", _PACKED_WORKSPACE)
 
 
 def _lstm_cell_backward_into(xp, gh, gc, c, ws, d):
@@ -168,14 +180,9 @@ def _lstm_cell_backward_meta(gh, gc, c, ws):
 
 
 _lstm_cell_backward_op = defop("_lstm_cell_backward", meta=_lstm_cell_backward_meta,
-                               multi_output=True, kind="nn")(_lstm_cell_backward_kernel)
-
-
-_lstm_cell_backward_op.opt_out("batch", "not batched yet: its workspace packs every row's gates "
-                                        "before every row's cell values, so a batch folded into "
-                                        "the rows would not split into one workspace per element")
-_lstm_cell_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
-_lstm_cell_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
+                               multi_output=True, kind="nn",
+                               opt_outs=_backward_kernel_opt_outs(_PACKED_WORKSPACE))(
+                                   _lstm_cell_backward_kernel)
 
 
 @_lstm_cell_op.defderivative
@@ -242,9 +249,7 @@ def _gru_cell_onnx(ctx, xw, hw, h, b=None):
     return ctx.op("Add", ctx.op("Mul", ctx.op("Sub", h, n), z), n), None
 
 
-_gru_cell_op.opt_out("batch", "not batched yet: its workspace packs every row's gates before "
-                              "every row's cell values, so a batch folded into the rows would not "
-                              "split into one workspace per element")
+_gru_cell_op.opt_out("batch", _PACKED_WORKSPACE)
 
 
 def _gru_cell_backward_kernel(xp, gh, h, ws):
@@ -279,14 +284,9 @@ def _gru_cell_backward_meta(gh, h, ws):
 
 
 _gru_cell_backward_op = defop("_gru_cell_backward", meta=_gru_cell_backward_meta,
-                              multi_output=True, kind="nn")(_gru_cell_backward_kernel)
-
-
-_gru_cell_backward_op.opt_out("batch", "not batched yet: its workspace packs every row's gates "
-                                       "before every row's cell values, so a batch folded into "
-                                       "the rows would not split into one workspace per element")
-_gru_cell_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
-_gru_cell_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
+                              multi_output=True, kind="nn",
+                              opt_outs=_backward_kernel_opt_outs(_PACKED_WORKSPACE))(
+                                  _gru_cell_backward_kernel)
 
 
 @_gru_cell_op.defderivative
@@ -522,8 +522,7 @@ _lstm_layer_op = defop("_lstm_layer", meta=_lstm_layer_meta, save_inputs=True,
 _lstm_layer_op.opt_out("onnx", "not used while a trace records: an export unrolls the cells")
 
 
-_lstm_layer_op.opt_out("batch", "not batched yet: a whole recurrent layer's kernel; vmap runs it "
-                                "per element (each element's sequence is one call)")
+_lstm_layer_op.opt_out("batch", _WHOLE_LAYER)
 
 
 def _lstm_layer_backward_kernel(xp, g_out, g_h, g_c, h0, c0, w, out, cs, ws, *, steps,
@@ -561,14 +560,9 @@ def _lstm_layer_backward_meta(g_out, g_h, g_c, h0, c0, w, out, cs, ws, *, steps,
 
 
 _lstm_layer_backward_op = defop("_lstm_layer_backward", meta=_lstm_layer_backward_meta,
-                                multi_output=True, kind="nn")(_lstm_layer_backward_kernel)
-
-
-_lstm_layer_backward_op.opt_out("batch", "not batched yet: a whole recurrent layer's kernel; vmap "
-                                         "runs it per element (each element's sequence is one "
-                                         "call)")
-_lstm_layer_backward_op.opt_out("derivative", "a first-order backward kernel (no graph recorded)")
-_lstm_layer_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
+                                multi_output=True, kind="nn",
+                                opt_outs=_backward_kernel_opt_outs(_WHOLE_LAYER))(
+                                    _lstm_layer_backward_kernel)
 
 
 @_lstm_layer_op.defderivative
