@@ -157,6 +157,24 @@ def test_fullgraph_raises_torchs_error_naming_the_line(kind, capsys):
     assert __file__ in str(error.value) and line in str(error.value)
 
 
+def test_training_steps_through_a_broken_forward_match_torch():
+    e_model, t_model = _pair(lambda lib: _net(lib, "item"))
+    compiled = ember.compile(e_model)
+    e_opt = ember.optim.SGD(e_model.parameters(), lr=0.1, momentum=0.9)
+    t_opt = torch.optim.SGD(t_model.parameters(), lr=0.1, momentum=0.9)
+    for array in _inputs(5):
+        e_loss = compiled(ember.tensor(array)).square().mean()
+        t_loss = t_model(torch.tensor(array)).square().mean()
+        assert_same(e_loss, t_loss)
+        for loss, opt in ((e_loss, e_opt), (t_loss, t_opt)):
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    for e, t in zip(e_model.parameters(), t_model.parameters()):
+        assert_same(e, t.detach())
+    assert counters["stats"]["unique_graphs"] == 2  # the optimiser's updates are read live
+
+
 def test_fullgraph_accepts_a_custom_function_as_torch_does():
     e_model, t_model = _pair(lambda lib: _net(lib, "function"))
     array = _inputs(1)[0]
