@@ -442,8 +442,8 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name
                    rule="must either be omitted, a single int, or a tuple of {n}") or kernel
     padding = _ints(padding, nd, name, "padding")
     dilation = _ints(dilation, nd, name, "dilation")
-    _check_dtype(input, name if nd > 1 else "max_pool1d_impl")
     out = _check_geometry(input, nd, name, kernel, stride, padding, dilation, ceil_mode)
+    _check_dtype(input, name if nd > 1 else "max_pool1d_impl")  # (after the shape, as torch)
     return _max_pool_op(input, nd=nd, kernel=kernel, stride=stride, padding=padding,
                         dilation=dilation, out=out)
 
