@@ -82,7 +82,9 @@ def _softmax_rows(a2, log):
     return out
 
 
-def _softmax_kernel(xp, a, *, dim):
+def _softmax_along(xp, a, dim, log):
+    """softmax (``log=False``) or log_softmax of ``a`` along ``dim``: in float32 for half
+    precision, blocked over rows where :func:`_by_rows` allows, else whole-array."""
     dtype = a.dtype
     if dtype in _LOW:
         a = a.astype(_F32)
@@ -91,33 +93,29 @@ def _softmax_kernel(xp, a, *, dim):
     shape = a.shape
     if a.ndim == 0:
         a = a.reshape(1)
+    # exp of -inf - -inf is nan (invalid); log_softmax takes the log of a sum that may be 0
+    quiet = {"invalid": "ignore", "divide": "ignore"} if log else {"invalid": "ignore"}
     rows = _by_rows(xp, a, dim)
     if rows is not None:
-        with np.errstate(invalid="ignore", over="ignore"):
-            return _softmax_rows(rows, log=False).reshape(shape).astype(dtype, copy=False)
-    with np.errstate(invalid="ignore"):
-        e = xp.exp(_shifted(xp, a, dim))
-        e /= e.sum(axis=dim, keepdims=True)
-    return e.reshape(shape).astype(dtype, copy=False)
+        with np.errstate(over="ignore", **quiet):
+            out = _softmax_rows(rows, log)
+    else:
+        with np.errstate(**quiet):
+            out = _shifted(xp, a, dim)
+            if log:
+                out -= xp.log(xp.exp(out).sum(axis=dim, keepdims=True))
+            else:
+                out = xp.exp(out)
+                out /= out.sum(axis=dim, keepdims=True)
+    return out.reshape(shape).astype(dtype, copy=False)
+
+
+def _softmax_kernel(xp, a, *, dim):
+    return _softmax_along(xp, a, dim, log=False)
 
 
 def _log_softmax_kernel(xp, a, *, dim):
-    dtype = a.dtype
-    if dtype in _LOW:
-        a = a.astype(_F32)
-    if a.size == 0:
-        return xp.empty(a.shape, dtype)
-    shape = a.shape
-    if a.ndim == 0:
-        a = a.reshape(1)
-    rows = _by_rows(xp, a, dim)
-    if rows is not None:
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            return _softmax_rows(rows, log=True).reshape(shape).astype(dtype, copy=False)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s = _shifted(xp, a, dim)
-        s -= xp.log(xp.exp(s).sum(axis=dim, keepdims=True))
-    return s.reshape(shape).astype(dtype, copy=False)
+    return _softmax_along(xp, a, dim, log=True)
 
 
 softmax_op = Op("softmax", _softmax_kernel, meta=_softmax_meta, save_inputs=False,
