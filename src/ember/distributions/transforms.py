@@ -283,7 +283,29 @@ class ComposeTransform(Transform):
 identity_transform = ComposeTransform([])
 
 
-class ExpTransform(Transform):
+class _ParameterFree(Transform):
+    """A transform without parameters: it equals every instance of its class, as torch's
+    parameter-free transforms compare (a subclass's instances too: ``ExpTransform()`` equals an
+    instance of a user's subclass of it, whichever side asks).
+
+    Example::
+
+        >>> ExpTransform() == ExpTransform(), ExpTransform() == TanhTransform()
+        (True, False)
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if _ParameterFree in cls.__bases__:  # ExpTransform itself, not a subclass of it
+            cls._equal_to = cls
+
+    def __eq__(self, other):
+        return isinstance(other, self._equal_to)
+
+    __hash__ = object.__hash__
+
+
+class ExpTransform(_ParameterFree):
     """``y = exp(x)``.
 
     Example::
@@ -297,11 +319,6 @@ class ExpTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return x.exp()
 
@@ -312,7 +329,7 @@ class ExpTransform(Transform):
         return x
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterFree):
     """``y = sigmoid(x)``, clamped into ``(0, 1)`` of the dtype.
 
     Example::
@@ -325,11 +342,6 @@ class SigmoidTransform(Transform):
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         f = ember.finfo(x.dtype)
@@ -344,7 +356,7 @@ class SigmoidTransform(Transform):
         return -F.softplus(-x) - F.softplus(x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterFree):
     """``y = tanh(x)``.
 
     Example::
@@ -357,11 +369,6 @@ class TanhTransform(Transform):
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -458,7 +465,7 @@ class AffineTransform(Transform):
 # ---------------------------------------------------------------------- elementwise
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterFree):
     """``y = |x|`` (not bijective: the inverse returns the nonnegative root).
 
     Example::
@@ -469,11 +476,6 @@ class AbsTransform(Transform):
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -532,7 +534,7 @@ class PowerTransform(Transform):
         return self.forward_shape(shape)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterFree):
     """``y = log(1 + exp(x))``.
 
     Example::
@@ -545,11 +547,6 @@ class SoftplusTransform(Transform):
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return F.softplus(x)
@@ -732,7 +729,7 @@ def _check_vector_shape(shape):
         raise ValueError("Too few dimensions on input")
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterFree):
     """``y = softmax(x)`` over the last dim (not bijective: the inverse is ``log``).
 
     Example::
@@ -743,11 +740,6 @@ class SoftmaxTransform(Transform):
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         unnormalised = (x - x.max(-1, True)[0]).exp()
@@ -777,7 +769,7 @@ def _stick_offsets(x):
     return k + 1 - x.new_ones(k).cumsum(-1)
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterFree):
     """Real vectors of length ``K`` onto the ``K + 1`` simplex by breaking a stick: each
     entry's sigmoid is the fraction taken from what remains.
 
@@ -790,11 +782,6 @@ class StickBreakingTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         fractions = _clipped_sigmoid(x - _stick_offsets(x).log())
@@ -823,7 +810,7 @@ class StickBreakingTransform(Transform):
 # ---------------------------------------------------------------------- matrices
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterFree):
     """Unconstrained square matrices onto lower triangular ones with a positive diagonal:
     the strict lower triangle is kept and the diagonal exponentiated.
 
@@ -837,11 +824,6 @@ class LowerCholeskyTransform(Transform):
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
 
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
 
@@ -849,7 +831,7 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterFree):
     """Unconstrained square matrices onto positive definite ones: ``L L^T`` of the
     :class:`LowerCholeskyTransform` of the input.
 
@@ -863,11 +845,6 @@ class PositiveDefiniteTransform(Transform):
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
 
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
-
     def _call(self, x):
         factor = LowerCholeskyTransform()(x)
         return factor @ factor.mT
@@ -876,7 +853,7 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(ember.linalg.cholesky(y))
 
 
-class CorrCholeskyTransform(Transform):
+class CorrCholeskyTransform(_ParameterFree):
     """Real vectors of length ``D (D - 1) / 2`` onto Cholesky factors of ``D x D``
     correlation matrices: ``tanh`` gives partial correlations in ``(-1, 1)``, and each row
     is completed by stick breaking so that it has unit norm.
@@ -891,11 +868,6 @@ class CorrCholeskyTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         eps = ember.finfo(x.dtype).eps
