@@ -343,6 +343,49 @@ def _c2r_sizes(x, s, dim, fname):
     return dims, sizes, last
 
 
+def _transform_1d(input, n, dim, norm, out, forward, fname, transform):
+    """fft/ifft (``transform=_c2c_or_r2c``) and rfft/ihfft (``_r2c_onesided``) along one
+    ``dim``, resized to ``n``."""
+    _check_input(input, fname)
+    dims, sizes = _one_dim(input, n, dim, fname)
+    _check_points(sizes[0])
+    return _out(transform(input, dims, sizes, norm, forward, fname), out, fname)
+
+
+def _c2r_1d(input, n, dim, norm, out, forward, fname):
+    """irfft (inverse) and hfft (forward): a real result of length ``n`` (default
+    ``2 * (input.size(dim) - 1)``) along one ``dim``."""
+    _check_input(input, fname)
+    _check_int(n, fname, "n", 2)
+    d = _wrap(dim, input.ndim)
+    last = 2 * (input.shape[d] - 1) if n is None else int(n)
+    _check_points(last)
+    return _out(_c2r_last(input, (d,), [last], last, norm, forward, fname), out, fname)
+
+
+def _fftn(input, s, dim, norm, out, forward, fname):
+    """fftn/ifftn/fft2/ifft2: the complex transform over ``dim``, resized to ``s``."""
+    _check_input(input, fname)
+    dims, sizes = _many_dims(input, s, dim, fname)
+    return _out(_c2c_or_r2c(input, dims, sizes, norm, forward, fname), out, fname)
+
+
+def _rfftn(input, s, dim, norm, out, fname):
+    """rfftn/rfft2: the one-sided transform of a real signal over ``dim``."""
+    _check_input(input, fname)
+    dims, sizes = _many_dims(input, s, dim, fname)
+    if not dims:
+        raise RuntimeError(f"{fname} must transform at least one axis")
+    return _out(_r2c_onesided(input, dims, sizes, norm, True, fname), out, fname)
+
+
+def _irfftn(input, s, dim, norm, out, fname):
+    """irfftn/irfft2: the real signal of a one-sided transform over ``dim``."""
+    _check_input(input, fname)
+    dims, sizes, last = _c2r_sizes(input, s, dim, fname)
+    return _out(_c2r_last(input, dims, sizes, last, norm, False, fname), out, fname)
+
+
 # ================================================================ public functions
 
 
@@ -359,10 +402,7 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
         >>> ember.fft.fft(ember.tensor([1., 2., 3., 4.]))
         tensor([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j])
     """
-    _check_input(input, "fft")
-    dims, sizes = _one_dim(input, n, dim, "fft")
-    _check_points(sizes[0])
-    return _out(_c2c_or_r2c(input, dims, sizes, norm, True, "fft"), out, "fft")
+    return _transform_1d(input, n, dim, norm, out, True, "fft", _c2c_or_r2c)
 
 
 @_signature("fft_ifft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
@@ -375,10 +415,7 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
         >>> ember.fft.ifft(ember.tensor([4., 0., 0., 0.])).real
         tensor([1., 1., 1., 1.])
     """
-    _check_input(input, "ifft")
-    dims, sizes = _one_dim(input, n, dim, "ifft")
-    _check_points(sizes[0])
-    return _out(_c2c_or_r2c(input, dims, sizes, norm, False, "ifft"), out, "ifft")
+    return _transform_1d(input, n, dim, norm, out, False, "ifft", _c2c_or_r2c)
 
 
 @_signature("fft_fftn(Tensor input, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, "
@@ -393,9 +430,7 @@ def fftn(input, s=None, dim=None, norm=None, *, out=None):
         tensor([[4.+0.j, 0.+0.j],
                 [0.+0.j, 0.+0.j]])
     """
-    _check_input(input, "fftn")
-    dims, sizes = _many_dims(input, s, dim, "fftn")
-    return _out(_c2c_or_r2c(input, dims, sizes, norm, True, "fftn"), out, "fftn")
+    return _fftn(input, s, dim, norm, out, True, "fftn")
 
 
 @_signature("fft_ifftn(Tensor input, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, "
@@ -409,9 +444,7 @@ def ifftn(input, s=None, dim=None, norm=None, *, out=None):
         tensor([[1., 1.],
                 [1., 1.]])
     """
-    _check_input(input, "ifftn")
-    dims, sizes = _many_dims(input, s, dim, "ifftn")
-    return _out(_c2c_or_r2c(input, dims, sizes, norm, False, "ifftn"), out, "ifftn")
+    return _fftn(input, s, dim, norm, out, False, "ifftn")
 
 
 @_signature("fft_fft2(Tensor input, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None, "
@@ -425,9 +458,7 @@ def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
         tensor([[4., 0.],
                 [0., 0.]])
     """
-    _check_input(input, "fft2")
-    dims, sizes = _many_dims(input, s, dim, "fft2")
-    return _out(_c2c_or_r2c(input, dims, sizes, norm, True, "fft2"), out, "fft2")
+    return _fftn(input, s, dim, norm, out, True, "fft2")
 
 
 @_signature("fft_ifft2(Tensor input, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None, "
@@ -441,9 +472,7 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
         tensor([[1., 1.],
                 [1., 1.]])
     """
-    _check_input(input, "ifft2")
-    dims, sizes = _many_dims(input, s, dim, "ifft2")
-    return _out(_c2c_or_r2c(input, dims, sizes, norm, False, "ifft2"), out, "ifft2")
+    return _fftn(input, s, dim, norm, out, False, "ifft2")
 
 
 @_signature("fft_rfft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
@@ -456,10 +485,7 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
         >>> ember.fft.rfft(ember.tensor([1., 2., 3., 4.]))
         tensor([10.+0.j, -2.+2.j, -2.+0.j])
     """
-    _check_input(input, "rfft")
-    dims, sizes = _one_dim(input, n, dim, "rfft")
-    _check_points(sizes[0])
-    return _out(_r2c_onesided(input, dims, sizes, norm, True, "rfft"), out, "rfft")
+    return _transform_1d(input, n, dim, norm, out, True, "rfft", _r2c_onesided)
 
 
 @_signature("fft_irfft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
@@ -473,12 +499,7 @@ def irfft(input, n=None, dim=-1, norm=None, *, out=None):
         >>> ember.fft.irfft(ember.fft.rfft(ember.tensor([1., 2., 3., 4.])))
         tensor([1., 2., 3., 4.])
     """
-    _check_input(input, "irfft")
-    _check_int(n, "irfft", "n", 2)
-    d = _wrap(dim, input.ndim)
-    last = 2 * (input.shape[d] - 1) if n is None else int(n)
-    _check_points(last)
-    return _out(_c2r_last(input, (d,), [last], last, norm, False, "irfft"), out, "irfft")
+    return _c2r_1d(input, n, dim, norm, out, False, "irfft")
 
 
 @_signature("fft_rfftn(Tensor input, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, "
@@ -493,11 +514,7 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
         tensor([[8.+0.j, 0.+0.j, 0.+0.j],
                 [0.+0.j, 0.+0.j, 0.+0.j]])
     """
-    _check_input(input, "rfftn")
-    dims, sizes = _many_dims(input, s, dim, "rfftn")
-    if not dims:
-        raise RuntimeError("rfftn must transform at least one axis")
-    return _out(_r2c_onesided(input, dims, sizes, norm, True, "rfftn"), out, "rfftn")
+    return _rfftn(input, s, dim, norm, out, "rfftn")
 
 
 @_signature("fft_irfftn(Tensor input, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, "
@@ -511,9 +528,7 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None):
         tensor([[1., 1., 1., 1.],
                 [1., 1., 1., 1.]])
     """
-    _check_input(input, "irfftn")
-    dims, sizes, last = _c2r_sizes(input, s, dim, "irfftn")
-    return _out(_c2r_last(input, dims, sizes, last, norm, False, "irfftn"), out, "irfftn")
+    return _irfftn(input, s, dim, norm, out, "irfftn")
 
 
 @_signature("fft_rfft2(Tensor input, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None, "
@@ -527,11 +542,7 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
         tensor([[4.+0.j, 0.+0.j],
                 [0.+0.j, 0.+0.j]])
     """
-    _check_input(input, "rfft2")
-    dims, sizes = _many_dims(input, s, dim, "rfft2")
-    if not dims:
-        raise RuntimeError("rfft2 must transform at least one axis")
-    return _out(_r2c_onesided(input, dims, sizes, norm, True, "rfft2"), out, "rfft2")
+    return _rfftn(input, s, dim, norm, out, "rfft2")
 
 
 @_signature("fft_irfft2(Tensor input, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None, "
@@ -545,9 +556,7 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
         tensor([[1., 1.],
                 [1., 1.]])
     """
-    _check_input(input, "irfft2")
-    dims, sizes, last = _c2r_sizes(input, s, dim, "irfft2")
-    return _out(_c2r_last(input, dims, sizes, last, norm, False, "irfft2"), out, "irfft2")
+    return _irfftn(input, s, dim, norm, out, "irfft2")
 
 
 @_signature("fft_hfft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
@@ -561,12 +570,7 @@ def hfft(input, n=None, dim=-1, norm=None, *, out=None):
         >>> ember.fft.hfft(ember.tensor([1., 0., 0.]))
         tensor([1., 1., 1., 1.])
     """
-    _check_input(input, "hfft")
-    _check_int(n, "hfft", "n", 2)
-    d = _wrap(dim, input.ndim)
-    last = 2 * (input.shape[d] - 1) if n is None else int(n)
-    _check_points(last)
-    return _out(_c2r_last(input, (d,), [last], last, norm, True, "hfft"), out, "hfft")
+    return _c2r_1d(input, n, dim, norm, out, True, "hfft")
 
 
 @_signature("fft_ihfft(Tensor input, SymInt? n=None, int dim=-1, str? norm=None, "
@@ -580,10 +584,7 @@ def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
         >>> ember.fft.ihfft(ember.tensor([1., 1., 1., 1.])).real
         tensor([1., 0., 0.])
     """
-    _check_input(input, "ihfft")
-    dims, sizes = _one_dim(input, n, dim, "ihfft")
-    _check_points(sizes[0])
-    return _out(_r2c_onesided(input, dims, sizes, norm, False, "ihfft"), out, "ihfft")
+    return _transform_1d(input, n, dim, norm, out, False, "ihfft", _r2c_onesided)
 
 
 def _hfftn(input, s, dim, norm, out, fname):
