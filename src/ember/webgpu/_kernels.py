@@ -533,23 +533,32 @@ def take_along_axis(itemsize, index_itemsize):
 
 @functools.cache
 def reduce_rows_int64(kind):
-    """max/min/sum of int64 rows (exact; sums wrap as int64), one thread per row."""
-    if kind == "sum":
+    """max/min/sum of int64 rows (exact; sums wrap as int64), or argmax/argmin (the first
+    occurrence, as int64), one thread per row."""
+    store = "    OUT[2u * t] = lo;\n    OUT[2u * t + 1u] = bitcast<u32>(hi);\n}\n"
+    if kind == "prod":  # wraps as int64, as NumPy's and torch's
+        step = ("        let p = mul64(i64(lo, bitcast<u32>(hi)), i64(l, bitcast<u32>(h)));\n"
+                "        lo = p.x; hi = bitcast<i32>(p.y);\n")
+    elif kind == "sum":
         step = ("        let s = l + lo; hi = bitcast<i32>(bitcast<u32>(hi) + bitcast<u32>(h) + "
                 "select(0u, 1u, s < lo)); lo = s;\n")
     else:
-        better = ">" if kind == "max" else "<"
-        step = f"        if (h {better} hi || (h == hi && l {better} lo)) {{ lo = l; hi = h; }}\n"
+        better = ">" if kind in ("max", "argmax") else "<"
+        found = " best = k;" if kind.startswith("arg") else ""
+        step = (f"        if (h {better} hi || (h == hi && l {better} lo)) "
+                f"{{ lo = l; hi = h;{found} }}\n")
+        if found:
+            store = "    OUT[2u * t] = best;\n    OUT[2u * t + 1u] = 0u;\n}\n"
     return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
             "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
-            "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n"
+            "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n" + I64_HELPERS
             + _ENTRY +
             "    if (t >= P[0]) { return; }\n    let K = P[1];\n    let row = t * K;\n"
             "    var lo = I2[2u * row]; var hi = bitcast<i32>(I2[2u * row + 1u]);\n"
+            "    var best = 0u;\n"
             "    for (var k = 1u; k < K; k = k + 1u) {\n"
             "        let l = I2[2u * (row + k)]; let h = bitcast<i32>(I2[2u * (row + k) + 1u]);\n"
-            + step +
-            "    }\n    OUT[2u * t] = lo;\n    OUT[2u * t + 1u] = bitcast<u32>(hi);\n}\n")
+            + step + "    }\n" + store)
 
 
 @functools.cache

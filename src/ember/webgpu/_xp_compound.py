@@ -65,15 +65,29 @@ def _kept_shape(a, axes, keepdims):
     return tuple(n for d, n in enumerate(a.shape) if d not in axes)
 
 
+# dtypes whose max/min run exactly as int64 (and come back in their own dtype)
+_WIDENED_INTS = (np.dtype(np.int32), np.dtype(np.uint8), np.dtype(np.bool_))
+
+
 def _reduction(kind, numpy_name):
     def reduce(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        if (kind in ("max", "min") and isinstance(a, WebGPUArray) and a.dtype == np.int64
-                and a.size > 0 and not kwargs and dtype is None and out is None):
-            return _reduce_int64(kind, a, axis, keepdims)
-        if (kind == "sum" and isinstance(a, WebGPUArray) and a.size > 0 and not kwargs
-                and out is None and a.dtype in (np.int64, np.int32, np.uint8, np.bool_)
-                and (dtype is None or np.dtype(dtype) == np.int64)):  # NumPy sums ints as int64
-            return _reduce_int64("sum", astype(a, np.int64, copy=False), axis, keepdims)
+        if (kind in ("max", "min") and isinstance(a, WebGPUArray) and a.size > 0
+                and not kwargs and dtype is None and out is None
+                and (a.dtype == np.int64 or a.dtype in _WIDENED_INTS)):
+            result = _reduce_int64(kind, astype(a, np.int64, copy=False), axis, keepdims)
+            return result if a.dtype == np.int64 else astype(result, a.dtype)
+        if (isinstance(a, WebGPUArray) and a.dtype == np.float16 and a.size > 0
+                and not kwargs and out is None
+                and (dtype is None or np.dtype(dtype) in (np.float16, np.float32))):
+            # computed in float32 and rounded once, as NumPy's and torch's half kernels
+            wide = reduce(astype(a, np.float32), axis=axis, keepdims=keepdims)
+            return wide if dtype is not None and np.dtype(dtype) == np.float32 else \
+                astype(wide, np.float16)
+        if (kind in ("sum", "prod") and isinstance(a, WebGPUArray) and a.size > 0
+                and not kwargs and out is None
+                and a.dtype in (np.int64, np.int32, np.uint8, np.bool_)
+                and (dtype is None or np.dtype(dtype) == np.int64)):  # NumPy: ints as int64
+            return _reduce_int64(kind, astype(a, np.int64, copy=False), axis, keepdims)
         # a float64 accumulator asked for float32 data is served by the compensated float32
         # sum (WGSL has no f64): the result stays float32
         wide = dtype is not None and np.dtype(dtype) == np.float64 and kind in ("sum", "mean")
@@ -124,17 +138,21 @@ def _reduce_int64(kind, a, axis, keepdims):
 
 def _arg_reduction(kind):
     def arg(a, axis=None, out=None, keepdims=False):
-        if not (isinstance(a, WebGPUArray) and a.dtype == np.float32 and a.size > 0
-                and out is None):
+        if not (isinstance(a, WebGPUArray) and a.size > 0 and out is None and (
+                a.dtype in (np.float32, np.float16, np.int64) or a.dtype in _WIDENED_INTS)):
             return fallback(getattr(np, kind), kind)(a, axis=axis, out=out, keepdims=keepdims)
+        if a.dtype == np.float16:  # exactly representable in float32
+            a = astype(a, np.float32)
+        elif a.dtype != np.float32:  # integers compare exactly as int64
+            a = astype(a, np.int64, copy=False)
         moved, rows, count, axes = _reduce_setup(a, axis)
         if moved.offset:
             moved = ascontiguous_copy(moved)
         result = _new((rows,), np.int64)
         runtime = result.storage.runtime
-        runtime.dispatch(K.reduce_rows(kind), [runtime.constant(K.params([rows, count])),
-                                               result.storage.buffer, moved.storage.buffer],
-                         _groups(rows))
+        source = K.reduce_rows(kind) if a.dtype == np.float32 else K.reduce_rows_int64(kind)
+        runtime.dispatch(source, [runtime.constant(K.params([rows, count])),
+                                  result.storage.buffer, moved.storage.buffer], _groups(rows))
         if axis is None:
             axes = tuple(range(a.ndim))
         return reshape(result, _kept_shape(a, axes, keepdims) if axis is not None or keepdims
@@ -257,9 +275,12 @@ def take_along_axis(arr, indices, axis):
     """NumPy's ``take_along_axis`` (gather): a kernel for 4- and 8-byte dtypes."""
     usable = (isinstance(arr, WebGPUArray) and isinstance(indices, WebGPUArray)
               and axis is not None and arr.ndim == indices.ndim and arr.ndim <= K.MAX_DIMS
-              and arr.dtype.itemsize in (4, 8) and indices.dtype in (np.int64, np.int32))
+              and arr.dtype in K.COMPUTE and indices.dtype in (np.int64, np.int32))
     if not usable:
         return fallback(np.take_along_axis, "take_along_axis")(arr, indices, axis)
+    if arr.dtype.itemsize < 4:  # float16, uint8, bool: gathered as words (exact both ways)
+        wide = np.float32 if arr.dtype == np.float16 else np.int32
+        return astype(take_along_axis(astype(arr, wide), indices, axis), arr.dtype)
     axis %= arr.ndim
     _check_indices(indices, arr.shape[axis], axis)
     flat = list(arr.shape)
