@@ -218,7 +218,8 @@ def test_graph_and_code_keep_the_control_flow():
     scripted = ember.jit.script(pair("loop")[0])
     text = str(scripted.graph)
     assert text.count("prim::Loop") == 2 and "prim::If" in text
-    assert 'prim::GetAttr[name="lin.weight"]' in text
+    # the Linear is one of ember's layers: read and called, as torch's graph shows it
+    assert 'prim::GetAttr[name="lin"]' in text and 'prim::CallMethod[name="forward"](%lin' in text
     code = scripted.code
     assert "for " in code and "while " in code and "if " in code
     assert code.startswith("def forward(self, vx: Tensor, vsteps: Tensor):")
@@ -293,8 +294,21 @@ def test_final_and_constants_are_folded_into_the_graph():
     code = scripted.code
     assert "scale" not in code and "shift" not in code
     assert "operator.mul(" in code and ", 3)" in code and ", 0.5)" in code
-    # the dropout reads the training flag at run time, so eval() is honoured
-    assert "self.seq[2].training" in code
+    # the Sequential of ember's layers is called as a whole (torch's prim::CallMethod)
+    assert "(vseq).forward(vx)" in code
+
+
+def test_called_layers_follow_train_and_eval_of_the_scripted_module():
+    e_model, t_model = pair("methods")
+    scripted, t_scripted = ember.jit.script(e_model), torch.jit.script(t_model)
+    scripted.eval()
+    t_scripted.eval()
+    assert not scripted.seq[2].training
+    assert e_model.seq[2].training  # the original module keeps its own mode, as in torch
+    (ex,), (tx,) = both(RNG.standard_normal((3, 4)).astype(np.float32))
+    assert_same(scripted(ex), t_scripted(tx), rtol=1e-5, atol=1e-6)
+    scripted.train()
+    assert scripted.seq[2].training
 
 
 def test_typed_arguments_iteration_and_early_return_match_torch():
@@ -489,8 +503,13 @@ def test_loaded_module_keeps_state_modes_and_types_and_refuses_python(tmp_path):
     # namespaces) is refused when loading, before anything runs
     with zipfile.ZipFile(tmp_path / "stack.pt") as z:
         entries = {name: z.read(name) for name in z.namelist()}
-    for bad in ("python:os.system", "builtins.eval"):
-        graph = entries["graph.json"].decode().replace("ember.nn.functional.linear", bad)
+    call = 'prim::CallMethod[name=\\"forward\\"]'
+    for old, bad in ((call, "python:os.system"), (call, "builtins.eval"),
+                     (call, 'prim::CallMethod[name=\\"_apply\\"]'),
+                     ("ember.nn.modules.container:Sequential", "os:system")):
+        graph = entries["graph.json"].decode()
+        assert old in graph
+        graph = graph.replace(old, bad)
         with zipfile.ZipFile(tmp_path / "bad.pt", "w") as z:
             for name, data in entries.items():
                 z.writestr(name, graph if name == "graph.json" else data)

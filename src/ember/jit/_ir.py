@@ -164,6 +164,9 @@ def _code_lines(graph, pad):
             fn = n.params["fn"]
             if fn.startswith("method:"):
                 lines.append(f"{pad}{outs} = {parts[0]}.{fn[7:]}({', '.join(parts[1:])})")
+            elif fn.startswith('prim::CallMethod[name="'):  # a layer's method
+                method = fn[len('prim::CallMethod[name="'):-2]
+                lines.append(f"{pad}{outs} = ({parts[0]}).{method}({', '.join(parts[1:])})")
             elif fn.startswith("attr:"):
                 lines.append(f"{pad}{outs} = {parts[0]}.{fn[5:]}")
             else:

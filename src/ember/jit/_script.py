@@ -31,6 +31,7 @@ import warnings
 
 from .._tensor import Tensor
 from ._ir import Graph, Node
+from ._script_library import CALL_METHOD, call_method
 from .frontend import UnsupportedNodeError
 
 __all__ = ["script_function", "resolve", "CALL", "IF", "LOOP"]
@@ -109,6 +110,8 @@ def resolve(name, where="<graph>"):
                                    f"{type(receiver).__name__}, not a Tensor")
             return getattr(receiver, attr)
         return read
+    if name.startswith(CALL_METHOD) and name.endswith('"]'):
+        return call_method(name[len(CALL_METHOD):-2], where)
     if name in _HELPERS:
         return _HELPERS[name]
     module, _, attr = name.rpartition(".")

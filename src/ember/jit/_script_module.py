@@ -54,6 +54,7 @@ from ._script import (
     _public_name,
 )
 from ._script_jumps import RESULT, jumps, lower_jumps
+from ._script_library import CALL_METHOD, describe, is_library_module, library_roots
 from ._scripted import ScriptedModule
 from .frontend import NotSupportedError, UnsupportedNodeError
 
@@ -148,6 +149,14 @@ class _Unit:
             self.prefixes.setdefault(id(sub), prefix)
         self.stack = []
         self.counter = [0]
+        self.library = {}  # id(module) -> whether it is one of ember's own layers
+
+    def is_library(self, module):
+        """Whether calls of ``module`` stay opaque calls (``_script_library.py``)."""
+        found = self.library.get(id(module))
+        if found is None:
+            found = self.library[id(module)] = is_library_module(module)
+        return found
 
     def ref(self, module):
         prefix = self.prefixes.get(id(module))
@@ -232,6 +241,24 @@ class _MethodCompiler(_Compiler):
         self.unit.stack.pop()
         tree = result[1] if result and result[0] == "return" else ("c", None)
         graph.output = _map_literals(tree, lambda lit: self.value(graph, lit))
+        return graph, signature
+
+    def compile_library_call(self):
+        """For one of ember's own layers scripted by itself: a graph that calls the method
+        of the layer, with the method's signature (an argument without annotation accepts
+        any value, as the layer does)."""
+        fdef = self.parse()
+        signature = [(name, "Any" if p.annotation is None else type_text, default, has)
+                     for p, (name, type_text, default, has)
+                     in zip(fdef.args.args[self.skip:], self.signature(fdef))]
+        graph = self.top = _Block(self.unit.counter)
+        for name, type_text, _, _ in signature:
+            v = graph.new_value(name=name, dtype=None if type_text in ("Any", "Tensor")
+                                else type_text)
+            graph.inputs.append(v)
+        receiver = read_module(graph, "")
+        graph.output = self.call(graph, f'{CALL_METHOD}{self.method}"]',
+                                 [receiver] + list(graph.inputs))
         return graph, signature
 
     def inline(self, graph, top, args, kwargs, node):
@@ -360,17 +387,18 @@ class _MethodCompiler(_Compiler):
         if isinstance(target, ast.Name):
             env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)) and all(
-                isinstance(t, ast.Name) for t in target.elts):
+                isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in target.elts):
             if _is_const(value):
                 for t, item in zip(target.elts, value[1]):
-                    env[t.id] = self.constant(item)
+                    self.bind(graph, t, self.constant(item), env, s)
                 return
             if isinstance(value, tuple) and value and value[0] in ("tuple", "list"):
                 for t, item in zip(target.elts, value[1]):
-                    env[t.id] = item
+                    self.bind(graph, t, item, env, s)
                 return
             for i, t in enumerate(target.elts):
-                env[t.id] = self.call(graph, "operator.getitem", [value, ("c", i)])
+                self.bind(graph, t, self.call(graph, "operator.getitem", [value, ("c", i)]),
+                          env, s)
         else:
             self.fail(s, "assignment to anything but names")
 
@@ -815,6 +843,8 @@ class _MethodCompiler(_Compiler):
 
     def call_method(self, graph, target, args, kwargs, e):
         module = target.ref.module
+        if self.unit.is_library(module):
+            return self.library_call(graph, target, args, kwargs, e)
         fn = getattr(type(module), target.name, None)
         if getattr(fn, "_ember_jit_ignore", False) or getattr(fn, "_ember_jit_unused", False):
             return self.python_call(graph, target, fn, args, kwargs)
@@ -825,6 +855,16 @@ class _MethodCompiler(_Compiler):
         inner.non_none, inner.tensors = self.non_none, self.tensors
         return inner.inline(graph, self.top, args, kwargs, e)
 
+    def library_call(self, graph, target, args, kwargs, e):
+        """A method of one of ember's own layers: read the layer, call the method
+        (``prim::CallMethod``, as torch's graph calls a submodule)."""
+        for a in args + list(kwargs.values()):
+            if isinstance(a, (_SelfRef, _MethodRef)):
+                self.fail(e, "passing a module to a method")
+        if target.name.startswith("_"):
+            self.fail(e, f"calling the private method {target.name} of a layer")
+        receiver = read_module(graph, target.ref.prefix)
+        return self.call(graph, f'{CALL_METHOD}{target.name}"]', [receiver] + args, kwargs)
 
     def python_call(self, graph, target, fn, args, kwargs):
         """A call of an ``@ember.jit.ignore`` method, run by Python on the scripted module
@@ -840,6 +880,14 @@ class _MethodCompiler(_Compiler):
                   "kwargs": {k: {"v": count + i} for i, k in enumerate(names)}}
         graph.nodes.append(Node(CALL, fn, inputs, params, [out]))
         return out
+
+
+def read_module(graph, prefix):
+    """A ``prim::GetAttr`` node reading the submodule at ``prefix`` (the module itself for
+    ``""``)."""
+    v = graph.new_value(name=prefix.replace(".", "_") or "self")
+    graph.nodes.append(Node(GET_ATTR, None, [], {"name": prefix or "__self__"}, [v]))
+    return v
 
 
 def _annotate():
@@ -882,9 +930,10 @@ def script_module(module):
     root = _SelfRef(module, "")
     graphs, signatures = {}, {}
     for name in _methods_to_compile(module):
-        graph, signature = _MethodCompiler(unit, root, name).compile_method()
-        graphs[name] = graph
-        signatures[name] = signature
+        compiler = _MethodCompiler(unit, root, name)
+        compile_method = (compiler.compile_library_call if unit.is_library(module)
+                          else compiler.compile_method)
+        graphs[name], signatures[name] = compile_method()
     attrs = {}
     for prefix, sub in module.named_modules():
         for name, p in sub._parameters.items():
@@ -896,8 +945,9 @@ def script_module(module):
                     "buffer", b, name not in sub._non_persistent_buffers_set)
     training = {prefix: sub.training for prefix, sub in module.named_modules()}
     forward = graphs.pop("forward")
+    library = {prefix: describe(sub) for prefix, sub in library_roots(module).items()}
     return ScriptedModule(forward, attrs, training, type(module).__name__, signatures, graphs,
-                          _plain_attributes(module))
+                          _plain_attributes(module), library)
 
 
 def _plain_attributes(module):

@@ -155,11 +155,12 @@ class ScriptedModule(ScriptModule):
     """
 
     def __init__(self, graph, attributes, training, name, signatures, methods=None,
-                 constants=None):
+                 constants=None, library=None):
         super().__init__(graph, attributes, training, name)
         for prefix in sorted(training or {}, key=lambda p: p.count(".")):
             if prefix:
                 self._child(prefix, training[prefix])
+        self._rebuild_library(library or {})
         object.__setattr__(self, "_constants", dict(constants or {}))
         for prefix, values in self._constants.items():
             owner = self._module_at(prefix)
@@ -170,6 +171,26 @@ class ScriptedModule(ScriptModule):
         for method, method_graph in self._methods.items():
             object.__setattr__(self, method,
                                ScriptMethod(self, method, method_graph, signatures[method]))
+
+    def _rebuild_library(self, specs):
+        """Put back ember's own layers (``_script_library.py``) where the graph calls them;
+        the layer at ``""`` (the scripted module is one) shares this module's tables."""
+        from ._script_library import rebuild
+
+        object.__setattr__(self, "_library_root", None)
+        object.__setattr__(self, "_library_prefixes", sorted(specs))
+        for prefix, spec in specs.items():
+            layer = rebuild(spec, self._module_at(prefix))
+            if not prefix:
+                object.__setattr__(self, "_library_root", layer)
+                continue
+            *path, leaf = prefix.split(".")
+            self._module_at(".".join(path))._modules[leaf] = layer
+
+    def _library_layers(self):
+        """``{prefix: layer}`` of the rebuilt layers (for saving)."""
+        return {p: self._library_root if not p else self._module_at(p)
+                for p in self._library_prefixes}
 
     def _module_at(self, prefix):
         owner = self
@@ -194,8 +215,14 @@ class ScriptedModule(ScriptModule):
             owner = owner._modules[part]
         if leaf == "training":
             return owner.training
-        if leaf == "__self__":  # the module an ignored method is called on
+        if leaf == "__self__":  # the module an ignored method or a layer's call runs on
+            if owner is self and self._library_root is not None:
+                self._library_root.training = self.training
+                return self._library_root
             return owner
+        found = owner._modules.get(leaf)
+        if found is not None:  # one of ember's layers, called by the graph
+            return found
         return super()._attr(dotted)
 
     def forward(self, *args, **kwargs):

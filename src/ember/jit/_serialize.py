@@ -207,7 +207,11 @@ def _scripted_meta(m):
             raise RuntimeError(f"Could not export Python function call '{name}'. Remove calls "
                                "to Python functions before export (the method is marked "
                                "@ember.jit.ignore)")
+    from ._script_library import describe, encode_spec
+
     return {"script": {
+        "library": {prefix: encode_spec(describe(layer), prefix or "the module")
+                    for prefix, layer in m._library_layers().items()},
         "methods": {k: graph_to_data(g) for k, g in m._methods.items()},
         "signatures": {k: [[n, t, encode_param(d), has] for n, t, d, has in sig]
                        for k, sig in m._signatures.items()},
@@ -290,6 +294,7 @@ def load(f, map_location=None, _extra_files=None):
 
 
 def _load_scripted(doc, graph, attrs, where):
+    from ._script_library import decode_spec
     from ._scripted import ScriptedModule
 
     script = doc["script"]
@@ -299,5 +304,7 @@ def _load_scripted(doc, graph, attrs, where):
                   for k, sig in script["signatures"].items()}
     constants = {prefix: {k: decode_param(v) for k, v in values.items()}
                  for prefix, values in script.get("constants", {}).items()}
+    library = {prefix: decode_spec(spec, where)
+               for prefix, spec in script.get("library", {}).items()}
     return ScriptedModule(graph, attrs, doc.get("training"), doc["name"], signatures, methods,
-                          constants)
+                          constants, library)
