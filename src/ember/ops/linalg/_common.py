@@ -107,13 +107,18 @@ def _check_float(A, name):
                            f"{_short(A)}")
 
 
-def _check_square(A, name, arg="A"):
-    _check_tensor(A, name, arg)
+def _check_square_shape(A, name, arg="A"):
+    """torch's errors for ``A`` that is not a (batch of) square matrices, named ``arg``."""
     if A._data.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
     if A._data.shape[-1] != A._data.shape[-2]:
         raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are "
                            f"{A._data.shape[-2]} by {A._data.shape[-1]} matrices")
+
+
+def _check_square(A, name, arg="A"):
+    _check_tensor(A, name, arg)
+    _check_square_shape(A, name, arg)
     _check_float(A, name)
 
 

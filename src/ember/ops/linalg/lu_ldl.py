@@ -23,7 +23,15 @@ from .._methods import tensor_method
 from .._registry import defop, write_out
 from .._signature import signature
 from .._vmap_rules import batching
-from ._common import _LOW, LinAlgError, _batch_prefix, _check_tensor, _shape_str, _short
+from ._common import (
+    _LOW,
+    LinAlgError,
+    _batch_prefix,
+    _check_square_shape,
+    _check_tensor,
+    _shape_str,
+    _short,
+)
 from .products import matmul_op
 from .solvers import _solve_meta
 
@@ -392,11 +400,7 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     name = "linalg.lu_solve"
     _check_tensor(LU, name, "LU")
     _check_tensor(B, name, "B")
-    if LU._data.ndim < 2:
-        raise RuntimeError(f"torch.{name}: The input tensor A must have at least 2 dimensions.")
-    if LU._data.shape[-1] != LU._data.shape[-2]:
-        raise RuntimeError(f"torch.{name}: A must be batches of square matrices, but they are "
-                           f"{LU._data.shape[-2]} by {LU._data.shape[-1]} matrices")
+    _check_square_shape(LU, f"torch.{name}")
     _check_solve_shapes(LU, B, left, name)
     if LU._data.dtype != B._data.dtype:
         raise RuntimeError(f"{name}: Expected LU and B to have the same dtype, but found LU of "
@@ -496,11 +500,7 @@ def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=
     name = "linalg.solve_triangular"
     _check_tensor(A, name, "A")
     _check_tensor(B, name, "B")
-    if A._data.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A._data.shape[-1] != A._data.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
-                           f"{A._data.shape[-2]} by {A._data.shape[-1]} matrices")
+    _check_square_shape(A, name)
     _check_solve_shapes(A, B, left, name)
     _check_triangular_dtype(A)
     if B._data.dtype != A._data.dtype:
@@ -665,11 +665,7 @@ def linalg_ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     """
     name = "torch.linalg.ldl_factor_ex"
     _check_tensor(A, "linalg.ldl_factor_ex", "A")
-    if A._data.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A._data.shape[-1] != A._data.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
-                           f"{A._data.shape[-2]} by {A._data.shape[-1]} matrices")
+    _check_square_shape(A, name)
     if A._data.dtype in _LOW or not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_short(A)}")
@@ -741,11 +737,7 @@ def linalg_ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     name = "torch.linalg.ldl_solve"
     for arg, value in (("LD", LD), ("pivots", pivots), ("B", B)):
         _check_tensor(value, "linalg.ldl_solve", arg)
-    if LD._data.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor LD must have at least 2 dimensions.")
-    if LD._data.shape[-1] != LD._data.shape[-2]:
-        raise RuntimeError(f"{name}: LD must be batches of square matrices, but they are "
-                           f"{LD._data.shape[-2]} by {LD._data.shape[-1]} matrices")
+    _check_square_shape(LD, name)  # torch names it A here
     _check_solve_shapes(LD, B, True, name, "LD")
     if LD._data.dtype != B._data.dtype:
         raise RuntimeError(f"{name}: Expected LD and B to have the same dtype, but got LD with "
