@@ -191,6 +191,26 @@ def to_dtype(d):
     return from_numpy_dtype(d)
 
 
+_TORCH_SHORT_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def no_kernel_for(kernel, d):
+    """torch's NotImplementedError for a kernel that has no version for dtype ``d``: torch
+    raises it where its CPU kernel was not compiled for the dtype (a missing kernel, not an
+    invalid call; docs/migrating-from-pytorch.md lists where ember has the kernel anyway).
+
+    Example::
+
+        >>> str(no_kernel_for("slow_conv2d_cpu", bool))
+        '"slow_conv2d_cpu" not implemented for \'Bool\''
+    """
+    return NotImplementedError(f'"{kernel}" not implemented for '
+                               f"'{_TORCH_SHORT_NAMES.get(d.name, d.name)}'")
+
+
 _PYTHON_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool,
                  builtins.complex: complex128}
 

@@ -625,21 +625,29 @@ def _dim_message(name, k):
         "of size: "
 
 
+# the CPU kernel torch names when it has none for a bool input
+_BOOL_KERNELS = {"conv1d": "slow_conv2d_cpu", "conv2d": "slow_conv2d_cpu",
+                 "conv3d": "compute_columns3d",
+                 "conv_transpose1d": "slow_conv_transpose2d_out_cpu",
+                 "conv_transpose2d": "slow_conv_transpose2d_out_cpu",
+                 "conv_transpose3d": "slow_conv_transpose3d_out_cpu"}
+
+
 def _check_dtypes(input, weight, bias, name):
-    if input.dtype is not weight.dtype:
-        if input.dtype.is_floating_point and weight.dtype.is_floating_point:
-            raise RuntimeError(f"Input type ({_legacy(input)}) and weight type "
-                               f"({_legacy(weight)}) should be the same or input should be a "
-                               "MKLDNN tensor and weight is a dense tensor")
-        raise RuntimeError(f"expected scalar type {_scalar_name(weight)} but found "
-                           f"{_scalar_name(input)}")
+    """torch's order: the bias's dtype, then a bool input (no kernel), then the weight's."""
     if bias is not None and bias.dtype is not input.dtype:
         raise RuntimeError(f"Input type ({input.dtype.name.replace('float64', 'double')}) and "
                            f"bias type ({bias.dtype.name.replace('float64', 'double')}) should "
                            "be the same".replace("float32", "float"))
     if input.dtype is dt.bool:
-        raise NotImplementedError(f"\"slow_conv{'2d' if name[-2:] != '3d' else '3d'}_cpu\" "
-                                  "not implemented for 'Bool'")
+        raise dt.no_kernel_for(_BOOL_KERNELS.get(name, "slow_conv2d_cpu"), dt.bool)
+    if input.dtype is not weight.dtype:
+        if input.dtype.is_floating_point and weight.dtype.is_floating_point:
+            raise RuntimeError(f"Input type ({_legacy(input)}) and weight type "
+                               f"({_legacy(weight)}) should be the same or input should be a "
+                               "MKLDNN tensor and weight is a dense tensor")
+        raise RuntimeError(f"expected scalar type {_scalar_name(input)} but found "
+                           f"{_scalar_name(weight)}")
 
 
 _SCALAR_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half",

@@ -543,6 +543,9 @@ def _source_coordinate(c, size, padding_mode, align_corners):
                            align_corners)
 
 
+_GRID_SAMPLER_KERNELS = {2: "grid_sampler_2d_cpu_kernel_impl", 3: "grid_sampler3d_cpu"}
+
+
 @autocast_policy("fp32")
 @signature("grid_sample(Tensor input, Tensor grid, str mode='bilinear', "
            "str padding_mode='zeros', bool? align_corners=None) -> Tensor")
@@ -569,9 +572,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
     in_shape, grid_shape = list(input.shape), list(grid.shape)
-    if input.dtype is not grid.dtype:
-        raise RuntimeError(f"expected scalar type {_short_name(input.dtype)} but found "
-                           f"{_short_name(grid.dtype)}")
     if in_shape[0] != grid_shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got input with sizes {in_shape} and grid with sizes "
@@ -591,9 +591,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                                f"{i + 2} being empty")
     if mode == "bicubic" and nd != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"grid_sampler_{nd}d_cpu" not implemented for '
-                                  f"'{_short_name(input.dtype)}'")
+    if not input.dtype.is_floating_point:  # (the shapes first, then the dtypes, as torch)
+        raise dt.no_kernel_for(_GRID_SAMPLER_KERNELS[nd], input.dtype)
+    if input.dtype is not grid.dtype:
+        raise RuntimeError(f"expected scalar type {_short_name(input.dtype)} but found "
+                           f"{_short_name(grid.dtype)}")
     n, c = in_shape[:2]
     spatial = in_shape[2:]
     out = grid_shape[1:-1]
