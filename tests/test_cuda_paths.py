@@ -98,6 +98,7 @@ HOST_SYNC_ALLOWED = {
 # Functions allowed to use NumPy/SciPy because they work on host arrays, and why.
 NP_ALLOWED = {
     ("_common.py", "_singular_error"): "error path on a host copy (xp.asnumpy)",
+    ("_common.py", "_zero_pivot"): "error path: one host matrix's LU (called by _singular_error)",
     ("decompositions.py", "_first_bad_minor"): "error path on a host copy (called by _not_pd_error)",
     ("decompositions.py", "_host_linalg"): "NumPy's LAPACK on a host copy for what CuPy lacks",
     ("softmax.py", "_softmax_rows"): "the blocked CPU kernel, reached only when "

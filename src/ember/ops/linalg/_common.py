@@ -133,20 +133,33 @@ def _batch_prefix(index, batched):
     return f"(Batch element {index}): " if batched else ""
 
 
+def _zero_pivot(matrix):
+    """LAPACK's info for the LU factorisation of one NumPy ``matrix``: the 1-based index of
+    the first exactly zero pivot, or 0 (the matrix is invertible).
+
+    Example::
+
+        >>> _zero_pivot(np.array([[1., 2.], [2., 4.]]))
+        2
+    """
+    import scipy.linalg
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lu, _ = scipy.linalg.lu_factor(matrix, check_finite=False)
+    zeros = np.nonzero(np.diagonal(lu) == 0)[0]
+    return int(zeros[0]) + 1 if zeros.size else 0
+
+
 def _singular_error(xp, a, name):
     """torch's LinAlgError for an exactly singular matrix: which batch and which pivot."""
     host = a if xp is np else xp.asnumpy(a)
     flat = host.reshape((-1,) + host.shape[-2:])
-    import scipy.linalg
-
     for index, matrix in enumerate(flat):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            lu, _ = scipy.linalg.lu_factor(matrix, check_finite=False)
-        zeros = np.nonzero(np.diagonal(lu) == 0)[0]
-        if zeros.size:
+        pivot = _zero_pivot(matrix)
+        if pivot:
             raise LinAlgError(f"{name}: {_batch_prefix(index, host.ndim > 2)}The diagonal "
-                              f"element {zeros[0] + 1} is zero, the inversion could not be "
+                              f"element {pivot} is zero, the inversion could not be "
                               "completed because the input matrix is singular.")
     raise LinAlgError(f"{name}: The inversion could not be completed because the input matrix "
                       "is singular.")

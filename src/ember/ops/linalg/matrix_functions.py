@@ -19,7 +19,7 @@ from .._registry import defop, write_out
 from .._signature import signature
 from .._util import host_values
 from .._vmap_rules import batching
-from ._common import _LOW, _check_square, _check_tensor, _short
+from ._common import _LOW, _check_square, _check_square_shape, _check_tensor, _short
 from .products import matmul
 from .solvers import linalg_inv
 
@@ -36,12 +36,7 @@ def linalg_matrix_power(A, n, *, out=None):
                 [0., 1.]])
     """
     _check_tensor(A, "linalg.matrix_power", "A")
-    if A._data.ndim < 2:
-        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
-                           "dimensions.")
-    if A._data.shape[-1] != A._data.shape[-2]:
-        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
-                           f"they are {A._data.shape[-2]} by {A._data.shape[-1]} matrices")
+    _check_square_shape(A, "linalg.matrix_power")
     if not isinstance(n, (int, np.integer)):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     n = int(n)
@@ -246,12 +241,7 @@ def linalg_matrix_exp(A):
                 [0., 1.]])
     """
     _check_tensor(A, "linalg.matrix_exp", "A")
-    if A._data.ndim < 2:
-        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 "
-                           "dimensions.")
-    if A._data.shape[-1] != A._data.shape[-2]:
-        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
-                           f"are {A._data.shape[-2]} by {A._data.shape[-1]} matrices")
+    _check_square_shape(A, "linalg.matrix_exp")
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
                            f"input. Got {_short(A)}")

@@ -31,6 +31,7 @@ from ._common import (
     _shape_str,
     _short,
     _singular_error,
+    _zero_pivot,
 )
 from .products import matmul, matmul_op
 
@@ -163,19 +164,13 @@ def linalg_inv_ex(A, *, check_errors=False, out=None):
 
 def _inverse_with_info(A):
     """The inverse where it exists, and LAPACK's info (first zero pivot, 1-based) elsewhere."""
-    import scipy.linalg
-
     host = A.detach().cpu()._data
     flat = host.reshape((-1,) + host.shape[-2:])
     info = np.zeros(flat.shape[0], np.int32)
     result = np.empty_like(flat)
     for index, matrix in enumerate(flat):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            lu, _ = scipy.linalg.lu_factor(matrix, check_finite=False)
-        zeros = np.nonzero(np.diagonal(lu) == 0)[0]
-        if zeros.size:
-            info[index] = zeros[0] + 1
+        info[index] = _zero_pivot(matrix)
+        if info[index]:
             result[index] = np.nan
         else:
             result[index] = np.linalg.inv(matrix)
