@@ -83,8 +83,12 @@ def describe(module):
     children = [[name, None if child is None else describe(child)]
                 for name, child in module._modules.items()]
     state = {k: v for k, v in vars(module).items() if k not in _MODULE_KEYS}
+    # slots registered as None (``InstanceNorm``'s running_mean without running stats) are
+    # not among the tensors that travel, but the layer's code reads them
+    empty = [[kind, name] for kind in ("_parameters", "_buffers")
+             for name, t in getattr(module, kind).items() if t is None]
     return {"class": f"{cls.__module__}:{cls.__qualname__}", "state": state,
-            "children": children}
+            "children": children, "empty": empty}
 
 
 def _library_class(path):
@@ -116,6 +120,8 @@ def rebuild(spec, placeholder):
     obj.__dict__.update(spec["state"])
     for key in ("_parameters", "_buffers", "_non_persistent_buffers_set", "_modules"):
         obj.__dict__[key] = placeholder.__dict__[key]
+    for kind, name in spec.get("empty", ()):
+        getattr(placeholder, kind).setdefault(name, None)
     obj.__dict__["training"] = placeholder.training
     children = {}
     for name, child_spec in spec["children"]:
@@ -166,7 +172,8 @@ def encode_spec(spec, where="the module"):
              for k, v in spec["state"].items()}
     children = [[name, None if child is None else encode_spec(child, f"{where}.{name}")]
                 for name, child in spec["children"]]
-    return {"class": spec["class"], "state": state, "children": children}
+    return {"class": spec["class"], "state": state, "children": children,
+            "empty": spec["empty"]}
 
 
 def decode_spec(data, where="<file>"):
@@ -175,7 +182,9 @@ def decode_spec(data, where="<file>"):
     return {"class": data["class"],
             "state": {k: _decode_value(v, where) for k, v in data["state"].items()},
             "children": [[name, None if child is None else decode_spec(child, where)]
-                         for name, child in data["children"]]}
+                         for name, child in data["children"]],
+            "empty": [[kind, name] for kind, name in data.get("empty", ())
+                      if kind in ("_parameters", "_buffers")]}
 
 
 # ---------------------------------------------------------------- run time
