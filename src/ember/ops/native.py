@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ._signature import signature
+from .pointwise._declare import _check_dtype
 
 __all__ = ["native_layer_norm", "native_batch_norm", "native_group_norm", "native_dropout",
            "native_norm", "nuclear_norm", "norm_except_dim", "empty_permuted", "nonzero_static",
@@ -71,6 +72,13 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         >>> mean
         tensor([1., 1.])
     """
+    _check_dtype("batch_norm", input.dtype, "bic")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be "
+                         "None")
+    if training and input.numel() == 0:
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes "
+                           f"= {list(input.shape)}")
     shape = (1, -1) + (1,) * (input.dim() - 2)
     dims = (0,) + tuple(range(2, input.dim()))
     if training:

@@ -444,8 +444,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
                            "defined in evaluation mode")
     _check_running_pair(running_mean, running_var)
+    x = _compute(input, "batch_norm")  # (a dtype with no kernel before mixed dtypes, as torch)
     _check_mixed(input, weight, bias, running_mean, running_var)
-    x = _compute(input, "batch_norm")
     if (training and weight is not None and bias is not None and _numel(input)
             and momentum is not None and _forward_ad._state.level is None):
         return _finish(_bn_fused(x, running_mean, running_var, weight, bias, momentum, eps),
@@ -511,8 +511,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     _check_channel_vector(running_mean, "running_mean", channels)
     _check_channel_vector(running_var, "running_var", channels)
     _check_running_pair(running_mean, running_var)
+    x = _compute(input, "batch_norm")  # (a dtype with no kernel before mixed dtypes, as torch)
     _check_mixed(input, weight, bias, running_mean, running_var)
-    x = _compute(input, "batch_norm")
     dims = tuple(range(2, input.ndim))
     y = _normalize_channels(x, running_mean, running_var, weight, bias, use_input_stats,
                             momentum, eps, dims, channels)
