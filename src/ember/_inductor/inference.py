@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..jit._ir import CALL, CONSTANT, COPY, FUSED, GET_ATTR, OP, Node
 from ..jit._passes import eliminate_dead_code
@@ -424,13 +425,17 @@ class ConvBiasReLU:
     def __init__(self, conv, relu):
         self.conv = conv
         self.relu = relu
+        # set by _keep_blocked: every reader is a step like this one, so oneDNN's result may
+        # stay in oneDNN's layout (a ``Blocked``, never seen outside these steps)
+        self.blocked_out = False
 
     def __call__(self, x, w, bias, residual, **conv_params):
-        if not (grad_mode.state.enabled and
-                any(t is not None and t.requires_grad for t in (x, w, bias, residual))):
-            y = _onednn_step(x, w, bias, residual, self.relu, conv_params)
+        if not (grad_mode.state.enabled and any(isinstance(t, Tensor) and t.requires_grad
+                                                for t in (x, w, bias, residual))):
+            y = _onednn_step(x, w, bias, residual, self.relu, self.blocked_out, conv_params)
             if y is not None:
                 return y
+        x, residual = _plain(x, w), _plain(residual, w)
         y = self.conv(x, w, **conv_params)
         data = y._data
         others = [t for t in (bias, residual) if t is not None]
@@ -447,13 +452,15 @@ class ConvBiasReLU:
         return y
 
 
-def _onednn_step(x, w, bias, residual, relu, conv_params):
+def _onednn_step(x, w, bias, residual, relu, blocked_out, conv_params):
     """The whole step as one oneDNN primitive with post-ops (``_onednn_fused.py``) for
     float32 CPU tensors; None where that does not apply. The weight's reordered copy is kept
-    while its version counter stays the same (folded weights change only when recomputed)."""
-    from ..nn._functional._onednn_fused import conv_bias_sum_relu
+    while its version counter stays the same (folded weights change only when recomputed).
+    ``x`` and ``residual`` may be earlier steps' ``Blocked`` results; with ``blocked_out``
+    the result is one too."""
+    from ..nn._functional._onednn_fused import Blocked, conv_bias_sum_relu
 
-    tensors = [t for t in (x, w, bias, residual) if t is not None]
+    tensors = [t for t in (x, w, bias, residual) if t is not None and not isinstance(t, Blocked)]
     if any(not isinstance(t._data, np.ndarray) or t._data.dtype != np.float32 for t in tensors):
         return None
     channels = w._data.shape[0]
@@ -463,9 +470,60 @@ def _onednn_step(x, w, bias, residual, relu, conv_params):
         if shift.size not in (1, channels):
             return None
         shift = np.broadcast_to(shift, (channels,))
-    out = conv_bias_sum_relu(x._data, w._data, shift, None if residual is None else residual._data,
-                             relu, weight_key=(id(w._vc), w._vc[0]), **conv_params)
-    return None if out is None else wrap(out, x._device)
+    out = conv_bias_sum_relu(_array(x), w._data, shift, _array(residual), relu,
+                             weight_key=(id(w._vc), w._vc[0]), blocked_out=blocked_out,
+                             **conv_params)
+    if out is None or not isinstance(out, np.ndarray):
+        return out
+    return wrap(out, w._device)
+
+
+def _array(value):
+    """A tensor's array; a ``Blocked`` result and None as they are."""
+    return value._data if isinstance(value, Tensor) else value
+
+
+def _plain(value, like):
+    """``value`` as a tensor on ``like``'s device (a ``Blocked`` result reordered back)."""
+    if value is None or isinstance(value, Tensor):
+        return value
+    return wrap(value.plain(), like._device)
+
+
+def _keep_blocked(graph):
+    """Let each convolution step whose result only other convolution steps read (as their
+    input or residual, never as a graph output) keep that result in oneDNN's layout: the
+    reorder out of it and the next step's reorder back into it are skipped. Returns how many.
+
+    Example::
+
+        >>> from ember.jit._ir import Graph
+        >>> _keep_blocked(Graph())
+        0
+    """
+    steps = {id(n) for n in graph.nodes if n.kind == CALL and isinstance(n.op, ConvBiasReLU)}
+    readers = {}
+    for n in graph.nodes:
+        for position, v in enumerate(n.inputs):
+            readers.setdefault(v, []).append((n, position))
+    outputs = set(graph.output_values())
+    kept = 0
+    for n in graph.nodes:
+        if id(n) not in steps or n.outputs[0] in outputs:
+            continue
+        uses = readers.get(n.outputs[0], ())
+        if uses and all(id(m) in steps and position in _layout_free_inputs(m)
+                        for m, position in uses):
+            n.op.blocked_out = True
+            kept += 1
+    return kept
+
+
+def _layout_free_inputs(step):
+    """The input positions of a convolution step that may be ``Blocked``: the convolution's
+    input and the residual (not the weight or the shift)."""
+    residual = step.params["args"][3]
+    return {0} if "v" not in residual else {0, residual["v"]}
 
 
 def _fuse_conv_steps(graph, known):
@@ -563,4 +621,5 @@ def fold_for_inference(graph, attrs, grad_enabled):
     if not grad_enabled:
         _fuse_conv_steps(graph, known | {n.outputs[0] for n in graph.nodes
                                          if n.kind in (GET_ATTR, CONSTANT)})
+        _keep_blocked(graph)
     return folded

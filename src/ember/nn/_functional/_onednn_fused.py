@@ -31,19 +31,21 @@ import numpy as np
 from . import _onednn
 from ._onednn import _DST, _SRC, _WEIGHTS, _check, _Dims, _ExecArg, _Handle
 
-__all__ = ["conv_bias_sum_relu"]
+__all__ = ["conv_bias_sum_relu", "Blocked", "as_array"]
 
 # values of oneDNN's C API (dnnl_types.h, v3)
 _FORWARD_INFERENCE, _CONVOLUTION_DIRECT, _BIAS, _ELTWISE_RELU, _F32 = 96, 1, 41, 0x20, 3
 
 
 def conv_bias_sum_relu(x, w, bias, residual, relu, *, stride, padding, dilation, groups,
-                       weight_key=None):
+                       weight_key=None, blocked_out=False):
     """``relu(conv(x, w) + bias + residual)`` for C-contiguous float32 arrays in one oneDNN
     primitive, each of ``bias`` (Cout,), ``residual`` (the output's shape) and the ReLU
     optional; None where oneDNN is not available or has no implementation. ``weight_key``
     (hashable; None: no caching) names the weight's current values: while it stays the same
-    the weight is not reordered again.
+    the weight is not reordered again. ``x`` and ``residual`` may be :class:`Blocked` results
+    of an earlier call; with ``blocked_out`` the result stays in oneDNN's layout too (a
+    :class:`Blocked`) where that layout is not the plain one.
 
     Example::
 
@@ -59,7 +61,7 @@ def conv_bias_sum_relu(x, w, bias, residual, relu, *, stride, padding, dilation,
     y_shape = (x.shape[0], w.shape[0]) + tuple(
         (s + lo + hi - d * (k - 1) - 1) // st + 1 for s, (lo, hi), d, k, st in
         zip(x.shape[2:], padding, dilation, w.shape[2:], stride))
-    if residual is not None and residual.shape != y_shape:
+    if residual is not None and tuple(residual.shape) != y_shape:
         return None
     if any(size <= 0 for shape in (x.shape, w.shape, y_shape) for size in shape):
         return None
@@ -69,13 +71,51 @@ def conv_bias_sum_relu(x, w, bias, residual, relu, *, stride, padding, dilation,
         plan = _onednn._cached_plan(key, lambda: _FusedPlan(_onednn._library, key))
     if plan is None:
         return None
-    y = np.empty(y_shape, np.float32)
     if bias is not None:
         bias = np.ascontiguousarray(bias, np.float32).reshape(-1)
-    if residual is not None:
+    if residual is not None and not isinstance(residual, Blocked):
         residual = np.ascontiguousarray(residual, np.float32)
-    plan.run(np.ascontiguousarray(x), np.ascontiguousarray(w), bias, residual, y, weight_key)
-    return y
+    if not isinstance(x, Blocked):
+        x = np.ascontiguousarray(x)
+    return plan.run(x, np.ascontiguousarray(w), bias, residual, y_shape, weight_key,
+                    blocked_out)
+
+
+class Blocked:
+    """A convolution's result left in the layout oneDNN chose for it (``buffer``), for the
+    next fused convolution to read without reordering it to the plain layout and back.
+
+    Example::
+
+        >>> x = np.ones((1, 8, 4, 4), np.float32); w = np.ones((8, 8, 1, 1), np.float32)
+        >>> geometry = dict(stride=(1, 1), padding=((0, 0), (0, 0)), dilation=(1, 1), groups=1)
+        >>> y = conv_bias_sum_relu(x, w, None, None, False, blocked_out=True, **geometry)
+        >>> y is None or float(as_array(y)[0, 0, 0, 0]) == 8.0
+        True
+    """
+
+    __slots__ = ("buffer", "plan", "shape")
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, buffer, plan, shape):
+        self.buffer, self.plan, self.shape = buffer, plan, shape
+
+    def plain(self):
+        """The values as a C-contiguous array."""
+        y = np.empty(self.shape, np.float32)
+        self.plan.to_plain(self.buffer, y)
+        return y
+
+
+def as_array(value):
+    """``value`` as a plain NumPy array (a :class:`Blocked` reordered back).
+
+    Example::
+
+        >>> as_array(np.ones(2))
+        array([1., 1.])
+    """
+    return value.plain() if isinstance(value, Blocked) else value
 
 
 class _FusedPlan:
@@ -119,6 +159,7 @@ class _FusedPlan:
                 lib.dnnl_post_ops_destroy(post_ops)
         self.has_sum = has_sum
         self.cached_weight = None   # (key, the array, oneDNN's copy of it)
+        self.layouts = {}   # id(producing plan) -> (that plan, whether its results fit as is)
         self.lock = threading.Lock()
 
     def _operand(self, descriptor, arg, shape, directions):
@@ -156,34 +197,68 @@ class _FusedPlan:
                 lib.dnnl_memory_destroy(self.bias)
             self.cached_weight = None
 
-    def run(self, x, w, bias, residual, y, weight_key):
-        """Compute into ``y``; ``residual`` is added before the ReLU (the sum post-op adds the
-        convolution into what the destination memory holds)."""
+    def run(self, x, w, bias, residual, y_shape, weight_key, blocked_out):
+        """Compute the plain result (or a :class:`Blocked` one); ``residual`` is added before
+        the ReLU (the sum post-op adds the convolution into what the destination holds)."""
         lib, stream = self.library.lib, self.library.stream
+        if isinstance(x, Blocked) and not self._reads(x, self.src):
+            x = x.plain()
+        if isinstance(residual, Blocked) and not self._reads(residual, self.dst):
+            residual = residual.plain()
         scratch = []   # reorder buffers, alive until the stream is done
         with self.lock:
             src = self._into(self.src, x, 0, scratch)
             weights = self._weight(w, weight_key, scratch)
             outer, inner, size, reorders = self.dst
-            lib.dnnl_memory_set_data_handle(outer, y.ctypes.data)
+            y = None
+            if inner is None or not blocked_out:
+                y = np.empty(y_shape, np.float32)
+                lib.dnnl_memory_set_data_handle(outer, y.ctypes.data)
             if inner is None:
                 dst = outer
                 if self.has_sum:
                     np.copyto(y, residual)
+            elif isinstance(residual, Blocked):
+                dst = self._buffer_for(inner, size, scratch)
+                np.copyto(scratch[-1], residual.buffer)
             elif self.has_sum:
                 dst = self._into(self.dst, residual, 0, scratch)
             else:
                 dst = self._buffer_for(inner, size, scratch)
+            dst_buffer = scratch[-1] if inner is not None else None
             args = [_ExecArg(_SRC, src), _ExecArg(_WEIGHTS, weights), _ExecArg(_DST, dst)]
             if self.bias is not None:
                 lib.dnnl_memory_set_data_handle(self.bias, bias.ctypes.data)
                 args.append(_ExecArg(_BIAS, self.bias))
             _check(lib.dnnl_primitive_execute(self.primitive, stream, len(args),
                                               (_ExecArg * len(args))(*args)))
-            if inner is not None:
-                lib.dnnl_memory_set_data_handle(outer, y.ctypes.data)
+            if y is not None and inner is not None:
+                lib.dnnl_memory_set_data_handle(outer, y.ctypes.data)  # (_into moved it)
                 _reorder(lib, stream, reorders[-1], inner, outer)
             _check(lib.dnnl_stream_wait(stream))
+        return y if y is not None else Blocked(dst_buffer, self, y_shape)
+
+    def to_plain(self, buffer, y):
+        """Reorder ``buffer``, a result of this plan in its own layout, into ``y``."""
+        lib, stream = self.library.lib, self.library.stream
+        outer, inner, _, reorders = self.dst
+        with self.lock:
+            lib.dnnl_memory_set_data_handle(inner, buffer.ctypes.data)
+            lib.dnnl_memory_set_data_handle(outer, y.ctypes.data)
+            _reorder(lib, stream, reorders[-1], inner, outer)
+            _check(lib.dnnl_stream_wait(stream))
+
+    def _reads(self, blocked, operand):
+        """Whether ``operand`` (the source or the destination) takes ``blocked``'s layout as
+        it is (remembered per producing plan)."""
+        known = self.layouts.get(id(blocked.plan))
+        if known is None or known[0] is not blocked.plan:
+            inner = operand[1]
+            theirs = blocked.plan.dst[1]
+            same = inner is not None and bool(self.library.lib.dnnl_memory_desc_equal(
+                _memory_desc(self.library, inner), _memory_desc(self.library, theirs)))
+            known = self.layouts[id(blocked.plan)] = (blocked.plan, same)
+        return known[1]
 
     def _buffer_for(self, inner, size, scratch):
         buffer = _onednn._aligned_bytes(size)
@@ -193,9 +268,14 @@ class _FusedPlan:
 
     def _into(self, operand, array, which, scratch):
         """The memory the primitive reads ``array`` from: its own, or a fresh buffer in the
-        primitive's layout that ``array`` is reordered into."""
+        primitive's layout that ``array`` is reordered into (a :class:`Blocked` ``array`` of
+        that layout is read where it is)."""
         lib = self.library.lib
         outer, inner, size, reorders = operand
+        if isinstance(array, Blocked):
+            lib.dnnl_memory_set_data_handle(inner, array.buffer.ctypes.data)
+            scratch.append(array.buffer)
+            return inner
         lib.dnnl_memory_set_data_handle(outer, array.ctypes.data)
         if inner is None:
             return outer
@@ -220,3 +300,10 @@ class _FusedPlan:
 def _reorder(lib, stream, reorder, source, target):
     pair = (_ExecArg * 2)(_ExecArg(_SRC, source), _ExecArg(_DST, target))
     _check(lib.dnnl_primitive_execute(reorder, stream, 2, pair))
+
+
+def _memory_desc(library, memory):
+    """The descriptor of a memory object (owned by the memory)."""
+    desc = _Handle()
+    _check(library.lib.dnnl_memory_get_memory_desc(memory, ctypes.byref(desc)))
+    return desc
