@@ -397,6 +397,46 @@ def test_buffers_freed_by_cyclic_garbage_stay_usable():
     assert not y.any().item()
 
 
+@pytest.fixture
+def small_bindings(monkeypatch):
+    """The device's binding limit lowered to 4 KiB, so that tensors of a few thousand
+    elements take the path of those over 128 MiB on lavapipe (windowed bindings; the same
+    check at the real limit: (2**25 + 1000)-element float32 tensors, a comparison, a float16
+    cast and a broadcast add, equal to NumPy's, about 15 s here)."""
+    runtime = _runtime.runtime()
+    ember.webgpu.synchronize()
+    monkeypatch.setattr(runtime, "max_binding", 4096)
+    yield
+    ember.webgpu.synchronize()
+
+
+@needs_gpu
+def test_elementwise_kernels_split_tensors_larger_than_a_binding(small_bindings, strict):
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((3000,)).astype(np.float32)  # 12 KB: three times the limit
+    b = rng.standard_normal((3000,)).astype(np.float32)
+    ga, gb, ca, cb = gpu(a), gpu(b), ember.tensor(a), ember.tensor(b)
+    close(ga * 2 + gb, ca * 2 + cb)
+    close(ember.where(ga > gb, ga, gb[:1]), ember.where(ca > cb, ca, cb[:1]))  # one element
+    close(ga > 0.5, ca > 0.5)  # a 1-byte result
+    close(ga.half(), ca.half())  # a 2-byte result
+    close(ga.exp()[1001:2900:3], ca.exp()[1001:2900:3])
+    close(ga[1001:2900:3].exp(), ca[1001:2900:3].exp())  # a strided operand: smaller chunks
+    close(ga.flip(0) - ga, ca.flip(0) - ca)
+    rows = rng.standard_normal((300, 16)).astype(np.float32)
+    bias = rng.standard_normal((16,)).astype(np.float32)
+    grows, crows = gpu(rows), ember.tensor(rows)
+    close(grows + gpu(bias), crows + ember.tensor(bias))  # broadcast: runs of whole rows
+    close(grows.t().t() * 3, crows * 3)
+
+
+@needs_gpu
+def test_a_kernel_that_cannot_split_names_the_limit(small_bindings):
+    g = gpu(np.ones((3000,), np.float32))
+    with pytest.raises(RuntimeError, match="more than one binding can hold"):
+        g.cumsum(0)
+
+
 @needs_gpu
 def test_a_forked_child_gets_an_error_instead_of_hanging():
     script = textwrap.dedent("""

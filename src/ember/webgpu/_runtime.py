@@ -242,13 +242,17 @@ class Runtime:
 
     def dispatch(self, source, buffers, groups):
         """Record one dispatch of ``source`` over ``groups`` workgroups (x, y) with
-        ``buffers`` bound at 0, 1, ... into the open encoder."""
+        ``buffers`` bound at 0, 1, ... into the open encoder; an entry may be a window of a
+        buffer, ``(buffer, byte offset, byte size)``, as larger buffers must be bound."""
         pipeline = self.pipeline(source)
         for buffer in buffers:
-            if buffer.size > self.max_binding:
+            size = buffer[2] if isinstance(buffer, tuple) else buffer.size
+            if size > self.max_binding:
                 raise RuntimeError(
-                    f"ember.webgpu: a tensor of {buffer.size} bytes is larger than one binding "
-                    f"can be ({self.max_binding} bytes); the kernels do not window bindings yet")
+                    f"ember.webgpu: this kernel would bind {size} bytes of a tensor, more than "
+                    f"one binding can hold ({self.max_binding} bytes); the elementwise "
+                    f"kernels split such tensors, this one does not yet (make the tensor "
+                    f"smaller, or run this step on the cpu)")
         # a bind group per (pipeline, buffers): pooled buffers come back, so keys repeat from
         # step to step (the key holds the buffers, so their ids cannot be reused meanwhile)
         key = (source, *buffers)
@@ -256,8 +260,7 @@ class Runtime:
         if bind_group is None:
             if len(self.bind_groups) > 4096:
                 self.bind_groups.clear()
-            entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-                       for i, b in enumerate(buffers)]
+            entries = [{"binding": i, "resource": _resource(b)} for i, b in enumerate(buffers)]
             bind_group = self.device.create_bind_group(
                 layout=pipeline.get_bind_group_layout(0), entries=entries)
             self.bind_groups[key] = bind_group
@@ -306,6 +309,14 @@ class Runtime:
 
 
 _ONLY_INTS = {int}
+
+
+def _resource(binding):
+    """A bind group entry's resource: a whole buffer, or a ``(buffer, offset, size)`` window."""
+    if isinstance(binding, tuple):
+        buffer, offset, size = binding
+        return {"buffer": buffer, "offset": offset, "size": size}
+    return {"buffer": binding, "offset": 0, "size": binding.size}
 
 
 def _bucket(nbytes):

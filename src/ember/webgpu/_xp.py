@@ -535,6 +535,8 @@ def ascontiguous_copy(a):
         return out
     if a.ndim > K.MAX_DIMS:
         return fallback(np.ascontiguousarray, "ascontiguousarray")(a)
+    if a.storage.buffer.size > a.storage.runtime.max_binding and a.dtype in K.COMPUTE:
+        return _elementwise("a", [a], K.COMPUTE[a.dtype], a.dtype)  # split into bindings
     itemsize = a.dtype.itemsize
     words = _params_for(a.shape, [(a.offset, a.estrides)])
     threads = a.size if itemsize >= 4 else (a.size * itemsize + 3) // 4
@@ -926,12 +928,13 @@ def _elementwise(expr, operands, ct, out_dtype, condition=False, shape=None, cas
     out = _new(out_shape, out_dtype)
     if out.size == 0:
         return out
-    specs, layouts, scalars, access = [], [], [], []
+    specs, layouts, scalars, access, views = [], [], [], [], []
     for position, x in enumerate(operands):
         own_ct = "bool" if condition and position == 0 else ct
         if isinstance(x, WebGPUArray):
             how, x = _access(x, out_shape)
             access.append(how)
+            views.append(x)
             specs.append(("buffer", x.dtype.itemsize, K.COMPUTE.get(x.dtype)))
             if specs[-1][2] is None:
                 return None
@@ -949,10 +952,84 @@ def _elementwise(expr, operands, ct, out_dtype, condition=False, shape=None, cas
                                    out_dtype.itemsize, ct if cast else None, tuple(access))
     except ValueError:  # a conversion WGSL cannot do exactly (int64 to float): NumPy does it
         return None
-    words = _params_for(out_shape, layouts, scalars)
     per = builtins.max(4 // out_dtype.itemsize, 1)
+    limit = out.storage.runtime.max_binding
+    if out.storage.buffer.size > limit or builtins.any(x.storage.buffer.size > limit
+                                                       for x in views):
+        _run_windowed(source, out, views, access, scalars, per)
+        return out
+    words = _params_for(out_shape, layouts, scalars)
     _run(source, out, arrays, words, (out.size + per - 1) // per)
     return out
+
+
+def _run_windowed(source, out, views, access, scalars, per):
+    """The elementwise kernel ``source`` over chunks of the output small enough that every
+    operand's elements for a chunk fit one binding (a tensor over 128 MiB on lavapipe): the
+    output and its same-shaped contiguous operands split as flat ranges, or, with a strided
+    (broadcast) operand, as runs of whole rows of the first dim."""
+    widest = builtins.max([out.dtype.itemsize] + [x.dtype.itemsize for x in views])
+    budget = out.storage.runtime.max_binding // 2 // widest // 32 * 32  # elements per chunk
+    if "strided" not in access:
+        flat_out = reshape(out, (-1,))
+        flat = [reshape(x, (-1,)) if how == "linear" else x for x, how in zip(views, access)]
+        for start in range(0, out.size, budget):
+            stop = builtins.min(start + budget, out.size)
+            _run_window(source, flat_out[start:stop],
+                        [x[start:stop] if how == "linear" else x
+                         for x, how in zip(flat, access)], scalars, per)
+        return
+    row = out.size // out.shape[0]
+    step = int(32 // np.gcd(row * out.dtype.itemsize, 32))  # chunks start on 32-byte bounds
+    rows = budget // row // step * step
+    limit = out.storage.runtime.max_binding
+
+    def parts(start, stop):
+        return [x[start:stop] if how != "single" else x for x, how in zip(views, access)]
+
+    # a strided operand may spread a chunk's elements wider than the output's: fewer rows
+    while rows and not builtins.all(_window(x)[0][2] <= limit for x in parts(0, rows)
+                                    if isinstance(_window(x)[0], tuple)):
+        rows = rows // 2 // step * step
+    if rows == 0:
+        raise RuntimeError(f"ember.webgpu: this operation over rows of {row} elements cannot "
+                           f"be split into bindings of {limit} bytes")
+    for start in range(0, out.shape[0], rows):
+        stop = builtins.min(start + rows, out.shape[0])
+        _run_window(source, out[start:stop], parts(start, stop), scalars, per)
+
+
+def _run_window(source, out, views, scalars, per):
+    """One dispatch of an elementwise kernel with each array bound as the window it reads."""
+    runtime = out.storage.runtime
+    target, _ = _window(out, whole=False)  # the chunk's first element (32-byte aligned)
+    bound, layouts = [], []
+    for x in views:
+        binding, offset = _window(x)
+        bound.append(binding)
+        layouts.append((offset, x.estrides))
+    words = _params_for(out.shape, layouts, scalars)
+    runtime.dispatch(source, [runtime.params(words), target] + bound,
+                     _groups((out.size + per - 1) // per))
+
+
+def _window(x, whole=True):
+    """``x``'s buffer as a binding covering the elements ``x`` reaches, and ``x``'s offset
+    counted from the window's start (with ``whole``, the whole buffer when it fits one
+    binding).
+
+    Bindings start on 32-byte boundaries (the adapter's offset alignment), so a window of a
+    1- or 2-byte dtype still starts on a word.
+    """
+    buffer = x.storage.buffer
+    if whole and buffer.size <= x.storage.runtime.max_binding:
+        return buffer, x.offset
+    item = x.dtype.itemsize
+    low = x.offset + builtins.sum((n - 1) * s for n, s in zip(x.shape, x.estrides) if s < 0)
+    high = x.offset + builtins.sum((n - 1) * s for n, s in zip(x.shape, x.estrides) if s > 0)
+    start = low * item // 32 * 32
+    end = builtins.min(((high + 1) * item + 3) // 4 * 4, buffer.size)
+    return (buffer, start, end - start), x.offset - start // item
 
 
 for _name in _POINTWISE:
