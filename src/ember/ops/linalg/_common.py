@@ -92,13 +92,22 @@ _LOW_KERNELS = {"linalg.det": "lu_cpu", "linalg.slogdet": "lu_cpu", "linalg.solv
                 "linalg.eig": "linalg_eig_cpu", "linalg.eigvals": "linalg_eig_cpu"}
 
 
+# ops whose integer or bool input torch refuses as a missing kernel (NotImplementedError naming
+# it) rather than with the RuntimeError of linalg's floating-point check
+_INTEGER_KERNELS = {"cholesky": "cholesky_cpu", "cholesky_inverse": "cholesky_inverse_out_cpu",
+                    "cholesky_solve": "cholesky_solve_cpu",
+                    "torch.linalg.householder_product": "orgqr_cpu"}
+
+
 def _check_float(A, name):
     if A._data.dtype in _LOW:
         if name in ("linalg.inv", "linalg.inv_ex"):
             raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_short(A)}")
-        raise NotImplementedError(f'"{_LOW_KERNELS.get(name, name)}" not implemented for '
-                                  f"'{_short(A)}'")
+        kernel = _LOW_KERNELS.get(name) or _INTEGER_KERNELS.get(name, name)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_short(A)}\'')
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        if name in _INTEGER_KERNELS:
+            raise dt.no_kernel_for(_INTEGER_KERNELS[name], A.dtype)
         if name in ("linalg.eigh", "linalg.eigvalsh"):
             raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_short(A)}'")
         if name in ("linalg.eig", "linalg.eigvals"):

@@ -276,6 +276,8 @@ def _cross_impl(input, other, dim, name):
     if input._data.shape[d] != 3 or other._data.shape[d] != 3:
         raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got "
                            f"{input._data.shape[d]} and {other._data.shape[d]}")
+    if input.dtype is dt.bool:  # (before the dtypes are compared, as torch)
+        raise dt.no_kernel_for("cross", dt.bool)
     _check_same_scalar(input, other)
     return cross_op(input, other, dim=d)
 

@@ -688,3 +688,4 @@ def _tensordot_method(self, other, dims=2):
         ember.Size([2, 4])
     """
     return tensordot(self, other, dims)
+

@@ -25,6 +25,7 @@ from ._common import (
     InvExResult,
     LinAlgError,
     SolveExResult,
+    _check_float,
     _check_square,
     _check_tensor,
     _compute,
@@ -295,6 +296,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
         tensor([[0.2500, 0.0000],
                 [0.0000, 1.0000]])
     """
+    _check_float(input, "cholesky_inverse")
     # as torch (LAPACK's potri), only the factor's own triangle is read
     factor = input.triu() if upper else input.tril()
     a = matmul(factor.mH, factor) if upper else matmul(factor, factor.mH)
@@ -313,6 +315,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
         tensor([[1.],
                 [1.]])
     """
+    _check_float(B, "cholesky_solve")
     a = matmul(L.mH, L) if upper else matmul(L, L.mH)
     return write_out(linalg_solve(a, B), out, "cholesky_solve")
 
