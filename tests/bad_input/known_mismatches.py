@@ -15,25 +15,12 @@ KNOWN_MISMATCHES = {
     ('Tensor.chalf', 'empty:self', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
     ('Tensor.chalf', 'inf:self', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
     ('Tensor.chalf', 'nan:self', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
-    ('Tensor.cholesky', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: cholesky: Expected a floating point or complex tensor as input. Got Bool
-    ('Tensor.cholesky', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: cholesky: Expected a floating point or complex tensor as input. Got Long
     ('Tensor.cholesky', 'empty:input', 'refused'),  # RuntimeError: cholesky: A must be batches of square matrices, but they are 0 by 5 matrices
-    ('Tensor.cholesky_inverse', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: linalg.inv: Expected a floating point or complex tensor as input. Got Long
-    ('Tensor.clamp', 'empty:input', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (0,10,5) (5,10,5)
-    ('Tensor.clamp', 'shape:min', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (5,10,5) (7,12,7)
-    ('Tensor.clamp_', 'empty:input', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (0,10,5) (5,10,5)
-    ('Tensor.clamp_', 'shape:min', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (5,10,5) (7,12,7)
-    ('Tensor.clamp_max', 'none:max', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
-    ('Tensor.clamp_max_', 'none:max', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
-    ('Tensor.clamp_min', 'none:min', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
-    ('Tensor.clamp_min_', 'none:min', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
-    ('Tensor.cross', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
+    ('Tensor.cholesky_solve', 'dtype_bool:input1', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "cholesky_solve_cpu" not implemented for 'Bool'
+    ('Tensor.cholesky_solve', 'dtype_int64:input1', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "cholesky_solve_cpu" not implemented for 'Long'
     ('Tensor.cumprod_', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: result type Long can't be cast to the desired output type Bool
     ('Tensor.cumsum_', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: result type Long can't be cast to the desired output type Bool
     ('Tensor.diff', 'dim_oob:dim', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 9)
-    ('Tensor.float_power_', 'list:exponent', 'other_type'),  # torch TypeError, ember RuntimeError: the base given to float_power_ has dtype Float but the operation's result requires dtype Double
-    ('Tensor.float_power_', 'none:exponent', 'other_type'),  # torch TypeError, ember RuntimeError: the base given to float_power_ has dtype Float but the operation's result requires dtype Double
-    ('Tensor.float_power_', 'str:exponent', 'other_type'),  # torch TypeError, ember RuntimeError: the base given to float_power_ has dtype Float but the operation's result requires dtype Double
     ('Tensor.geqrf', 'inf:input', 'different'),  # out[0]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('Tensor.hash_tensor', 'base', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'dtype_bool:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
@@ -57,6 +44,8 @@ KNOWN_MISMATCHES = {
     ('Tensor.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('Tensor.max', 'float_int:out', 'accepted'),  # torch: TypeError: max() received an invalid combination of arguments - got (float), but expected one of:
     ('Tensor.min', 'float_int:out', 'accepted'),  # torch: TypeError: min() received an invalid combination of arguments - got (float), but expected one of:
+    ('Tensor.orgqr', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "orgqr_cpu" not implemented for 'Bool'
+    ('Tensor.orgqr', 'dtype_int64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "orgqr_cpu" not implemented for 'Long'
     ('Tensor.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('Tensor.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('Tensor.resize', 'base', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
@@ -70,10 +59,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.resize_as_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
     ('Tensor.resize_as_', 'shape:other', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
     ('Tensor.roll', 'dim_oob:dims', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-3, 2], but got 9)
-    ('Tensor.scatter', 'list:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'a'
-    ('Tensor.scatter', 'str:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'abc'
-    ('Tensor.scatter_', 'list:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'a'
-    ('Tensor.scatter_', 'str:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'abc'
     ('Tensor.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'
     ('Tensor.stft', 'dtype_int64:input', 'accepted'),  # torch: RuntimeError: stft(torch.LongTensor[110], n_fft=10, hop_length=2, win_length=10, window=None, normalized=0, onesided=None, return_comp
     ('Tensor.to_mkldnn', 'base', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
@@ -98,35 +83,19 @@ KNOWN_MISMATCHES = {
     ('torch.bincount', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "bincount_cpu" not implemented for 'Bool'
     ('torch.bucketize', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "searchsorted_out_cpu" not implemented for 'ComplexFloat'
     ('torch.cdist', 'nan:x1', 'different'),  # out: 150/150 values differ, at (0, 0, 0): np.float32(2.0) vs np.float32(nan)
-    ('torch.cholesky', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: cholesky: Expected a floating point or complex tensor as input. Got Bool
-    ('torch.cholesky', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: cholesky: Expected a floating point or complex tensor as input. Got Long
     ('torch.cholesky', 'empty:input', 'refused'),  # RuntimeError: cholesky: A must be batches of square matrices, but they are 0 by 5 matrices
-    ('torch.cholesky_inverse', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: linalg.inv: Expected a floating point or complex tensor as input. Got Long
-    ('torch.clamp', 'empty:input', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (0,10,5) (5,10,5)
-    ('torch.clamp', 'shape:min', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (5,10,5) (7,12,7)
-    ('torch.clamp_max', 'none:max', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
-    ('torch.clamp_min', 'none:min', 'other_type'),  # torch TypeError, ember RuntimeError: torch.clamp: At least one of 'min' or 'max' must not be None
-    ('torch.conv3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Float but found Bool
-    ('torch.conv_transpose1d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Float but found Bool
-    ('torch.conv_transpose2d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Float but found Bool
-    ('torch.conv_transpose3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Float but found Bool
-    ('torch.cross', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
+    ('torch.cholesky_solve', 'dtype_bool:input1', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "cholesky_solve_cpu" not implemented for 'Bool'
+    ('torch.cholesky_solve', 'dtype_int64:input1', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "cholesky_solve_cpu" not implemented for 'Long'
+    ('torch.conv3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Input type (bool) and bias type (float) should be the same
+    ('torch.conv_transpose1d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Input type (bool) and bias type (float) should be the same
+    ('torch.conv_transpose2d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Input type (bool) and bias type (float) should be the same
+    ('torch.conv_transpose3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Input type (bool) and bias type (float) should be the same
     ('torch.ctc_loss', 'base', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (1,2) (1,2,4) ()
     ('torch.ctc_loss', 'inf:log_probs', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (1,2) (1,2,4) ()
     ('torch.ctc_loss', 'nan:log_probs', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (1,2) (1,2,4) ()
     ('torch.ctc_loss', 'shape:targets', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (1,2) (1,2,6) ()
     ('torch.cumulative_trapezoid', 'none:x', 'accepted'),  # torch: TypeError: cumulative_trapezoid() received an invalid combination of arguments - got (Tensor, NoneType), but expected one of:
     ('torch.diff', 'dim_oob:dim', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 9)
-    ('torch.einsum', 'base', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
-    ('torch.einsum', 'dtype_bool:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
-    ('torch.einsum', 'dtype_complex64:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
-    ('torch.einsum', 'dtype_int64:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
-    ('torch.einsum', 'empty:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
-    ('torch.einsum', 'inf:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
-    ('torch.einsum', 'list:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
-    ('torch.einsum', 'nan:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
-    ('torch.einsum', 'none:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
-    ('torch.einsum', 'str:equation', 'other_type'),  # torch ValueError, ember RuntimeError: einsum(): must specify the equation string and at least one operand, or at least one operand and its subscripts
     ('torch.embedding_bag', 'base', 'other_type'),  # torch RuntimeError, ember ValueError: offsets has to be a 1D Tensor
     ('torch.embedding_bag', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember ValueError: offsets has to be a 1D Tensor
     ('torch.embedding_bag', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember ValueError: offsets has to be a 1D Tensor
@@ -154,12 +123,6 @@ KNOWN_MISMATCHES = {
     ('torch.fft.rfft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.rfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.geqrf', 'inf:input', 'different'),  # out[0]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('torch.grid_sampler_2d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
-    ('torch.grid_sampler_2d', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type ComplexFloat but found Float
-    ('torch.grid_sampler_2d', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Long but found Float
-    ('torch.grid_sampler_3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
-    ('torch.grid_sampler_3d', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type ComplexFloat but found Float
-    ('torch.grid_sampler_3d', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Long but found Float
     ('torch.histogram', 'float_int:bins', 'accepted'),  # torch: TypeError: histogram() received an invalid combination of arguments - got (Tensor, float, density=bool, weight=NoneType), but expec
     ('torch.histogramdd', 'inf:input', 'accepted'),  # torch: RuntimeError: torch.histogramdd: dimension 0's range [inf, inf] is not finite
     ('torch.histogramdd', 'nan:input', 'accepted'),  # torch: RuntimeError: torch.histogramdd: dimension 0's range [nan, nan] is not finite
@@ -172,7 +135,8 @@ KNOWN_MISMATCHES = {
     ('torch.istft', 'float_int:n_fft', 'other_type'),  # torch TypeError, ember RuntimeError: istft: expected the frequency dimension (3rd to the last) of the input tensor to match n_fft / 2 + 1 when oneside
     ('torch.linalg.cholesky_ex', 'inf:input', 'different'),  # out[0]: 11/25 values differ, at (0, 1): np.float32(0.0) vs np.float32(nan)
     ('torch.linalg.cholesky_ex', 'nan:input', 'different'),  # out[0]: 10/25 values differ, at (1, 0): np.float32(nan) vs np.float32(0.0)
-    ('torch.linalg.cross', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
+    ('torch.linalg.householder_product', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "orgqr_cpu" not implemented for 'Bool'
+    ('torch.linalg.householder_product', 'dtype_int64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "orgqr_cpu" not implemented for 'Long'
     ('torch.linalg.householder_product', 'inf:input', 'different'),  # out: 10/25 values differ, at (0, 0): np.float32(nan) vs np.float32(0.040203094)
     ('torch.linalg.householder_product', 'nan:input', 'different'),  # out: 1/25 values differ, at (0, 0): np.float32(nan) vs np.float32(0.040203094)
     ('torch.linalg.ldl_factor', 'nan:input', 'other_type'),  # torch RuntimeError, ember LinAlgError: torch.linalg.ldl_factor_ex: D[1,1] is exactly zero: the factorization succeeded but D is singular.
@@ -192,17 +156,7 @@ KNOWN_MISMATCHES = {
     ('torch.lu_unpack', 'shape:LU_pivots', 'refused'),  # IndexError: index 3 is out of bounds for axis 1 with size 3
     ('torch.max', 'float_int:out', 'accepted'),  # torch: TypeError: max() received an invalid combination of arguments - got (Tensor, float), but expected one of:
     ('torch.max_pool1d', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "max_pool1d_impl" not implemented for 'Long'
-    ('torch.max_pool2d', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool2d" not implemented for 'Bool'
-    ('torch.max_pool2d', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool2d" not implemented for 'ComplexFloat'
-    ('torch.max_pool3d', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool3d" not implemented for 'Bool'
-    ('torch.max_pool3d', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool3d" not implemented for 'ComplexFloat'
     ('torch.min', 'float_int:out', 'accepted'),  # torch: TypeError: min() received an invalid combination of arguments - got (Tensor, float), but expected one of:
-    ('torch.native_batch_norm', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got
-    ('torch.native_batch_norm', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: result type ComplexFloat can't be cast to the desired output type Float
-    ('torch.native_batch_norm', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got
-    ('torch.native_batch_norm', 'empty:input', 'accepted'),  # torch: RuntimeError: input tensor must have at least one element, but got input_sizes = [0, 5, 5]
-    ('torch.native_batch_norm', 'none:running_mean', 'accepted'),  # torch: ValueError: running_mean and running_var must either both be None or neither be None
-    ('torch.native_batch_norm', 'none:running_var', 'accepted'),  # torch: ValueError: running_mean and running_var must either both be None or neither be None
     ('torch.native_batch_norm', 'shape:weight', 'refused'),  # RuntimeError: The size of tensor a (5) must match the size of tensor b (7) at non-singleton dimension 1
     ('torch.native_group_norm', 'dtype_complex64:input', 'accepted'),  # torch: RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
     ('torch.native_group_norm', 'empty:input', 'accepted'),  # torch: RuntimeError: Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message be improved?  If so, please repo
@@ -210,31 +164,20 @@ KNOWN_MISMATCHES = {
     ('torch.native_layer_norm', 'dtype_complex64:input', 'accepted'),  # torch: RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
     ('torch.native_layer_norm', 'empty:input', 'accepted'),  # torch: RuntimeError: Given normalized_shape=[1, 2, 3], expected input with shape [*, 1, 2, 3], but got input of size[0, 2, 3]
     ('torch.native_layer_norm', 'inf:input', 'different'),  # out[1]: 1/1 values differ, at (0, 0, 0): np.float32(inf) vs np.float32(nan)
-    ('torch.nn.functional.batch_norm', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
-    ('torch.nn.functional.batch_norm', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
-    ('torch.nn.functional.batch_norm', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
+    ('torch.nn.functional.conv1d', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "slow_conv2d_cpu" not implemented for 'Bool'
+    ('torch.nn.functional.conv_transpose1d', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "slow_conv_transpose2d_out_cpu" not implemented for 'Bool'
     ('torch.nn.functional.ctc_loss', 'shape:targets', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with shapes (16,29) (18,29) ()
     ('torch.nn.functional.embedding_bag', 'none:offsets', 'refused'),  # RuntimeError: Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got ember.FloatTenso
-    ('torch.nn.functional.grid_sample', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Bool but found Float
-    ('torch.nn.functional.grid_sample', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type ComplexFloat but found Float
-    ('torch.nn.functional.grid_sample', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: expected scalar type Long but found Float
-    ('torch.nn.functional.instance_norm', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
-    ('torch.nn.functional.instance_norm', 'dtype_complex64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
-    ('torch.nn.functional.instance_norm', 'dtype_int64:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
     ('torch.nn.functional.instance_norm', 'empty:input', 'accepted'),  # torch: IndexError: select(): index 0 out of range for tensor of size [0] at dimension 0
     ('torch.nn.functional.lp_pool2d', 'list:input', 'other_type'),  # torch ValueError, ember TypeError: lp_pool2d(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.lp_pool2d', 'none:input', 'other_type'),  # torch ValueError, ember TypeError: lp_pool2d(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.lp_pool2d', 'str:input', 'other_type'),  # torch ValueError, ember TypeError: lp_pool2d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.nn.functional.max_pool2d_with_indices', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool2d" not implemented for 'Bool'
-    ('torch.nn.functional.max_pool2d_with_indices', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool2d" not implemented for 'ComplexFloat'
-    ('torch.nn.functional.max_pool3d_with_indices', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool3d" not implemented for 'Bool'
-    ('torch.nn.functional.max_pool3d_with_indices', 'dtype_complex64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "max_pool3d" not implemented for 'ComplexFloat'
     ('torch.norm_except_dim', 'empty:v', 'accepted'),  # torch: RuntimeError: cannot reshape tensor of 0 elements into shape [0, -1] because the unspecified dimension size -1 can be any value and is
+    ('torch.orgqr', 'dtype_bool:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "orgqr_cpu" not implemented for 'Bool'
+    ('torch.orgqr', 'dtype_int64:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: "orgqr_cpu" not implemented for 'Long'
     ('torch.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('torch.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('torch.roll', 'dim_oob:dims', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-3, 2], but got 9)
-    ('torch.scatter', 'list:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'a'
-    ('torch.scatter', 'str:src', 'other_type'),  # torch TypeError, ember ValueError: could not convert string to float: 'abc'
     ('torch.split', 'str:tensor', 'leaked'),  # torch TypeError, ember AttributeError: 'str' object has no attribute '_data'
     ('torch.std_mean', 'inf:input', 'different'),  # out[1]: 1/1 values differ, at (): np.float32(inf) vs np.float32(nan)
     ('torch.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'
