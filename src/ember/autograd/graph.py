@@ -844,6 +844,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                         dependencies[child] = waiting
                         if waiting == 0:
                             heapq.heappush(ready, (-child._seq, id(child), child))
+                    # drop this frame's references: a leaf's .grad takes a gradient's memory
+                    # only when the engine alone holds it (_owned_by, _ENGINE_REFS)
+                    input_grads = grad = None
                     continue
                 _execute(node, grads, inputs, targets, captured, needed, accumulate,
                          create_graph, retain_graph, buffers, dependencies, ready, stolen)
