@@ -143,9 +143,9 @@ def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=
 class ExplainOutput:
     """What :func:`explain` found: graphs captured, graph breaks and their reasons.
 
-    A function whose capture breaks runs its own code eagerly and compiles each module it
-    calls on its own: its graphs are those modules' graphs (a plain function that calls
-    no module has ``graph_count == 0``).
+    A function whose capture breaks is cut at the breaking statement: the statements
+    before and after it are graphs of their own, and so are the modules the breaking
+    statement calls.
 
     Example::
 
@@ -184,10 +184,10 @@ class _BreakReason:
 
 def explain(f, *extra_args, **extra_kwargs):
     """``explain(f)(*args, **kwargs)`` captures one call of ``f`` and returns an
-    :class:`ExplainOutput` (graphs, graph breaks and their reasons). A call that breaks and
-    calls modules runs a second time, with those modules compiled, to count their graphs
-    and breaks (a routed module that breaks again is counted as one break, without its
-    own pieces).
+    :class:`ExplainOutput` (graphs, graph breaks and their reasons). A call that breaks runs
+    a second time, cut at the breaking statement and with the modules it calls compiled,
+    to count the pieces' graphs and breaks (a piece that breaks again is counted as one
+    break, without its own pieces).
 
     Example::
 
@@ -206,7 +206,7 @@ def explain(f, *extra_args, **extra_kwargs):
         graphs = [found.graph] if found.ok else []
         reasons = [_BreakReason(r, w) for r, w in found.breaks]
         if not found.ok:
-            _explain_pieces(f, args, kwargs, graphs, reasons)
+            _explain_pieces(f, args, kwargs, found, graphs, reasons)
         elapsed = time.perf_counter() - start
         ops = sum(1 for g in graphs for n in g.nodes if n.kind in ("op", "call"))
         return ExplainOutput(graphs, len(reasons), reasons, ops,
@@ -216,9 +216,9 @@ def explain(f, *extra_args, **extra_kwargs):
     return inner
 
 
-def _explain_pieces(f, args, kwargs, graphs, reasons):
-    """Run a call that broke again with the modules it calls compiled on their own; add
-    their graphs and breaks to ``graphs`` and ``reasons``."""
+def _explain_pieces(f, args, kwargs, found, graphs, reasons):
+    """Run a call that broke again, cut at its break and with the modules it calls compiled
+    on their own; add the pieces' graphs and breaks to ``graphs`` and ``reasons``."""
     from .._inductor.breaks import AroundBreaks, pieces_of, routes_something
     from .._inductor.compiled import CompiledFunction
     from .._inductor.guards import referenced_objects
@@ -228,8 +228,8 @@ def _explain_pieces(f, args, kwargs, graphs, reasons):
     owner = CompiledFunction(f, fullgraph=False, dynamic=None, backend="eager", module=module)
     if module is None:
         owner._referenced = referenced_objects(f)
-    around = AroundBreaks(owner)
-    if not routes_something(around, args, kwargs):
+    around = AroundBreaks(owner, found.breaks, found.break_frames)
+    if around.split is None and not routes_something(around, args, kwargs):
         return
     around(args, kwargs)
     for piece in pieces_of(owner):

@@ -79,24 +79,116 @@ class AroundBreaks:
         tensor([2.])
     """
 
-    def __init__(self, owner, breaks=()):
+    def __init__(self, owner, breaks=(), frames=()):
         self.owner = owner
         self.breaks = list(breaks)   # [(reason, FrameSummary or None)] the capture found
         self.fixed = None if owner._module is None else _called_children(owner._module)
+        self.split = _split(owner, frames[0]) if frames else None
 
     def __call__(self, args, kwargs):
+        if self.split is not None:
+            return self.split(self, args, kwargs)
+        return self.eagerly(self.owner._fn, args, kwargs)
+
+    def eagerly(self, fn, args, kwargs):
+        """``fn(*args, **kwargs)`` run eagerly, with the owner's modules compiled."""
         owner = self.owner
         modules = self.fixed
         if modules is None:
             modules = _modules_of_function(owner, args, kwargs)
         if not modules:
-            return owner._fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         installed = _install_shims(owner, modules)
         try:
-            return owner._fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         finally:
             for state in installed:
                 state.pop("forward", None)
+
+
+def _target(owner):
+    """The function whose source a split cuts: the owner's function or bound method, or a
+    compiled module's ``forward`` when the module has no hooks (a split skips
+    ``Module.__call__``)."""
+    fn = owner._fn
+    if not isinstance(fn, Module):
+        return fn
+    from ..nn.modules import module as module_file
+
+    hooks = (fn._forward_hooks, fn._forward_pre_hooks, fn._backward_hooks,
+             fn._backward_pre_hooks, module_file._global_forward_hooks,
+             module_file._global_forward_pre_hooks, module_file._global_backward_hooks,
+             module_file._global_backward_pre_hooks)
+    return None if any(hooks) else fn.forward
+
+
+def _split(owner, frames):
+    """The :class:`RunSplit` of ``owner``'s function at the statement of its first break,
+    or None when it cannot be cut."""
+    from .split import break_line, split_at
+
+    target = _target(owner)
+    if target is None:
+        return None
+    cut = split_at(target, break_line(target, frames))
+    return None if cut is None else RunSplit(owner, target, cut)
+
+
+class RunSplit:
+    """Run a function cut at its break: the compiled prefix, the middle eagerly (with the
+    owner's modules compiled), the compiled suffix (see ``split.py``).
+
+    Example::
+
+        >>> from ember._inductor.split import Split
+        >>> RunSplit.__name__
+        'RunSplit'
+    """
+
+    def __init__(self, owner, target, cut):
+        import inspect
+
+        from .compiled import CompiledFunction
+
+        def compiled(fn):
+            if fn is None:
+                return None
+            piece = CompiledFunction(fn, fullgraph=False, dynamic=owner._dynamic,
+                                     backend=owner._backend_name, recompile_limit=owner._limit)
+            _SPLIT_PIECES.setdefault(owner, []).append(piece)
+            return _Piece(fn, piece)
+        self.bound_to = getattr(target, "__self__", None)
+        self.signature = inspect.signature(getattr(target, "__func__", target))
+        self.cut = cut
+        self.prefix = compiled(cut.prefix)
+        self.suffix = compiled(cut.suffix)
+
+    def __call__(self, around, args, kwargs):
+        from .split import returned_marker
+
+        if self.bound_to is not None:
+            args = (self.bound_to, *args)
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        names = dict(bound.arguments)
+        if self.prefix is not None:
+            names.update(_run(self.prefix, args, kwargs))
+        marker, value = around.eagerly(self.cut.middle, (), names)
+        if marker == returned_marker():
+            return value
+        if self.suffix is None:
+            return None
+        return _run(self.suffix, (), value)
+
+
+def _run(piece, args, kwargs):
+    """A prefix or suffix: compiled, or its plain function when its graphs have a single
+    operator (as a routed module's)."""
+    fn = piece.compiled if piece.pays() else piece.module
+    return fn(*args, **kwargs)
+
+
+_SPLIT_PIECES = weakref.WeakKeyDictionary()  # owner -> the compiled prefixes and suffixes
 
 
 _PIECES = weakref.WeakKeyDictionary()  # owner CompiledFunction -> {id(module): its compiled}
@@ -107,8 +199,9 @@ _WORTH_COMPILING = 2
 
 
 class _Piece:
-    """A routed module, its compiled function, and whether routing it pays (decided again
-    when the compiled function gains a variant)."""
+    """A routed module (or a split's prefix or suffix function), its compiled function, and
+    whether compiling it pays (decided again when the compiled function gains a
+    variant)."""
 
     __slots__ = ("module", "compiled", "variants", "worth")
 
@@ -122,8 +215,21 @@ class _Piece:
         variants = len(self.compiled._static)
         if variants != self.variants:
             self.variants = variants
-            self.worth = _worth_compiling(self.compiled)
+            self.worth = self.worth and _worth_compiling(self.compiled) and \
+                not _recompiled_for_values(self.compiled)
         return self.worth
+
+
+def _recompiled_for_values(compiled):
+    """Whether ``compiled``'s last two variants differ in a plain Python value among its
+    arguments (a float read from a tensor before a split's suffix, a step counter): each
+    new value would cost a capture, more than running eagerly, so the piece stops
+    compiling for good."""
+    from . import guards
+
+    keys = list(compiled._static)
+    return len(keys) >= 2 and guards.describe_difference(keys[-2], keys[-1]) == \
+        "arguments changed"
 
 
 def _piece(owner, module):
@@ -221,6 +327,9 @@ def pieces_of(owner):
     for piece in _PIECES.get(owner, {}).values():
         found.append(piece.compiled)
         found.extend(pieces_of(piece.compiled))
+    for compiled in _SPLIT_PIECES.get(owner, ()):
+        found.append(compiled)
+        found.extend(pieces_of(compiled))
     return found
 
 

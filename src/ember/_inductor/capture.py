@@ -129,6 +129,19 @@ def user_frame():
     return None
 
 
+def _user_positions():
+    """``(code object, line)`` of each frame outside ember's package, innermost first: where
+    each user function on the stack was when the capture broke."""
+    positions = []
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_EMBER_DIR + os.sep):
+            positions.append((frame.f_code, frame.f_lineno))
+        frame = frame.f_back
+    return positions
+
+
 def _operator_names(graph):
     """The names of the operators and calls ``graph`` has recorded so far."""
     return [n.op.name if n.kind == OP else n.params.get("fn", n.kind)
@@ -161,6 +174,7 @@ class Capture:
         self.spec = spec                # rebuilds the output from the graph's flat outputs
         self.breaks = breaks            # [(reason, FrameSummary or None)]
         self.before_break = []          # per break: the operators recorded before it
+        self.break_frames = []          # per break: [(code object, line)] of user frames
         self.captured = captured        # {"captured_N": tensor}
         self.result = result
         self.size_specialised = size_specialised
@@ -190,6 +204,7 @@ class CaptureTracer(Tracer):
         self.fullgraph = fullgraph
         self.breaks = []
         self.before_break = []   # per break: the operators recorded before it, by name
+        self.break_frames = []   # per break: (code, line) of each user frame, innermost first
         self.captured = {}
         self.guards = []   # values of the guard nodes (kept as extra graph outputs)
         self.grad_enabled = grad_mode.state.enabled
@@ -224,8 +239,13 @@ class CaptureTracer(Tracer):
         where = user_frame()
         if self.fullgraph:
             raise Unsupported(f"{reason}\n\nfrom user code:{_where_text(where)}")
+        place = None if where is None else (where.filename, where.lineno)
+        if any(r == reason and (w is None and place is None or w is not None and
+                                (w.filename, w.lineno) == place) for r, w in self.breaks):
+            return  # the same break again (a loop over parameters): noted once
         self.breaks.append((reason, where))
         self.before_break.append(_operator_names(self.graph))
+        self.break_frames.append(_user_positions())
 
     def python_value(self, tensor, what):
         if not self._on_trace_thread():
@@ -419,6 +439,11 @@ def _install_entry_points(tracer):
                                       "graph does not record autograd settings)",
                                       Tensor.__dict__[method]))
     swap(autograd, "backward", breaking(backward, autograd.backward))
+    grad = Tensor.__dict__["grad"]
+    gradient = "a tensor's .grad read or assigned inside the compiled function (gradients " \
+               "live outside the graph: zero_grad, an optimiser step, clipping)"
+    swap(Tensor, "grad", property(breaking(gradient, grad.fget), breaking(gradient, grad.fset),
+                                  breaking(gradient, grad.fdel), grad.__doc__))
     swap(autograd, "grad", breaking(backward, autograd.grad))
     return saved
 
@@ -504,6 +529,7 @@ def _broken(tracer, result, size_specialised):
     """The :class:`Capture` of a call that broke its graph."""
     found = Capture(None, tracer.breaks, {}, result, size_specialised)
     found.before_break = tracer.before_break
+    found.break_frames = tracer.break_frames
     return found
 
 

@@ -133,7 +133,7 @@ class CompiledFunction:
 
     # ------------------------------------------------------------ calling
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         if _trace_state.tracer is not None or stance.current == "force_eager":
             return self._fn(*args, **kwargs)  # inside another capture: traced as its ops
         modules = self._modules
@@ -205,8 +205,8 @@ class CompiledFunction:
         entry after a graph break; a symbolic graph also becomes a dynamic candidate."""
         if not found.ok:
             self._note_breaks(found.breaks, found.before_break)
-            self._static[key] = _Entry(key, None, None,
-                                       around=AroundBreaks(self, found.breaks))
+            self._static[key] = _Entry(key, None, None, around=AroundBreaks(
+                self, found.breaks, found.break_frames))
             return
         graph, spec = found.graph, found.spec
         counters["stats"]["unique_graphs"] += 1
