@@ -109,8 +109,8 @@ def run_graph(plan, args, attr, constants):
             step += 1
     except (ValueError, RuntimeError) as error:
         shapes = [tuple(a.shape) if hasattr(a, "shape") else a for a in args]
-        if shapes == plan.input_shapes:
-            raise
+        if shapes == plan.input_shapes or all(s is None for s in plan.input_shapes):
+            raise  # the shapes of the trace (a scripted graph has none)
         raise RuntimeError(
             f"The traced graph failed at node '{plan.nodes[step].target}' "
             f"({str(plan.nodes[step]).strip()}): {error}. It was traced with input shapes "

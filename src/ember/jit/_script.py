@@ -52,11 +52,14 @@ _BUILTIN_NAMES = {"range", "len", "float", "int", "bool", "min", "max", "abs", "
 
 
 def _raise(kind, message):
-    """A scripted ``raise``: builtin exception types only (looked up by name)."""
+    """A scripted ``raise``: ``ember.jit.Error`` naming the builtin exception type, as
+    torch's interpreter raises ``torch.jit.Error("builtins.ValueError: ...")``."""
+    from ._annotations import Error
+
     error = getattr(builtins, kind, None)
     if not (isinstance(error, type) and issubclass(error, Exception)):
-        error = RuntimeError
-    raise error(message)
+        kind = "RuntimeError"
+    raise Error(f"builtins.{kind}: {message}")
 
 
 def _set_grad(enabled):
@@ -68,8 +71,31 @@ def _set_grad(enabled):
     return previous
 
 
+# the methods of TorchScript's List type a scripted method may call
+LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "clear", "reverse", "index",
+                          "count", "copy", "remove"})
+# the types a scripted ``isinstance`` tests at run time, by TorchScript's names
+TYPE_NAMES = {"int": int, "float": float, "bool": bool, "str": str, "list": list,
+              "tuple": tuple, "dict": dict, "NoneType": type(None), "Tensor": Tensor}
+
+
+def _isinstance(value, names):
+    """A scripted ``isinstance(value, types)``: a bool is not an int nor a float, as in
+    TorchScript's types."""
+    for name in names:
+        if name in ("int", "float") and isinstance(value, bool):
+            continue
+        if isinstance(value, TYPE_NAMES[name]):
+            return True
+    return False
+
+
 _HELPERS = {"jit.tuple": lambda *items: items, "jit.list": lambda *items: list(items),
-            "jit.identity": lambda value: value,
+            "jit.zip": lambda *items: list(zip(*items)),
+            "jit.enumerate": lambda items, start=0: list(enumerate(items, start)),
+            "jit.isinstance": _isinstance,
+            # a list literal is a new list on every run (the code may append to it)
+            "jit.identity": lambda value: list(value) if isinstance(value, list) else value,
             "jit.format": lambda *parts: "".join(str(p) for p in parts),
             "jit.raise": _raise, "jit.set_grad": _set_grad,
             "jit.warn": lambda message: warnings.warn(message, stacklevel=3)}
@@ -94,7 +120,8 @@ def resolve(name, where="<graph>"):
             raise RuntimeError(f"ember.jit: refusing private method {method!r} in {where}")
 
         def call(receiver, *args, **kwargs):
-            if not isinstance(receiver, Tensor):
+            if not (isinstance(receiver, Tensor) or isinstance(receiver, list)
+                    and method in LIST_METHODS):
                 raise RuntimeError(f"ember.jit: method {method!r} called on a "
                                    f"{type(receiver).__name__}, not a Tensor")
             return getattr(receiver, method)(*args, **kwargs)

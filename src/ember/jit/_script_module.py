@@ -47,6 +47,7 @@ from ._script import (
     _CMPOPS,
     CALL,
     IF,
+    LIST_METHODS,
     LOOP,
     _Compiler,
     _is_docstring,
@@ -314,7 +315,8 @@ class _MethodCompiler(_Compiler):
                 if _is_const(test):
                     statements[i:i + 1] = list(s.body if test[1] else s.orelse)
                     continue
-                if _terminates(s.body) or _terminates(s.orelse):
+                if (_terminates(s.body) or _terminates(s.orelse)) and \
+                        (_returns(s.body) or _returns(s.orelse)):
                     body = s.body if _terminates(s.body) else s.body + rest
                     orelse = s.orelse if _terminates(s.orelse) else s.orelse + rest
                     return self.returning_if(graph, test, body, orelse, env)
@@ -793,6 +795,11 @@ class _MethodCompiler(_Compiler):
         f = e.func
         if isinstance(f, ast.Attribute):
             receiver = self.expr(graph, f.value, env)
+            if _is_const(receiver) and isinstance(receiver[1], list) and \
+                    isinstance(f.value, ast.Name) and f.attr in LIST_METHODS and \
+                    not all(_is_const(a) for a in args + list(kwargs.values())):
+                # a list literal that receives run-time values becomes a run-time list
+                receiver = env[f.value.id] = self.value(graph, receiver)
             if isinstance(receiver, Value):
                 return self.call(graph, f"method:{f.attr}", [receiver] + args, kwargs)
             target = (self.self_attr(graph, receiver, f.attr, f)
@@ -827,6 +834,11 @@ class _MethodCompiler(_Compiler):
         if fn is isinstance and len(args) == 2 and isinstance(args[0], Value) \
                 and args[0] in self.tensors and _is_const(args[1]):
             return ("c", issubclass(Tensor, args[1][1]))  # refined statically, as TorchScript
+        if fn is isinstance and len(args) == 2 and _is_const(args[1]):
+            return self.call(graph, "jit.isinstance", [args[0], ("c", _type_names(args[1][1], e,
+                                                                                  self.fail))])
+        if fn in (zip, enumerate) and not kwargs:  # over values known at run time
+            return self.call(graph, f"jit.{fn.__name__}", args)
         if fn is warnings.warn:
             return self.call(graph, "jit.warn", args[:1])
         if fn is _annotate():
@@ -890,6 +902,20 @@ def read_module(graph, prefix):
     return v
 
 
+def _type_names(types, node, fail):
+    """TorchScript's names of the types an ``isinstance`` tests (a type or a tuple of them)."""
+    from ._script import TYPE_NAMES
+
+    names = []
+    for t in types if isinstance(types, tuple) else (types,):
+        name = "Tensor" if isinstance(t, type) and issubclass(Tensor, t) and t is not object \
+            else next((n for n, cls in TYPE_NAMES.items() if cls is t), None)
+        if name is None:
+            fail(node, f"isinstance with the type {t!r}")
+        names.append(name)
+    return names
+
+
 def _annotate():
     from ._annotations import annotate
 
@@ -902,6 +928,12 @@ def _scripting_flag(fn):
     from . import is_scripting, is_tracing
 
     return True if fn is is_scripting else False if fn is is_tracing else None
+
+
+def _returns(statements):
+    """Whether ``statements`` hold a ``return`` (a branch that only raises does not: it is
+    compiled as an ``if`` node whose branch raises at run time)."""
+    return any(isinstance(node, ast.Return) for s in statements for node in ast.walk(s))
 
 
 def _terminates(statements):

@@ -85,6 +85,9 @@ def bind_arguments(method, signature, args, kwargs):
             raise RuntimeError(f"{method}() Expected a value of type '{type_text}' for argument "
                                f"'{name}' but instead found type '{_python_type(value)}'.\n"
                                f"Position: {position + 1}\nDeclaration: {declaration}")
+        if type_text in ("float", "Optional[float]") and isinstance(value, int) \
+                and not isinstance(value, bool):
+            value = float(value)  # an int given for a float is converted, as TorchScript does
         bound.append(value)
     unknown = set(kwargs) - {n for n, _, _, _ in signature}
     if unknown:

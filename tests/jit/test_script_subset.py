@@ -1,0 +1,170 @@
+"""ember.jit.script on user modules that use more of TorchScript's subset: ``zip`` and
+``enumerate`` over values known only at run time, ``isinstance`` on Optional and plain
+arguments, ``raise`` in a nested branch, nested tuple unpacking, early ``return`` from loops;
+outputs against torch.jit.script's, and loading a saved one in this process."""
+
+# the models are written as real TorchScript code is, with typing's List and Optional
+# ruff: noqa: UP006, UP035, UP045
+from typing import List, Optional
+
+import numpy as np
+import pytest
+import torch
+from torch import Tensor  # an annotation only: ember reads it as the name "Tensor"
+
+import ember
+from conftest import assert_same
+
+RNG = np.random.default_rng(0)
+
+
+def make_models(lib):
+    """The same model classes written against ``lib`` (torch or ember)."""
+    nn = lib.nn
+
+    class Zipped(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lins = nn.ModuleList([nn.Linear(3, 3) for _ in range(2)])
+            self.norms = nn.ModuleList([nn.LayerNorm(3) for _ in range(2)])
+
+        def forward(self, xs: List[Tensor], ys: List[Tensor]):
+            out = []
+            for i, (x, y) in enumerate(zip(xs, ys)):
+                out.append(x * y + i)
+            total = out[0]
+            for lin, norm in zip(self.lins, self.norms):
+                total = norm(lin(total))
+            for k, size in enumerate(total.shape):
+                total = total + k * size
+            return out, total
+
+    class Checked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = nn.GRUCell(3, 3)
+
+        def forward(self, x, h: Optional[Tensor] = None, scale: Optional[float] = None):
+            if h is not None:
+                if h.dim() != 2:
+                    raise ValueError("h must be 2-D")
+                x = x + h
+            if isinstance(scale, float):
+                x = x * scale
+            pair = (x, (x + 1, x - 1))
+            a, (b, c) = pair
+            return self.cell(a, b * c)
+
+    class EarlyExit(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(3)])
+
+        def forward(self, x, limit: float):
+            for layer in self.layers:
+                x = layer(x)
+                if float(x.abs().sum()) > limit:
+                    return x, True
+            return x, False
+
+    class Stepper(nn.Module):
+        """A cell stepped over time, its outputs appended to a list."""
+
+        def __init__(self):
+            super().__init__()
+            self.cell = nn.LSTMCell(3, 4)
+
+        def forward(self, x):
+            h = lib.zeros(x.size(1), 4)
+            c = lib.zeros(x.size(1), 4)
+            outs = []
+            for t in range(x.size(0)):
+                h, c = self.cell(x[t], (h, c))
+                outs.append(h)
+            outs.reverse()
+            return lib.stack(outs), len(outs)
+
+    return {"zipped": Zipped, "checked": Checked, "early": EarlyExit, "stepper": Stepper}
+
+
+def pair(name):
+    ember.manual_seed(0)
+    e_model, t_model = make_models(ember)[name](), make_models(torch)[name]()
+    t_model.load_state_dict({k: torch.tensor(v.detach().numpy())
+                             for k, v in e_model.state_dict().items()})
+    return ember.jit.script(e_model), torch.jit.script(t_model)
+
+
+def arrays(*shapes):
+    found = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    return [ember.tensor(a) for a in found], [torch.tensor(a) for a in found]
+
+
+def test_zip_and_enumerate_over_run_time_lists_and_sizes_match_torch():
+    scripted, t_scripted = pair("zipped")
+    ex, tx = arrays((2, 3), (2, 3), (2, 3))
+    ey, ty = arrays((2, 3), (2, 3))  # zip stops at the shorter list, as Python's
+    assert_same(scripted(ex, ey), t_scripted(tx, ty), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("with_h", [False, True])
+@pytest.mark.parametrize("scale", [None, 2.5, 3])
+def test_isinstance_nested_raise_and_tuple_unpacking_match_torch(with_h, scale):
+    scripted, t_scripted = pair("checked")
+    (ex, eh), (tx, th) = arrays((2, 3), (2, 3))
+    e_args, t_args = (ex, eh if with_h else None, scale), (tx, th if with_h else None, scale)
+    assert_same(scripted(*e_args), t_scripted(*t_args), rtol=1e-5, atol=1e-6)
+
+
+def test_a_raise_in_a_nested_branch_raises_the_same_error_as_torch():
+    scripted, t_scripted = pair("checked")
+    (ex, eh), (tx, th) = arrays((2, 3), (2, 3, 1))
+    with pytest.raises(torch.jit.Error, match="builtins.ValueError: h must be 2-D"):
+        t_scripted(tx, th)
+    with pytest.raises(ember.jit.Error, match="builtins.ValueError: h must be 2-D"):
+        scripted(ex, eh)
+    assert_same(scripted(ex, eh[..., 0]), t_scripted(tx, th[..., 0]), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("limit", [0.0, 1.0, 1e9])
+def test_early_return_from_an_unrolled_loop_matches_torch(limit, tmp_path):
+    scripted, t_scripted = pair("early")
+    (ex,), (tx,) = arrays((2, 3))
+    want = t_scripted(tx, limit)
+    assert_same(scripted(ex, limit), want, rtol=1e-5, atol=1e-6)
+    scripted.save(tmp_path / "early.pt")
+    assert_same(ember.jit.load(tmp_path / "early.pt")(ex, limit), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("steps", [1, 4])
+def test_list_append_in_a_loop_over_time_matches_torch(steps):
+    scripted, t_scripted = pair("stepper")
+    (ex,), (tx,) = arrays((steps, 2, 3))
+    assert_same(scripted(ex), t_scripted(tx), rtol=1e-5, atol=1e-6)
+    assert_same(scripted(ex), t_scripted(tx), rtol=1e-5, atol=1e-6)  # a fresh list each call
+
+
+def test_isinstance_on_a_type_outside_the_subset_is_refused():
+    class Weird(ember.nn.Module):
+        def forward(self, x, n: Optional[int] = None):
+            if isinstance(n, np.ndarray):
+                return x
+            return x + 1
+
+    with pytest.raises(ember.jit.frontend.NotSupportedError, match="isinstance"):
+        ember.jit.script(Weird())
+
+
+def test_int_given_for_a_float_argument_becomes_a_float_as_in_torch():
+    class Echo(ember.nn.Module):
+        def forward(self, x, scale: float):
+            return x * scale, scale
+
+    class TEcho(torch.nn.Module):
+        def forward(self, x, scale: float):
+            return x * scale, scale
+
+    got, want = ember.jit.script(Echo())(ember.ones(2), 3), torch.jit.script(TEcho())(
+        torch.ones(2), 3)
+    assert_same(got, want)
+    assert type(got[1]) is type(want[1]) is float
