@@ -328,7 +328,7 @@ def test_graph_breaks_log_names_the_line_what_was_captured_and_the_pieces(monkey
     assert "Graph break in Net.forward" in text and __file__ in text
     assert "if h.sum() > 0:" in text
     assert "captured before the break:" in text and "gelu" in text
-    assert "each submodule it calls is compiled on its own (a, b)" in text
+    assert "each submodule it calls compiled on its own (a, b)" in text
 
 
 # ---------------------------------------------------------------- cutting a function

@@ -1,13 +1,22 @@
-"""Compiling around a graph break, one submodule call at a time.
+"""Compiling around a graph break.
 
 Capture records the operators a call runs; it does not read Python bytecode, so it cannot
 resume a function in the middle. When a function's capture breaks (``.item()``, a branch on
-a tensor, ``print``, a custom ``autograd.Function``...), its own Python code runs eagerly,
-but every *module it calls* is compiled on its own: the compiled module's children (or, for
-a plain function, the modules it reads from its globals and closure and those passed as
-arguments) get a compiled function each, which captures, guards and replays as a top-level
-one does. A child whose capture breaks in turn compiles its own children, so the graphs
-shrink only as far as the breaks force them to.
+a tensor, ``print``...), two things keep the rest compiled:
+
+* the function is **cut** at the top-level statement that broke (``split.py``): the
+  statements before and after it are compiled as functions of their own, and only the
+  breaking statement runs eagerly;
+* while eager code runs (the breaking statement, or the whole function when it cannot be
+  cut), every *module it calls* is compiled on its own: the compiled module's children
+  (or, for a plain function, the modules it reads from its globals and closure and those
+  passed as arguments) get a compiled function each, which captures, guards and replays as
+  a top-level one does.
+
+A piece that breaks again is cut and routed in turn, so the graphs shrink only as far as the
+breaks force them to; a piece whose graphs have a single operator, or that recompiles for
+each new Python value, runs eagerly (a guard check or a capture would cost more than it
+saves).
 
 The routing is temporary: during a broken call, each routed module's instance ``forward``
 is a small shim that calls its compiled function; the shims are removed when the call ends,
@@ -356,13 +365,15 @@ def describe_break(owner, reason, where, before):
         plural = "" if len(before) == 1 else "s"
         lines.append(f"  captured before the break: {len(before)} operator{plural}"
                      + (f" ({shown})" if before else ""))
+    lines.append("  the statements before and after the breaking one are compiled on their "
+                 "own where the source can be cut; eager code runs with")
     if owner._module is not None:
         names = [name for name, child in owner._module.named_children()]
-        lines.append(f"  {owner._name()}'s own code runs eagerly; each submodule it calls is "
-                     f"compiled on its own ({', '.join(names) or 'none'})")
+        listed = ", ".join(names) or "none"
+        lines.append(f"  each submodule it calls compiled on its own ({listed})")
     else:
-        lines.append("  the function's own code runs eagerly; each module it calls (from its "
-                     "globals, closure or arguments) is compiled on its own")
+        lines.append("  each module it calls (from its globals, closure or arguments) compiled "
+                     "on its own")
     return "\n".join(lines)
 
 

@@ -16,8 +16,8 @@ statement of the function's body, the body is cut there (Python's ``ast``):
 Line numbers and the file name are kept, so errors and logs name the user's lines. A body
 that cannot be cut safely is left whole (the caller then only compiles the modules it
 calls): source unavailable, a ``return``/``yield``/``global``/``nonlocal`` before the cut,
-free variables (a closure, a zero-argument ``super()``), a ``yield`` or ``await`` in the
-middle, or a break outside the function's own body (in a loop's body the cut is the loop).
+free variables (a closure, a zero-argument ``super()``), a generator or coroutine, or a
+break outside the function's own body (in a loop's body the cut is the whole loop).
 
 Example::
 
@@ -25,9 +25,9 @@ Example::
     ...     y = x.sin()
     ...     print("between")      # a graph break
     ...     return y.cos()
-    >>> # (source from a file: a doctest's function has none, so it stays whole)
-    >>> split_at(f, f.__code__.co_firstlineno + 2) is None
-    True
+    >>> cut = split_at(f, f.__code__.co_firstlineno + 2)   # the print() line
+    >>> cut.suffix(x=ember.zeros(1), y=ember.zeros(1))     # the statements after it
+    tensor([1.])
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import textwrap
 
 __all__ = ["Split", "split_at", "break_line"]
 
+_SUSPENDS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _UNBOUND = "_ember_unbound_"     # the keyword holding the "not assigned" sentinel
 _NOT_ASSIGNED = object()
 _RETURNED = "_ember_returned_"   # the middle's marker of a ``return``
@@ -95,7 +96,7 @@ def split_at(fn, line):
     function = _plain(fn)
     code = getattr(function, "__code__", None)
     if code is None or code.co_freevars or not isinstance(line, int) \
-            or getattr(function, "_ember_prefix", False):
+            or code.co_flags & _SUSPENDS or getattr(function, "_ember_prefix", False):
         return None
     definition = _definition(function)
     if definition is None:
