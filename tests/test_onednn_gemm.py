@@ -88,6 +88,17 @@ def test_products_the_gemm_declines_still_match_torch(backend):
         np.testing.assert_allclose(y.numpy(), expected.numpy(), rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("shapes", [((5, 5, 0), (0, 5)), ((5, 0, 3), (3, 4)),
+                                    ((2, 3, 4), (4, 0)), ((0, 4), (4, 3))])
+def test_empty_products_match_torch(backend, shapes):
+    """Empty operands (no rows to fold, or an empty reduction: zeros) as torch."""
+    a, b = (np.ones(s, np.float32) for s in shapes)
+    y = ember.from_numpy(a) @ ember.from_numpy(b)
+    expected = torch.from_numpy(a) @ torch.from_numpy(b)
+    assert tuple(y.shape) == tuple(expected.shape)
+    np.testing.assert_array_equal(y.numpy(), expected.numpy())
+
+
 def test_mismatched_shapes_keep_torchs_error(backend):
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied "
                                            r"\(64x40 and 50x36\)"):

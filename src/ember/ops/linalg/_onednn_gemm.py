@@ -116,7 +116,7 @@ def _folded_product(a, b):
     needs no copy; None where it does or where :func:`sgemm` declines."""
     if a.ndim == 2:
         return sgemm(a, b)
-    if not a.flags.c_contiguous:
+    if not a.flags.c_contiguous or a.size == 0:  # (no rows to fold: reshape(-1, 0) is ambiguous)
         return None
     out = sgemm(a.reshape(-1, a.shape[-1]), b)
     return None if out is None else out.reshape(*a.shape[:-1], b.shape[1])
