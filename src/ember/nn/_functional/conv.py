@@ -633,8 +633,13 @@ _BOOL_KERNELS = {"conv1d": "slow_conv2d_cpu", "conv2d": "slow_conv2d_cpu",
                  "conv_transpose3d": "slow_conv_transpose3d_out_cpu"}
 
 
-def _check_dtypes(input, weight, bias, name):
-    """torch's order: the bias's dtype, then a bool input (no kernel), then the weight's."""
+def _check_dtypes(input, weight, bias, name, transposed=False):
+    """torch's order: a weight of too few dims, a bool input (no kernel) for a transposed
+    convolution, the bias's dtype, a bool input, then the weight's dtype."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if transposed and input.dtype is dt.bool:
+        raise dt.no_kernel_for(_BOOL_KERNELS.get(name, "slow_conv_transpose2d_out_cpu"), dt.bool)
     if bias is not None and bias.dtype is not input.dtype:
         raise RuntimeError(f"Input type ({input.dtype.name.replace('float64', 'double')}) and "
                            f"bias type ({bias.dtype.name.replace('float64', 'double')}) should "
@@ -776,7 +781,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     output_padding = _ints(output_padding, k, "output_padding", name)
     dilation = _ints(dilation, k, "dilation", name)
     input, unbatched = _batched(input, k, name)
-    _check_dtypes(input, weight, bias, name)
+    _check_dtypes(input, weight, bias, name, transposed=True)
     _check_geometry(stride, tuple((p, p) for p in padding), dilation, groups)
     if any(p < 0 for p in output_padding):
         raise RuntimeError("negative output_padding is not supported")
