@@ -286,3 +286,41 @@ def test_mlp_step_with_dropout_runs_on_the_gpu_and_matches_the_cpu_with_its_mask
     np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-5)
     for p, q in zip(model.parameters(), gpu_model.parameters()):
         np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+
+
+M = N // 5  # the Poisson tests' samples
+
+
+@pytest.mark.parametrize("rate", [0.5, 4.0, 10.0, 37.5, 1000.0])
+def test_poisson_counts_are_drawn_on_the_gpu_with_poissons_law(rate, strict):
+    """Knuth's method below 10, PTRS above: the counts' frequencies against the Poisson pmf
+    (a chi-square test on bins expecting at least 20 counts each), reproduced by the seed."""
+    stats = pytest.importorskip("scipy.stats")
+    ember.webgpu.manual_seed(11)
+    counts = ember.poisson(ember.full((M,), rate, device="webgpu"))
+    assert counts.device.type == "webgpu" and counts.dtype == ember.float32
+    values = counts.cpu().numpy().astype(np.int64)
+    assert (values >= 0).all() and (values == counts.cpu().numpy()).all()
+    law = stats.poisson(rate)
+    low, high = int(law.ppf(1e-4)), int(law.ppf(1 - 1e-4))
+    edges = np.arange(low, high + 2)
+    expected = np.diff(law.cdf(edges - 1)) * M
+    keep = expected >= 20
+    observed = np.histogram(values, bins=np.append(edges[:-1], edges[-1]) - 0.5)[0]
+    observed, expected = observed[keep], expected[keep]
+    expected *= observed.sum() / expected.sum()
+    assert stats.chisquare(observed, expected).pvalue > 1e-3
+    ember.webgpu.manual_seed(11)
+    again = ember.poisson(ember.full((M,), rate, device="webgpu")).cpu().numpy()
+    np.testing.assert_array_equal(again, values)
+
+
+def test_poisson_mixed_rates_keep_their_own_means(strict):
+    rates = np.repeat(np.array([0.0, 2.0, 25.0, 1e6], np.float32), M // 4)
+    ember.webgpu.manual_seed(12)
+    values = ember.poisson(ember.tensor(rates, device="webgpu")).cpu().numpy().reshape(4, -1)
+    assert (values[0] == 0).all()
+    for row, rate in zip(values[1:], rates.reshape(4, -1)[1:, 0]):
+        _within(row.mean(), rate, math.sqrt(rate / row.size), f"mean at rate {rate}")

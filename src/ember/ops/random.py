@@ -737,7 +737,8 @@ def poisson(input, generator=None):
     if device is META:
         sample = _meta(input._data.shape, dtype)
     else:
-        rates = input._data.astype(np.float64)
+        wide = np.float32 if device.type == "webgpu" else np.float64  # (webgpu: no f64)
+        rates = input._data.astype(wide)
         if rates.size and not builtins.bool((rates >= 0).all()):
             raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
         draws = _generator_for(generator, device)

@@ -20,9 +20,11 @@ for integer ranges above 2**32):
   pair for ranges above 2**32;
 * exponential, Cauchy and geometric numbers by inverting their CDFs on one uniform.
 
-Poisson counts and permutations have no WGSL kernel: they run on the host (a counted fallback)
-from a NumPy generator keyed by the same state. Streams are not torch's (torch's CUDA kernels
-lay words out per thread and launch configuration), as ember's CUDA streams are not.
+Poisson counts are drawn one thread per rate, each from its own counters (Knuth's method
+below rate 10, Hormann's PTRS rejection above, as NumPy's). Permutations have no WGSL kernel:
+they run on the host (a counted fallback) from a NumPy generator keyed by the same state.
+Streams are not torch's (torch's CUDA kernels lay words out per thread and launch
+configuration), as ember's CUDA streams are not.
 
 Example::
 
@@ -41,7 +43,7 @@ import math
 
 import numpy as np
 
-__all__ = ["default_generator", "PhiloxDraws", "PHILOX_WGSL"]
+__all__ = ["default_generator", "PhiloxDraws", "PHILOX_WGSL", "POISSON_WGSL"]
 
 # Philox-4x32's multipliers and Weyl key increments (the published constants)
 _M0, _M1 = 0xD2511F53, 0xCD9E8D57
@@ -169,6 +171,98 @@ _INT_TRANSFORMS = {
                  "        OUT[2u * (first + k)] = v.x;\n"
                  "        OUT[2u * (first + k) + 1u] = v.y;\n    }\n}\n"),
 }
+
+
+# Poisson counts, one thread per rate: P = [count, key (2), first counter (2)]; thread t
+# draws from its own counters (first + t, high word, j, 0) for j = 0, 1, ... (four words a
+# block), so a rate may use any number of words. Knuth's product of uniforms below rate 10,
+# Hormann's PTRS transformed rejection (as NumPy's) above, whose acceptance test is written
+# with log1p around k + 1 - rate so that float32 keeps it exact for large rates (counts are
+# exact below 2**24). Results are int64 pairs.
+POISSON_WGSL = PHILOX_WGSL + """
+@group(0) @binding(0) var<storage, read> P: array<u32>;
+@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;
+@group(0) @binding(2) var<storage, read> RATE: array<u32>;
+var<private> counter: vec4<u32>;
+var<private> pool: vec4<u32>;
+var<private> used: u32;
+fn uniform_open() -> f32 {  // (0, 1)
+    if (used == 4u) {
+        pool = philox(counter, vec2<u32>(P[1], P[2]));
+        counter.z = counter.z + 1u;
+        used = 0u;
+    }
+    let w = pool[used];
+    used = used + 1u;
+    return (f32(w >> 8u) + 0.5) * 5.9604644775390625e-8;
+}
+fn log_factorial(k: f32) -> f32 {  // log(k!) for an integer k >= 0
+    if (k < 7.0) {
+        var f = 1.0;
+        for (var i = 2.0; i <= k; i = i + 1.0) { f = f * i; }
+        return log(f);
+    }
+    let x = k + 1.0;
+    let r = 1.0 / x;
+    return (x - 0.5) * log(x) - x + 0.9189385332046727
+        + r * (0.08333333333 - r * r * (0.00277777778 - r * r * 0.00079365079));
+}
+fn knuth(rate: f32) -> f32 {
+    let limit = exp(-rate);
+    var k = 0.0;
+    var p = uniform_open();
+    while (p > limit) { k = k + 1.0; p = p * uniform_open(); }
+    return k;
+}
+fn ptrs(rate: f32) -> f32 {
+    let root = sqrt(rate);
+    let b = 0.931 + 2.53 * root;
+    let a = -0.059 + 0.02483 * b;
+    let inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+    let vr = 0.9277 - 3.6224 / (b - 2.0);
+    loop {
+        let u = uniform_open() - 0.5;
+        let v = uniform_open();
+        let us = 0.5 - abs(u);
+        let k = floor((2.0 * a / us + b) * u + rate + 0.43);
+        if (us >= 0.07 && v <= vr) { return k; }
+        if (k < 0.0 || (us < 0.013 && v > us)) { continue; }
+        // log(rate^k e^-rate / k!), k >= 7 by Stirling around k + 1 - rate
+        var bound: f32;
+        if (k < 7.0) {
+            bound = k * log(rate) - rate - log_factorial(k);
+        } else {
+            let x = k + 1.0;
+            let r = 1.0 / x;
+            let series = r * (0.08333333333 - r * r * (0.00277777778 - r * r * 0.00079365079));
+            bound = -k * log1p((x - rate) / rate) + (x - rate) - 0.5 * log(x)
+                - 0.9189385332046727 - series;
+        }
+        if (log(v) + log(inv_alpha) - log(a / (us * us) + b) <= bound) { return k; }
+    }
+    return 0.0;
+}
+fn log1p(x: f32) -> f32 {
+    let u = 1.0 + x;
+    if (u == 1.0) { return x; }
+    return log(u) * x / (u - 1.0);
+}
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * nwg.x * 64u;
+    if (t >= P[0]) { return; }
+    let low = P[3] + t;
+    counter = vec4<u32>(low, P[4] + select(0u, 1u, low < t), 0u, 0u);
+    used = 4u;
+    let rate = bitcast<f32>(RATE[t]);
+    var k = 0.0;
+    if (rate >= 10.0) { k = ptrs(rate); } else if (rate > 0.0) { k = knuth(rate); }
+    let v = u32(k);
+    OUT[2u * t] = v;
+    OUT[2u * t + 1u] = 0u;
+}
+"""
 
 
 @functools.cache
@@ -320,11 +414,26 @@ class PhiloxDraws:
             key=self.gen.initial_seed(), counter=[base, 0, 0, 0]))
 
     def poisson(self, lam):
-        """Poisson counts for the rates ``lam`` (on the host: no WGSL kernel)."""
-        self.xp.note_fallback("random.poisson")
-        rates = lam.get() if isinstance(lam, self.xp.ndarray) else np.asarray(lam)
-        host = self._host_generator(4 * max(rates.size, 1))
-        return self.xp.from_host(host.poisson(rates).astype(np.int64))
+        """int64 Poisson counts for the float32 rates ``lam`` (a device array), one thread
+        each (:data:`POISSON_WGSL`); other rates run on the host."""
+        xp = self.xp
+        if not (isinstance(lam, xp.ndarray) and lam.dtype == np.float32):
+            xp.note_fallback("random.poisson")
+            rates = lam.get() if isinstance(lam, xp.ndarray) else np.asarray(lam)
+            host = self._host_generator(4 * max(rates.size, 1))
+            return xp.from_host(host.poisson(rates).astype(np.int64))
+        rates = xp.ascontiguousarray(lam)
+        out = xp.empty(rates.shape, np.int64)
+        if rates.size == 0:
+            return out
+        if rates.offset:
+            rates = rates.copy()
+        base = self._reserve(4 * rates.size)  # each thread's own counter: one block each
+        seed = self.gen.initial_seed()
+        words = [rates.size, seed & 0xFFFFFFFF, seed >> 32, base & 0xFFFFFFFF,
+                 (base >> 32) & 0xFFFFFFFF]
+        xp._run(POISSON_WGSL, out, [rates], words, rates.size)
+        return out
 
     def permutation(self, n):
         """A random permutation of ``0 .. n-1`` (on the host: no WGSL kernel)."""
