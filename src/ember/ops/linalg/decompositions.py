@@ -620,7 +620,6 @@ def linalg_householder_product(A, tau, *, out=None):
     if A._data.ndim < 2:
         raise RuntimeError("torch.linalg.householder_product: input must have at least 2 "
                            "dimensions.")
-    _check_float(A, "torch.linalg.householder_product")
     m, n = A._data.shape[-2:]
     k = tau._data.shape[-1]
     if m < n:
@@ -633,6 +632,7 @@ def linalg_householder_product(A, tau, *, out=None):
     if tau.dtype != A.dtype:
         raise RuntimeError(f"torch.linalg.householder_product: tau dtype {_short(tau)} does not "
                            f"match input dtype {_short(A)}")
+    _check_float(A, "torch.linalg.householder_product")  # (after the dtypes agree, as torch)
     from ..creation import eye
 
     ident = eye(m, dtype=A.dtype, device=A._device)

@@ -315,6 +315,9 @@ def cholesky_solve(B, L, upper=False, *, out=None):
         tensor([[1.],
                 [1.]])
     """
+    if B.dtype is not L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_short(B)} and A of type {_short(L)} instead.")
     _check_float(B, "cholesky_solve")
     a = matmul(L.mH, L) if upper else matmul(L, L.mH)
     return write_out(linalg_solve(a, B), out, "cholesky_solve")
