@@ -220,3 +220,20 @@ def test_user_code_outside_the_subset_is_refused_as_torch_with_layers_inside():
 
         with pytest.raises(lib.jit.frontend.UnsupportedNodeError):
             lib.jit.script(Net())
+
+
+def test_a_layer_with_weight_norms_hook_keeps_it_when_scripted(tmp_path):
+    ember.manual_seed(0)
+    e_layer = ember.nn.utils.weight_norm(ember.nn.Linear(3, 2))  # a forward pre-hook
+    t_layer = torch.nn.utils.weight_norm(torch.nn.Linear(3, 2))  # (torch cannot script it)
+    t_layer.load_state_dict({k: torch.tensor(v.detach().numpy())
+                             for k, v in e_layer.state_dict().items()})
+    scripted = ember.jit.script(e_layer)
+    with ember.no_grad():
+        e_layer.weight_g.mul_(2.0)  # the hook recomputes the weight from the shared g and v
+    with torch.no_grad():
+        t_layer.weight_g.mul_(2.0)
+    (ex,), (tx,) = inputs([(2, 3)])
+    assert_same(scripted(ex), t_layer(tx), rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="_forward_pre_hooks.*cannot be saved"):
+        scripted.save(tmp_path / "hooked.pt")

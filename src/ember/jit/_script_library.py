@@ -39,15 +39,27 @@ def _in_namespace(cls):
     return name == _NAMESPACE or name.startswith(_NAMESPACE + ".")
 
 
+def _named_class(cls):
+    """Whether ``cls`` is an ``ember.nn`` class found again by its import path (a class
+    made at run time, as ``parametrize`` makes ``ParametrizedLinear``, is not)."""
+    if not _in_namespace(cls):
+        return False
+    try:
+        return _library_class(f"{cls.__module__}:{cls.__qualname__}") is cls
+    except RuntimeError:
+        return False
+
+
 def is_library_module(module):
-    """Whether ``module`` and everything under it are ember's own layers.
+    """Whether ``module`` and everything under it are ember's own layers (classes of
+    ``ember.nn`` that their import path names).
 
     Example::
 
         >>> is_library_module(ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.ReLU()))
         True
     """
-    return all(_in_namespace(type(m)) for m in module.modules())
+    return all(_named_class(type(m)) for m in module.modules())
 
 
 def library_roots(module):
@@ -83,12 +95,16 @@ def describe(module):
     children = [[name, None if child is None else describe(child)]
                 for name, child in module._modules.items()]
     state = {k: v for k, v in vars(module).items() if k not in _MODULE_KEYS}
+    # hooks (``weight_norm``'s) go with the rebuilt layer in this process; a file cannot
+    # hold them
+    hooks = {k: v for k, v in vars(module).items()
+             if k in _MODULE_KEYS and "hook" in k and isinstance(v, dict) and v}
     # slots registered as None (``InstanceNorm``'s running_mean without running stats) are
     # not among the tensors that travel, but the layer's code reads them
     empty = [[kind, name] for kind in ("_parameters", "_buffers")
              for name, t in getattr(module, kind).items() if t is None]
     return {"class": f"{cls.__module__}:{cls.__qualname__}", "state": state,
-            "children": children, "empty": empty}
+            "children": children, "empty": empty, "hooks": hooks}
 
 
 def _library_class(path):
@@ -123,6 +139,7 @@ def rebuild(spec, placeholder):
     for kind, name in spec.get("empty", ()):
         getattr(placeholder, kind).setdefault(name, None)
     obj.__dict__["training"] = placeholder.training
+    obj.__dict__.update(spec.get("hooks", {}))
     children = {}
     for name, child_spec in spec["children"]:
         old = placeholder._modules.get(name)
@@ -168,6 +185,9 @@ def _decode_value(data, where):
 def encode_spec(spec, where="the module"):
     """The JSON-able form of :func:`describe`'s result (raises RuntimeError naming what
     cannot be saved)."""
+    for kind in spec.get("hooks", {}):
+        raise RuntimeError(f"ember.jit.save: {where} ({spec['class']}) has {kind} (Python "
+                           "code, such as weight_norm's), which cannot be saved")
     state = {k: _encode_value(v, f"{where} ({spec['class']}) attribute {k!r}")
              for k, v in spec["state"].items()}
     children = [[name, None if child is None else encode_spec(child, f"{where}.{name}")]
@@ -200,5 +220,7 @@ def call_method(name, where="<graph>"):
         if not isinstance(receiver, Module):
             raise RuntimeError(f"ember.jit: method {name!r} called on a "
                                f"{type(receiver).__name__}, not a module")
+        if name == "forward":  # through __call__, so that the layer's hooks run
+            return receiver(*args, **kwargs)
         return getattr(receiver, name)(*args, **kwargs)
     return call
