@@ -324,3 +324,30 @@ def test_poisson_mixed_rates_keep_their_own_means(strict):
     assert (values[0] == 0).all()
     for row, rate in zip(values[1:], rates.reshape(4, -1)[1:, 0]):
         _within(row.mean(), rate, math.sqrt(rate / row.size), f"mean at rate {rate}")
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 31, 32, 33, 1025, 1 << 17])
+def test_randperm_on_the_gpu_is_a_permutation_reproduced_by_the_seed(n, strict):
+    ember.webgpu.manual_seed(13)
+    perm = ember.randperm(n, device="webgpu")
+    assert perm.device.type == "webgpu" and perm.dtype == ember.int64
+    values = perm.cpu().numpy()
+    np.testing.assert_array_equal(np.sort(values), np.arange(n))
+    ember.webgpu.manual_seed(13)
+    np.testing.assert_array_equal(ember.randperm(n, device="webgpu").cpu().numpy(), values)
+    if n > 100:  # the next draw is another permutation
+        assert not np.array_equal(ember.randperm(n, device="webgpu").cpu().numpy(), values)
+
+
+def test_randperm_on_the_gpu_draws_every_order_equally_often(strict):
+    """All 6 orders of 3 elements (600 draws: a chi-square test), and the first 4096 values
+    of a 2**16-permutation spread evenly over 16 bins."""
+    import itertools
+
+    stats = pytest.importorskip("scipy.stats")
+    ember.webgpu.manual_seed(14)
+    seen = [tuple(ember.randperm(3, device="webgpu").tolist()) for _ in range(600)]
+    counts = [seen.count(order) for order in itertools.permutations(range(3))]
+    assert stats.chisquare(counts).pvalue > 1e-3
+    values = ember.randperm(1 << 16, device="webgpu").cpu().numpy()[:4096]
+    assert stats.chisquare(np.bincount(values >> 12, minlength=16)).pvalue > 1e-3

@@ -21,8 +21,8 @@ for integer ranges above 2**32):
 * exponential, Cauchy and geometric numbers by inverting their CDFs on one uniform.
 
 Poisson counts are drawn one thread per rate, each from its own counters (Knuth's method
-below rate 10, Hormann's PTRS rejection above, as NumPy's). Permutations have no WGSL kernel:
-they run on the host (a counted fallback) from a NumPy generator keyed by the same state.
+below rate 10, Hormann's PTRS rejection above, as NumPy's); a permutation maps each index
+through a keyed Feistel bijection, walking its cycle back into range.
 Streams are not torch's (torch's CUDA kernels lay words out per thread and launch
 configuration), as ember's CUDA streams are not.
 
@@ -43,7 +43,8 @@ import math
 
 import numpy as np
 
-__all__ = ["default_generator", "PhiloxDraws", "PHILOX_WGSL", "POISSON_WGSL"]
+__all__ = ["default_generator", "PhiloxDraws", "PHILOX_WGSL", "POISSON_WGSL",
+           "PERMUTATION_WGSL"]
 
 # Philox-4x32's multipliers and Weyl key increments (the published constants)
 _M0, _M1 = 0xD2511F53, 0xCD9E8D57
@@ -265,6 +266,40 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
 """
 
 
+# A random permutation of 0 .. n-1 without sorting: thread i maps i through a keyed bijection
+# of [0, 4**h) (a four-round Feistel network whose round function is Philox on the half, the
+# round and the draw's counter) and walks the cycle until the value is below n ("cycle
+# walking", Black and Rogaway 2002), so distinct threads land on distinct values. P = [n, key
+# (2), counter (2), h (bits per half)]; int64 results.
+PERMUTATION_WGSL = PHILOX_WGSL + """
+@group(0) @binding(0) var<storage, read> P: array<u32>;
+@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;
+fn feistel(x: u32) -> u32 {
+    let h = P[5];
+    let mask = (1u << h) - 1u;
+    var left = x >> h;
+    var right = x & mask;
+    for (var round = 0u; round < 6u; round = round + 1u) {
+        let f = philox(vec4<u32>(right, round, P[3], P[4]), vec2<u32>(P[1], P[2])).x & mask;
+        let next = left ^ f;
+        left = right;
+        right = next;
+    }
+    return (left << h) | right;
+}
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * nwg.x * 64u;
+    if (t >= P[0]) { return; }
+    var x = feistel(t);
+    while (x >= P[0]) { x = feistel(x); }
+    OUT[2u * t] = x;
+    OUT[2u * t + 1u] = 0u;
+}
+"""
+
+
 @functools.cache
 def kernel(transform):
     """The WGSL source of one draw kind (``uniform``, ``normal``, ``bernoulli``, ``words``,
@@ -436,7 +471,19 @@ class PhiloxDraws:
         return out
 
     def permutation(self, n):
-        """A random permutation of ``0 .. n-1`` (on the host: no WGSL kernel)."""
-        self.xp.note_fallback("random.permutation")
-        host = self._host_generator(4 * max(n, 1))
-        return self.xp.from_host(host.permutation(n).astype(np.int64))
+        """A random permutation of ``0 .. n-1`` as int64 (:data:`PERMUTATION_WGSL`; on the
+        host from 2**30 elements)."""
+        if n >= 1 << 30:
+            self.xp.note_fallback("random.permutation")
+            host = self._host_generator(4 * max(n, 1))
+            return self.xp.from_host(host.permutation(n).astype(np.int64))
+        out = self.xp.empty((n,), np.int64)
+        base = self._reserve(4)  # one block's counter keys the whole permutation
+        if n == 0:
+            return out
+        half = max(5, ((n - 1).bit_length() + 1) // 2)  # small n: a 2**10 domain
+        seed = self.gen.initial_seed()
+        words = [n, seed & 0xFFFFFFFF, seed >> 32, base & 0xFFFFFFFF,
+                 (base >> 32) & 0xFFFFFFFF, half]
+        self.xp._run(PERMUTATION_WGSL, out, [], words, n)
+        return out
