@@ -90,6 +90,11 @@ def describe(module):
 
     The state is every instance attribute that ``Module.__init__`` does not set itself
     (parameters, buffers and submodules travel separately).
+
+    Example::
+
+        >>> [name for name, _ in describe(ember.nn.Sequential(ember.nn.ReLU()))["children"]]
+        ['0']
     """
     cls = type(module)
     children = [[name, None if child is None else describe(child)]
@@ -129,7 +134,14 @@ def rebuild(spec, placeholder):
     """An instance of ``spec``'s class with ``spec``'s state, taking over the parameters,
     buffers and training flag of ``placeholder`` (a plain Module at the same place); its
     tables of parameters, buffers and children are ``placeholder``'s own dicts, so a module
-    that owns ``placeholder``'s tables sees the rebuilt children too."""
+    that owns ``placeholder``'s tables sees the rebuilt children too.
+
+    Example::
+
+        >>> layer = rebuild(describe(ember.nn.Tanh()), ember.nn.Module())
+        >>> type(layer).__name__, layer(ember.zeros(1))
+        ('Tanh', tensor([0.]))
+    """
     cls = _library_class(spec["class"])
     obj = cls.__new__(cls)
     Module.__init__(obj)
@@ -184,7 +196,13 @@ def _decode_value(data, where):
 
 def encode_spec(spec, where="the module"):
     """The JSON-able form of :func:`describe`'s result (raises RuntimeError naming what
-    cannot be saved)."""
+    cannot be saved).
+
+    Example::
+
+        >>> encode_spec(describe(ember.nn.Dropout(0.5)))["state"]
+        {'p': 0.5, 'inplace': False}
+    """
     for kind in spec.get("hooks", {}):
         raise RuntimeError(f"ember.jit.save: {where} ({spec['class']}) has {kind} (Python "
                            "code, such as weight_norm's), which cannot be saved")
@@ -197,7 +215,13 @@ def encode_spec(spec, where="the module"):
 
 
 def decode_spec(data, where="<file>"):
-    """The inverse of :func:`encode_spec`."""
+    """The inverse of :func:`encode_spec`.
+
+    Example::
+
+        >>> decode_spec(encode_spec(describe(ember.nn.ReLU())))["class"]
+        'ember.nn.modules.activation:ReLU'
+    """
     _library_class(data["class"])  # refuse a class outside ember.nn before anything else
     return {"class": data["class"],
             "state": {k: _decode_value(v, where) for k, v in data["state"].items()},
@@ -212,7 +236,13 @@ def decode_spec(data, where="<file>"):
 
 def call_method(name, where="<graph>"):
     """The run-time function of a ``prim::CallMethod[name="..."]`` node: calls that public
-    method of an ember module."""
+    method of an ember module.
+
+    Example::
+
+        >>> call_method("forward")(ember.nn.ReLU(), ember.tensor([-1.0, 2.0]))
+        tensor([0., 2.])
+    """
     if name.startswith("_"):
         raise RuntimeError(f"ember.jit: refusing private method {name!r} in {where}")
 
