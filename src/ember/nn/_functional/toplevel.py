@@ -11,6 +11,7 @@ Example::
 
 from __future__ import annotations
 
+from ... import _dtype as dt
 from ..._tensor import Tensor
 from ..._tensor_functions import require_tensor as _require_tensor
 from ...ops._methods import tensor_method
@@ -781,6 +782,18 @@ def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners
 _BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
 
 
+def _check_bag_arguments(indices, offsets):
+    """torch's kernel checks: integer indices and offsets, 1-D offsets (RuntimeErrors, where
+    ``nn.functional.embedding_bag`` raises ValueErrors of its own)."""
+    for position, (arg, t) in enumerate((("indices", indices), ("offsets", offsets)), 1):
+        if t.dtype not in (dt.int64, dt.int32):
+            raise RuntimeError(f"Expected tensor for argument #{position} '{arg}' to have one of "
+                               f"the following scalar types: Long, Int; but got {t.type()} "
+                               f"instead (while checking arguments for embedding_bag)")
+    if offsets.ndim != 1:
+        raise RuntimeError("offsets has to be a 1D Tensor")
+
+
 @signature("embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
            "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, "
            "Tensor? per_sample_weights=None, bool include_last_offset=False, "
@@ -808,6 +821,7 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
                         f"{type(mode).__name__}")
     if mode not in _BAG_MODES:
         raise RuntimeError("`mode` must be sum, mean, or max.")
+    _check_bag_arguments(indices, offsets)
     num_weights = weight.shape[0]
     if padding_idx is None:
         padding_idx = -1
