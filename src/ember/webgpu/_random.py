@@ -451,14 +451,13 @@ class PhiloxDraws:
     def poisson(self, lam):
         """int64 Poisson counts for the float32 rates ``lam`` (a device array), one thread
         each (:data:`POISSON_WGSL`); other rates run on the host."""
-        xp = self.xp
-        if not (isinstance(lam, xp.ndarray) and lam.dtype == np.float32):
-            xp.note_fallback("random.poisson")
-            rates = lam.get() if isinstance(lam, xp.ndarray) else np.asarray(lam)
+        if not (isinstance(lam, self.xp.ndarray) and lam.dtype == np.float32):
+            self.xp.note_fallback("random.poisson")
+            rates = lam.get() if isinstance(lam, self.xp.ndarray) else np.asarray(lam)
             host = self._host_generator(4 * max(rates.size, 1))
-            return xp.from_host(host.poisson(rates).astype(np.int64))
-        rates = xp.ascontiguousarray(lam)
-        out = xp.empty(rates.shape, np.int64)
+            return self.xp.from_host(host.poisson(rates).astype(np.int64))
+        rates = self.xp.ascontiguousarray(lam)
+        out = self.xp.empty(rates.shape, np.int64)
         if rates.size == 0:
             return out
         if rates.offset:
@@ -467,7 +466,7 @@ class PhiloxDraws:
         seed = self.gen.initial_seed()
         words = [rates.size, seed & 0xFFFFFFFF, seed >> 32, base & 0xFFFFFFFF,
                  (base >> 32) & 0xFFFFFFFF]
-        xp._run(POISSON_WGSL, out, [rates], words, rates.size)
+        self.xp._run(POISSON_WGSL, out, [rates], words, rates.size)
         return out
 
     def permutation(self, n):
