@@ -289,6 +289,8 @@ def affine_grid_generator(theta, size, align_corners):
     """
     from ..nn.functional import affine_grid
 
+    if len(size) not in (4, 5):  # (torch's kernel words it so; nn.functional raises its own)
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
     return affine_grid(theta, list(size), align_corners=align_corners)
 
 
