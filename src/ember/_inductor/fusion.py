@@ -28,6 +28,8 @@ Example::
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..autograd import grad_mode
 from ..autograd.graph import _raise_modified
 from ..jit._passes import _FUSED_DTYPES
@@ -80,28 +82,26 @@ class TrainableFused:
     def __call__(self, *tensors):
         if not grad_mode.state.enabled:
             return self.fused(*tensors)
-        kept = [t for t in tensors if t.requires_grad]
-        if not kept:
+        positions = tuple([i for i, wants in enumerate(map(_requires_grad, tensors)) if wants])
+        if not positions:
             return self.fused(*tensors)
-        if not self.trainable or not self._fits(tensors):
+        arrays = list(map(_array, tensors))
+        if not self.trainable or not self._fits(tensors, arrays):
             return self.fused._unfused(tensors)
-        positions = tuple(i for i, t in enumerate(tensors) if t.requires_grad)
         # the inputs and their versions: the backward refuses inputs changed in place since,
         # as autograd does for the saved inputs of each primitive
-        return run_op(self.op, *kept, arrays=[t._data for t in tensors], kept=positions,
-                      stash=[tensors, [t._vc[0] for t in tensors]])
+        return run_op(self.op, *[tensors[p] for p in positions], arrays=arrays, kept=positions,
+                      stash=[tensors, list(map(_version, tensors))])
 
-    def _fits(self, tensors):
+    def _fits(self, tensors, arrays):
         """Whether the chain runs in one buffer on these inputs: one float dtype and
         device, and every operand broadcasting to the first step's shape."""
         import numpy as np
 
-        first = tensors[0]
-        dtype, device = first._data.dtype, first._device
-        if dtype not in _FUSED_DTYPES or any(t._data.dtype != dtype or t._device is not device
-                                             for t in tensors):
+        dtypes, devices = set(map(_dtype, arrays)), set(map(_device, tensors))
+        if len(dtypes) != 1 or len(devices) != 1 or dtypes.pop() not in _FUSED_DTYPES:
             return False
-        shapes = tuple(t._data.shape for t in tensors)
+        shapes = tuple(map(_shape, arrays))
         if shapes != self._checked:
             start = np.broadcast_shapes(*(shapes[r] for r in self.program[0][1] if r >= 0))
             if np.broadcast_shapes(start, *shapes) != start:
@@ -131,6 +131,15 @@ class TrainableFused:
         out = self.fused._unfused(tensors)
         found = iter(autograd_grad(out, wanted, grad, create_graph=True, allow_unused=True))
         return tuple(next(found) if n else None for n in needed)
+
+
+_requires_grad = attrgetter("requires_grad")
+_array, _device, _dtype, _shape = (attrgetter(name) for name in ("_data", "_device", "dtype",
+                                                                   "shape"))
+
+
+def _version(t):
+    return t._vc[0]
 
 
 def _own_arrays(grads, incoming, device):
