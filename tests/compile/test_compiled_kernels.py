@@ -140,3 +140,18 @@ def test_fused_chain_refuses_inputs_changed_in_place_and_a_second_backward():
     loss.backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         loss.backward()
+
+
+def test_docstring_examples_of_the_generated_and_fused_kernels_run():
+    import doctest
+    import importlib
+
+    for name in ("ember._inductor.codegen", "ember._inductor.fusion",
+                 "ember._inductor.inference", "ember.nn._functional._onednn_fused"):
+        module = importlib.import_module(name)
+        finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(
+            optionflags=doctest.NORMALIZE_WHITESPACE)
+        for test in finder.find(module, globs={"ember": ember, "np": np, **vars(module)}):
+            runner.run(test)
+        results = runner.summarize(verbose=False)
+        assert results.attempted > 0 and results.failed == 0, name
