@@ -410,3 +410,31 @@ def test_functions_without_source_stay_whole():
     for _ in range(3):
         assert compiled(ember.ones(1)).tolist() == [3.0]
     assert counters["stats"]["unique_graphs"] == 0
+
+
+_LOG = []
+
+
+class _Keeping(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = ember.nn.Linear(3, 3)
+        self.history = []
+
+    def forward(self, x):
+        h = self.fc(x).relu()
+        self.history.append(h.detach())   # Python effects before the break
+        _LOG.append(len(self.history))
+        if h.sum() > 0:
+            h = h * 2
+        return h.exp()
+
+
+def test_appends_to_lists_are_not_lost_in_a_compiled_piece():
+    model = _Keeping()
+    compiled = ember.compile(model)
+    _LOG.clear()
+    for _ in range(4):
+        assert_same(compiled(ember.ones(2, 3)), model.forward.__func__(model, ember.ones(2, 3)))
+    assert len(model.history) == 8 and _LOG == list(range(1, 9))  # every call appended
+    assert any("list, dict or set" in reason for reason in counters["graph_break"])

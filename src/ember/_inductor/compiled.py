@@ -273,15 +273,20 @@ class CompiledFunction:
         attr_names, attrs = self._module_attrs()
         fn = self._fn
         before = guards.call_key(args, kwargs, self._modules or (), self._referenced)[0]
+        reachable = self._modules or (self._referenced or ((), ()))[1]
+        containers = guards.containers_snapshot(fn, args, kwargs, reachable)
 
         def call(_tensors):
             return fn(*args, **kwargs)
         found = capture(fn, tensors, call, attr_names, attrs, dynamic_sizes=any(dynamic),
                         fullgraph=self._fullgraph)
         after = guards.call_key(args, kwargs, self._modules or (), self._referenced)[0]
+        if found.ok and containers != guards.containers_snapshot(fn, args, kwargs, reachable):
+            after = None  # a list, dict or set changed: the replay would not change it
         if found.ok and after != before:
             reason = ("the function changed Python state the graph cannot replay ("
-                      + guards.describe_difference(before, after) + ")")
+                      + (guards.describe_difference(before, after) if after is not None
+                         else "a list, dict or set it reaches by name") + ")")
             if self._fullgraph:
                 raise Unsupported(reason)
             found.graph, found.breaks = None, [(reason, None)]

@@ -244,3 +244,43 @@ def describe_difference(old, new):
             if x != y:
                 return f"tensor argument {i}: {what} mismatch, expected {x}, actual {y}"
     return "number of tensor arguments changed"
+
+
+_CONTAINERS = (list, dict, set)
+_MODULE_OWN = None  # the attribute names every Module has (its own dicts of parameters...)
+
+
+def containers_snapshot(fn, args, kwargs, modules):
+    """The plain lists, dicts and sets a call can reach by name (its modules' attributes,
+    modules among its arguments, the globals its code names), each as its identity, length
+    and the identity of its items. A capture that changes one breaks: the replay would not
+    repeat the change (an activation appended to a list, a global log).
+
+    Example::
+
+        >>> log = []
+        >>> len(containers_snapshot(lambda x: log.append(x), (), {}, ()))
+        0
+    """
+    global _MODULE_OWN
+    if _MODULE_OWN is None:
+        _MODULE_OWN = frozenset(Module().__dict__)
+    every = list(modules)
+    every += [m for a in (*args, *kwargs.values()) if isinstance(a, Module) for m in a.modules()]
+    found = []
+    for m in every:
+        found += [v for k, v in m.__dict__.items() if type(v) in _CONTAINERS
+                  and k not in _MODULE_OWN]
+    target = fn.forward if isinstance(fn, Module) else fn
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    scope = getattr(getattr(target, "__func__", target), "__globals__", {})
+    if code is not None:
+        found += [scope[n] for n in code.co_names if type(scope.get(n)) in _CONTAINERS]
+    return tuple(_content(c) for c in found)
+
+
+def _content(container):
+    if type(container) is dict:
+        return (id(container), len(container), tuple(map(id, container)),
+                tuple(map(id, container.values())))
+    return (id(container), len(container), tuple(map(id, container)))
