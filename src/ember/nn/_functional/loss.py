@@ -1089,6 +1089,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise NotImplementedError(f'"ctc_loss_cpu" not implemented for '
                                   f"'{_SHORT[log_probs.dtype.name]}'")
     unbatched = log_probs.dim() == 2
+    padded_rows = targets.shape[0] if targets.dim() >= 2 else None  # (one per sequence)
     if unbatched:
         log_probs = log_probs.unsqueeze(1)
         targets = targets.unsqueeze(0)
@@ -1103,6 +1104,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     input_lengths = _lengths(input_lengths, "input_lengths", batch)
     target_lengths = _lengths(target_lengths, "target_lengths", batch)
     where_ = " (while checking arguments for ctc_loss_allocate_outputs)"
+    if padded_rows is not None and padded_rows != batch:
+        raise RuntimeError(f"Expected tensor to have size {batch} at dimension 0, but got size "
+                           f"{padded_rows} for argument #2 'targets'{where_}")
     for value in input_lengths:
         if value < 0:
             raise RuntimeError(f"Expected input_lengths to have value at least 0, but got value "
