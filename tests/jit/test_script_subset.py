@@ -5,7 +5,7 @@ outputs against torch.jit.script's, and loading a saved one in this process."""
 
 # the models are written as real TorchScript code is, with typing's List and Optional
 # ruff: noqa: UP006, UP035, UP045
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -84,7 +84,93 @@ def make_models(lib):
             outs.reverse()
             return lib.stack(outs), len(outs)
 
-    return {"zipped": Zipped, "checked": Checked, "early": EarlyExit, "stepper": Stepper}
+    class Decoder(nn.Module):
+        """Greedy decoding: a cell fed its own output, a typed list, a data-dependent break."""
+
+        def __init__(self):
+            super().__init__()
+            self.cell = nn.GRUCell(3, 4)
+            self.out = nn.Linear(4, 3)
+
+        def forward(self, x, max_len: int, limit: float):
+            h = lib.zeros(x.size(0), 4)
+            outputs: List[Tensor] = []
+            inp = x
+            for _ in range(max_len):
+                h = self.cell(inp, h)
+                inp = self.out(h)
+                outputs.append(inp)
+                if bool(inp.abs().sum() > limit):
+                    break
+            return lib.stack(outputs, 1)
+
+    class Unbound(nn.Module):
+        """An Optional state refined by ``is None`` in a loop over ``x.unbind(0)``."""
+
+        def __init__(self):
+            super().__init__()
+            self.cell = nn.LSTMCell(3, 4)
+
+        def forward(self, x):
+            state: Optional[Tuple[Tensor, Tensor]] = None
+            outs = []
+            for xt in x.unbind(0):
+                if state is None:
+                    state = self.cell(xt)
+                else:
+                    state = self.cell(xt, state)
+                outs.append(state[0])
+            return lib.cat(outs, 0)
+
+    class Masked(nn.Module):
+        """A padding mask written item by item, layers called with keyword arguments."""
+
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.TransformerEncoder(
+                nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), 2,
+                enable_nested_tensor=False)
+            self.head = nn.Linear(8, 5)
+
+        def forward(self, x, lengths: List[int]):
+            n = x.size(1)
+            mask = lib.triu(lib.full((n, n), float("-inf")), diagonal=1)
+            pad = lib.zeros(x.size(0), n, dtype=lib.bool)
+            for b, length in enumerate(lengths):
+                pad[b, length:] = True
+            y = self.enc(x, mask=mask, src_key_padding_mask=pad)
+            return self.head(y).max(-1)[0]
+
+    class UpDown(nn.Module):
+        """A transposed convolution given ``output_size``, an instance norm after it."""
+
+        def __init__(self):
+            super().__init__()
+            self.down = nn.Conv2d(2, 4, 3, stride=2, padding=1)
+            self.up = nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1)
+            self.norm = nn.InstanceNorm2d(2, affine=True)
+
+        def forward(self, x):
+            y = self.up(self.down(x), output_size=x.size())
+            return self.norm(y + x)
+
+    class Dicts(nn.Module):
+        """A dict built item by item, augmented assignment into a list and a tensor."""
+
+        def forward(self, x):
+            d: Dict[str, Tensor] = {}
+            d["double"] = x * 2
+            d["plus"] = x + 1
+            sizes = [1, 2]
+            sizes[1] += x.size(0)
+            y = x.clone()
+            y[0] += 10.0
+            d["y"] = y * sizes[1]
+            return d
+
+    return {"zipped": Zipped, "checked": Checked, "early": EarlyExit, "stepper": Stepper,
+            "decoder": Decoder, "unbound": Unbound, "masked": Masked, "updown": UpDown,
+            "dicts": Dicts}
 
 
 def pair(name):
@@ -142,6 +228,46 @@ def test_list_append_in_a_loop_over_time_matches_torch(steps):
     (ex,), (tx,) = arrays((steps, 2, 3))
     assert_same(scripted(ex), t_scripted(tx), rtol=1e-5, atol=1e-6)
     assert_same(scripted(ex), t_scripted(tx), rtol=1e-5, atol=1e-6)  # a fresh list each call
+
+
+@pytest.mark.parametrize("limit", [0.5, 1e9])
+def test_greedy_decoder_with_a_break_matches_torch(limit):
+    scripted, t_scripted = pair("decoder")
+    (ex,), (tx,) = arrays((2, 3))
+    assert_same(scripted(ex, 5, limit), t_scripted(tx, 5, limit), rtol=1e-5, atol=1e-6)
+
+
+def test_optional_state_over_unbind_matches_torch():
+    scripted, t_scripted = pair("unbound")
+    (ex,), (tx,) = arrays((4, 2, 3))
+    assert_same(scripted(ex), t_scripted(tx), rtol=1e-5, atol=1e-6)
+
+
+def test_item_assignment_and_layer_keywords_match_torch(tmp_path):
+    scripted, t_scripted = pair("masked")
+    scripted.eval()
+    t_scripted.eval()
+    (ex,), (tx,) = arrays((2, 4, 8))
+    for lengths in ([4, 2], [1, 3]):
+        assert_same(scripted(ex, lengths), t_scripted(tx, lengths), rtol=1e-4, atol=1e-5)
+    scripted.save(tmp_path / "masked.pt")
+    loaded = ember.jit.load(tmp_path / "masked.pt")
+    assert_same(loaded(ex, [4, 2]), t_scripted(tx, [4, 2]), rtol=1e-4, atol=1e-5)
+
+
+def test_transposed_convolution_with_output_size_matches_torch():
+    scripted, t_scripted = pair("updown")
+    (ex,), (tx,) = arrays((1, 2, 7, 7))
+    assert_same(scripted(ex), t_scripted(tx), rtol=1e-4, atol=1e-5)
+
+
+def test_dicts_and_augmented_item_assignment_match_torch():
+    scripted, t_scripted = pair("dicts")
+    (ex,), (tx,) = arrays((3, 2))
+    got, want = scripted(ex), t_scripted(tx)
+    assert list(got) == list(want)
+    for key in want:
+        assert_same(got[key], want[key])
 
 
 def test_isinstance_on_a_type_outside_the_subset_is_refused():

@@ -45,7 +45,7 @@ _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq
            ast.NotEq: "ne"}
 _UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert", ast.Not: "not_"}
 _OPERATOR_NAMES = set(_BINOPS.values()) | set(_CMPOPS.values()) | set(_UNARY.values()) | {
-    "getitem", "is_", "is_not", "contains", "truth"} | {
+    "getitem", "setitem", "is_", "is_not", "contains", "truth"} | {
     "i" + name.rstrip("_") for name in _BINOPS.values()}
 _BUILTIN_NAMES = {"range", "len", "float", "int", "bool", "min", "max", "abs", "slice",
                   "tuple", "list"}
@@ -94,8 +94,10 @@ _HELPERS = {"jit.tuple": lambda *items: items, "jit.list": lambda *items: list(i
             "jit.zip": lambda *items: list(zip(*items)),
             "jit.enumerate": lambda items, start=0: list(enumerate(items, start)),
             "jit.isinstance": _isinstance,
-            # a list literal is a new list on every run (the code may append to it)
-            "jit.identity": lambda value: list(value) if isinstance(value, list) else value,
+            # a list or dict literal is a new one on every run (the code may add to it)
+            "jit.identity": lambda value: type(value)(value) if isinstance(value, (list, dict))
+            else value,
+            "jit.dict": lambda *pairs: dict(zip(pairs[::2], pairs[1::2])),
             "jit.format": lambda *parts: "".join(str(p) for p in parts),
             "jit.raise": _raise, "jit.set_grad": _set_grad,
             "jit.warn": lambda message: warnings.warn(message, stacklevel=3)}
@@ -421,7 +423,7 @@ class _Compiler:
             items = [self.index(graph, x, env) for x in e.elts]
             if all(isinstance(i, tuple) for i in items):
                 return ("c", tuple(i[1] for i in items))
-            self.fail(e, "a subscript tuple with computed parts")
+            return self.call(graph, "jit.tuple", items)  # x[i, j:] with i, j known at run time
         return self.expr(graph, e, env)
 
     def call_expr(self, graph, e, env):

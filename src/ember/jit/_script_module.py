@@ -345,12 +345,13 @@ class _MethodCompiler(_Compiler):
         elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value:
             self.bind(graph, s.target, self.expr(graph, s.value, env), env, s)
         elif isinstance(s, ast.AugAssign):
-            if not isinstance(s.target, ast.Name) or type(s.op) not in _BINOPS:
+            if not isinstance(s.target, (ast.Name, ast.Subscript)) or type(s.op) not in _BINOPS:
                 self.fail(s, "this augmented assignment")
             left = self.expr(graph, s.target, env)
             right = self.expr(graph, s.value, env)
             name = _BINOPS[type(s.op)].rstrip("_")
-            env[s.target.id] = self.call(graph, f"operator.i{name}", [left, right])
+            result = self.call(graph, f"operator.i{name}", [left, right])
+            self.bind(graph, s.target, result, env, s)  # x[i] += y writes the item back
         elif isinstance(s, ast.For):
             self.for_statement(graph, s, env)
         elif isinstance(s, ast.While):
@@ -388,6 +389,8 @@ class _MethodCompiler(_Compiler):
     def bind(self, graph, target, value, env, s):
         if isinstance(target, ast.Name):
             env[target.id] = value
+        elif isinstance(target, ast.Subscript):
+            self.store_item(graph, target, value, env, s)
         elif isinstance(target, (ast.Tuple, ast.List)) and all(
                 isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in target.elts):
             if _is_const(value):
@@ -403,6 +406,20 @@ class _MethodCompiler(_Compiler):
                           env, s)
         else:
             self.fail(s, "assignment to anything but names")
+
+    def store_item(self, graph, target, value, env, s):
+        """``base[index] = value``: written in place at run time (a tensor, a list or a
+        dict, as TorchScript writes them)."""
+        if isinstance(value, (_SelfRef, _MethodRef)):
+            self.fail(s, "storing a module")
+        base = self.expr(graph, target.value, env)
+        if _is_const(base) and isinstance(base[1], (list, dict)) and \
+                isinstance(target.value, ast.Name):
+            base = env[target.value.id] = self.value(graph, base)  # now a run-time container
+        if not isinstance(base, Value):
+            self.fail(s, "assignment into a value known when scripting")
+        index = self.index(graph, target.slice, env)
+        self.call(graph, "operator.setitem", [base, index, value])
 
     def raise_statement(self, graph, s, env):
         exc = s.exc
@@ -457,10 +474,13 @@ class _MethodCompiler(_Compiler):
         result = self.block(block, statements, inner) if statements is not None else None
         return block, inner, start, result
 
-    def materialize(self, graph, env):
-        """Turn literal constants of ``env`` into values (before a loop may rebind them)."""
+    def materialize(self, graph, env, loop):
+        """Turn literal constants of ``env`` into values (before ``loop`` may rebind them);
+        a None stays a constant (``if x is None`` folds) unless the loop assigns the name."""
+        assigned = _assigned_names(loop.body)
         for name, v in list(env.items()):
-            if _is_const(v) and _is_literal(v[1]) and (v[1] is not None or name == RESULT):
+            if _is_const(v) and _is_literal(v[1]) and (
+                    v[1] is not None or name == RESULT or name in assigned):
                 env[name] = self.value(graph, v)
 
     def branch_outputs(self, blocks, env):
@@ -559,7 +579,7 @@ class _MethodCompiler(_Compiler):
 
     def loop(self, graph, s, env, bounds, index, prologue=None):
         bounds = [self.value(graph, b) for b in bounds]
-        self.materialize(graph, env)
+        self.materialize(graph, env, s)
         names = [n for n in self.values_of(env) if n != index]
         body, inner, start, _ = self.sub_block(s.body, env, names, extra_inputs=(index,),
                                                prologue=prologue)
@@ -573,7 +593,7 @@ class _MethodCompiler(_Compiler):
     def while_statement(self, graph, s, env):
         if s.orelse:
             self.fail(s, "while ... else")
-        self.materialize(graph, env)
+        self.materialize(graph, env, s)
         names = self.values_of(env)
         cond_block, cond_env, _, _ = self.sub_block(None, env, names)
         cond_block.output = self.value(cond_block, self.expr(cond_block, s.test, cond_env))
@@ -652,6 +672,13 @@ class _MethodCompiler(_Compiler):
                 return ("c", tuple(values) if isinstance(e, ast.Tuple) else values)
             return self.call(graph, "jit.tuple" if isinstance(e, ast.Tuple) else "jit.list",
                              items)
+        if isinstance(e, ast.Dict):
+            if any(k is None for k in e.keys):
+                self.fail(e, "** in a dict literal")
+            items = [self.expr(graph, x, env) for pair in zip(e.keys, e.values) for x in pair]
+            if all(_is_const(i) for i in items):
+                return ("c", {items[i][1]: items[i + 1][1] for i in range(0, len(items), 2)})
+            return self.call(graph, "jit.dict", items)
         return super().expr(graph, e, env)
 
     def comprehension(self, e, env):
@@ -928,6 +955,12 @@ def _scripting_flag(fn):
     from . import is_scripting, is_tracing
 
     return True if fn is is_scripting else False if fn is is_tracing else None
+
+
+def _assigned_names(statements):
+    """The names that ``statements`` assign (at any depth)."""
+    return {node.id for s in statements for node in ast.walk(s)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
 
 
 def _returns(statements):
