@@ -438,3 +438,18 @@ def test_appends_to_lists_are_not_lost_in_a_compiled_piece():
         assert_same(compiled(ember.ones(2, 3)), model.forward.__func__(model, ember.ones(2, 3)))
     assert len(model.history) == 8 and _LOG == list(range(1, 9))  # every call appended
     assert any("list, dict or set" in reason for reason in counters["graph_break"])
+
+
+def test_docstring_examples_of_the_break_modules_run(capsys):
+    import doctest
+    import importlib
+
+    for name in ("ember._inductor.breaks", "ember._inductor.split", "ember._inductor.capture",
+                 "ember._inductor.guards", "ember._dynamo"):
+        module = importlib.import_module(name)
+        finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(
+            optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+        for test in finder.find(module, globs={"ember": ember, **vars(module)}):
+            runner.run(test)
+        results = runner.summarize(verbose=False)
+        assert results.attempted > 0 and results.failed == 0, name

@@ -259,8 +259,11 @@ def containers_snapshot(fn, args, kwargs, modules):
     Example::
 
         >>> log = []
-        >>> len(containers_snapshot(lambda x: log.append(x), (), {}, ()))
-        0
+        >>> record = lambda x: log.append(x)
+        >>> before = containers_snapshot(record, (), {}, ())
+        >>> record(1)
+        >>> containers_snapshot(record, (), {}, ()) == before
+        False
     """
     global _MODULE_OWN
     if _MODULE_OWN is None:
