@@ -510,9 +510,25 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         >>> ember.binary_cross_entropy_with_logits(ember.tensor([0.]), ember.tensor([1.]))
         tensor([0.6931])
     """
+    target = _broadcast_into(target, input)
     return _F().binary_cross_entropy_with_logits(input, target, weight,
                                                  reduction=_reduction_name(reduction),
                                                  pos_weight=pos_weight)
+
+
+def _broadcast_into(other, input):
+    """``other`` expanded to ``input``'s shape, as torch's elementwise kernels broadcast an
+    operand into the output (its RuntimeErrors where they cannot; ``nn.functional``'s losses
+    instead require equal shapes, with ValueErrors)."""
+    if tuple(other.shape) == tuple(input.shape):
+        return other
+    from ...ops._operands import broadcast_shapes
+
+    shape = broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    if tuple(shape) != tuple(input.shape):
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    return other.expand(shape)
 
 
 @signature("cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, "
