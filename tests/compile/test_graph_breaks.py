@@ -453,3 +453,28 @@ def test_docstring_examples_of_the_break_modules_run(capsys):
             runner.run(test)
         results = runner.summarize(verbose=False)
         assert results.attempted > 0 and results.failed == 0, name
+
+
+class _Private(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = ember.nn.Linear(3, 3)
+        self.__scale = 2.0  # a private name: mangled inside the class only
+
+    def forward(self, x):
+        h = self.fc(x) * self.__scale
+        if h.sum() > 0:
+            h = h + 1
+        return h.exp()
+
+
+def test_methods_with_private_names_are_left_whole():
+    model = _Private()
+    compiled = ember.compile(model)
+    for sign in (1, -1, 1):
+        x = ember.ones(2, 3) * sign
+        assert_same(compiled(x), model(x))
+    from ember._inductor.split import split_at
+
+    assert split_at(_Private.forward, _Private.forward.__code__.co_firstlineno + 2) is None
+    assert counters["stats"]["unique_graphs"] == 1  # fc, compiled on its own

@@ -145,12 +145,28 @@ def _definition(function):
         tree = ast.parse(source)
         ast.increment_lineno(tree, code.co_firstlineno - 1)
         node = tree.body[0] if tree.body else None
-        if isinstance(node, ast.FunctionDef) and node.name == code.co_name:
+        if isinstance(node, ast.FunctionDef) and node.name == code.co_name and \
+                _same_code(node, code):
             found = node
     except (OSError, TypeError, SyntaxError, IndentationError):
         found = None
     _DEFINITIONS[id(code)] = (code, found)
     return found
+
+
+def _same_code(node, code):
+    """Whether the source read for ``node`` compiles to the running ``code``: the file may
+    have changed since it was imported, and a method's private names (``self.__x``) are
+    mangled only inside its class, where a piece compiled on its own would not be."""
+    import copy
+
+    definition = copy.deepcopy(node)
+    definition.decorator_list = []
+    compiled = compile(ast.Module(body=[definition], type_ignores=[]), code.co_filename,
+                       "exec")
+    found = [c for c in compiled.co_consts if hasattr(c, "co_code")]
+    return bool(found) and found[0].co_code == code.co_code and \
+        found[0].co_names == code.co_names and found[0].co_varnames == code.co_varnames
 
 
 def _walk_own(nodes):
