@@ -168,7 +168,24 @@ def make_models(lib):
             d["y"] = y * sizes[1]
             return d
 
-    return {"zipped": Zipped, "checked": Checked, "early": EarlyExit, "stepper": Stepper,
+    class Comprehensions(nn.Module):
+        """List comprehensions over layers and run-time lists, a ModuleDict's items."""
+
+        def __init__(self):
+            super().__init__()
+            self.heads = nn.ModuleList([nn.Linear(3, 2) for _ in range(3)])
+            self.blocks = nn.ModuleDict({"a": nn.Linear(2, 2), "b": nn.Tanh()})
+
+        def forward(self, x, xs: List[Tensor]):
+            outs = [head(x) for head in self.heads]
+            doubled = [2 * t for t in xs]
+            y = outs[0]
+            for _name, block in self.blocks.items():
+                y = block(y)
+            t = x  # the comprehensions' names do not leak out
+            return lib.cat(outs, -1), doubled, y, t
+
+    return {"comprehensions": Comprehensions, "zipped": Zipped, "checked": Checked, "early": EarlyExit, "stepper": Stepper,
             "decoder": Decoder, "unbound": Unbound, "masked": Masked, "updown": UpDown,
             "dicts": Dicts}
 
@@ -268,6 +285,34 @@ def test_dicts_and_augmented_item_assignment_match_torch():
     assert list(got) == list(want)
     for key in want:
         assert_same(got[key], want[key])
+
+
+def test_list_comprehensions_and_module_dict_items_match_torch():
+    scripted, t_scripted = pair("comprehensions")
+    (ex, ea, eb, ec), (tx, ta, tb, tc) = arrays((2, 3), (2, 2), (2, 2), (2, 2))
+    e_list, t_list = [ea, -eb, ec], [ta, -tb, tc]
+    assert_same(scripted(ex, e_list), t_scripted(tx, t_list), rtol=1e-5, atol=1e-6)
+    assert_same(scripted(ex, []), t_scripted(tx, []), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("source", ["[2 * t for t in xs if bool(t.sum() > 0)]",
+                                    "[a * b for a in xs for b in xs]"])
+def test_comprehensions_outside_torchs_subset_raise_its_error(source, tmp_path):
+    path = tmp_path / "comprehension_models.py"
+    path.write_text("from typing import List\nimport ember, torch\n" + "".join(
+        f"class {name}({lib}.nn.Module):\n"
+        f"    def forward(self, xs: List[{lib}.Tensor]):\n        return {source}\n"
+        for name, lib in (("E", "ember"), ("T", "torch"))))
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("comprehension_models", path)
+    models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(models)
+    with pytest.raises(torch.jit.frontend.NotSupportedError) as t_error:
+        torch.jit.script(models.T())
+    with pytest.raises(ember.jit.frontend.NotSupportedError) as e_error:
+        ember.jit.script(models.E())
+    assert str(e_error.value).split(" (line")[0] in str(t_error.value)
 
 
 def test_isinstance_on_a_type_outside_the_subset_is_refused():

@@ -69,6 +69,7 @@ _LITERALS = (int, float, bool, str, type(None), complex)
 # comprehensions are evaluated when scripting, over constants only
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 _CONTAINER_TYPES = ("Sequential", "ModuleList")
+_DICT_CONTAINERS = ("ModuleDict",)
 _UNSUPPORTED_NODES = {ast.Lambda: "Lambda aren't supported", ast.Try: "try blocks aren't supported",
                       ast.Global: "global variables aren't supported",
                       ast.Nonlocal: "nonlocal variables aren't supported",
@@ -646,6 +647,11 @@ class _MethodCompiler(_Compiler):
             return self.bool_op(graph, e, env)
         if isinstance(e, ast.IfExp):
             return self.if_expr(graph, e, env)
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.DictComp)):
+            _check_comprehension(e)
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp)) and \
+                self.reads_run_time_values(e, env):
+            return self.list_comprehension(graph, e, env)  # a generator is a list, as in torch
         if isinstance(e, _COMPREHENSIONS):
             return self.comprehension(e, env)
         if isinstance(e, ast.JoinedStr):
@@ -680,6 +686,37 @@ class _MethodCompiler(_Compiler):
                 return ("c", {items[i][1]: items[i + 1][1] for i in range(0, len(items), 2)})
             return self.call(graph, "jit.dict", items)
         return super().expr(graph, e, env)
+
+    @staticmethod
+    def reads_run_time_values(e, env):
+        """Whether expression ``e`` reads a name bound to a run-time value or a module."""
+        return any(isinstance(node, ast.Name) and isinstance(env.get(node.id), (Value, _SelfRef))
+                   for node in ast.walk(e))
+
+    def list_comprehension(self, graph, e, env):
+        """``[elt for target in items]`` over run-time values or modules, compiled as the
+        loop that appends to a new list (its names stay local, as in Python 3)."""
+        number = self.unit.counter[0]
+        self.unit.counter[0] += 1
+        result = f"comprehension_{number}_"
+        append = ast.Expr(ast.Call(ast.Attribute(ast.Name(result, ast.Load()), "append",
+                                                 ast.Load()), [e.elt], []))
+        generator = e.generators[0]
+        body = [ast.For(generator.target, generator.iter, [append], [])]
+        statements = [ast.Assign([ast.Name(result, ast.Store())], ast.List([], ast.Load()))]
+        statements += body
+        for s in statements:
+            ast.copy_location(s, e)
+            ast.fix_missing_locations(s)
+        before = dict(env)
+        self.block(graph, statements, env)
+        value = self.value(graph, env[result])  # a comprehension that ran no pass gives []
+        for name in set(env) - set(before):
+            del env[name]
+        for name, old in before.items():
+            if name in _assigned_names(body) and env.get(name) is not old:
+                env[name] = old  # the loop's own names do not leak out
+        return value
 
     def comprehension(self, e, env):
         """A comprehension over constants (``tuple(2 * p for p in self.padding)``), evaluated
@@ -882,6 +919,9 @@ class _MethodCompiler(_Compiler):
 
     def call_method(self, graph, target, args, kwargs, e):
         module = target.ref.module
+        if target.name in ("items", "keys", "values") and not args and not kwargs and \
+                type(module).__name__ in _DICT_CONTAINERS:
+            return ("c", list(getattr(module, target.name)()))  # unrolled, as TorchScript
         if self.unit.is_library(module):
             return self.library_call(graph, target, args, kwargs, e)
         fn = getattr(type(module), target.name, None)
@@ -955,6 +995,15 @@ def _scripting_flag(fn):
     from . import is_scripting, is_tracing
 
     return True if fn is is_scripting else False if fn is is_tracing else None
+
+
+def _check_comprehension(e):
+    """TorchScript's limits on comprehensions: one generator, no ``if`` (torch's errors)."""
+    where = f" (line {getattr(e, 'lineno', '?')})"
+    if len(e.generators) != 1:
+        raise NotSupportedError("Only a single generator is currently supported" + where)
+    if e.generators[0].ifs:
+        raise NotSupportedError("Comprehension ifs are not supported yet" + where)
 
 
 def _assigned_names(statements):
