@@ -262,6 +262,19 @@ def _index_fill_derivative(ctx, grad, *, dim, value):
     return index_fill_op(grad, ctx.inputs[1], dim=dim, value=0), None
 
 
+def _check_fill_storage(input, dim, index):
+    """torch's RuntimeError for filling a non-empty slice of a tensor that holds no elements
+    (its kernel finds the storage too small before any index check): an empty ``dim`` and
+    elements in the other dims."""
+    shape = input._data.shape
+    if not index._data.size or (shape and shape[dim] != 0) or not shape:
+        return
+    if all(n for i, n in enumerate(shape) if i != dim):
+        raise RuntimeError(f"index_fill_(): index {int(index._data.reshape(-1)[0])} is out of "
+                           f"bounds for dimension {dim} with size 0: the tensor holds no "
+                           f"elements to fill")
+
+
 @tensor_method
 @signature("index_fill(Tensor input, int dim, Tensor index, PyObject value) -> Tensor",
            overloaded="all")
@@ -279,6 +292,9 @@ def index_fill(input, dim, index, value):
     if isinstance(index, Tensor) and index._data.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     _check_index_along("index_fill_", input, dim, index, None)
+    _check_fill_storage(input, dim, index)
+    if not input._data.size:  # nothing to fill, nor to check the indices against (as torch)
+        return input.clone()
     index = _to_device(index, input._device)
     if isinstance(value, Tensor):
         if value._data.ndim:

@@ -131,6 +131,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     return split_op(input, dim=dim, sizes=sizes)
 
 
+@signature("split(Tensor tensor, PyObject split_size_or_sections, int dim=0) -> Tensor[]")
 def split(tensor, split_size_or_sections, dim=0):
     """Views of pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the
     given list of sizes.
