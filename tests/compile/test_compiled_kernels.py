@@ -146,7 +146,7 @@ def test_docstring_examples_of_the_generated_and_fused_kernels_run():
     import doctest
     import importlib
 
-    for name in ("ember._inductor.codegen", "ember._inductor.fusion",
+    for name in ("ember._inductor.codegen", "ember._inductor.fusion", "ember._inductor.replay",
                  "ember._inductor.inference", "ember.nn._functional._onednn_fused"):
         module = importlib.import_module(name)
         finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(
@@ -155,3 +155,39 @@ def test_docstring_examples_of_the_generated_and_fused_kernels_run():
             runner.run(test)
         results = runner.summarize(verbose=False)
         assert results.attempted > 0 and results.failed == 0, name
+
+
+def test_generated_replay_runs_multi_output_and_copy_nodes_as_the_interpreter():
+    from ember._inductor.backends import _Plan, run_graph
+    from ember._inductor.capture import capture
+    from ember._inductor.replay import can_generate, generate
+
+    def f(lib, x, y):
+        a, b = x.split(2, dim=1)            # a multi-output primitive
+        z = a * 2
+        z.add_(y)                           # an in-place write into an intermediate
+        w = lib.zeros(a.shape) + b          # a factory: a captured tensor
+        return {"sum": z + w, "parts": [a.exp(), b.relu()]}
+
+    x = ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+    y = ember.ones(3, 2)
+    found = capture(lambda x, y: f(ember, x, y), [x, y])
+    assert can_generate(found.graph)
+    assert "copy_" in {n.kind for n in found.graph.nodes}
+    assert any(n.kind == "op" and n.op.multi_output for n in found.graph.nodes)
+    replay = generate(found.graph, found.captured)
+    x2 = np.linspace(2, -2, 12, dtype=np.float32).reshape(3, 4)
+    inputs = [ember.tensor(x2), y]
+    interpreted = run_graph(_Plan(found.graph), inputs, found.captured.__getitem__,
+                            found.graph.constants)
+    generated = replay(inputs)
+    assert len(generated) == len(interpreted)
+    for got, want in zip(generated, interpreted):
+        assert_same(got, torch.from_numpy(want.numpy()))
+    compiled = ember.compile(lambda x, y: f(ember, x, y))
+    for _ in range(3):
+        got = compiled(ember.tensor(x2), y)
+        want = f(torch, torch.from_numpy(x2.copy()), torch.ones(3, 2))
+        assert_same(got["sum"], want["sum"])
+        for p, q in zip(got["parts"], want["parts"]):
+            assert_same(p, q)

@@ -1,8 +1,9 @@
 """Backends: what turns a captured graph into the callable a compiled function runs.
 
-* ``"eager"`` and ``"aot_eager"``: the captured graph as it is, interpreted by
-  ``jit``'s ``run_graph`` (each node calls its ember operator, so autograd records the
-  backward as in eager code);
+* ``"eager"`` and ``"aot_eager"``: the captured graph as it is, run as generated
+  straight-line code (``replay.py``; ``jit``'s ``run_graph`` interprets graphs with script
+  blocks): each node calls its ember operator, so autograd records the backward as in eager
+  code;
 * ``"inductor"`` (the default): the graph after the inference passes (BatchNorm folded into
   the convolution before it, parameter-only values computed once, convolution + shift + ReLU
   in one step: ``inference.py``), dead-code elimination, common-subexpression
