@@ -237,3 +237,13 @@ def test_a_layer_with_weight_norms_hook_keeps_it_when_scripted(tmp_path):
     assert_same(scripted(ex), t_layer(tx), rtol=1e-5, atol=1e-6)
     with pytest.raises(RuntimeError, match="_forward_pre_hooks.*cannot be saved"):
         scripted.save(tmp_path / "hooked.pt")
+
+
+def test_a_scripted_layer_checks_its_arguments_as_torchs():
+    for lib in (torch, ember):
+        scripted = lib.jit.script(lib.nn.Linear(2, 2))
+        with pytest.raises(RuntimeError, match="Expected a value of type 'Tensor' for argument "
+                                               "'input' but instead found type 'int'"):
+            scripted(3)
+        with pytest.raises(RuntimeError, match="expected at most 2 argument"):
+            scripted(lib.ones(2), lib.ones(2))

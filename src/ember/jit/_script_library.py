@@ -224,7 +224,8 @@ def decode_spec(data, where="<file>"):
     """
     _library_class(data["class"])  # refuse a class outside ember.nn before anything else
     return {"class": data["class"],
-            "state": {k: _decode_value(v, where) for k, v in data["state"].items()},
+            "state": {k: _decode_value(v, where) for k, v in data["state"].items()
+                      if k not in _MODULE_KEYS},  # Module's own tables never come from a file
             "children": [[name, None if child is None else decode_spec(child, where)]
                          for name, child in data["children"]],
             "empty": [[kind, name] for kind, name in data.get("empty", ())

@@ -247,10 +247,11 @@ class _MethodCompiler(_Compiler):
 
     def compile_library_call(self):
         """For one of ember's own layers scripted by itself: a graph that calls the method
-        of the layer, with the method's signature (an argument without annotation accepts
-        any value, as the layer does)."""
+        of the layer, with the method's signature (an argument without annotation is a
+        ``Tensor``, as in TorchScript, unless it has a default: then the layer accepts what
+        its own code accepts, a tuple state or a PackedSequence)."""
         fdef = self.parse()
-        signature = [(name, "Any" if p.annotation is None else type_text, default, has)
+        signature = [(name, "Any" if p.annotation is None and has else type_text, default, has)
                      for p, (name, type_text, default, has)
                      in zip(fdef.args.args[self.skip:], self.signature(fdef))]
         graph = self.top = _Block(self.unit.counter)
