@@ -11,6 +11,7 @@ class as a method there, so that every operator has exactly one definition.
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -148,7 +149,7 @@ class Tensor:
             >>> ember.zeros(2, 3).numel()
             6
         """
-        return builtins.int(np.prod(self._data.shape, dtype=np.int64))
+        return math.prod(self._data.shape)  # Python ints: np.prod cost about 5 us a call
 
     nelement = numel
 
