@@ -431,6 +431,50 @@ def test_elementwise_kernels_split_tensors_larger_than_a_binding(small_bindings,
 
 
 @needs_gpu
+def test_reductions_split_tensors_larger_than_a_binding(monkeypatch, strict):
+    """Row windows, leading-dim slices (a reduction over dim 0 needs no transposed copy of
+    the whole tensor), full reductions: at a 16 KiB limit on a 160 KB tensor, as the CPU."""
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((100, 400)).astype(np.float32)
+    ints = rng.integers(-50, 50, (100, 400))
+    ember.webgpu.synchronize()
+    monkeypatch.setattr(_runtime.runtime(), "max_binding", 16384)
+    g, c, gi, ci = gpu(a), ember.tensor(a), gpu(ints), ember.tensor(ints)
+    for reduce in (lambda x: x.sum(1), lambda x: x.sum(0), lambda x: x.sum(),
+                   lambda x: x.mean(0), lambda x: x.mean(1, keepdim=True), lambda x: x.amax(0),
+                   lambda x: x.amin(), lambda x: x.argmax(1), lambda x: (x * 0.01 + 1).prod(1)):
+        close(reduce(g), reduce(c), rtol=1e-4, atol=1e-4)
+    for reduce in (lambda x: x.sum(1), lambda x: x.sum(), lambda x: x.amax(),
+                   lambda x: x.argmin(1)):
+        close(reduce(gi), reduce(ci))
+    ember.webgpu.synchronize()
+
+
+@needs_gpu
+def test_rows_longer_than_a_shader_loop_are_reduced_in_pieces(strict):
+    """lavapipe ends a shader loop after 65,535 iterations: reductions over longer rows (they
+    gave 65535.0 for the sum of 70,001 ones), scans and matmul's k run in pieces."""
+    rng = np.random.default_rng(11)
+    assert ember.ones(70001, device="webgpu").sum().item() == 70001.0
+    a = rng.standard_normal((2, 70001)).astype(np.float32)
+    a[1, 69000] = 9.0  # the maximum in the last piece
+    g, c = gpu(a), ember.tensor(a)
+    for reduce in (lambda x: x.sum(1), lambda x: x.mean(), lambda x: x.amax(1),
+                   lambda x: x.argmax(1), lambda x: x.argmin(), lambda x: x.t().sum(0)):
+        close(reduce(g), reduce(c), rtol=1e-4, atol=1e-3)
+    ints = rng.integers(-9, 9, (70001,))
+    close(gpu(ints).sum(), ember.tensor(ints).sum())
+    close(gpu(ints).argmax(), ember.tensor(ints).argmax())
+    near_one = rng.uniform(0.99999, 1.00001, (70001, 2)).astype(np.float32)
+    close(gpu(near_one).cumsum(0), ember.tensor(near_one).cumsum(0), rtol=1e-5)
+    close(gpu(near_one).cumprod(0), ember.tensor(near_one).cumprod(0), rtol=1e-3)  # drift
+    left = rng.standard_normal((3, 70001)).astype(np.float32)
+    right = rng.standard_normal((70001, 2)).astype(np.float32)
+    close(gpu(left) @ gpu(right), ember.tensor(left) @ ember.tensor(right), rtol=1e-3,
+          atol=1e-2)
+
+
+@needs_gpu
 def test_a_kernel_that_cannot_split_names_the_limit(small_bindings):
     g = gpu(np.ones((3000,), np.float32))
     with pytest.raises(RuntimeError, match="more than one binding can hold"):

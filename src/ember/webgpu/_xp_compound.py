@@ -25,6 +25,7 @@ from ._xp import (
     _new,
     _params_for,
     _run,
+    add,
     asarray,
     ascontiguous_copy,
     astype,
@@ -36,6 +37,9 @@ from ._xp import (
     full,
     getitem,
     greater,
+    maximum,
+    minimum,
+    multiply,
     not_equal,
     reshape,
     squeeze,
@@ -99,13 +103,16 @@ def _reduction(kind, numpy_name):
             if out is not None:
                 options["out"] = out
             return call(a, axis=axis, keepdims=keepdims, **options, **kwargs)
+        base = "sum" if kind == "mean" else kind
+        if out is None:
+            split = _split_leading(a, axis, keepdims, _COMBINE[base], lambda piece: (
+                sum if kind == "mean" else reduce)(piece, axis=axis, dtype=dtype,
+                                                   keepdims=True))
+            if split is not None:  # a mean divides the sum by the count reduced
+                return true_divide(split, float(a.size // builtins.max(split.size, 1))) \
+                    if kind == "mean" else split
         moved, rows, count, axes = _reduce_setup(a, axis)
-        result = _new((rows,), np.float32)
-        runtime = result.storage.runtime
-        runtime.dispatch(K.reduce_rows("sum" if kind == "mean" else kind),
-                         [runtime.constant(K.params([rows, count])), result.storage.buffer,
-                          moved.storage.buffer if moved.offset == 0 else
-                          ascontiguous_copy(moved).storage.buffer], _groups(rows))
+        result = _reduce_moved(base, moved, rows, count, np.float32)
         if kind == "mean":
             result = true_divide(result, float(count))
         result = reshape(result, _kept_shape(a, axes, keepdims))
@@ -124,16 +131,115 @@ amax = max = _reduction("max", "amax")  # noqa: A001
 amin = min = _reduction("min", "amin")  # noqa: A001
 
 
+def _split_leading(a, axis, keepdims, combine, reduce_piece):
+    """A reduction of ``a`` (larger than one binding) as reductions of slices of its first
+    dim that fit one, their results joined by ``combine`` when the first dim is reduced, else
+    concatenated; None when ``a`` needs no split or the results cannot be joined. (The slices
+    keep a reduction over leading dims from needing a transposed copy of all of ``a``.)"""
+    limit = a.storage.runtime.max_binding
+    if a.ndim < 2 or a.storage.buffer.size <= limit or a.size == 0:
+        return None
+    axes = tuple(range(a.ndim)) if axis is None else tuple(
+        x % a.ndim for x in (axis if isinstance(axis, tuple) else (axis,)))
+    step = builtins.max(1, limit // 4 // (a.nbytes // a.shape[0]))
+    if step >= a.shape[0] or (0 in axes and combine is None):
+        return None
+    parts = [reduce_piece(a[start:start + step]) for start in range(0, a.shape[0], step)]
+    total = parts[0]
+    for part in parts[1:]:
+        total = combine(total, part) if 0 in axes else total
+    if 0 not in axes:
+        total = concatenate(parts, axis=0)
+    return total if keepdims else squeeze(total, axes)
+
+
 def _reduce_int64(kind, a, axis, keepdims):
+    split = _split_leading(a, axis, keepdims, _COMBINE[kind],
+                           lambda piece: _reduce_int64(kind, piece, axis, True))
+    if split is not None:
+        return split
     moved, rows, count, axes = _reduce_setup(a, axis)
+    result = _reduce_moved(kind, moved, rows, count, np.int64)
+    return reshape(result, _kept_shape(a, axes, keepdims))
+
+
+# how partial results of column pieces join (argmax/argmin's cannot: their pieces' indices)
+_COMBINE = {"sum": add, "prod": multiply, "max": maximum, "min": minimum}
+
+
+# elements one thread reduces: longer rows are cut into pieces reduced in two rounds
+# (lavapipe ends a shader loop after 65,535 iterations, and short rows keep threads busy)
+_ROW_LOOP = 4096
+
+
+def _reduce_moved(kind, moved, rows, count, dtype):
+    """``kind`` (sum, prod, max, min, argmax, argmin) along the rows of the contiguous
+    (rows, count) float32 or int64 ``moved``: a new (rows,) array of ``dtype``. Rows longer
+    than ``_ROW_LOOP`` are padded with the kind's identity to pieces of equal width, each piece
+    reduced by one thread, then the pieces' results; an arg-reduction takes the first piece
+    holding the extreme and its index there."""
+    source = K.reduce_rows(kind) if moved.dtype == np.float32 else K.reduce_rows_int64(kind)
+    if count <= _ROW_LOOP:
+        result = _new((rows,), dtype)
+        _reduce_rows(source, result, moved, rows, count)
+        return result
+    table, pieces, width = _pieces(kind, moved, rows, count)
+    if kind in ("argmax", "argmin"):
+        best = _reduce_moved(kind[3:], table, rows * pieces, width, moved.dtype)
+        local = reshape(_reduce_moved(kind, table, rows * pieces, width, np.int64),
+                        (rows, pieces))
+        which = _reduce_moved(kind, reshape(best, (rows, pieces)), rows, pieces, np.int64)
+        picked = take_along_axis(local, reshape(which, (rows, 1)), 1)
+        return add(multiply(which, width), reshape(picked, (rows,)))
+    partial = _reduce_moved(kind, table, rows * pieces, width, dtype)
+    return _reduce_moved(kind, reshape(partial, (rows, pieces)), rows, pieces, dtype)
+
+
+def _pieces(kind, moved, rows, count):
+    """``moved``'s rows as (rows * pieces, width), padded at their ends with ``kind``'s
+    identity (which never wins: an arg-reduction takes the first extreme)."""
+    pieces = -(-count // _ROW_LOOP)
+    width = -(-count // pieces)
+    table = reshape(moved if moved.is_c_contiguous() else ascontiguous_copy(moved),
+                    (rows, count))
+    if pieces * width != count:
+        low = -np.inf if moved.dtype == np.float32 else int(np.iinfo(np.int64).min)
+        high = np.inf if moved.dtype == np.float32 else int(np.iinfo(np.int64).max)
+        identity = {"sum": 0, "prod": 1, "max": low, "argmax": low}.get(kind, high)
+        padded = full((rows, pieces * width), identity, moved.dtype)
+        copyto(getitem(padded, (slice(None), slice(0, count))), table)
+        table = padded
+    return reshape(table, (rows * pieces, width)), pieces, width
+
+
+def _reduce_rows(source, result, moved, rows, count):
+    """Run the one-thread-per-row kernel ``source`` over the (rows, count) contiguous
+    ``moved`` into ``result`` (rows,); an input larger than one binding (128 MiB on lavapipe)
+    is bound in windows of whole rows."""
+    runtime = result.storage.runtime
     if moved.offset:
         moved = ascontiguous_copy(moved)
-    result = _new((rows,), np.int64)
-    runtime = result.storage.runtime
-    runtime.dispatch(K.reduce_rows_int64(kind), [runtime.constant(K.params([rows, count])),
-                                                 result.storage.buffer, moved.storage.buffer],
-                     _groups(rows))
-    return reshape(result, _kept_shape(a, axes, keepdims))
+    buffer, limit = moved.storage.buffer, runtime.max_binding
+    if buffer.size <= limit:
+        runtime.dispatch(source, [runtime.params([rows, count]), result.storage.buffer, buffer],
+                         _groups(rows))
+        return
+    row_bytes, out_item = count * moved.dtype.itemsize, result.dtype.itemsize
+    step = int(np.lcm(32 // np.gcd(row_bytes, 32), 32 // np.gcd(out_item, 32)))
+    chunk = limit // 2 // row_bytes // step * step  # rows per window, 32-byte aligned starts
+    if rows * row_bytes <= limit:  # one window from the first row (a view into a big buffer)
+        chunk = rows
+    elif not chunk and step * row_bytes <= limit:
+        chunk = step
+    if not chunk:
+        raise RuntimeError(f"ember.webgpu: rows of {row_bytes} bytes are more than one "
+                           f"binding can hold ({limit} bytes) for this reduction")
+    for start in range(0, rows, chunk):
+        stop = builtins.min(start + chunk, rows)
+        runtime.dispatch(source, [
+            runtime.params([stop - start, count]),
+            (result.storage.buffer, start * out_item, (stop - start) * out_item),
+            (buffer, start * row_bytes, (stop - start) * row_bytes)], _groups(stop - start))
 
 
 def _arg_reduction(kind):
@@ -146,13 +252,7 @@ def _arg_reduction(kind):
         elif a.dtype != np.float32:  # integers compare exactly as int64
             a = astype(a, np.int64, copy=False)
         moved, rows, count, axes = _reduce_setup(a, axis)
-        if moved.offset:
-            moved = ascontiguous_copy(moved)
-        result = _new((rows,), np.int64)
-        runtime = result.storage.runtime
-        source = K.reduce_rows(kind) if a.dtype == np.float32 else K.reduce_rows_int64(kind)
-        runtime.dispatch(source, [runtime.constant(K.params([rows, count])),
-                                  result.storage.buffer, moved.storage.buffer], _groups(rows))
+        result = _reduce_moved(kind, moved, rows, count, np.int64)
         if axis is None:
             axes = tuple(range(a.ndim))
         return reshape(result, _kept_shape(a, axes, keepdims) if axis is not None or keepdims
@@ -166,6 +266,9 @@ argmin = _arg_reduction("argmin")
 
 
 # ---------------------------------------------------------------- matrix products
+
+
+_MATMUL_K = 32768  # the longest k one thread's loop runs (lavapipe stops loops at 65,535)
 
 
 def matmul(a, b, out=None, **kwargs):
@@ -194,6 +297,13 @@ def matmul(a, b, out=None, **kwargs):
                  + list(right.estrides[-2:]))
         if k == 0:
             result = zeros(result.shape, np.float32)
+        elif k > _MATMUL_K:  # partial products over slices of k (lavapipe's loop limit)
+            result = None
+            for start in range(0, k, _MATMUL_K):
+                part = matmul(getitem(left, (Ellipsis, slice(start, start + _MATMUL_K))),
+                              getitem(right, (Ellipsis, slice(start, start + _MATMUL_K),
+                                              slice(None))))
+                result = part if result is None else add(result, part)
         else:
             _run(K.matmul(), result, [left, right], words, blocks)
     if a.ndim == 1:
@@ -442,12 +552,38 @@ def _scan(name, source, a, axis, dtype, out):
     axis %= a.ndim
     order = [d for d in range(a.ndim) if d != axis] + [axis]
     moved = ascontiguous_copy(a.transpose(order))
-    rows = moved.size // moved.shape[-1]
-    result = _new(moved.shape, np.float32)
-    runtime = result.storage.runtime
-    runtime.dispatch(source, [runtime.constant(K.params([rows, moved.shape[-1]])),
-                              result.storage.buffer, moved.storage.buffer], _groups(rows))
+    count = moved.shape[-1]
+    rows = moved.size // count
+    result = reshape(_scan_rows(name, source, reshape(moved, (rows, count)), rows, count),
+                     moved.shape)
     return result.transpose([order.index(d) for d in range(a.ndim)])
+
+
+def _scan_rows(name, source, moved, rows, count):
+    """The inclusive scan ``source`` along the rows of the contiguous (rows, count) float32
+    ``moved``, one thread per row; rows longer than ``_MATMUL_K`` are scanned in pieces
+    (padded with the identity), and each piece then joined with the scan of the pieces
+    before it."""
+    if count <= _MATMUL_K:
+        result = _new((rows, count), np.float32)
+        runtime = result.storage.runtime
+        runtime.dispatch(source, [runtime.params([rows, count]), result.storage.buffer,
+                                  moved.storage.buffer], _groups(rows))
+        return result
+    identity, join = (0.0, add) if name == "cumsum" else (1.0, multiply)
+    pieces = -(-count // _MATMUL_K)
+    width = -(-count // pieces)
+    table = full((rows, pieces * width), identity, np.float32)
+    copyto(getitem(table, (slice(None), slice(0, count))), moved)
+    inner = reshape(_scan_rows(name, source, reshape(table, (rows * pieces, width)),
+                               rows * pieces, width), (rows, pieces, width))
+    totals = ascontiguous_copy(getitem(inner, (slice(None), slice(None), width - 1)))
+    before = _scan_rows(name, source, totals, rows, pieces)  # the pieces up to each one
+    carried = concatenate([full((rows, 1), identity, np.float32),
+                           getitem(before, (slice(None), slice(0, pieces - 1)))], axis=1)
+    joined = join(inner, expand_dims(carried, 2))
+    return ascontiguous_copy(getitem(reshape(joined, (rows, pieces * width)),
+                                     (slice(None), slice(0, count))))
 
 
 def _check_indices(indices, size, axis):
