@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import weakref
 
+from .._tensor import _trace_state
 from ..nn.modules.module import Module
 
 __all__ = ["AroundBreaks", "routed_modules", "pieces_of", "describe_break", "routes_something"]
@@ -193,8 +194,11 @@ class RunSplit:
 def _run(piece, args, kwargs):
     """A prefix or suffix: compiled, or its plain function when its graphs have a single
     operator (as a routed module's)."""
-    fn = piece.compiled if piece.pays() else piece.module
-    return fn(*args, **kwargs)
+    if not piece.pays():
+        return piece.module(*args, **kwargs)
+    if piece.cut is not None and _trace_state.tracer is None:
+        return piece.cut(args, kwargs)
+    return piece.compiled(*args, **kwargs)
 
 
 _SPLIT_PIECES = weakref.WeakKeyDictionary()  # owner -> the compiled prefixes and suffixes
@@ -212,13 +216,14 @@ class _Piece:
     whether compiling it pays (decided again when the compiled function gains a
     variant)."""
 
-    __slots__ = ("module", "compiled", "variants", "worth")
+    __slots__ = ("module", "compiled", "variants", "worth", "cut")
 
     def __init__(self, module, compiled):
         self.module = module
         self.compiled = compiled
         self.variants = -1
         self.worth = True
+        self.cut = None
 
     def pays(self):
         variants = len(self.compiled._static)
@@ -226,7 +231,19 @@ class _Piece:
             self.variants = variants
             self.worth = self.worth and _worth_compiling(self.compiled) and \
                 not _recompiled_for_values(self.compiled)
+            self.cut = _only_cut(self.compiled)
         return self.worth
+
+
+def _only_cut(compiled):
+    """The :class:`AroundBreaks` of ``compiled``'s only variant when that variant broke and
+    was cut: a call can go straight to the cut, skipping the guard check (the cut's own
+    pieces check theirs; a variant that would break elsewhere still runs correctly)."""
+    entries = list(compiled._static.values())
+    if len(entries) == 1 and entries[0].run is None and entries[0].around is not None \
+            and entries[0].around.split is not None:
+        return entries[0].around
+    return None
 
 
 def _recompiled_for_values(compiled):

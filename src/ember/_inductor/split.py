@@ -165,8 +165,24 @@ def _same_code(node, code):
     compiled = compile(ast.Module(body=[definition], type_ignores=[]), code.co_filename,
                        "exec")
     found = [c for c in compiled.co_consts if hasattr(c, "co_code")]
-    return bool(found) and found[0].co_code == code.co_code and \
-        found[0].co_names == code.co_names and found[0].co_varnames == code.co_varnames
+    return bool(found) and found[0].co_names == code.co_names and \
+        found[0].co_varnames == code.co_varnames and _steps(found[0]) == _steps(code)
+
+
+def _steps(code):
+    """``code``'s instructions without the choices the compiler makes from positions alone
+    (a method load or an attribute load before a call, jump offsets, no-ops)."""
+    import dis
+
+    steps = []
+    for step in dis.get_instructions(code):
+        if step.opname in ("NOP", "RESUME", "CACHE", "EXTENDED_ARG"):
+            continue
+        name = "LOAD_ATTR" if step.opname == "LOAD_METHOD" else step.opname
+        argument = None if step.opcode in dis.hasjrel or step.opcode in dis.hasjabs else \
+            str(step.argval)
+        steps.append((name, argument))
+    return steps
 
 
 def _walk_own(nodes):
