@@ -512,7 +512,20 @@ def _left_right(y, dim):
     return y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
 
 
-def trapezoid(y, x=None, *, dx=None, dim=-1):
+class _NotGiven:
+    """The default of an argument whose explicit None torch refuses (``trapezoid(y, None)``
+    matches none of its overloads; ``trapezoid(y)`` is fine)."""
+
+    def __repr__(self):
+        return "<not given>"
+
+
+_NOT_GIVEN = _NotGiven()
+
+
+@signature("trapezoid(Tensor y, Tensor x=None, *, Scalar dx=None, int dim=-1) -> Tensor",
+           overloaded=True)
+def trapezoid(y, x=_NOT_GIVEN, *, dx=_NOT_GIVEN, dim=-1):
     """The trapezoidal rule along ``dim``: samples ``y`` at coordinates ``x`` (a 1-D tensor
     along ``dim`` or a tensor that broadcasts with ``y``), or evenly ``dx`` apart (default 1).
 
@@ -521,6 +534,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         >>> ember.trapezoid(ember.tensor([1., 2., 4.]))
         tensor(4.5000)
     """
+    x = None if x is _NOT_GIVEN else x
+    dx = None if dx is _NOT_GIVEN else dx
     _samples_tensor(y, "trapezoid", x, dx)
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received an invalid combination of arguments: give x or "
@@ -536,7 +551,9 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return (y.sum(dim) - ends * 0.5) * spacing
 
 
-def trapz(y, x=None, *, dx=None, dim=-1):
+@signature("trapz(Tensor y, Tensor x=None, *, Scalar dx=None, int dim=-1) -> Tensor",
+           overloaded=True)
+def trapz(y, x=_NOT_GIVEN, *, dx=_NOT_GIVEN, dim=-1):
     """:func:`trapezoid` (its older name).
 
     Example::
@@ -547,9 +564,9 @@ def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
-@signature("cumulative_trapezoid(Tensor y, Tensor? x=None, *, Scalar? dx=None, "
+@signature("cumulative_trapezoid(Tensor y, Tensor x=None, *, Scalar dx=None, "
            "int dim=-1) -> Tensor", overloaded=True)
-def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+def cumulative_trapezoid(y, x=_NOT_GIVEN, *, dx=_NOT_GIVEN, dim=-1):
     """The running trapezoidal integral along ``dim`` (one value fewer than ``y`` has).
 
     Example::
@@ -557,7 +574,12 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         >>> ember.cumulative_trapezoid(ember.tensor([1., 2., 4.]))
         tensor([1.5000, 4.5000])
     """
+    x = None if x is _NOT_GIVEN else x
+    dx = None if dx is _NOT_GIVEN else dx
     _samples_tensor(y, "cumulative_trapezoid", x, dx)
+    if x is not None and dx is not None:
+        raise TypeError("cumulative_trapezoid() received an invalid combination of arguments: "
+                        "give x or dx, not both")
     dim = wrap_dim(dim, y.ndim)
     if y.shape[dim] == 0:
         return y.narrow(dim, 0, 0) * 0.5
