@@ -247,3 +247,11 @@ def test_a_scripted_layer_checks_its_arguments_as_torchs():
             scripted(3)
         with pytest.raises(RuntimeError, match="expected at most 2 argument"):
             scripted(lib.ones(2), lib.ones(2))
+
+
+def test_moving_a_scripted_layer_to_float64_moves_the_layer_as_torchs():
+    e_layer, t_layer = same_weights(LAYERS["MultiheadAttention"][0])
+    scripted, t_scripted = ember.jit.script(e_layer).double(), torch.jit.script(t_layer).double()
+    ex, tx = inputs(LAYERS["MultiheadAttention"][1])
+    assert_same(scripted(*[x.double() for x in ex]), t_scripted(*[x.double() for x in tx]),
+                rtol=1e-10, atol=1e-12)
