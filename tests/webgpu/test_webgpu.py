@@ -636,6 +636,14 @@ def test_a_bad_target_raises_torchs_error_at_the_next_read(options):
 
 
 @needs_gpu
+def test_pending_checks_stay_bounded_without_reads():
+    table, index = ember.ones(5, 3, device="webgpu"), gpu(np.array([0, 4]))
+    for _ in range(1100):
+        table.index_select(0, index)
+    assert len(_runtime.runtime().deferred) < 1024
+
+
+@needs_gpu
 def test_a_bad_gather_index_raises_torchs_error_at_synchronize():
     import torch
 

@@ -213,8 +213,11 @@ class Runtime:
         point where the host reads device memory (a download, ``synchronize``), instead of
         waiting for the kernels now: how the kernels' argument checks (an index out of range)
         stay off the critical path, as CUDA's device-side checks report asynchronously. The
-        error a check raises surfaces at that read."""
+        error a check raises surfaces at that read (or here, once 1,024 are pending: a
+        program that never reads the device must not hold its index arrays forever)."""
         self.deferred.append((info, check))
+        if len(self.deferred) >= 1024:
+            self.run_deferred()
 
     def run_deferred(self):
         """Run the deferred checks: their arrays are joined on the device and read at once."""
