@@ -150,9 +150,17 @@ class RunSplit:
 
     Example::
 
-        >>> from ember._inductor.split import Split
-        >>> RunSplit.__name__
-        'RunSplit'
+        >>> from ember._inductor.compiled import CompiledFunction
+        >>> from ember._inductor.split import split_at
+        >>> def f(x):
+        ...     y = x * 2
+        ...     print("between")
+        ...     return y + 1
+        >>> owner = CompiledFunction(f, fullgraph=False, dynamic=None, backend="eager")
+        >>> run = RunSplit(owner, f, split_at(f, f.__code__.co_firstlineno + 2))
+        >>> run(AroundBreaks(owner), (ember.ones(1),), {})
+        between
+        tensor([3.])
     """
 
     def __init__(self, owner, target, cut):

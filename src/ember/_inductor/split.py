@@ -47,9 +47,10 @@ _RETURNED = "_ember_returned_"   # the middle's marker of a ``return``
 class Split:
     """A function cut at its breaking statement: ``prefix(*args, **kwargs)`` returns the
     variables it assigned (or None when the cut is the first statement), ``middle(**names)``
-    returns ``(returned, value_or_names)``, ``suffix(**names)`` the function's result (or
-    None when the cut is the last statement). ``source`` maps each generated function to
-    the ``ast`` of its body, for a further split.
+    returns ``(marker, value_or_names)`` (the marker is :func:`returned_marker` when the
+    statement returned), ``suffix(**names)`` the function's result (or None when the cut is
+    the last statement). Each generated function keeps its ``ast`` (``_ember_definition``)
+    for a further cut.
 
     Example::
 
