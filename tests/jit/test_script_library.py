@@ -116,6 +116,25 @@ def make_tagger(lib):
     return Tagger()
 
 
+def make_encoder(nn):
+    """A user subclass of a layer that only chooses its constructor's arguments."""
+
+    class Encoder(nn.TransformerEncoderLayer):
+        def __init__(self):
+            super().__init__(8, 2, 16, dropout=0.0)
+
+    return Encoder()
+
+
+def test_a_subclass_that_only_adds_a_constructor_is_called_as_its_layer():
+    e_layer, t_layer = same_weights(make_encoder)
+    scripted, t_scripted = ember.jit.script(e_layer), torch.jit.script(t_layer)
+    (ex,), (tx,) = inputs([(3, 2, 8)])
+    assert_same(scripted(ex), t_scripted(tx), rtol=1e-4, atol=1e-5)
+    assert scripted.original_name == "Encoder"
+    assert type(scripted._library_root) is ember.nn.TransformerEncoderLayer
+
+
 def tagger_pair():
     ember.manual_seed(0)
     e_model, t_model = make_tagger(ember), make_tagger(torch)
@@ -162,6 +181,10 @@ def test_save_and_load_in_a_fresh_process_without_the_classes(tmp_path):
         saved_inputs[name] = [ex]
         t_scripted = torch.jit.script(t_layer)
         expected[name] = [(t_scripted if hasattr(t_scripted, "forward") else t_layer)(*tx)]
+    e_layer, t_layer = same_weights(make_encoder)  # a subclass defined in this file
+    ember.jit.script(e_layer).save(tmp_path / "subclass.pt")
+    ex, tx = inputs([(3, 2, 8)])
+    saved_inputs["subclass"], expected["subclass"] = [ex], [torch.jit.script(t_layer)(*tx)]
     e_model, t_model = tagger_pair()
     ember.jit.save(ember.jit.script(e_model), tmp_path / "tagger.pt")
     t_scripted = torch.jit.script(t_model)

@@ -50,16 +50,43 @@ def _named_class(cls):
         return False
 
 
+# what a subclass may define and still behave as its ember.nn base (a constructor that
+# chooses the base's arguments)
+_CONSTRUCTION = frozenset({"__init__", "__module__", "__qualname__", "__doc__", "__dict__",
+                           "__weakref__", "__firstlineno__", "__static_attributes__",
+                           "__annotations__"})
+
+
+def layer_class(cls):
+    """The ember.nn class that ``cls`` behaves as: itself, or for a subclass that only adds
+    a constructor (``class Encoder(nn.LSTM): def __init__...``) its first ember.nn base;
+    None when ``cls`` has code of its own.
+
+    Example::
+
+        >>> layer_class(ember.nn.LSTM).__name__
+        'LSTM'
+    """
+    if _named_class(cls):
+        return cls
+    for base in cls.__mro__:
+        if _named_class(base):
+            return base
+        if set(vars(base)) - _CONSTRUCTION:
+            return None
+    return None
+
+
 def is_library_module(module):
     """Whether ``module`` and everything under it are ember's own layers (classes of
-    ``ember.nn`` that their import path names).
+    ``ember.nn`` that their import path names, or subclasses that only add a constructor).
 
     Example::
 
         >>> is_library_module(ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.ReLU()))
         True
     """
-    return all(_named_class(type(m)) for m in module.modules())
+    return all(layer_class(type(m)) is not None for m in module.modules())
 
 
 def library_roots(module):
@@ -96,7 +123,7 @@ def describe(module):
         >>> [name for name, _ in describe(ember.nn.Sequential(ember.nn.ReLU()))["children"]]
         ['0']
     """
-    cls = type(module)
+    cls = layer_class(type(module))
     children = [[name, None if child is None else describe(child)]
                 for name, child in module._modules.items()]
     state = {k: v for k, v in vars(module).items() if k not in _MODULE_KEYS}
