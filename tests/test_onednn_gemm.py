@@ -118,3 +118,43 @@ def test_sgemm_declines_what_it_cannot_take():
     if _onednn.available():
         y = _onednn_gemm.sgemm(np.eye(40, dtype=np.float32), np.full((40, 40), 2, np.float32))
         np.testing.assert_array_equal(y, np.full((40, 40), 2, np.float32))
+
+
+def test_lstm_layer_products_match_torch(backend):
+    # the recurrent layers' per-step products (into a preallocated buffer) and weight gradient
+    rng = np.random.default_rng(3)
+    inputs = rng.standard_normal((7, 5, 48)).astype(np.float32)
+    weights = None
+    results = []
+    for lib in (ember, torch):
+        lstm = lib.nn.LSTM(48, 64, num_layers=2)
+        if weights is None:
+            weights = [(rng.standard_normal(tuple(p.shape)) * 0.1).astype(np.float32)
+                       for p in lstm.parameters()]
+        with lib.no_grad():
+            for p, w in zip(lstm.parameters(), weights):
+                p.copy_(lib.tensor(w))
+        x = lib.tensor(inputs, requires_grad=True)
+        out, _ = lstm(x)
+        out.pow(2).sum().backward()
+        results.append([out.detach().numpy(), x.grad.numpy()]
+                       + [p.grad.numpy() for p in lstm.parameters()])
+    for mine, reference in zip(*results):
+        np.testing.assert_allclose(mine, reference, rtol=1e-4, atol=1e-5)
+
+
+def test_matrix_product_into_a_buffer_and_declined_buffers():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((40, 60)).astype(np.float32)
+    b = rng.standard_normal((60, 50)).astype(np.float32)
+    expected = torch.from_numpy(a) @ torch.from_numpy(b)
+    out = np.empty((40, 50), np.float32)
+    assert _onednn_gemm.matrix_product(np, a, b, out=out) is out
+    np.testing.assert_allclose(out, expected.numpy(), rtol=1e-5, atol=1e-4)
+    strided = np.empty((40, 100), np.float32)[:, ::2]   # not C-contiguous: NumPy writes it
+    np.testing.assert_allclose(_onednn_gemm.matrix_product(np, a, b, out=strided),
+                               expected.numpy(), rtol=1e-5, atol=1e-4)
+    square = rng.standard_normal((64, 64)).astype(np.float32)
+    reference = square @ square
+    np.testing.assert_allclose(_onednn_gemm.matrix_product(np, square, square, out=square),
+                               reference, rtol=1e-5, atol=1e-4)   # out overlaps its operands

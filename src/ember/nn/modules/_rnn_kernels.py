@@ -21,6 +21,7 @@ from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from ...ops._registry import defop
 from ...ops._vmap_rules import batching
+from ...ops.linalg._onednn_gemm import matrix_product
 from ...ops.shape import cat, stack
 from .._functional.dropout import dropout as _dropout
 from .._functional.linear import linear
@@ -317,7 +318,7 @@ def _recurrent_mm_kernel(xp, h, w_t, w, b=None):
     dtype = h.dtype
     if dtype in _LOW:
         h, w_t = h.astype(np.float32), w_t.astype(np.float32)
-    out = xp.matmul(h, w_t)
+    out = matrix_product(xp, h, w_t)
     if b is not None:
         out += b  # in place: no second (N, G) array, as BLAS's beta would do
     return out.astype(dtype) if dtype in _LOW else out
@@ -503,7 +504,7 @@ def _lstm_layer_kernel(xp, xw, h0, c0, w_t, w, *, steps, reverse):
     xw3 = xw.reshape(steps, batch, 4 * hidden)
     h, c = h0, c0
     for t in _layer_order(steps, reverse):
-        xp.matmul(h, w_t, out=hw)
+        matrix_product(xp, h, w_t, out=hw)
         _lstm_cell_into(xp, xw3[t], hw, c, ws[t], out[t], cs[t])
         h, c = out[t], cs[t]
     return out.reshape(steps * batch, hidden), h.copy(), c.copy(), cs, ws
@@ -540,7 +541,7 @@ def _lstm_layer_backward_kernel(xp, g_out, g_h, g_c, h0, c0, w, out, cs, ws, *, 
         gh += g3[t]
         c_prev = c0 if k == 0 else cs[forward[k - 1]]
         gc = _lstm_cell_backward_into(xp, gh, gc, c_prev, ws[t], gates[t])
-        gh = xp.matmul(gates[t].reshape(batch, 4 * hidden), w)
+        gh = matrix_product(xp, gates[t].reshape(batch, 4 * hidden), w)
     # the hidden state each step read, in step order: h0 first in the direction of the loop
     h_prev = xp.empty((steps, batch, hidden), out.dtype)
     if reverse:
@@ -548,7 +549,7 @@ def _lstm_layer_backward_kernel(xp, g_out, g_h, g_c, h0, c0, w, out, cs, ws, *, 
     else:
         h_prev[0], h_prev[1:] = h0, out3[:-1]
     d_xw = gates.reshape(steps * batch, 4 * hidden)
-    d_w_t = xp.matmul(h_prev.reshape(steps * batch, hidden).T, d_xw)
+    d_w_t = matrix_product(xp, h_prev.reshape(steps * batch, hidden).T, d_xw)
     return d_xw, gh, gc, d_w_t
 
 

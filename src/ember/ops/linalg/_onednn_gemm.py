@@ -60,9 +60,11 @@ def _operand(array):
     return None
 
 
-def sgemm(a, b):
-    """``a @ b`` for float32 matrices on oneDNN's GEMM, or None where this module declines
-    (oneDNN absent or switched off, a product too small to gain, a layout with no unit stride).
+def sgemm(a, b, out=None):
+    """``a @ b`` for float32 matrices on oneDNN's GEMM, written into ``out`` when given (a
+    C-contiguous float32 matrix sharing no memory with ``a`` or ``b``), or None where this
+    module declines (oneDNN absent or switched off, a product too small to gain, a layout with
+    no unit stride, an unsuitable ``out``).
 
     Example::
 
@@ -77,7 +79,11 @@ def sgemm(a, b):
     left, right = _operand(a), _operand(b)
     if left is None or right is None:
         return None
-    out = np.empty((m, n), _F32)
+    if out is None:
+        out = np.empty((m, n), _F32)
+    elif out.dtype != _F32 or out.shape != (m, n) or not out.flags.c_contiguous \
+            or np.may_share_memory(out, a) or np.may_share_memory(out, b):
+        return None
     status = _gemm(left[0], right[0], m, n, k, 1.0, a.ctypes.data, left[1], b.ctypes.data,
                    right[1], 0.0, out.ctypes.data, n)
     return out if status == 0 else None
@@ -120,3 +126,21 @@ def _folded_product(a, b):
         return None
     out = sgemm(a.reshape(-1, a.shape[-1]), b)
     return None if out is None else out.reshape(*a.shape[:-1], b.shape[1])
+
+
+def matrix_product(xp, a, b, out=None):
+    """``xp.matmul(a, b, out=out)`` for two matrices, float32 NumPy ones on :func:`sgemm` (the
+    recurrent layers' per-step products call this inside their kernels).
+
+    Example::
+
+        >>> matrix_product(np, np.ones((2, 3), np.float32), np.ones((3, 2), np.float32))
+        array([[3., 3.],
+               [3., 3.]], dtype=float32)
+    """
+    if xp is np and a.dtype == _F32 and b.dtype == _F32 and a.ndim == 2 and b.ndim == 2 \
+            and a.shape[1] == b.shape[0]:
+        result = sgemm(a, b, out)
+        if result is not None:
+            return result
+    return xp.matmul(a, b, out=out)
