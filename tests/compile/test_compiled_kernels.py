@@ -191,3 +191,37 @@ def test_generated_replay_runs_multi_output_and_copy_nodes_as_the_interpreter():
         assert_same(got["sum"], want["sum"])
         for p, q in zip(got["parts"], want["parts"]):
             assert_same(p, q)
+
+
+@pytest.mark.parametrize("dims,keepdim", [(None, False), ((1,), False), ((0, 2), True),
+                                          ((-1,), True)])
+def test_a_sum_of_a_fused_chain_is_absorbed_with_eager_gradients(dims, keepdim):
+    from ember._inductor.backends import optimize
+    from ember._inductor.capture import capture
+
+    def f(lib, x, w):
+        y = ((x * w).tanh() + 0.5).sigmoid() * x
+        total = y.sum() if dims is None else y.sum(dim=dims, keepdim=keepdim)
+        return total * 3
+
+    rng = np.random.default_rng(5)
+    xa, wa = (rng.standard_normal((2, 3, 4)).astype(np.float32) for _ in range(2))
+    x, w = ember.tensor(xa, requires_grad=True), ember.tensor(wa, requires_grad=True)
+    graph = optimize(capture(lambda x, w: f(ember, x, w), [x, w]).graph)
+    fused = [n for n in graph.nodes if n.kind == "fused"]
+    assert len(fused) == 1 and fused[0].op.reduction is not None
+    assert not any(n.kind == "op" and n.op.name == "sum" for n in graph.nodes)
+    compiled = ember.compile(lambda x, w: f(ember, x, w))
+    tx, tw = (torch.from_numpy(a.copy()).requires_grad_() for a in (xa, wa))
+    want = f(torch, tx, tw)
+    gradient = rng.standard_normal(tuple(want.shape)).astype(np.float32)
+    want.backward(torch.from_numpy(gradient))
+    for _ in range(3):
+        x.grad = w.grad = None
+        got = compiled(x, w)
+        got.backward(ember.tensor(gradient))
+        assert_same(got, want.detach(), rtol=1e-5, atol=1e-6)
+        assert_same(x.grad, tx.grad, rtol=1e-5, atol=1e-6)
+        assert_same(w.grad, tw.grad, rtol=1e-5, atol=1e-6)
+    xd, wd = (ember.tensor(a.astype(np.float64), requires_grad=True) for a in (xa, wa))
+    assert ember.autograd.gradgradcheck(ember.compile(lambda x, w: f(ember, x, w)), (xd, wd))

@@ -53,10 +53,13 @@ class TrainableFused:
 
     multi_output = False
 
-    def __init__(self, fused):
+    def __init__(self, fused, reduction=None):
         self.fused = fused
         self.program = fused.program
         self.ops = fused.ops
+        # (the sum op, its parameters): a sum of the chain's result that nothing else reads,
+        # computed in the same op (its backward broadcasts the gradient back, on arrays)
+        self.reduction = reduction
         rules = [op.fuse for op in fused.ops]
         # a chain trains in one pass when every step has an array derivative
         self.trainable = all(rule.grad is not None for rule in rules)
@@ -64,16 +67,26 @@ class TrainableFused:
             if self.trainable else None
         self._checked = None   # the input shapes and dtype last found to fit one buffer
         chain = self.chain
+        reduce_op, reduce_params = reduction or (None, None)
 
         def kernel(xp, *tensor_arrays, arrays, kept, stash):
             """The chain, its steps' operands and results kept in ``stash``: ``arrays``
             holds every input's array; the op's own inputs (``kept``) are those that
             require grad, so that autograd links and differentiates only them."""
-            return chain.forward(xp, arrays, stash)
-        self.op = Op("fused_elementwise", kernel,
-                     meta=lambda *a, arrays, kept, stash: fused.op.meta(*arrays),
-                     save_inputs=True, register=False, grad_name="FusedElementwiseBackward0")
+            out = chain.forward(xp, arrays, stash)
+            return out if reduce_op is None else reduce_op.kernel(xp, out, **reduce_params)
+
+        def meta(*tensor_arrays, arrays, kept, stash):
+            shape, dtype = fused.op.meta(*arrays)
+            return (shape if reduce_op is None else _reduced(shape, reduce_params)), dtype
+        self.op = Op("fused_elementwise", kernel, meta=meta, save_inputs=True, register=False,
+                     grad_name="FusedElementwiseBackward0")
         self.op.defderivative(self._derivative)
+
+    def _finish(self, result):
+        """``result`` (the chain's) reduced as the fused op reduces it."""
+        return result if self.reduction is None else \
+            self.reduction[0](result, **self.reduction[1])
 
     @property
     def name(self):
@@ -81,13 +94,13 @@ class TrainableFused:
 
     def __call__(self, *tensors):
         if not grad_mode.state.enabled:
-            return self.fused(*tensors)
+            return self._finish(self.fused(*tensors))
         positions = tuple([i for i, wants in enumerate(map(_requires_grad, tensors)) if wants])
         if not positions:
-            return self.fused(*tensors)
+            return self._finish(self.fused(*tensors))
         arrays = list(map(_array, tensors))
         if not self.trainable or not self._fits(tensors, arrays):
-            return self.fused._unfused(tensors)
+            return self._finish(self.fused._unfused(tensors))
         # the inputs and their versions: the backward refuses inputs changed in place since,
         # as autograd does for the saved inputs of each primitive
         return run_op(self.op, *[tensors[p] for p in positions], arrays=arrays, kept=positions,
@@ -121,14 +134,18 @@ class TrainableFused:
         needed = [False] * len(arrays)
         for position, wanted in zip(kept, ctx.needs_input_grad):
             needed[position] = wanted
-        grads = self.chain.backward(tuple(needed))(device._xp, grad._data, stash[2:])
+        g = grad._data
+        if self.reduction is not None:  # the sum's derivative: the gradient broadcast back
+            g = _broadcast_back(device._xp, g, self.fused.op.meta(*arrays)[0],
+                                self.reduction[1])
+        grads = self.chain.backward(tuple(needed))(device._xp, g, stash[2:])
         return tuple(_own_arrays([grads[p] for p in kept], grad._data, device))
 
     def _composite_derivative(self, tensors, kept, grad, needed):
         from ..autograd import grad as autograd_grad
 
         wanted = [tensors[p] for p, n in zip(kept, needed) if n]
-        out = self.fused._unfused(tensors)
+        out = self._finish(self.fused._unfused(tensors))
         found = iter(autograd_grad(out, wanted, grad, create_graph=True, allow_unused=True))
         return tuple(next(found) if n else None for n in needed)
 
@@ -140,6 +157,27 @@ _array, _device, _dtype, _shape = (attrgetter(name) for name in ("_data", "_devi
 
 def _version(t):
     return t._vc[0]
+
+
+def _reduced_dims(shape, params):
+    dims = params.get("dims")
+    return range(len(shape)) if dims is None else [d % len(shape) for d in dims] \
+        if shape else []
+
+
+def _reduced(shape, params):
+    """The shape a sum with ``params`` (dims, keepdim) makes of ``shape``."""
+    dims = set(_reduced_dims(shape, params))
+    if params.get("keepdim"):
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _broadcast_back(xp, g, shape, params):
+    """A sum's incoming gradient ``g`` spread over the summed ``shape``, in new memory."""
+    kept = tuple(1 if i in set(_reduced_dims(shape, params)) else s
+                 for i, s in enumerate(shape))
+    return xp.broadcast_to(g.reshape(kept), shape).copy()
 
 
 def _own_arrays(grads, incoming, device):
@@ -171,4 +209,32 @@ def make_trainable(graph):
         if n.kind == "fused" and not isinstance(n.op, TrainableFused):
             n.op = TrainableFused(n.op)
             count += 1
+    _absorb_sums(graph)
     return count
+
+
+def _absorb_sums(graph):
+    """A trainable chain whose result only a ``sum`` (default dtype) reads takes the sum
+    in: one op and one autograd node fewer, and the sum's backward is a broadcast."""
+    readers = {}
+    for n in graph.nodes:
+        for v in n.inputs:
+            readers.setdefault(v, []).append(n)
+    outputs = set(graph.output_values())
+    absorbed = set()
+    for n in graph.nodes:
+        if n.kind != "fused" or not isinstance(n.op, TrainableFused) or \
+                n.op.reduction is not None or not n.op.trainable or n.outputs[0] in outputs:
+            continue
+        found = readers.get(n.outputs[0], [])
+        if len(found) != 1:
+            continue
+        total = found[0]
+        if total.kind != "op" or total.op.name != "sum" or len(total.inputs) != 1 or \
+                total.params.get("dtype") is not None:
+            continue
+        n.op = TrainableFused(n.op.fused, (total.op, dict(total.params)))
+        n.outputs = list(total.outputs)
+        absorbed.add(id(total))
+    graph.nodes = [n for n in graph.nodes if id(n) not in absorbed]
+    return len(absorbed)
