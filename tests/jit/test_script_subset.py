@@ -182,8 +182,9 @@ def make_models(lib):
             y = outs[0]
             for _name, block in self.blocks.items():
                 y = block(y)
+            named = {str(i): 2 * t for i, t in enumerate(xs)}
             t = x  # the comprehensions' names do not leak out
-            return lib.cat(outs, -1), doubled, y, t
+            return lib.cat(outs, -1), doubled, y, t, named
 
     return {"comprehensions": Comprehensions, "zipped": Zipped, "checked": Checked, "early": EarlyExit, "stepper": Stepper,
             "decoder": Decoder, "unbound": Unbound, "masked": Masked, "updown": UpDown,
@@ -290,9 +291,12 @@ def test_dicts_and_augmented_item_assignment_match_torch():
 def test_list_comprehensions_and_module_dict_items_match_torch():
     scripted, t_scripted = pair("comprehensions")
     (ex, ea, eb, ec), (tx, ta, tb, tc) = arrays((2, 3), (2, 2), (2, 2), (2, 2))
-    e_list, t_list = [ea, -eb, ec], [ta, -tb, tc]
-    assert_same(scripted(ex, e_list), t_scripted(tx, t_list), rtol=1e-5, atol=1e-6)
-    assert_same(scripted(ex, []), t_scripted(tx, []), rtol=1e-5, atol=1e-6)
+    for e_list, t_list in (([ea, -eb, ec], [ta, -tb, tc]), ([], [])):
+        got, want = scripted(ex, e_list), t_scripted(tx, t_list)
+        assert_same(got[:4], want[:4], rtol=1e-5, atol=1e-6)
+        assert list(got[4]) == list(want[4])
+        for key in want[4]:
+            assert_same(got[4][key], want[4][key])
 
 
 @pytest.mark.parametrize("source", ["[2 * t for t in xs if bool(t.sum() > 0)]",

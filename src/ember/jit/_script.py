@@ -48,7 +48,7 @@ _OPERATOR_NAMES = set(_BINOPS.values()) | set(_CMPOPS.values()) | set(_UNARY.val
     "getitem", "setitem", "is_", "is_not", "contains", "truth"} | {
     "i" + name.rstrip("_") for name in _BINOPS.values()}
 _BUILTIN_NAMES = {"range", "len", "float", "int", "bool", "min", "max", "abs", "slice",
-                  "tuple", "list"}
+                  "tuple", "list", "str"}
 
 
 def _raise(kind, message):
@@ -184,7 +184,7 @@ def _public_name(obj):
     found = _NAMES.get(id(obj))
     if found is not None and found[0] is obj:
         return found[1]
-    if obj in (range, len, float, int, bool, min, max, abs, slice, tuple, list):
+    if obj in (range, len, float, int, bool, min, max, abs, slice, tuple, list, str):
         return f"builtins.{obj.__name__}"
     return None
 

@@ -481,8 +481,9 @@ class _MethodCompiler(_Compiler):
         a None stays a constant (``if x is None`` folds) unless the loop assigns the name."""
         assigned = _assigned_names(loop.body)
         for name, v in list(env.items()):
-            if _is_const(v) and _is_literal(v[1]) and (
-                    v[1] is not None or name == RESULT or name in assigned):
+            literal = _is_literal(list(v[1].items()) if isinstance(v[1], dict) else v[1]) \
+                if _is_const(v) else False
+            if literal and (v[1] is not None or name == RESULT or name in assigned):
                 env[name] = self.value(graph, v)
 
     def branch_outputs(self, blocks, env):
@@ -650,9 +651,9 @@ class _MethodCompiler(_Compiler):
             return self.if_expr(graph, e, env)
         if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.DictComp)):
             _check_comprehension(e)
-        if isinstance(e, (ast.ListComp, ast.GeneratorExp)) and \
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.DictComp)) and \
                 self.reads_run_time_values(e, env):
-            return self.list_comprehension(graph, e, env)  # a generator is a list, as in torch
+            return self.run_time_comprehension(graph, e, env)  # a generator is a list (torch)
         if isinstance(e, _COMPREHENSIONS):
             return self.comprehension(e, env)
         if isinstance(e, ast.JoinedStr):
@@ -694,18 +695,24 @@ class _MethodCompiler(_Compiler):
         return any(isinstance(node, ast.Name) and isinstance(env.get(node.id), (Value, _SelfRef))
                    for node in ast.walk(e))
 
-    def list_comprehension(self, graph, e, env):
-        """``[elt for target in items]`` over run-time values or modules, compiled as the
-        loop that appends to a new list (its names stay local, as in Python 3)."""
+    def run_time_comprehension(self, graph, e, env):
+        """``[elt for target in items]`` (or ``{key: value for ...}``) over run-time values
+        or modules, compiled as the loop that fills a new list (dict); its names stay local,
+        as in Python 3."""
         number = self.unit.counter[0]
         self.unit.counter[0] += 1
         result = f"comprehension_{number}_"
-        append = ast.Expr(ast.Call(ast.Attribute(ast.Name(result, ast.Load()), "append",
-                                                 ast.Load()), [e.elt], []))
+        if isinstance(e, ast.DictComp):
+            fill = ast.Assign([ast.Subscript(ast.Name(result, ast.Load()), e.key, ast.Store())],
+                              e.value)
+            empty = ast.Dict([], [])
+        else:
+            fill = ast.Expr(ast.Call(ast.Attribute(ast.Name(result, ast.Load()), "append",
+                                                   ast.Load()), [e.elt], []))
+            empty = ast.List([], ast.Load())
         generator = e.generators[0]
-        body = [ast.For(generator.target, generator.iter, [append], [])]
-        statements = [ast.Assign([ast.Name(result, ast.Store())], ast.List([], ast.Load()))]
-        statements += body
+        body = [ast.For(generator.target, generator.iter, [fill], [])]
+        statements = [ast.Assign([ast.Name(result, ast.Store())], empty)] + body
         for s in statements:
             ast.copy_location(s, e)
             ast.fix_missing_locations(s)
