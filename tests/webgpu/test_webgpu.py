@@ -1,6 +1,7 @@
 """The webgpu device against the CPU (and torch where it says something): device plumbing,
 dtypes, the WGSL kernels, autograd through them, strict mode and fork safety."""
 
+import copy
 import os
 import subprocess
 import sys
@@ -633,6 +634,40 @@ def test_a_bad_target_raises_torchs_error_at_the_next_read(options):
     with pytest.raises(IndexError, match="Target 7 is out of bounds"):  # the CPU: at once
         F.cross_entropy(ember.tensor(x), ember.tensor(bad))
     assert gpu(x).sum().item() == 0.0  # the error was reported once
+
+
+@needs_gpu
+@pytest.mark.parametrize("kind", ["cnn", "embedding"])
+def test_a_training_step_never_reads_the_device_until_item(kind, monkeypatch, strict):
+    """Forward, cross_entropy, backward and an Adam step with no host read (no index check,
+    no target check waits for the device); three steps' losses as the CPU's."""
+    rng = np.random.default_rng(12)
+    if kind == "cnn":
+        ember.manual_seed(0)
+        cpu_model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(),
+                                  nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 3 * 3, 10))
+        x = ember.tensor(rng.standard_normal((16, 1, 8, 8)).astype(np.float32))
+    else:
+        ember.manual_seed(0)
+        cpu_model = nn.Sequential(nn.Embedding(50, 8), nn.Flatten(), nn.Linear(8 * 5, 10))
+        x = ember.tensor(rng.integers(0, 50, (16, 5)))
+    y = ember.tensor(rng.integers(0, 10, 16))
+    gpu_model = copy.deepcopy(cpu_model).to("webgpu")
+    losses = {}
+    for device, model in (("cpu", cpu_model), ("webgpu", gpu_model)):
+        opt = ember.optim.Adam(model.parameters(), lr=1e-2)
+        xd, yd = x.to(device), y.to(device)
+        reads = _host_reads(monkeypatch) if device == "webgpu" else []
+        steps = []
+        for _ in range(3):
+            loss = F.cross_entropy(model(xd), yd)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            assert reads == []
+            steps.append(loss.detach())
+        losses[device] = [step.item() for step in steps]
+    np.testing.assert_allclose(losses["webgpu"], losses["cpu"], rtol=1e-4)
 
 
 @needs_gpu
