@@ -397,3 +397,40 @@ def test_tensor_varargs_take_one_list_only_where_torch_does(name, packing):
         return result if isinstance(result, tuple) else (result,)
 
     _same_outcome(lambda: outcome(torch, t), lambda: outcome(ember, e))
+
+
+# ------------------------------------------------------------ omitted versus None
+
+OVERLOAD_ARGUMENTS = [((), {}), ((1,), {}), ((1, True), {}), ((), {"dim": 0}), ((1.5,), {}),
+                      (("a",), {}), ((None,), {}), (([1],), {}), ((), {"dim": None}),
+                      ((np.int64(1),), {})]
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("args,kwargs", OVERLOAD_ARGUMENTS)
+def test_max_min_overloads_refuse_what_torch_refuses(name, args, kwargs):
+    """An int dim or a tensor: an explicit None, a float, a str or a list is a TypeError."""
+    (t, e) = _pair(shape=(2, 3))
+
+    def call(lib, x):
+        result = getattr(lib, name)(x, *args, **kwargs)
+        return tuple(result) if isinstance(result, tuple) else result
+
+    _same_outcome(lambda: call(torch, t), lambda: call(ember, e))
+
+
+@pytest.mark.parametrize("name", ["trapezoid", "trapz", "cumulative_trapezoid"])
+@pytest.mark.parametrize("args,kwargs", [
+    ((), {}), (("x",), {}), ((), {"x": "x"}), ((), {"dx": 0.5}), ((None,), {}),
+    ((), {"x": None}), ((), {"dx": None}), (("x",), {"dx": 2.0}), ((2.0,), {})])
+def test_trapezoid_tells_an_omitted_x_from_none(name, args, kwargs):
+    (ty, ey), (tx, ex) = _pair(shape=(5,), seed=1), _pair(shape=(5,), seed=2)
+
+    def call(lib, y, x):
+        fill = {"x": x}
+        return getattr(lib, name)(y, *[fill.get(a, a) if isinstance(a, str) else a
+                                       for a in args],
+                                  **{k: fill.get(v, v) if isinstance(v, str) else v
+                                     for k, v in kwargs.items()})
+
+    _same_outcome(lambda: call(torch, ty, tx), lambda: call(ember, ey, ex))

@@ -48,7 +48,7 @@ from .. import _dtype as dt
 from .._device import device as _device_type
 from .._tensor import Tensor, layout, memory_format
 
-__all__ = ["Signature", "refusing", "signature", "signature_of"]
+__all__ = ["NOT_GIVEN", "Signature", "refusing", "signature", "signature_of"]
 
 
 # ---------------------------------------------------------------- the schema language
@@ -854,6 +854,20 @@ def signature(schema, *, numbers_as_tensors=False, overloaded=False, any_layout=
         namespace["stub"] = stub
         return _described(stub, implementation, sig, schema)
     return declare
+
+
+class _NotGiven:
+    """The type of :data:`NOT_GIVEN`."""
+
+    def __repr__(self):
+        return "<not given>"
+
+
+NOT_GIVEN = _NotGiven()
+"""The default of a parameter that torch's overloads tell apart from an explicit None
+(``trapezoid(y)`` is fine, ``trapezoid(y, None)`` a TypeError): declared ``Tensor x=None`` in
+the schema, the parameter's Python default is ``NOT_GIVEN``, which the checker lets through
+while it refuses None."""
 
 
 def refusing(schema, make_error, **options):

@@ -11,7 +11,7 @@ from ..._tensor import Tensor
 from ...autograd.forward_ad import reduction_jvp, select_jvp
 from .._methods import tensor_method
 from .._registry import Op, defop, write_out
-from .._signature import signature
+from .._signature import NOT_GIVEN, signature, type_name
 from .._vmap_rules import batching
 from ._common import (
     _check_nonempty_dims,
@@ -142,8 +142,17 @@ min_dim_op.defbatch(batching.along_dim)
 
 def _extreme(name, input, dim, keepdim, other, out):
     _check_tensor(input, name)
-    if isinstance(dim, Tensor):
+    if dim is NOT_GIVEN:
+        dim = None
+    elif isinstance(dim, Tensor):
         other, dim = dim, None
+    elif type(dim) is not int and not isinstance(dim, np.integer):
+        # torch's overloads take an int dim or a tensor: an explicit None, a float, a str...
+        # match none of them
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(Tensor, {type_name(dim)}), but expected one of:\n * (Tensor input)\n"
+                        f" * (Tensor input, int dim, bool keepdim = False)\n"
+                        f" * (Tensor input, Tensor other)\n")
     if other is not None:
         from .. import pointwise
 
@@ -166,7 +175,7 @@ def _extreme(name, input, dim, keepdim, other, out):
 
 
 @tensor_method
-def max(input, dim=None, keepdim=False, *, other=None, out=None):
+def max(input, dim=NOT_GIVEN, keepdim=False, *, other=None, out=None):
     """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor as the
     second argument, the elementwise :func:`maximum`. NaN propagates.
 
@@ -181,7 +190,7 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):
 
 
 @tensor_method
-def min(input, dim=None, keepdim=False, *, other=None, out=None):
+def min(input, dim=NOT_GIVEN, keepdim=False, *, other=None, out=None):
     """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor as the
     second argument, the elementwise :func:`minimum`. NaN propagates.
 

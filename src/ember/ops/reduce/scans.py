@@ -15,7 +15,7 @@ from ...autograd.forward_ad import linear_jvp, select_jvp
 from .._methods import tensor_method
 from .._operands import wrap_dim
 from .._registry import Op, defop, inplace, write_out
-from .._signature import signature
+from .._signature import NOT_GIVEN, signature
 from .._util import accumulate
 from .._vmap_rules import batching
 from ._common import (
@@ -512,20 +512,9 @@ def _left_right(y, dim):
     return y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
 
 
-class _NotGiven:
-    """The default of an argument whose explicit None torch refuses (``trapezoid(y, None)``
-    matches none of its overloads; ``trapezoid(y)`` is fine)."""
-
-    def __repr__(self):
-        return "<not given>"
-
-
-_NOT_GIVEN = _NotGiven()
-
-
 @signature("trapezoid(Tensor y, Tensor x=None, *, Scalar dx=None, int dim=-1) -> Tensor",
            overloaded=True)
-def trapezoid(y, x=_NOT_GIVEN, *, dx=_NOT_GIVEN, dim=-1):
+def trapezoid(y, x=NOT_GIVEN, *, dx=NOT_GIVEN, dim=-1):
     """The trapezoidal rule along ``dim``: samples ``y`` at coordinates ``x`` (a 1-D tensor
     along ``dim`` or a tensor that broadcasts with ``y``), or evenly ``dx`` apart (default 1).
 
@@ -534,8 +523,8 @@ def trapezoid(y, x=_NOT_GIVEN, *, dx=_NOT_GIVEN, dim=-1):
         >>> ember.trapezoid(ember.tensor([1., 2., 4.]))
         tensor(4.5000)
     """
-    x = None if x is _NOT_GIVEN else x
-    dx = None if dx is _NOT_GIVEN else dx
+    x = None if x is NOT_GIVEN else x
+    dx = None if dx is NOT_GIVEN else dx
     _samples_tensor(y, "trapezoid", x, dx)
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received an invalid combination of arguments: give x or "
@@ -553,7 +542,7 @@ def trapezoid(y, x=_NOT_GIVEN, *, dx=_NOT_GIVEN, dim=-1):
 
 @signature("trapz(Tensor y, Tensor x=None, *, Scalar dx=None, int dim=-1) -> Tensor",
            overloaded=True)
-def trapz(y, x=_NOT_GIVEN, *, dx=_NOT_GIVEN, dim=-1):
+def trapz(y, x=NOT_GIVEN, *, dx=NOT_GIVEN, dim=-1):
     """:func:`trapezoid` (its older name).
 
     Example::
@@ -566,7 +555,7 @@ def trapz(y, x=_NOT_GIVEN, *, dx=_NOT_GIVEN, dim=-1):
 
 @signature("cumulative_trapezoid(Tensor y, Tensor x=None, *, Scalar dx=None, "
            "int dim=-1) -> Tensor", overloaded=True)
-def cumulative_trapezoid(y, x=_NOT_GIVEN, *, dx=_NOT_GIVEN, dim=-1):
+def cumulative_trapezoid(y, x=NOT_GIVEN, *, dx=NOT_GIVEN, dim=-1):
     """The running trapezoidal integral along ``dim`` (one value fewer than ``y`` has).
 
     Example::
@@ -574,8 +563,8 @@ def cumulative_trapezoid(y, x=_NOT_GIVEN, *, dx=_NOT_GIVEN, dim=-1):
         >>> ember.cumulative_trapezoid(ember.tensor([1., 2., 4.]))
         tensor([1.5000, 4.5000])
     """
-    x = None if x is _NOT_GIVEN else x
-    dx = None if dx is _NOT_GIVEN else dx
+    x = None if x is NOT_GIVEN else x
+    dx = None if dx is NOT_GIVEN else dx
     _samples_tensor(y, "cumulative_trapezoid", x, dx)
     if x is not None and dx is not None:
         raise TypeError("cumulative_trapezoid() received an invalid combination of arguments: "
