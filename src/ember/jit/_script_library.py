@@ -27,8 +27,8 @@ import importlib
 from ..nn.modules.module import Module
 from ._ir import decode_param, encode_param
 
-__all__ = ["is_library_module", "library_roots", "describe", "rebuild", "encode_spec",
-           "decode_spec", "call_method"]
+__all__ = ["layer_class", "is_library_module", "library_roots", "describe", "rebuild",
+           "encode_spec", "decode_spec", "call_method"]
 
 _NAMESPACE = "ember.nn"
 CALL_METHOD = 'prim::CallMethod[name="'
