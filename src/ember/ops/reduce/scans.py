@@ -456,9 +456,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
-    d = wrap_dim(dim, input._data.ndim)
-    if n == 0:
+    if n == 0:  # (before ``dim`` is checked, as torch)
         return write_out(input.clone(), out, "diff")
+    d = wrap_dim(dim, input._data.ndim)
     if prepend is not None or append is not None:
         from ..shape import cat
 

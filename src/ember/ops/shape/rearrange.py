@@ -148,10 +148,13 @@ def roll(input, shifts, dims=None):
         flat = reshape(input, (-1,))
         return view_op(roll_op(flat, shifts=shifts, dims=(0,)), shape=input._data.shape,
                        strides=_contiguous_strides(input._data.shape))
-    dims = tuple(_dim_list(dims, input._data.ndim, "dims"))
-    if len(shifts) != len(dims):
+    count = len(dims) if isinstance(dims, (tuple, list)) else 1
+    if len(shifts) != count:
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
-                           f"{len(dims)}")
+                           f"{count}")
+    if input._data.size == 0:  # nothing to move: torch checks no dims either
+        return input.clone()
+    dims = tuple(_dim_list(dims, input._data.ndim, "dims"))
     return roll_op(input, shifts=shifts, dims=dims)
 
 
