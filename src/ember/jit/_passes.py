@@ -21,6 +21,7 @@ from ._ir import (
     LOOP,
     OP,
     SIDE_EFFECTS,
+    WHILE,
     Graph,
     Node,
     rename_tree,
@@ -181,12 +182,15 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
         []
     """
     from ._module import ScriptModule
+    from ._scripted import ScriptedModule
 
     _check_module(mod, "Freezing")
     if mod.training:
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. "
                            "Please call .eval() on your module before freezing.")
     keep = set(preserved_attrs or ())
+    if isinstance(mod, ScriptedModule):
+        return _freeze_scripted(mod, keep)
     graph = clone_graph(mod.graph)
     written = set()
     for n in graph.nodes:
@@ -210,6 +214,57 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     frozen.eval()
     object.__setattr__(frozen, "_frozen", True)
     return frozen
+
+
+def _all_nodes(graph):
+    """The nodes of ``graph`` and of the blocks (if/loop bodies) inside it, outermost first."""
+    for n in graph.nodes:
+        yield n
+        if n.kind in (IF, LOOP, WHILE):
+            blocks = ([n.params["then"], n.params["else"]] if n.kind == IF else
+                      [n.params["cond"], n.params["body"]] if n.kind == WHILE else
+                      [n.params["body"]])
+            for block in blocks:
+                yield from _all_nodes(block)
+
+
+def _freeze_scripted(mod, keep):
+    """:func:`freeze` of a module made by ``ember.jit.script``: a copy whose ``forward`` reads
+    the parameters and buffers it names (in every branch and loop body) as constants, which
+    leave the copy's attributes. What the graph reads besides (ember's own layers, called
+    whole, whose parameters stop requiring grad; ``training``) stays, and so do attributes
+    the graph writes or ``keep`` names."""
+    import copy
+
+    frozen = copy.deepcopy(mod)
+    graph = frozen.graph
+    nodes = list(_all_nodes(graph))
+    producers = {v: n for n in nodes for v in n.outputs}
+    written = {producers[n.inputs[0]].params["name"] for n in nodes
+               if n.kind == COPY and n.inputs[0] in producers
+               and producers[n.inputs[0]].kind == GET_ATTR}
+    tensors = {name: tensor for name, (_, tensor, _) in frozen._attributes().items()
+               if name not in keep and name not in written}
+    used_elsewhere = {n.params["name"] for method in frozen._methods.values()
+                      for n in _all_nodes(method) if n.kind == GET_ATTR}
+    with grad_mode.no_grad():
+        for n in nodes:
+            name = n.params["name"] if n.kind == GET_ATTR else None
+            if name in tensors:
+                graph.constants["frozen." + name] = tensors[name].detach()
+                n.kind, n.params = CONSTANT, {"name": "frozen." + name}
+    for name in tensors.keys() & {n.params["name"][len("frozen."):] for n in nodes
+                                  if n.kind == CONSTANT} - used_elsewhere:
+        *path, leaf = name.split(".")
+        owner = frozen._module_at(".".join(path))
+        owner._parameters.pop(leaf, None)
+        owner._buffers.pop(leaf, None)
+    for name, p in frozen.named_parameters():
+        if name not in keep:  # read by a layer called whole: a constant too
+            p.requires_grad_(False)
+    frozen._graph_changed()
+    object.__setattr__(frozen, "_frozen", True)
+    return frozen.eval()
 
 
 # ---------------------------------------------------------------- element-wise fusion
