@@ -103,6 +103,7 @@ NP_ALLOWED = {
     ("decompositions.py", "_host_linalg"): "NumPy's LAPACK on a host copy for what CuPy lacks",
     ("softmax.py", "_softmax_rows"): "the blocked CPU kernel, reached only when "
                                         "_by_rows found NumPy arrays",
+    ("softmax.py", "_row_sums"): "row sums of the blocked CPU kernels (NumPy arrays only)",
     ("normalization.py", "_variance"): "oneDNN's variances, reached only on the oneDNN path "
                                        "(NumPy arrays, _on_onednn)",
     ("_onednn_gemm.py", "sgemm"): "oneDNN's GEMM, the matrix products' CPU device kernel "
