@@ -122,6 +122,21 @@ def put(input, index, source, accumulate=False):
 tensor_method(inplace_method(put), "put_")
 
 
+def _unravel_shape(shape):
+    """``shape`` as a tuple of ints, with torch's TypeErrors for anything else (a float, a
+    str, a tensor: torch's Python code checks the types itself)."""
+    if isinstance(shape, int):
+        return (shape,)
+    if not isinstance(shape, (list, tuple)) and not isinstance(shape, str):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got "
+                        f"{type(shape)}")
+    for size in shape:
+        if not isinstance(size, int):
+            kind = "<class 'torch.Tensor'>" if isinstance(size, Tensor) else str(type(size))
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {kind}")
+    return tuple(shape)
+
+
 def unravel_index(indices, shape):
     """The coordinates in a tensor of ``shape`` of the flat (row-major) ``indices``: a tuple
     of int64 tensors, one per dim, shaped like ``indices``. As torch, indices wrap around
@@ -138,7 +153,7 @@ def unravel_index(indices, shape):
     if indices.dtype.category != dt._INT:
         raise TypeError(f"expected 'indices' to be integer dtype, but got "
                         f"{repr(indices.dtype).replace('ember.', 'torch.')}")
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = _unravel_shape(shape)
     if any(s < 0 for s in shape):
         raise ValueError(f"'shape' cannot have negative values, but got {shape}")
     indices = indices.to(dt.int64)
