@@ -145,10 +145,11 @@ def _split_leading(a, axis, keepdims, combine, reduce_piece):
     if step >= a.shape[0] or (0 in axes and combine is None):
         return None
     parts = [reduce_piece(a[start:start + step]) for start in range(0, a.shape[0], step)]
-    total = parts[0]
-    for part in parts[1:]:
-        total = combine(total, part) if 0 in axes else total
-    if 0 not in axes:
+    if 0 in axes:
+        total = parts[0]
+        for part in parts[1:]:
+            total = combine(total, part)
+    else:
         total = concatenate(parts, axis=0)
     return total if keepdims else squeeze(total, axes)
 
