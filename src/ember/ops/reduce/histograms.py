@@ -14,7 +14,7 @@ from ..._device import META
 from ..._tensor import Tensor
 from .._methods import tensor_method
 from .._registry import defop, write_out
-from .._signature import signature
+from .._signature import signature, type_name
 from .._util import host_values
 from .._vmap_rules import batching
 from ._common import _check_tensor, _quiet, _type_name, _write_out_tuple
@@ -206,6 +206,14 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         tensor([2., 1.])
     """
     _check_tensor(input, "histogram")
+    if not isinstance(bins, Tensor) and (type(bins) is bool or not isinstance(
+            bins, (int, np.integer))):  # torch's two overloads: a bin count or bin edges
+        raise TypeError(f"histogram() received an invalid combination of arguments - got "
+                        f"(Tensor, {type_name(bins)}), but expected one of:\n"
+                        f" * (Tensor input, Tensor bins, *, tuple of floats range = None, "
+                        f"Tensor weight = None, bool density = False)\n"
+                        f" * (Tensor input, int bins = 100, *, tuple of floats range = None, "
+                        f"Tensor weight = None, bool density = False)\n")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"histogramdd\" not implemented for "
                                   f"'{_type_name(input.dtype)}'")
