@@ -18,7 +18,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.cholesky', 'empty:input', 'refused'),  # RuntimeError: cholesky: A must be batches of square matrices, but they are 0 by 5 matrices
     ('Tensor.cumprod_', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: result type Long can't be cast to the desired output type Bool
     ('Tensor.cumsum_', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: result type Long can't be cast to the desired output type Bool
-    ('Tensor.diff', 'dim_oob:dim', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 9)
     ('Tensor.geqrf', 'inf:input', 'different'),  # out[0]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('Tensor.hash_tensor', 'base', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'dtype_bool:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
@@ -27,13 +26,9 @@ KNOWN_MISMATCHES = {
     ('Tensor.hash_tensor', 'inf:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'nan:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
-    ('Tensor.histogram', 'float_int:bins', 'accepted'),  # torch: TypeError: histogram() received an invalid combination of arguments - got (float, density=bool, weight=NoneType), but expected one
     ('Tensor.index_put', 'empty:input', 'accepted'),  # torch: IndexError: index is out of bounds for dimension with size 0
     ('Tensor.index_put_', 'empty:input', 'accepted'),  # torch: IndexError: index is out of bounds for dimension with size 0
-    ('Tensor.istft', 'float_int:n_fft', 'other_type'),  # torch TypeError, ember RuntimeError: istft: expected the frequency dimension (3rd to the last) of the input tensor to match n_fft / 2 + 1 when oneside
     ('Tensor.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
-    ('Tensor.max', 'float_int:out', 'accepted'),  # torch: TypeError: max() received an invalid combination of arguments - got (float), but expected one of:
-    ('Tensor.min', 'float_int:out', 'accepted'),  # torch: TypeError: min() received an invalid combination of arguments - got (float), but expected one of:
     ('Tensor.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('Tensor.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('Tensor.resize', 'base', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
@@ -46,7 +41,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.resize_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
     ('Tensor.resize_as_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
     ('Tensor.resize_as_', 'shape:other', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
-    ('Tensor.roll', 'dim_oob:dims', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-3, 2], but got 9)
     ('Tensor.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'
     ('Tensor.stft', 'dtype_int64:input', 'accepted'),  # torch: RuntimeError: stft(torch.LongTensor[110], n_fft=10, hop_length=2, win_length=10, window=None, normalized=0, onesided=None, return_comp
     ('Tensor.to_mkldnn', 'base', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
@@ -63,7 +57,6 @@ KNOWN_MISMATCHES = {
     ('torch.cdist', 'nan:x1', 'different'),  # out: 150/150 values differ, at (0, 0, 0): np.float32(2.0) vs np.float32(nan)
     ('torch.cholesky', 'empty:input', 'refused'),  # RuntimeError: cholesky: A must be batches of square matrices, but they are 0 by 5 matrices
     ('torch.conv3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Input type (bool) and bias type (float) should be the same
-    ('torch.diff', 'dim_oob:dim', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 9)
     ('torch.fft.fft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.fft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.fftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
@@ -83,12 +76,10 @@ KNOWN_MISMATCHES = {
     ('torch.fft.rfft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.rfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.geqrf', 'inf:input', 'different'),  # out[0]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('torch.histogram', 'float_int:bins', 'accepted'),  # torch: TypeError: histogram() received an invalid combination of arguments - got (Tensor, float, density=bool, weight=NoneType), but expec
     ('torch.histogramdd', 'inf:input', 'accepted'),  # torch: RuntimeError: torch.histogramdd: dimension 0's range [inf, inf] is not finite
     ('torch.histogramdd', 'nan:input', 'accepted'),  # torch: RuntimeError: torch.histogramdd: dimension 0's range [nan, nan] is not finite
     ('torch.index_put', 'empty:input', 'accepted'),  # torch: IndexError: index is out of bounds for dimension with size 0
     ('torch.isin', 'dtype_bool:e', 'accepted'),  # torch: RuntimeError: Unsupported input type encountered for isin(): Bool
-    ('torch.istft', 'float_int:n_fft', 'other_type'),  # torch TypeError, ember RuntimeError: istft: expected the frequency dimension (3rd to the last) of the input tensor to match n_fft / 2 + 1 when oneside
     ('torch.linalg.cholesky_ex', 'inf:input', 'different'),  # out[0]: 11/25 values differ, at (0, 1): np.float32(0.0) vs np.float32(nan)
     ('torch.linalg.cholesky_ex', 'nan:input', 'different'),  # out[0]: 10/25 values differ, at (1, 0): np.float32(nan) vs np.float32(0.0)
     ('torch.linalg.householder_product', 'inf:input', 'different'),  # out: 10/25 values differ, at (0, 0): np.float32(nan) vs np.float32(0.040203094)
@@ -108,9 +99,7 @@ KNOWN_MISMATCHES = {
     ('torch.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('torch.lu_unpack', 'empty:LU_data', 'refused'),  # RuntimeError: pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly pass the result of lu_factor?
     ('torch.lu_unpack', 'shape:LU_pivots', 'refused'),  # IndexError: index 3 is out of bounds for axis 1 with size 3
-    ('torch.max', 'float_int:out', 'accepted'),  # torch: TypeError: max() received an invalid combination of arguments - got (Tensor, float), but expected one of:
     ('torch.max_pool1d', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "max_pool1d_impl" not implemented for 'Long'
-    ('torch.min', 'float_int:out', 'accepted'),  # torch: TypeError: min() received an invalid combination of arguments - got (Tensor, float), but expected one of:
     ('torch.native_batch_norm', 'shape:weight', 'refused'),  # RuntimeError: The size of tensor a (5) must match the size of tensor b (7) at non-singleton dimension 1
     ('torch.native_group_norm', 'dtype_complex64:input', 'accepted'),  # torch: RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
     ('torch.native_group_norm', 'empty:input', 'accepted'),  # torch: RuntimeError: Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message be improved?  If so, please repo
@@ -126,11 +115,9 @@ KNOWN_MISMATCHES = {
     ('torch.norm_except_dim', 'empty:v', 'accepted'),  # torch: RuntimeError: cannot reshape tensor of 0 elements into shape [0, -1] because the unspecified dimension size -1 can be any value and is
     ('torch.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('torch.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('torch.roll', 'dim_oob:dims', 'refused'),  # IndexError: Dimension out of range (expected to be in range of [-3, 2], but got 9)
     ('torch.std_mean', 'inf:input', 'different'),  # out[1]: 1/1 values differ, at (): np.float32(inf) vs np.float32(nan)
     ('torch.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'
     ('torch.stft', 'dtype_int64:input', 'accepted'),  # torch: RuntimeError: stft(torch.LongTensor[110], n_fft=10, hop_length=2, win_length=10, window=None, normalized=0, onesided=None, return_comp
     ('torch.tensordot', 'dim_float:dims', 'other_type'),  # torch RuntimeError, ember TypeError: cannot unpack non-iterable float object
-    ('torch.unravel_index', 'float_int:shape', 'accepted'),  # torch: TypeError: expected 'shape' sequence to only contain ints, but got <class 'float'>
     ('torch.var_mean', 'inf:input', 'different'),  # out[1]: 1/1 values differ, at (): np.float32(inf) vs np.float32(nan)
 }
