@@ -476,6 +476,27 @@ def test_rows_longer_than_a_shader_loop_are_reduced_in_pieces(strict):
 
 
 @needs_gpu
+def test_strided_writes_split_tensors_larger_than_a_binding(small_bindings, strict):
+    """Slice assignments into a 19 KB tensor at a 4 KiB binding limit: every other column,
+    a block from another block, a transposed view, int64 columns; as the CPU."""
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((300, 16)).astype(np.float32)
+    writes = [lambda x: x.__setitem__((slice(None), slice(None, None, 2)), 1.5),
+              lambda x: x.__setitem__((slice(10, 200), slice(3, 9)), x[20:210, 0:6] * 3),
+              lambda x: x.view(16, 300).t().__setitem__(slice(None), 0.25)]
+    for write in writes:
+        g, c = gpu(a), ember.tensor(a)
+        write(g)
+        write(c)
+        close(g, c)
+    ints = rng.integers(-5, 5, (300, 16))
+    g, c = gpu(ints), ember.tensor(ints)
+    g[:, 1::3] = 7
+    c[:, 1::3] = 7
+    close(g, c)
+
+
+@needs_gpu
 def test_a_kernel_that_cannot_split_names_the_limit(small_bindings):
     g = gpu(np.ones((3000,), np.float32))
     with pytest.raises(RuntimeError, match="more than one binding can hold"):

@@ -587,9 +587,44 @@ def copyto(dst, src, casting="unsafe", where=True):
         host.runtime.upload(host.buffer, whole.tobytes())
         return None
     src = broadcast_to(src, dst.shape)
+    limit = dst.storage.runtime.max_binding
+    if dst.storage.buffer.size > limit or src.storage.buffer.size > limit:
+        _write_windowed(itemsize, dst, src)
+        return None
     words = _params_for(dst.shape, [(dst.offset, dst.estrides), (src.offset, src.estrides)])
     _run(K.strided_write(itemsize), dst, [src], words, dst.size)
     return None
+
+
+def _write_windowed(itemsize, dst, src):
+    """``copyto``'s strided write when a buffer is larger than one binding: over runs along
+    ``dst``'s dim of largest stride (a run then spans the least of its buffer), each of the
+    two bound as the window the run reaches."""
+    runtime, limit = dst.storage.runtime, dst.storage.runtime.max_binding
+    if dst.ndim > 1:
+        widest = builtins.max(range(dst.ndim), key=lambda d: abs(dst.estrides[d]) * (
+            dst.shape[d] > 1))
+        order = [widest] + [d for d in range(dst.ndim) if d != widest]
+        dst, src = dst.transpose(order), src.transpose(order)
+
+    def fits(view):
+        binding = _window(view)[0]
+        return not isinstance(binding, tuple) or binding[2] <= limit
+
+    rows = dst.shape[0] if dst.ndim else 0
+    chunk = rows
+    while chunk and not (fits(dst[:chunk]) and fits(src[:chunk])):
+        chunk //= 2
+    if not chunk:
+        raise RuntimeError(f"ember.webgpu: this copy cannot be split into bindings of {limit} "
+                           f"bytes")
+    for start in range(0, rows, chunk):
+        target, source = dst[start:start + chunk], src[start:start + chunk]
+        (out, out_at), (into, into_at) = _window(target), _window(source)
+        words = _params_for(target.shape, [(out_at, target.estrides),
+                                           (into_at, source.estrides)])
+        runtime.dispatch(K.strided_write(itemsize), [runtime.params(words), out, into],
+                         _groups(target.size))
 
 
 def _copy_whole_words(dst, src):
