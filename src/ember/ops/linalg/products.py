@@ -647,6 +647,9 @@ def tensordot(a, b, dims=2, out=None):
                                f"dims={dims}")
         dims_a = list(range(-int(dims), 0))
         dims_b = list(range(int(dims)))
+    elif not isinstance(dims, (list, tuple)):
+        raise RuntimeError(f"tensordot expects dims to be int or tuple[list[int], list[int]] or "
+                           f"list[list[int]] containing two lists, but got dims={dims}")
     else:
         dims_a, dims_b = dims
         dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
