@@ -38,9 +38,14 @@ __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "tra
 # ---------------------------------------------------------------- scans: cumsum, cumprod
 
 
-def _scan_dtype(input, dtype):
+def _scan_dtype(input, dtype, kernel):
+    """The dtype a running sum or product is computed in (None: the input's); torch has no
+    bool kernel (``kernel`` names it in its NotImplementedError)."""
     if dtype is not None:
-        return dt.to_dtype(dtype)
+        dtype = dt.to_dtype(dtype)
+        if dtype is dt.bool:
+            raise dt.no_kernel_for(kernel, dtype)
+        return dtype
     return dt.int64 if input._data.dtype.kind in "biu" else None
 
 
@@ -95,13 +100,15 @@ def cumsum(input, dim, *, dtype=None, out=None):
         tensor([1, 3, 6])
     """
     d = _one_dim(dim, input._data.ndim)
-    return write_out(cumsum_op(input, dim=d, dtype=_scan_dtype(input, dtype)), out, "cumsum")
+    return write_out(cumsum_op(input, dim=d, dtype=_scan_dtype(input, dtype, "cumsum_out_cpu")),
+                     out, "cumsum")
 
 
 @tensor_method("cumsum_")
 def _cumsum_(self, dim, *, dtype=None):
-    """``x.cumsum_(dim)``: :func:`cumsum` written back into ``x``."""
-    return inplace(cumsum, self, dim, dtype=dtype)
+    """``x.cumsum_(dim)``: :func:`cumsum` written back into ``x``, computed in ``x``'s dtype
+    (as torch: none for bool)."""
+    return inplace(cumsum, self, dim, dtype=self.dtype if dtype is None else dtype)
 
 
 @defop("cumprod", meta=lambda a, *, dim, dtype=None: (a.shape, dtype or a.dtype),
@@ -176,13 +183,15 @@ def cumprod(input, dim, *, dtype=None, out=None):
         tensor([1, 2, 6])
     """
     d = _one_dim(dim, input._data.ndim)
-    return write_out(cumprod_op(input, dim=d, dtype=_scan_dtype(input, dtype)), out, "cumprod")
+    return write_out(cumprod_op(input, dim=d, dtype=_scan_dtype(input, dtype, "cumprod_out_cpu")),
+                     out, "cumprod")
 
 
 @tensor_method("cumprod_")
 def _cumprod_(self, dim, *, dtype=None):
-    """``x.cumprod_(dim)``: :func:`cumprod` written back into ``x``."""
-    return inplace(cumprod, self, dim, dtype=dtype)
+    """``x.cumprod_(dim)``: :func:`cumprod` written back into ``x``, computed in ``x``'s dtype
+    (as torch: none for bool)."""
+    return inplace(cumprod, self, dim, dtype=self.dtype if dtype is None else dtype)
 
 
 def _running_extreme(name, ufunc):
