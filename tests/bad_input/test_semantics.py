@@ -434,3 +434,81 @@ def test_trapezoid_tells_an_omitted_x_from_none(name, args, kwargs):
                                      for k, v in kwargs.items()})
 
     _same_outcome(lambda: call(torch, ty, tx), lambda: call(ember, ey, ex))
+
+
+# ------------------------------------------------------------ this session's fixed families
+
+def _eye(lib, dtype="float32"):
+    return lib.eye(3).to(getattr(lib, dtype))
+
+
+FAMILY_CALLS = {
+    # a missing kernel for a dtype: torch's NotImplementedError, in torch's order of checks
+    "cumsum_ of bool": lambda lib: lib.ones(3).bool().cumsum_(0),
+    "cumprod_ of int32": lambda lib: lib.tensor([1, 2, 100, 3], dtype=lib.int32).cumprod_(0),
+    "cumsum dtype=bool": lambda lib: lib.ones(3).cumsum(0, dtype=lib.bool),
+    "cholesky of int64": lambda lib: lib.cholesky(_eye(lib, "int64")),
+    "cholesky_solve of bool and float": lambda lib: lib.cholesky_solve(_eye(lib, "bool"),
+                                                                        _eye(lib)),
+    "householder_product of int64": lambda lib: lib.linalg.householder_product(
+        _eye(lib, "int64"), _eye(lib, "int64")[0]),
+    "cross of bool": lambda lib: lib.linalg.cross(_eye(lib, "bool"), _eye(lib)),
+    "conv1d of bool with a bias": lambda lib: lib.conv1d(
+        lib.ones(1, 3, 4).bool(), lib.ones(3, 3, 3), lib.ones(3)),
+    "conv_transpose1d of bool": lambda lib: lib.conv_transpose1d(
+        lib.ones(1, 3, 4).bool(), lib.ones(3, 3, 3), lib.ones(3)),
+    "grid_sample of int64": lambda lib: lib.nn.functional.grid_sample(
+        lib.ones(1, 1, 3, 3).long(), lib.zeros(1, 2, 2, 2), align_corners=False),
+    "batch_norm of int64": lambda lib: lib.nn.functional.batch_norm(
+        lib.ones(2, 3).long(), lib.zeros(3), lib.ones(3)),
+    "native_batch_norm, one running stat": lambda lib: lib.native_batch_norm(
+        lib.ones(4, 3), None, None, lib.zeros(3), None, True, 0.1, 1e-5),
+    "max_pool2d of a 2-D bool input": lambda lib: lib.max_pool2d(lib.ones(3, 4).bool(), 2),
+    # shapes and argument types
+    "clamp, bounds that do not broadcast": lambda lib: lib.clamp(lib.ones(2, 3),
+                                                                 min=lib.ones(4, 5)),
+    "clamp_min(None)": lambda lib: lib.clamp_min(lib.ones(2), None),
+    "scatter of a str": lambda lib: lib.zeros(3).scatter(0, lib.tensor([0]), "abc"),
+    "index_add, 0-dim source": lambda lib: lib.zeros(3).index_add(0, lib.tensor([0, 1]),
+                                                                   lib.tensor(1.)),
+    "index_fill of an empty tensor": lambda lib: lib.zeros(0, 2).index_fill(
+        0, lib.tensor([0]), 1.0),
+    "index_fill of a 0x0 tensor": lambda lib: lib.zeros(0, 0).index_fill(
+        0, lib.tensor([0]), 1.0),
+    "einsum with one argument": lambda lib: lib.einsum(lib.ones(2)),
+    "embedding_bag, float indices": lambda lib: lib.embedding_bag(
+        lib.ones(5, 2), lib.ones(3), lib.tensor([0])),
+    "ctc_loss, targets for another batch": lambda lib: lib.nn.functional.ctc_loss(
+        lib.zeros(5, 2, 4).log_softmax(2), lib.ones(3, 2, dtype=lib.int64), [5, 5], [2, 2]),
+    "binary_cross_entropy_with_logits, broadcast target": lambda lib:
+        lib.binary_cross_entropy_with_logits(lib.zeros(3, 4), lib.ones(1, 4)),
+    "binary_cross_entropy_with_logits, target too big": lambda lib:
+        lib.binary_cross_entropy_with_logits(lib.zeros(1, 4), lib.ones(3, 4)),
+    "affine_grid_generator of a 2-d size": lambda lib: lib.affine_grid_generator(
+        lib.ones(1, 2, 3), [3, 4], False),
+    "split of a str": lambda lib: lib.split("abc", 2),
+    "diff with n=0 and a bad dim": lambda lib: lib.diff(lib.ones(3), 0, 9),
+    "roll of an empty tensor, bad dim": lambda lib: lib.roll(lib.ones(0, 2), 1, 9),
+    "istft with a float n_fft": lambda lib: lib.istft(lib.ones(6, 3, dtype=lib.complex64),
+                                                      10.5),
+    "unravel_index of a float size": lambda lib: lib.unravel_index(lib.tensor([1]), (4.5, 5)),
+    "histogram with float bins": lambda lib: lib.histogram(lib.ones(3), 2.5),
+    "tensordot with float dims": lambda lib: lib.tensordot(lib.ones(2, 2), lib.ones(2, 2),
+                                                           dims=1.5),
+    "hspmm of None": lambda lib: lib.hspmm(None, lib.ones(2, 2)),
+    "sparse_mask with a dense mask": lambda lib: lib.ones(2, 2).sparse_mask(lib.ones(2, 2)),
+    "sparse_resize_ with a float sparse_dim": lambda lib: lib.ones(2).sparse_resize_(
+        (2,), 1.5, 0),
+    "values() with a keyword": lambda lib: lib.ones(2).values(bogus=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILY_CALLS))
+def test_family_checks_answer_as_torch(name):
+    make = FAMILY_CALLS[name]
+
+    def run(lib):
+        result = make(lib)
+        return tuple(result) if isinstance(result, (tuple, list)) else result
+
+    _same_outcome(lambda: run(torch), lambda: run(ember))

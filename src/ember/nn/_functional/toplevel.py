@@ -510,7 +510,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         >>> ember.binary_cross_entropy_with_logits(ember.tensor([0.]), ember.tensor([1.]))
         tensor([0.6931])
     """
-    target = _broadcast_into(target, input)
+    input = _broadcast_into(input, target)  # (torch's result takes the target's shape)
     return _F().binary_cross_entropy_with_logits(input, target, weight,
                                                  reduction=_reduction_name(reduction),
                                                  pos_weight=pos_weight)

@@ -141,16 +141,18 @@ def _check_index_along(name, input, dim, index, source):
                            f"have the same scalar type")
     sshape = source._data.shape
     ishape = input._data.shape
-    if len(sshape) != len(ishape) or any(
-            s != t for d, (s, t) in enumerate(zip(ishape, sshape)) if d != dim):
-        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
-                           f"specified dimension. Got self.shape = {list(ishape)} "
-                           f"source.shape = {list(sshape)}")
+    if not sshape and count == 1 and name == "index_copy_" and len(ishape) == 1:
+        return  # (torch copies a 0-dim source into the one indexed element)
     if not sshape and count != 1:  # a 0-dim source has no dim to count: torch's IndexError
         if name == "index_copy_":
             raise IndexError(f"index_copy_(): When source is scalar, index should have one "
                              f"element (got {count})")
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if len(sshape) != len(ishape) or any(
+            s != t for d, (s, t) in enumerate(zip(ishape, sshape)) if d != dim):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(ishape)} "
+                           f"source.shape = {list(sshape)}")
     source_count = sshape[dim] if len(sshape) else 1
     if count != source_count:
         raise RuntimeError(f"{name}(): Number of indices ({count}) should be equal to "
