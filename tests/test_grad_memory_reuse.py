@@ -15,23 +15,42 @@ def _mlp_grads(fw, w1, w2, x, target):
     return w1.grad, w2.grad
 
 
-def test_leaf_gradients_take_the_engines_memory_without_a_copy(monkeypatch):
-    copies = []
-    clone = ember.Tensor.clone
+_CHILD = """
+import numpy as np, ember
+copies = []
+clone = ember.Tensor.clone
+def counted(self, *args, **kwargs):
+    copies.append(tuple(self.shape))
+    return clone(self, *args, **kwargs)
+ember.Tensor.clone = counted
+rng = np.random.default_rng(0)
+arrays = [rng.standard_normal(s).astype(np.float32) for s in ((8, 6), (6, 3), (5, 8), (5, 3))]
+w1, w2, x, target = [ember.tensor(a, requires_grad=i < 2) for i, a in enumerate(arrays)]
+((((x @ w1).tanh() @ w2) - target) ** 2).mean().backward()
+print(copies)
+np.save(__import__("sys").argv[1], np.concatenate([w1.grad.numpy().ravel(),
+                                                   w2.grad.numpy().ravel()]))
+"""
 
-    def counted(self, *args, **kwargs):
-        copies.append(tuple(self.shape))
-        return clone(self, *args, **kwargs)
-    monkeypatch.setattr(ember.Tensor, "clone", counted)
+
+def test_leaf_gradients_take_the_engines_memory_without_a_copy(tmp_path):
+    # in a fresh interpreter: after a torch.compile call that raised Unsupported in this
+    # process (other tests), the engine's gradients were seen to carry two more references
+    # (held inside torch), so .grad copies them there, which is correct but not observed here
+    import subprocess
+    import sys
+
+    out = tmp_path / "grads.npy"
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(out)], capture_output=True,
+                          text=True, check=True)
+    # the reference counts the engine expects (_ENGINE_REFS) hold: both .grad take memory
+    assert done.stdout.strip() == "[]"
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s).astype(np.float32) for s in ((8, 6), (6, 3), (5, 8),
                                                                     (5, 3))]
-    e = [ember.tensor(a, requires_grad=i < 2) for i, a in enumerate(arrays)]
     t = [torch.tensor(a, requires_grad=i < 2) for i, a in enumerate(arrays)]
-    for got, want in zip(_mlp_grads(ember, *e), _mlp_grads(torch, *t)):
-        assert_same(got, want, rtol=1e-5, atol=1e-6)
-    # the reference counts the engine expects (_ENGINE_REFS) hold: both .grad take memory
-    assert copies == []
+    want = torch.cat([g.reshape(-1) for g in _mlp_grads(torch, *t)])
+    assert_same(ember.tensor(np.load(out)), want, rtol=1e-5, atol=1e-6)
 
 
 def test_one_gradient_reaching_two_leaves_is_not_shared():
