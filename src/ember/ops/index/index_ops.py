@@ -141,7 +141,7 @@ def _check_index_along(name, input, dim, index, source):
                            f"have the same scalar type")
     sshape = source._data.shape
     ishape = input._data.shape
-    if not sshape and count == 1 and name == "index_copy_" and len(ishape) == 1:
+    if not sshape and count == 1 and name == "index_copy_" and len(ishape) == 1 and ishape[0]:
         return  # (torch copies a 0-dim source into the one indexed element)
     if not sshape and count != 1:  # a 0-dim source has no dim to count: torch's IndexError
         if name == "index_copy_":
