@@ -497,6 +497,23 @@ def test_strided_writes_split_tensors_larger_than_a_binding(small_bindings, stri
 
 
 @needs_gpu
+def test_matmul_splits_operands_larger_than_a_binding(small_bindings, strict):
+    """At a 4 KiB limit: x @ W.T with a 12.8 KB W (a tied language-model head's shape), its
+    weight gradient, and a product whose result is the large one; as the CPU."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((300, 16)).astype(np.float32)
+    w = rng.standard_normal((200, 16)).astype(np.float32)
+    gx, gw = gpu(x).requires_grad_(), gpu(w).requires_grad_()
+    cx, cw = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+    out, expected = F.linear(gx, gw), F.linear(cx, cw)
+    close(out.detach(), expected.detach(), rtol=1e-4, atol=1e-4)
+    out.square().sum().backward()
+    expected.square().sum().backward()
+    close(gw.grad, cw.grad, rtol=1e-4, atol=1e-3)
+    close(gx.grad, cx.grad, rtol=1e-4, atol=1e-3)
+
+
+@needs_gpu
 def test_a_kernel_that_cannot_split_names_the_limit(small_bindings):
     g = gpu(np.ones((3000,), np.float32))
     with pytest.raises(RuntimeError, match="more than one binding can hold"):

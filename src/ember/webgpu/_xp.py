@@ -535,8 +535,12 @@ def ascontiguous_copy(a):
         return out
     if a.ndim > K.MAX_DIMS:
         return fallback(np.ascontiguousarray, "ascontiguousarray")(a)
-    if a.storage.buffer.size > a.storage.runtime.max_binding and a.dtype in K.COMPUTE:
-        return _elementwise("a", [a], K.COMPUTE[a.dtype], a.dtype)  # split into bindings
+    if a.storage.buffer.size > a.storage.runtime.max_binding:  # split into bindings
+        if a.dtype.itemsize in (4, 8):
+            _write_windowed(a.dtype.itemsize, out, a)
+            return out
+        if a.dtype in K.COMPUTE:
+            return _elementwise("a", [a], K.COMPUTE[a.dtype], a.dtype)
     itemsize = a.dtype.itemsize
     words = _params_for(a.shape, [(a.offset, a.estrides)])
     threads = a.size if itemsize >= 4 else (a.size * itemsize + 3) // 4
@@ -597,34 +601,43 @@ def copyto(dst, src, casting="unsafe", where=True):
 
 
 def _write_windowed(itemsize, dst, src):
-    """``copyto``'s strided write when a buffer is larger than one binding: over runs along
-    ``dst``'s dim of largest stride (a run then spans the least of its buffer), each of the
-    two bound as the window the run reaches."""
+    """``copyto``'s strided write when a buffer is larger than one binding, in blocks of
+    runs along ``dst``'s two dims of largest stride (each run halved along the dim that
+    spreads the part that does not fit) so that both parts fit a binding window each."""
     runtime, limit = dst.storage.runtime, dst.storage.runtime.max_binding
-    if dst.ndim > 1:
-        widest = builtins.max(range(dst.ndim), key=lambda d: abs(dst.estrides[d]) * (
-            dst.shape[d] > 1))
-        order = [widest] + [d for d in range(dst.ndim) if d != widest]
-        dst, src = dst.transpose(order), src.transpose(order)
+    if dst.ndim == 0:
+        dst, src = reshape(dst, (1,)), reshape(src, (1,))
+    order = sorted(range(dst.ndim), key=lambda d: -abs(dst.estrides[d]) * (dst.shape[d] > 1))
+    dst, src = dst.transpose(order), src.transpose(order)
+    if dst.ndim == 1:
+        dst, src = expand_dims(dst, 1), expand_dims(src, 1)
 
     def fits(view):
         binding = _window(view)[0]
         return not isinstance(binding, tuple) or binding[2] <= limit
 
-    rows = dst.shape[0] if dst.ndim else 0
-    chunk = rows
-    while chunk and not (fits(dst[:chunk]) and fits(src[:chunk])):
-        chunk //= 2
-    if not chunk:
-        raise RuntimeError(f"ember.webgpu: this copy cannot be split into bindings of {limit} "
-                           f"bytes")
-    for start in range(0, rows, chunk):
-        target, source = dst[start:start + chunk], src[start:start + chunk]
-        (out, out_at), (into, into_at) = _window(target), _window(source)
-        words = _params_for(target.shape, [(out_at, target.estrides),
-                                           (into_at, source.estrides)])
-        runtime.dispatch(K.strided_write(itemsize), [runtime.params(words), out, into],
-                         _groups(target.size))
+    def block(x, r0, rows, c0, cols):
+        return getitem(x, (slice(r0, r0 + rows), slice(c0, c0 + cols)))
+
+    rows, cols = dst.shape[0], dst.shape[1]
+    while not (fits(block(dst, 0, rows, 0, cols)) and fits(block(src, 0, rows, 0, cols))):
+        wide = dst if not fits(block(dst, 0, rows, 0, cols)) else src
+        if rows > 1 and (cols == 1 or rows * abs(wide.estrides[0]) >= cols * abs(
+                wide.estrides[1])):
+            rows = (rows + 1) // 2
+        elif cols > 1:
+            cols = (cols + 1) // 2
+        else:
+            raise RuntimeError(f"ember.webgpu: this copy cannot be split into bindings of "
+                               f"{limit} bytes")
+    for r0 in range(0, dst.shape[0], rows):
+        for c0 in range(0, dst.shape[1], cols):
+            target, source = block(dst, r0, rows, c0, cols), block(src, r0, rows, c0, cols)
+            (out, out_at), (into, into_at) = _window(target), _window(source)
+            words = _params_for(target.shape, [(out_at, target.estrides),
+                                               (into_at, source.estrides)])
+            runtime.dispatch(K.strided_write(itemsize), [runtime.params(words), out, into],
+                             _groups(target.size))
 
 
 def _copy_whole_words(dst, src):

@@ -25,6 +25,7 @@ from ._xp import (
     _new,
     _params_for,
     _run,
+    _window,
     add,
     asarray,
     ascontiguous_copy,
@@ -272,6 +273,65 @@ argmin = _arg_reduction("argmin")
 _MATMUL_K = 32768  # the longest k one thread's loop runs (lavapipe stops loops at 65,535)
 
 
+def _matmul_tiles(left, right, m, n):
+    """A 2-D matmul with an operand or result larger than one binding, in blocks: runs of
+    rows, of columns and of ``k`` small enough that each operand's part fits a binding
+    window (each halved along the dim that spreads it most until it does); a block's partial
+    products over runs of ``k`` add up, and the block is copied into place."""
+    limit = left.storage.runtime.max_binding
+    k = left.shape[1]
+
+    def fits(view):
+        binding = _window(view)[0]
+        return not isinstance(binding, tuple) or binding[2] <= limit
+
+    def part(x, first, second):
+        return getitem(x, (slice(0, first), slice(0, second)))
+
+    rows, cols, depth = m, n, k
+    while True:
+        a, b = part(left, rows, depth), part(right, depth, cols)
+        if not fits(a):
+            spread_rows = rows * abs(left.estrides[0]) >= depth * abs(left.estrides[1])
+            rows, depth = ((rows + 1) // 2, depth) if spread_rows and rows > 1 else (
+                rows, (depth + 1) // 2)
+        elif not fits(b):
+            spread_depth = depth * abs(right.estrides[0]) >= cols * abs(right.estrides[1])
+            depth, cols = ((depth + 1) // 2, cols) if spread_depth and depth > 1 else (
+                depth, (cols + 1) // 2)
+        elif rows * cols * 4 > limit // 2:
+            rows, cols = ((rows + 1) // 2, cols) if rows >= cols else (rows, (cols + 1) // 2)
+        else:
+            break
+        if rows == cols == depth == 1 and not (fits(part(left, 1, 1)) and
+                                                fits(part(right, 1, 1))):
+            raise RuntimeError("ember.webgpu: this matmul cannot be split into bindings")
+    result = _new((m, n), np.float32)
+    for r0 in range(0, m, rows):
+        for c0 in range(0, n, cols):
+            block = None
+            for d0 in range(0, k, depth):
+                a = getitem(left, (slice(r0, r0 + rows), slice(d0, d0 + depth)))
+                b = getitem(right, (slice(d0, d0 + depth), slice(c0, c0 + cols)))
+                product = _matmul_block(a, b)
+                block = product if block is None else add(block, product)
+            copyto(getitem(result, (slice(r0, r0 + rows), slice(c0, c0 + cols))), block)
+    return result
+
+
+def _matmul_block(a, b):
+    """``a @ b`` (2-D) with each operand bound as the window it reaches."""
+    block = _new((a.shape[0], b.shape[1]), np.float32)
+    (bound_a, at_a), (bound_b, at_b) = _window(a), _window(b)
+    blocks = ((a.shape[0] + 3) // 4) * ((b.shape[1] + 3) // 4)
+    words = ([blocks, a.shape[0], b.shape[1], a.shape[1], 0, 1, 1, 1, 1, at_a, 0, 0, 0, 0]
+             + list(a.estrides) + [at_b, 0, 0, 0, 0] + list(b.estrides))
+    runtime = block.storage.runtime
+    runtime.dispatch(K.matmul(), [runtime.params(words), block.storage.buffer, bound_a,
+                                  bound_b], _groups(blocks))
+    return block
+
+
 def matmul(a, b, out=None, **kwargs):
     """Batched float32 matmul (NumPy's rules for 1-D operands and batch broadcasting)."""
     usable = (isinstance(a, WebGPUArray) and isinstance(b, WebGPUArray) and not kwargs
@@ -305,6 +365,9 @@ def matmul(a, b, out=None, **kwargs):
                               getitem(right, (Ellipsis, slice(start, start + _MATMUL_K),
                                               slice(None))))
                 result = part if result is None else add(result, part)
+        elif not batch and builtins.any(x.storage.buffer.size > result.storage.runtime.max_binding
+                                        for x in (left, right, result)):
+            result = _matmul_tiles(left, right, m, n)
         else:
             _run(K.matmul(), result, [left, right], words, blocks)
     if a.ndim == 1:
