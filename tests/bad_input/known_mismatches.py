@@ -16,8 +16,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.chalf', 'inf:self', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
     ('Tensor.chalf', 'nan:self', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
     ('Tensor.cholesky', 'empty:input', 'refused'),  # RuntimeError: cholesky: A must be batches of square matrices, but they are 0 by 5 matrices
-    ('Tensor.cumprod_', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: result type Long can't be cast to the desired output type Bool
-    ('Tensor.cumsum_', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: result type Long can't be cast to the desired output type Bool
     ('Tensor.geqrf', 'inf:input', 'different'),  # out[0]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('Tensor.hash_tensor', 'base', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'dtype_bool:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
@@ -118,6 +116,5 @@ KNOWN_MISMATCHES = {
     ('torch.std_mean', 'inf:input', 'different'),  # out[1]: 1/1 values differ, at (): np.float32(inf) vs np.float32(nan)
     ('torch.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'
     ('torch.stft', 'dtype_int64:input', 'accepted'),  # torch: RuntimeError: stft(torch.LongTensor[110], n_fft=10, hop_length=2, win_length=10, window=None, normalized=0, onesided=None, return_comp
-    ('torch.tensordot', 'dim_float:dims', 'other_type'),  # torch RuntimeError, ember TypeError: cannot unpack non-iterable float object
     ('torch.var_mean', 'inf:input', 'different'),  # out[1]: 1/1 values differ, at (): np.float32(inf) vs np.float32(nan)
 }
