@@ -7,6 +7,7 @@ from ..ops.creation import zeros_like
 from ._functional import sgd  # noqa: F401  (torch's functional form)
 from .optimizer import (
     Optimizer,
+    _add_scaled_,
     _bump,
     _check_fused,
     _check_lr,
@@ -81,8 +82,8 @@ class SGD(Optimizer):
             else:
                 b = _data(buf)
                 b *= momentum
-                b += (1 - group["dampening"]) * grad
+                _add_scaled_(b, grad, 1 - group["dampening"])
                 _bump(buf)
             grad = grad + momentum * _data(buf) if group["nesterov"] else _data(buf)
-        param += -_value(group["lr"]) * grad
+        _add_scaled_(param, grad, -_value(group["lr"]))
         _bump(p)
