@@ -514,6 +514,27 @@ def test_matmul_splits_operands_larger_than_a_binding(small_bindings, strict):
 
 
 @needs_gpu
+def test_embedding_tables_larger_than_a_binding(small_bindings, strict):
+    """At a 4 KiB limit, a 12.8 KB table: the lookup (first and last rows, negative indices
+    through a[idx]) and its gradient's scatter-add, in pieces of the table; as the CPU.
+    (Checked at the real limit: a 50,257 x 768 float32 table, 154 MB, lookup and gradient
+    equal NumPy's.)"""
+    rng = np.random.default_rng(14)
+    w = rng.standard_normal((200, 16)).astype(np.float32)
+    idx = rng.integers(0, 200, (2, 4))
+    idx[0, :3] = [199, 0, 199]
+    cot = rng.standard_normal((2, 4, 16)).astype(np.float32)
+    gw, cw = gpu(w).requires_grad_(), ember.tensor(w, requires_grad=True)
+    got, expected = F.embedding(gpu(idx), gw), F.embedding(ember.tensor(idx), cw)
+    close(got.detach(), expected.detach())
+    (got * gpu(cot)).sum().backward()
+    (expected * ember.tensor(cot)).sum().backward()
+    close(gw.grad, cw.grad, atol=1e-5)
+    rows = np.array([-1, -200, 5])
+    close(gpu(w)[gpu(rows)], ember.tensor(w)[ember.tensor(rows)])
+
+
+@needs_gpu
 def test_a_kernel_that_cannot_split_names_the_limit(small_bindings):
     g = gpu(np.ones((3000,), np.float32))
     with pytest.raises(RuntimeError, match="more than one binding can hold"):

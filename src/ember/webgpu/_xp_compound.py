@@ -38,15 +38,20 @@ from ._xp import (
     full,
     getitem,
     greater,
+    greater_equal,
+    less,
+    logical_and,
     maximum,
     minimum,
     multiply,
     not_equal,
     reshape,
     squeeze,
+    subtract,
     true_divide,
     zeros,
 )
+from ._xp import where as where_
 
 # ---------------------------------------------------------------- reductions
 
@@ -437,12 +442,38 @@ def _scatter_add(out, key, values):
     count = int(np.prod(shape))
     if count == 0:
         return out
+    limit = out.storage.runtime.max_binding
+    if out.storage.buffer.size > limit and builtins.all(
+            x.storage.buffer.size <= limit for x in operands):
+        _scatter_add_pieces(out, operands, cts[out.dtype])
+        return out
     words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
     words += [out.offset] + list(out.estrides) + [0] * (K.MAX_DIMS - out.ndim)
     words += list(out.shape)
     source = K.scatter_add(tuple(k.dtype.itemsize for k in key), cts[out.dtype])
     _run(source, out, operands, words, count)
     return out
+
+
+def _scatter_add_pieces(out, operands, ct):
+    """The scatter-add into a table larger than one binding (an embedding's gradient): into
+    pieces of its first dim, each bound as its window; an index outside a piece is moved out
+    of range there, so that the kernel skips it."""
+    values, first, rest = operands[0], operands[1], list(operands[2:])
+    rows, runtime = out.shape[0], out.storage.runtime
+    step = builtins.max(1, runtime.max_binding // 2 // builtins.max(out.nbytes // rows, 1))
+    wrapped = where_(less(first, 0), add(first, rows), first)
+    for start in range(0, rows, step):
+        piece = out[start:start + step]
+        bound, at = _window(piece)
+        local = where_(greater_equal(wrapped, start), subtract(wrapped, start), rows)
+        keys = [broadcast_to(local, values.shape)] + rest
+        words = _params_for(values.shape, [(x.offset, x.estrides) for x in [values] + keys])
+        words += [at] + list(piece.estrides) + [0] * (K.MAX_DIMS - piece.ndim)
+        words += list(piece.shape)
+        source = K.scatter_add(tuple(k.dtype.itemsize for k in keys), ct)
+        runtime.dispatch(source, [runtime.params(words), bound, values.storage.buffer]
+                         + [k.storage.buffer for k in keys], _groups(values.size))
 
 
 def take_along_axis(arr, indices, axis):
@@ -469,10 +500,39 @@ def take_along_axis(arr, indices, axis):
     out = _new(shape, arr.dtype)
     if out.size == 0:
         return out
+    source = K.take_along_axis(arr.dtype.itemsize, indices.dtype.itemsize)
+    limit = arr.storage.runtime.max_binding
+    if arr.storage.buffer.size > limit and indices.storage.buffer.size <= limit \
+            and out.storage.buffer.size <= limit:
+        return _gather_pieces(source, arr, indices, axis, operands, out)
     words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
     words += [arr.estrides[axis], arr.shape[axis]]
-    _run(K.take_along_axis(arr.dtype.itemsize, indices.dtype.itemsize), out, operands, words,
-         out.size)
+    _run(source, out, operands, words, out.size)
+    return out
+
+
+def _gather_pieces(source, arr, indices, axis, operands, out):
+    """The gather from a table larger than one binding (an embedding of 50,257 x 768 float32):
+    from pieces of it along ``axis``, each bound as its window, every index picking its
+    value from the piece holding it (a kernel given an index outside its piece reads a value
+    the mask then drops)."""
+    size, runtime = arr.shape[axis], out.storage.runtime
+    step = builtins.max(1, runtime.max_binding // 2 // builtins.max(arr.nbytes // size, 1))
+    wrapped = where_(less(indices, 0), add(indices, size), indices)
+    for start in range(0, size, step):
+        piece = getitem(arr, (slice(None),) * axis + (slice(start, start + step),))
+        bound, at = _window(piece)
+        local = broadcast_to(subtract(wrapped, start), operands[1].shape)
+        words = _params_for(out.shape, [(at, operands[0].estrides),
+                                        (local.offset, local.estrides)])
+        words += [piece.estrides[axis], piece.shape[axis]]
+        got = _new(out.shape, out.dtype)
+        runtime.dispatch(source, [runtime.params(words), got.storage.buffer, bound,
+                                  local.storage.buffer], _groups(out.size))
+        inside = broadcast_to(logical_and(greater_equal(wrapped, start),
+                                          less(wrapped, start + piece.shape[axis])),
+                              out.shape)
+        out = got if start == 0 else where_(inside, got, out)
     return out
 
 
