@@ -898,9 +898,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 
 
 @_tensor_method
-@_signature("istft(Tensor input, int n_fft, int? hop_length=None, int? win_length=None, "
-            "Tensor? window=None, bool center=True, bool normalized=False, "
-            "bool? onesided=None, int? length=None, bool return_complex=False) -> Tensor")
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           normalized=False, onesided=None, length=None, return_complex=False):
     """The inverse short-time Fourier transform (least-squares overlap-add of the inverse DFTs
@@ -913,6 +910,12 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         >>> bool(ember.allclose(y, x, atol=1e-5))
         True
     """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"istft(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if type(n_fft) is bool or not isinstance(n_fft, (int, np.integer)):
+        raise TypeError(f"istft(): argument 'n_fft' (position 2) must be int, not "
+                        f"{type(n_fft).__name__}")
     if not input.is_complex():
         raise RuntimeError("istft requires a complex-valued input tensor matching the output "
                            "from stft with return_complex=True.")
