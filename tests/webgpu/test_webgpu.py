@@ -429,6 +429,8 @@ def test_elementwise_kernels_split_tensors_larger_than_a_binding(small_bindings,
     grows, crows = gpu(rows), ember.tensor(rows)
     close(grows + gpu(bias), crows + ember.tensor(bias))  # broadcast: runs of whole rows
     close(grows.t().t() * 3, crows * 3)
+    square = rng.standard_normal((40, 40)).astype(np.float32)  # a transposed large operand
+    close(gpu(square) + gpu(square).t(), ember.tensor(square) + ember.tensor(square).t())
 
 
 @needs_gpu

@@ -1004,6 +1004,13 @@ def _elementwise(expr, operands, ct, out_dtype, condition=False, shape=None, cas
     limit = out.storage.runtime.max_binding
     if out.storage.buffer.size > limit or builtins.any(x.storage.buffer.size > limit
                                                        for x in views):
+        # a large permuted operand (a transposed gradient) spreads every run of output rows
+        # over its whole buffer: it is made contiguous first (copies tile two dims)
+        copied = [ascontiguous_copy(x) if isinstance(x, WebGPUArray) and x.dtype.itemsize
+                  in (4, 8) and x.storage.buffer.size > limit and not x.is_c_contiguous()
+                  and 0 not in x.estrides else x for x in operands]
+        if builtins.any(c is not x for c, x in zip(copied, operands)):
+            return _elementwise(expr, copied, ct, out_dtype, condition, shape, cast)
         _run_windowed(source, out, views, access, scalars, per)
         return out
     words = _params_for(out_shape, layouts, scalars)
