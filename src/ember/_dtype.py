@@ -171,7 +171,8 @@ def to_dtype(d):
 
     Example::
 
-        >>> to_dtype(float), to_dtype(complex)
+        >>> import builtins
+        >>> to_dtype(builtins.float), to_dtype(builtins.complex)
         (ember.float64, ember.complex128)
     """
     if isinstance(d, dtype):
@@ -204,8 +205,8 @@ def no_kernel_for(kernel, d):
 
     Example::
 
-        >>> str(no_kernel_for("slow_conv2d_cpu", bool))
-        '"slow_conv2d_cpu" not implemented for \'Bool\''
+        >>> print(no_kernel_for("slow_conv2d_cpu", ember.bool))
+        "slow_conv2d_cpu" not implemented for 'Bool'
     """
     return NotImplementedError(f'"{kernel}" not implemented for '
                                f"'{_TORCH_SHORT_NAMES.get(d.name, d.name)}'")
