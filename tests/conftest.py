@@ -217,3 +217,14 @@ def pytest_terminal_summary(terminalreporter):
             f"{check}: {passed}/{total} ops pass ({100 * passed / total:.1f}%), "
             f"{counts.get('xfailed', 0)} known failures, {counts.get('skipped', 0)} not "
             f"measurable; {samples} samples compared")
+
+
+@pytest.fixture(params=["onednn", "numpy"])
+def onednn_backend(request):
+    """Run the test once with oneDNN (when installed) and once on the NumPy path."""
+    from ember.nn._functional import _onednn
+
+    if request.param == "onednn" and not _onednn.available():
+        pytest.skip("libdnnl is not installed")
+    with ember.backends.mkldnn.flags(enabled=request.param == "onednn"):
+        yield request.param

@@ -11,15 +11,6 @@ from ember.nn._functional import _onednn
 from ember.ops.linalg import _onednn_gemm
 
 
-@pytest.fixture(params=["onednn", "numpy"])
-def backend(request):
-    """Run the test once with oneDNN (when installed) and once on the NumPy path."""
-    if request.param == "onednn" and not _onednn.available():
-        pytest.skip("libdnnl is not installed")
-    with ember.backends.mkldnn.flags(enabled=request.param == "onednn"):
-        yield request.param
-
-
 def _layouts(rng, rows, cols):
     """A (rows, cols) float32 matrix as plain, transposed, row-strided and column-sliced views,
     plus one with no unit stride (which the GEMM hands back to NumPy)."""
@@ -37,7 +28,7 @@ LAYOUTS = ["plain", "transposed", "column-slice", "row-step", "no-unit-stride"]
 
 @pytest.mark.parametrize("left", LAYOUTS)
 @pytest.mark.parametrize("right", LAYOUTS)
-def test_matmul_layouts_match_torch(backend, left, right):
+def test_matmul_layouts_match_torch(onednn_backend, left, right):
     rng = np.random.default_rng(0)
     a = _layouts(rng, 48, 40)[left]
     b = _layouts(rng, 40, 36)[right]
@@ -55,7 +46,7 @@ def test_matmul_layouts_match_torch(backend, left, right):
 
 
 @pytest.mark.parametrize("shape", [(4, 16, 64), (2, 3, 8, 64), (64,), (3, 0, 64)])
-def test_linear_on_stacked_rows_matches_torch(backend, shape):
+def test_linear_on_stacked_rows_matches_torch(onednn_backend, shape):
     rng = np.random.default_rng(1)
     x = rng.standard_normal(shape).astype(np.float32)
     w = rng.standard_normal((96, 64)).astype(np.float32)
@@ -73,7 +64,7 @@ def test_linear_on_stacked_rows_matches_torch(backend, shape):
                                    atol=1e-4)
 
 
-def test_products_the_gemm_declines_still_match_torch(backend):
+def test_products_the_gemm_declines_still_match_torch(onednn_backend):
     rng = np.random.default_rng(2)
     cases = [(rng.standard_normal((5, 3)), rng.standard_normal((3, 4))),          # too small
              (rng.standard_normal((2, 40, 50)), rng.standard_normal((2, 50, 60))),  # batched
@@ -90,7 +81,7 @@ def test_products_the_gemm_declines_still_match_torch(backend):
 
 @pytest.mark.parametrize("shapes", [((5, 5, 0), (0, 5)), ((5, 0, 3), (3, 4)),
                                     ((2, 3, 4), (4, 0)), ((0, 4), (4, 3))])
-def test_empty_products_match_torch(backend, shapes):
+def test_empty_products_match_torch(onednn_backend, shapes):
     """Empty operands (no rows to fold, or an empty reduction: zeros) as torch."""
     a, b = (np.ones(s, np.float32) for s in shapes)
     y = ember.from_numpy(a) @ ember.from_numpy(b)
@@ -99,7 +90,7 @@ def test_empty_products_match_torch(backend, shapes):
     np.testing.assert_array_equal(y.numpy(), expected.numpy())
 
 
-def test_mismatched_shapes_keep_torchs_error(backend):
+def test_mismatched_shapes_keep_torchs_error(onednn_backend):
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied "
                                            r"\(64x40 and 50x36\)"):
         ember.ones(64, 40).mm(ember.ones(50, 36))
@@ -120,7 +111,7 @@ def test_sgemm_declines_what_it_cannot_take():
         np.testing.assert_array_equal(y, np.full((40, 40), 2, np.float32))
 
 
-def test_lstm_layer_products_match_torch(backend):
+def test_lstm_layer_products_match_torch(onednn_backend):
     # the recurrent layers' per-step products (into a preallocated buffer) and weight gradient
     rng = np.random.default_rng(3)
     inputs = rng.standard_normal((7, 5, 48)).astype(np.float32)

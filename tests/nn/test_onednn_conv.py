@@ -24,15 +24,6 @@ GEOMETRIES = [  # (N, C, Cout, H, k, stride, padding, dilation, groups)
 needs_onednn = pytest.mark.skipif(not _onednn.available(), reason="libdnnl is not installed")
 
 
-@pytest.fixture(params=["onednn", "numpy"])
-def backend(request):
-    """Run the test once with oneDNN (when installed) and once on the NumPy path."""
-    if request.param == "onednn" and not _onednn.available():
-        pytest.skip("libdnnl is not installed")
-    with ember.backends.mkldnn.flags(enabled=request.param == "onednn"):
-        yield request.param
-
-
 def _compare(ember_fn, torch_fn, *arrays, atol=1e-4):
     rng = np.random.default_rng(1)
     ours = [ember.tensor(a, requires_grad=True) for a in arrays]
@@ -48,7 +39,7 @@ def _compare(ember_fn, torch_fn, *arrays, atol=1e-4):
 
 
 @pytest.mark.parametrize("geometry", GEOMETRIES)
-def test_conv2d_matches_torch(backend, geometry):
+def test_conv2d_matches_torch(onednn_backend, geometry):
     n, c, cout, h, k, stride, padding, dilation, groups = geometry
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, c, h, h + 1)).astype(np.float32)
@@ -58,7 +49,7 @@ def test_conv2d_matches_torch(backend, geometry):
              lambda a, b: torch.nn.functional.conv2d(a, b, *args), x, w)
 
 
-def test_conv1d_conv3d_and_same_padding_match_torch(backend):
+def test_conv1d_conv3d_and_same_padding_match_torch(onednn_backend):
     rng = np.random.default_rng(2)
     x1, w1 = rng.standard_normal((2, 4, 11)), rng.standard_normal((6, 2, 3))
     _compare(lambda a, b: ember.nn.functional.conv1d(a, b, None, 2, 1, 1, 2),
@@ -78,7 +69,7 @@ def test_conv1d_conv3d_and_same_padding_match_torch(backend):
 
 @pytest.mark.parametrize("stride, padding, output_padding, groups, dilation",
                          [(2, 1, 1, 1, 1), (1, 1, 1, 2, 2), (3, 0, 2, 1, 1)])
-def test_conv_transpose2d_matches_torch(backend, stride, padding, output_padding, groups,
+def test_conv_transpose2d_matches_torch(onednn_backend, stride, padding, output_padding, groups,
                                         dilation):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 4, 5, 5)).astype(np.float32)
@@ -88,7 +79,7 @@ def test_conv_transpose2d_matches_torch(backend, stride, padding, output_padding
              lambda a, b: torch.nn.functional.conv_transpose2d(a, b, *args), x, w)
 
 
-def test_double_backward_matches_torch(backend):
+def test_double_backward_matches_torch(onednn_backend):
     rng = np.random.default_rng(4)
     x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
     w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
@@ -103,7 +94,7 @@ def test_double_backward_matches_torch(backend):
         np.testing.assert_allclose(mine, reference, rtol=1e-4, atol=1e-2)
 
 
-def test_float16_and_bfloat16_round_like_torch(backend):
+def test_float16_and_bfloat16_round_like_torch(onednn_backend):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 3, 7, 7)).astype(np.float32)
     w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
