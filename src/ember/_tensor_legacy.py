@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import builtins
+import functools
+import operator
 import warnings
 
 import numpy as np
@@ -203,15 +205,16 @@ def _resize_as_(self, the_template, memory_format=None):
 def _resize_warned(self, sizes):
 
     warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=3)
-    shape = tuple(sizes)
-    numel = builtins.int(np.prod(shape, dtype=np.int64))
+    # torch multiplies the arguments exactly as given: a single list or tuple is not unpacked,
+    # so its "product" is never an element count and the call is refused.
+    numel = functools.reduce(operator.mul, sizes, 1)
     if numel != self.numel():
-        raise RuntimeError(f"requested resize to {'x'.join(map(str, shape))} ({numel} elements "
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements "
                            f"in total), but the given tensor has a size of "
                            f"{'x'.join(map(str, self.shape))} ({self.numel()} elements). "
                            f"autograd's resize can only change the shape of a given tensor, "
                            f"while preserving the number of elements. ")
-    return self.contiguous().view(shape)
+    return self.contiguous().view(*sizes)
 
 
 @tensor_method("resize")
@@ -225,8 +228,7 @@ def _resize(self, *sizes):
         >>> ember.arange(4).resize(2, 2).shape
         ember.Size([2, 2])
     """
-    shape = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
-    return _resize_warned(self, shape)
+    return _resize_warned(self, sizes)
 
 
 @tensor_method("resize_as")
@@ -239,7 +241,7 @@ def _resize_as(self, tensor):
         >>> ember.arange(4).resize_as(ember.zeros(2, 2)).shape
         ember.Size([2, 2])
     """
-    return _resize_warned(self, tensor.shape)
+    return _resize_warned(self, tuple(tensor.shape))
 
 
 def _python_elementwise(self, name, fn, *others):

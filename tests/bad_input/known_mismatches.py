@@ -29,13 +29,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('Tensor.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('Tensor.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('Tensor.resize', 'base', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
-    ('Tensor.resize', 'dtype_bool:self', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
-    ('Tensor.resize', 'dtype_complex64:self', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
-    ('Tensor.resize', 'dtype_int64:self', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
-    ('Tensor.resize', 'float_int:size', 'other_type'),  # torch RuntimeError, ember TypeError: size must be int, not float
-    ('Tensor.resize', 'inf:self', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
-    ('Tensor.resize', 'nan:self', 'accepted'),  # torch: RuntimeError: requested resize to [3, 4] ([3, 4] elements in total), but the given tensor has a size of 3x4 (12 elements). autograd's
     ('Tensor.resize_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
     ('Tensor.resize_as_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
     ('Tensor.resize_as_', 'shape:other', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable

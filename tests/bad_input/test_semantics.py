@@ -512,3 +512,11 @@ def test_family_checks_answer_as_torch(name):
         return tuple(result) if isinstance(result, (tuple, list)) else result
 
     _same_outcome(lambda: run(torch), lambda: run(ember))
+
+
+@pytest.mark.parametrize("sizes", [(3, 4), (12,), ((3, 4),), ([3, 4],), ((12,),), ([3.0, 4],)])
+@pytest.mark.filterwarnings("ignore:non-inplace resize is deprecated")
+def test_deprecated_resize_multiplies_its_arguments_as_torch_does(sizes):
+    # torch's Tensor.resize never unpacks a single list, so that form is always refused.
+    t, e = _pair()
+    _same_outcome(lambda: t.resize(*sizes), lambda: e.resize(*sizes))
