@@ -516,6 +516,30 @@ def test_matmul_splits_operands_larger_than_a_binding(small_bindings, strict):
 
 
 @needs_gpu
+def test_batched_matmul_splits_operands_larger_than_a_binding(small_bindings, strict):
+    """At a 4 KiB limit: attention's scores and their weighted sum (2 x 3 x 20 x 20 scores,
+    9.6 KB) with gradients, a batch broadcast over a size-1 dim, and items each larger than
+    the limit (split into rows and columns of one item); as the CPU."""
+    rng = np.random.default_rng(15)
+    q, k, v = (rng.standard_normal((2, 3, 20, 8)).astype(np.float32) for _ in range(3))
+    got = [gpu(x).requires_grad_() for x in (q, k, v)]
+    want = [ember.tensor(x, requires_grad=True) for x in (q, k, v)]
+    outs = [(a @ b.transpose(-2, -1)).softmax(-1) @ c for a, b, c in (got, want)]
+    close(outs[0].detach(), outs[1].detach(), rtol=1e-4, atol=1e-5)
+    for out in outs:
+        out.square().sum().backward()
+    for g, c in zip(got, want):
+        close(g.grad, c.grad, rtol=1e-4, atol=1e-4)
+    a = rng.standard_normal((2, 1, 30, 16)).astype(np.float32)
+    b = rng.standard_normal((3, 16, 30)).astype(np.float32)
+    close(gpu(a) @ gpu(b), ember.tensor(a) @ ember.tensor(b), rtol=1e-4, atol=1e-4)
+    big_a = rng.standard_normal((2, 40, 16)).astype(np.float32)  # 6.4 KB products each
+    big_b = rng.standard_normal((2, 16, 40)).astype(np.float32)
+    close(ember.bmm(gpu(big_a), gpu(big_b)), ember.bmm(ember.tensor(big_a), ember.tensor(big_b)),
+          rtol=1e-4, atol=1e-4)
+
+
+@needs_gpu
 def test_embedding_tables_larger_than_a_binding(small_bindings, strict):
     """At a 4 KiB limit, a 12.8 KB table: the lookup (first and last rows, negative indices
     through a[idx]) and its gradient's scatter-add, in pieces of the table; as the CPU.

@@ -1046,12 +1046,30 @@ def _run_windowed(source, out, views, access, scalars, per):
     while rows and not builtins.all(_window(x)[0][2] <= limit for x in parts(0, rows)
                                     if isinstance(_window(x)[0], tuple)):
         rows = rows // 2 // step * step
+    if rows == 0 and out.ndim > 1:  # one row of the first dim is too large: each on its own
+        _run_windowed_rows(source, out, views, access, scalars, per)
+        return
     if rows == 0:
         raise RuntimeError(f"ember.webgpu: this operation over rows of {row} elements cannot "
                            f"be split into bindings of {limit} bytes")
     for start in range(0, out.shape[0], rows):
         stop = builtins.min(start + rows, out.shape[0])
         _run_window(source, out[start:stop], parts(start, stop), scalars, per)
+
+
+def _run_windowed_rows(source, out, views, access, scalars, per):
+    """The elementwise kernel ``source`` over each index of ``out``'s first dim, split
+    further along the next dims (attention's scores with one batch item larger than a
+    binding). A row that does not start on a 32-byte boundary, where windows start, is
+    computed into a new array and copied into place."""
+    aligned = (out.size // out.shape[0] * out.dtype.itemsize) % 32 == 0 and \
+        (out.offset * out.dtype.itemsize) % 32 == 0
+    for index in range(out.shape[0]):
+        target = out[index] if aligned else _new(out.shape[1:], out.dtype)
+        _run_windowed(source, target, [x[index] if how != "single" else x
+                                       for x, how in zip(views, access)], access, scalars, per)
+        if not aligned:
+            copyto(out[index], target)
 
 
 def _run_window(source, out, views, scalars, per):

@@ -324,6 +324,52 @@ def _matmul_tiles(left, right, m, n):
     return result
 
 
+def _matmul_batches(left, right):
+    """A batched matmul (attention's scores, B x H x T x T) with an operand or result larger
+    than one binding, in runs of its first batch dim small enough that each operand's part
+    and the part's product fit a binding window; when one batch item alone does not, each
+    item is a matmul of its own (with one batch dim fewer, down to 2-D blocks of rows,
+    columns and k). Each part's product is copied into place."""
+    limit = left.storage.runtime.max_binding
+    count, m, n = left.shape[0], left.shape[-2], right.shape[-1]
+    item_bytes = left.size // count // (left.shape[-1] * m) * m * n * 4  # one item's product
+
+    def fits(step):
+        return step * item_bytes <= limit and builtins.all(
+            not isinstance(binding, tuple) or binding[2] <= limit
+            for binding in (_window(x[:step])[0] for x in (left, right)))
+
+    step = count
+    while step > 1 and not fits(step):
+        step = (step + 1) // 2
+    result = _new(left.shape[:-1] + (n,), np.float32)
+    for start in range(0, count, step):
+        stop = builtins.min(start + step, count)
+        if fits(step):
+            part = _matmul_window(left[start:stop], right[start:stop])
+        else:  # one item is too large: a matmul of its own, split further
+            part = matmul(left[start], right[start])
+        copyto(result[start:stop] if fits(step) else result[start], part)
+    return result
+
+
+def _matmul_window(a, b):
+    """A batched ``a @ b`` (shapes already broadcast to one batch) with each operand bound as
+    the window it reaches."""
+    batch, m, k, n = a.shape[:-2], a.shape[-2], a.shape[-1], b.shape[-1]
+    block = _new(batch + (m, n), np.float32)
+    (bound_a, at_a), (bound_b, at_b) = _window(a), _window(b)
+    pad = [0] * (4 - len(batch))
+    blocks = block.size // (m * n) * ((m + 3) // 4) * ((n + 3) // 4)
+    words = ([blocks, m, n, k, len(batch)] + list(batch) + [1] * (4 - len(batch))
+             + [at_a] + list(a.estrides[:-2]) + pad + list(a.estrides[-2:])
+             + [at_b] + list(b.estrides[:-2]) + pad + list(b.estrides[-2:]))
+    runtime = block.storage.runtime
+    runtime.dispatch(K.matmul(), [runtime.params(words), block.storage.buffer, bound_a,
+                                  bound_b], _groups(blocks))
+    return block
+
+
 def _matmul_block(a, b):
     """``a @ b`` (2-D) with each operand bound as the window it reaches."""
     block = _new((a.shape[0], b.shape[1]), np.float32)
@@ -370,9 +416,9 @@ def matmul(a, b, out=None, **kwargs):
                               getitem(right, (Ellipsis, slice(start, start + _MATMUL_K),
                                               slice(None))))
                 result = part if result is None else add(result, part)
-        elif not batch and builtins.any(x.storage.buffer.size > result.storage.runtime.max_binding
-                                        for x in (left, right, result)):
-            result = _matmul_tiles(left, right, m, n)
+        elif builtins.any(x.storage.buffer.size > result.storage.runtime.max_binding
+                          for x in (left, right, result)):
+            result = _matmul_batches(left, right) if batch else _matmul_tiles(left, right, m, n)
         else:
             _run(K.matmul(), result, [left, right], words, blocks)
     if a.ndim == 1:
