@@ -82,9 +82,6 @@ KNOWN_MISMATCHES = {
     ('torch.linalg.lu', 'inf:input', 'different'),  # out[1]: 2/9 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('torch.linalg.lu_factor', 'inf:input', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('torch.linalg.lu_factor_ex', 'inf:input', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
-    ('torch.linalg.matrix_power', 'dtype_bool:input', 'different'),  # out: dtype int64 != bool
-    ('torch.linalg.matrix_power', 'inf:input', 'different'),  # out: 1/1 values differ, at (0, 0): np.float32(nan) vs np.float32(1.0)
-    ('torch.linalg.matrix_power', 'nan:input', 'different'),  # out: 1/1 values differ, at (0, 0): np.float32(nan) vs np.float32(1.0)
     ('torch.linalg.pinv', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('torch.linalg.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('torch.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)

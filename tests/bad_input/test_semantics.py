@@ -520,3 +520,19 @@ def test_deprecated_resize_multiplies_its_arguments_as_torch_does(sizes):
     # torch's Tensor.resize never unpacks a single list, so that form is always refused.
     t, e = _pair()
     _same_outcome(lambda: t.resize(*sizes), lambda: e.resize(*sizes))
+
+
+@pytest.mark.parametrize("fill", [math.nan, math.inf, None])
+@pytest.mark.parametrize("dtype", [np.float32, np.bool_])
+def test_matrix_power_zero_is_the_identity_whatever_the_matrix_holds(fill, dtype):
+    values = np.random.default_rng(0).standard_normal((2, 3, 3)).astype(np.float32)
+    if fill is not None:
+        values[0, 1, 1] = fill
+    values = values.astype(dtype)
+    t, e = torch.tensor(values), ember.tensor(values)
+    _same_outcome(lambda: torch.linalg.matrix_power(t, 0), lambda: ember.linalg.matrix_power(e, 0))
+    if dtype is np.float32:
+        t.requires_grad_(), e.requires_grad_()
+        torch.linalg.matrix_power(t, 0).sum().backward()
+        ember.linalg.matrix_power(e, 0).sum().backward()
+        np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())

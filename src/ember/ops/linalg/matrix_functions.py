@@ -44,8 +44,12 @@ def linalg_matrix_power(A, n, *, out=None):
         from ..creation import eye
 
         size = A._data.shape[-1]
-        # A * 0 keeps the result connected to A (a zero gradient), as in torch.
-        result = A * 0 + eye(size, dtype=A.dtype, device=A._device)
+        from ..pointwise.comparison import where
+
+        identity = eye(size, dtype=A.dtype, device=A._device)
+        # Selecting the identity over A keeps the result connected to A (a zero gradient) and
+        # its dtype, whatever A holds (NaN or inf entries too), as torch's overwrite does.
+        result = where(identity.new_ones((), dtype=bool), identity, A)
         return write_out(result, out, "linalg.matrix_power")
     if n < 0:
         _check_square(A, "linalg.inv")
