@@ -30,8 +30,8 @@ LAYOUTS = ["plain", "transposed", "column-slice", "row-step", "no-unit-stride"]
 @pytest.mark.parametrize("right", LAYOUTS)
 def test_matmul_layouts_match_torch(onednn_backend, left, right):
     rng = np.random.default_rng(0)
-    a = _layouts(rng, 48, 40)[left]
-    b = _layouts(rng, 40, 36)[right]
+    a = _layouts(rng, 160, 120)[left]
+    b = _layouts(rng, 120, 96)[right]
     ours = ember.tensor(a, requires_grad=True) if left == "plain" else ember.from_numpy(a)
     theirs = torch.tensor(a, requires_grad=True) if left == "plain" else torch.from_numpy(a)
     y, expected = ours @ ember.from_numpy(b), theirs @ torch.from_numpy(b)
@@ -45,12 +45,12 @@ def test_matmul_layouts_match_torch(onednn_backend, left, right):
                                    atol=1e-4)
 
 
-@pytest.mark.parametrize("shape", [(4, 16, 64), (2, 3, 8, 64), (64,), (3, 0, 64)])
+@pytest.mark.parametrize("shape", [(4, 32, 128), (2, 3, 24, 128), (128,), (3, 0, 128)])
 def test_linear_on_stacked_rows_matches_torch(onednn_backend, shape):
     rng = np.random.default_rng(1)
     x = rng.standard_normal(shape).astype(np.float32)
-    w = rng.standard_normal((96, 64)).astype(np.float32)
-    bias = rng.standard_normal(96).astype(np.float32)
+    w = rng.standard_normal((160, 128)).astype(np.float32)
+    bias = rng.standard_normal(160).astype(np.float32)
     ours = [ember.tensor(v, requires_grad=True) for v in (x, w, bias)]
     theirs = [torch.tensor(v, requires_grad=True) for v in (x, w, bias)]
     y = ember.nn.functional.linear(*ours)
@@ -104,21 +104,21 @@ def test_mismatched_shapes_keep_torchs_error(onednn_backend):
 def test_sgemm_declines_what_it_cannot_take():
     small = np.ones((4, 4), np.float32)
     assert _onednn_gemm.sgemm(small, small) is None
-    strided = np.ones((80, 80), np.float32)[::2, ::2]
+    strided = np.ones((256, 256), np.float32)[::2, ::2]
     assert _onednn_gemm.sgemm(strided, strided) is None
     if _onednn.available():
-        y = _onednn_gemm.sgemm(np.eye(40, dtype=np.float32), np.full((40, 40), 2, np.float32))
-        np.testing.assert_array_equal(y, np.full((40, 40), 2, np.float32))
+        y = _onednn_gemm.sgemm(np.eye(128, dtype=np.float32), np.full((128, 128), 2, np.float32))
+        np.testing.assert_array_equal(y, np.full((128, 128), 2, np.float32))
 
 
 def test_lstm_layer_products_match_torch(onednn_backend):
     # the recurrent layers' per-step products (into a preallocated buffer) and weight gradient
     rng = np.random.default_rng(3)
-    inputs = rng.standard_normal((7, 5, 48)).astype(np.float32)
+    inputs = rng.standard_normal((7, 5, 48)).astype(np.float32)  # 5x256 by 256x1024 steps
     weights = None
     results = []
     for lib in (ember, torch):
-        lstm = lib.nn.LSTM(48, 64, num_layers=2)
+        lstm = lib.nn.LSTM(48, 256, num_layers=2)
         if weights is None:
             weights = [(rng.standard_normal(tuple(p.shape)) * 0.1).astype(np.float32)
                        for p in lstm.parameters()]
@@ -136,16 +136,16 @@ def test_lstm_layer_products_match_torch(onednn_backend):
 
 def test_matrix_product_into_a_buffer_and_declined_buffers():
     rng = np.random.default_rng(5)
-    a = rng.standard_normal((40, 60)).astype(np.float32)
-    b = rng.standard_normal((60, 50)).astype(np.float32)
+    a = rng.standard_normal((120, 100)).astype(np.float32)
+    b = rng.standard_normal((100, 110)).astype(np.float32)
     expected = torch.from_numpy(a) @ torch.from_numpy(b)
-    out = np.empty((40, 50), np.float32)
+    out = np.empty((120, 110), np.float32)
     assert _onednn_gemm.matrix_product(np, a, b, out=out) is out
     np.testing.assert_allclose(out, expected.numpy(), rtol=1e-5, atol=1e-4)
-    strided = np.empty((40, 100), np.float32)[:, ::2]   # not C-contiguous: NumPy writes it
+    strided = np.empty((120, 220), np.float32)[:, ::2]   # not C-contiguous: NumPy writes it
     np.testing.assert_allclose(_onednn_gemm.matrix_product(np, a, b, out=strided),
                                expected.numpy(), rtol=1e-5, atol=1e-4)
-    square = rng.standard_normal((64, 64)).astype(np.float32)
+    square = rng.standard_normal((128, 128)).astype(np.float32)
     reference = square @ square
     np.testing.assert_allclose(_onednn_gemm.matrix_product(np, square, square, out=square),
                                reference, rtol=1e-5, atol=1e-4)   # out overlaps its operands

@@ -10,7 +10,7 @@ makes) to ``dnnl_sgemm``; everything else, and every product while oneDNN is abs
 
 Example::
 
-    >>> a = np.ones((64, 96), np.float32); b = np.ones((96, 32), np.float32)
+    >>> a = np.ones((128, 96), np.float32); b = np.ones((96, 128), np.float32)
     >>> y = sgemm(a, b)
     >>> y is None or float(y[0, 0]) == 96.0   # None where oneDNN is not installed
     True
@@ -24,8 +24,9 @@ import numpy as np
 
 _F32 = np.dtype(np.float32)
 _ITEM = _F32.itemsize
-# below this many multiply-adds the ctypes call costs more than OpenBLAS's small-size path
-_MIN_WORK = 32 * 32 * 32
+# below about this many multiply-adds oneDNN's fixed cost per call (some 5 us) exceeds what
+# its faster kernel saves over OpenBLAS (64x120 by 120x84: 10 us on NumPy, 16 on oneDNN)
+_MIN_WORK = 1 << 20
 
 _onednn = None      # ember.nn._functional._onednn, imported on first use (it imports ember.nn)
 _gemm = None        # the bound ``dnnl_sgemm``, or False when oneDNN is not loaded
@@ -68,8 +69,8 @@ def sgemm(a, b, out=None):
 
     Example::
 
-        >>> y = sgemm(np.eye(40, dtype=np.float32), np.ones((40, 40), np.float32))
-        >>> y is None or y.sum() == 1600.0
+        >>> y = sgemm(np.eye(128, dtype=np.float32), np.ones((128, 128), np.float32))
+        >>> y is None or y.sum() == 128 * 128
         True
     """
     m, k = a.shape
