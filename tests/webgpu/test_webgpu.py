@@ -561,10 +561,35 @@ def test_embedding_tables_larger_than_a_binding(small_bindings, strict):
 
 
 @needs_gpu
+def test_scans_and_sorts_split_tensors_larger_than_a_binding(small_bindings, strict):
+    """At a 4 KiB limit, 19 KB tensors: scans along either dim in windows of whole rows, a
+    12 KB row scanned in pieces, logcumsumexp, sorts and argsorts in runs of rows, with
+    gradients; as the CPU."""
+    rng = np.random.default_rng(16)
+    a = rng.standard_normal((300, 16)).astype(np.float32)
+    g, c = gpu(a).requires_grad_(), ember.tensor(a, requires_grad=True)
+    for scan in (lambda x: x.cumsum(1), lambda x: x.cumsum(0), lambda x: x.logcumsumexp(1),
+                 lambda x: (x * 0.01 + 1).cumprod(0), lambda x: x.flatten().cumsum(0)):
+        close(scan(g).detach(), scan(c).detach(), rtol=1e-4, atol=1e-4)
+    (g.cumsum(0) * g).sum().backward()
+    (c.cumsum(0) * c).sum().backward()
+    close(g.grad, c.grad, rtol=1e-4, atol=1e-4)
+    for dim, descending in ((1, False), (0, False), (0, True)):
+        got, want = g.sort(dim, descending=descending), c.sort(dim, descending=descending)
+        close(got.values.detach(), want.values.detach())
+        close(got.indices, want.indices)
+    close(g.argsort(1), c.argsort(1))
+    g.grad, c.grad = None, None
+    (g.sort(0).values * ember.arange(16, device="webgpu")).sum().backward()
+    (c.sort(0).values * ember.arange(16)).sum().backward()
+    close(g.grad, c.grad)
+
+
+@needs_gpu
 def test_a_kernel_that_cannot_split_names_the_limit(small_bindings):
-    g = gpu(np.ones((3000,), np.float32))
+    g = gpu(np.ones((3000,), np.float32))  # one row to sort, 16 KB padded: not split
     with pytest.raises(RuntimeError, match="more than one binding can hold"):
-        g.cumsum(0)
+        g.argsort(0)
 
 
 @needs_gpu

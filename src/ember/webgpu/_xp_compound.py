@@ -219,28 +219,30 @@ def _pieces(kind, moved, rows, count):
     return reshape(table, (rows * pieces, width)), pieces, width
 
 
-def _reduce_rows(source, result, moved, rows, count):
+def _reduce_rows(source, result, moved, rows, count, width=1):
     """Run the one-thread-per-row kernel ``source`` over the (rows, count) contiguous
-    ``moved`` into ``result`` (rows,); an input larger than one binding (128 MiB on lavapipe)
-    is bound in windows of whole rows."""
+    ``moved`` into ``result`` (rows, ``width``: 1 for a reduction, ``count`` for a scan); an
+    input or result larger than one binding (128 MiB on lavapipe) is bound in windows of
+    whole rows."""
     runtime = result.storage.runtime
     if moved.offset:
         moved = ascontiguous_copy(moved)
     buffer, limit = moved.storage.buffer, runtime.max_binding
-    if buffer.size <= limit:
+    if buffer.size <= limit and result.storage.buffer.size <= limit:
         runtime.dispatch(source, [runtime.params([rows, count]), result.storage.buffer, buffer],
                          _groups(rows))
         return
-    row_bytes, out_item = count * moved.dtype.itemsize, result.dtype.itemsize
+    row_bytes, out_item = count * moved.dtype.itemsize, width * result.dtype.itemsize
     step = int(np.lcm(32 // np.gcd(row_bytes, 32), 32 // np.gcd(out_item, 32)))
-    chunk = limit // 2 // row_bytes // step * step  # rows per window, 32-byte aligned starts
-    if rows * row_bytes <= limit:  # one window from the first row (a view into a big buffer)
+    chunk = limit // 2 // builtins.max(row_bytes, out_item) // step * step  # rows per window
+    widest = builtins.max(row_bytes, out_item)
+    if rows * widest <= limit:  # one window from the first row (a view into a big buffer)
         chunk = rows
-    elif not chunk and step * row_bytes <= limit:
+    elif not chunk and step * widest <= limit:
         chunk = step
     if not chunk:
-        raise RuntimeError(f"ember.webgpu: rows of {row_bytes} bytes are more than one "
-                           f"binding can hold ({limit} bytes) for this reduction")
+        raise RuntimeError(f"ember.webgpu: rows of {widest} bytes are more than one "
+                           f"binding can hold ({limit} bytes) for this kernel")
     for start in range(0, rows, chunk):
         stop = builtins.min(start + chunk, rows)
         runtime.dispatch(source, [
@@ -493,6 +495,9 @@ def _scatter_add(out, key, values):
             x.storage.buffer.size <= limit for x in operands):
         _scatter_add_pieces(out, operands, cts[out.dtype])
         return out
+    if builtins.any(x.storage.buffer.size > limit for x in operands):
+        _scatter_add_runs(out, operands, cts[out.dtype])
+        return out
     words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
     words += [out.offset] + list(out.estrides) + [0] * (K.MAX_DIMS - out.ndim)
     words += list(out.shape)
@@ -501,25 +506,52 @@ def _scatter_add(out, key, values):
     return out
 
 
+def _scatter_add_runs(out, operands, ct):
+    """The scatter-add of values or indices larger than one binding (a sort's gradient), in
+    runs of their first dim longer than 1 small enough that each operand's part fits a
+    binding window; each run adds into ``out`` (in pieces of it when it is larger too)."""
+    shape, limit = operands[0].shape, out.storage.runtime.max_binding
+    dim = next((d for d, n in enumerate(shape) if n > 1), 0)
+
+    def parts(start, stop):
+        key = (slice(None),) * dim + (slice(start, stop),)
+        return [getitem(x, key) for x in operands]
+
+    def fits(run):
+        return builtins.all(not isinstance(w, tuple) or w[2] <= limit
+                            for w in (_window(x)[0] for x in parts(0, run)))
+
+    run = shape[dim]
+    while run > 1 and not fits(run):
+        run = (run + 1) // 2
+    for start in range(0, shape[dim], run):
+        _scatter_add_pieces(out, parts(start, start + run), ct)
+
+
 def _scatter_add_pieces(out, operands, ct):
     """The scatter-add into a table larger than one binding (an embedding's gradient): into
     pieces of its first dim, each bound as its window; an index outside a piece is moved out
-    of range there, so that the kernel skips it."""
+    of range there, so that the kernel skips it. Values and indices are bound as the windows
+    they reach (a table that fits is one piece)."""
     values, first, rest = operands[0], operands[1], list(operands[2:])
     rows, runtime = out.shape[0], out.storage.runtime
     step = builtins.max(1, runtime.max_binding // 2 // builtins.max(out.nbytes // rows, 1))
+    if out.storage.buffer.size <= runtime.max_binding:
+        step = rows
     wrapped = where_(less(first, 0), add(first, rows), first)
     for start in range(0, rows, step):
         piece = out[start:start + step]
         bound, at = _window(piece)
         local = where_(greater_equal(wrapped, start), subtract(wrapped, start), rows)
         keys = [broadcast_to(local, values.shape)] + rest
-        words = _params_for(values.shape, [(x.offset, x.estrides) for x in [values] + keys])
+        windows = [_window(x) for x in [values] + keys]
+        words = _params_for(values.shape, [(offset, x.estrides) for (_, offset), x
+                                           in zip(windows, [values] + keys)])
         words += [at] + list(piece.estrides) + [0] * (K.MAX_DIMS - piece.ndim)
         words += list(piece.shape)
         source = K.scatter_add(tuple(k.dtype.itemsize for k in keys), ct)
-        runtime.dispatch(source, [runtime.params(words), bound, values.storage.buffer]
-                         + [k.storage.buffer for k in keys], _groups(values.size))
+        runtime.dispatch(source, [runtime.params(words), bound]
+                         + [binding for binding, _ in windows], _groups(values.size))
 
 
 def take_along_axis(arr, indices, axis):
@@ -551,9 +583,54 @@ def take_along_axis(arr, indices, axis):
     if arr.storage.buffer.size > limit and indices.storage.buffer.size <= limit \
             and out.storage.buffer.size <= limit:
         return _gather_pieces(source, arr, indices, axis, operands, out)
+    if builtins.any(x.storage.buffer.size > limit for x in (arr, indices, out)):
+        return _gather_runs(source, arr, indices, axis, operands, out)
     words = _params_for(shape, [(x.offset, x.estrides) for x in operands])
     words += [arr.estrides[axis], arr.shape[axis]]
     _run(source, out, operands, words, out.size)
+    return out
+
+
+def _gather_runs(source, arr, indices, axis, operands, out):
+    """The gather with indices or a result larger than one binding (a sort's values), in runs
+    of the first other dim small enough that the run's part of ``arr``, of the indices and of
+    the result each fit a binding window; each run's result is copied into place. When one
+    line along ``axis`` spreads over the whole table (a gather along dim 0), the gather runs
+    on copies with ``axis`` moved last."""
+    dims = [d for d in range(out.ndim) if d != axis and out.shape[d] > 1]
+    if not dims:  # one line along ``axis``: nothing to split (the dispatch names the limit)
+        dims = [axis]
+    dim, limit, runtime = dims[0], out.storage.runtime.max_binding, out.storage.runtime
+
+    def parts(start, stop):
+        key = (slice(None),) * dim + (slice(start, stop),)
+        table = getitem(arr, key) if arr.shape[dim] == out.shape[dim] else arr
+        return table, getitem(operands[0], key), getitem(operands[1], key)
+
+    def fits(run):
+        table, _, index = parts(0, run)
+        return run * (out.nbytes // out.shape[dim]) <= limit and builtins.all(
+            not isinstance(w, tuple) or w[2] <= limit
+            for w in (_window(table)[0], _window(index)[0]))
+
+    run = out.shape[dim]
+    while run > 1 and not fits(run):
+        run = (run + 1) // 2
+    if not fits(run) and axis != out.ndim - 1 and dim != axis:
+        order = [d for d in range(out.ndim) if d != axis] + [axis]
+        moved = take_along_axis(ascontiguous_copy(arr.transpose(order)),
+                                ascontiguous_copy(indices.transpose(order)), out.ndim - 1)
+        return ascontiguous_copy(moved.transpose([order.index(d) for d in range(out.ndim)]))
+    for start in range(0, out.shape[dim], run):
+        table, view, index = parts(start, start + run)
+        (bound, at), (bound_index, at_index) = _window(table), _window(index)
+        words = _params_for(view.shape, [(view.offset - table.offset + at, view.estrides),
+                                         (at_index, index.estrides)])
+        words += [arr.estrides[axis], arr.shape[axis]]
+        got = _new(view.shape, out.dtype)
+        runtime.dispatch(source, [runtime.params(words), got.storage.buffer, bound,
+                                  bound_index], _groups(got.size))
+        copyto(getitem(out, (slice(None),) * dim + (slice(start, start + run),)), got)
     return out
 
 
@@ -733,15 +810,15 @@ def _scan_rows(name, source, moved, rows, count):
     """The inclusive scan ``source`` along the rows of the contiguous (rows, count) float32
     ``moved``, one thread per row; rows longer than ``_MATMUL_K`` are scanned in pieces
     (padded with the identity), and each piece then joined with the scan of the pieces
-    before it."""
-    if count <= _MATMUL_K:
+    before it; so are rows larger than half a binding (the rest of the work is split into
+    windows of whole rows)."""
+    longest = builtins.min(_MATMUL_K, moved.storage.runtime.max_binding // 8)
+    if count <= longest:
         result = _new((rows, count), np.float32)
-        runtime = result.storage.runtime
-        runtime.dispatch(source, [runtime.params([rows, count]), result.storage.buffer,
-                                  moved.storage.buffer], _groups(rows))
+        _reduce_rows(source, result, moved, rows, count, count)
         return result
     identity, join = (0.0, add) if name == "cumsum" else (1.0, multiply)
-    pieces = -(-count // _MATMUL_K)
+    pieces = -(-count // longest)
     width = -(-count // pieces)
     table = full((rows, pieces * width), identity, np.float32)
     copyto(getitem(table, (slice(None), slice(0, count))), moved)
@@ -905,9 +982,26 @@ def argsort(a, axis=-1, kind=None, order=None, stable=None):
     moved = a.transpose(perm)
     n = moved.shape[-1]
     rows = moved.size // n
+    flat = reshape(moved, (rows, n))
     size = 1 << builtins.max(n - 1, 0).bit_length()
+    chunk = builtins.max(1, moved.storage.runtime.max_binding // (size * 4))  # rows that fit
+    if chunk >= rows:
+        picked = _argsort_rows(flat, size)
+    else:  # the padded keys are larger than one binding: sorted in runs of whole rows
+        picked = _new((rows, n), np.int64)
+        for start in range(0, rows, chunk):
+            part = getitem(flat, (slice(start, start + chunk),))
+            copyto(getitem(picked, (slice(start, start + chunk),)), _argsort_rows(part, size))
+    result = reshape(picked, moved.shape)
+    return ascontiguous_copy(result.transpose([perm.index(d) for d in range(a.ndim)]))
+
+
+def _argsort_rows(flat, size):
+    """The stable argsort (int64) of each row of the 2-D float32 ``flat``, its rows padded to
+    ``size`` (a power of two) for the bitonic network."""
+    rows, n = flat.shape
     keys = full((rows, size), 0.0, np.float32)
-    copyto(getitem(keys, (slice(None), slice(0, n))), reshape(moved, (rows, n)))
+    copyto(getitem(keys, (slice(None), slice(0, n))), flat)
     # each row 0..size-1 (params word 3 is the row length)
     index = _elementwise("i32(i % P[3u])", [], "i32", np.dtype(np.int32), shape=(rows, size))
     runtime = keys.storage.runtime
@@ -921,9 +1015,7 @@ def argsort(a, axis=-1, kind=None, order=None, stable=None):
                              _groups(rows * size))
             j //= 2
         k *= 2
-    picked = astype(getitem(index, (slice(None), slice(0, n))), np.int64)
-    result = reshape(picked, moved.shape)
-    return ascontiguous_copy(result.transpose([perm.index(d) for d in range(a.ndim)]))
+    return astype(getitem(index, (slice(None), slice(0, n))), np.int64)
 
 
 def _put(out, key, values):
