@@ -536,3 +536,21 @@ def test_matrix_power_zero_is_the_identity_whatever_the_matrix_holds(fill, dtype
         torch.linalg.matrix_power(t, 0).sum().backward()
         ember.linalg.matrix_power(e, 0).sum().backward()
         np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("shape, dim, keepdim", [
+    ((7,), None, False), ((), None, False), ((4, 6), 1, False), ((4, 6), 0, True),
+    ((3, 4, 5), (0, 2), False), ((3, 4, 5), (2, 0), True), ((0, 3), 0, False)])
+@pytest.mark.filterwarnings("ignore:std_mean|var_mean")
+def test_mean_of_var_mean_follows_welford_on_infinities(name, shape, dim, keepdim):
+    # torch's running mean turns an infinity into NaN unless it is the last element reduced.
+    values = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    values[np.random.default_rng(2).random(shape) < 0.2] = np.inf
+    if values.size:
+        values.flat[-1] = -np.inf
+    t, e = torch.tensor(values), ember.tensor(values)
+    args = () if dim is None else (dim,)
+    kwargs = {} if dim is None else {"keepdim": keepdim}
+    _same_outcome(lambda: getattr(torch, name)(t, *args, **kwargs),
+                  lambda: getattr(ember, name)(e, *args, **kwargs))

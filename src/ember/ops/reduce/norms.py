@@ -193,8 +193,9 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
         (tensor(1.), tensor(2.))
     """
     dims, correction = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
+    # torch's mean here is Welford's running one, which differs on infinities
     result = (var_op(input, dims=dims, correction=correction, keepdim=keepdim),
-              mean_op(input, dims=dims, keepdim=keepdim))
+              mean_op(input, dims=dims, keepdim=keepdim, welford=True))
     return _write_out_tuple(result, out, "var_mean") if out is not None else result
 
 
@@ -207,8 +208,9 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
         (tensor(1.), tensor(2.))
     """
     dims, correction = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
+    # torch's mean here is Welford's running one, which differs on infinities
     result = (std_op(input, dims=dims, correction=correction, keepdim=keepdim),
-              mean_op(input, dims=dims, keepdim=keepdim))
+              mean_op(input, dims=dims, keepdim=keepdim, welford=True))
     return _write_out_tuple(result, out, "std_mean") if out is not None else result
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -211,22 +212,46 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
 # ---------------------------------------------------------------- mean, nanmean
 
 
-@defop("mean", meta=_reduce_meta(), save_inputs=False, kind="reduction",
-       onnx=_reduction_onnx("ReduceMean"))
-def mean_op(xp, a, *, dims, keepdim, dtype=None):
+def _mean_onnx(ctx, x, dims=None, keepdim=False, dtype=None, welford=False):
+    # (an infinity before the last element stays infinite here: the plain mean)
+    return _reduction_onnx("ReduceMean")(ctx, x, dims, keepdim, dtype)
+
+
+@defop("mean", meta=_reduce_meta(), save_inputs=False, kind="reduction", onnx=_mean_onnx)
+def mean_op(xp, a, *, dims, keepdim, dtype=None, welford=False):
     if dtype is not None:
         a = a.astype(dtype.np)
     compute = _compute_dtype(a)
     with _quiet(xp):
         result = xp.mean(a, axis=dims, keepdims=keepdim, dtype=compute)
-    return result.astype(a.dtype) if compute is not None else result
+    result = result.astype(a.dtype) if compute is not None else result
+    return _welford_infinities(xp, a, dims, result) if welford else result
+
+
+def _welford_infinities(xp, a, dims, mean):
+    """``mean`` with NaN where torch's running (Welford) mean, ``m += (x - m) / k``, meets an
+    infinity before the last element of a reduced slice: any later element then makes it
+    ``inf - inf``. ``var_mean`` and ``std_mean`` compute their mean so.
+
+    Example::
+
+        >>> _welford_infinities(np, np.array([np.inf, 1.]), (0,), np.float64(np.inf))
+        array(nan)
+    """
+    if a.dtype.kind != "f" or (xp is np and not np.isinf(mean).any()):
+        return mean  # (only an infinite mean can change; the check would sync a GPU)
+    kept = a.ndim - len(dims)
+    rows = xp.moveaxis(a, dims, tuple(range(kept, a.ndim)))
+    rows = rows.reshape(rows.shape[:kept] + (_count(a.shape, dims),))
+    lost = xp.isinf(rows[..., :-1]).any(axis=-1).reshape(xp.shape(mean))
+    return xp.where(lost, xp.asarray(math.nan, dtype=mean.dtype), mean)
 
 
 mean_op.defbatch(batching.reduction)
 
 
 @mean_op.defderivative
-def _mean_derivative(ctx, grad, *, dims, keepdim, dtype=None):
+def _mean_derivative(ctx, grad, *, dims, keepdim, dtype=None, welford=False):
     shape = ctx._input_meta[0][0]
     return (_expand_back(grad, shape, dims, keepdim) / _count(shape, dims),)
 
