@@ -150,10 +150,15 @@ def _webgpu_xp():
 
 
 def check_webgpu_dtype(dtype):
-    """Refuse float64 on webgpu (WGSL has no f64), as torch's MPS device does."""
-    if getattr(dtype, "name", None) == "float64" or getattr(dtype, "itemsize", 0) == 16:
+    """Refuse float64 and complex128 on webgpu (WGSL has no f64), as torch's MPS device does,
+    in the words of its error for each."""
+    if getattr(dtype, "name", None) == "float64":
         raise TypeError("Cannot convert a WebGPU tensor to float64 dtype as WebGPU does not "
                         "support float64 (WGSL has no f64). Please use float32 instead.")
+    if getattr(dtype, "itemsize", 0) == 16:
+        raise TypeError(f"Trying to convert ComplexDouble ({getattr(dtype, 'name', dtype)}) "
+                        f"to the WebGPU backend but it does not have support for that dtype "
+                        f"(WGSL has no f64). Please use complex64 instead.")
 
 
 CPU = device("cpu")

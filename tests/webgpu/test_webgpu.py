@@ -90,6 +90,18 @@ def test_float64_is_refused_with_advice():
 
 
 @needs_gpu
+def test_complex128_is_refused_naming_it():
+    """torch's MPS device says "Trying to convert ComplexDouble to the MPS backend but it does
+    not have support for that dtype" (a TypeError); webgpu names complex128 likewise."""
+    with pytest.raises(TypeError, match=r"ComplexDouble \(complex128\).*complex64"):
+        ember.zeros(2, dtype=ember.complex128, device="webgpu")
+    with pytest.raises(TypeError, match="complex128"):
+        ember.tensor([1j], dtype=ember.complex128).to("webgpu")
+    with pytest.raises(TypeError, match="complex128"):
+        ember.ones(2, device="webgpu").to(ember.complex128)
+
+
+@needs_gpu
 @pytest.mark.parametrize("dtype", [ember.float32, ember.int32, ember.int64, ember.bool,
                                    ember.uint8, ember.float16])
 def test_dtypes_round_trip_exactly(dtype):
