@@ -89,12 +89,6 @@ KNOWN_MISMATCHES = {
     ('torch.lu_unpack', 'shape:LU_pivots', 'refused'),  # IndexError: index 3 is out of bounds for axis 1 with size 3
     ('torch.max_pool1d', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "max_pool1d_impl" not implemented for 'Long'
     ('torch.native_batch_norm', 'shape:weight', 'refused'),  # RuntimeError: The size of tensor a (5) must match the size of tensor b (7) at non-singleton dimension 1
-    ('torch.native_group_norm', 'dtype_complex64:input', 'accepted'),  # torch: RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
-    ('torch.native_group_norm', 'empty:input', 'accepted'),  # torch: RuntimeError: Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message be improved?  If so, please repo
-    ('torch.native_group_norm', 'inf:input', 'different'),  # out[1]: 2/2 values differ, at (0, 0): np.float32(inf) vs np.float32(nan)
-    ('torch.native_layer_norm', 'dtype_complex64:input', 'accepted'),  # torch: RuntimeError: mixed dtype (CPU): all inputs must share same datatype.
-    ('torch.native_layer_norm', 'empty:input', 'accepted'),  # torch: RuntimeError: Given normalized_shape=[1, 2, 3], expected input with shape [*, 1, 2, 3], but got input of size[0, 2, 3]
-    ('torch.native_layer_norm', 'inf:input', 'different'),  # out[1]: 1/1 values differ, at (0, 0, 0): np.float32(inf) vs np.float32(nan)
     ('torch.nn.functional.embedding_bag', 'none:offsets', 'refused'),  # RuntimeError: Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got ember.FloatTenso
     ('torch.nn.functional.instance_norm', 'empty:input', 'accepted'),  # torch: IndexError: select(): index 0 out of range for tensor of size [0] at dimension 0
     ('torch.nn.functional.lp_pool2d', 'list:input', 'other_type'),  # torch ValueError, ember TypeError: lp_pool2d(): argument 'input' (position 1) must be Tensor, not list

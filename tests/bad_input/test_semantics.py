@@ -554,3 +554,53 @@ def test_mean_of_var_mean_follows_welford_on_infinities(name, shape, dim, keepdi
     kwargs = {} if dim is None else {"keepdim": keepdim}
     _same_outcome(lambda: getattr(torch, name)(t, *args, **kwargs),
                   lambda: getattr(ember, name)(e, *args, **kwargs))
+
+
+def _filled(shape, fill=None, dtype=np.float32, at=None):
+    values = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    if fill is not None and at is None:
+        values[...] = fill
+    elif fill is not None:
+        values.flat[at] = fill
+    return values.astype(dtype)
+
+
+_NATIVE_NORM_CALLS = {
+    "layer_norm complex": lambda m, w: m.native_layer_norm(
+        m.tensor(_filled((2, 4, 3), dtype=np.complex64)), [4, 3], None, None, 1e-5),
+    "layer_norm complex, float weight": lambda m, w: m.native_layer_norm(
+        m.tensor(_filled((2, 4, 3), dtype=np.complex64)), [4, 3], w((4, 3)), None, 1e-5),
+    "layer_norm int64": lambda m, w: m.native_layer_norm(
+        m.tensor(_filled((2, 4, 3), dtype=np.int64)), [4, 3], None, None, 1e-5),
+    "layer_norm shape mismatch": lambda m, w: m.native_layer_norm(
+        m.tensor(_filled((0, 2, 3))), [1, 2, 3], None, None, 1e-5),
+    "layer_norm weight shape": lambda m, w: m.native_layer_norm(
+        m.tensor(_filled((2, 4, 3))), [4, 3], w((3,)), None, 1e-5),
+    "layer_norm empty batch": lambda m, w: m.native_layer_norm(
+        m.tensor(_filled((0, 4, 3))), [4, 3], w((4, 3)), w((4, 3)), 1e-5),
+    "layer_norm inf": lambda m, w: m.native_layer_norm(
+        m.tensor(_filled((2, 4, 3), math.inf)), [4, 3], w((4, 3)), w((4, 3)), 1e-5),
+    "layer_norm one inf": lambda m, w: m.native_layer_norm(
+        m.tensor(_filled((2, 4, 3), math.inf, at=5)), [4, 3], None, None, 1e-5),
+    "group_norm complex": lambda m, w: m.native_group_norm(
+        m.tensor(_filled((2, 4, 3), dtype=np.complex64)), None, None, 2, 4, 3, 2, 1e-5),
+    "group_norm complex, float weight": lambda m, w: m.native_group_norm(
+        m.tensor(_filled((2, 4, 3), dtype=np.complex64)), w((4,)), None, 2, 4, 3, 2, 1e-5),
+    "group_norm numel": lambda m, w: m.native_group_norm(
+        m.tensor(_filled((0, 4, 3))), None, None, 2, 4, 3, 2, 1e-5),
+    "group_norm empty batch": lambda m, w: m.native_group_norm(
+        m.tensor(_filled((0, 4, 3))), None, None, 0, 4, 3, 2, 1e-5),
+    "group_norm inf": lambda m, w: m.native_group_norm(
+        m.tensor(_filled((2, 4, 3), math.inf)), w((4,)), w((4,)), 2, 4, 3, 2, 1e-5),
+    "group_norm one inf": lambda m, w: m.native_group_norm(
+        m.tensor(_filled((2, 4, 3), math.inf, at=1)), None, None, 2, 4, 3, 2, 1e-5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NATIVE_NORM_CALLS))
+def test_native_norms_check_and_average_as_torch(case):
+    # torch checks shapes, mixed parameter dtypes, then the kernel's dtype; its saved mean is
+    # the running (Welford) one, NaN once an infinity is followed by other elements.
+    call = _NATIVE_NORM_CALLS[case]
+    _same_outcome(lambda: call(torch, lambda s: torch.ones(s)),
+                  lambda: call(ember, lambda s: ember.ones(s)))

@@ -8,10 +8,6 @@ its entry. This list only shrinks.
 """
 
 KNOWN_FAILURES = {
-    ('native_group_norm', 'jit'):
-        "empty batch: a reshape with -1 is ambiguous in ember's group_norm",
-    ('native_group_norm', 'vmap'):
-        "empty batch: a reshape with -1 is ambiguous in ember's group_norm",
     ('as_strided_scatter', 'backward'):
         "torch's gradient for input is wrong: it keeps the incoming gradient at the "
         'scattered positions and zeroes the rest (flagged in review of '
@@ -31,12 +27,6 @@ KNOWN_FAILURES = {
         'exp of a small matrix), ember computes in float32; float32: ember takes torch\'s '
         'Taylor degrees and scaling, but 4 squarings of a (5, 5, 5) batch amplify matmul '
         'rounding (torch\'s small-bmm loop vs BLAS) past 1e-4 on one small entry',
-    ('native_group_norm', 'backward'):
-        "empty batch: a reshape with -1 is ambiguous in ember's group_norm",
-    ('native_group_norm', 'forward'):
-        "empty batch: a reshape with -1 is ambiguous in ember's group_norm",
-    ('native_group_norm', 'forward_ad'):
-        "empty batch: a reshape with -1 is ambiguous in ember's group_norm",
     ('nn.functional.conv2d', 'forward'):
         "float16 with dilation: torch's CPU kernel returns wrong values (off by 2 to 4 times "
         "the output's scale from the float64 result, e.g. 156.2 for -56.2); ember's (in "

@@ -50,11 +50,25 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         >>> mean.shape
         ember.Size([2, 1])
     """
-    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
-    mean = input.mean(dims, keepdim=True)
-    rstd = (input.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
-    out = _affine((input - mean) * rstd, weight, bias, tuple(normalized_shape))
+    from ..nn._functional import normalization as norms
+
+    normalized_shape, dims = norms._normalized_dims(input, normalized_shape)
+    norms._check_affine_shape(weight, "weight", normalized_shape)
+    norms._check_affine_shape(bias, "bias", normalized_shape)
+    norms._check_mixed(input, weight, bias)
+    norms._compute(input, "LayerNormKernelImpl")  # (refuses the dtypes torch has no kernel for)
+    mean, rstd = _moments(input, dims, eps)
+    out = _affine((input - mean) * rstd, weight, bias, normalized_shape)
     return out, mean, rstd
+
+
+def _moments(input, dims, eps):
+    """The mean and ``1 / sqrt(var + eps)`` over ``dims`` (kept) that torch's norm kernels save:
+    their running (Welford) mean, NaN where an infinity is followed by other elements."""
+    from .reduce import var_mean
+
+    var, mean = var_mean(input, dims, correction=0, keepdim=True)
+    return mean, (var + eps).rsqrt()
 
 
 @signature("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
@@ -120,9 +134,14 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):  # noqa: N803
         >>> mean.shape
         ember.Size([2, 2])
     """
-    grouped = input.reshape(N, group, -1)
-    mean = grouped.mean(-1, keepdim=True)
-    rstd = (grouped.var(-1, unbiased=False, keepdim=True) + eps).rsqrt()
+    from ..nn._functional import normalization as norms
+
+    norms._check_mixed(input, weight, bias)
+    norms._compute(input, "GroupNormKernelImpl")  # (refuses the dtypes torch has no kernel for)
+    if input.numel() != N * C * HxW:
+        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.")
+    grouped = input.reshape(N, group, C // group * HxW)
+    mean, rstd = _moments(grouped, (2,), eps)
     out = ((grouped - mean) * rstd).reshape(input.shape)
     shape = (1, C) + (1,) * (input.dim() - 2)
     return _affine(out, weight, bias, shape), mean.reshape(N, group), rstd.reshape(N, group)
