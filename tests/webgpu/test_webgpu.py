@@ -336,9 +336,9 @@ def test_gradients_match_finite_differences():
 
 @needs_gpu
 def test_fallback_is_counted_and_strict_mode_names_the_op(monkeypatch):
-    """An int32 sort has no WGSL kernel yet: it runs on the CPU (argsort), counted by name."""
+    """An int64 sort has no WGSL kernel yet: it runs on the CPU (argsort), counted by name."""
     monkeypatch.delenv("EMBER_WEBGPU_STRICT", raising=False)  # (a suite run in strict mode)
-    g = ember.tensor([3, 1, 2], dtype=ember.int32, device="webgpu")
+    g = ember.tensor([3, 1, 2], dtype=ember.int64, device="webgpu")
     before = ember.webgpu.fallback_ops().get("argsort", 0)
     values = ember.sort(g).values
     assert values.device.type == "webgpu"
@@ -348,6 +348,51 @@ def test_fallback_is_counted_and_strict_mode_names_the_op(monkeypatch):
     with pytest.raises(NotImplementedError, match="'argsort' has no WGSL kernel"):
         ember.sort(g)
 
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "bool"])
+def test_integer_sorts_run_on_the_gpu_as_torch(dtype, strict):
+    """int32 keys (uint8 and bool widened to them) in the bitonic network: extremes,
+    repeats, both directions along both dims, values and indices as torch's stable sort."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(17)
+    info = np.iinfo(np.int32 if dtype == "bool" else dtype)
+    values = rng.integers(0 if dtype == "bool" else info.min, 2 if dtype == "bool" else
+                          info.max, (7, 33), endpoint=dtype != "bool").astype(dtype)
+    values[0, :3] = [values.min(), values.max(), values.min()]
+    for dim in (0, 1):
+        for descending in (False, True):
+            got = ember.sort(gpu(values), dim=dim, descending=descending, stable=True)
+            want = torch.sort(torch.tensor(values), dim=dim, descending=descending,
+                              stable=True)
+            assert got.values.dtype == getattr(ember, dtype)
+            np.testing.assert_array_equal(got.values.cpu().numpy(), want.values.numpy())
+            np.testing.assert_array_equal(got.indices.cpu().numpy(), want.indices.numpy())
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "bool"])
+def test_integer_cumsum_runs_on_the_gpu_exactly_as_torch(dtype, strict):
+    """Integer cumsums add in int64 on the GPU (torch's result dtype; an int32 ``dtype``
+    wraps as torch's), including a carry out of the low word, int64 wrap-around and a row
+    longer than one shader loop."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(18)
+    values = rng.integers(0, 2 if dtype == "bool" else 100, (5, 70)).astype(dtype)
+    for dim in (0, 1):
+        got, want = gpu(values).cumsum(dim), torch.tensor(values).cumsum(dim)
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    got = gpu(values).cumsum(1, dtype=ember.int32)
+    want = torch.tensor(values).cumsum(1, dtype=torch.int32)
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    if dtype == "int64":
+        edges = np.array([2**31 - 1, 5, 2**32, 2**62, 2**62, -7], np.int64)
+        np.testing.assert_array_equal(gpu(edges).cumsum(0).cpu().numpy(),
+                                      torch.tensor(edges).cumsum(0).numpy())
+        long = rng.integers(-9, 9, (70001,))
+        np.testing.assert_array_equal(gpu(long).cumsum(0).cpu().numpy(),
+                                      torch.tensor(long).cumsum(0).numpy())
 
 @needs_gpu
 @pytest.mark.parametrize("shape,dim", [((7,), 0), ((3, 5), 1), ((4, 6), 0), ((2, 300), -1)])
@@ -586,6 +631,11 @@ def test_scans_and_sorts_split_tensors_larger_than_a_binding(small_bindings, str
     (g.cumsum(0) * g).sum().backward()
     (c.cumsum(0) * c).sum().backward()
     close(g.grad, c.grad, rtol=1e-4, atol=1e-4)
+    ints = rng.integers(-50, 50, (300, 16))
+    close(gpu(ints).cumsum(0), ember.tensor(ints).cumsum(0))
+    close(gpu(ints).flatten().cumsum(0), ember.tensor(ints).flatten().cumsum(0))
+    small = ints.astype(np.int32)
+    close(gpu(small).sort(0).values, ember.tensor(small).sort(0).values)
     for dim, descending in ((1, False), (0, False), (0, True)):
         got, want = g.sort(dim, descending=descending), c.sort(dim, descending=descending)
         close(got.values.detach(), want.values.detach())
@@ -833,7 +883,7 @@ def test_a_fallback_warns_once_per_function(monkeypatch):
 
     monkeypatch.delenv("EMBER_WEBGPU_STRICT", raising=False)  # (a suite run in strict mode)
     _xp._warned.discard("argsort")
-    g = ember.tensor([2, 1], dtype=ember.int32, device="webgpu")
+    g = ember.tensor([2, 1], dtype=ember.int64, device="webgpu")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ember.sort(g)

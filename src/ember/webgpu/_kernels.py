@@ -591,20 +591,38 @@ def cumsum_rows():
 
 
 @functools.cache
-def bitonic_step():
+def cumsum_rows_int64():
+    """Inclusive sums along contiguous int64 rows (exact; wrapping as int64, as NumPy's and
+    torch's): P = [rows, K]."""
+    return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+            "@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;\n"
+            "@group(0) @binding(2) var<storage, read> I2: array<u32>;\n"
+            + _ENTRY +
+            "    if (t >= P[0]) { return; }\n    let K = P[1];\n    let row = t * K;\n"
+            "    var lo = 0u; var hi = 0u;\n"
+            "    for (var k = 0u; k < K; k = k + 1u) {\n"
+            "        let at = 2u * (row + k);\n"
+            "        let s = lo + I2[at]; hi = hi + I2[at + 1u] + select(0u, 1u, s < lo); lo = s;\n"
+            "        OUT[at] = lo; OUT[at + 1u] = hi;\n    }\n}\n")
+
+
+@functools.cache
+def bitonic_step(key="f32"):
     """One compare-exchange pass of a bitonic sort over rows of ``P`` (a power of two) keys
-    with their indices: P = [rows * P, P, k, j, n]. Keys order as NumPy's stable argsort:
-    by value, NaN last, then by index (which makes the unstable network stable); padding
-    (index >= n) sorts after everything."""
+    (float32, or int32 with ``key="i32"``) with their indices: P = [rows * P, P, k, j, n].
+    Keys order as NumPy's stable argsort: by value, NaN last, then by index (which makes the
+    unstable network stable); padding (index >= n) sorts after everything."""
+    nan = ("    let nx = isnan_(x); let ny = isnan_(y);\n"
+           "    if (nx != ny) { return ny; }\n"
+           "    if (!nx && x != y) { return x < y; }\n") if key == "f32" else \
+        "    if (x != y) { return x < y; }\n"
     return ("@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
             "@group(0) @binding(1) var<storage, read_write> KEY: array<u32>;\n"
             "@group(0) @binding(2) var<storage, read_write> IDX: array<u32>;\n"
             + _ISNAN +
-            "fn before(x: f32, ix: u32, y: f32, iy: u32, n: u32) -> bool {\n"
+            f"fn before(x: {key}, ix: u32, y: {key}, iy: u32, n: u32) -> bool {{\n"
             "    if (ix >= n || iy >= n) { return ix < iy; }\n"
-            "    let nx = isnan_(x); let ny = isnan_(y);\n"
-            "    if (nx != ny) { return ny; }\n"
-            "    if (!nx && x != y) { return x < y; }\n"
+            + nan +
             "    return ix < iy;\n}\n"
             + _ENTRY +
             "    if (t >= P[0]) { return; }\n"
@@ -612,7 +630,7 @@ def bitonic_step():
             "    let row = t / size; let i = t % size; let l = i ^ j;\n"
             "    if (l <= i) { return; }\n"
             "    let a = row * size + i; let b = row * size + l;\n"
-            "    let x = bitcast<f32>(KEY[a]); let y = bitcast<f32>(KEY[b]);\n"
+            f"    let x = bitcast<{key}>(KEY[a]); let y = bitcast<{key}>(KEY[b]);\n"
             "    let ix = IDX[a]; let iy = IDX[b];\n"
             "    let up = (i & k) == 0u;\n"
             "    if (before(y, iy, x, ix, n) == up) {\n"

@@ -781,7 +781,18 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
-    """Inclusive float32 sums along ``axis`` (one thread per row, compensated)."""
+    """Inclusive float32 sums along ``axis`` (one thread per row, compensated); integer sums
+    (int32/int64 input, or an int32/int64 ``dtype`` for any integer or bool input) add
+    exactly in int64, wrapping as NumPy's."""
+    wide = np.dtype(dtype) if dtype is not None else (
+        np.dtype(np.int64) if isinstance(a, WebGPUArray) and a.dtype in (np.int32, np.int64)
+        else None)
+    if (isinstance(a, WebGPUArray) and out is None and a.size > 0 and wide is not None
+            and wide in (np.int32, np.int64)
+            and a.dtype in (np.int64, np.int32, np.uint8, np.bool_)):
+        result = _scan("cumsum", K.cumsum_rows_int64(), astype(a, np.int64, copy=False), axis,
+                       np.int64, None)
+        return result if wide == np.int64 else astype(result, wide)
     return _scan("cumsum", K.cumsum_rows(), a, axis, dtype, out)
 
 
@@ -791,8 +802,8 @@ def cumprod(a, axis=None, dtype=None, out=None):
 
 
 def _scan(name, source, a, axis, dtype, out):
-    if not (isinstance(a, WebGPUArray) and a.dtype == np.float32 and out is None
-            and (dtype is None or np.dtype(dtype) == np.float32) and a.size > 0):
+    if not (isinstance(a, WebGPUArray) and a.dtype in (np.float32, np.int64) and out is None
+            and (dtype is None or np.dtype(dtype) == a.dtype) and a.size > 0):
         return fallback(getattr(np, name), name)(a, axis=axis, dtype=dtype, out=out)
     if axis is None:
         a, axis = reshape(a, -1), 0
@@ -808,25 +819,26 @@ def _scan(name, source, a, axis, dtype, out):
 
 def _scan_rows(name, source, moved, rows, count):
     """The inclusive scan ``source`` along the rows of the contiguous (rows, count) float32
-    ``moved``, one thread per row; rows longer than ``_MATMUL_K`` are scanned in pieces
-    (padded with the identity), and each piece then joined with the scan of the pieces
-    before it; so are rows larger than half a binding (the rest of the work is split into
-    windows of whole rows)."""
-    longest = builtins.min(_MATMUL_K, moved.storage.runtime.max_binding // 8)
+    (or int64) ``moved``, one thread per row; rows longer than ``_MATMUL_K`` are scanned in
+    pieces (padded with the identity), and each piece then joined with the scan of the
+    pieces before it; so are rows larger than half a binding (the rest of the work is split
+    into windows of whole rows)."""
+    longest = builtins.min(_MATMUL_K, moved.storage.runtime.max_binding // 2
+                           // moved.dtype.itemsize // 8 * 8)
     if count <= longest:
-        result = _new((rows, count), np.float32)
+        result = _new((rows, count), moved.dtype)
         _reduce_rows(source, result, moved, rows, count, count)
         return result
-    identity, join = (0.0, add) if name == "cumsum" else (1.0, multiply)
+    identity, join = (0, add) if name == "cumsum" else (1, multiply)
     pieces = -(-count // longest)
-    width = -(-count // pieces)
-    table = full((rows, pieces * width), identity, np.float32)
+    width = (-(-count // pieces) + 7) // 8 * 8  # whole 32-byte words: rows start on windows
+    table = full((rows, pieces * width), identity, moved.dtype)
     copyto(getitem(table, (slice(None), slice(0, count))), moved)
     inner = reshape(_scan_rows(name, source, reshape(table, (rows * pieces, width)),
                                rows * pieces, width), (rows, pieces, width))
     totals = ascontiguous_copy(getitem(inner, (slice(None), slice(None), width - 1)))
     before = _scan_rows(name, source, totals, rows, pieces)  # the pieces up to each one
-    carried = concatenate([full((rows, 1), identity, np.float32),
+    carried = concatenate([full((rows, 1), identity, moved.dtype),
                            getitem(before, (slice(None), slice(0, pieces - 1)))], axis=1)
     joined = join(inner, expand_dims(carried, 2))
     return ascontiguous_copy(getitem(reshape(joined, (rows, pieces * width)),
@@ -971,12 +983,20 @@ def _einsum_plan(operands):
     return run
 
 
+# the key dtype each dtype sorts as (the bitonic network compares float32 or int32 words)
+_SORT_KEYS = {np.dtype(np.float32): np.dtype(np.float32), np.dtype(np.int32): np.dtype(np.int32),
+              **{np.dtype(t): np.dtype(np.int32) for t in (np.uint8, np.bool_)}}
+
+
 def argsort(a, axis=-1, kind=None, order=None, stable=None):
-    """float32 argsort along ``axis`` by a bitonic network over rows padded to a power of two
-    (ties broken by index: the stable order NumPy's ``kind="stable"`` gives, NaN last)."""
-    if not (isinstance(a, WebGPUArray) and a.dtype == np.float32 and axis is not None
+    """float32 or int32 argsort along ``axis`` by a bitonic network over rows padded to a
+    power of two (ties broken by index: the stable order NumPy's ``kind="stable"`` gives, NaN
+    last); uint8 and bool sort as int32 (the same order)."""
+    if not (isinstance(a, WebGPUArray) and a.dtype in _SORT_KEYS and axis is not None
             and order is None and a.ndim and a.size and a.shape[axis % a.ndim] < 2**24):
         return fallback(np.argsort, "argsort")(a, axis=axis, kind=kind, order=order)
+    if _SORT_KEYS[a.dtype] != a.dtype:
+        a = astype(a, _SORT_KEYS[a.dtype])
     axis %= a.ndim
     perm = [d for d in range(a.ndim) if d != axis] + [axis]
     moved = a.transpose(perm)
@@ -997,20 +1017,20 @@ def argsort(a, axis=-1, kind=None, order=None, stable=None):
 
 
 def _argsort_rows(flat, size):
-    """The stable argsort (int64) of each row of the 2-D float32 ``flat``, its rows padded to
-    ``size`` (a power of two) for the bitonic network."""
+    """The stable argsort (int64) of each row of the 2-D float32 or int32 ``flat``, its rows
+    padded to ``size`` (a power of two) for the bitonic network."""
     rows, n = flat.shape
-    keys = full((rows, size), 0.0, np.float32)
+    keys = full((rows, size), 0, flat.dtype)
     copyto(getitem(keys, (slice(None), slice(0, n))), flat)
     # each row 0..size-1 (params word 3 is the row length)
     index = _elementwise("i32(i % P[3u])", [], "i32", np.dtype(np.int32), shape=(rows, size))
-    runtime = keys.storage.runtime
+    runtime, key = keys.storage.runtime, "f32" if flat.dtype == np.float32 else "i32"
     k = 2
     while k <= size:
         j = k // 2
         while j >= 1:
             words = [rows * size, size, k, j, n]
-            runtime.dispatch(K.bitonic_step(), [runtime.constant(K.params(words)),
+            runtime.dispatch(K.bitonic_step(key), [runtime.constant(K.params(words)),
                                                 keys.storage.buffer, index.storage.buffer],
                              _groups(rows * size))
             j //= 2
