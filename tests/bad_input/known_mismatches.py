@@ -94,7 +94,6 @@ KNOWN_MISMATCHES = {
     ('torch.nn.functional.lp_pool2d', 'list:input', 'other_type'),  # torch ValueError, ember TypeError: lp_pool2d(): argument 'input' (position 1) must be Tensor, not list
     ('torch.nn.functional.lp_pool2d', 'none:input', 'other_type'),  # torch ValueError, ember TypeError: lp_pool2d(): argument 'input' (position 1) must be Tensor, not NoneType
     ('torch.nn.functional.lp_pool2d', 'str:input', 'other_type'),  # torch ValueError, ember TypeError: lp_pool2d(): argument 'input' (position 1) must be Tensor, not str
-    ('torch.norm_except_dim', 'empty:v', 'accepted'),  # torch: RuntimeError: cannot reshape tensor of 0 elements into shape [0, -1] because the unspecified dimension size -1 can be any value and is
     ('torch.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('torch.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('torch.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'

@@ -604,3 +604,14 @@ def test_native_norms_check_and_average_as_torch(case):
     call = _NATIVE_NORM_CALLS[case]
     _same_outcome(lambda: call(torch, lambda s: torch.ones(s)),
                   lambda: call(ember, lambda s: ember.ones(s)))
+
+
+@pytest.mark.parametrize("shape, dim", [
+    ((0, 3), 0), ((3, 0), 0), ((3, 0), 1), ((0, 3), 1), ((0, 3), -1), ((2, 0, 3), 1),
+    ((2, 0, 3), 2), ((4,), 0), ((2, 3, 4), 1), ((2, 3, 4), 2), ((2, 3, 4), 0)])
+@pytest.mark.parametrize("power", [2, 3])
+def test_norm_except_dim_flattens_as_torch(shape, dim, power):
+    # torch moves dim first and flattens the rest with -1: ambiguous when dim is empty.
+    t, e = _pair(shape)
+    _same_outcome(lambda: torch.norm_except_dim(t, power, dim),
+                  lambda: ember.norm_except_dim(e, power, dim))

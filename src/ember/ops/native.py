@@ -228,8 +228,13 @@ def norm_except_dim(v, pow=2, dim=0):  # noqa: A002 - torch's name
     """
     if dim == -1:
         return v.norm(pow)
-    others = tuple(d for d in range(v.dim()) if d != dim)
-    return v.norm(pow, others, keepdim=True)
+    kept = [1] * v.dim()
+    kept[dim] = v.shape[dim]
+    if dim == v.dim() - 1 and dim != 0:
+        return v.reshape(-1, v.shape[dim]).norm(pow, 0).reshape(kept)
+    # as torch, the dim moves first and the rest flattens (an empty dim makes -1 ambiguous)
+    rows = v.transpose(0, dim).reshape(v.shape[dim], -1)
+    return rows.norm(pow, 1).reshape(kept)
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
