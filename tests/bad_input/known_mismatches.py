@@ -67,8 +67,6 @@ KNOWN_MISMATCHES = {
     ('torch.fft.rfft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.rfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.geqrf', 'inf:input', 'different'),  # out[0]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('torch.histogramdd', 'inf:input', 'accepted'),  # torch: RuntimeError: torch.histogramdd: dimension 0's range [inf, inf] is not finite
-    ('torch.histogramdd', 'nan:input', 'accepted'),  # torch: RuntimeError: torch.histogramdd: dimension 0's range [nan, nan] is not finite
     ('torch.index_put', 'empty:input', 'accepted'),  # torch: IndexError: index is out of bounds for dimension with size 0
     ('torch.isin', 'dtype_bool:e', 'accepted'),  # torch: RuntimeError: Unsupported input type encountered for isin(): Bool
     ('torch.linalg.cholesky_ex', 'inf:input', 'different'),  # out[0]: 11/25 values differ, at (0, 1): np.float32(0.0) vs np.float32(nan)

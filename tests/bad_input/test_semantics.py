@@ -615,3 +615,15 @@ def test_norm_except_dim_flattens_as_torch(shape, dim, power):
     t, e = _pair(shape)
     _same_outcome(lambda: torch.norm_except_dim(t, power, dim),
                   lambda: ember.norm_except_dim(e, power, dim))
+
+
+@pytest.mark.parametrize("fill, at, range_", [
+    (math.nan, (1, 0), None), (math.inf, (1, 1), None), (-math.inf, (0, 0), None),
+    (math.inf, (1, 1), [0., 1., 0., 1.]), (None, None, [0., math.inf, 0., 1.]),
+    (None, None, [0., 1., math.nan, 1.])])
+def test_histogramdd_refuses_a_range_that_is_not_finite(fill, at, range_):
+    t, e = _pair((5, 2))
+    if fill is not None:
+        t[at], e[at] = fill, fill
+    _same_outcome(lambda: torch.histogramdd(t, bins=3, range=range_).hist,
+                  lambda: ember.histogramdd(e, bins=3, range=range_).hist)

@@ -22,6 +22,7 @@ from .._tensor_functions import require_tensor as _check_tensor
 from ._methods import tensor_method
 from ._signature import signature
 from .reduce import bin_positions
+from .reduce.histograms import _check_finite_range
 
 __all__ = ["cov", "corrcoef", "histogramdd"]
 
@@ -188,6 +189,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
             lo, hi = float(points[:, i].min()), float(points[:, i].max())
         else:  # torch's range without data
             lo, hi = 0.0, 1.0
+        _check_finite_range(lo, hi, f"torch.histogramdd: dimension {i}'s range")
         if lo > hi:
             raise RuntimeError(f"torch.histogramdd: max must be larger than min, but got min "
                                f"{lo} max {hi}")
