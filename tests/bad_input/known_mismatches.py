@@ -24,8 +24,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.hash_tensor', 'inf:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'nan:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
-    ('Tensor.index_put', 'empty:input', 'accepted'),  # torch: IndexError: index is out of bounds for dimension with size 0
-    ('Tensor.index_put_', 'empty:input', 'accepted'),  # torch: IndexError: index is out of bounds for dimension with size 0
     ('Tensor.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('Tensor.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('Tensor.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
@@ -67,7 +65,6 @@ KNOWN_MISMATCHES = {
     ('torch.fft.rfft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.rfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.geqrf', 'inf:input', 'different'),  # out[0]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('torch.index_put', 'empty:input', 'accepted'),  # torch: IndexError: index is out of bounds for dimension with size 0
     ('torch.isin', 'dtype_bool:e', 'accepted'),  # torch: RuntimeError: Unsupported input type encountered for isin(): Bool
     ('torch.linalg.cholesky_ex', 'inf:input', 'different'),  # out[0]: 11/25 values differ, at (0, 1): np.float32(0.0) vs np.float32(nan)
     ('torch.linalg.cholesky_ex', 'nan:input', 'different'),  # out[0]: 10/25 values differ, at (1, 0): np.float32(nan) vs np.float32(0.0)

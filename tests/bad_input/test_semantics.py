@@ -627,3 +627,27 @@ def test_histogramdd_refuses_a_range_that_is_not_finite(fill, at, range_):
         t[at], e[at] = fill, fill
     _same_outcome(lambda: torch.histogramdd(t, bins=3, range=range_).hist,
                   lambda: ember.histogramdd(e, bins=3, range=range_).hist)
+
+
+_EMPTY_INDEXING = {
+    "read, empty indexed dim": (lambda m, x: x[m.tensor([1])], (0, 4)),
+    "read, empty other dim": (lambda m, x: x[m.tensor([5])], (2, 0)),
+    "read, second dim empty": (lambda m, x: x[:, m.tensor([5])], (2, 0)),
+    "read, no index": (lambda m, x: x[m.tensor([], dtype=m.long)], (0, 4)),
+    "read, indexed dim not empty": (lambda m, x: x[:, m.tensor([1])], (0, 4)),
+    "index_put": (lambda m, x: m.index_put(x, (m.tensor([1, 2]),), m.tensor(1.)), (0, 4)),
+    "index_put accumulate": (
+        lambda m, x: m.index_put(x, (m.tensor([0]),), m.tensor(1.), accumulate=True), (0, 4)),
+    "index_put both dims": (
+        lambda m, x: m.index_put(x, (m.tensor([0]), m.tensor([0])), m.tensor(1.)), (2, 0)),
+    "index_put_": (lambda m, x: x.index_put_((m.tensor([1, 2]),), m.tensor(1.)), (0, 4)),
+    "setitem": (lambda m, x: x.__setitem__(m.tensor([1]), 1.) or x, (0, 4)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_EMPTY_INDEXING))
+def test_indices_into_an_empty_dim_are_out_of_range(case):
+    # torch refuses on the shapes alone: an indexed dim of size 0 with indices to look up.
+    call, shape = _EMPTY_INDEXING[case]
+    t, e = _pair(shape)
+    _same_outcome(lambda: call(torch, t), lambda: call(ember, e))

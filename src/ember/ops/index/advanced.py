@@ -141,15 +141,23 @@ def _index_meta(a, *idx, positions):
     return _index_shape(a.shape, [i.shape for i in idx], positions), a.dtype
 
 
-def _reads_nothing(a, idx):
-    """Torch checks bounds per element read: when nothing is read, nothing is out of range."""
-    return a.size == 0 or 0 in np.broadcast_shapes(*(i.shape for i in idx))
+def _reads_nothing(a, idx, positions):
+    """Torch checks bounds per element read: when nothing is read, nothing is out of range.
+    But indices (at least one) into an empty indexed dim are out of range whatever they hold,
+    as torch's advanced indexing checks on the shapes alone."""
+    if 0 in np.broadcast_shapes(*(i.shape for i in idx)):
+        return True
+    if a.size:
+        return False
+    if any(a.shape[p] == 0 for p in positions):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    return True
 
 
 @defop("index", meta=_index_meta, grad_name="IndexBackward0", kind="indexing",
        opt_outs={"onnx": "not mapped yet (ONNX's GatherND computes it)"})
 def index_op(xp, a, *idx, positions):
-    if _reads_nothing(a, idx):
+    if _reads_nothing(a, idx, positions):
         return xp.empty(_index_shape(a.shape, [i.shape for i in idx], positions), a.dtype)
     _check_adv(xp, a.shape, idx, positions)
     return a[_adv_key(a.ndim, idx, positions)]
@@ -173,7 +181,7 @@ index_op.defjvp(_forward_ad.first_linear_jvp(index_op))
        opt_outs={"onnx": "not mapped yet (ONNX's ScatterND computes it)"})
 def index_put_op(xp, a, v, *idx, positions, accumulate):
     out = a.copy()
-    if _reads_nothing(out, idx):
+    if _reads_nothing(out, idx, positions):
         return out
     _check_adv(xp, out.shape, idx, positions)
     key = _adv_key(out.ndim, idx, positions)
@@ -506,7 +514,7 @@ def _setitem(self, key, value):
             if xp is not np and isinstance(value, Tensor):
                 data = data.copy()
             view = writable_array(self._data[basic])
-            if idx and not _reads_nothing(view, [i._data for i in idx]):
+            if idx and not _reads_nothing(view, [i._data for i in idx], positions):
                 arrays = [i._data for i in idx]
                 _check_adv(xp, view.shape, arrays, positions)
                 view[_adv_key(view.ndim, arrays, positions)] = data
