@@ -651,3 +651,33 @@ def test_indices_into_an_empty_dim_are_out_of_range(case):
     call, shape = _EMPTY_INDEXING[case]
     t, e = _pair(shape)
     _same_outcome(lambda: call(torch, t), lambda: call(ember, e))
+
+
+_EMPTY_NORM_CALLS = {
+    "instance_norm, empty batch, weight": lambda m, x: m.nn.functional.instance_norm(
+        x((0, 3, 4)), weight=m.ones(3)),
+    "instance_norm, empty batch, bias": lambda m, x: m.nn.functional.instance_norm(
+        x((0, 3, 4)), bias=m.ones(3)),
+    "instance_norm, empty batch": lambda m, x: m.nn.functional.instance_norm(x((0, 3, 4))),
+    "instance_norm, empty batch, running stats": lambda m, x: m.nn.functional.instance_norm(
+        x((0, 3, 4)), m.zeros(3), m.ones(3)),
+    "instance_norm, no channels, weight": lambda m, x: m.nn.functional.instance_norm(
+        x((2, 0, 4)), weight=m.ones(0)),
+    "instance_norm, empty spatial, weight": lambda m, x: m.nn.functional.instance_norm(
+        x((2, 3, 0)), weight=m.ones(3)),
+    "batch_norm, no channels, weight": lambda m, x: m.nn.functional.batch_norm(
+        x((2, 0, 4)), None, None, weight=m.ones(0), training=True),
+    "batch_norm, no channels, running stats": lambda m, x: m.nn.functional.batch_norm(
+        x((2, 0, 4)), m.zeros(0), m.ones(0), training=False),
+    "batch_norm, empty batch, weight": lambda m, x: m.nn.functional.batch_norm(
+        x((0, 3, 4)), None, None, weight=m.ones(3), training=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_EMPTY_NORM_CALLS))
+def test_batch_norm_family_with_no_channels_reads_its_affine_parameter(case):
+    # instance norm is batch norm over batch * channels: none of them with a weight or bias
+    # is torch's IndexError
+    call = _EMPTY_NORM_CALLS[case]
+    _same_outcome(lambda: call(torch, lambda s: torch.tensor(_filled(s))),
+                  lambda: call(ember, lambda s: ember.tensor(_filled(s))))

@@ -145,6 +145,12 @@ def _check_channel_vector(t, name, channels):
         raise RuntimeError(f"{name} should contain {channels} elements not {_numel(t)}")
 
 
+def _check_affine_channels(weight, bias, channels):
+    """torch's batch-norm kernel reads the first affine parameter even with no channels."""
+    if channels == 0 and (weight is not None or bias is not None):
+        raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
+
+
 def _update_running(running, stat, momentum):
     """``running <- (1 - momentum) * running + momentum * stat``, in place, without grad."""
     with grad_mode.no_grad():
@@ -446,6 +452,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_running_pair(running_mean, running_var)
     x = _compute(input, "batch_norm")  # (a dtype with no kernel before mixed dtypes, as torch)
     _check_mixed(input, weight, bias, running_mean, running_var)
+    _check_affine_channels(weight, bias, channels)
     if (training and weight is not None and bias is not None and _numel(input)
             and momentum is not None and _forward_ad._state.level is None):
         return _finish(_bn_fused(x, running_mean, running_var, weight, bias, momentum, eps),
@@ -513,6 +520,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     _check_running_pair(running_mean, running_var)
     x = _compute(input, "batch_norm")  # (a dtype with no kernel before mixed dtypes, as torch)
     _check_mixed(input, weight, bias, running_mean, running_var)
+    # torch runs it as batch norm over the batch's (sample, channel) pairs
+    _check_affine_channels(weight, bias, input.shape[0] * channels)
     dims = tuple(range(2, input.ndim))
     y = _normalize_channels(x, running_mean, running_var, weight, bias, use_input_stats,
                             momentum, eps, dims, channels)
