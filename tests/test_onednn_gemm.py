@@ -11,6 +11,15 @@ from ember.nn._functional import _onednn
 from ember.ops.linalg import _onednn_gemm
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """oneDNN's GEMM runs only while ember is set to one thread."""
+    threads = ember.get_num_threads()
+    ember.set_num_threads(1)
+    yield
+    ember.set_num_threads(threads)
+
+
 def _layouts(rng, rows, cols):
     """A (rows, cols) float32 matrix as plain, transposed, row-strided and column-sliced views,
     plus one with no unit stride (which the GEMM hands back to NumPy)."""
@@ -109,6 +118,8 @@ def test_sgemm_declines_what_it_cannot_take():
     if _onednn.available():
         y = _onednn_gemm.sgemm(np.eye(128, dtype=np.float32), np.full((128, 128), 2, np.float32))
         np.testing.assert_array_equal(y, np.full((128, 128), 2, np.float32))
+        ember.set_num_threads(2)   # more threads: OpenBLAS's
+        assert _onednn_gemm.sgemm(np.eye(128, dtype=np.float32), y) is None
 
 
 def test_lstm_layer_products_match_torch(onednn_backend):

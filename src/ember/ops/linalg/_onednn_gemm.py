@@ -22,6 +22,8 @@ import ctypes
 
 import numpy as np
 
+from ... import _threads
+
 _F32 = np.dtype(np.float32)
 _ITEM = _F32.itemsize
 # below about this many multiply-adds oneDNN's fixed cost per call (some 5 us) exceeds what
@@ -91,9 +93,13 @@ def sgemm(a, b, out=None):
 
 
 def _enabled():
+    """oneDNN's GEMM is in use: loaded, switched on, and ember set to one thread. With more
+    threads its OpenMP workers, which sleep between calls (passive waiting, see _onednn), woke
+    too slowly for the short GEMMs of a training step (MLP step on 2 threads 0.82 -> 1.16 ms);
+    OpenBLAS's own threads keep those."""
     if _gemm is None:
         _bound_sgemm()
-    return _gemm is not False and _onednn.available()
+    return _gemm is not False and _threads._num_threads == 1 and _onednn.available()
 
 
 def matmul_cpu_kernel(generic):
