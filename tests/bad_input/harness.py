@@ -582,7 +582,9 @@ def run_mutation(target, mutation):
     torch_args, torch_kwargs = _clone(mutation.args), _clone(mutation.kwargs)
     try:
         conv = oh.ToEmber()
-        e_args, e_kwargs = conv(torch_args), conv(torch_kwargs)
+        # converted from copies: the conversion reads tensors through .numpy(), after which
+        # torch refuses to grow their storage (resize_), as no ordinary tensor's
+        e_args, e_kwargs = conv(_clone(mutation.args)), conv(_clone(mutation.kwargs))
     except oh.Unmeasurable:
         return None
     t_out = _outcome(lambda: target.call("torch", torch_args, torch_kwargs))

@@ -27,9 +27,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('Tensor.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('Tensor.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('Tensor.resize_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
-    ('Tensor.resize_as_', 'empty:self', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
-    ('Tensor.resize_as_', 'shape:other', 'accepted'),  # torch: RuntimeError: Trying to resize storage that is not resizable
     ('Tensor.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'
     ('Tensor.stft', 'dtype_int64:input', 'accepted'),  # torch: RuntimeError: stft(torch.LongTensor[110], n_fft=10, hop_length=2, win_length=10, window=None, normalized=0, onesided=None, return_comp
     ('Tensor.to_mkldnn', 'base', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS

@@ -681,3 +681,12 @@ def test_batch_norm_family_with_no_channels_reads_its_affine_parameter(case):
     call = _EMPTY_NORM_CALLS[case]
     _same_outcome(lambda: call(torch, lambda s: torch.tensor(_filled(s))),
                   lambda: call(ember, lambda s: ember.tensor(_filled(s))))
+
+
+@pytest.mark.parametrize("grow", [
+    lambda m, x: x.resize_(3, 4), lambda m, x: x.resize_as_(m.ones(5, 4)),
+    lambda m, x: x.resize_((2, 6))])
+def test_an_ordinary_tensor_grows_in_place(grow):
+    # (torch refuses only storage shared with NumPy, which the bad-input check used to make)
+    t, e = torch.empty(0, 4), ember.empty(0, 4)
+    assert tuple(grow(ember, e).shape) == tuple(grow(torch, t).shape)
