@@ -40,7 +40,6 @@ KNOWN_MISMATCHES = {
     ('torch.batch_norm', 'empty:input', 'refused'),  # RuntimeError: running_mean must be defined in evaluation mode
     ('torch.bincount', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "bincount_cpu" not implemented for 'Bool'
     ('torch.bucketize', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "searchsorted_out_cpu" not implemented for 'ComplexFloat'
-    ('torch.cdist', 'nan:x1', 'different'),  # out: 150/150 values differ, at (0, 0, 0): np.float32(2.0) vs np.float32(nan)
     ('torch.cholesky', 'empty:input', 'refused'),  # RuntimeError: cholesky: A must be batches of square matrices, but they are 0 by 5 matrices
     ('torch.conv3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Input type (bool) and bias type (float) should be the same
     ('torch.fft.fft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters

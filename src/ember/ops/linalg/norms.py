@@ -68,6 +68,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:  # torch's kernel counts min(ceil(|d|), 1), so NaN stays NaN (vector_norm: 1)
+        return diff.abs().ceil().clamp_max(1).sum(-1)
     return _vector_norm(diff, float(p), (diff._data.ndim - 1,), False)
 
 
