@@ -21,3 +21,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q -e '.[test,demo,dev]'
   touch "$stamp"
 fi
+# bytecode for ember's own source, as a wheel install writes it (programs run with
+# PYTHONDONTWRITEBYTECODE would otherwise compile ember at every start); cheap when current
+.venv/bin/python -m compileall -q src/ember >/dev/null
