@@ -62,8 +62,6 @@ KNOWN_MISMATCHES = {
     ('torch.fft.rfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.geqrf', 'inf:input', 'different'),  # out[0]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('torch.isin', 'dtype_bool:e', 'accepted'),  # torch: RuntimeError: Unsupported input type encountered for isin(): Bool
-    ('torch.linalg.cholesky_ex', 'inf:input', 'different'),  # out[0]: 11/25 values differ, at (0, 1): np.float32(0.0) vs np.float32(nan)
-    ('torch.linalg.cholesky_ex', 'nan:input', 'different'),  # out[0]: 10/25 values differ, at (1, 0): np.float32(nan) vs np.float32(0.0)
     ('torch.linalg.householder_product', 'inf:input', 'different'),  # out: 10/25 values differ, at (0, 0): np.float32(nan) vs np.float32(0.040203094)
     ('torch.linalg.householder_product', 'nan:input', 'different'),  # out: 1/25 values differ, at (0, 0): np.float32(nan) vs np.float32(0.040203094)
     ('torch.linalg.ldl_factor', 'nan:input', 'other_type'),  # torch RuntimeError, ember LinAlgError: torch.linalg.ldl_factor_ex: D[1,1] is exactly zero: the factorization succeeded but D is singular.

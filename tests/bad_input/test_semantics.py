@@ -708,3 +708,30 @@ def test_cdist_keeps_nan_and_inf_as_torch(p, fill):
         torch.cdist(t1, t2, p).sum().backward()
         ember.cdist(e1, e2, p).sum().backward()
         np.testing.assert_allclose(e1.grad.numpy(), t1.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _cholesky_inputs():
+    rng = np.random.default_rng(6)
+    for n in (1, 3, 5):
+        for trial in range(12):
+            b = rng.standard_normal((n, n))
+            x = b @ b.T + (0.1 if trial % 2 else -2.0) * np.eye(n)
+            if trial % 4 == 3:
+                x.flat[rng.integers(n * n)] = (math.inf, math.nan, -math.inf)[trial % 3]
+            if trial in (0, 2):
+                x[...] = math.inf if trial == 0 else math.nan
+            yield f"n{n}-{trial}", x.astype(np.float32)
+    c = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    yield "complex not positive-definite", (c @ c.conj().T - 3 * np.eye(3)).astype(np.complex64)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("name, values", list(_cholesky_inputs()))
+def test_cholesky_ex_leaves_lapacks_partial_factor(name, values, upper):
+    # a failing column stops the factorization: earlier columns computed, its pivot stored,
+    # later ones the input's triangle; NaN below an infinite pivot
+    got = ember.linalg.cholesky_ex(ember.tensor(values), upper=upper)
+    expected = torch.linalg.cholesky_ex(torch.tensor(values), upper=upper)
+    assert got.info.item() == expected.info.item()
+    np.testing.assert_allclose(got.L.numpy(), expected.L.numpy(), rtol=1e-4, atol=1e-4,
+                               equal_nan=True)

@@ -163,15 +163,11 @@ def linalg_cholesky_ex(A, *, upper=False, check_errors=False, out=None):
             raise
         host = A.detach().cpu()._data
         flat = host.reshape((-1,) + host.shape[-2:])
-        codes = np.array([_first_bad_minor(m if not upper else m.conj().T) for m in flat],
-                         np.int32)
+        codes = np.zeros(flat.shape[0], np.int32)
         factors = np.zeros_like(flat)
         for i, m in enumerate(flat):
             src = m.conj().T if upper else m
-            if codes[i] == 0:
-                factors[i] = np.linalg.cholesky(src)
-            else:
-                factors[i] = np.nan
+            factors[i], codes[i] = _lapack_cholesky(src)
             if upper:
                 factors[i] = factors[i].conj().T
         from ..._tensor import tensor
@@ -179,6 +175,33 @@ def linalg_cholesky_ex(A, *, upper=False, check_errors=False, out=None):
         L = tensor(factors.reshape(host.shape), device=A._device)
         info = tensor(codes.reshape(host.shape[:-2]), device=A._device)
     return CholeskyExResult(L, info)
+
+
+def _lapack_cholesky(matrix):
+    """``(factor, info)`` as LAPACK's unblocked lower Cholesky leaves them, which torch returns
+    from ``cholesky_ex``: columns computed one by one until a pivot is not positive (or NaN),
+    that pivot stored, the columns after it still the input's lower triangle; ``info`` is
+    the failing column, counted from 1 (0 when none fails).
+
+    Example::
+
+        >>> _lapack_cholesky(np.array([[4., 2.], [2., -3.]]))
+        (array([[ 2.,  0.],
+               [ 1., -4.]]), 2)
+    """
+    a = np.tril(matrix).astype(matrix.dtype, copy=True)
+    with np.errstate(all="ignore"):
+        for j in range(a.shape[0]):
+            row = a[j, :j]
+            pivot = a[j, j] - np.vdot(row, row)
+            if not pivot.real > 0:  # (NaN fails too)
+                a[j, j] = pivot
+                return a, j + 1
+            a[j, j] = np.sqrt(pivot.real)
+            a[j + 1:, j] = (a[j + 1:, j] - a[j + 1:, :j] @ row.conj()) / a[j, j]
+            if np.isinf(a[j, j]):  # torch's LAPACK gives NaN below an infinite pivot
+                a[j + 1:, j] = np.nan
+    return a, 0
 
 
 # ================================================================ QR
