@@ -24,7 +24,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.hash_tensor', 'inf:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'nan:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
-    ('Tensor.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('Tensor.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('Tensor.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
     ('Tensor.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'
@@ -68,12 +67,8 @@ KNOWN_MISMATCHES = {
     ('torch.linalg.ldl_factor_ex', 'nan:input', 'different'),  # out[1]: 4/5 values differ, at (0,): np.int32(1) vs np.int32(-2)
     ('torch.linalg.ldl_solve', 'shape:pivots', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with remapped shapes [original->remapped]: (7,)  and requested shape (5
     ('torch.linalg.lstsq', 'nan:self', 'accepted'),  # torch: RuntimeError: false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp":1613, please report a
-    ('torch.linalg.lu', 'inf:input', 'different'),  # out[1]: 2/9 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
-    ('torch.linalg.lu_factor', 'inf:input', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
-    ('torch.linalg.lu_factor_ex', 'inf:input', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('torch.linalg.pinv', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('torch.linalg.qr', 'inf:input', 'different'),  # out[1]: 1/25 values differ, at (0, 0): np.float32(-inf) vs np.float32(nan)
-    ('torch.lu', 'inf:A', 'different'),  # out[0]: 2/15 values differ, at (1, 0): np.float32(0.0) vs np.float32(nan)
     ('torch.lu_unpack', 'empty:LU_data', 'refused'),  # RuntimeError: pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly pass the result of lu_factor?
     ('torch.lu_unpack', 'shape:LU_pivots', 'refused'),  # IndexError: index 3 is out of bounds for axis 1 with size 3
     ('torch.max_pool1d', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "max_pool1d_impl" not implemented for 'Long'

@@ -735,3 +735,27 @@ def test_cholesky_ex_leaves_lapacks_partial_factor(name, values, upper):
     assert got.info.item() == expected.info.item()
     np.testing.assert_allclose(got.L.numpy(), expected.L.numpy(), rtol=1e-4, atol=1e-4,
                                equal_nan=True)
+
+
+def _lu_inputs():
+    rng = np.random.default_rng(7)
+    for shape in [(3, 3), (5, 5), (4, 3), (3, 5), (2, 4, 4)]:
+        for trial in range(12):
+            x = rng.standard_normal(shape).astype(np.float32)
+            kind = trial % 6
+            if kind < 2:
+                x[...] = (math.inf, math.nan)[kind]
+            else:
+                for _ in range(1 + trial % 3):
+                    x.flat[rng.integers(x.size)] = (math.inf, -math.inf, math.nan, 0.0)[kind - 2]
+            yield f"{shape}-{trial}", x
+
+
+@pytest.mark.parametrize("name, values", list(_lu_inputs()))
+def test_lu_factor_of_infinities_and_nan_follows_lapack(name, values):
+    # torch's LAPACK divides by an infinite pivot (NaN below it) and skips NaN when choosing
+    # a pivot unless it comes first
+    _same_outcome(lambda: torch.linalg.lu_factor_ex(torch.tensor(values)),
+                  lambda: ember.linalg.lu_factor_ex(ember.tensor(values)))
+    _same_outcome(lambda: torch.linalg.lu(torch.tensor(values)),
+                  lambda: ember.linalg.lu(ember.tensor(values)))

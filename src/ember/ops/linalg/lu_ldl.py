@@ -86,6 +86,37 @@ def _lu_without_pivoting(xp, a):
     return lu, xp.ascontiguousarray(pivots), _first_zero_pivot(xp, lu)
 
 
+def _lapack_lu(matrix):
+    """``(lu, pivots, info)`` as LAPACK's unblocked getf2 (which torch's library follows on
+    infinities and NaN, where SciPy's differs): each column's pivot is the first entry of
+    largest magnitude (a NaN only when it comes first), the column below it divided by it, the
+    rest updated; ``info`` is the first zero pivot's column, counted from 1. Pivots are 1-based.
+
+    Example::
+
+        >>> _lapack_lu(np.array([[np.inf, 1.], [np.inf, 2.]]))[0]
+        array([[inf,  1.],
+               [nan, nan]])
+    """
+    a = np.array(matrix, copy=True)
+    m, n = a.shape
+    pivots = np.zeros(min(m, n), np.int32)
+    info = 0
+    with np.errstate(all="ignore"):
+        for j in range(min(m, n)):
+            size = np.abs(a[j:, j])
+            p = j if np.isnan(size[0]) else j + int(np.argmax(np.where(np.isnan(size), -1.0,
+                                                                         size)))
+            pivots[j] = p + 1
+            if a[p, j] == 0:
+                info = info or j + 1
+                continue
+            a[[j, p]] = a[[p, j]]
+            a[j + 1:, j] /= a[j, j]
+            a[j + 1:, j + 1:] -= np.outer(a[j + 1:, j], a[j, j + 1:])
+    return a, pivots, info
+
+
 @defop("linalg_lu_factor_ex", meta=_lu_meta, multi_output=True, save_inputs=False,
        save_output=True, differentiable_outputs=(0,), grad_name="LinalgLuFactorExBackward0",
        kind="linalg")
@@ -105,9 +136,12 @@ def lu_factor_op(xp, a, *, pivot):
 
         info = np.zeros(flat.shape[0], np.int32)
         for index, matrix in enumerate(flat):
+            if not np.isfinite(matrix).all():
+                lu[index], pivots[index], info[index] = _lapack_lu(matrix)
+                continue
             getrf, = scipy.linalg.get_lapack_funcs(("getrf",), (matrix,))
             lu[index], pivots[index], info[index] = getrf(matrix)
-        pivots += 1  # SciPy's getrf gives 0-based pivots; LAPACK's (and torch's) are 1-based
+            pivots[index] += 1  # SciPy's getrf gives 0-based pivots; LAPACK's are 1-based
         return lu.reshape(a.shape), pivots.reshape(a.shape[:-2] + (k,)), \
             info.reshape(a.shape[:-2])
     import cupyx.scipy.linalg  # pragma: no cover - GPU only
