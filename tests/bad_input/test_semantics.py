@@ -759,3 +759,12 @@ def test_lu_factor_of_infinities_and_nan_follows_lapack(name, values):
                   lambda: ember.linalg.lu_factor_ex(ember.tensor(values)))
     _same_outcome(lambda: torch.linalg.lu(torch.tensor(values)),
                   lambda: ember.linalg.lu(ember.tensor(values)))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (5, 5), (4, 3), (3, 5), (2, 4, 4), (1, 3), (3, 1)])
+@pytest.mark.parametrize("fill", [math.inf, -math.inf, math.nan])
+def test_geqrf_of_a_non_finite_matrix_follows_lapack(shape, fill):
+    # torch's LAPACK takes column norms scaled by the largest entry: inf / inf is NaN
+    values = np.full(shape, fill, np.float32)
+    _same_outcome(lambda: torch.geqrf(torch.tensor(values)),
+                  lambda: ember.geqrf(ember.tensor(values)))

@@ -712,12 +712,66 @@ def geqrf_op(xp, a):
     packed = np.array(flat, copy=True)
     tau = np.zeros((flat.shape[0], min(m, n)), a.dtype)
     for index, matrix in enumerate(flat if m and n else ()):
+        if matrix.dtype.kind == "f" and not np.isfinite(matrix).all():
+            packed[index], tau[index] = _lapack_geqr2(matrix)
+            continue
         factor, = scipy.linalg.get_lapack_funcs(("geqrf",), (matrix,))
         packed[index], tau[index], _, _ = factor(matrix)
     return packed.reshape(a.shape), tau.reshape(a.shape[:-2] + (min(m, n),))
 
 
 geqrf_op.opt_out("onnx", "ONNX has no matrix decompositions")
+
+
+def _scaled_norm(x):
+    """The 2-norm as reference BLAS's nrm2 sums it, scaled by the largest entry so far: an
+    infinity gives ``inf / inf`` (NaN) once it meets another non-zero entry."""
+    scale, ssq = 0.0, 1.0
+    for value in np.abs(x).tolist():
+        if value != 0:
+            if scale < value:
+                ssq, scale = 1 + ssq * (scale / value) ** 2, value
+            else:
+                ssq += (value / scale) ** 2 if scale else math.nan
+    return scale * math.sqrt(ssq)
+
+
+def _hypot(x, y):
+    """LAPACK's lapy2: NaN in, NaN out; otherwise the larger magnitude when it is infinite."""
+    if math.isnan(x) or math.isnan(y):
+        return math.nan
+    w, z = max(abs(x), abs(y)), min(abs(x), abs(y))
+    return w if z == 0 or math.isinf(w) else w * math.sqrt(1 + (z / w) ** 2)
+
+
+def _lapack_geqr2(matrix):
+    """``(packed, tau)`` as LAPACK's unblocked Householder QR (geqr2 with larfg and larf),
+    which torch's library follows on infinities and NaN where SciPy's differs.
+
+    Example::
+
+        >>> _lapack_geqr2(np.array([[np.inf, 1.], [1., 2.]]))[1]
+        array([nan,  0.])
+    """
+    a = np.array(matrix, copy=True)
+    m, n = a.shape
+    tau = np.zeros(min(m, n), a.dtype)
+    with np.errstate(all="ignore"):
+        for j in range(min(m, n)):
+            alpha = float(a[j, j])
+            below = a[j + 1:, j]
+            norm = _scaled_norm(below) if below.size else 0.0
+            if norm != 0:  # (a zero norm: the identity reflector, tau 0)
+                beta = -math.copysign(_hypot(alpha, norm), alpha)
+                tau[j] = (beta - alpha) / beta if beta == beta else math.nan
+                a[j + 1:, j] = below * a.dtype.type(1 / (alpha - beta)
+                                                    if alpha - beta else math.inf)
+                alpha = beta
+            if j + 1 < n:  # (torch's library applies a zero tau too: 0 * inf is NaN)
+                v = np.concatenate([[1], a[j + 1:, j]]).astype(a.dtype)
+                a[j:, j + 1:] -= tau[j] * np.outer(v, v @ a[j:, j + 1:])
+            a[j, j] = alpha
+    return a, tau
 
 
 geqrf_op.defbatch(batching.trailing_dims)
