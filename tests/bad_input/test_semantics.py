@@ -768,3 +768,26 @@ def test_geqrf_of_a_non_finite_matrix_follows_lapack(shape, fill):
     values = np.full(shape, fill, np.float32)
     _same_outcome(lambda: torch.geqrf(torch.tensor(values)),
                   lambda: ember.geqrf(ember.tensor(values)))
+
+
+def _householder_inputs():
+    rng = np.random.default_rng(8)
+    for shape, k in [((3, 3), 3), ((5, 5), 3), ((4, 3), 2), ((2, 4, 3), 3)]:
+        for case in range(6):
+            x = rng.standard_normal(shape).astype(np.float32)
+            t = rng.standard_normal(shape[:-2] + (k,)).astype(np.float32)
+            if case < 2:
+                x[...], t[...] = ((math.inf, math.inf), (math.nan, math.nan))[case]
+            elif case < 4:
+                x.flat[rng.integers(x.size)] = (math.inf, math.nan)[case - 2]
+            elif case == 4:
+                t.flat[rng.integers(t.size)] = math.inf
+            yield f"{shape}-{k}-{case}", x, t
+
+
+@pytest.mark.parametrize("name, values, tau", list(_householder_inputs()))
+def test_householder_product_applies_reflectors_as_lapack(name, values, tau):
+    # org2r applies H_i to rows i: of columns i: only, and writes column i as e_i - tau v
+    _same_outcome(lambda: torch.linalg.householder_product(torch.tensor(values), torch.tensor(tau)),
+                  lambda: ember.linalg.householder_product(ember.tensor(values),
+                                                           ember.tensor(tau)))

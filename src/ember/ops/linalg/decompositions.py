@@ -657,14 +657,20 @@ def linalg_householder_product(A, tau, *, out=None):
                            f"match input dtype {_short(A)}")
     _check_float(A, "torch.linalg.householder_product")  # (after the dtypes agree, as torch)
     from ..creation import eye
+    from ..shape import cat
 
     ident = eye(m, dtype=A.dtype, device=A._device)
     strict = A.tril(-1) + ident[:, :n]  # columns v_i: 1 on the diagonal, zero above
     q = ident[:, :n].expand(A._data.shape[:-2] + (m, n))
+    # As LAPACK's org2r: H_i touches only rows i: of columns i:, and column i is e_i - tau v
+    # (so an infinite v meets no zeros there: NaN only where torch's has it).
     for i in reversed(range(k)):
-        v = strict[..., :, i:i + 1]
+        v = strict[..., i:, i:i + 1]
         t = tau[..., i:i + 1].unsqueeze(-1)
-        q = q - matmul(v * t, matmul(v.mH, q))
+        rest = q[..., i:, i + 1:]
+        rest = rest - matmul(v * t, matmul(v.mH, rest))
+        lower = cat([q[..., i:, :i], ident[i:, i:i + 1] - v * t, rest], -1)
+        q = cat([q[..., :i, :], lower], -2)
     return write_out(q, out, "linalg.householder_product")
 
 
