@@ -791,3 +791,13 @@ def test_householder_product_applies_reflectors_as_lapack(name, values, tau):
     _same_outcome(lambda: torch.linalg.householder_product(torch.tensor(values), torch.tensor(tau)),
                   lambda: ember.linalg.householder_product(ember.tensor(values),
                                                            ember.tensor(tau)))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (5, 5), (4, 3), (3, 5), (2, 4, 4)])
+@pytest.mark.parametrize("fill", [math.inf, -math.inf, math.nan])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_of_a_non_finite_matrix_follows_lapack(shape, fill, mode):
+    # geqr2's reflectors (norms scaled by the largest entry) and org2r's product of them
+    values = np.full(shape, fill, np.float32)
+    _same_outcome(lambda: torch.linalg.qr(torch.tensor(values), mode=mode),
+                  lambda: ember.linalg.qr(ember.tensor(values), mode=mode))

@@ -221,6 +221,9 @@ def _qr_meta(a, *, mode):
 @defop("linalg_qr", meta=_qr_meta, multi_output=True, save_inputs=False, save_output=True,
        grad_name="LinalgQrBackward0", kind="linalg", autocast={"cpu": "fp32"})
 def qr_op(xp, a, *, mode):
+    if xp is np and a.dtype.kind == "f" and not np.isfinite(a).all():
+        q, r = _lapack_qr(a, "reduced" if mode == "r" else mode)
+        return (np.zeros((0,), a.dtype) if mode == "r" else q), r
     if mode == "r":
         m, n = a.shape[-2:]
         r = xp.linalg.qr(a, mode="r") if a.size else xp.zeros(
@@ -235,6 +238,41 @@ def qr_op(xp, a, *, mode):
         return q, xp.zeros(a.shape[:-2] + (k, n), a.dtype)
     q, r = xp.linalg.qr(a, mode=mode)
     return q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)
+
+
+def _lapack_qr(a, mode):
+    """``(q, r)`` of a real CPU matrix (batch) holding an infinity or NaN as torch's library
+    computes it: geqr2's reflectors, then org2r's product of them (NaN where torch's is)."""
+    m, n = a.shape[-2:]
+    k = m if mode == "complete" else min(m, n)
+    flat = a.reshape((-1, m, n))
+    qs = np.zeros((flat.shape[0], m, k), a.dtype)
+    rs = np.zeros((flat.shape[0], k, n), a.dtype)
+    for index, matrix in enumerate(flat):
+        packed, tau = _lapack_geqr2(matrix)
+        rs[index] = np.triu(packed[:k]) if k <= m else np.triu(packed)
+        reflectors = np.zeros((m, k), a.dtype)
+        reflectors[:, :min(m, n, k)] = packed[:, :min(m, n, k)]
+        qs[index] = _lapack_org2r(reflectors, tau)
+    return qs.reshape(a.shape[:-2] + (m, k)), rs.reshape(a.shape[:-2] + (k, n))
+
+
+def _lapack_org2r(a, tau):
+    """The first ``a.shape[1]`` columns of ``H_0 ... H_(k-1)`` as LAPACK's org2r forms them
+    (``H_i`` touches rows i: of columns i: only; column i is ``e_i - tau_i v_i``)."""
+    q = np.array(a, copy=True)
+    m, n = q.shape
+    k = tau.shape[0]
+    q[:, k:] = np.eye(m, n, dtype=q.dtype)[:, k:]
+    with np.errstate(all="ignore"):
+        for i in reversed(range(k)):
+            v = np.concatenate([[1], q[i + 1:, i]]).astype(q.dtype)
+            if i + 1 < n:
+                q[i:, i + 1:] -= tau[i] * np.outer(v, v @ q[i:, i + 1:])
+            q[i + 1:, i] = -tau[i] * v[1:]
+            q[i, i] = 1 - tau[i]
+            q[:i, i] = 0
+    return q
 
 
 qr_op.opt_out("onnx", "ONNX has no matrix decompositions")
