@@ -316,7 +316,8 @@ BAD_ARGUMENT_CALLS = [
     # the adaptive 2-d/3-d pools measure output_size against the input's dims first
     "F.lp_pool2d(x, 2, (1, 2, 3))", "F.lp_pool2d(x, 2, [2])", "F.lp_pool3d(x[None], 2, 'abc')",
     "F.lp_pool1d(x, m, 2)", "F.lp_pool1d(x, 2, [1, 2])", "F.lp_pool2d(x, 2, (1, 2.0))",
-    "F.lp_pool3d(x[None], 2, 1)", "F.adaptive_max_pool2d(m, (2, 2))",
+    "F.lp_pool3d(x[None], 2, 1)", "F.lp_pool2d(None, 2, (1, 2, 3))", "F.lp_pool2d([1.0], 2, m)",
+    "F.lp_pool3d('a', 2, (1, 2))", "F.adaptive_max_pool2d(m, (2, 2))",
     "F.adaptive_avg_pool3d(x, (1, 1, 1))", "F.adaptive_max_pool3d(x, None)",
     "F.adaptive_avg_pool2d(m, 'abc')", "F.adaptive_avg_pool2d(x, (None, 2))",
     # embedding parses its weight before checking the indices; one_hot's class count an int

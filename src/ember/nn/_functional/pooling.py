@@ -747,12 +747,12 @@ def _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode, name):
     """Power-average pooling in torch's order of checks: the 2-d and 3-d forms first unpack a
     sequence ``kernel_size`` into ``nd`` sizes (a ValueError for another length), then raise
     ``input`` to ``norm_type``, then the average pooling parses the sizes."""
-    _check_tensor(input, name)
     if nd > 1 and isinstance(kernel_size, collections.abc.Iterable):
         count = len(list(kernel_size))
         if count != nd:
             raise ValueError(f"too many values to unpack (expected {nd})" if count > nd else
                              f"not enough values to unpack (expected {nd}, got {count})")
+    _check_tensor(input, name)
     powered = input.pow(norm_type)
     pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
     if stride is not None:
@@ -776,8 +776,8 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode, "lp_pool1d")
 
 
-@signature("lp_pool2d(Tensor input, PyObject norm_type, PyObject kernel_size, int[2]? stride=None, "
-           "bool ceil_mode=False) -> Tensor")
+@signature("lp_pool2d(PyObject input, PyObject norm_type, PyObject kernel_size, "
+           "int[2]? stride=None, bool ceil_mode=False) -> Tensor")
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """2-D power-average pooling.
 
@@ -789,8 +789,8 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(input, 2, norm_type, kernel_size, stride, ceil_mode, "lp_pool2d")
 
 
-@signature("lp_pool3d(Tensor input, PyObject norm_type, PyObject kernel_size, int[3]? stride=None, "
-           "bool ceil_mode=False) -> Tensor")
+@signature("lp_pool3d(PyObject input, PyObject norm_type, PyObject kernel_size, "
+           "int[3]? stride=None, bool ceil_mode=False) -> Tensor")
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """3-D power-average pooling.
 
