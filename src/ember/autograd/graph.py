@@ -297,10 +297,14 @@ def _type_name(t):
 
 
 def _zeros(meta):
-    from ..ops.creation import zeros
-
+    """The zero gradient of an output no gradient reached (``meta``: its shape, dtype, device)."""
     shape, np_dtype, device = meta
+    if device._xp is np:  # a CPU tensor made directly: ember.zeros parses its arguments first
+        from .._tensor import Tensor
+
+        return Tensor._make(np.zeros(shape, np_dtype), device)
     from .. import _dtype as dt
+    from ..ops.creation import zeros
 
     return zeros(shape, dtype=dt.from_numpy_dtype(np_dtype), device=device)
 
@@ -309,9 +313,7 @@ def _fit_to_input(grad, meta):
     """Reduce a broadcast gradient to the input's shape and dtype."""
     shape, np_dtype, _ = meta
     if grad._data.shape != shape:
-        from ..ops.reduce import sum_to_size
-
-        grad = sum_to_size(grad, shape)
+        grad = _sum_to_shape(grad, shape)
     if grad._data.dtype != np_dtype:
         if grad._data.dtype.kind == "c" and np_dtype.kind != "c":
             grad = grad.real
@@ -319,6 +321,29 @@ def _fit_to_input(grad, meta):
 
         grad = grad.to(dt.from_numpy_dtype(np_dtype))
     return grad
+
+
+def _sum_to_shape(grad, shape):
+    """``grad.sum_to_size(shape)``; a gradient broadcast from ``shape`` is summed by the sum op
+    directly (the public method parses and checks its arguments again).
+
+    Example::
+
+        >>> _sum_to_shape(ember.ones(4, 3), (1, 3))
+        tensor([[4., 4., 4.]])
+    """
+    have = grad._data.shape
+    lead = len(have) - len(shape)
+    if lead >= 0 and all(s == 1 or s == h for s, h in zip(shape, have[lead:])) and shape:
+        from ..ops.reduce.sums import _sum_dtype, sum_op
+
+        dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                          if s == 1 and have[lead + i] != 1)
+        grad = sum_op(grad, dims=dims, keepdim=True, dtype=_sum_dtype(grad, None))
+        return grad.reshape(shape) if lead else grad
+    from ..ops.reduce import sum_to_size
+
+    return sum_to_size(grad, shape)
 
 
 # ---------------------------------------------------------------- recording
