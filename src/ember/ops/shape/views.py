@@ -403,7 +403,10 @@ def transpose(input, dim0, dim1):
     if ndim == 0:
         wrap_dim(dim0, 0), wrap_dim(dim1, 0)
         return _alias(input)
-    dim0, dim1 = wrap_dim(_int(dim0, "dim"), ndim), wrap_dim(_int(dim1, "dim"), ndim)
+    if type(dim0) is int and type(dim1) is int and -ndim <= dim0 < ndim and -ndim <= dim1 < ndim:
+        dim0, dim1 = dim0 % ndim, dim1 % ndim  # the common call (t(), mH), checked inline
+    else:
+        dim0, dim1 = wrap_dim(_int(dim0, "dim"), ndim), wrap_dim(_int(dim1, "dim"), ndim)
     dims = list(range(ndim))
     dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
     return permute_op(input, dims=tuple(dims))
