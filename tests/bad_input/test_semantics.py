@@ -802,3 +802,29 @@ def test_qr_of_a_non_finite_matrix_follows_lapack(shape, fill, mode):
     values = np.full(shape, fill, np.float32)
     _same_outcome(lambda: torch.linalg.qr(torch.tensor(values), mode=mode),
                   lambda: ember.linalg.qr(ember.tensor(values), mode=mode))
+
+
+def _ldl_inputs():
+    rng = np.random.default_rng(11)
+    for n in [1, 2, 3, 5, 9]:
+        for trial in range(10):
+            x = rng.standard_normal((n, n)).astype(np.float32 if trial % 2 else np.float64)
+            x = x + x.T
+            kind = trial % 5
+            if kind < 2:
+                x[...] = (math.inf, math.nan)[kind]
+            else:
+                for _ in range(1 + trial % 3):
+                    i, j = rng.integers(n, size=2)
+                    x[i, j] = x[j, i] = (math.inf, -math.inf, math.nan)[kind - 2]
+            yield f"{n}-{trial}", x
+
+
+@pytest.mark.parametrize("name, values", list(_ldl_inputs()))
+def test_ldl_factor_of_infinities_and_nan_follows_lapack(name, values):
+    # torch's library lets a NaN win the Bunch-Kaufman pivot search (so all-NaN matrices take
+    # 2x2 pivots) and leaves the trailing matrix alone after an infinite pivot
+    _same_outcome(lambda: torch.linalg.ldl_factor_ex(torch.tensor(values)),
+                  lambda: ember.linalg.ldl_factor_ex(ember.tensor(values)))
+    _same_outcome(lambda: torch.linalg.ldl_factor(torch.tensor(values)),
+                  lambda: ember.linalg.ldl_factor(ember.tensor(values)))

@@ -25,7 +25,6 @@ from .._signature import signature
 from .._vmap_rules import batching
 from ._common import (
     _LOW,
-    LinAlgError,
     _batch_prefix,
     _check_square_shape,
     _check_tensor,
@@ -652,6 +651,120 @@ def _not_implemented_derivative(name):
     return derivative
 
 
+_BUNCH_KAUFMAN_ALPHA = (1 + math.sqrt(17.0)) / 8  # the growth bound of sytf2's pivot test
+
+
+def _first_largest_or_nan(x):
+    """Index of the first NaN in ``x``, else of its first entry of largest magnitude: the
+    search torch's library makes when choosing a Bunch-Kaufman pivot.
+
+    Example::
+
+        >>> _first_largest_or_nan(np.array([3., -4., np.nan]))
+        2
+    """
+    size = np.abs(x)
+    nans = np.flatnonzero(np.isnan(size))
+    return int(nans[0]) if nans.size else int(np.argmax(size))
+
+
+def _x86_max(a, b):
+    """Fortran's MAX as x86's maxss computes it: a NaN ``a`` gives ``b``."""
+    return a if a > b else b
+
+
+def _bunch_kaufman_pivot(a, k):
+    """``(kp, step)`` of sytf2's pivot choice at column ``k`` of the lower triangle: a 1x1
+    pivot at ``kp`` (``step`` 1) or a 2x2 one at rows ``k+1, kp`` (``step`` 2); ``kp`` is
+    ``None`` where the column is zero."""
+    n = a.shape[0]
+    absakk, imax, colmax = abs(a[k, k]), k, 0.0
+    if k < n - 1:
+        imax = k + 1 + _first_largest_or_nan(a[k + 1:, k])
+        colmax = abs(a[imax, k])
+    if _x86_max(absakk, colmax) == 0:
+        return None, 1
+    if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax:
+        return k, 1
+    rowmax = abs(a[imax, k + _first_largest_or_nan(a[imax, k:imax])])
+    if imax < n - 1:
+        jmax = imax + 1 + _first_largest_or_nan(a[imax + 1:, imax])
+        rowmax = _x86_max(rowmax, abs(a[jmax, imax]))
+    if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax * (colmax / rowmax):
+        return k, 1
+    if abs(a[imax, imax]) >= _BUNCH_KAUFMAN_ALPHA * rowmax:
+        return imax, 1
+    return imax, 2
+
+
+def _swap_symmetric(a, kk, kp):
+    """Exchange rows and columns ``kk < kp`` of the trailing lower triangle from ``kk`` on."""
+    a[kp + 1:, [kk, kp]] = a[kp + 1:, [kp, kk]]
+    between = a[kk + 1:kp, kk].copy()
+    a[kk + 1:kp, kk] = a[kp, kk + 1:kp]
+    a[kp, kk + 1:kp] = between
+    a[[kk, kp], [kk, kp]] = a[[kp, kk], [kp, kk]]
+
+
+def _eliminate_1x1(a, k):
+    """Divide column ``k`` below the diagonal by the pivot and update the trailing triangle
+    as BLAS's syr does: nothing where the pivot's inverse or a column entry is zero (so an
+    infinite pivot leaves the rest as it was)."""
+    inverse = 1 / a[k, k]
+    column = a[k + 1:, k].copy()
+    for j in range(column.size):
+        if column[j] != 0 and inverse != 0:
+            a[k + 1 + j:, k + 1 + j] -= column[j:] * (inverse * column[j])
+    a[k + 1:, k] *= inverse
+
+
+def _eliminate_2x2(a, k):
+    """Solve the 2x2 pivot block at ``k, k+1`` against the columns below it and update the
+    trailing triangle, column by column as sytf2."""
+    d21 = a[k + 1, k]
+    d11, d22 = a[k + 1, k + 1] / d21, a[k, k] / d21
+    d21 = 1 / (d11 * d22 - 1) / d21
+    for j in range(k + 2, a.shape[0]):
+        wk = d21 * (d11 * a[j, k] - a[j, k + 1])
+        wkp1 = d21 * (d22 * a[j, k + 1] - a[j, k])
+        a[j:, j] -= a[j:, k] * wk + a[j:, k + 1] * wkp1
+        a[j, k], a[j, k + 1] = wk, wkp1
+
+
+def _lapack_ldl(matrix):
+    """``(ld, pivots, info)`` of a real symmetric matrix as LAPACK's unblocked sytf2 (lower)
+    with the pivot searches of torch's library, which it follows on infinities and NaN where
+    SciPy's differs: a NaN in a column wins the pivot search, the zero-column test sees a NaN
+    diagonal as zero, and an infinite pivot leaves the trailing matrix untouched.
+
+    Example::
+
+        >>> _lapack_ldl(np.full((2, 2), np.nan))[1]
+        array([-2, -2], dtype=int32)
+    """
+    a = np.array(matrix, copy=True)
+    n = a.shape[0]
+    pivots = np.zeros(n, np.int32)
+    info, k = 0, 0
+    with np.errstate(all="ignore"):
+        while k < n:
+            kp, step = _bunch_kaufman_pivot(a, k)
+            if kp is None:
+                info, kp = info or k + 1, k
+            else:
+                if kp != k + step - 1:
+                    _swap_symmetric(a, k + step - 1, kp)
+                    if step == 2:
+                        a[[k + 1, kp], k] = a[[kp, k + 1], k]
+                if step == 1:
+                    _eliminate_1x1(a, k)
+                else:
+                    _eliminate_2x2(a, k)
+            pivots[k:k + step] = kp + 1 if step == 1 else -(kp + 1)
+            k += step
+    return np.tril(a), pivots, info
+
+
 def _ldl_meta(a, *, hermitian):
     batch, n = tuple(a.shape[:-2]), a.shape[-1]
     return (a.shape, a.dtype), (batch + (n,), np.dtype(np.int32)), (batch, np.dtype(np.int32))
@@ -671,6 +784,9 @@ def ldl_factor_op(xp, a, *, hermitian):
     info = np.zeros(flat.shape[0], np.int32)
     kind = "hetrf" if hermitian and a.dtype.kind == "c" else "sytrf"
     for index, matrix in enumerate(flat if n else ()):
+        if matrix.dtype.kind == "f" and not np.isfinite(matrix).all():
+            ld[index], pivots[index], info[index] = _lapack_ldl(matrix)
+            continue
         factor, = scipy.linalg.get_lapack_funcs((kind,), (matrix,))
         packed, pivots[index], info[index] = factor(matrix, lower=1)
         ld[index] = np.tril(packed)
@@ -709,10 +825,10 @@ def linalg_ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
         if codes.any():
             index = int(np.flatnonzero(codes)[0])
             code = int(codes[index])
-            # torch reports this case as an internal error ("Unknown error code"); we say what
-            # LAPACK found
-            raise LinAlgError(f"{name}: {_batch_prefix(index, A._data.ndim > 2)}D[{code},{code}]"
-                              " is exactly zero: the factorization succeeded but D is singular.")
+            # torch reports this case as an internal error ("Unknown error code"), a plain
+            # RuntimeError, not a LinAlgError; we raise the same type and say what LAPACK found
+            raise RuntimeError(f"{name}: {_batch_prefix(index, A._data.ndim > 2)}D[{code},{code}]"
+                               " is exactly zero: the factorization succeeded but D is singular.")
     return _write_tuple(result, out, "linalg.ldl_factor_ex", LDLFactorExResult)
 
 
