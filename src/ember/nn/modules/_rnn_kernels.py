@@ -355,6 +355,39 @@ def _recurrent_mm_derivative(ctx, grad):
             None, (grad.sum(0) if len(need) > 3 and need[3] else None))
 
 
+def _weight_mm_kernel(xp, h, w, b=None):
+    return _recurrent_mm_kernel(xp, h, w.T, w, b)
+
+
+def _weight_mm_meta(h, w, b=None):
+    return (h.shape[0], w.shape[0]), h.dtype
+
+
+# ``h @ W^T (+ b)`` from W itself: the cells' products (whose W^T would be a fresh view each
+# step, one more op in the forward and one more node in the backward). The arithmetic is
+# :data:`_recurrent_mm_op`'s on the same arrays, and W's gradient is the same transposed
+# product, so results do not change.
+_weight_mm_op = defop("_weight_mm", meta=_weight_mm_meta, grad_name="AddmmBackward0",
+                      kind="nn", autocast={"cuda": "lower"})(_weight_mm_kernel)
+
+
+@_weight_mm_op.defonnx
+def _weight_mm_onnx(ctx, h, w, b=None):
+    product = ctx.op("MatMul", h, ctx.op("Transpose", w, perm=[1, 0]))
+    return product if b is None else ctx.op("Add", product, b)
+
+
+_weight_mm_op.defbatch(batching.samples)
+
+
+@_weight_mm_op.defderivative
+def _weight_mm_derivative(ctx, grad):
+    h, w = ctx.inputs[:2]
+    need = ctx.needs_input_grad
+    return ((grad.matmul(w) if need[0] else None), (h.t().matmul(grad).t() if need[1] else None),
+            (grad.sum(0) if len(need) > 2 and need[2] else None))
+
+
 def _total(*terms):
     total = None
     for term in terms:
@@ -408,13 +441,26 @@ def _gru_cell_jvp(primals, tangents, results):
     return t_n * (1 - z) + t_z * (h - n) + z * t_h, None
 
 
+def _weight_mm_jvp(primals, tangents, result):
+    (h, w), (t_h, t_w) = primals[:2], tangents[:2]
+    t_b = tangents[2] if len(tangents) > 2 else None
+    return _total(None if t_h is None else t_h.matmul(w.t()),
+                  None if t_w is None else h.matmul(t_w.t()), t_b)
+
+
 _recurrent_mm_op.jvp = _recurrent_mm_jvp
+_weight_mm_op.jvp = _weight_mm_jvp
 _lstm_cell_op.jvp = _lstm_cell_jvp
 _gru_cell_op.jvp = _gru_cell_jvp
 
 
 def _hidden_mm(h, w_t, w):
-    """``h @ w_t`` (``w_t`` is ``w^T``, contiguous) through :data:`_recurrent_mm_op`."""
+    """``h @ w_t`` (``w_t`` is ``w^T``, contiguous, or None for a cell's one step) through
+    :data:`_recurrent_mm_op` (:data:`_weight_mm_op` when None)."""
+    if w_t is None:
+        if h._data.dtype is w._data.dtype:
+            return _weight_mm_op(h, w)
+        w_t = w.t()
     if h._data.dtype is w_t._data.dtype:
         return _recurrent_mm_op(h, w_t, w)
     return h.matmul(w_t)  # torch's error for mismatched dtypes
@@ -475,8 +521,8 @@ def _project(mode, x, w_ih, b_ih, b_hh):
     if x._data.dtype is not dtype or (b_ih is not None and b_ih._data.dtype is not dtype):
         return linear(x, w_ih, b_ih)  # promotes, or raises torch's error
     if b_ih is None:
-        return _recurrent_mm_op(x, w_ih.t(), w_ih)
-    return _recurrent_mm_op(x, w_ih.t(), w_ih, b_ih)
+        return _weight_mm_op(x, w_ih)
+    return _weight_mm_op(x, w_ih, b_ih)
 
 
 # ------------------------------------------------------------------ one LSTM layer as one op

@@ -501,7 +501,7 @@ class RNNCellBase(Module):
                       self.bias_hh)
         c = states[1] if len(states) > 1 else None
         w_hh = self.weight_hh
-        return step(xw, states[0], c, (w_hh.t(), w_hh), self.bias_hh, None)
+        return step(xw, states[0], c, (None, w_hh), self.bias_hh, None)
 
 
 def _check_same_dtype(input, weight):
