@@ -217,6 +217,26 @@ def test_nll_loss_byte_target_and_all_ignored():
         assert_same(e, t)
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_fused_path_matches_torch(reduction, dtype):
+    """A (N, C) CPU input with in-range class indices runs one fused op (four passes over the
+    logits); its loss, gradient (first order: the fused backward kernel; second: the composite
+    replayed) and grad_fn name are torch's."""
+    x = rand(64, 50, dtype=dtype) * 6
+    t = _targets((64,), 50, seed=7)
+    e_x, t_x = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    e_loss = F.cross_entropy(e_x, ember.tensor(t), reduction=reduction)
+    t_loss = TF.cross_entropy(t_x, torch.tensor(t), reduction=reduction)
+    assert e_loss.grad_fn.name() == type(t_loss.grad_fn).__name__ == "NllLossBackward0"
+    assert_same(e_loss, t_loss)
+    seed = rand(*t_loss.shape, dtype=dtype, seed=8)
+    (e_loss * ember.tensor(seed)).sum().backward()
+    (t_loss * torch.tensor(seed)).sum().backward()
+    assert_same(e_x.grad, t_x.grad)
+    check("cross_entropy", x[:6, :5], t[:6] % 5, reduction=reduction)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cross_entropy_float32_and_noncontiguous(dtype):
     x = rand(4, 6, dtype=dtype)

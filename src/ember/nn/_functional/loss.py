@@ -21,7 +21,9 @@ import numpy as np
 from ... import _dtype as dt
 from ..._device import META
 from ..._tensor import Tensor, _trace_state
-from ...ops._registry import _check_castable, _short_name, autocast_policy, defop
+from ...autograd import forward_ad as _forward_ad
+from ...autograd import grad_mode
+from ...ops._registry import Op, _check_castable, _short_name, autocast_policy, defop
 from ...ops._signature import signature
 from ...ops._util import host_values
 from ...ops._vmap_rules import batching
@@ -749,6 +751,104 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _nll(input, target, weight, ignore_index, reduction)
 
 
+# ---------------------------------------------------------------- fused cross entropy
+
+
+def _cross_entropy_kernel(xp, logits, target, *, reduction):
+    """``log(sum(exp(x - m))) - (x[target] - m)`` for each row of (N, C) ``logits`` (m the
+    row's maximum), reduced; also the exponentials ``exp(x - m)`` and their row sums, which
+    the backward scales into ``softmax - onehot`` in one pass. Four passes over the logits
+    where log_softmax, gather and their backwards took nine.
+
+    Example: logits ``[[2, 0], [0, 2]]`` with targets ``[0, 1]`` give ``log(1 + e^-2)``.
+    """
+    rows = xp.arange(logits.shape[0])
+    shift = logits.max(axis=1, keepdims=True)
+    exps = xp.subtract(logits, shift)
+    picked = exps[rows, target]   # x[target] - m, as log_softmax's shifted values
+    xp.exp(exps, out=exps)
+    sums = xp.matmul(exps, xp.ones(logits.shape[1], logits.dtype))
+    loss = xp.log(sums) - picked
+    if reduction == "mean":
+        loss = loss.mean(dtype=loss.dtype)
+    elif reduction == "sum":
+        loss = loss.sum(dtype=loss.dtype)
+    return loss, exps, sums
+
+
+def _cross_entropy_meta(logits, target, *, reduction):
+    n = logits.shape[0]
+    loss_shape = (n,) if reduction == "none" else ()
+    return (loss_shape, logits.dtype), (logits.shape, logits.dtype), ((n,), logits.dtype)
+
+
+_cross_entropy_op = Op("_cross_entropy_fused", _cross_entropy_kernel, meta=_cross_entropy_meta,
+                       save_inputs=True, save_output=True, multi_output=True,
+                       differentiable_outputs=(0,), kind="nn", grad_name="NllLossBackward0")
+_cross_entropy_op.opt_out("jvp", "forward-mode AD runs the composite ops (the op is not used "
+                                 "while a forward-mode level is active)")
+_cross_entropy_op.opt_out("batch", "vmap traces the composite ops (the op is not used while "
+                                   "a trace records)")
+_cross_entropy_op.opt_out("onnx", "not used while a trace records: an export sees "
+                                  "log_softmax and nll_loss")
+
+
+def _cross_entropy_backward_kernel(xp, grad, exps, sums, target, *, reduction):
+    """``(softmax - onehot(target)) * grad`` (divided by N for ``mean``) from the saved
+    exponentials and row sums: one scaling pass, then the targets' entries."""
+    n = exps.shape[0]
+    per_row = grad / n if reduction == "mean" else grad
+    out = exps * (per_row / sums)[:, None]
+    out[xp.arange(n), target] -= per_row
+    return out
+
+
+_cross_entropy_backward_op = Op("_cross_entropy_fused_backward", _cross_entropy_backward_kernel,
+                                meta=lambda grad, exps, sums, target, *, reduction:
+                                (exps.shape, exps.dtype), save_inputs=False, kind="nn")
+_cross_entropy_backward_op.opt_out("derivative", "first order only: a create_graph backward "
+                                                 "differentiates the composite loss instead")
+_cross_entropy_backward_op.opt_out("jvp", "first order only; never runs under forward-mode AD")
+_cross_entropy_backward_op.opt_out("batch", "first order only; vmap traces the composite ops")
+_cross_entropy_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
+
+
+@_cross_entropy_op.defderivative
+def _cross_entropy_derivative(ctx, g_loss, g_exps, g_sums, *, reduction):
+    logits, target = ctx.inputs
+    if g_loss is None:
+        return (None, None)
+    if not grad_mode.state.enabled and _forward_ad._state.level is None:
+        _, exps, sums = ctx.output
+        return (_cross_entropy_backward_op(g_loss, exps, sums, target, reduction=reduction),
+                None)
+    # create_graph: differentiate a replay of the composite, so that the gradient is itself
+    # differentiable in the logits
+    from ...autograd import grad as _grad
+
+    loss = _cross_entropy_composite(logits, target, reduction)
+    return (_grad(loss, [logits], g_loss, create_graph=True)[0], None)
+
+
+def _cross_entropy_composite(logits, target, reduction):
+    picked = log_softmax(logits, 1).gather(1, target.unsqueeze(1)).squeeze(1)
+    return _reduce(-picked, reduction)
+
+
+def _fused_cross_entropy_applies(input, target, weight, ignore_index, label_smoothing):
+    """Whether :data:`_cross_entropy_op` computes this call: float32/float64 (N, C) NumPy
+    logits, in-range int64 class indices (N) none of which can be ignored, no weight or
+    smoothing, and nothing recording the composite ops."""
+    if weight is not None or label_smoothing != 0.0 or _forward_ad._state.level is not None:
+        return False
+    if input.dim() != 2 or target.dim() != 1 or target.dtype is not dt.int64:
+        return False
+    if input._device._xp is not np or input._data.dtype not in (np.float32, np.float64):
+        return False
+    return target.shape[0] == input.shape[0] and input.shape[1] > 0 \
+        and _targets_all_kept(target, input.shape[1], ignore_index)
+
+
 @autocast_policy("fp32")
 @signature("cross_entropy(Tensor input, Tensor target, Tensor? weight=None, "
            "PyObject size_average=None, int ignore_index=-100, PyObject reduce=None, "
@@ -773,6 +873,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if tuple(input.shape) == tuple(target.shape):
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction,
                                     label_smoothing, class_dim)
+    if _fused_cross_entropy_applies(input, target, weight, ignore_index, label_smoothing):
+        return _cross_entropy_op(input, target, reduction=reduction)[0]
     logp = log_softmax(input, class_dim)
     if label_smoothing == 0.0:
         return _nll(logp, target, weight, ignore_index, reduction)
