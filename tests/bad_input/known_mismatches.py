@@ -58,7 +58,6 @@ KNOWN_MISMATCHES = {
     ('torch.fft.rfft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.rfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.isin', 'dtype_bool:e', 'accepted'),  # torch: RuntimeError: Unsupported input type encountered for isin(): Bool
-    ('torch.linalg.ldl_solve', 'shape:pivots', 'other_type'),  # torch RuntimeError, ember ValueError: operands could not be broadcast together with remapped shapes [original->remapped]: (7,)  and requested shape (5
     ('torch.linalg.lstsq', 'nan:self', 'accepted'),  # torch: RuntimeError: false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp":1613, please report a
     ('torch.linalg.pinv', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('torch.lu_unpack', 'empty:LU_data', 'refused'),  # RuntimeError: pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly pass the result of lu_factor?

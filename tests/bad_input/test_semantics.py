@@ -828,3 +828,13 @@ def test_ldl_factor_of_infinities_and_nan_follows_lapack(name, values):
                   lambda: ember.linalg.ldl_factor_ex(ember.tensor(values)))
     _same_outcome(lambda: torch.linalg.ldl_factor(torch.tensor(values)),
                   lambda: ember.linalg.ldl_factor(ember.tensor(values)))
+
+
+@pytest.mark.parametrize("pivots_shape, ld_batch", [((7,), ()), ((4,), ()), ((2, 5), ()),
+                                                    ((5,), (3,)), ((2, 5), (2,))])
+def test_ldl_solve_wants_pivots_shaped_as_ld_without_its_last_dim(pivots_shape, ld_batch):
+    # torch checks pivots.shape == LD.shape[:-1] exactly: pivots never broadcast
+    def call(lib):
+        ld = lib.eye(5).expand(*ld_batch, 5, 5)
+        return lib.linalg.ldl_solve(ld, lib.ones(pivots_shape, dtype=lib.int32), lib.ones(5, 5))
+    _same_outcome(lambda: call(torch), lambda: call(ember))

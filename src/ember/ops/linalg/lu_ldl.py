@@ -892,6 +892,9 @@ def linalg_ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     if LD._data.dtype != B._data.dtype:
         raise RuntimeError(f"{name}: Expected LD and B to have the same dtype, but got LD with "
                            f"dtype {_short(LD)} and B with dtype {_short(B)} instead")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
+                           f"got pivots with shape {list(pivots.shape)} instead")
     if pivots._data.dtype != np.int32:
         raise RuntimeError(f"{name}: Expected pivots to be integers. Got {_short(pivots)}")
     result = _on_host(ldl_solve_op, LD._device, LD, pivots, B, hermitian=bool(hermitian))
