@@ -326,14 +326,17 @@ def _sdpa_backward_kernel(xp, g, q, k, v, p, *, scale):
     """dq, dk, dv from the output gradient ``g`` and the saved probabilities ``p``:
     dP = g v^T, dS = p dP - p rowsum(p dP), dq = dS k scale, dk = dS^T (q scale), dv = p^T g
     (the composite's backward operations in its order, so that traces, which run the
-    composite, give the same values)."""
-    dv = xp.matmul(_transposed(xp, p), g)
+    composite, give the same values). The square ``p`` and ``dS`` are multiplied transposed as
+    strided views: BLAS takes them as transposed operands, the same values 2x faster than
+    copying them first (16 x 4 heads of 64 x 64: 229 -> 112 us), while the narrow ``v`` is
+    faster copied."""
+    dv = xp.matmul(xp.swapaxes(p, -1, -2), g)
     ds = xp.matmul(g, _transposed(xp, v))
     ds *= p
     ds -= p * _row_sum(xp, ds)
     dq = xp.matmul(ds, k)
     dq *= scale
-    return dq, xp.matmul(_transposed(xp, ds), q * scale), dv
+    return dq, xp.matmul(xp.swapaxes(ds, -1, -2), q * scale), dv
 
 
 _sdpa_backward_op = Op("_scaled_dot_product_attention_fused_backward", _sdpa_backward_kernel,
