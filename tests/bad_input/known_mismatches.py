@@ -60,8 +60,6 @@ KNOWN_MISMATCHES = {
     ('torch.isin', 'dtype_bool:e', 'accepted'),  # torch: RuntimeError: Unsupported input type encountered for isin(): Bool
     ('torch.linalg.lstsq', 'nan:self', 'accepted'),  # torch: RuntimeError: false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp":1613, please report a
     ('torch.linalg.pinv', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
-    ('torch.lu_unpack', 'empty:LU_data', 'refused'),  # RuntimeError: pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly pass the result of lu_factor?
-    ('torch.lu_unpack', 'shape:LU_pivots', 'refused'),  # IndexError: index 3 is out of bounds for axis 1 with size 3
     ('torch.max_pool1d', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "max_pool1d_impl" not implemented for 'Long'
     ('torch.native_batch_norm', 'shape:weight', 'refused'),  # RuntimeError: The size of tensor a (5) must match the size of tensor b (7) at non-singleton dimension 1
     ('torch.nn.functional.embedding_bag', 'none:offsets', 'refused'),  # RuntimeError: Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got ember.FloatTenso

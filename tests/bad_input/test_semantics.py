@@ -838,3 +838,18 @@ def test_ldl_solve_wants_pivots_shaped_as_ld_without_its_last_dim(pivots_shape, 
         ld = lib.eye(5).expand(*ld_batch, 5, 5)
         return lib.linalg.ldl_solve(ld, lib.ones(pivots_shape, dtype=lib.int32), lib.ones(5, 5))
     _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+@pytest.mark.parametrize("lu_shape, pivots, unpack_pivots", [
+    ((3, 5), [1, 2, 3, 9, 0], True), ((3, 5), [3, 1, 2, 9, 0], True), ((0, 5), [1, 1, 1], True),
+    ((3, 3), [1, 1, 1, 1, 1], True), ((3, 5), [1, 2], True), ((3, 5), [9, 9, 9], False),
+    ((3, 5), [1.0, 2.0, 3.0], False), ((3, 5), [1.0, 2.0, 3.0], True), ((4, 2), [4, 3, 0], True),
+])
+def test_lu_unpack_reads_only_the_first_min_m_n_pivots(lu_shape, pivots, unpack_pivots):
+    # torch's kernel swaps rows for the first min(m, n) pivots only (range-checking just those)
+    # and checks the pivots' dtype only when it unpacks them
+    def call(lib):
+        lu = lib.arange(math.prod(lu_shape), dtype=lib.float32).reshape(lu_shape)
+        dtype = lib.float32 if isinstance(pivots[0], float) else lib.int32
+        return lib.lu_unpack(lu, lib.tensor(pivots, dtype=dtype), unpack_pivots=unpack_pivots)
+    _same_outcome(lambda: call(torch), lambda: call(ember))

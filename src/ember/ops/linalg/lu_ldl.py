@@ -364,13 +364,17 @@ def _permutation_matrix(perm, dtype):
     return (ids == perm.unsqueeze(-2)).to(dtype)
 
 
-def _check_pivots(LU, pivots, name, message):
-    if pivots._data.dtype != np.int32:
-        raise RuntimeError(message)
-    m = LU._data.shape[-2]
-    if pivots._data.size and bool(((pivots < 1) | (pivots > m)).any()):
+def _leading_pivots(LU, pivots, name):
+    """The first ``min(m, n)`` pivots, the only ones LAPACK's row swaps read (torch ignores
+    any more), each checked to lie in ``1..m``."""
+    m, n = LU._data.shape[-2:]
+    k = min(m, n)
+    short = pivots._data.ndim == 0 or pivots._data.shape[-1] < k
+    leading = pivots if short else pivots[..., :k]
+    if short or (leading._data.size and bool(((leading < 1) | (leading > m)).any())):
         raise RuntimeError(f"pivots passed to {name} must be between 1 and LU.size(-2) "
                            "inclusive.Did you properly pass the result of lu_factor?")
+    return leading
 
 
 @signature("lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, "
@@ -389,17 +393,18 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     if LU_data._data.ndim < 2:
         raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
                            f"size: {list(LU_data._data.shape)} instead")
-    _check_pivots(LU_data, LU_pivots, "lu_unpack",
-                  "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
-                  "torch.int32 dtype.\nNote: this function is intended to be used with the "
-                  "output produced by torch.linalg.lu_factor")
+    if unpack_pivots and LU_pivots._data.dtype != np.int32:
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+                           "torch.int32 dtype.\nNote: this function is intended to be used with "
+                           "the output produced by torch.linalg.lu_factor")
     from ..creation import empty
 
     nothing = empty(0, dtype=LU_data.dtype, device=LU_data._device)
     lower, upper = _unpack_factors(LU_data) if unpack_data else (nothing, nothing)
     P = nothing
     if unpack_pivots:
-        P = _permutation_matrix(_permutation(LU_pivots, LU_data._data.shape[-2]), LU_data.dtype)
+        pivots = _leading_pivots(LU_data, LU_pivots, "lu_unpack")
+        P = _permutation_matrix(_permutation(pivots, LU_data._data.shape[-2]), LU_data.dtype)
     return _write_tuple(LUUnpackResult(P, lower, upper), out, "lu_unpack", LUUnpackResult)
 
 
