@@ -15,7 +15,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.chalf', 'empty:self', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
     ('Tensor.chalf', 'inf:self', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
     ('Tensor.chalf', 'nan:self', 'refused'),  # NotImplementedError: Tensor.chalf: ember has no complex32 (chalf) dtype (NumPy has no half-precision complex); use Tensor.cfloat() (complex64
-    ('Tensor.cholesky', 'empty:input', 'refused'),  # RuntimeError: cholesky: A must be batches of square matrices, but they are 0 by 5 matrices
     ('Tensor.hash_tensor', 'base', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'dtype_bool:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'dtype_int64:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
@@ -37,7 +36,6 @@ KNOWN_MISMATCHES = {
     ('torch.batch_norm', 'empty:input', 'refused'),  # RuntimeError: running_mean must be defined in evaluation mode
     ('torch.bincount', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "bincount_cpu" not implemented for 'Bool'
     ('torch.bucketize', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "searchsorted_out_cpu" not implemented for 'ComplexFloat'
-    ('torch.cholesky', 'empty:input', 'refused'),  # RuntimeError: cholesky: A must be batches of square matrices, but they are 0 by 5 matrices
     ('torch.conv3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Input type (bool) and bias type (float) should be the same
     ('torch.fft.fft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.fft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters

@@ -853,3 +853,17 @@ def test_lu_unpack_reads_only_the_first_min_m_n_pivots(lu_shape, pivots, unpack_
         dtype = lib.float32 if isinstance(pivots[0], float) else lib.int32
         return lib.lu_unpack(lu, lib.tensor(pivots, dtype=dtype), unpack_pivots=unpack_pivots)
     _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("shape, dtype", [((0, 5), "float32"), ((2, 0, 3), "float32"),
+                                          ((0,), "float32"), ((5, 0), "float64"),
+                                          ((0, 5), "int64")])
+def test_deprecated_cholesky_returns_an_empty_input_unchecked(shape, dtype):
+    # torch.cholesky (not linalg.cholesky) returns an empty input's like before its checks
+    _same_outcome(lambda: torch.cholesky(torch.empty(shape, dtype=getattr(torch, dtype))),
+                  lambda: ember.cholesky(ember.empty(shape, dtype=getattr(ember, dtype))))
+    _same_outcome(lambda: torch.empty(shape).cholesky(upper=True),
+                  lambda: ember.empty(shape).cholesky(upper=True))
+    _same_outcome(lambda: torch.linalg.cholesky(torch.empty(shape)),
+                  lambda: ember.linalg.cholesky(ember.empty(shape)))
