@@ -30,9 +30,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.to_mkldnn', 'inf:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'nan:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
-    ('torch.adaptive_avg_pool1d', 'dtype_bool:input', 'refused'),  # NotImplementedError: "adaptive_avg_pool2d" not implemented for 'Bool'
-    ('torch.adaptive_avg_pool1d', 'dtype_complex64:input', 'refused'),  # NotImplementedError: "adaptive_avg_pool2d" not implemented for 'ComplexFloat'
-    ('torch.adaptive_avg_pool1d', 'dtype_int64:input', 'refused'),  # NotImplementedError: "adaptive_avg_pool2d" not implemented for 'Long'
     ('torch.batch_norm', 'empty:input', 'refused'),  # RuntimeError: running_mean must be defined in evaluation mode
     ('torch.bincount', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "bincount_cpu" not implemented for 'Bool'
     ('torch.bucketize', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "searchsorted_out_cpu" not implemented for 'ComplexFloat'
