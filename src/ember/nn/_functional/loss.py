@@ -756,15 +756,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def _cross_entropy_kernel(xp, logits, target, *, reduction):
     """``log(sum(exp(x - m))) - (x[target] - m)`` for each row of (N, C) ``logits`` (m the
-    row's maximum), reduced; also the exponentials ``exp(x - m)`` and their row sums, which
-    the backward scales into ``softmax - onehot`` in one pass. Four passes over the logits
-    where log_softmax, gather and their backwards took nine.
+    row's maximum, or the array's: see :func:`_softmax_shift`), reduced; also the
+    exponentials ``exp(x - m)`` and their row sums, which the backward scales into
+    ``softmax - onehot`` in one pass. Four passes over the logits where log_softmax, gather
+    and their backwards took nine.
 
     Example: logits ``[[2, 0], [0, 2]]`` with targets ``[0, 1]`` give ``log(1 + e^-2)``.
     """
     rows = xp.arange(logits.shape[0])
-    shift = logits.max(axis=1, keepdims=True)
-    exps = xp.subtract(logits, shift)
+    exps = xp.subtract(logits, _softmax_shift(logits))
     picked = exps[rows, target]   # x[target] - m, as log_softmax's shifted values
     xp.exp(exps, out=exps)
     sums = xp.matmul(exps, xp.ones(logits.shape[1], logits.dtype))
@@ -774,6 +774,22 @@ def _cross_entropy_kernel(xp, logits, target, *, reduction):
     elif reduction == "sum":
         loss = loss.sum(dtype=loss.dtype)
     return loss, exps, sums
+
+
+def _softmax_shift(logits):
+    """What to subtract from (N, C) ``logits`` before exponentiating: the largest value of the
+    whole array where every value lies within ``log(C)`` of it, else each row's maximum (also
+    for infinities and NaN, whose span is not finite).
+
+    A whole-array max and min and a scalar subtraction cost about a third of a per-row max and
+    its broadcast subtraction. Within that span nothing underflows, the shifted values are
+    rounded by at most half an ulp of ``log(C)``, and every row's loss is at least
+    ``log(1 + (C - 1) / C)``, so the loss keeps float32's relative precision.
+    """
+    top = logits.max()
+    if top - logits.min() < math.log(logits.shape[1]):
+        return top
+    return logits.max(axis=1, keepdims=True)
 
 
 def _cross_entropy_meta(logits, target, *, reduction):
