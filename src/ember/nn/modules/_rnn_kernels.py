@@ -355,25 +355,29 @@ def _recurrent_mm_derivative(ctx, grad):
             None, (grad.sum(0) if len(need) > 3 and need[3] else None))
 
 
-def _weight_mm_kernel(xp, h, w, b=None):
+def _weight_mm_kernel(xp, h, w, b=None, b2=None):
+    if b2 is not None:  # the cells' two biases, summed first as ``b_ih + b_hh`` was
+        b = xp.add(b, b2)
     return _recurrent_mm_kernel(xp, h, w.T, w, b)
 
 
-def _weight_mm_meta(h, w, b=None):
+def _weight_mm_meta(h, w, b=None, b2=None):
     return (h.shape[0], w.shape[0]), h.dtype
 
 
-# ``h @ W^T (+ b)`` from W itself: the cells' products (whose W^T would be a fresh view each
-# step, one more op in the forward and one more node in the backward). The arithmetic is
-# :data:`_recurrent_mm_op`'s on the same arrays, and W's gradient is the same transposed
-# product, so results do not change.
+# ``h @ W^T (+ b (+ b2))`` from W itself: the cells' products (whose W^T would be a fresh view
+# each step, one more op in the forward and one more node in the backward; so would the sum of
+# the two biases). The arithmetic is :data:`_recurrent_mm_op`'s on the same arrays, and W's
+# gradient is the same transposed product, so results do not change.
 _weight_mm_op = defop("_weight_mm", meta=_weight_mm_meta, grad_name="AddmmBackward0",
                       kind="nn", autocast={"cuda": "lower"})(_weight_mm_kernel)
 
 
 @_weight_mm_op.defonnx
-def _weight_mm_onnx(ctx, h, w, b=None):
+def _weight_mm_onnx(ctx, h, w, b=None, b2=None):
     product = ctx.op("MatMul", h, ctx.op("Transpose", w, perm=[1, 0]))
+    if b2 is not None:
+        b = ctx.op("Add", b, b2)
     return product if b is None else ctx.op("Add", product, b)
 
 
@@ -384,8 +388,9 @@ _weight_mm_op.defbatch(batching.samples)
 def _weight_mm_derivative(ctx, grad):
     h, w = ctx.inputs[:2]
     need = ctx.needs_input_grad
+    bias = grad.sum(0) if any(need[2:]) else None
     return ((grad.matmul(w) if need[0] else None), (h.t().matmul(grad).t() if need[1] else None),
-            (grad.sum(0) if len(need) > 2 and need[2] else None))
+            *(bias if needed else None for needed in need[2:]))
 
 
 def _total(*terms):
@@ -443,9 +448,8 @@ def _gru_cell_jvp(primals, tangents, results):
 
 def _weight_mm_jvp(primals, tangents, result):
     (h, w), (t_h, t_w) = primals[:2], tangents[:2]
-    t_b = tangents[2] if len(tangents) > 2 else None
     return _total(None if t_h is None else t_h.matmul(w.t()),
-                  None if t_w is None else h.matmul(t_w.t()), t_b)
+                  None if t_w is None else h.matmul(t_w.t()), *tangents[2:])
 
 
 _recurrent_mm_op.jvp = _recurrent_mm_jvp
@@ -515,9 +519,12 @@ _STEPS = {"RNN_TANH": _step_tanh, "RNN_RELU": _step_relu, "LSTM": _step_lstm, "G
 
 def _project(mode, x, w_ih, b_ih, b_hh):
     """``x @ W_ih^T + b_ih`` (+ ``b_hh`` where the cell adds it straight to the gates)."""
-    if b_ih is not None and mode != "GRU":
-        b_ih = b_ih + b_hh
     dtype = w_ih._data.dtype
+    if b_ih is not None and mode != "GRU":
+        if x._data.dtype is dtype and b_ih._data.dtype is dtype and b_hh._data.dtype is dtype \
+                and dtype not in _LOW:
+            return _weight_mm_op(x, w_ih, b_ih, b_hh)  # the biases summed in the kernel
+        b_ih = b_ih + b_hh
     if x._data.dtype is not dtype or (b_ih is not None and b_ih._data.dtype is not dtype):
         return linear(x, w_ih, b_ih)  # promotes, or raises torch's error
     if b_ih is None:
