@@ -30,7 +30,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.to_mkldnn', 'inf:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'nan:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
-    ('torch.batch_norm', 'empty:input', 'refused'),  # RuntimeError: running_mean must be defined in evaluation mode
     ('torch.bincount', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "bincount_cpu" not implemented for 'Bool'
     ('torch.bucketize', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "searchsorted_out_cpu" not implemented for 'ComplexFloat'
     ('torch.conv3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Input type (bool) and bias type (float) should be the same

@@ -884,3 +884,21 @@ def test_adaptive_avg_pool_dtype_checks_follow_torch(name, shape, output_size, d
         x = lib.ones(shape).to(getattr(lib, dtype))
         return getattr(lib.nn.functional, name)(x, output_size)
     _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+@pytest.mark.parametrize("call", [
+    "lib.empty(0, 4), None, None, None, None", "lib.empty(0, 4, 5), None, None, None, None",
+    "lib.empty(3, 0), None, None, None, None",
+    "lib.empty(0, 4), lib.ones(5) * 2, lib.ones(5), None, None",
+    "lib.empty(0, 4), lib.ones(0), None, None, None",
+    "lib.empty(0, 4), None, None, lib.ones(3), lib.ones(3)",
+    "lib.empty(0, 4, dtype=lib.long), lib.ones(4), None, None, None",
+    "lib.empty(0, 4, dtype=lib.bool), None, None, lib.ones(4), lib.ones(4)",
+])
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_of_an_empty_input_only_applies_the_first_weight_and_bias(call, training):
+    # torch skips every check on an empty input (no running stats needed in evaluation, any
+    # length of weight or running stats) and returns input * weight[0] + bias[0]
+    def run(lib):
+        return lib.batch_norm(*eval(f"({call})", {"lib": lib}), training, 0.5, 1e-5, False)  # noqa: S307
+    _same_outcome(lambda: run(torch), lambda: run(ember))

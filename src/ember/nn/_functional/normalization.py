@@ -413,6 +413,17 @@ def _normalize_channels(x, running_mean, running_var, weight, bias, use_input_st
     return x * scale + shift
 
 
+def _empty_batch_norm(input, weight, bias):
+    """torch's batch norm of an empty input: no statistics and no shape checks, only the
+    first weight and bias entries applied (so the result keeps its place in the graph)."""
+    out = input.clone()
+    if weight is not None:
+        out = out * weight[0]
+    if bias is not None:
+        out = out + bias[0]
+    return out
+
+
 @signature("batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, "
            "Tensor? weight=None, Tensor? bias=None, bool training=False, float momentum=0.1, "
            "float eps=1e-05) -> Tensor")
@@ -438,6 +449,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     if input.ndim < 2 and _numel(input) == 0:
         return input.clone()  # torch has nothing to normalize and returns the empty input
+    if _numel(input) == 0:
+        return _empty_batch_norm(input, weight, bias)
     if input.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-{input.ndim}, "
                          f"{input.ndim - 1}], but got 1)")
