@@ -248,8 +248,12 @@ def _fused_applies(query, key, value, attn_mask):
 
 
 def _masked_scores(xp, q, k, masks, scale, causal):
-    """``(q * scale) @ k^T`` with the causal or given mask applied in place."""
+    """``(q * scale) @ k^T`` with the causal or given mask applied in place, and the shift
+    that every row may share (see :func:`_shared_shift`) or None."""
     s = xp.matmul(q * scale, _transposed(xp, k))
+    float_mask = bool(masks) and not causal and masks[0].dtype != bool
+    # masking out scores only narrows each row, so the span may be taken before it
+    shift = None if float_mask else _shared_shift(xp, s)
     if causal:
         xp.copyto(s, -xp.inf, where=~xp.tri(s.shape[-2], s.shape[-1], dtype=bool))
     elif masks:
@@ -258,7 +262,23 @@ def _masked_scores(xp, q, k, masks, scale, causal):
             xp.copyto(s, -xp.inf, where=~mask)
         else:
             s += mask.astype(s.dtype, copy=False)
-    return s
+            shift = _shared_shift(xp, s)
+    return s, shift
+
+
+def _shared_shift(xp, s):
+    """The largest score, where every score lies within ``log(keys)`` of it, else None.
+
+    Subtracting that one value instead of each row's maximum leaves no exponential to
+    underflow and rounds the shifted scores by at most half an ulp of ``log(keys)``; a
+    whole-array max and min cost a fraction of the row maxima of short rows.
+    """
+    if s.size == 0:
+        return None
+    top = s.max()
+    if top - s.min() < math.log(max(s.shape[-1], 2)):
+        return top
+    return None
 
 
 def _transposed(xp, a):
@@ -286,11 +306,13 @@ def _row_sum(xp, s):
     return xp.matmul(s, xp.ones(s.shape[-1], s.dtype))[..., None]
 
 
-def _softmax_rows_(xp, s):
-    """Softmax over the last dim in place; fully masked rows (all ``-inf``) become zeros."""
-    m = _row_max(xp, s)
-    m[m == -xp.inf] = 0  # such a row's exponentials are all 0, not NaN
-    s -= m
+def _softmax_rows_(xp, s, shift=None):
+    """Softmax over the last dim in place, less ``shift`` (one value for all rows) or each
+    row's maximum before the exponentials; fully masked rows (all ``-inf``) become zeros."""
+    if shift is None:
+        shift = _row_max(xp, s)
+        shift[shift == -xp.inf] = 0  # such a row's exponentials are all 0, not NaN
+    s -= shift
     xp.exp(s, out=s)
     total = _row_sum(xp, s)
     total[total == 0] = 1
@@ -300,7 +322,7 @@ def _softmax_rows_(xp, s):
 
 def _sdpa_fused_kernel(xp, q, k, v, *masks, scale, causal):
     with np.errstate(invalid="ignore", over="ignore"):
-        p = _softmax_rows_(xp, _masked_scores(xp, q, k, masks, scale, causal))
+        p = _softmax_rows_(xp, *_masked_scores(xp, q, k, masks, scale, causal))
     return xp.matmul(p, v), p
 
 
