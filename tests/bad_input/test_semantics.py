@@ -5,6 +5,7 @@ shape torch keeps, an error type torch raises from a kernel, a NumPy error that 
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -902,3 +903,28 @@ def test_batch_norm_of_an_empty_input_only_applies_the_first_weight_and_bias(cal
     def run(lib):
         return lib.batch_norm(*eval(f"({call})", {"lib": lib}), training, 0.5, 1e-5, False)  # noqa: S307
     _same_outcome(lambda: run(torch), lambda: run(ember))
+
+
+@pytest.mark.parametrize("call", [
+    "F.embedding_bag(w, i)", "F.embedding_bag(w, lib.tensor([0, 1, 3]), lib.tensor([0, 2]))",
+    "F.embedding_bag(w, i, mode='max')", "F.embedding_bag(w, i, None, per_sample_weights=w)",
+    "F.embedding_bag(w, i.int())", "F.embedding_bag(w.double(), i)",
+])
+def test_embedding_bag_accepts_the_old_weight_first_order_with_a_warning(call):
+    # torch swaps weight and input when weight is int64 and input floating (the old order)
+    def run(lib):
+        w, i = lib.arange(12.0).reshape(4, 3), lib.tensor([[0, 1], [2, 3]])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = eval(call, {"lib": lib, "F": lib.nn.functional, "w": w, "i": i})  # noqa: S307
+        return result, [str(w.message) for w in caught if "Argument order" in str(w.message)]
+    expected_warnings = []
+    def torch_call():
+        result, seen = run(torch)
+        expected_warnings.extend(seen)
+        return result
+    def ember_call():
+        result, seen = run(ember)
+        assert seen == expected_warnings
+        return result
+    _same_outcome(torch_call, ember_call)

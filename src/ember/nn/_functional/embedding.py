@@ -12,6 +12,8 @@ with ``index_add`` (sum, mean) or ``scatter_reduce`` (max) over the bag of each 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ... import _dtype as dt
@@ -272,6 +274,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if not isinstance(weight, Tensor):
         raise TypeError(f"embedding_bag(): argument 'weight' (position 2) must be Tensor, not "
                         f"{type(weight).__name__}")
+    if weight.dtype == dt.int64 and isinstance(input, Tensor) and input.is_floating_point():
+        # torch still accepts the old order embedding_bag(weight, input, ...), with a warning
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
     if per_sample_weights is not None and input.shape != per_sample_weights.shape:
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
                          f"not None, then it must have the same shape as the input "
