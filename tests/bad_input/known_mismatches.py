@@ -32,7 +32,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.to_mkldnn', 'nan:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('torch.bincount', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "bincount_cpu" not implemented for 'Bool'
     ('torch.bucketize', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "searchsorted_out_cpu" not implemented for 'ComplexFloat'
-    ('torch.conv3d', 'dtype_bool:input', 'other_type'),  # torch NotImplementedError, ember RuntimeError: Input type (bool) and bias type (float) should be the same
     ('torch.fft.fft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.fft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.fftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters

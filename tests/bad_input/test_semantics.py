@@ -928,3 +928,21 @@ def test_embedding_bag_accepts_the_old_weight_first_order_with_a_warning(call):
         assert seen == expected_warnings
         return result
     _same_outcome(torch_call, ember_call)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("padding", ["same", "valid", 0])
+@pytest.mark.parametrize("input_dtype, bias_dtype", [
+    ("bool", "float32"), ("int64", "float32"), ("float64", "float32"), ("float32", "float64"),
+    ("float32", "int64"), ("float32", None),
+])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_conv_with_string_padding_adds_the_bias_in_place(k, input_dtype, bias_dtype, padding):
+    # with padding "same"/"valid" torch convolves first (its dtype errors come first) and adds
+    # the bias in place afterwards: any bias dtype, cast to the result's
+    def run(lib):
+        x = lib.arange(float(4 ** k)).reshape((1, 1) + (4,) * k).to(getattr(lib, input_dtype))
+        bias = None if bias_dtype is None else lib.full((1,), 2).to(getattr(lib, bias_dtype))
+        conv = getattr(lib.nn.functional, f"conv{k}d")
+        return conv(x, lib.ones((1, 1) + (2,) * k), bias, padding=padding)
+    _same_outcome(lambda: run(torch), lambda: run(ember))

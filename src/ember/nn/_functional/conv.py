@@ -736,6 +736,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, k, name):
     groups = int(groups)
     stride = _ints(stride, k, "stride", name)
     dilation = _ints(dilation, k, "dilation", name)
+    # torch's string-padding path convolves without the bias and adds it in place afterwards,
+    # so the bias's dtype is neither checked against the input's nor promotes the result
+    bias_added_in_place = isinstance(padding, str) and bias is not None
     if isinstance(padding, str):
         if padding == "valid":
             padding = ((0, 0),) * k
@@ -748,7 +751,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, k, name):
     else:
         padding = tuple((p, p) for p in _ints(padding, k, "padding", name))
     input, unbatched = _batched(input, k, name)
-    _check_dtypes(input, weight, bias, name)
+    _check_dtypes(input, weight, None if bias_added_in_place else bias, name)
     if padding is None:
         padding = _same_padding(weight.shape[2:], dilation) if weight.ndim == k + 2 else \
             ((0, 0),) * k
@@ -763,7 +766,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, k, name):
                            "than actual input size")
     out = convolution_op(input, weight, stride=stride, padding=padding, dilation=dilation,
                          groups=groups)
-    out = _add_bias(out, bias, k)
+    out = _add_bias(out, bias.to(out.dtype) if bias_added_in_place else bias, k)
     return out.squeeze(0) if unbatched else out
 
 
