@@ -946,3 +946,19 @@ def test_conv_with_string_padding_adds_the_bias_in_place(k, input_dtype, bias_dt
         conv = getattr(lib.nn.functional, f"conv{k}d")
         return conv(x, lib.ones((1, 1) + (2,) * k), bias, padding=padding)
     _same_outcome(lambda: run(torch), lambda: run(ember))
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("which", ["weight", "bias", "running_mean", "running_var"])
+@pytest.mark.parametrize("size", [5, 7])
+def test_native_batch_norm_reads_one_entry_per_channel_of_longer_vectors(training, which, size):
+    # torch's CPU kernel reads entry c of each per-channel vector for the C channels only: a
+    # longer vector's tail is ignored and, for running stats, left as it was
+    def run(lib):
+        x = lib.arange(125.0).reshape(5, 5, 5) / 10
+        vectors = {"weight": lib.ones(5) * 1.5, "bias": lib.ones(5) * 0.5,
+                   "running_mean": lib.zeros(5), "running_var": lib.ones(5)}
+        vectors[which] = lib.arange(float(size)) + 1
+        out = lib.native_batch_norm(x, *vectors.values(), training, 0.5, 0.6)
+        return (*out, vectors["running_mean"], vectors["running_var"])
+    _same_outcome(lambda: run(torch), lambda: run(ember))

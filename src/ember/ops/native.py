@@ -87,6 +87,10 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         tensor([1., 1.])
     """
     _check_dtype("batch_norm", input.dtype, "bic")
+    if input.dim() >= 2:
+        channels = input.shape[1]
+        weight, bias, running_mean, running_var = (
+            _first_channels(t, channels) for t in (weight, bias, running_mean, running_var))
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be "
                          "None")
@@ -107,6 +111,14 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
     empty = input.new_empty(0)
     return _affine(out, weight, bias, shape), empty, empty.clone()
+
+
+def _first_channels(vector, channels):
+    """The entries of a per-channel ``vector`` that torch's CPU batch norm reads, one for each
+    of the ``channels``: a longer vector's tail is ignored (and left as it was)."""
+    if vector is None or vector.dim() != 1 or vector.shape[0] <= channels:
+        return vector
+    return vector[:channels]
 
 
 def _update_running_stats(input, mean, var, running_mean, running_var, momentum, dims):
