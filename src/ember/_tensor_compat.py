@@ -275,10 +275,43 @@ tensor_method(no_backend("xpu", AssertionError, "Torch not compiled with XPU ena
                                                 "cpu or cuda)"))
 tensor_method(no_backend("mtia", AssertionError, "Torch not compiled with MTIA enabled (ember: "
                                                  "use cpu or cuda)"))
-tensor_method(no_backend("to_mkldnn", RuntimeError, "Tensor.to_mkldnn: ember has no MKL-DNN "
-                         "layout; strided tensors already use the CPU's BLAS"))
-tensor_method(no_backend("hash_tensor", NotImplementedError, "Tensor.hash_tensor: ember has no "
-                         "uint64 dtype to hold the hash; use Python's hash of tensor.tolist()"))
+
+
+@tensor_method
+@signature("to_mkldnn(Tensor self, ScalarType? dtype=None) -> Tensor")
+def to_mkldnn(self, dtype=None):
+    """Refused after torch's argument checks: ember has no MKL-DNN layout.
+
+    Example::
+
+        >>> ember.ones(2).to_mkldnn()
+        Traceback (most recent call last):
+        RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already ...
+    """
+    raise RuntimeError("Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already "
+                       "use the CPU's BLAS")
+
+
+@tensor_method
+@signature("hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor")
+def hash_tensor(self, dim=(), *, keepdim=False, mode=0):
+    """Refused after torch's checks of the arguments and of an empty input's reduction dims:
+    ember has no uint64 dtype to hold the hash.
+
+    Example::
+
+        >>> ember.ones(2).hash_tensor()
+        Traceback (most recent call last):
+        NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; ...
+    """
+    if self.numel() == 0 and not dim:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                           "argument.")
+    raise NotImplementedError("Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; "
+                              "use Python's hash of tensor.tolist()")
+
+
 tensor_method(no_backend("to_sparse_bsr", RuntimeError, "Tensor.to_sparse_bsr: ember has no "
                          "block sparse layouts; use Tensor.to_sparse_csr()"))
 tensor_method(no_backend("to_sparse_bsc", RuntimeError, "Tensor.to_sparse_bsc: ember has no "

@@ -18,9 +18,7 @@ KNOWN_MISMATCHES = {
     ('Tensor.hash_tensor', 'base', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'dtype_bool:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'dtype_int64:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
-    ('Tensor.hash_tensor', 'empty:input', 'other_type'),  # torch RuntimeError, ember NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'inf:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
-    ('Tensor.hash_tensor', 'kwarg', 'other_type'),  # torch TypeError, ember NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.hash_tensor', 'nan:input', 'refused'),  # NotImplementedError: Tensor.hash_tensor: ember has no uint64 dtype to hold the hash; use Python's hash of tensor.tolist()
     ('Tensor.pinverse', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('Tensor.stft', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "reflection_pad1d" not implemented for 'Bool'
@@ -28,7 +26,6 @@ KNOWN_MISMATCHES = {
     ('Tensor.to_mkldnn', 'base', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'empty:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'inf:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
-    ('Tensor.to_mkldnn', 'kwarg', 'other_type'),  # torch TypeError, ember RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'nan:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('torch.bincount', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "bincount_cpu" not implemented for 'Bool'
     ('torch.bucketize', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "searchsorted_out_cpu" not implemented for 'ComplexFloat'

@@ -962,3 +962,18 @@ def test_native_batch_norm_reads_one_entry_per_channel_of_longer_vectors(trainin
         out = lib.native_batch_norm(x, *vectors.values(), training, 0.5, 0.6)
         return (*out, vectors["running_mean"], vectors["running_var"])
     _same_outcome(lambda: run(torch), lambda: run(ember))
+
+
+@pytest.mark.parametrize("call", [
+    "x.to_mkldnn(bogus=1)", "x.to_mkldnn('a')", "x.hash_tensor(bogus=1)", "x.hash_tensor('a')",
+    "x[:0].hash_tensor()", "x.hash_tensor(0, keepdim='a')",
+])
+def test_refused_methods_check_their_arguments_as_torch_first(call):
+    # ember refuses to_mkldnn and hash_tensor, but only after torch's own argument checks
+    def run(lib):
+        return eval(call, {"x": lib.ones(3)})  # noqa: S307
+    with pytest.raises(Exception) as expected:
+        run(torch)
+    with pytest.raises(Exception) as got:
+        run(ember)
+    assert type(got.value) is type(expected.value)
