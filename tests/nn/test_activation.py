@@ -557,6 +557,20 @@ def test_softmax_by_row_blocks_matches_torch(name, shape):
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("spread", [0.05, 0.3, 3.0])
+def test_softmax_shared_shift_matches_torch(name, spread):
+    # blocks whose values all lie within log(cols) of the block's largest subtract that one
+    # value (0.05, 0.3), wider ones each row's maximum (3.0): both keep torch's values to
+    # float32 rounding (atol for the wide rows' log-probabilities near 0)
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal((600, 256)) * spread).astype(np.float32)
+    x[:300] += 5.0   # the first block sits higher than the others
+    ours = getattr(F, name)(ember.tensor(x), dim=-1)
+    theirs = getattr(TF, name)(torch.tensor(x), dim=-1)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("shape", [(700, 300), (4, 6, 500)])
 def test_log_softmax_first_order_backward_matches_torch(shape):
     # first order: the fused blocked backward kernel; create_graph: the composite formula

@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -69,18 +70,35 @@ def _by_rows(xp, a, dim):
 
 def _softmax_rows(a2, log):
     """(log_)softmax of each row of ``a2``, block by block, with the whole-array formula's
-    operations in the same order (so the same values)."""
+    operations in the same order; narrow-spread values share one shift (see
+    :func:`_shared_shift`)."""
     out = np.empty_like(a2)
     ones = np.ones(a2.shape[1], a2.dtype)
     for rows in _row_blocks(*a2.shape):
         block, o = a2[rows], out[rows]
-        np.subtract(block, block.max(axis=1, keepdims=True), out=o)
+        shift = _shared_shift(block)
+        np.subtract(block, block.max(axis=1, keepdims=True) if shift is None else shift, out=o)
         if log:
             o -= np.log(_row_sums(np.exp(o), ones))
         else:
             np.exp(o, out=o)
             o /= _row_sums(o, ones)
     return out
+
+
+def _shared_shift(a2):
+    """The largest value of a block of rows ``a2`` where every value lies within ``log(cols)``
+    of it, else None (each row then subtracts its own maximum; infinities and NaN too).
+
+    Within that span no exponential underflows and the shifted values round by at most half
+    an ulp of ``log(cols)``, while every log-probability is at most ``-log(1 + (cols-1)/cols)``,
+    so float32's relative precision holds; a whole-array max and min and a scalar subtraction
+    cost about a third of the per-row maxima and their broadcast subtraction.
+    """
+    top = a2.max()
+    if top - a2.min() < math.log(max(a2.shape[1], 2)):
+        return top
+    return None
 
 
 def _row_sums(rows, ones):
