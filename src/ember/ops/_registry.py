@@ -279,6 +279,24 @@ def _kernel_by_device(generic, device_kernels):
     return kernel
 
 
+def first_order_backward(composite):
+    """The opt-outs of a fused first-order backward kernel: it runs only when no graph of
+    the gradient is recorded (a ``create_graph`` backward, forward mode and vmap go through
+    the ``composite`` ops instead), and exported models run inference. Pass as
+    ``Op(..., opt_outs=first_order_backward("the composite loss"))``.
+
+    Example::
+
+        >>> sorted(first_order_backward("the composite loss"))
+        ['batch', 'derivative', 'jvp', 'onnx']
+    """
+    return {"derivative": f"first order only: a create_graph backward differentiates "
+                          f"{composite} instead",
+            "jvp": "first order only; never runs under forward-mode AD",
+            "batch": "first order only; vmap traces the composite ops",
+            "onnx": "a backward kernel: exported models run inference"}
+
+
 def defop(name, **options):
     """Decorator turning a kernel ``fn(xp, *arrays, **params)`` into an :class:`Op`.
 

@@ -20,7 +20,7 @@ from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
 from ...ops._precision import in_float32, is_half
-from ...ops._registry import Op, _short_name, autocast_policy
+from ...ops._registry import Op, _short_name, autocast_policy, first_order_backward
 from ...ops.pointwise import _check_dtype
 from ...ops.shape import cat, pad
 from ..attention import _backends as _sdpa_backends
@@ -365,12 +365,8 @@ _sdpa_backward_op = Op("_scaled_dot_product_attention_fused_backward", _sdpa_bac
                        meta=lambda g, q, k, v, p, *, scale: ((q.shape, q.dtype),
                                                              (k.shape, k.dtype),
                                                              (v.shape, v.dtype)),
-                       save_inputs=False, multi_output=True, kind="nn")
-_sdpa_backward_op.opt_out("derivative", "first order only: a create_graph backward "
-                                        "differentiates the composite attention instead")
-_sdpa_backward_op.opt_out("jvp", "first order only; never runs under forward-mode AD")
-_sdpa_backward_op.opt_out("batch", "first order only; vmap traces the composite ops")
-_sdpa_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
+                       save_inputs=False, multi_output=True, kind="nn",
+                       opt_outs=first_order_backward("the composite attention"))
 
 
 @_sdpa_fused_op.defderivative

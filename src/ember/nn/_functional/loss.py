@@ -23,7 +23,14 @@ from ..._device import META
 from ..._tensor import Tensor, _trace_state
 from ...autograd import forward_ad as _forward_ad
 from ...autograd import grad_mode
-from ...ops._registry import Op, _check_castable, _short_name, autocast_policy, defop
+from ...ops._registry import (
+    Op,
+    _check_castable,
+    _short_name,
+    autocast_policy,
+    defop,
+    first_order_backward,
+)
 from ...ops._signature import signature
 from ...ops._util import host_values
 from ...ops._vmap_rules import batching
@@ -821,12 +828,8 @@ def _cross_entropy_backward_kernel(xp, grad, exps, sums, target, *, reduction):
 
 _cross_entropy_backward_op = Op("_cross_entropy_fused_backward", _cross_entropy_backward_kernel,
                                 meta=lambda grad, exps, sums, target, *, reduction:
-                                (exps.shape, exps.dtype), save_inputs=False, kind="nn")
-_cross_entropy_backward_op.opt_out("derivative", "first order only: a create_graph backward "
-                                                 "differentiates the composite loss instead")
-_cross_entropy_backward_op.opt_out("jvp", "first order only; never runs under forward-mode AD")
-_cross_entropy_backward_op.opt_out("batch", "first order only; vmap traces the composite ops")
-_cross_entropy_backward_op.opt_out("onnx", "a backward kernel: exported models run inference")
+                                (exps.shape, exps.dtype), save_inputs=False, kind="nn",
+                                opt_outs=first_order_backward("the composite loss"))
 
 
 @_cross_entropy_op.defderivative
