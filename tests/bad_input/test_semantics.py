@@ -977,3 +977,25 @@ def test_refused_methods_check_their_arguments_as_torch_first(call):
     with pytest.raises(Exception) as got:
         run(ember)
     assert type(got.value) is type(expected.value)
+
+
+def _qr_single_nonfinite_inputs():
+    rng = np.random.default_rng(5)
+    for shape in [(2, 2), (3, 3), (4, 3), (3, 4), (5, 5)]:
+        for trial in range(12):
+            x = rng.standard_normal(shape).astype(np.float32)
+            for _ in range(1 + trial % 2):
+                x.flat[rng.integers(x.size)] = (math.inf, -math.inf, math.nan)[trial % 3]
+            yield f"{shape}-{trial}", x
+
+
+@pytest.mark.parametrize("name, values", list(_qr_single_nonfinite_inputs()))
+def test_qr_of_one_or_two_non_finite_entries_follows_lapack(name, values):
+    # torch's library: lapy2 of two infinities is NaN and of (NaN, y) is |y| sqrt(2); SIGN of a
+    # NaN is negative; larf/ger leave alone the rows past v's last non-zero and the columns
+    # whose v^T C is zero
+    _same_outcome(lambda: torch.geqrf(torch.tensor(values)),
+                  lambda: ember.geqrf(ember.tensor(values)))
+    for mode in ("reduced", "complete"):
+        _same_outcome(lambda: torch.linalg.qr(torch.tensor(values), mode=mode),
+                      lambda: ember.linalg.qr(ember.tensor(values), mode=mode))

@@ -260,6 +260,19 @@ def _lapack_qr(a, mode):
     return qs.reshape(a.shape[:-2] + (m, k)), rs.reshape(a.shape[:-2] + (k, n))
 
 
+def _larf(c, v, tau):
+    """``c -= tau v (v^T c)`` in place as LAPACK's larf with BLAS's ger: rows past ``v``'s
+    last non-zero entry and columns whose ``v^T c`` is zero are left alone (so a NaN ``tau``
+    spreads only where ``v`` and ``v^T c`` reach)."""
+    nonzero = np.flatnonzero(v != 0)
+    if nonzero.size == 0:
+        return
+    rows = nonzero[-1] + 1
+    w = v[:rows] @ c[:rows]
+    cols = np.flatnonzero(w != 0)
+    c[:rows, cols] -= tau * np.outer(v[:rows], w[cols])
+
+
 def _lapack_org2r(a, tau):
     """The first ``a.shape[1]`` columns of ``H_0 ... H_(k-1)`` as LAPACK's org2r forms them
     (``H_i`` touches rows i: of columns i: only; column i is ``e_i - tau_i v_i``)."""
@@ -271,7 +284,7 @@ def _lapack_org2r(a, tau):
         for i in reversed(range(k)):
             v = np.concatenate([[1], q[i + 1:, i]]).astype(q.dtype)
             if i + 1 < n:
-                q[i:, i + 1:] -= tau[i] * np.outer(v, v @ q[i:, i + 1:])
+                _larf(q[i:, i + 1:], v, tau[i])
             q[i + 1:, i] = -tau[i] * v[1:]
             q[i, i] = 1 - tau[i]
             q[:i, i] = 0
@@ -784,11 +797,26 @@ def _scaled_norm(x):
 
 
 def _hypot(x, y):
-    """LAPACK's lapy2: NaN in, NaN out; otherwise the larger magnitude when it is infinite."""
-    if math.isnan(x) or math.isnan(y):
-        return math.nan
-    w, z = max(abs(x), abs(y)), min(abs(x), abs(y))
-    return w if z == 0 or math.isinf(w) else w * math.sqrt(1 + (z / w) ** 2)
+    """LAPACK's lapy2 as torch's library computes it: ``w * sqrt(1 + (z/w)^2)`` for the larger
+    and smaller magnitudes ``w`` and ``z``, picked as x86's max and min do (a NaN ``x`` gives
+    both as ``|y|``, a NaN ``y`` both NaN), with no shortcut for an infinite ``w`` (two
+    infinities give NaN).
+
+    Example::
+
+        >>> _hypot(math.nan, 1.0) == math.sqrt(2)
+        True
+    """
+    xa, ya = abs(x), abs(y)
+    w, z = (xa if xa > ya else ya), (xa if xa < ya else ya)
+    return w if z == 0 else w * math.sqrt(1 + (z / w) ** 2)
+
+
+def _householder_beta(alpha, norm):
+    """larfg's ``-sign(lapy2(alpha, norm), alpha)``; Fortran's SIGN as torch's library
+    computes it takes a NaN ``alpha`` as negative."""
+    size = _hypot(alpha, norm)
+    return size if math.isnan(alpha) else -math.copysign(size, alpha)
 
 
 def _lapack_geqr2(matrix):
@@ -809,7 +837,7 @@ def _lapack_geqr2(matrix):
             below = a[j + 1:, j]
             norm = _scaled_norm(below) if below.size else 0.0
             if norm != 0:  # (a zero norm: the identity reflector, tau 0)
-                beta = -math.copysign(_hypot(alpha, norm), alpha)
+                beta = _householder_beta(alpha, norm)
                 tau[j] = (beta - alpha) / beta if beta == beta else math.nan
                 a[j + 1:, j] = below * a.dtype.type(1 / (alpha - beta)
                                                     if alpha - beta else math.inf)
