@@ -2,6 +2,7 @@
 
     python examples/mlp_digits.py               # 20 epochs, a few seconds
     python examples/mlp_digits.py --steps 50    # just 50 optimizer steps
+    python examples/mlp_digits.py --device webgpu
 
 Everything here is PyTorch's API: replace ``import ember as torch`` by ``import torch`` (and
 ``ember.vision`` by ``torchvision``-style data) and it runs there too.
@@ -31,11 +32,12 @@ class MLP(nn.Module):
         return self.out(x)                    # logits
 
 
-def evaluate(model, loader):
+def evaluate(model, loader, device):
     model.eval()
     correct, loss, n = 0, 0.0, 0
     with torch.no_grad():
         for x, y in loader:
+            x, y = x.to(device), y.to(device)
             logits = model(x)
             loss += F.cross_entropy(logits, y, reduction="sum").item()
             correct += (logits.argmax(1) == y).sum().item()
@@ -50,21 +52,24 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or webgpu")
     args = parser.parse_args(argv)
 
+    device = torch.device(args.device)
     torch.manual_seed(args.seed)
     normalize = transforms.Normalize((0.3,), (0.4,))
     train_loader = DataLoader(datasets.Digits(train=True, transform=normalize),
                               batch_size=args.batch_size, shuffle=True)
     test_loader = DataLoader(datasets.Digits(train=False, transform=normalize), batch_size=360)
 
-    model = MLP()
+    model = MLP().to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, nesterov=True)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=8, gamma=0.3)
     losses, step = [], 0
     for epoch in range(1, args.epochs + 1):
         model.train()
         for x, y in train_loader:
+            x, y = x.to(device), y.to(device)
             loss = F.cross_entropy(model(x), y)
             optimizer.zero_grad()
             loss.backward()
@@ -74,7 +79,7 @@ def main(argv=None):
             if args.steps is not None and step >= args.steps:
                 break
         scheduler.step()
-        test_loss, test_acc = evaluate(model, test_loader)
+        test_loss, test_acc = evaluate(model, test_loader, device)
         print(f"epoch {epoch:2d}  train loss {sum(losses[-10:]) / len(losses[-10:]):.4f}  "
               f"test loss {test_loss:.4f}  test accuracy {test_acc:.4f}")
         if args.steps is not None and step >= args.steps:
