@@ -3,6 +3,7 @@
     python examples/cnn_digits.py                    # 10 epochs, well under a minute
     python examples/cnn_digits.py --steps 40         # a quick look
     python examples/cnn_digits.py --save-model cnn.pt
+    python examples/cnn_digits.py --device webgpu
 
 Shows: a Dataset with random-crop augmentation, F.conv2d/max_pool2d through nn modules,
 AdamW with cosine annealing, label smoothing, log-softmax + NLL, and ember.save / ember.load.
@@ -39,6 +40,7 @@ class Net(nn.Module):
 def train_epoch(model, loader, optimizer, scheduler, args, losses):
     model.train()
     for batch, (x, y) in enumerate(loader):
+        x, y = x.to(args.device), y.to(args.device)
         log_probs = model(x)
         # label smoothing by hand on log-probabilities: (1 - eps) * NLL + eps * mean(-log p)
         loss = (1 - args.smoothing) * F.nll_loss(log_probs, y) \
@@ -55,11 +57,12 @@ def train_epoch(model, loader, optimizer, scheduler, args, losses):
             return
 
 
-def test(model, loader):
+def test(model, loader, device):
     model.eval()
     correct, loss = 0, 0.0
     with torch.no_grad():
         for x, y in loader:
+            x, y = x.to(device), y.to(device)
             log_probs = model(x)
             loss += F.nll_loss(log_probs, y, reduction="sum").item()
             correct += log_probs.argmax(dim=1).eq(y).sum().item()
@@ -77,9 +80,11 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--log-interval", type=int, default=20)
     parser.add_argument("--save-model", default=None, metavar="PATH")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or webgpu")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (small matrices)")
     args = parser.parse_args(argv)
 
+    args.device = torch.device(args.device)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     normalize = transforms.Normalize((0.3,), (0.4,))
@@ -88,22 +93,22 @@ def main(argv=None):
                               batch_size=args.batch_size, shuffle=True)
     test_loader = DataLoader(datasets.Digits(train=False, transform=normalize), batch_size=360)
 
-    model = Net()
+    model = Net().to(args.device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-2)
     total = args.steps or args.epochs * len(train_loader)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=total)
     losses = []
     for epoch in range(1, args.epochs + 1):
         train_epoch(model, train_loader, optimizer, scheduler, args, losses)
-        test_loss, accuracy = test(model, test_loader)
+        test_loss, accuracy = test(model, test_loader, args.device)
         print(f"epoch {epoch}: test loss {test_loss:.4f}, accuracy {accuracy:.4f}")
         if args.steps is not None and len(losses) >= args.steps:
             break
     if args.save_model:
         torch.save(model.state_dict(), args.save_model)
-        reloaded = Net()
+        reloaded = Net().to(args.device)
         reloaded.load_state_dict(torch.load(args.save_model))
-        assert test(reloaded, test_loader) == (test_loss, accuracy)
+        assert test(reloaded, test_loader, args.device) == (test_loss, accuracy)
         print(f"saved to {args.save_model}")
     return {"losses": losses, "test_loss": test_loss, "test_accuracy": accuracy}
 
