@@ -2,6 +2,7 @@
 
     python examples/vae.py                      # 60 epochs, well under a minute
     python examples/vae.py --steps 50 --out vae_out/
+    python examples/vae.py --device webgpu
 
 The encoder maps an image to the mean and log-variance of a Gaussian over a small latent code;
 the decoder maps a code back to pixel probabilities. The loss is the negative evidence lower
@@ -61,20 +62,23 @@ def main(argv=None):
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="folder for reconstruction/sample PNGs")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or webgpu")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (small matrices)")
     args = parser.parse_args(argv)
 
+    device = torch.device(args.device)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     train_loader = DataLoader(datasets.Digits(train=True), batch_size=args.batch_size,
                               shuffle=True)
-    test_set = datasets.Digits(train=False)
-    model = VAE(latent=args.latent)
+    test_images = datasets.Digits(train=False).data.to(device)
+    model = VAE(latent=args.latent).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     losses = []
     for epoch in range(1, args.epochs + 1):
         model.train()
         for x, _ in train_loader:
+            x = x.to(device)
             logits, mean, log_var = model(x)
             loss = loss_function(logits, x, mean, log_var)
             optimizer.zero_grad()
@@ -85,8 +89,8 @@ def main(argv=None):
                 break
         model.eval()
         with torch.no_grad():
-            logits, mean, log_var = model(test_set.data)
-            test_loss = loss_function(logits, test_set.data, mean, log_var).item()
+            logits, mean, log_var = model(test_images)
+            test_loss = loss_function(logits, test_images, mean, log_var).item()
         if epoch % 10 == 0 or epoch == 1 or (args.steps and len(losses) >= args.steps):
             print(f"epoch {epoch:3d}  train -ELBO {sum(losses[-20:]) / len(losses[-20:]):.2f}"
                   f"  test -ELBO {test_loss:.2f}  (nats per image)")
@@ -95,11 +99,11 @@ def main(argv=None):
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with torch.no_grad():
-            originals = test_set.data[:32]
+            originals = test_images[:32]
             reconstructed = torch.sigmoid(model.decode(model.encode(originals)[0]))
-            samples = torch.sigmoid(model.decode(torch.randn(64, args.latent)))
-        save_image(torch.cat([originals, reconstructed]), os.path.join(args.out, "recon.png"))
-        save_image(samples, os.path.join(args.out, "samples.png"))
+            samples = torch.sigmoid(model.decode(torch.randn(64, args.latent, device=device)))
+        save_image(torch.cat([originals, reconstructed]).cpu(), os.path.join(args.out, "recon.png"))
+        save_image(samples.cpu(), os.path.join(args.out, "samples.png"))
         print(f"wrote {args.out}/recon.png (top: test images, bottom: reconstructions) and "
               f"{args.out}/samples.png")
     return {"losses": losses, "test_loss": test_loss}
