@@ -3,6 +3,7 @@
     python examples/dcgan.py                       # 60 epochs, about a minute
     python examples/dcgan.py --steps 60 --out gan_out/
     python examples/dcgan.py --fake                # on FakeData instead (random noise images)
+    python examples/dcgan.py --device webgpu
 
 The generator turns noise into an image with transposed convolutions (2x2 -> 4x4 -> 8x8); the
 discriminator scores images with strided convolutions. They are trained against each other
@@ -81,9 +82,11 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fake", action="store_true", help="train on FakeData instead")
     parser.add_argument("--out", default=None, help="folder for sample PNGs")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or webgpu")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (small matrices)")
     args = parser.parse_args(argv)
 
+    device = torch.device(args.device)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     to_unit_range = transforms.Normalize((0.5,), (0.5,))          # [0, 1] -> [-1, 1] (tanh)
@@ -93,20 +96,22 @@ def main(argv=None):
     else:
         dataset = datasets.Digits(train=True, transform=to_unit_range)
     loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True, drop_last=True)
-    reference = torch.stack([dataset[i][0] for i in range(min(len(dataset), 512))])
+    reference = torch.stack([dataset[i][0] for i in range(min(len(dataset), 512))]).to(device)
 
     netG, netD = Generator(args.nz), Discriminator()
     netG.apply(weights_init)
     netD.apply(weights_init)
+    netG.to(device)
+    netD.to(device)
     criterion = nn.BCEWithLogitsLoss()
     optD = torch.optim.Adam(netD.parameters(), lr=args.lr, betas=(0.5, 0.999))
     optG = torch.optim.Adam(netG.parameters(), lr=args.lr, betas=(0.5, 0.999))
-    fixed_noise = torch.randn(64, args.nz, 1, 1)
+    fixed_noise = torch.randn(64, args.nz, 1, 1, device=device)
 
     def gap():
         netG.eval()
         with torch.no_grad():
-            value = statistics_gap(netG(torch.randn(512, args.nz, 1, 1)), reference)
+            value = statistics_gap(netG(torch.randn(512, args.nz, 1, 1, device=device)), reference)
         netG.train()
         return value
 
@@ -114,10 +119,11 @@ def main(argv=None):
     step = 0
     for epoch in range(1, args.epochs + 1):
         for real, _ in loader:
+            real = real.to(device)
             b = len(real)
-            ones, zeros = torch.ones(b), torch.zeros(b)
+            ones, zeros = torch.ones(b, device=device), torch.zeros(b, device=device)
             # (1) the discriminator: real images -> 1, generated images -> 0
-            fake = netG(torch.randn(b, args.nz, 1, 1))
+            fake = netG(torch.randn(b, args.nz, 1, 1, device=device))
             loss_D = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
             optD.zero_grad()
             loss_D.backward()
@@ -145,7 +151,7 @@ def main(argv=None):
         with torch.no_grad():
             samples = netG(fixed_noise)
         path = os.path.join(args.out, "samples.png")
-        save_image(samples, path, normalize=True, value_range=(-1, 1))
+        save_image(samples.cpu(), path, normalize=True, value_range=(-1, 1))
         print(f"wrote {path}")
     return history
 
