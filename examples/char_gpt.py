@@ -3,6 +3,7 @@
     python examples/char_gpt.py                   # 600 steps, about a minute on a laptop CPU
     python examples/char_gpt.py --steps 50        # a quick look
     python examples/char_gpt.py --prompt "It was" --temperature 0.8
+    python examples/char_gpt.py --device webgpu
 
 The model predicts each next character from the ones before it: token and position
 embeddings, blocks of causal multi-head self-attention and an MLP (pre-norm, with residual
@@ -86,7 +87,7 @@ class GPT(nn.Module):
         if T > self.block_size:
             raise ValueError(f"sequence of {T} tokens is longer than the block size "
                              f"{self.block_size}")
-        x = self.drop(self.tok_emb(idx) + self.pos_emb(torch.arange(T)))
+        x = self.drop(self.tok_emb(idx) + self.pos_emb(torch.arange(T, device=idx.device)))
         logits = self.head(self.ln_f(self.blocks(x)))
         if targets is None:
             return logits, None
@@ -107,9 +108,11 @@ class GPT(nn.Module):
 
 
 class CharData:
-    """The text as integer ids, a character vocabulary, and random (input, target) windows."""
+    """The text as integer ids, a character vocabulary, and random (input, target) windows
+    (on ``device``)."""
 
-    def __init__(self, text, val_fraction=0.1):
+    def __init__(self, text, val_fraction=0.1, device="cpu"):
+        self.device = device
         self.chars = sorted(set(text))
         self.index = {c: i for i, c in enumerate(self.chars)}
         data = self.encode(text)
@@ -126,7 +129,7 @@ class CharData:
         data = self.train if split == "train" else self.val
         starts = torch.randint(len(data) - block_size - 1, (batch_size, 1))
         positions = starts + torch.arange(block_size)          # (B, T) indices, vectorised
-        return data[positions], data[positions + 1]
+        return data[positions].to(self.device), data[positions + 1].to(self.device)
 
 
 @torch.no_grad()
@@ -157,15 +160,17 @@ def main(argv=None):
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--top-k", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or webgpu")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (small matrices)")
     args = parser.parse_args(argv)
 
+    device = torch.device(args.device)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     with open(args.text, encoding="utf-8") as f:
-        data = CharData(f.read())
+        data = CharData(f.read(), device=device)
     model = GPT(len(data.chars), args.block_size, args.dim, args.heads, args.layers,
-                args.dropout)
+                args.dropout).to(device)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{len(data.train)} training characters, vocabulary of {len(data.chars)}, "
           f"{n_params / 1e3:.1f}k parameters")
@@ -193,9 +198,9 @@ def main(argv=None):
             est = estimate_loss(model, data, args.batch_size, args.block_size)
             print(f"step {step + 1:5d}  train loss {est['train']:.3f}  val loss {est['val']:.3f}")
     model.eval()
-    prompt = data.encode(args.prompt).view(1, -1)
+    prompt = data.encode(args.prompt).view(1, -1).to(device)
     sample = model.generate(prompt, args.sample_chars, args.temperature, args.top_k)
-    text = data.decode(sample[0].tolist())
+    text = data.decode(sample[0].cpu().tolist())
     print("--- sample ---")
     print(text)
     return {"losses": losses, "sample": text}
