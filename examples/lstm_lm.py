@@ -2,6 +2,7 @@
 
     python examples/lstm_lm.py                    # 20 passes over the text, about 15 s
     python examples/lstm_lm.py --steps 40         # a quick look
+    python examples/lstm_lm.py --device webgpu
 
 The text (the same few pages as ``char_gpt.py``) is cut into ``batch-size`` parallel streams;
 each step reads the next ``bptt`` characters of every stream, carrying the LSTM's state over
@@ -60,10 +61,10 @@ def evaluate(model, streams, bptt):
 
 
 @torch.no_grad()
-def sample(model, chars, index, prompt, length, temperature):
+def sample(model, chars, index, prompt, length, temperature, device):
     model.eval()
     state = None
-    idx = torch.tensor([[index[c] for c in prompt]])
+    idx = torch.tensor([[index[c] for c in prompt]], device=device)
     out = list(prompt)
     for _ in range(length):
         logits, state = model(idx, state)
@@ -86,21 +87,23 @@ def main(argv=None):
     parser.add_argument("--clip", type=float, default=0.5)
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or webgpu")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (small matrices)")
     args = parser.parse_args(argv)
 
+    device = torch.device(args.device)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     with open(args.text, encoding="utf-8") as f:
         text = f.read()
     chars = sorted(set(text))
     index = {c: i for i, c in enumerate(chars)}
-    ids = torch.tensor([index[c] for c in text])
+    ids = torch.tensor([index[c] for c in text], device=device)
     split = int(len(ids) * 0.9)
     train = batchify(ids[:split], args.batch_size)
     val = batchify(ids[split:], 4)
 
-    model = LSTMLanguageModel(len(chars), hidden=args.hidden, layers=args.layers)
+    model = LSTMLanguageModel(len(chars), hidden=args.hidden, layers=args.layers).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.95)
     losses = []
@@ -127,7 +130,7 @@ def main(argv=None):
               f"val perplexity {math.exp(val_loss):.1f}")
         if args.steps is not None and len(losses) >= args.steps:
             break
-    text = sample(model, chars, index, "It was", 200, args.temperature)
+    text = sample(model, chars, index, "It was", 200, args.temperature, device)
     print("--- sample ---")
     print(text)
     return {"losses": losses, "val_loss": val_loss, "sample": text}
