@@ -86,6 +86,7 @@ def main(argv=None):
     parser.add_argument("--lr", type=float, default=1e-2)
     parser.add_argument("--clip", type=float, default=0.5)
     parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--sample-chars", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu", help="cpu, cuda or webgpu")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (small matrices)")
@@ -130,7 +131,7 @@ def main(argv=None):
               f"val perplexity {math.exp(val_loss):.1f}")
         if args.steps is not None and len(losses) >= args.steps:
             break
-    text = sample(model, chars, index, "It was", 200, args.temperature, device)
+    text = sample(model, chars, index, "It was", args.sample_chars, args.temperature, device)
     print("--- sample ---")
     print(text)
     return {"losses": losses, "val_loss": val_loss, "sample": text}
