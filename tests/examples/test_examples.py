@@ -95,6 +95,43 @@ def test_hogwild_shared_model_improves(capsys):
     assert result["loss_after"] < 0.8 * result["loss_before"], result
 
 
+# ---------------------------------------------------------------- on the webgpu device
+
+needs_webgpu = pytest.mark.skipif(not ember.webgpu.is_available(),
+                                  reason="webgpu unavailable (no wgpu, or no Vulkan adapter)")
+
+# few steps and small sizes: lavapipe (CI's Vulkan on the CPU) is slow
+WEBGPU_RUNS = {
+    "mlp_digits": ["--steps", "20"],
+    "cnn_digits": ["--steps", "40", "--lr", "1e-2"],
+    "vae": ["--steps", "20"],
+    "dcgan": ["--steps", "20", "--batch-size", "32"],
+    "char_gpt": ["--steps", "20", "--eval-interval", "20", "--layers", "1", "--block-size",
+                 "16", "--sample-chars", "5", "--prompt", "It"],
+    "lstm_lm": ["--steps", "20", "--epochs", "2", "--bptt", "16", "--hidden", "64",
+                "--sample-chars", "10"],
+}
+
+
+@needs_webgpu
+@pytest.mark.parametrize("name", list(WEBGPU_RUNS))
+def test_example_learns_on_webgpu(name, tmp_path, monkeypatch, capsys):
+    """Each example trains with ``--device webgpu`` (a counted CPU fallback is allowed)."""
+    monkeypatch.delenv("EMBER_WEBGPU_STRICT", raising=False)
+    result = load_example(name).main(WEBGPU_RUNS[name] + ["--device", "webgpu"])
+    if name == "dcgan":
+        # a GAN's losses need not fall: the generated images' statistics approach the data's
+        assert all(v == v for v in result["loss_G"] + result["loss_D"]), result
+        assert result["gap"][-1] < result["gap"][0], result["gap"]
+        return
+    losses = result["losses"]
+    assert all(abs(v) < float("inf") for v in losses), losses
+    falls, values = _falls(losses)
+    assert falls, values
+    if "sample" in result:  # the language models sample text after the prompt
+        assert result["sample"].startswith("It"), result["sample"]
+
+
 # ---------------------------------------------------------------- the demo
 
 
