@@ -9,6 +9,7 @@ cached in ``~/.cache/ember_extensions/lltm_cpp``, or ``--build-dir``), the C++ f
 return ember tensors (``ember::Tensor`` in C++), and ``LLTMFunction`` gives the fused cell its
 hand-written backward. The cell is checked against the same math written with ember operators
 (autograd derives that one), then a readout learns to predict a running mean of the inputs.
+It runs on the CPU only (no ``--device``): the C++ kernel reads host memory.
 """
 
 import argparse

@@ -8,7 +8,8 @@ Each rank trains on its share of every epoch (``DistributedSampler``); backward 
 gradients across the ranks (the 'gloo' backend: TCP sockets between the processes), so every
 replica takes the same step and the model is the one a single process would train on the
 global batch. Rank 0 evaluates and prints; at the end every rank checks that its parameters are
-bit-for-bit those of rank 0.
+bit-for-bit those of rank 0. It runs on the CPU only (no ``--device``): 'gloo' reduces host
+tensors.
 """
 
 import argparse

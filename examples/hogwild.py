@@ -6,7 +6,8 @@
 ``model.share_memory()`` moves every parameter into shared memory; each worker process then
 runs its own optimizer on its own shuffled batches and writes straight into those shared
 parameters (Recht et al., 2011). The main process watches the shared model improve: it
-evaluates it before and after, without ever receiving a copy of the weights.
+evaluates it before and after, without ever receiving a copy of the weights. It runs on the CPU
+only (no ``--device``): the parameters live in shared host memory.
 """
 
 import argparse
