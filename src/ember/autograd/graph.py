@@ -313,7 +313,9 @@ def _fit_to_input(grad, meta):
     """Reduce a broadcast gradient to the input's shape and dtype."""
     shape, np_dtype, _ = meta
     if grad._data.shape != shape:
-        grad = _sum_to_shape(grad, shape)
+        from ..ops.reduce.sums import sum_to_shape  # (no argument parsing)
+
+        grad = sum_to_shape(grad, shape)
     if grad._data.dtype != np_dtype:
         if grad._data.dtype.kind == "c" and np_dtype.kind != "c":
             grad = grad.real
@@ -321,29 +323,6 @@ def _fit_to_input(grad, meta):
 
         grad = grad.to(dt.from_numpy_dtype(np_dtype))
     return grad
-
-
-def _sum_to_shape(grad, shape):
-    """``grad.sum_to_size(shape)``; a gradient broadcast from ``shape`` is summed by the sum op
-    directly (the public method parses and checks its arguments again).
-
-    Example::
-
-        >>> _sum_to_shape(ember.ones(4, 3), (1, 3))
-        tensor([[4., 4., 4.]])
-    """
-    have = grad._data.shape
-    lead = len(have) - len(shape)
-    if lead >= 0 and all(s == 1 or s == h for s, h in zip(shape, have[lead:])) and shape:
-        from ..ops.reduce.sums import _sum_dtype, sum_op
-
-        dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
-                                          if s == 1 and have[lead + i] != 1)
-        grad = sum_op(grad, dims=dims, keepdim=True, dtype=_sum_dtype(grad, None))
-        return grad.reshape(shape) if lead else grad
-    from ..ops.reduce import sum_to_size
-
-    return sum_to_size(grad, shape)
 
 
 # ---------------------------------------------------------------- recording

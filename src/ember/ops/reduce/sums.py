@@ -92,6 +92,18 @@ def sum_to_size(input, *sizes, size=None):
     size = varargs_or_keyword("sum_to_size", sizes, size)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    return sum_to_shape(input, tuple(size))
+
+
+def sum_to_shape(input, size):
+    """:func:`sum_to_size` of a shape tuple, without parsing arguments (autograd's engine
+    reduces broadcast gradients with it).
+
+    Example::
+
+        >>> sum_to_shape(ember.ones(4, 3), (1, 3))
+        tensor([[4., 4., 4.]])
+    """
     shape = input._data.shape
     lead = len(shape) - len(size)
     if lead < 0 or builtins.any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
