@@ -155,12 +155,7 @@ class _Rewriter:
 
     def _index(self):
         self.producer = {v: n for n in self.graph.nodes for v in n.outputs}
-        self.uses = {}
-        for n in self.graph.nodes:
-            for v in n.inputs:
-                self.uses[v] = self.uses.get(v, 0) + 1
-        for v in self.graph.output_values():
-            self.uses[v] = self.uses.get(v, 0) + 1
+        self.uses = self.graph.use_counts()
 
     def _split(self, n):
         """``(data, parameter)`` operands of a binary node with one parameter-only operand."""
@@ -530,12 +525,7 @@ def _fuse_conv_steps(graph, known):
     """``relu(conv(x, w) + b + r)`` with each of the shift ``b`` (parameter-only, per
     channel), the residual ``r`` (of the output's shape) and the ReLU optional becomes one
     :class:`ConvBiasReLU` call."""
-    uses = {}
-    for n in graph.nodes:
-        for v in n.inputs:
-            uses[v] = uses.get(v, 0) + 1
-    for v in graph.output_values():
-        uses[v] = uses.get(v, 0) + 1
+    uses = graph.use_counts()
     consumer = {v: n for n in graph.nodes for v in n.inputs}
     removed, fused, made = set(), {}, 0
     for conv in list(graph.nodes):

@@ -115,6 +115,16 @@ class Graph:
         _tree_values(self.output, found)
         return found
 
+    def use_counts(self):
+        """How many times each value is read: as a node's input, and by the output."""
+        uses = {}
+        for n in self.nodes:
+            for v in n.inputs:
+                uses[v] = uses.get(v, 0) + 1
+        for v in self.output_values():
+            uses[v] = uses.get(v, 0) + 1
+        return uses
+
     def op_nodes(self, name=None):
         """Nodes that call a primitive (all of them, or those named ``name``)."""
         return [n for n in self.nodes

@@ -357,12 +357,7 @@ def _fusible(n):
 def fuse_elementwise(graph, min_length=2):
     """Replace chains of element-wise float ops (each feeding only the next, same shape and
     dtype) by one ``fused`` node. Returns the number of fused nodes made."""
-    uses = {}
-    for n in graph.nodes:
-        for v in n.inputs:
-            uses[v] = uses.get(v, 0) + 1
-    for v in graph.output_values():
-        uses[v] = uses.get(v, 0) + 1
+    uses = graph.use_counts()
     consumer = {}
     for n in graph.nodes:
         for v in n.inputs:
