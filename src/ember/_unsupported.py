@@ -117,9 +117,22 @@ UNSUPPORTED_DTYPES = {
 }
 
 
+class QuantizationStackMissing(NotImplementedError, AttributeError):
+    """A name of torch's quantization stack that ember lacks: a NotImplementedError that says
+    so, and an AttributeError for code that probes names (``hasattr``, and pickle's search
+    of every loaded module for a function's home, which torch.compile's cache key runs).
+
+    Example::
+
+        >>> issubclass(QuantizationStackMissing, AttributeError)
+        True
+    """
+
+
 def quantization_stack_getattr(torch_path):
     """A module ``__getattr__`` for a namespace of torch's quantization stack (torch.ao): any
-    name raises NotImplementedError naming the torch API (dunder lookups stay AttributeError).
+    name raises :class:`QuantizationStackMissing` naming the torch API (dunder lookups stay
+    plain AttributeError).
 
     Example::
 
@@ -128,7 +141,7 @@ def quantization_stack_getattr(torch_path):
     def __getattr__(name):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise NotImplementedError(
+        raise QuantizationStackMissing(
             f"{torch_path}.{name} is part of torch's quantization stack (torch.ao), which "
             "ember does not implement; use the float modules of ember.nn instead")
 
