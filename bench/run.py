@@ -384,9 +384,7 @@ def gpt_step(fw, wrap=_eager):
 
 
 def _compiled(fw, fn):
-    """``ember.compile(fn)`` for ember; torch's side stays eager (the column to beat).
-    torch.compile is not measured here: in a process that imported ember its inductor
-    fails (its cache key pickles module state that reaches ember's modules)."""
+    """``ember.compile(fn)`` for ember; torch's side stays eager (the column to beat)."""
     return fw.compile(fn) if fw is ember else fn
 
 
@@ -408,6 +406,44 @@ def lstm_step_compiled(fw):
 
 def resnet_inference_compiled(fw):
     return resnet_inference(fw, wrap=_compiled)
+
+
+# ------------------------------------------------ compiled: ember.compile against torch.compile
+
+
+_FIRST_CALLS = {}  # framework name -> seconds of its first call (the compile) in the last case
+
+
+def _both_compiled(fw, fn):
+    """``ember.compile(fn)`` for ember and ``torch.compile(fn)`` for torch."""
+    if fw is not ember and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        # a fresh cache, so that torch's compile time is a cold compile's (not another run's
+        # cached kernels) and its files go away with the run
+        folder = tempfile.mkdtemp(prefix="bench-inductor-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
+        _CLEANUP.append(folder)
+    return fw.compile(fn)
+
+
+def _against_torch_compile(case):
+    """A compiled case on both sides; its first call, the compile, is timed here (outside the
+    rounds) and reported in the row's note."""
+    def make(fw):
+        step = case(fw, wrap=_both_compiled)
+        start = time.perf_counter()
+        step()
+        _FIRST_CALLS[fw.__name__] = time.perf_counter() - start
+        return step
+    return make
+
+
+def _first_calls_note():
+    if not _FIRST_CALLS:
+        return ""
+    note = "first call (compile): " + ", ".join(
+        f"{name} {seconds:.2f} s" for name, seconds in _FIRST_CALLS.items())
+    _FIRST_CALLS.clear()
+    return note
 
 
 def resnet_inference(fw, wrap=_eager):
@@ -550,6 +586,16 @@ CASES = [
      "time", "issue 14: at most 0.7x"),
     ("compiled: ResNet (3 BasicBlocks) inference, batch 32 (torch column: eager)",
      resnet_inference_compiled, "time", "issue 14: at most 0.8x"),
+    ("compiled: 50 pointwise ops forward+backward (torch column: torch.compile)",
+     _against_torch_compile(pointwise_chain_backward), "time", "issue 14: at most 1x"),
+    ("compiled: MLP 784-256-10 step, batch 64 (torch column: torch.compile)",
+     _against_torch_compile(mlp_step), "time", "issue 14: at most 1x"),
+    ("compiled: GPT step, 2 layers, d 128, batch 16 (torch column: torch.compile)",
+     _against_torch_compile(gpt_step), "time", "issue 14: at most 1x"),
+    ("compiled: LSTM LM step, seq 35, batch 20 (torch column: torch.compile)",
+     _against_torch_compile(lstm_step), "time", "issue 14: at most 1x"),
+    ("compiled: ResNet (3 BasicBlocks) inference, batch 32 (torch column: torch.compile)",
+     _against_torch_compile(resnet_inference), "time", "issue 14: at most 1x"),
     ("DataLoader epoch: 10k x 1x28x28, batch 64, shuffled, 0 workers", _loader_epoch(0),
      "samples:10000", "at least 1x", 3),
     ("DataLoader epoch: 10k x 1x28x28, batch 64, shuffled, 2 workers", _loader_epoch(2),
@@ -646,6 +692,7 @@ def run(selected=None):
             continue
         repeat = options[0] if options else 7
         baseline = options[1] if len(options) > 1 else None
+        _FIRST_CALLS.clear()
         try:
             ember_fn = make(ember)
             ember_fn()
@@ -667,6 +714,7 @@ def run(selected=None):
             except Exception as error:  # torch lacks something this case needs: say so
                 note = f"torch: {type(error).__name__}: {error}".replace("|", "/")
                 torch_fn = None
+        note = "; ".join(part for part in (note, _first_calls_note()) if part)
         if torch_fn is not None:
             ember_t, torch_t = best_times([ember_fn, torch_fn], repeat=repeat)
         else:
