@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _dtype as dt
 from ._device import CPU, META, canonical
+from ._shared_memory import mark_shared
 
 __all__ = ["Tensor", "tensor", "as_tensor", "from_numpy", "from_dlpack", "is_tensor",
            "is_floating_point", "is_complex", "numel"]
@@ -526,7 +527,8 @@ class Tensor:
         return self._data
 
     def numpy(self, *, force=False):
-        """A NumPy array sharing this CPU tensor's memory.
+        """A NumPy array sharing this CPU tensor's memory (also with ``force=True``, which
+        allows a tensor that requires grad, and copies a GPU tensor to the host).
 
         Example::
 
@@ -541,12 +543,15 @@ class Tensor:
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        return self._data.copy() if force else self._data
+        # NumPy now holds this memory: like torch, resize_ may no longer grow it
+        return mark_shared(self)._data
 
     def __array__(self, dtype=None, copy=None):
         if self._rg:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._device.type == "cpu":
+            mark_shared(self)
         array = self._host_array()
         if dtype is not None:
             array = array.astype(dtype)

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dtype as dt
 from ._device import CPU, DEFAULT, META, canonical, check_cuda_dtype, device_of_array
+from ._shared_memory import mark_shared
 from ._tensor import Tensor
 from .ops._signature import signature
 
@@ -178,7 +179,9 @@ def as_tensor(data, dtype=None, device=None):
     array, dtype = _infer_array(data, dtype)
     target = device or (device_of_array(array) if hasattr(array, "__cuda_array_interface__")
                         else DEFAULT[0])
-    return Tensor._make(_place(array, dtype, target, copy=False), target)
+    placed = _place(array, dtype, target, copy=False)
+    out = Tensor._make(placed, target)
+    return mark_shared(out) if placed is data else out
 
 
 def from_numpy(ndarray):
@@ -197,7 +200,7 @@ def from_numpy(ndarray):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "
                          "work around this by making a copy of your array  with array.copy().) ")
-    return Tensor._make(ndarray, CPU)
+    return mark_shared(Tensor._make(ndarray, CPU))
 
 
 def from_dlpack(ext_tensor):
@@ -218,11 +221,12 @@ def from_dlpack(ext_tensor):
     if kind == 1:  # kDLCPU
         array = np.from_dlpack(ext_tensor)
         dt.from_numpy_dtype(array.dtype)
-        return Tensor._make(array, CPU)
+        return mark_shared(Tensor._make(array, CPU))
     if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged
         from ._device import device, require_cupy
 
-        return Tensor._make(require_cupy().from_dlpack(ext_tensor), device("cuda", index))
+        return mark_shared(Tensor._make(require_cupy().from_dlpack(ext_tensor),
+                                        device("cuda", index)))
     raise RuntimeError(f"from_dlpack: unsupported DLPack device type {kind}")
 
 

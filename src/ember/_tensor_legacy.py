@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _dtype as dt
 from ._device import CPU, META, canonical
+from ._shared_memory import is_shared
 from ._tensor import (
     _FORMAT_RANKS,
     _TYPE_NAMES,
@@ -136,7 +137,8 @@ def _resize_(self, *sizes, size=None, memory_format=None):
     """Give this tensor a new shape in place, keeping its memory where it is large enough
     (the elements are then the storage's, in row-major order) and allocating new memory
     otherwise (new elements are uninitialised). Unlike torch, other tensors that share the
-    old memory do not see new memory.
+    old memory do not see new memory. Memory shared with NumPy (``from_numpy``, after
+    ``.numpy()``) cannot grow: RuntimeError, as in torch.
 
     Example::
 
@@ -171,21 +173,49 @@ def _resize_(self, *sizes, size=None, memory_format=None):
 
 def _resized_array(self, shape, strides, numel):
     """An array of ``shape``/``strides`` (in elements) on this tensor's storage from its
-    offset, or on new memory holding the old storage's elements when that is too small."""
+    offset, or on new memory holding the old storage's elements when that is too small
+    (refused, as torch does, for memory shared with NumPy: see ``ember._shared_memory``)."""
     item = self._data.dtype.itemsize
     xp = self._device.xp
     root = self._storage_root()
     offset = self.storage_offset()
-    if not root.flags.c_contiguous or offset + numel > root.size:
-        old = root.reshape(-1) if root.flags.c_contiguous else self._data.reshape(-1)
-        offset = offset if root.flags.c_contiguous else 0
-        root = xp.empty(offset + numel, self._data.dtype)
-        kept = builtins.min(old.size, root.size)
-        root[:kept] = old[:kept]
+    flat = _in_memory_order(root)
+    if flat is None or offset + numel > flat.size:
+        if offset + numel > root.size and is_shared(self):
+            raise RuntimeError("Trying to resize storage that is not resizable")
+        old = self._data.reshape(-1) if flat is None else flat
+        offset = 0 if flat is None else offset
+        flat = xp.empty(offset + numel, self._data.dtype)
+        kept = builtins.min(old.size, flat.size)
+        flat[:kept] = old[:kept]
         self._base = None  # new memory: no longer a view of anything
-    flat = root.reshape(-1)
     return xp.lib.stride_tricks.as_strided(flat[offset:], shape,
                                            tuple(st * item for st in strides))
+
+
+def resize_shared_output(out, shape):
+    """Give the ``out=`` tensor ``out``, whose memory is shared with NumPy, the contiguous
+    ``shape`` on that memory, as torch resizes an output: refused when the memory is too small.
+
+    Example::
+
+        >>> out = ember.from_numpy(np.zeros(4, dtype=np.float32))
+        >>> resize_shared_output(out, (2,)); out.shape
+        ember.Size([2])
+    """
+    numel = builtins.int(np.prod(shape, dtype=np.int64))
+    strides = _strides_in_format(shape, contiguous_format)
+    out._data = _resized_array(out, shape, strides, numel)
+
+
+def _in_memory_order(root):
+    """The elements of array ``root`` as a flat view in the order they lie in memory (the
+    storage's order), or None when they are not one dense block."""
+    if root.flags.c_contiguous:
+        return root.reshape(-1)
+    if root.flags.f_contiguous:
+        return root.T.reshape(-1)
+    return None
 
 
 @tensor_method("resize_as_")

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import META
+from .._shared_memory import is_shared
 from .._tensor import Tensor, _trace_state
 from ..autograd import forward_ad as _forward_ad
 from ..autograd import grad_mode
@@ -781,6 +782,10 @@ def write_out(result, out, name="op"):
                           UserWarning, stacklevel=3)
         if out._device is META:
             out._data = np.broadcast_to(np.zeros((), out._data.dtype), result._data.shape)
+        elif is_shared(out):
+            from .._tensor_legacy import resize_shared_output
+
+            resize_shared_output(out, result._data.shape)
         else:
             with on_device(out._device):
                 out._data = out._device.xp.empty(result._data.shape, out._data.dtype)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import DEFAULT, META, canonical, check_cuda_dtype, check_webgpu_dtype
+from .._shared_memory import is_shared, mark_shared
 from .._tensor import (
     Tensor,
     memory_format_param,
@@ -156,7 +157,12 @@ def _write_factory_out(result, out, name):
     """Factories resize ``out=`` silently (no deprecation warning, unlike pointwise ops)."""
     if isinstance(out, Tensor) and out._data.shape != result._data.shape:
         shape = result._data.shape
-        out._data = _allocate(None, shape, out.dtype, out._device)
+        if is_shared(out):
+            from .._tensor_legacy import resize_shared_output
+
+            resize_shared_output(out, shape)
+        else:
+            out._data = _allocate(None, shape, out.dtype, out._device)
     return write_out(result, out, name)
 
 
@@ -1003,7 +1009,8 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
                          f"({offset} bytes) must not be greater than actual buffer length "
                          f"({length} bytes)")
     array = np.frombuffer(view.cast("B"), dtype=dtype.np, count=count, offset=offset)
-    return _finish(Tensor._make(array, canonical("cpu")), requires_grad, None, "frombuffer")
+    shared = mark_shared(Tensor._make(array, canonical("cpu")))
+    return _finish(shared, requires_grad, None, "frombuffer")
 
 
 # defined after everything here, which it imports
