@@ -697,19 +697,47 @@ def test_an_ordinary_tensor_grows_in_place(grow):
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, math.inf])
 @pytest.mark.parametrize("fill", [math.nan, math.inf, None])
 def test_cdist_keeps_nan_and_inf_as_torch(p, fill):
-    if p == math.inf and fill is not None and math.isnan(fill):
-        pytest.xfail("torch's p=inf kernel drops a NaN difference in its running max; "
-                     "ember's max keeps it")
     t1, e1 = _pair((2, 5, 3), seed=4)
     t2, e2 = _pair((2, 6, 3), seed=5)
     if fill is not None:
         t1[0, 1, 2], e1[0, 1, 2] = fill, fill
     t1.requires_grad_(), e1.requires_grad_()
     _same_outcome(lambda: torch.cdist(t1, t2, p), lambda: ember.cdist(e1, e2, p))
-    if fill is None:
+    if fill is None or p == math.inf:
         torch.cdist(t1, t2, p).sum().backward()
         ember.cdist(e1, e2, p).sum().backward()
         np.testing.assert_allclose(e1.grad.numpy(), t1.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+_CDIST_MAX_CASES = {  # (x1, x2): NaN and inf differences, ties, and no columns at all
+    "a NaN difference": ([[0.0, math.nan, 1.0]], [[1.0, 1.0, 3.0], [0.5, 0.2, 0.1]]),
+    "only NaN differences": ([[math.nan, math.nan]], [[1.0, 1.0]]),
+    "NaN on both sides": ([[math.nan, 2.0]], [[math.nan, 0.0]]),
+    "NaN in x2": ([[0.0, 2.0]], [[1.0, math.nan]]),
+    "an infinite difference": ([[math.inf, 0.0]], [[1.0, 1.0]]),
+    "inf minus inf": ([[math.inf, 0.0]], [[math.inf, 1.0]]),
+    "tied maxima": ([[0.0, 0.0], [1.0, 3.0]], [[1.0, -1.0], [2.0, 2.0]]),
+    "equal rows": ([[1.0, 2.0]], [[1.0, 2.0]]),
+    "no columns": (np.zeros((2, 0)), np.zeros((3, 0))),
+    "batched and broadcast": (np.arange(12.0).reshape(2, 1, 3, 2) % 4,
+                              np.arange(8.0).reshape(1, 2, 2, 2) % 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CDIST_MAX_CASES))
+def test_cdist_max_norm_forward_and_backward_as_torch(case):
+    # torch's p=inf kernel keeps a running max from 0 that a NaN never enters; its backward
+    # gives each tied maximum the whole gradient and makes NaN and inf - inf NaN
+    a, b = (np.asarray(v, np.float32) for v in _CDIST_MAX_CASES[case])
+    results = []
+    for lib in (torch, ember):
+        x1, x2 = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        d = lib.cdist(x1, x2, p=math.inf)
+        weights = np.arange(1, d.numel() + 1, dtype=np.float32).reshape(tuple(d.shape))
+        d.backward(lib.tensor(weights))
+        results.append([v.detach().numpy() for v in (d, x1.grad, x2.grad)])
+    for expected, got in zip(*results):
+        np.testing.assert_array_equal(got, expected)
 
 
 def _cholesky_inputs():

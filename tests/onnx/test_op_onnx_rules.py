@@ -96,3 +96,11 @@ def test_an_op_without_an_onnx_form_is_refused_with_torchs_error():
                        match="Exporting the operator 'ember::scratch_silent' to ONNX opset "
                              "version 17 is not supported"):
         _exported(lambda a: silent(a), np.ones(3, np.float32))
+
+
+def test_cdist_max_norm_exports_as_torch_computes_it():
+    # torch's p=inf kernel keeps a running max from 0 that a NaN difference never enters
+    x1 = np.array([[0.0, np.nan, 1.0], [2.0, -1.0, 0.5]], dtype=np.float32)
+    x2 = np.array([[1.0, 1.0, 3.0], [0.5, 0.2, np.inf], [2.0, -1.0, 0.5]], dtype=np.float32)
+    got = _exported(lambda a, b: ember.cdist(a, b, p=float("inf")), x1, x2)
+    _same(got, [torch.cdist(torch.from_numpy(x1), torch.from_numpy(x2), p=float("inf"))])

@@ -70,7 +70,42 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == 0:  # torch's kernel counts min(ceil(|d|), 1), so NaN stays NaN (vector_norm: 1)
         return diff.abs().ceil().clamp_max(1).sum(-1)
+    if p == math.inf:
+        return cdist_max_norm_op(diff)
     return _vector_norm(diff, float(p), (diff._data.ndim - 1,), False)
+
+
+@defop("cdist_max_norm", meta=lambda diff: (diff.shape[:-1], diff.dtype), save_output=True,
+       grad_name="CdistBackward0", kind="linalg")
+def cdist_max_norm_op(xp, diff):
+    """The largest ``|diff|`` over the last dim, as torch's ``cdist(p=inf)`` kernel keeps its
+    running maximum from 0: a NaN difference never wins (``max(0, NaN)`` is 0 there), and
+    no columns give 0."""
+    if diff.shape[-1] == 0:
+        return xp.zeros(diff.shape[:-1], diff.dtype)
+    magnitude = xp.abs(diff)
+    magnitude = xp.where(xp.isnan(magnitude), 0, magnitude)
+    return xp.amax(magnitude, axis=-1).astype(diff.dtype, copy=False)
+
+
+cdist_max_norm_op.defbatch(batching.trailing_dims)
+
+
+@cdist_max_norm_op.defonnx
+def _cdist_max_norm_onnx(ctx, diff):
+    magnitude = ctx.op("Abs", diff)
+    zero = ctx.scalar(0, ctx.out_dtype())
+    finite_or_inf = ctx.op("Where", ctx.op("IsNaN", magnitude), zero, magnitude)
+    return ctx.reduce("ReduceMax", finite_or_inf, [len(ctx.in_dims(0)) - 1], False)
+
+
+@cdist_max_norm_op.defderivative
+def _cdist_max_norm_derivative(ctx, grad):
+    (diff,) = ctx.inputs
+    # torch's cdist backward: every difference at the maximum takes the whole gradient (ties
+    # are not shared, unlike vector_norm's), and a NaN or infinite one makes it NaN
+    gap = (diff.abs() - ctx.output.unsqueeze(-1)).abs().ceil()
+    return (diff.sign() * (1 - gap.clamp_max(1)) * grad.unsqueeze(-1),)
 
 
 # ================================================================ norms
