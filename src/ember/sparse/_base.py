@@ -1,8 +1,19 @@
-"""What every sparse layout answers alike: sizes, dtype and device (those of its ``values``),
-the autograd flags, and the casts built on ``to``.
+"""What every sparse layout shares: the :class:`ember.Tensor` subclass that sparse COO and
+compressed tensors are, as torch's sparse tensors are ``torch.Tensor`` instances.
+
+A sparse tensor has no strided memory, so none of a dense tensor's fields (``_data``, the
+autograd slots): reading or writing one raises :class:`DenseFieldOfSparse`. Every public
+function and inherited ``Tensor`` method reaches a sparse argument through
+``__torch_function__`` (the dense fast path tests ``type(arg) is Tensor``, which a sparse
+tensor fails, so dense calls pay nothing for this); there the call runs, and if it reaches
+for a dense field, it is refused with torch's error for the layout and the operator
+("Could not run 'aten::exp' with arguments from the 'SparseCPU' backend"). The methods the
+layouts define themselves (``coalesce``, ``to_dense``, ``add``, ``mm``...) override the dense
+ones and never reach that path.
 
 A subclass stores its ``values`` tensor in ``_vals``, its size in ``_size``, sets
-``_owns_values`` when ``_vals`` is its own autograd leaf, and defines ``to``.
+``_owns_values`` when ``_vals`` is its own autograd leaf, and defines ``to``, ``_refusal``,
+``_rebuild_args`` and ``_copy_for_deepcopy``.
 """
 
 from __future__ import annotations
@@ -10,12 +21,96 @@ from __future__ import annotations
 import math
 
 from .. import _dtype as dt
+from .._tensor import _TYPE_NAMES, Tensor, _legacy_type_dtype
+
+_NOT_IMPLEMENTED = ("Could not run 'aten::{name}' with arguments from the '{backend}' backend. "
+                    "This could be because the operator doesn't exist for this backend, or was "
+                    "omitted during the selective/custom build process (if using custom build).")
 
 
-class SparseTensorBase:
+class DenseFieldOfSparse(NotImplementedError):
+    """A dense tensor's field (``_data``, ``_rg``, ``_grad_fn``...) read or written on a sparse
+    tensor: the operator reaching for it has no sparse kernel. ``__torch_function__`` turns
+    it into torch's error naming the operator.
+
+    Example::
+
+        >>> ember.zeros(2).to_sparse()._data
+        Traceback (most recent call last):
+        ember.sparse._base.DenseFieldOfSparse: a sparse tensor has no '_data' ...
+    """
+
+    def __init__(self, sparse, field):
+        super().__init__(f"a sparse tensor has no '{field}' (layout {sparse.layout!r} stores "
+                         f"indices and values, not strided memory): this operation has no "
+                         f"sparse kernel; convert with .to_dense() first")
+        self.sparse = sparse
+
+
+def _dense_field(name):
+    """A property that refuses the dense field ``name`` on a sparse tensor, both ways."""
+    def refuse(self, *value):
+        raise DenseFieldOfSparse(self, name)
+
+    return property(refuse, refuse, refuse)
+
+
+def aten_name(func):
+    """The operator's name in torch's errors: ``exp`` for ``ember.exp`` and
+    ``Tensor.exp``, ``T`` for the property ``Tensor.T``, ``pow`` for ``Tensor.__pow__``.
+
+    Example::
+
+        >>> aten_name(ember.Tensor.exp_)
+        'exp_'
+    """
+    from ..overrides import _names
+
+    parts = [p for p in (_names.get(func) or getattr(func, "__name__", "op")).split(".")
+             if p != "__get__"]
+    name = parts[-1]
+    if name.startswith("__") and name.endswith("__"):
+        name = name[2:-2]
+    return name
+
+
+def not_implemented(op_name, backend):
+    """torch's NotImplementedError for ``op_name`` without a kernel for ``backend``
+    (``SparseCPU``, ``SparseCsrCPU``...).
+
+    Example::
+
+        >>> str(not_implemented("exp", "SparseCPU"))[:40]
+        "Could not run 'aten::exp' with argument"
+    """
+    return NotImplementedError(_NOT_IMPLEMENTED.format(name=op_name, backend=backend))
+
+
+class SparseTensorBase(Tensor):
     """The members that sparse COO and compressed tensors share."""
 
     __slots__ = ()
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)  # not Tensor.__new__: no dense memory to allocate
+
+    # ------------------------------------------------------------ dispatch
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Run ``func`` (a dense operator or a layout-agnostic query); refuse it with torch's
+        error for the layout if it reaches for a dense field."""
+        from ..overrides import DisableTorchFunctionSubclass
+
+        try:
+            with DisableTorchFunctionSubclass():
+                return func(*args, **(kwargs or {}))
+        except DenseFieldOfSparse as error:
+            raise error.sparse._refusal(aten_name(func), getattr(func, "op", None)) from None
+
+    @property
+    def _device(self):
+        return self._vals._device
 
     # ------------------------------------------------------------ metadata
 
@@ -80,11 +175,50 @@ class SparseTensorBase:
     def is_cpu(self):
         return self._vals.is_cpu
 
+    @property
+    def is_meta(self):
+        return self._vals.is_meta
+
+    def element_size(self):
+        """The size of one value in bytes.
+
+        Example::
+
+            >>> ember.zeros(2).to_sparse().element_size()
+            4
+        """
+        return self._vals.element_size()
+
+    @property
+    def itemsize(self):
+        return self._vals.element_size()
+
+    def type(self, dtype=None, non_blocking=False):
+        """The type name (``'torch.sparse.FloatTensor'``), or a copy cast to ``dtype``.
+
+        Example::
+
+            >>> ember.zeros(2).to_sparse().type()
+            'torch.sparse.FloatTensor'
+        """
+        if dtype is not None:
+            return self.to(_legacy_type_dtype(dtype))
+        return _TYPE_NAMES[self.dtype.name].replace("torch.", "torch.sparse.")
+
     # ------------------------------------------------------------ autograd
 
     @property
     def requires_grad(self):
         return self._vals.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    @property
+    def data(self):
+        """The same indices and values outside autograd (``detach()``)."""
+        return self.detach()
 
     @property
     def grad_fn(self):
@@ -107,6 +241,38 @@ class SparseTensorBase:
 
     def cuda(self, device=None):
         return self.to(device if device is not None else "cuda")
+
+    # ------------------------------------------------------------ Python protocol
+
+    def __format__(self, spec):
+        return object.__format__(repr(self), spec)
+
+    def __reduce_ex__(self, protocol):
+        from .._serialization_unpickler import _rebuild_sparse_tensor
+
+        return _rebuild_sparse_tensor, (self.layout, self._rebuild_args())
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = self._copy_for_deepcopy()
+        return memo[id(self)]
+
+
+# A sparse tensor has none of a dense tensor's fields (``_device`` is its values' device).
+for _field in Tensor.__slots__:
+    if _field not in ("_device", "__dict__", "__weakref__"):
+        setattr(SparseTensorBase, _field, _dense_field(_field))
+
+
+def is_strided(value):
+    """Whether ``value`` is a dense (strided) tensor, not a sparse one.
+
+    Example::
+
+        >>> is_strided(ember.ones(2)), is_strided(ember.ones(2).to_sparse())
+        (True, False)
+    """
+    return isinstance(value, Tensor) and not isinstance(value, SparseTensorBase)
 
 
 def wrap_dim(dim, ndim):

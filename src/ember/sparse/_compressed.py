@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .. import _dtype as dt
 from .._tensor import Size, Tensor, as_tensor, sparse_csc, sparse_csr
-from ._base import SparseTensorBase
+from ._base import SparseTensorBase, not_implemented
 from ._coo import SparseCOOTensor, _inner_repr, _repr_suffixes
 
 # What each layout calls its compressed and its plain indices, and its name in torch's errors.
@@ -35,7 +35,7 @@ class SparseCompressedTensor(SparseTensorBase):
     """
 
     __slots__ = ("_compressed", "_plain", "_vals", "_size", "_layout", "_owns_values",
-                 "_grad_fn_name", "__weakref__")
+                 "_grad_fn_name")
 
     def __init__(self, compressed, plain, values, size, layout, owns_values=False,
                  grad_fn_name=None):
@@ -144,6 +144,36 @@ class SparseCompressedTensor(SparseTensorBase):
         """The same indices and values, cut from the autograd graph."""
         return SparseCompressedTensor(self._compressed, self._plain, self._vals.detach(),
                                       self._size, self._layout)
+
+    def requires_grad_(self, requires_grad=True):
+        raise self._unsupported()  # ember gives a compressed leaf no .grad (see docs/sparse.md)
+
+    @property
+    def grad(self):
+        raise self._unsupported()
+
+    # ------------------------------------------------------------ refusals and copies
+
+    def _unsupported(self):
+        return RuntimeError(f"unsupported tensor layout: {_NAMES[self._layout][2]}")
+
+    def _refusal(self, op_name, op=None):
+        """torch's error for a dense operator ``op_name`` given this matrix: an element-wise
+        operator finds no kernel for the layout (RuntimeError), any other no kernel for the
+        backend (NotImplementedError)."""
+        if op is not None and op.pointwise:
+            return self._unsupported()
+        device = "CUDA" if self._vals.is_cuda else "CPU"
+        return not_implemented(op_name, _NAMES[self._layout][2] + device)
+
+    def _rebuild_args(self):
+        """What ``pickle`` and ``ember.save`` store, as torch: both index tensors, detached
+        values, size."""
+        return self._compressed, self._plain, self._vals.detach(), Size(self._size)
+
+    def _copy_for_deepcopy(self):
+        impl = "SparseCsrTensorImpl"  # torch names the one implementation of both layouts
+        raise NotImplementedError(f"Cannot access storage of {impl}")
 
     # ------------------------------------------------------------ conversions
 
@@ -269,11 +299,6 @@ class SparseCompressedTensor(SparseTensorBase):
         return _repr_suffixes("\n".join(lines), details, force_newline=False)
 
     __str__ = __repr__
-
-    def __getattr__(self, name):
-        if not name.startswith("__") and hasattr(Tensor, name):
-            raise RuntimeError(f"unsupported tensor layout: {_NAMES[self._layout][2]}")
-        raise AttributeError(f"'SparseCompressedTensor' object has no attribute '{name}'")
 
 
 def _transposed_layout(matrix):
@@ -512,7 +537,8 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
                 [0., 4.]])
     """
     if not isinstance(input, SparseCompressedTensor) or input.layout is not sparse_csr:
-        backend = "CPU" if isinstance(input, Tensor) else _layout_name(input) + "CPU"
+        layout_name = _layout_name(input)
+        backend = ("" if layout_name == "Strided" else layout_name) + "CPU"
         raise NotImplementedError(
             f"Could not run 'aten::sparse_sampled_addmm' with arguments from the '{backend}' "
             "backend. This could be because the operator doesn't exist for this backend, or "

@@ -1,12 +1,11 @@
 """The sparse COO tensor: an ``indices`` tensor (sparse_dim x nnz, int64) that names the
 specified elements, and a ``values`` tensor (nnz x dense dims) that holds them.
 
-Why a class of its own rather than a ``Tensor`` subclass: a ``Tensor`` is an ndarray view, and
-every operator reads ``_data`` directly. A subclass would inherit hundreds of dense operators
-that would silently compute on the wrong memory; a separate class answers only what it
-implements, and every other tensor method raises torch's "Could not run 'aten::...' with
-arguments from the 'SparseCPU' backend" error. Everything it computes is built from ember
-operators on its ``values`` tensor, so autograd and CuPy come for free.
+It is a ``Tensor`` subclass, as torch's sparse tensors are ``torch.Tensor`` instances, but it has
+no strided memory: a dense operator that reaches for ``_data`` is refused with torch's
+"Could not run 'aten::...' with arguments from the 'SparseCPU' backend" error (see
+``_base.py``). Everything it computes is built from ember operators on its ``values`` tensor,
+so autograd and CuPy come for free.
 """
 
 from __future__ import annotations
@@ -16,11 +15,7 @@ import numbers
 from .. import _dtype as dt
 from .._printing import PRINT_OPTS, _body
 from .._tensor import Size, Tensor, as_tensor, sparse_coo
-from ._base import SparseTensorBase
-
-_NOT_IMPLEMENTED = ("Could not run 'aten::{name}' with arguments from the '{backend}' backend. "
-                    "This could be because the operator doesn't exist for this backend, or was "
-                    "omitted during the selective/custom build process (if using custom build).")
+from ._base import _NOT_IMPLEMENTED, SparseTensorBase
 
 
 class SparseCOOTensor(SparseTensorBase):
@@ -36,7 +31,7 @@ class SparseCOOTensor(SparseTensorBase):
                 [4., 0., 0.]])
     """
 
-    __slots__ = ("_idx", "_vals", "_size", "_coalesced", "_owns_values", "__weakref__")
+    __slots__ = ("_idx", "_vals", "_size", "_coalesced", "_owns_values")
 
     def __init__(self, indices, values, size, is_coalesced=False, owns_values=False):
         self._idx = indices
@@ -260,6 +255,23 @@ class SparseCOOTensor(SparseTensorBase):
     def data_ptr(self):
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
+    def _refusal(self, op_name, op=None):
+        """torch's error for a dense operator ``op_name`` given this tensor."""
+        return NotImplementedError(_not_implemented(op_name, self))
+
+    def _rebuild_args(self):
+        """What ``pickle`` and ``ember.save`` store, as torch: indices, detached values, size,
+        whether coalesced."""
+        return self._idx, self._vals.detach(), Size(self._size), self._coalesced
+
+    def _copy_for_deepcopy(self):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        copy = SparseCOOTensor(self._idx.clone(), self._vals.detach().clone(), self._size,
+                               self._coalesced)
+        return copy.requires_grad_() if self.requires_grad else copy
+
     def numpy(self, *, force=False):
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
                         "first.")
@@ -440,14 +452,6 @@ class SparseCOOTensor(SparseTensorBase):
         return _repr_suffixes(text, details, force_newline=True)
 
     __str__ = __repr__
-
-    # ------------------------------------------------------------ dense-only operators
-
-    def __getattr__(self, name):
-        if not name.startswith("__") and hasattr(Tensor, name):
-            op = name.rstrip("_") + ("_" if name.endswith("_") else "")
-            raise NotImplementedError(_not_implemented(op, self))
-        raise AttributeError(f"'SparseCOOTensor' object has no attribute '{name}'")
 
 
 def _backend(sparse):

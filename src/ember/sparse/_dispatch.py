@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import functools
 
-from .._tensor import Tensor
 from ..ops import linalg as _dense
 from ..ops._registry import write_out
 from . import _ops
+from ._base import is_strided
 from ._compressed import SparseCompressedTensor, compressed_mm
 from ._coo import SparseCOOTensor
 
@@ -51,6 +51,6 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 def _written(result, out, name):
-    if out is None or isinstance(result, Tensor):
+    if out is None or is_strided(result):
         return write_out(result, out, name)
     raise RuntimeError(f"{name}: out= is not supported for a sparse result")

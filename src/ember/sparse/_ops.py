@@ -11,6 +11,7 @@ import math
 
 from .. import _dtype as dt
 from .._tensor import Tensor
+from ._base import is_strided
 from ._base import wrap_dim as _wrap_dim
 from ._coo import SparseCOOTensor, _is_scalar, _not_implemented, no_kernel_for_layout
 
@@ -171,7 +172,7 @@ def mm(mat1, mat2, reduce=None):
             raise NotImplementedError(_not_implemented("_sparse_mm_reduce_impl", mat1))
         return compressed_mm_reduce(mat1, mat2, reduce)
     if not isinstance(mat1, SparseCOOTensor):
-        if isinstance(mat2, SparseCOOTensor) and isinstance(mat1, Tensor):
+        if isinstance(mat2, SparseCOOTensor) and is_strided(mat1):
             return dense_sparse_mm(mat1, mat2)
         return _dense_linalg().mm(mat1, mat2)
     _check_sparse_matrix(mat1, "mm")
@@ -300,7 +301,7 @@ def add(a, b, *, alpha=1):
         >>> (a + b).to_dense()
         tensor([1., 2.])
     """
-    if isinstance(b, Tensor):
+    if is_strided(b):
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
                            "instead.")
     if not isinstance(b, SparseCOOTensor):
