@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _dtype as dt
 from ._device import META, device
-from ._tensor import Size, Tensor, layout
+from ._tensor import Size, Tensor, layout, strided
 
 DEFAULT_PROTOCOL = 2
 
@@ -116,6 +116,9 @@ class _TorchPickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
+            if obj.layout is not strided:  # ember.sparse COO, CSR, CSC (Tensor subclasses)
+                return (_global("torch._utils", "_rebuild_sparse_tensor"),
+                        (obj.layout, obj._rebuild_args()))
             return self._reduce_tensor(obj)
         if isinstance(obj, Size):
             return _global("torch", "Size"), (tuple(obj),)
@@ -123,12 +126,6 @@ class _TorchPickler(pickle._Pickler):
             return _global("torch", "device"), (str(obj),)
         if isinstance(obj, layout):
             return _global("torch.serialization", "_get_layout"), (f"torch.{obj.name}",)
-        if getattr(obj, "is_sparse", False) is True:  # ember.sparse.SparseCOOTensor
-            data = (obj._indices(), obj._values(), Size(obj.shape), obj.is_coalesced())
-            return _global("torch._utils", "_rebuild_sparse_tensor"), (obj.layout, data)
-        if type(obj).__name__ == "SparseCompressedTensor":  # ember.sparse CSR/CSC
-            data = (obj._compressed, obj._plain, obj.values(), Size(obj.shape))
-            return _global("torch._utils", "_rebuild_sparse_tensor"), (obj.layout, data)
         if type(obj).__name__ == "NestedTensor":  # ember.nested (strided layout)
             return _global("torch._utils", "_rebuild_nested_tensor"), obj._as_buffer()
         return NotImplemented
