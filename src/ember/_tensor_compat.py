@@ -77,7 +77,7 @@ def sparse_only(name, layout):
     return accessor
 
 
-# also given to the sparse classes, for the layouts whose accessors they do not define
+# also inherited by the sparse classes, for the layouts whose accessors they do not define
 _SPARSE_ACCESSORS = (
     tensor_method(sparse_only("values", "tensor")),
     tensor_method(sparse_only("indices", "coordinate tensor")),
@@ -524,26 +524,12 @@ def _sparse_dim_order(self, *, ambiguity_check=False):
     raise RuntimeError(f"Sparse {self.layout.name[-3:].upper()} tensors do not have strides")
 
 
-def _defines(cls, name):
-    return any(name in vars(klass) for klass in cls.__mro__)
-
-
 def _install_on_sparse():
-    """The same flags, and the accessors of the other sparse layouts (raising torch's
-    error), on ember's sparse tensor classes."""
+    """``dim_order`` on ember's sparse tensors (Tensor subclasses, which inherit the flags
+    and the other layouts' accessors, whose errors read ``self.layout``)."""
     from .sparse._base import SparseTensorBase
-    from .sparse._compressed import SparseCompressedTensor
-    from .sparse._coo import SparseCOOTensor
 
-    for flag in _BACKEND_FLAGS:
-        setattr(SparseTensorBase, flag, property(_always_false, doc=_always_false.__doc__))
-    SparseTensorBase.is_distributed = is_distributed
-    for cls in (SparseCOOTensor, SparseCompressedTensor):
-        for accessor in _SPARSE_ACCESSORS:
-            if not _defines(cls, accessor.__name__):
-                setattr(cls, accessor.__name__, accessor)
-        if not _defines(cls, "dim_order"):
-            cls.dim_order = _sparse_dim_order
+    SparseTensorBase.dim_order = _sparse_dim_order
 
 
 def _grad_dtype(self):
