@@ -87,9 +87,43 @@ def _inductor(graph, attrs, example_inputs):
     from ..autograd import grad_mode
     from .inference import fold_for_inference
 
+    if grad_mode.state.enabled and _trains(graph, attrs, example_inputs):
+        joint = _joint(graph, attrs, example_inputs)
+        if joint is not None:
+            return joint
     folded = fold_for_inference(graph, attrs, grad_mode.state.enabled)
     run = interpret(optimize(graph), attrs)
     return run if folded is None else folded.guard(run)
+
+
+def _trains(graph, attrs, example_inputs):
+    """Whether a call of ``graph`` would record autograd nodes: an input or a parameter it
+    reads requires grad."""
+    return any(t.requires_grad for t in example_inputs) or any(
+        attrs[n.params["name"]].requires_grad for n in graph.nodes if n.kind == GET_ATTR)
+
+
+def _joint(graph, attrs, example_inputs):
+    """The joint forward-backward graph's callable (``joint.py``), falling back to the
+    replay with autograd recording for calls it does not fit; None (with the reason under
+    ``EMBER_LOGS=aot``) when the joint graph cannot serve ``graph``."""
+    from ..jit._passes import clone_graph
+    from .joint import JointUnsupported, compile_joint
+    from .state import log, log_enabled
+
+    replay = []
+
+    def fallback(tensors):
+        if not replay:
+            replay.append(interpret(optimize(clone_graph(graph)), attrs))
+        return replay[0](tensors)
+    try:
+        return compile_joint(clone_graph(graph), attrs, example_inputs, fallback)
+    except JointUnsupported as reason:
+        if log_enabled("aot"):
+            log.info("no joint forward-backward graph (the backward runs eager autograd "
+                     "nodes): %s", reason)
+        return None
 
 
 _BACKENDS = {"eager": _eager, "aot_eager": _eager, "inductor": _inductor}

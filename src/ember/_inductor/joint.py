@@ -1,0 +1,678 @@
+"""The joint forward-backward graph: a captured graph that trains runs its forward as
+straight-line array code without autograd, and its backward as a second graph, traced once.
+
+Eager code records one autograd node per operator and walks them backwards, each node
+calling its derivative through ember's operators. For a captured graph the whole walk is
+known when the graph is compiled, so it is traced once, as torch's AOTAutograd does:
+
+1. *Joint trace.* The captured graph runs on stand-ins of its inputs and parameters (same
+   arrays, same ``requires_grad``, no hooks; buffers it writes are cloned so the trace
+   changes no state) with autograd recording, then ``autograd.grad`` runs from its outputs
+   with placeholder output gradients, all under ``jit``'s tracer: the derivatives are written
+   with ember's operators (a fused first-order backward kernel is an operator too), so the
+   trace holds the forward and the backward in one graph.
+2. *Partition.* Nodes that read an output gradient, and cheap nodes (parameter reads,
+   constants, views) only they need, form the backward graph; the rest is the forward.
+   The forward values the backward reads are the *saved* values: the forward returns them
+   with its outputs.
+3. *Compile.* Both graphs go through DCE, CSE, constant folding and element-wise fusion,
+   and become generated Python calling each operator's kernel on arrays
+   (``op.kernel(xp, a, b, **params)``), deleting each temporary after its last use.
+
+At run time the forward runs without autograd and ONE node joins the outputs to the inputs
+and parameters that require grad; its derivative runs the backward graph. A second
+backward without ``retain_graph`` raises autograd's error; inputs changed in place since
+the forward raise it too. Under ``create_graph`` the node runs the captured graph again with
+autograd recording and differentiates that, so higher-order gradients stay exact (graphs
+that draw random numbers or write buffers refuse, as torch refuses double backward through
+compiled graphs). Graphs the joint trace cannot serve (calls other than random factories
+and input checks, in-place writes to inputs, outputs that are views of inputs, other
+devices) keep the replay with autograd recording each operator (``EMBER_LOGS=aot`` says
+why).
+
+Example::
+
+    >>> from ember._inductor.capture import capture
+    >>> w = ember.ones(3, requires_grad=True)
+    >>> found = capture(lambda x: (x * w).sum(), [ember.ones(3)])
+    >>> run = compile_joint(found.graph, found.captured, [ember.ones(3)])
+    >>> run([ember.ones(3) * 2])[0].backward()
+    >>> w.grad
+    tensor([2., 2., 2.])
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..autograd.graph import _BACKWARD_TWICE, Node, _raise_modified, record
+from ..jit._ir import CALL, CONSTANT, COPY, FUSED, GET_ATTR, OP, Graph
+from ..jit._ir import Node as GraphNode
+from ..jit._tracer import Tracer, paused, tracing
+from ..ops._registry import Op, _as_array, assign_inplace, autocast_state, wrap
+
+__all__ = ["compile_joint", "JointUnsupported"]
+
+# calls a joint graph runs as they are (their results need no gradient): random factories
+# and dropout's mask draw fresh numbers per call; input checks repeat the check
+_PLAIN_CALLS = frozenset({"ember.rand", "ember.randn", "ember.rand_like", "ember.randn_like",
+                          "ember.randint", "ember.randint_like", "ember.randperm",
+                          "ember.bernoulli", "ember.normal", "ember.multinomial",
+                          "nn.functional.dropout_mask"})
+
+
+class JointUnsupported(Exception):
+    """The joint graph cannot serve this captured graph (the message says why); the graph
+    runs with autograd recording each operator instead.
+
+    Example::
+
+        >>> str(JointUnsupported("a call"))
+        'a call'
+    """
+
+
+def compile_joint(graph, attrs, tensors, fallback=None):
+    """A callable running ``graph`` (a captured graph, flat outputs) on a list of tensors
+    as a forward graph without autograd and one autograd node whose backward runs the
+    traced backward graph. ``attrs`` maps ``get_attr`` names to live tensors; ``tensors``
+    are the example inputs; ``fallback(tensors)`` runs a call the traced graph does not
+    fit (other shapes, other ``requires_grad``). Raises :class:`JointUnsupported`.
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> found = capture(lambda x: x.exp(), [x])
+        >>> y, = compile_joint(found.graph, found.captured, [x])([x])
+        >>> y.grad_fn.name()
+        'CompiledFunctionBackward'
+    """
+    _check_supported(graph, attrs, tensors)
+    trace = _JointTrace(graph, attrs, tensors)
+    forward, backward = trace.partition()
+    return JointRun(graph, attrs, tensors, trace, forward, backward, fallback)
+
+
+# ---------------------------------------------------------------- what the joint graph serves
+
+
+def _check_supported(graph, attrs, tensors):
+    devices = {t._device for t in tensors}
+    for n in graph.nodes:
+        if n.kind == GET_ATTR:
+            devices.add(attrs[n.params["name"]]._device)
+        elif n.kind == CALL and not _plain_call(n):
+            raise JointUnsupported(f"the graph calls {n.params['fn']} (only random factories "
+                                   "and input checks run inside a joint graph)")
+        elif n.kind not in (OP, GET_ATTR, CONSTANT, COPY, CALL):
+            raise JointUnsupported(f"a {n.kind} node")
+        elif _writes(n) and n.inputs[0] in graph.inputs:
+            raise JointUnsupported("the graph writes into an input in place")
+    if len(devices) != 1 or next(iter(devices))._xp is None:
+        raise JointUnsupported("the tensors are not on one device with an array module")
+
+
+def _writes(node):
+    """Whether ``node`` writes its first input in place (a ``copy_``, also one made in
+    another grad mode)."""
+    return node.kind == COPY or node.kind == CALL and node.params["fn"] == "grad_mode.copy_"
+
+
+def _in_other_grad_mode(node):
+    """An operator or write recorded inside a block with another grad mode (BatchNorm's
+    running statistics under ``no_grad``): traced as the operator itself in that mode."""
+    from .capture import InGradMode
+
+    return isinstance(node.op, InGradMode) and (
+        isinstance(node.op.function, Op) or node.op.function is assign_inplace)
+
+
+def _plain_call(node):
+    from .capture import expect_false, expect_shape
+
+    if node.op in (expect_false, expect_shape) or _in_other_grad_mode(node):
+        return True
+    return node.params["fn"] in _PLAIN_CALLS and node.outputs[0].dtype not in ("tuple", "int")
+
+
+# ---------------------------------------------------------------- the joint trace
+
+
+class _JointTrace:
+    """The forward and backward of ``graph`` traced into one ``jit`` graph (see the module
+    docstring), with the forward's outputs, the output gradients' placeholders and the
+    gradients of the inputs and parameters that require grad."""
+
+    def __init__(self, graph, attrs, tensors):
+        written = {n.inputs[0] for n in graph.nodes if _writes(n)}
+        self.attr_names = [n.params["name"] for n in graph.nodes if n.kind == GET_ATTR]
+        written_names = {n.params["name"] for n in graph.nodes
+                         if n.kind == GET_ATTR and n.outputs[0] in written}
+        self.written_names = written_names
+        stand_attrs = {name: _stand_in(attrs[name], clone=name in written_names)
+                       for name in self.attr_names}
+        inputs = [_stand_in(t) for t in tensors]
+        tracer = _JointTracer({id(t): name for name, t in stand_attrs.items()},
+                              strict=False, dynamic_sizes=False)
+        for i, t in enumerate(inputs):
+            tracer.add_input(t, f"x{i}")
+        self.graph = tracer.graph
+        self.forward_inputs = list(tracer.graph.inputs)
+        with tracing(tracer), grad_mode.enable_grad(), _autocast_off():
+            outputs = _run_eagerly(graph, stand_attrs, inputs)
+            _check_output_aliases(outputs, list(inputs) + list(stand_attrs.values()))
+            self.outputs = [tracer.value_of(t) for t in outputs]
+            self.diff_outputs = _unique([i for i, t in enumerate(outputs) if t.requires_grad],
+                                        outputs)
+            self.diff_inputs = [i for i, t in enumerate(inputs) if t.requires_grad]
+            self.diff_attrs = [name for name in dict.fromkeys(self.attr_names)
+                               if stand_attrs[name].requires_grad]
+            wrt = [inputs[i] for i in self.diff_inputs] + \
+                [stand_attrs[name] for name in self.diff_attrs]
+            if not wrt or not self.diff_outputs:
+                raise JointUnsupported("nothing in the graph requires grad")
+            with paused():
+                seeds = [_ones_like(outputs[i]) for i in self.diff_outputs]
+            self.grad_inputs = [tracer.add_input(g, f"grad{k}") for k, g in enumerate(seeds)]
+            known = len(tracer.graph.constants)
+            from ..autograd import grad as autograd_grad
+
+            grads = autograd_grad([outputs[i] for i in self.diff_outputs], wrt, seeds,
+                                  allow_unused=True)
+            _check_new_constants(tracer.graph, known)
+            self.grads = [None if g is None else tracer.value_of(g) for g in grads]
+        self.out_meta = [(tuple(t._data.shape), t._data.dtype) for t in outputs]
+        # the layouts the trace saw: view operators replay the traced strides
+        self.input_layouts = tuple(map(_layout, tensors))
+        self.random = any(n.kind == CALL and n.params["fn"] in _PLAIN_CALLS
+                          for n in graph.nodes)
+        self.writes_attrs = bool(written_names)
+
+    def partition(self):
+        """``(forward graph, backward graph)``: the forward returns its outputs and then the
+        saved values; the backward takes the saved values and then the output gradients,
+        and returns the gradients that are not None."""
+        joint = self.graph
+        reads_grad = set(self.grad_inputs)
+        for n in joint.nodes:
+            if any(v in reads_grad for v in n.inputs):
+                reads_grad.update(n.outputs)
+                if n.kind == COPY and n.inputs[0] not in reads_grad:
+                    raise JointUnsupported("the backward writes into a forward value")
+        forward_needed = _ancestors(joint, set(self.outputs))
+        in_backward = _backward_nodes(joint, reads_grad, forward_needed, self.written_names)
+        backward_nodes = [n for n in joint.nodes if id(n) in in_backward]
+        forward_nodes = [n for n in joint.nodes if id(n) not in in_backward]
+        made_in_backward = {v for n in backward_nodes for v in n.outputs} | reads_grad
+        grad_values = [g for g in self.grads if g is not None]
+        saved = []
+        for v in [v for n in backward_nodes for v in n.inputs] + grad_values:
+            if v not in made_in_backward and v not in saved:
+                saved.append(v)
+        forward = _subgraph(joint, self.forward_inputs, forward_nodes, self.outputs + saved)
+        backward = _subgraph(joint, saved + self.grad_inputs, backward_nodes, grad_values)
+        self.saved_count = len(saved)
+        self.saved_inputs = [self.forward_inputs.index(v) for v in saved
+                             if v in self.forward_inputs]
+        self.saved_attrs = sorted({n.params["name"] for n in forward_nodes
+                                   if n.kind == GET_ATTR and n.outputs[0] in saved} |
+                                  {n.params["name"] for n in backward_nodes
+                                   if n.kind == GET_ATTR})
+        return forward, backward
+
+
+@contextlib.contextmanager
+def _autocast_off():
+    """The graph holds the casts autocast made when it was captured: none again."""
+    saved, autocast_state.on = autocast_state.on, False
+    try:
+        yield
+    finally:
+        autocast_state.on = saved
+
+
+class _JointTracer(Tracer):
+    """``jit``'s tracer, refusing what would bake a value into the joint graph."""
+
+    def python_value(self, tensor, what):
+        raise JointUnsupported(f"a tensor was read as a Python {what} while tracing")
+
+
+def _check_output_aliases(outputs, stand_ins):
+    """Outputs must be new tensors: an input, a parameter or a view of one keeps eager
+    code's aliasing only when autograd records each operator."""
+    for t in outputs:
+        if not isinstance(t, Tensor):
+            raise JointUnsupported("an output is not a tensor")
+        for s in stand_ins:
+            if t is s or t._base is not None and (t._base is s or t._base is s._base):
+                raise JointUnsupported("an output is an input or parameter, or a view of one")
+
+
+def _stand_in(t, clone=False):
+    """A tensor for the joint trace: ``t``'s values (a copy when ``clone``), its
+    ``requires_grad``, no graph and no hooks."""
+    with paused(), grad_mode.no_grad():
+        s = t.detach().clone() if clone else t.detach()
+    if t.requires_grad:
+        s.requires_grad_(True)
+    return s
+
+
+def _ones_like(t):
+    return Tensor._make(np.ones(t._data.shape, t._data.dtype) if t._device._xp is np else
+                        t._device._xp.ones(t._data.shape, t._data.dtype), t._device)
+
+
+def _unique(positions, outputs):
+    seen, kept = set(), []
+    for i in positions:
+        if id(outputs[i]) not in seen:
+            seen.add(id(outputs[i]))
+            kept.append(i)
+    return kept
+
+
+def _run_eagerly(graph, attrs, inputs):
+    """The captured graph's flat outputs computed with ember's operators (autograd records
+    them); calls run with the tracer paused and are recorded whole."""
+    from .._tensor import _trace_state
+
+    tracer = _trace_state.tracer
+    call = _call if tracer is None else (lambda n, args: _record_call(tracer, n, args))
+    env = dict(zip(graph.inputs, inputs))
+    for n in graph.nodes:
+        args = [env[v] for v in n.inputs]
+        if n.kind == GET_ATTR:
+            env[n.outputs[0]] = attrs[n.params["name"]]
+        elif n.kind == CONSTANT:
+            env[n.outputs[0]] = graph.constants[n.params["name"]]
+        elif n.kind == COPY:
+            env[n.outputs[0]] = assign_inplace(args[0], args[1], check_dtype=False)
+        elif n.kind == CALL and _in_other_grad_mode(n):  # its operator is traced
+            env[n.outputs[0]] = _call(n, args)
+        elif n.kind == CALL:
+            env[n.outputs[0]] = call(n, args)
+        else:
+            result = n.op(*args, **n.params)
+            for v, t in zip(n.outputs, result if n.op.multi_output else (result,)):
+                env[v] = t
+    return [env[v] for v in graph.output_values()]
+
+
+def _record_call(tracer, node, args):
+    ins = [tracer.value_of(t) for t in args]
+    with paused():
+        result = _call(node, args)
+    if result.requires_grad:
+        raise JointUnsupported(f"{node.params['fn']} returned a tensor that requires grad")
+    out = tracer.new_value(result)
+    tracer.graph.nodes.append(GraphNode(CALL, node.op, ins, dict(node.params), [out]))
+    return result
+
+
+def _call(node, args):
+    def operand(template):
+        return args[template["v"]] if "v" in template else template["c"]
+    return node.op(*[operand(t) for t in node.params["args"]],
+                   **{k: operand(t) for k, t in node.params["kwargs"].items()})
+
+
+def _check_new_constants(graph, known):
+    """Constants the backward made: a tensor the tracer did not see being made. Zeros and
+    other filled tensors are fine; anything else may hold values computed from the example
+    inputs outside ember's operators, which a replay would repeat wrongly."""
+    for name in list(graph.constants)[known:]:
+        data = graph.constants[name]._data
+        flat = data.reshape(-1)
+        if flat.size > 1 and not bool((flat == flat[0]).all()):
+            raise JointUnsupported("the backward read a tensor computed outside ember's "
+                                   "operators")
+
+
+def _backward_nodes(joint, reads_grad, forward_needed, written_names):
+    """The ids of the backward graph's nodes: those that read an output gradient, and
+    those only the backward needs (computed there instead of saved: the same work, and
+    the forward saves their operands, often saved anyway, instead of their results).
+    Writes, calls (random numbers drawn in the forward) and reads of buffers the forward
+    writes stay in the forward."""
+    consumers = {}
+    for n in joint.nodes:
+        for v in n.inputs:
+            consumers.setdefault(v, []).append(n)
+    chosen = set()
+    for n in reversed(joint.nodes):
+        if any(v in reads_grad for v in n.outputs):
+            chosen.add(id(n))
+        elif id(n) in forward_needed or n.kind in (COPY, CALL) or (
+                n.kind == GET_ATTR and n.params["name"] in written_names):
+            continue
+        elif all(id(c) in chosen for v in n.outputs for c in consumers.get(v, ())):
+            chosen.add(id(n))
+    return chosen
+
+
+def _ancestors(graph, values):
+    """The ids of the nodes ``values`` depend on (and the writes among them)."""
+    needed, wanted = set(), set(values)
+    for n in reversed(graph.nodes):
+        if any(v in wanted for v in n.outputs):
+            needed.add(id(n))
+            wanted.update(n.inputs)
+    return needed
+
+
+def _subgraph(joint, inputs, nodes, outputs):
+    graph = Graph()
+    graph._next = joint._next
+    graph.inputs = list(inputs)
+    graph.nodes = list(nodes)
+    graph.constants = dict(joint.constants)
+    graph.output = ("tuple", list(outputs))
+    return _optimized(graph)
+
+
+def _optimized(graph):
+    from ..jit._passes import (
+        eliminate_common_subexpressions,
+        eliminate_dead_code,
+        fold_constants,
+        fuse_elementwise,
+    )
+
+    eliminate_dead_code(graph)
+    eliminate_common_subexpressions(graph)
+    fold_constants(graph)
+    fuse_elementwise(graph)
+    return graph
+
+
+# ---------------------------------------------------------------- running
+
+
+class JointRun:
+    """The callable a joint graph compiles to: ``run(tensors) -> flat outputs``."""
+
+    def __init__(self, graph, attrs, tensors, trace, forward, backward, fallback):
+        self.device = tensors[0]._device if tensors else \
+            attrs[trace.attr_names[0]]._device
+        xp = self.device._xp
+        self.read = attrs.__getitem__
+        self.trace = trace
+        self.graph = graph        # the captured graph: create_graph differentiates it
+        self.attrs = attrs
+        self.fallback = fallback
+        self.forward = ArrayCode(forward, attrs, xp, self.device, "forward").function()
+        self.backward = ArrayCode(backward, attrs, xp, self.device, "backward").function()
+        self.grad_positions = _grad_positions(trace)
+        self.requires = tuple(t.requires_grad for t in tensors)
+        self.attr_names = tuple(dict.fromkeys(trace.attr_names))
+        self.attr_requires = tuple(attrs[name].requires_grad for name in self.attr_names)
+        self.diff_attrs = trace.diff_attrs
+        self.diff_inputs = trace.diff_inputs
+        self.diff_outputs = trace.diff_outputs
+        self.out_count = len(trace.outputs)
+        self.op = Op("compiled_function", None, multi_output=True, save_inputs=False,
+                     register=False, grad_name="CompiledFunctionBackward")
+        self.op.defderivative(self._derivative)
+        self.saved_inputs = trace.saved_inputs
+        self.saved_attrs = trace.saved_attrs
+
+    def __call__(self, tensors):
+        if not grad_mode.state.enabled or tuple(map(_layout, tensors)) != \
+                self.trace.input_layouts or tuple(map(_requires_grad, tensors)) != \
+                self.requires or tuple([self.read(n).requires_grad for n in self.attr_names]) \
+                != self.attr_requires:
+            return self.fallback(tensors)
+        arrays = [t._data for t in tensors]
+        saved = self.forward(arrays)
+        device = self.device
+        outputs = [wrap(a, device) for a in saved[:self.out_count]]
+        del saved[:self.out_count]
+        wrt = [tensors[i] for i in self.diff_inputs] + [self.read(n) for n in self.diff_attrs]
+        watched = [tensors[i] for i in self.saved_inputs] + \
+            [self.read(n) for n in self.saved_attrs]
+        node = record(self.op, wrt, {"saved": saved, "tensors": list(tensors),
+                                     "watched": [(t, t._vc[0]) for t in watched]},
+                      tuple(outputs[i] for i in self.diff_outputs))
+        node.__class__ = _JointNode
+        return tuple(outputs)
+
+    def _derivative(self, ctx, *grads, saved, tensors, watched):
+        if ctx._saved is None:
+            raise RuntimeError(_BACKWARD_TWICE)
+        if grad_mode.state.enabled:
+            return self._differentiate_again(ctx, grads, tensors)
+        for t, version in watched:
+            if t._vc[0] != version:
+                _raise_modified(t, version, t._vc[0])
+        found = self.backward(saved + [_contiguous(g._data) for g in grads])
+        arrays = [None if p is None else found[p] for p in self.grad_positions]
+        from .fusion import _own_arrays
+
+        return tuple(_own_arrays(arrays, grads[0]._data, self.device))
+
+    def _differentiate_again(self, ctx, grads, tensors):
+        """``create_graph``: the captured graph run again with autograd recording,
+        differentiated with a graph of its own."""
+        if self.trace.random or self.trace.writes_attrs:
+            raise RuntimeError("ember.compile: double backward (create_graph=True) through a "
+                               "compiled graph that draws random numbers or updates buffers "
+                               "is not supported; compile with backend='aot_eager' or run "
+                               "this part eagerly")
+        from ..autograd import grad as autograd_grad
+
+        wrt = [tensors[i] for i in self.diff_inputs] + [self.read(n) for n in self.diff_attrs]
+        with _autocast_off():
+            outputs = _run_eagerly(self.graph, self.attrs, tensors)
+        wanted = [(t, i) for i, (t, need) in enumerate(zip(wrt, ctx.needs_input_grad)) if need]
+        found = autograd_grad([outputs[i] for i in self.diff_outputs], [t for t, _ in wanted],
+                              list(grads), create_graph=True, allow_unused=True)
+        result = [None] * len(wrt)
+        for (_, i), g in zip(wanted, found):
+            result[i] = g
+        return tuple(result)
+
+
+class _JointNode(Node):
+    """A joint graph's autograd node: releasing it frees the saved values."""
+
+    __slots__ = ()
+
+    def _release(self):
+        Node._release(self)
+        self.params["saved"].clear()
+
+
+def _layout(t):
+    data = t._data
+    return data.shape, data.strides
+
+
+def _contiguous(array):
+    """An output gradient as the trace saw it (in new memory, C order): an expanded
+    gradient (a ``sum``'s) would otherwise meet view operators' traced strides."""
+    if array.flags.c_contiguous:
+        return array
+    import numpy
+
+    return numpy.ascontiguousarray(array) if type(array) is numpy.ndarray else \
+        array.copy()
+
+
+def _requires_grad(t):
+    return t.requires_grad
+
+
+def _grad_positions(trace):
+    positions, k = [], 0
+    for g in trace.grads:
+        positions.append(None if g is None else k)
+        k += g is not None
+    return positions
+
+
+# ---------------------------------------------------------------- generated array code
+
+
+class ArrayCode:
+    """Straight-line Python running a graph on arrays: each operator's kernel called
+    directly (``v3 = K2(xp, v1, v2, **P2)``), parameters read by name per call, fused
+    element-wise chains as one kernel when their operands fit one buffer, each temporary
+    deleted after its last use. ``function()`` returns ``run(arrays) -> list``.
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> graph = capture(lambda x: x.exp(), [ember.zeros(1)]).graph
+        >>> cpu = ember.device("cpu")
+        >>> ArrayCode(graph, {}, np, cpu, "f").function()([np.zeros(1, np.float32)])
+        [array([1.], dtype=float32)]
+    """
+
+    def __init__(self, graph, attrs, xp, device, name):
+        self.graph = graph
+        self.name = name
+        self.names = {"xp": xp, "read": attrs.__getitem__, "ND": np.ndarray,
+                      "AS": lambda a: _as_array(a, device), "wrap": wrap, "DEV": device,
+                      "assign_inplace": assign_inplace, "no_grad": grad_mode.no_grad}
+        self.variables = {}
+        self.lines = []
+
+    def function(self):
+        graph = self.graph
+        inputs = [self.variable(v) for v in graph.inputs]
+        if inputs:
+            self.lines.append(f"    {', '.join(inputs)}, = arrays")
+        last = _last_uses(graph)
+        outputs = set(graph.output_values())
+        for k, node in enumerate(graph.nodes):
+            self.node(node)
+            dead = [self.variables[v] for v in last.get(k, ()) if v not in outputs and
+                    v in self.variables]
+            if dead:
+                self.lines.append(f"    del {', '.join(dead)}")
+        results = ", ".join(self.variable(v) for v in graph.output_values())
+        self.lines.append(f"    return [{results}]")
+        source = f"def {self.name}(arrays):\n" + "\n".join(self.lines)
+        namespace = dict(self.names)
+        exec(compile(source, f"<ember joint graph {self.name}>", "exec"), namespace)
+        function = namespace[self.name]
+        function.source = source
+        return function
+
+    def variable(self, value):
+        name = self.variables.get(value)
+        if name is None:
+            name = self.variables[value] = f"v{len(self.variables)}"
+        return name
+
+    def bind(self, prefix, obj):
+        name = f"{prefix}{len(self.names)}"
+        self.names[name] = obj
+        return name
+
+    def emit(self, line):
+        self.lines.append("    " + line)
+
+    def node(self, node):
+        args = [self.variable(v) for v in node.inputs]
+        outputs = [self.variable(v) for v in node.outputs]
+        if node.kind == GET_ATTR:
+            self.emit(f"{outputs[0]} = read({node.params['name']!r})._data")
+        elif node.kind == CONSTANT:
+            constant = self.graph.constants[node.params["name"]]._data
+            self.emit(f"{outputs[0]} = {self.bind('K', constant)}")
+        elif node.kind == COPY:
+            self.copy(node, args, outputs)
+        elif node.kind == CALL:
+            self.call(node, args, outputs)
+        elif node.kind == FUSED:
+            self.fused(node, args, outputs[0])
+        else:
+            self.kernel(node.op, args, node.params, outputs)
+
+    def kernel(self, op, args, params, outputs):
+        keywords = f", **{self.bind('P', dict(params))}" if params else ""
+        call = f"{self.bind('K', op.kernel)}(xp{''.join(', ' + a for a in args)}{keywords})"
+        if op.multi_output:
+            self.emit(f"r = {call}")
+            for i, name in enumerate(outputs):
+                self.emit(f"{name} = r[{i}]")
+                self.emit(f"if {name}.__class__ is not ND: {name} = AS({name})")
+        else:
+            self.emit(f"{outputs[0]} = {call}")
+            self.emit(f"if {outputs[0]}.__class__ is not ND: {outputs[0]} = AS({outputs[0]})")
+
+    def fused(self, node, args, output):
+        fused = node.op
+        if _fits_one_buffer(fused, node.inputs):
+            self.emit(f"{output} = {self.bind('F', fused.op.kernel)}(xp, {', '.join(args)})")
+            return
+        running = None
+        for op, (_, refs, params) in zip(fused.ops, fused.program):
+            operands = [running if r < 0 else args[r] for r in refs]
+            running = output
+            self.kernel(op, operands, params, [output])
+
+    def copy(self, node, args, outputs):
+        """An in-place write: the value copied into the target's array (a parameter or
+        buffer through ``assign_inplace``, so its version counter moves)."""
+        target = node.inputs[0]
+        producer = next((n for n in self.graph.nodes if target in n.outputs), None)
+        if producer is not None and producer.kind == GET_ATTR:
+            name = producer.params["name"]
+            self.emit(f"assign_inplace(read({name!r}), wrap({args[1]}, DEV), "
+                      "check_dtype=False)")
+        else:
+            self.emit(f"xp.copyto({args[0]}, {args[1]}, casting='unsafe')")
+        self.emit(f"{outputs[0]} = {args[0]}")
+
+    def call(self, node, args, outputs):
+        """A call (random factory, input check) on tensors around the arrays."""
+        def operand(template):
+            return f"wrap({args[template['v']]}, DEV)" if "v" in template else \
+                self.bind("C", template["c"])
+        operands = [operand(t) for t in node.params["args"]]
+        keywords = [f"{self.bind('N', k)}: {operand(t)}"
+                    for k, t in node.params["kwargs"].items()]
+        if keywords:
+            operands.append("**{" + ", ".join(keywords) + "}")
+        self.emit("with no_grad():")
+        self.emit(f"    {outputs[0]} = {self.bind('F', node.op)}({', '.join(operands)})._data")
+
+
+def _fits_one_buffer(fused, inputs):
+    """Whether a fused chain runs in one buffer on its traced operands (one float dtype,
+    every operand broadcasting to the first step's shape), as ``FusedOp`` checks per call."""
+    from ..jit._passes import _FUSED_DTYPES
+
+    try:
+        dtypes = {np.dtype(v.dtype) for v in inputs}
+    except TypeError:
+        return False
+    if len(dtypes) != 1 or dtypes.pop() not in _FUSED_DTYPES:
+        return False
+    shapes = [tuple(v.shape) for v in inputs]
+    try:
+        start = np.broadcast_shapes(*(shapes[r] for r in fused.program[0][1] if r >= 0))
+        return np.broadcast_shapes(start, *shapes) == start
+    except ValueError:
+        return False
+
+
+def _last_uses(graph):
+    """Node index -> the values read for the last time there."""
+    last = {}
+    for k, n in enumerate(graph.nodes):
+        for v in n.inputs:
+            last[v] = k
+    by_node = {}
+    for v, k in last.items():
+        by_node.setdefault(k, []).append(v)
+    return by_node
