@@ -138,7 +138,7 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)  # inside another capture: traced as its ops
         modules = self._modules
         if modules is None and self._module is not None:
-            modules = self._modules = tuple(self._module.modules())
+            modules = self._modules = guards.GuardedModules(self._module.modules())
         key, tensors = guards.call_key(args, kwargs, modules or (), self._referenced)
         entry = self._static.get(key)
         if entry is None:
@@ -186,7 +186,7 @@ class CompiledFunction:
                 log.info("Recompiling function %s\n    triggered by the following guard "
                          "failure(s):\n    - %s", self._name(), reason)
         if self._module is not None:
-            self._modules = tuple(self._module.modules())  # a changed module tree
+            self._modules = guards.GuardedModules(self._module.modules())  # a changed tree
         else:
             self._referenced = guards.referenced_objects(self._fn)
         key, tensors = guards.call_key(args, kwargs, self._modules or (), self._referenced)

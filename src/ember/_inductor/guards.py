@@ -18,15 +18,18 @@ Example::
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
+from itertools import chain
 
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..nn.modules import module as _module_file
 from ..nn.modules.module import Module
 from ..ops._registry import autocast_state
 
 __all__ = ["call_key", "module_state", "referenced_objects", "mask_shapes",
-           "describe_difference"]
+           "describe_difference", "GuardedModules"]
 
 _PLAIN = (type(None), bool, int, float, str, complex, bytes)
 
@@ -83,6 +86,99 @@ def module_state(modules):
     return tuple([_one_module(m) for m in modules])
 
 
+class GuardedModules(tuple):
+    """The modules a compiled function guards, remembering their :func:`module_state` between
+    calls. The state is read again only when something it covers may have moved: an
+    attribute assigned or deleted on any module (``Module.__setattr__`` counts them), a dict
+    of parameters, buffers, children or forward hooks that changed size, or a different
+    object in one of them (compared by identity, so a direct
+    ``module._parameters[name] = p`` is seen too). A hit costs one pass over those dicts
+    instead of reading every attribute of every module.
+
+    Example::
+
+        >>> net = ember.nn.Linear(2, 2)
+        >>> modules = GuardedModules(net.modules())
+        >>> first = modules.state()
+        >>> modules.state() is first
+        True
+        >>> net.train(False)
+        Linear(in_features=2, out_features=2, bias=True)
+        >>> modules.state() == first
+        False
+    """
+
+    _HOLDERS = ("_parameters", "_buffers", "_modules", "_forward_hooks", "_forward_pre_hooks")
+
+    def __new__(cls, modules):
+        self = super().__new__(cls, modules)
+        self._count = None     # Module.__setattr__'s count when the state was read
+        self._holders = ()     # every such dict of every module (their sizes are compared)
+        self._sizes = None
+        self._filled = ()      # the non-empty ones (their values are compared by identity)
+        self._held = ()        # those values then (kept alive, so that their ids stay unique)
+        self._ids = ()
+        self._state = None
+        return self
+
+    def state(self):
+        """The modules' state as a :class:`StateToken`, reread only when it may differ."""
+        if self._count == _module_file._setattr_count and \
+                list(map(len, self._holders)) == self._sizes and \
+                tuple(map(id, chain.from_iterable(map(dict.values, self._filled)))) == self._ids:
+            return self._state
+        return self._read()
+
+    def _read(self):
+        self._count = _module_file._setattr_count
+        holders = [getattr(m, "__dict__", {}).get(name) for m in self for name in self._HOLDERS]
+        if all(type(d) in _DICTS for d in holders):
+            self._holders = tuple(holders)
+            self._sizes = list(map(len, holders))
+            self._filled = tuple(d for d in holders if d)
+            self._held = tuple(chain.from_iterable(map(dict.values, self._filled)))
+            self._ids = tuple(map(id, self._held))
+        else:  # a module keeping them in other mappings (nn.cpp's): read in full each call
+            self._count = None
+        self._state = StateToken.of(module_state(self))
+        return self._state
+
+
+class StateToken:
+    """A module state tuple with its hash computed once, one token per distinct state (so
+    that a guard key holding it hashes and compares in constant time).
+
+    Example::
+
+        >>> StateToken.of((1, 2)) is StateToken.of((1, 2))
+        True
+    """
+
+    __slots__ = ("state", "_hash", "__weakref__")
+    _TOKENS = weakref.WeakValueDictionary()
+
+    def __init__(self, state):
+        self.state = state
+        self._hash = hash(state)
+
+    @classmethod
+    def of(cls, state):
+        token = cls._TOKENS.get(state)
+        if token is None:
+            token = cls._TOKENS[state] = cls(state)
+        return token
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return self is other or (type(other) is StateToken and self._hash == other._hash
+                                 and self.state == other.state)
+
+
+_DICTS = (dict, OrderedDict)
+
+
 def _one_module(m):
     attributes = m.__dict__
     names = tuple(attributes)
@@ -135,7 +231,7 @@ def referenced_objects(fn):
     """
     code = getattr(fn, "__code__", None)
     if code is None:
-        return (), tuple(fn.modules()) if isinstance(fn, Module) else ()
+        return (), GuardedModules(fn.modules()) if isinstance(fn, Module) else ()
     found = []
     scope = getattr(fn, "__globals__", {})
     found += [(scope, name) for name in code.co_names
@@ -156,7 +252,7 @@ def referenced_objects(fn):
         value = owner.cell_contents if name is None else owner[name]
         if isinstance(value, Module):
             modules.extend(value.modules())
-    return tuple(found), tuple(modules)
+    return tuple(found), GuardedModules(modules)
 
 
 def referenced_state(found, modules):
@@ -169,7 +265,11 @@ def referenced_state(found, modules):
     """
     ids = tuple(id(owner.cell_contents if name is None else owner.get(name))
                 for owner, name in found)
-    return ids, module_state(modules) if modules else None
+    return ids, _state_of(modules) if modules else None
+
+
+def _state_of(modules):
+    return modules.state() if type(modules) is GuardedModules else module_state(modules)
 
 
 def call_key(args, kwargs, modules, referenced=None):
@@ -187,7 +287,7 @@ def call_key(args, kwargs, modules, referenced=None):
     first = {}
     aliasing = tuple([first.setdefault(id(t), i) for i, t in enumerate(tensors)])
     context = (spec, aliasing, grad_mode.state.enabled, autocast_state.on,
-               module_state(modules) if modules else None,
+               _state_of(modules) if modules else None,
                referenced_state(*referenced) if referenced else None,
                _dtype.get_default_dtype())
     metas = tuple([(tuple(t._data.shape), t._data.dtype, t._device, t.requires_grad,

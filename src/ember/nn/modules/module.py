@@ -34,6 +34,9 @@ _global_is_full_backward_hook = None  # True/False once a global backward hook w
 _global_buffer_registration_hooks: dict = OrderedDict()
 _global_module_registration_hooks: dict = OrderedDict()
 _global_parameter_registration_hooks: dict = OrderedDict()
+# counts attribute assignments and deletions on every module: ember.compile's guards reread
+# a module's plain attributes only when it moved (_inductor/guards.py, GuardedModules)
+_setattr_count = 0
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -313,6 +316,8 @@ class Module:
             raise KeyError(f'{kind} name can\'t contain "."')
 
     def __setattr__(self, name, value):
+        global _setattr_count
+        _setattr_count += 1
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
@@ -372,6 +377,8 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
+        global _setattr_count
+        _setattr_count += 1
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:
