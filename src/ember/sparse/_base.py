@@ -55,6 +55,54 @@ def _dense_field(name):
     return property(refuse, refuse, refuse)
 
 
+# ``ember.<function>(sparse, ...)`` that torch answers with a sparse tensor of the same layout
+_LIKE_FUNCTIONS = {"zeros_like": "new_zeros", "empty_like": "new_empty",
+                   "ones_like": "new_ones"}
+
+
+def _top_level_name(func, args):
+    """``name`` when ``func`` is ``ember.<name>`` called with a sparse first argument."""
+    from ..overrides import _names
+
+    if not args or not isinstance(args[0], SparseTensorBase):
+        return None
+    qualified = _names.get(func, "")
+    if qualified.count(".") != 1:  # torch.<name> only: not torch.nn.functional, Tensor...
+        return None
+    return qualified.split(".")[1]
+
+
+def _own_method(func, args):
+    """The first argument's own method for the top-level function ``func``: one of that
+    name defined by its sparse class, not inherited from ``Tensor`` (None if none)."""
+    name = _top_level_name(func, args)
+    if name is None:
+        return None
+    for klass in type(args[0]).__mro__:
+        if klass is Tensor:
+            return None
+        if name in vars(klass):
+            return getattr(args[0], name)
+    return None
+
+
+def _like_factory(func, args):
+    """``zeros_like(sparse)`` and friends as the sparse tensor's ``new_*`` factory (they
+    never reach for a dense field, so they are answered before running)."""
+    name = _top_level_name(func, args)
+    if name not in _LIKE_FUNCTIONS:
+        return None
+    return _like(args[0], getattr(args[0], _LIKE_FUNCTIONS[name]))
+
+
+def _like(sparse, factory):
+    """``zeros_like(sparse, ...)`` and friends as ``sparse.new_zeros(sparse.shape, ...)``."""
+    def like(*, dtype=None, layout=None, device=None, requires_grad=False, **_):
+        return factory(sparse.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    return like
+
+
 def aten_name(func):
     """The operator's name in torch's errors: ``exp`` for ``ember.exp`` and
     ``Tensor.exp``, ``T`` for the property ``Tensor.T``, ``pow`` for ``Tensor.__pow__``.
@@ -98,15 +146,25 @@ class SparseTensorBase(Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        """Run ``func`` (a dense operator or a layout-agnostic query); refuse it with torch's
-        error for the layout if it reaches for a dense field."""
+        """Run ``func`` on sparse arguments. A function that reaches for a dense field runs
+        as the first argument's own method of its name where its layout defines one
+        (``ember.clone``, ``ember.add``, ``ember.transpose``...), else is refused with
+        torch's error for the layout."""
         from ..overrides import DisableTorchFunctionSubclass
 
-        try:
-            with DisableTorchFunctionSubclass():
-                return func(*args, **(kwargs or {}))
-        except DenseFieldOfSparse as error:
-            raise error.sparse._refusal(aten_name(func), getattr(func, "op", None)) from None
+        kwargs = kwargs or {}
+        with DisableTorchFunctionSubclass():
+            like = _like_factory(func, args)
+            if like is not None:
+                return like(**kwargs)
+            try:
+                return func(*args, **kwargs)
+            except DenseFieldOfSparse as error:
+                method = _own_method(func, args)
+                if method is None:
+                    raise error.sparse._refusal(aten_name(func),
+                                                getattr(func, "op", None)) from None
+            return method(*args[1:], **kwargs)
 
     @property
     def _device(self):
@@ -215,6 +273,19 @@ class SparseTensorBase(Tensor):
     def requires_grad(self, value):
         self.requires_grad_(value)
 
+    def detach_(self):
+        """Cut this tensor's values from the autograd graph in place.
+
+        Example::
+
+            >>> v = ember.ones(1, requires_grad=True)
+            >>> ember.sparse_coo_tensor([[0]], v * 2, (2,)).detach_().requires_grad
+            False
+        """
+        self._vals = self._vals.detach()
+        self._owns_values = False
+        return self
+
     @property
     def data(self):
         """The same indices and values outside autograd (``detach()``)."""
@@ -242,7 +313,76 @@ class SparseTensorBase(Tensor):
     def cuda(self, device=None):
         return self.to(device if device is not None else "cuda")
 
+    # ------------------------------------------------------------ factories
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False):
+        """An all-zero tensor of this layout (no specified element), as torch's.
+
+        Example::
+
+            >>> ember.zeros(2).to_sparse().new_zeros(3, 4)._nnz()
+            0
+        """
+        size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+        empty = self._empty_of(tuple(int(n) for n in size), dtype or self.dtype,
+                               device or self.device)
+        return empty.requires_grad_() if requires_grad else empty
+
+    new_empty = new_zeros
+
+    def new_ones(self, *size, **kwargs):
+        raise self._refusal("fill_.Scalar")  # torch fills a new sparse tensor: no kernel
+
+    def new_full(self, size, fill_value, **kwargs):
+        raise self._refusal("fill_.Scalar")
+
+    # ------------------------------------------------------------ no strided memory
+
+    def is_contiguous(self, memory_format=None):
+        raise RuntimeError(f"Sparse {self._kind_name()} tensors do not have is_contiguous")
+
+    def stride(self, dim=None):
+        raise RuntimeError(f"Sparse {self._kind_name()} tensors do not have strides")
+
+    def storage_offset(self):
+        return 0
+
+    def is_pinned(self, device=None):
+        return False
+
+    def untyped_storage(self):
+        raise NotImplementedError(f"Cannot access storage of {self._impl_name}")
+
+    storage = share_memory_ = untyped_storage
+
+    def data_ptr(self):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    tolist = data_ptr
+
+    def _kind_name(self):
+        return self.layout.name[len("sparse_"):].upper()
+
     # ------------------------------------------------------------ Python protocol
+
+    def item(self):
+        """The value of a one-element tensor.
+
+        Example::
+
+            >>> ember.tensor([5.]).to_sparse().item()
+            5.0
+        """
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
+                               f"Scalar")
+        return self.to_dense().item()
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
 
     def __format__(self, spec):
         return object.__format__(repr(self), spec)

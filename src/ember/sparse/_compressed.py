@@ -154,6 +154,23 @@ class SparseCompressedTensor(SparseTensorBase):
 
     # ------------------------------------------------------------ refusals and copies
 
+    _impl_name = "SparseCsrTensorImpl"  # torch's class for both layouts, in its errors
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.element_size()  # the dense equivalent's, as torch counts
+
+    def _empty_of(self, size, dtype, device):
+        from .. import zeros
+
+        if len(size) != 2:
+            raise RuntimeError(f"torch.empty: Only batched sparse compressed (non-block) "
+                               f"tensors are supported, but got size {list(size)}")
+        lines = size[0] if self._layout is sparse_csr else size[1]
+        return SparseCompressedTensor(zeros(lines + 1, dtype=dt.int64, device=device),
+                                      zeros(0, dtype=dt.int64, device=device),
+                                      zeros(0, dtype=dtype, device=device), size, self._layout)
+
     def _unsupported(self):
         return RuntimeError(f"unsupported tensor layout: {_NAMES[self._layout][2]}")
 
@@ -172,8 +189,7 @@ class SparseCompressedTensor(SparseTensorBase):
         return self._compressed, self._plain, self._vals.detach(), Size(self._size)
 
     def _copy_for_deepcopy(self):
-        impl = "SparseCsrTensorImpl"  # torch names the one implementation of both layouts
-        raise NotImplementedError(f"Cannot access storage of {impl}")
+        raise NotImplementedError(f"Cannot access storage of {self._impl_name}")
 
     # ------------------------------------------------------------ conversions
 

@@ -15,7 +15,7 @@ import numbers
 from .. import _dtype as dt
 from .._printing import PRINT_OPTS, _body
 from .._tensor import Size, Tensor, as_tensor, sparse_coo
-from ._base import _NOT_IMPLEMENTED, SparseTensorBase
+from ._base import _NOT_IMPLEMENTED, SparseTensorBase, wrap_dim
 
 
 class SparseCOOTensor(SparseTensorBase):
@@ -252,8 +252,31 @@ class SparseCOOTensor(SparseTensorBase):
         return SparseCOOTensor(self._idx.clone(), self._vals.clone(), self._size,
                                self._coalesced)
 
-    def data_ptr(self):
-        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+    _impl_name = "SparseTensorImpl"  # torch's class, in its storage errors
+
+    def is_contiguous(self, memory_format=None):
+        return False
+
+    def stride(self, dim=None):
+        strides = (0,) * self.dim()  # torch answers zeros for a COO tensor
+        return strides if dim is None else strides[wrap_dim(dim, self.dim())]
+
+    @property
+    def nbytes(self):
+        raise RuntimeError("nbytes is not defined for sparse tensors.  If you want the size "
+                           "of the constituent tensors, add the nbytes of the indices and "
+                           "values.  If you want the size of the  equivalent dense tensor, "
+                           "multiply numel() by element_size()")
+
+    def __iter__(self):
+        return iter([self.select(0, i) for i in range(len(self))])
+
+    def _empty_of(self, size, dtype, device):
+        from .. import empty, zeros
+
+        return SparseCOOTensor(zeros((len(size), 0), dtype=dt.int64, device=device),
+                               empty((0,), dtype=dtype, device=device), size,
+                               is_coalesced=True)
 
     def _refusal(self, op_name, op=None):
         """torch's error for a dense operator ``op_name`` given this tensor."""
