@@ -119,10 +119,12 @@ def _joint(graph, attrs, example_inputs):
         return replay[0](tensors)
     try:
         return compile_joint(clone_graph(graph), attrs, example_inputs, fallback)
-    except JointUnsupported as reason:
+    except Exception as reason:  # noqa: BLE001 (anything the trace meets: eager autograd)
         if log_enabled("aot"):
+            why = reason if isinstance(reason, JointUnsupported) else \
+                f"tracing the backward raised {type(reason).__name__}: {reason}"
             log.info("no joint forward-backward graph (the backward runs eager autograd "
-                     "nodes): %s", reason)
+                     "nodes): %s", why)
         return None
 
 

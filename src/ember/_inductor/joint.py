@@ -63,6 +63,8 @@ _PLAIN_CALLS = frozenset({"ember.rand", "ember.randn", "ember.rand_like", "ember
                           "ember.randint", "ember.randint_like", "ember.randperm",
                           "ember.bernoulli", "ember.normal", "ember.multinomial",
                           "nn.functional.dropout_mask"})
+# operators whose derivative calls the user's code (which the trace must not run)
+_USER_CODE_IN_BACKWARD = frozenset({"backward_hook"})
 
 
 class JointUnsupported(Exception):
@@ -111,6 +113,9 @@ def _check_supported(graph, attrs, tensors):
                                    "and input checks run inside a joint graph)")
         elif n.kind not in (OP, GET_ATTR, CONSTANT, COPY, CALL):
             raise JointUnsupported(f"a {n.kind} node")
+        elif n.kind == OP and n.op.name in _USER_CODE_IN_BACKWARD:
+            raise JointUnsupported("a module's backward hooks run Python code in the "
+                                   "backward (tracing it would run them)")
         elif _writes(n) and n.inputs[0] in graph.inputs:
             raise JointUnsupported("the graph writes into an input in place")
     if len(devices) != 1 or next(iter(devices))._xp is None:
@@ -163,7 +168,8 @@ class _JointTrace:
             tracer.add_input(t, f"x{i}")
         self.graph = tracer.graph
         self.forward_inputs = list(tracer.graph.inputs)
-        with tracing(tracer), grad_mode.enable_grad(), _autocast_off():
+        with tracing(tracer), grad_mode.enable_grad(), _autocast_off(), \
+                _random_state_kept(tensors):
             outputs = _run_eagerly(graph, stand_attrs, inputs)
             _check_output_aliases(outputs, list(inputs) + list(stand_attrs.values()))
             self.outputs = [tracer.value_of(t) for t in outputs]
@@ -234,6 +240,15 @@ def _autocast_off():
         yield
     finally:
         autocast_state.on = saved
+
+
+def _random_state_kept(tensors):
+    """The generators as they were before the trace (which draws dropout's masks again):
+    the next calls draw the numbers eager calls would."""
+    from ..ops.random import fork_rng
+
+    webgpu = any(t._device.type == "webgpu" for t in tensors)
+    return fork_rng(device_type="webgpu" if webgpu else "cuda")
 
 
 class _JointTracer(Tracer):
