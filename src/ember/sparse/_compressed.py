@@ -174,10 +174,18 @@ class SparseCompressedTensor(SparseTensorBase):
     def _unsupported(self):
         return RuntimeError(f"unsupported tensor layout: {_NAMES[self._layout][2]}")
 
+    def numpy(self, *, force=False):
+        raise TypeError(f"can't convert {_NAMES[self._layout][2]} layout tensor to numpy. Use "
+                        f"Tensor.to_dense() first.")
+
     def _refusal(self, op_name, op=None):
         """torch's error for a dense operator ``op_name`` given this matrix: an element-wise
         operator finds no kernel for the layout (RuntimeError), any other no kernel for the
         backend (NotImplementedError)."""
+        if op is None:  # a method or in-place form: the op registered under its name
+            from ..ops._registry import registry
+
+            op = (registry.get(op_name.rstrip("_")) or [None])[0]
         if op is not None and op.pointwise:
             return self._unsupported()
         device = "CUDA" if self._vals.is_cuda else "CPU"
@@ -271,6 +279,24 @@ class SparseCompressedTensor(SparseTensorBase):
         return SparseCompressedTensor(self._compressed.to(values.device),
                                       self._plain.to(values.device), values, self._size,
                                       self._layout)
+
+    def t(self):
+        """The transpose: the same arrays read the other way, CSR as CSC and back.
+
+        Example::
+
+            >>> ember.tensor([[0., 2.]]).to_sparse_csr().t().layout
+            ember.sparse_csc
+        """
+        other = sparse_csc if self._layout is sparse_csr else sparse_csr
+        return SparseCompressedTensor(self._compressed, self._plain, self._vals,
+                                      (self._size[1], self._size[0]), other)
+
+    def transpose(self, dim0, dim1):
+        """Swap the two dims (:meth:`t`); a dim with itself gives the matrix unchanged."""
+        from ._base import wrap_dim
+
+        return self if wrap_dim(dim0, 2) == wrap_dim(dim1, 2) else self.t()
 
     # ------------------------------------------------------------ products
 
