@@ -1,0 +1,309 @@
+"""Sparse tensors are ``ember.Tensor`` instances, as torch's are ``torch.Tensor``: type
+queries, dense operators refused with torch's exception, the functions that run the layout's
+own methods, Tensor queries without strided memory, autograd, pickling and modules, each
+against torch."""
+
+import copy
+import io
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+pytestmark = pytest.mark.filterwarnings("ignore:Sparse (CSR|invariant):UserWarning")
+
+DENSE = [[0.0, 2.0, 0.0], [3.0, 0.0, 4.0]]
+LAYOUTS = ["coo", "csr", "csc"]
+
+
+def make(module, layout, dense=DENSE):
+    """The same sparse matrix in torch or ember (``module``), in ``layout``."""
+    return getattr(module.tensor(dense), f"to_sparse_{layout}")()
+
+
+def outcome(fn):
+    """What a call gives: ``("ok", result)`` or ``("raises", exception type, message)``."""
+    try:
+        return "ok", fn()
+    except Exception as error:  # noqa: BLE001 (the type is what is compared)
+        return "raises", type(error), str(error)
+
+
+def same_outcome(call, layout, *, message=True):
+    """Run ``call(module, sparse)`` on torch and on ember; compare the outcome kind, the
+    exception type (and message, torch's names made ember's), or the dense values."""
+    expected = outcome(lambda: call(torch, make(torch, layout)))
+    got = outcome(lambda: call(ember, make(ember, layout)))
+    assert got[0] == expected[0], (got, expected)
+    if expected[0] == "raises":
+        assert got[1] is expected[1], (got, expected)
+        if message:
+            assert got[2] == expected[2].replace("torch.", "ember."), (got[2], expected[2])
+        return None, None
+    return got[1], expected[1]
+
+
+def assert_same_values(got, expected):
+    if isinstance(expected, torch.Tensor):
+        assert str(got.layout).split(".")[-1] == str(expected.layout).split(".")[-1]
+        if expected.layout is not torch.strided:
+            got, expected = got.to_dense(), expected.to_dense()
+        np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    else:
+        assert got == expected
+
+
+# ---------------------------------------------------------------- type queries
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_sparse_tensors_are_tensors(layout):
+    t, e = make(torch, layout), make(ember, layout)
+    assert isinstance(t, torch.Tensor) and isinstance(e, ember.Tensor)
+    assert ember.is_tensor(e) and torch.is_tensor(t)
+    assert ember.overrides.is_tensor_like(e)
+    assert str(e.layout) == str(t.layout).replace("torch.", "ember.")
+    for flag in ("is_sparse", "is_sparse_csr", "is_cuda", "is_cpu", "is_meta", "is_leaf",
+                 "requires_grad", "is_quantized", "is_nested", "is_mkldnn"):
+        assert getattr(e, flag) == getattr(t, flag), flag
+    assert e.dtype is ember.float32 and e.device == ember.device("cpu")
+    assert tuple(e.shape) == tuple(t.shape) and e.dim() == t.dim() and e.numel() == t.numel()
+    assert e.element_size() == t.element_size() and e.itemsize == t.itemsize
+    assert ember.is_floating_point(e) and e.is_floating_point() and not e.is_complex()
+    assert e.sparse_dim() == t.sparse_dim() and e.dense_dim() == t.dense_dim()
+
+
+def test_type_names_match_torch():
+    assert make(ember, "coo").type() == make(torch, "coo").type() == "torch.sparse.FloatTensor"
+    assert make(ember, "coo").type(ember.float64).dtype is ember.float64
+
+
+# ---------------------------------------------------------------- dense operators
+
+
+DENSE_ONLY = {
+    "exp": lambda m, s: m.exp(s),
+    "Tensor.exp": lambda m, s: s.exp(),
+    "exp_": lambda m, s: s.exp_(),
+    "sigmoid": lambda m, s: m.sigmoid(s),
+    "view": lambda m, s: s.view(6),
+    "mean": lambda m, s: s.mean(),
+    "max": lambda m, s: s.max(),
+    "eq": lambda m, s: m.eq(s, s),
+    "==": lambda m, s: s == s,
+    "softmax": lambda m, s: m.softmax(s, 0),
+    "F.relu6": lambda m, s: m.nn.functional.relu6(s),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", sorted(DENSE_ONLY))
+def test_dense_operators_raise_torchs_exception(name, layout):
+    """torch raises NotImplementedError ("Could not run 'aten::...' with arguments from the
+    'SparseCPU' backend") or, for element-wise ops on CSR/CSC, RuntimeError ("unsupported
+    tensor layout"); ember raises the same type (its operator names may differ from torch's
+    overload names, so only the type is compared)."""
+    expected = outcome(lambda: DENSE_ONLY[name](torch, make(torch, layout)))
+    got = outcome(lambda: DENSE_ONLY[name](ember, make(ember, layout)))
+    assert expected[0] == "raises" and got[0] == "raises", (got, expected)
+    assert got[1] is expected[1], (got, expected)
+
+
+@pytest.mark.parametrize("layout,backend", [("coo", "SparseCPU"), ("csr", "SparseCsrCPU")])
+def test_refusal_names_operator_and_backend(layout, backend):
+    for call in (lambda m, s: m.mean(s), lambda m, s: s.view(-1)):
+        expected = outcome(lambda: call(torch, make(torch, layout)))[2]
+        got = outcome(lambda: call(ember, make(ember, layout)))[2]
+        assert f"with arguments from the '{backend}' backend" in got
+        assert got.split(" with ")[0].split("::")[0] == expected.split(" with ")[0].split("::")[0]
+    coo = make(ember, "coo")
+    with pytest.raises(NotImplementedError, match=r"^Could not run 'aten::exp' with arguments "
+                                                  r"from the 'SparseCPU' backend"):
+        ember.exp(coo)
+
+
+def test_dense_fields_are_never_read_as_dense():
+    s = make(ember, "coo")
+    for field in ("_data", "_rg", "_grad_fn", "_base", "_vc"):
+        with pytest.raises(NotImplementedError, match="sparse tensor has no"):
+            getattr(s, field)
+    with pytest.raises(NotImplementedError):
+        s._data = np.zeros(3)
+
+
+def test_sparse_plus_dense_and_dense_with_sparse_as_torch():
+    for layout in ("coo",):
+        got, expected = same_outcome(lambda m, s: s + m.ones(2, 3), layout)
+        got, expected = same_outcome(lambda m, s: m.ones(2, 3) + s, layout)
+        assert_same_values(got, expected)
+    for layout in LAYOUTS:
+        got, expected = same_outcome(lambda m, s: m.ones(4, 3) @ s.t().to_dense().to_sparse(),
+                                     layout)
+        assert_same_values(got, expected)
+        got, expected = same_outcome(lambda m, s: m.mm(s, m.ones(3, 2)), layout)
+        assert_same_values(got, expected)
+
+
+# ---------------------------------------------------------------- functions on sparse tensors
+
+
+SPARSE_FUNCTIONS = {
+    "clone": lambda m, s: m.clone(s),
+    "add": lambda m, s: m.add(s, s),
+    "sub": lambda m, s: m.sub(s, s),
+    "mul": lambda m, s: m.mul(s, 3.0),
+    "neg": lambda m, s: m.neg(s),
+    "transpose": lambda m, s: m.transpose(s, 0, 1),
+    "t": lambda m, s: m.t(s),
+    "sum": lambda m, s: m.sum(s),
+    "detach": lambda m, s: m.detach(s),
+    "select": lambda m, s: m.select(s, 1, 2),
+    "index_select": lambda m, s: m.index_select(s, 1, m.tensor([2, 0])),
+    "zeros_like": lambda m, s: m.zeros_like(s),
+    "empty_like shape": lambda m, s: m.empty_like(s, dtype=m.float64).to_dense().shape,
+    "new_zeros": lambda m, s: s.new_zeros(4, 5),
+    "new_empty layout": lambda m, s: str(s.new_empty((2, 2)).layout).split(".")[1],
+    "new_ones": lambda m, s: s.new_ones(2),
+    "new_zeros 1-D": lambda m, s: str(s.new_zeros(3).layout).split(".")[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPARSE_FUNCTIONS))
+def test_top_level_functions_on_coo_as_torch(name):
+    got, expected = same_outcome(SPARSE_FUNCTIONS[name], "coo", message=False)
+    if expected is not None:
+        assert_same_values(got, expected)
+
+
+@pytest.mark.parametrize("layout", ["csr", "csc"])
+@pytest.mark.parametrize("call", [lambda m, s: s.t(), lambda m, s: m.transpose(s, -1, 0),
+                                  lambda m, s: s.transpose(1, 1), lambda m, s: s.t().t()])
+def test_compressed_transpose_swaps_layout_as_torch(call, layout):
+    got, expected = same_outcome(call, layout)
+    assert repr(got) == repr(expected).replace("torch.", "ember.")
+
+
+# ---------------------------------------------------------------- queries without strided memory
+
+
+QUERIES = {
+    "item": lambda s: s.item(),
+    "bool": lambda s: bool(s),
+    "tolist": lambda s: s.tolist(),
+    "data_ptr": lambda s: s.data_ptr(),
+    "stride": lambda s: s.stride(),
+    "is_contiguous": lambda s: s.is_contiguous(),
+    "storage_offset": lambda s: s.storage_offset(),
+    "is_pinned": lambda s: s.is_pinned(),
+    "untyped_storage": lambda s: s.untyped_storage(),
+    "nbytes": lambda s: s.nbytes,
+    "numpy": lambda s: s.numpy(),
+    "len": lambda s: len(s),
+    "get_device": lambda s: s.get_device(),
+    "format": lambda s: f"{s}" == repr(s),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_tensor_queries_as_torch(name, layout):
+    got, expected = same_outcome(lambda m, s: QUERIES[name](s), layout)
+    assert got == expected
+
+
+def test_one_element_item_and_bool():
+    t, e = torch.tensor([2.5]).to_sparse(), ember.tensor([2.5]).to_sparse()
+    assert e.item() == t.item() and bool(e) == bool(t)
+    assert [x.to_dense().item() for x in e] == [x.to_dense().item() for x in t]
+
+
+# ---------------------------------------------------------------- autograd
+
+
+def test_sparse_mm_values_and_gradients_match_torch():
+    indices, values = [[0, 1, 1], [2, 0, 2]], [3.0, -1.0, 2.0]
+    dense = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    results = {}
+    for m in (torch, ember):
+        s = m.sparse_coo_tensor(indices, values, (2, 3), requires_grad=True)
+        d = m.tensor(dense, requires_grad=True)
+        out = m.sparse.mm(s, d)
+        (out * out).sum().backward()
+        results[m] = out, s.grad, d.grad
+    (out_t, sgrad_t, dgrad_t), (out_e, sgrad_e, dgrad_e) = results[torch], results[ember]
+    assert isinstance(sgrad_e, ember.Tensor) and sgrad_e.layout is ember.sparse_coo
+    np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(sgrad_e.to_dense().numpy(), sgrad_t.to_dense().numpy(),
+                               rtol=1e-6)
+    np.testing.assert_allclose(dgrad_e.numpy(), dgrad_t.numpy(), rtol=1e-6)
+
+
+def test_to_dense_gradient_reaches_values_as_torch():
+    grads = {}
+    for m in (torch, ember):
+        v = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = m.sparse_coo_tensor([[0, 1, 1], [1, 0, 1]], v, (2, 2))
+        assert isinstance(s, m.Tensor) and not s.is_leaf and s.requires_grad
+        weights = m.tensor([[1.0, 2.0], [3.0, 4.0]])
+        (s.to_dense() * weights).sum().backward()
+        grads[m] = v.grad
+    np.testing.assert_allclose(grads[ember].numpy(), grads[torch].numpy())
+
+
+def test_detach_and_data_leave_the_graph():
+    v = ember.tensor([1.0, 2.0], requires_grad=True)
+    s = ember.sparse_coo_tensor([[0, 1]], v * 2, (2,))
+    assert s.requires_grad and not s.data.requires_grad and not s.detach().requires_grad
+    assert s.detach_() is s and not s.requires_grad
+    leaf = ember.sparse_coo_tensor([[0]], [1.0], (2,))
+    leaf.requires_grad = True
+    assert leaf.requires_grad and leaf.is_leaf
+
+
+# ---------------------------------------------------------------- pickling, copies, modules
+
+
+def test_deepcopy_and_pickle_as_torch():
+    for requires_grad in (False, True):
+        pair = [m.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (3,), requires_grad=requires_grad)
+                for m in (torch, ember)]
+        for copier in (copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x))):
+            t, e = (copier(x) for x in pair)
+            assert type(e) is type(pair[1]) and e.requires_grad == t.requires_grad
+            assert repr(e) == repr(t).replace("torch.", "ember.")
+    nonleaf = ember.sparse_coo_tensor([[0]], ember.ones(1, requires_grad=True) * 2, (2,))
+    nonleaf_t = torch.sparse_coo_tensor([[0]], torch.ones(1, requires_grad=True) * 2, (2,))
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(nonleaf_t)
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(nonleaf)
+    same_outcome(lambda m, s: copy.deepcopy(s), "csr")  # torch: no storage to copy
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_save_load_both_ways(layout):
+    buffer = io.BytesIO()
+    ember.save({"s": make(ember, layout)}, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer)["s"]
+    assert repr(loaded) == repr(make(torch, layout))
+    buffer = io.BytesIO()
+    torch.save([make(torch, layout)], buffer)
+    buffer.seek(0)
+    back = ember.load(buffer)[0]
+    assert isinstance(back, ember.Tensor) and repr(back) == repr(make(ember, layout))
+
+
+def test_module_buffer_state_dict_and_to():
+    results = {}
+    for m in (torch, ember):
+        module = m.nn.Module()
+        module.register_buffer("mask", make(m, "coo"))
+        moved = module.to(m.float64)
+        state = moved.state_dict()
+        results[m] = (str(moved.mask.layout).split(".")[1], str(moved.mask.dtype).split(".")[1],
+                      list(state), moved.mask.to_dense().tolist())
+    assert results[ember] == results[torch]
