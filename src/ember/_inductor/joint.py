@@ -466,7 +466,8 @@ class JointRun:
         for t, version in watched:
             if t._vc[0] != version:
                 _raise_modified(t, version, t._vc[0])
-        found = self.backward(saved + [_contiguous(g._data) for g in grads])
+        xp = self.device._xp
+        found = self.backward(saved + [_contiguous(g._data, xp) for g in grads])
         arrays = [None if p is None else found[p] for p in self.grad_positions]
         from .fusion import _own_arrays
 
@@ -509,15 +510,13 @@ def _layout(t):
     return data.shape, data.strides
 
 
-def _contiguous(array):
-    """An output gradient as the trace saw it (in new memory, C order): an expanded
-    gradient (a ``sum``'s) would otherwise meet view operators' traced strides."""
-    if array.flags.c_contiguous:
+def _contiguous(array, xp):
+    """An output gradient as the trace saw it (in C order): an expanded gradient (a
+    ``sum``'s) would otherwise meet view operators' traced strides."""
+    flags = getattr(array, "flags", None)
+    if flags is not None and flags.c_contiguous:
         return array
-    import numpy
-
-    return numpy.ascontiguousarray(array) if type(array) is numpy.ndarray else \
-        array.copy()
+    return xp.ascontiguousarray(array)
 
 
 def _requires_grad(t):
@@ -553,7 +552,7 @@ class ArrayCode:
     def __init__(self, graph, attrs, xp, device, name):
         self.graph = graph
         self.name = name
-        self.names = {"xp": xp, "read": attrs.__getitem__, "ND": np.ndarray,
+        self.names = {"xp": xp, "read": attrs.__getitem__, "ND": type(xp.zeros(0)),
                       "AS": lambda a: _as_array(a, device), "wrap": wrap, "DEV": device,
                       "assign_inplace": assign_inplace, "no_grad": grad_mode.no_grad}
         self.variables = {}
