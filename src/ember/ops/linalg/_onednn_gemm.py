@@ -63,11 +63,14 @@ def _operand(array):
     return None
 
 
-def sgemm(a, b, out=None):
+def sgemm(a, b, out=None, bias=None):
     """``a @ b`` for float32 matrices on oneDNN's GEMM, written into ``out`` when given (a
     C-contiguous float32 matrix sharing no memory with ``a`` or ``b``), or None where this
     module declines (oneDNN absent or switched off, a product too small to gain, a layout with
-    no unit stride, an unsuitable ``out``).
+    no unit stride, an unsuitable ``out``). ``bias`` (float32, broadcastable to a row of the
+    result) is added to every row: it is copied into the output, which the GEMM then
+    accumulates into (its C operand with beta = 1, as torch's ``addmm``), instead of a second
+    pass over the result.
 
     Example::
 
@@ -87,8 +90,12 @@ def sgemm(a, b, out=None):
     elif out.dtype != _F32 or out.shape != (m, n) or not out.flags.c_contiguous \
             or np.may_share_memory(out, a) or np.may_share_memory(out, b):
         return None
+    beta = 0.0
+    if bias is not None:
+        out[...] = bias
+        beta = 1.0
     status = _gemm(left[0], right[0], m, n, k, 1.0, a.ctypes.data, left[1], b.ctypes.data,
-                   right[1], 0.0, out.ctypes.data, n)
+                   right[1], beta, out.ctypes.data, n)
     return out if status == 0 else None
 
 
