@@ -222,6 +222,24 @@ def test_a_saved_input_changed_in_place_raises_autograd_error():
         t_loss.backward()
 
 
+def test_an_input_changed_in_place_through_a_saved_view_raises():
+    # the backward of x.t() @ w reads x through a view: changing x must still be caught
+    w = ember.ones(2, 3, requires_grad=True)
+    compiled = ember.compile(lambda x: (x.t() @ w).sum())
+    x = ember.ones(2, 4)
+    compiled(x)
+    loss = compiled(x)
+    assert loss.grad_fn.name() == "CompiledFunctionBackward"
+    x.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    tw, tx = torch.ones(2, 3, requires_grad=True), torch.ones(2, 4)
+    t_loss = (tx.t() @ tw).sum()
+    tx.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        t_loss.backward()
+
+
 def test_double_backward_differentiates_the_graph_again():
     def f(x, w):
         return ((x * w).tanh() ** 2 * w).sum()

@@ -223,10 +223,12 @@ class _JointTrace:
         forward = _subgraph(joint, self.forward_inputs, forward_nodes, self.outputs + saved)
         backward = _subgraph(joint, saved + self.grad_inputs, backward_nodes, grad_values)
         self.saved_count = len(saved)
-        self.saved_inputs = [self.forward_inputs.index(v) for v in saved
-                             if v in self.forward_inputs]
+        # the inputs and parameters whose memory the backward reads (saved directly or
+        # through views): autograd's in-place check watches their version counters
+        sources = {_view_source(joint, v) for v in saved}
+        self.saved_inputs = [i for i, v in enumerate(self.forward_inputs) if v in sources]
         self.saved_attrs = sorted({n.params["name"] for n in forward_nodes
-                                   if n.kind == GET_ATTR and n.outputs[0] in saved} |
+                                   if n.kind == GET_ATTR and n.outputs[0] in sources} |
                                   {n.params["name"] for n in backward_nodes
                                    if n.kind == GET_ATTR})
         return forward, backward
@@ -267,6 +269,16 @@ def _check_output_aliases(outputs, stand_ins):
         for s in stand_ins:
             if t is s or t._base is not None and (t._base is s or t._base is s._base):
                 raise JointUnsupported("an output is an input or parameter, or a view of one")
+
+
+def _view_source(graph, value):
+    """The value whose memory ``value`` shares, following view operators back."""
+    producers = {v: n for n in graph.nodes for v in n.outputs}
+    node = producers.get(value)
+    while node is not None and node.kind == OP and node.op.view:
+        value = node.inputs[0]
+        node = producers.get(value)
+    return value
 
 
 def _stand_in(t, clone=False):
