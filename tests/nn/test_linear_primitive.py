@@ -290,3 +290,20 @@ def test_sgemm_adds_a_bias_as_its_c_operand():
         return
     expected = torch.addmm(torch.from_numpy(bias), torch.from_numpy(a), torch.from_numpy(b))
     np.testing.assert_allclose(y, expected.numpy(), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
+def test_every_device_runs_the_primitive_as_torch(device, bias):
+    """The generic kernel (any array module) and its backward on each device against torch."""
+    rng = np.random.default_rng(13)
+    arrays = _operands(rng, (4, 5, 6), 3, np.float32, bias)
+    ours = [ember.tensor(a, device=device, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    y, expected = F.linear(*ours), TF.linear(*theirs)
+    assert y.grad_fn.name() == "AddmmBackward0" and y.device.type == device
+    g = rng.standard_normal((4, 5, 3)).astype(np.float32)
+    y.backward(ember.tensor(g, device=device))
+    expected.backward(torch.tensor(g))
+    assert_same(y.cpu(), expected, rtol=1e-5, atol=1e-5)
+    for mine, reference in zip(ours, theirs):
+        assert_same(mine.grad.cpu(), reference.grad, rtol=1e-5, atol=1e-5)
