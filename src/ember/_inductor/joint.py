@@ -438,8 +438,10 @@ class JointRun:
         self.backward = ArrayCode(backward, attrs, xp, self.device, "backward").function()
         self.grad_positions = _grad_positions(trace)
         self.requires = tuple(t.requires_grad for t in tensors)
-        self.attr_names = tuple(dict.fromkeys(trace.attr_names))
-        self.attr_requires = tuple(attrs[name].requires_grad for name in self.attr_names)
+        # the graph's parameters and captured tensors (a module's replaced parameter
+        # recompiles, so these stay the graph's)
+        self.attr_tensors = [attrs[name] for name in dict.fromkeys(trace.attr_names)]
+        self.attr_requires = [t.requires_grad for t in self.attr_tensors]
         self.diff_attrs = trace.diff_attrs
         self.diff_inputs = trace.diff_inputs
         self.diff_outputs = trace.diff_outputs
@@ -453,8 +455,8 @@ class JointRun:
     def __call__(self, tensors):
         if not grad_mode.state.enabled or tuple(map(_layout, tensors)) != \
                 self.trace.input_layouts or tuple(map(_requires_grad, tensors)) != \
-                self.requires or tuple([self.read(n).requires_grad for n in self.attr_names]) \
-                != self.attr_requires:
+                self.requires or [t.requires_grad for t in self.attr_tensors] != \
+                self.attr_requires:
             return self.fallback(tensors)
         arrays = [t._data for t in tensors]
         saved = self.forward(arrays)
@@ -636,9 +638,21 @@ class ArrayCode:
             self.emit(f"if {outputs[0]}.__class__ is not ND: {outputs[0]} = AS({outputs[0]})")
 
     def fused(self, node, args, output):
+        """A fused chain: in one buffer when its operands fit (the first step makes it, the
+        others write into it, each step's array function called directly), else its
+        operators' kernels one by one."""
         fused = node.op
         if _fits_one_buffer(fused, node.inputs):
-            self.emit(f"{output} = {self.bind('F', fused.op.kernel)}(xp, {', '.join(args)})")
+            into = "None"
+            for op, (_, refs, _params) in zip(fused.ops, fused.program):
+                operands = [output if r < 0 else args[r] for r in refs]
+                rule = op.fuse
+                if rule.ufunc is not None:
+                    self.emit(f"{output} = xp.{rule.ufunc}({', '.join(operands)}, out={into})")
+                else:
+                    self.emit(f"{output} = {self.bind('S', rule.step)}(xp, "
+                              f"[{', '.join(operands)}], {into})")
+                into = output
             return
         running = None
         for op, (_, refs, params) in zip(fused.ops, fused.program):
