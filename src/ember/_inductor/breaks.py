@@ -16,7 +16,10 @@ a tensor, ``print``...), two things keep the rest compiled:
 A piece that breaks again is cut and routed in turn, so the graphs shrink only as far as the
 breaks force them to; a piece whose graphs have a single operator, or that recompiles for
 each new Python value, runs eagerly (a guard check or a capture would cost more than it
-saves).
+saves). A split's prefix and suffix are also timed both ways on their first calls after the
+capture, and a piece whose compiled call was no faster than its plain function runs
+eagerly from then on; when neither pays, the whole function runs eagerly (no cutting), so a
+graph break costs no more than eager code for that part, beyond one guard check.
 
 The routing is temporary: during a broken call, each routed module's instance ``forward``
 is a small shim that calls its compiled function; the shims are removed when the call ends,
@@ -39,6 +42,7 @@ Example::
 
 from __future__ import annotations
 
+import time
 import weakref
 
 from .._tensor import _trace_state
@@ -57,6 +61,11 @@ def _called_children(module):
         else:
             found.append(child)
     return found
+
+
+def _module_among(args, kwargs):
+    return any(isinstance(a, Module) for a in args) or \
+        any(isinstance(a, Module) for a in kwargs.values())
 
 
 def _modules_of_function(compiled, args, kwargs):
@@ -94,11 +103,42 @@ class AroundBreaks:
         self.breaks = list(breaks)   # [(reason, FrameSummary or None)] the capture found
         self.fixed = None if owner._module is None else _called_children(owner._module)
         self.split = _split(owner, frames[0]) if frames else None
+        self.plain = False     # every piece settled on running eagerly: call the function
+        self.settling = True   # no piece has settled on compiling yet
 
     def __call__(self, args, kwargs):
+        if self.plain and (self.fixed is not None or not _module_among(args, kwargs)):
+            return self.owner._fn(*args, **kwargs)
         if self.split is not None:
             return self.split(self, args, kwargs)
-        return self.eagerly(self.owner._fn, args, kwargs)
+        result = self.eagerly(self.owner._fn, args, kwargs)
+        self.settle()
+        return result
+
+    def settle(self):
+        """After an eager run: note whether nothing is left to compile (the split's pieces
+        run eagerly, and so does each module the function calls, its arguments' aside), so
+        that later calls skip the routing; or whether some module compiles for good, so
+        that this is not asked again."""
+        if not self.settling:
+            return
+        modules = self.fixed
+        if modules is None:
+            modules = _modules_of_function(self.owner, (), {})
+        pieces = _PIECES.get(self.owner, {})
+        undecided = False
+        for module in modules:
+            piece = pieces.get(id(module))
+            if piece is None or piece.module is not module:
+                undecided = True
+            elif piece.pays():
+                if piece.trial is None:
+                    self.settling = False
+                    return
+                undecided = True
+        if not undecided:
+            self.plain = True
+            self.settling = False
 
     def eagerly(self, fn, args, kwargs):
         """``fn(*args, **kwargs)`` run eagerly, with the owner's modules compiled."""
@@ -174,7 +214,7 @@ class RunSplit:
             piece = CompiledFunction(fn, fullgraph=False, dynamic=owner._dynamic,
                                      backend=owner._backend_name, recompile_limit=owner._limit)
             _SPLIT_PIECES.setdefault(owner, []).append(piece)
-            return _Piece(fn, piece)
+            return _Piece(fn, piece, timed=True)
         self.bound_to = getattr(target, "__self__", None)
         self.signature = inspect.signature(getattr(target, "__func__", target))
         self.cut = cut
@@ -184,6 +224,10 @@ class RunSplit:
     def __call__(self, around, args, kwargs):
         from .split import returned_marker
 
+        if not (_pays(self.prefix) or _pays(self.suffix)):  # the pieces run eagerly anyway
+            result = around.eagerly(around.owner._fn, args, kwargs)
+            around.settle()
+            return result
         if self.bound_to is not None:
             args = (self.bound_to, *args)
         bound = self.signature.bind(*args, **kwargs)
@@ -199,14 +243,52 @@ class RunSplit:
         return _run(self.suffix, (), value)
 
 
+def _pays(piece):
+    return piece is not None and piece.pays()
+
+
 def _run(piece, args, kwargs):
     """A prefix or suffix: compiled, or its plain function when its graphs have a single
-    operator (as a routed module's)."""
+    operator (as a routed module's) or its compiled calls were no faster (the trial)."""
     if not piece.pays():
         return piece.module(*args, **kwargs)
-    if piece.cut is not None and _trace_state.tracer is None:
+    if _trace_state.tracer is not None:
+        return piece.compiled(*args, **kwargs)
+    if piece.cut is not None:
         return piece.cut(args, kwargs)
+    if piece.trial is not None and piece.variants > 0:
+        return piece.trial.run(piece, args, kwargs)
     return piece.compiled(*args, **kwargs)
+
+
+class _Trial:
+    """The first calls of a split's piece after its capture, alternately compiled and plain
+    (``ROUNDS`` of each), each timed; then the piece keeps compiling only if its best
+    compiled time beat its best plain time. Both ways compute the same values (the compiled
+    graph replays the piece's operators, random draws included, in eager order), so the
+    trial changes what a call costs, never what it returns."""
+
+    ROUNDS = 4
+    __slots__ = ("calls", "compiled_best", "plain_best")
+
+    def __init__(self):
+        self.calls = 0
+        self.compiled_best = self.plain_best = float("inf")
+
+    def run(self, piece, args, kwargs):
+        plain = self.calls % 2 == 1
+        start = time.perf_counter()
+        result = piece.plain(args, kwargs) if plain else piece.compiled(*args, **kwargs)
+        spent = time.perf_counter() - start
+        if plain:
+            self.plain_best = min(self.plain_best, spent)
+        else:
+            self.compiled_best = min(self.compiled_best, spent)
+        self.calls += 1
+        if self.calls >= 2 * self.ROUNDS:
+            piece.trial = None
+            piece.worth = self.compiled_best < self.plain_best
+        return result
 
 
 _SPLIT_PIECES = weakref.WeakKeyDictionary()  # owner -> the compiled prefixes and suffixes
@@ -224,14 +306,22 @@ class _Piece:
     whether compiling it pays (decided again when the compiled function gains a
     variant)."""
 
-    __slots__ = ("module", "compiled", "variants", "worth", "cut")
+    __slots__ = ("module", "compiled", "variants", "worth", "cut", "trial")
 
-    def __init__(self, module, compiled):
+    def __init__(self, module, compiled, timed=False):
         self.module = module
         self.compiled = compiled
         self.variants = -1
         self.worth = True
         self.cut = None
+        self.trial = _Trial() if timed else None
+
+    def plain(self, args, kwargs):
+        """The piece run eagerly: a split's function, or a routed module's own ``forward``
+        (its hooks already ran: the shim is called from ``Module.__call__``)."""
+        if isinstance(self.module, Module):
+            return self.module.forward(*args, **kwargs)
+        return self.module(*args, **kwargs)
 
     def pays(self):
         variants = len(self.compiled._static)
@@ -277,7 +367,7 @@ def _piece(owner, module):
         compiled = CompiledFunction(module.forward, module=module, fullgraph=False,
                                     dynamic=owner._dynamic, backend=owner._backend_name,
                                     recompile_limit=owner._limit)
-        piece = pieces[id(module)] = _Piece(module, compiled)
+        piece = pieces[id(module)] = _Piece(module, compiled, timed=True)
     return piece
 
 
@@ -307,7 +397,7 @@ def _install_shims(owner, modules):
         piece = _piece(owner, module)
         if not piece.pays():
             continue
-        state["forward"] = _Shim(state, piece.compiled)
+        state["forward"] = _Shim(state, piece)
         installed.append(state)
     return installed
 
@@ -317,17 +407,20 @@ class _Shim:
     compiled function runs, so the module's guard key (which lists the module's attribute
     names) is the same as outside the broken call."""
 
-    __slots__ = ("state", "compiled")
+    __slots__ = ("state", "piece")
 
-    def __init__(self, state, compiled):
+    def __init__(self, state, piece):
         self.state = state
-        self.compiled = compiled
+        self.piece = piece
 
     def __call__(self, *args, **kwargs):
         state = self.state
         state.pop("forward", None)  # (another thread's broken call may have removed it)
         try:
-            return self.compiled(*args, **kwargs)
+            piece = self.piece
+            if piece.trial is not None and piece.variants > 0 and _trace_state.tracer is None:
+                return piece.trial.run(piece, args, kwargs)
+            return piece.compiled(*args, **kwargs)
         finally:
             state["forward"] = self
 
