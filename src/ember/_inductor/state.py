@@ -3,7 +3,8 @@
 
 ``EMBER_LOGS=graph_breaks,recompiles`` (a comma-separated list, like ``TORCH_LOGS``) prints
 why a function broke its graph or was compiled again; ``EMBER_LOGS=graph_code`` also prints
-each captured graph.
+each captured graph, ``EMBER_LOGS=aot`` why a graph that trains keeps eager autograd instead
+of a joint forward-backward graph (``joint.py``).
 
 Example::
 
@@ -112,7 +113,7 @@ def _log_names():
 
 def log_enabled(name):
     """Whether ``EMBER_LOGS`` names ``name`` (``graph_breaks``, ``recompiles``,
-    ``graph_code``); makes sure its messages reach stderr.
+    ``graph_code``, ``aot``); makes sure its messages reach stderr.
 
     Example::
 
