@@ -423,7 +423,20 @@ def _optimized(graph):
 
 
 class JointRun:
-    """The callable a joint graph compiles to: ``run(tensors) -> flat outputs``."""
+    """The callable a joint graph compiles to: ``run(tensors) -> flat outputs`` (the
+    forward's array code, then one ``CompiledFunctionBackward`` node whose derivative runs
+    the backward's array code; ``fallback(tensors)`` for calls the trace does not fit).
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> found = capture(lambda x: (x * 3).sum(), [x])
+        >>> run = compile_joint(found.graph, found.captured, [x])
+        >>> run([x])[0].backward()
+        >>> x.grad
+        tensor([3., 3.])
+    """
 
     def __init__(self, graph, attrs, tensors, trace, forward, backward, fallback):
         self.device = tensors[0]._device if tensors else \
