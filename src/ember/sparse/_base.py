@@ -60,6 +60,45 @@ _LIKE_FUNCTIONS = {"zeros_like": "new_zeros", "empty_like": "new_empty",
                    "ones_like": "new_ones"}
 
 
+def op_of(func):
+    """The registered op behind a public function or method (None for an in-place form or
+    a function that is no op): the one it carries, else the one of its name.
+
+    Example::
+
+        >>> op_of(ember.Tensor.neg)
+        <op neg>
+    """
+    op = getattr(func, "op", None)
+    if op is None:
+        from ..ops._registry import registry
+
+        op = (registry.get(aten_name(func)) or [None])[0]
+    return op
+
+
+def _maps_values(func, args, kwargs):
+    """Whether ``func`` applies to a sparse tensor's values alone, as torch's sparse kernels
+    of element-wise functions do: an element-wise function of one tensor (``sin``, ``abs``,
+    ``relu``, ``sqrt``...) that maps zero to zero, so unspecified elements stay zero."""
+    op = op_of(func)
+    if op is None or op.kind != "pointwise-unary" or "out" in kwargs:
+        return False
+    sparse = args[0] if args else None
+    if not isinstance(sparse, SparseTensorBase) or op.name in sparse._no_values_kernel:
+        return False
+    if any(isinstance(a, Tensor) for a in (*args[1:], *kwargs.values())):
+        return False
+    from .. import zeros
+
+    try:
+        at_zero = func(zeros((), dtype=sparse.dtype, device=sparse.device), *args[1:],
+                       **kwargs)
+    except Exception:  # noqa: BLE001 (bad arguments: the dense path gives torch's error)
+        return False
+    return not bool(at_zero)  # NaN counts as non-zero
+
+
 def _top_level_name(func, args):
     """``name`` when ``func`` is ``ember.<name>`` called with a sparse first argument."""
     from ..overrides import _names
@@ -157,13 +196,15 @@ class SparseTensorBase(Tensor):
             like = _like_factory(func, args)
             if like is not None:
                 return like(**kwargs)
+            if _maps_values(func, args, kwargs):
+                return args[0]._with_values(func(args[0]._values_to_map(), *args[1:],
+                                                 **kwargs))
             try:
                 return func(*args, **kwargs)
             except DenseFieldOfSparse as error:
                 method = _own_method(func, args)
                 if method is None:
-                    raise error.sparse._refusal(aten_name(func),
-                                                getattr(func, "op", None)) from None
+                    raise error.sparse._refusal(aten_name(func), op_of(func)) from None
             return method(*args[1:], **kwargs)
 
     @property

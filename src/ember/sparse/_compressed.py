@@ -155,6 +155,16 @@ class SparseCompressedTensor(SparseTensorBase):
     # ------------------------------------------------------------ refusals and copies
 
     _impl_name = "SparseCsrTensorImpl"  # torch's class for both layouts, in its errors
+    # element-wise functions keeping zero that torch has no sparse compressed kernel for
+    _no_values_kernel = frozenset({"hardshrink", "nan_to_num"})
+
+    def _values_to_map(self):
+        return self._vals
+
+    def _with_values(self, values):
+        """This matrix's pattern holding ``values``."""
+        return SparseCompressedTensor(self._compressed, self._plain, values, self._size,
+                                      self._layout)
 
     @property
     def nbytes(self):
@@ -182,7 +192,7 @@ class SparseCompressedTensor(SparseTensorBase):
         """torch's error for a dense operator ``op_name`` given this matrix: an element-wise
         operator finds no kernel for the layout (RuntimeError), any other no kernel for the
         backend (NotImplementedError)."""
-        if op is None:  # a method or in-place form: the op registered under its name
+        if op is None:  # an in-place form: the op registered under its name
             from ..ops._registry import registry
 
             op = (registry.get(op_name.rstrip("_")) or [None])[0]

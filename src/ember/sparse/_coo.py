@@ -253,6 +253,18 @@ class SparseCOOTensor(SparseTensorBase):
                                self._coalesced)
 
     _impl_name = "SparseTensorImpl"  # torch's class, in its storage errors
+    # element-wise functions keeping zero that torch has no sparse COO kernel for
+    _no_values_kernel = frozenset({"angle", "hardshrink"})
+
+    def _values_to_map(self):
+        """The values an element-wise function maps: coalesced first, as torch's kernels
+        do (a non-linear function of duplicates is not the sum of their images)."""
+        return self.coalesce()._vals
+
+    def _with_values(self, values):
+        """This tensor's coalesced pattern holding ``values``."""
+        pattern = self.coalesce()
+        return SparseCOOTensor(pattern._idx, values, self._size, is_coalesced=True)
 
     def is_contiguous(self, memory_format=None):
         return False
