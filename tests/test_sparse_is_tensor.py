@@ -186,6 +186,40 @@ def test_compressed_transpose_swaps_layout_as_torch(call, layout):
     assert repr(got) == repr(expected).replace("torch.", "ember.")
 
 
+# ---------------------------------------------------------------- element-wise functions
+
+ZERO_KEEPING = ["sin", "abs", "relu", "sqrt", "tanh", "neg", "expm1", "sign", "floor",
+                "asinh", "erf", "trunc", "isnan", "sgn", "rad2deg"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", ZERO_KEEPING + ["exp", "cos", "sigmoid", "angle"])
+def test_elementwise_functions_keeping_zero_map_the_values(name, layout):
+    """torch's sparse kernels of element-wise functions that keep zero (those apply to the
+    values); the others are refused with torch's exception type."""
+    for call in (lambda m, s: getattr(m, name)(s), lambda m, s: getattr(s, name)()):
+        got, expected = same_outcome(call, layout, message=False)
+        if expected is not None:
+            assert_same_values(got, expected)
+            assert str(got.dtype).split(".")[1] == str(expected.dtype).split(".")[1]
+
+
+@pytest.mark.parametrize("name", ["abs", "relu", "floor"])  # torch differentiates these
+def test_elementwise_of_uncoalesced_coo_and_its_gradient_as_torch(name):
+    indices, values = [[0, 2, 0, 1], [1, 1, 1, 0]], [0.5, -1.0, -1.5, 2.0]  # (0, 1) twice
+    results = {}
+    for m in (torch, ember):
+        s = m.sparse_coo_tensor(indices, values, (3, 2), requires_grad=True)
+        out = getattr(m, name)(s)
+        assert out.is_coalesced() and out.requires_grad
+        (out.to_dense() * m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])).sum().backward()
+        results[m] = out.to_dense(), s.grad
+    (out_t, grad_t), (out_e, grad_e) = results[torch], results[ember]
+    np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(grad_e.to_dense().numpy(), grad_t.to_dense().numpy(),
+                               rtol=1e-6)
+
+
 # ---------------------------------------------------------------- queries without strided memory
 
 
