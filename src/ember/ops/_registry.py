@@ -756,7 +756,17 @@ def inplace(op_fn, target, *args, **kwargs):
     source = target
     if grad_mode.state.enabled and (target._rg or others):
         source = target.clone()
-    return assign_inplace(target, op_fn(source, *args, **kwargs))
+    try:
+        result = op_fn(source, *args, **kwargs)
+    except NotImplementedError:
+        # torch checks that the result's type fits the target before it looks for a kernel
+        # of that type: ``float.atan2_(complex)`` is the cast error, not atan2's missing kernel
+        # (a comparison's result is bool, which always fits)
+        operands = [v for v in (*args, *kwargs.values()) if isinstance(v, Tensor)]
+        if operands and not getattr(op_fn, "bool_result", False):
+            _check_castable(dt.result_type(target, *operands), target.dtype)
+        raise
+    return assign_inplace(target, result)
 
 
 def _any_requires_grad(args):

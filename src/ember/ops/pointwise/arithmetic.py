@@ -765,6 +765,8 @@ def ldexp(input, other, *, out=None):
     dtype = dt.result_type(input, other)
     if dtype.category <= dt._INT:
         dtype = dt.get_default_dtype()
+    elif other.dtype is dt.bool:  # torch's floating kernel has no bool exponent
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
     result = input.to(dtype) * other.to(dtype).exp2()
     return write_out(result, out, "ldexp")
 

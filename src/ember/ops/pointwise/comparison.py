@@ -57,6 +57,7 @@ def _comparison(name, ufunc, onnx):
         return write_out(op(a, b), out, name)
 
     compare.__name__ = compare.__qualname__ = name
+    compare.bool_result = True  # its in-place form never fails to cast (see _registry.inplace)
     tensor_method(compare, name)
     tensor_method(_inplace_method(compare), name + "_")
     symbol = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[name]
