@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from .. import _dtype as dt
+from ._registry import _short_name
 from ._signature import signature
 
 __all__ = ["_safe_softmax", "_softmax_backward_data", "_native_batch_norm_legit", "_chunk_cat",
@@ -258,18 +260,25 @@ def _segment_lengths(data, lengths, indices, offsets, axis, unsafe):
     if lengths is None and offsets is None:
         raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
     given = lengths if lengths is not None else offsets
+    kind = "lengths" if lengths is not None else "offsets"
     if given.dim() - 1 != axis:
         raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of "
-                           f"{'lengths' if lengths is not None else 'offsets'} but got {axis}.")
+                           f"{kind} but got {axis}.")
+    if not unsafe and lengths is not None and lengths.dtype.is_complex:
+        # torch first checks min(lengths) >= 0, and has no complex minimum
+        raise NotImplementedError(f"\"min_all\" not implemented for "
+                                  f"'{_short_name(lengths.dtype)}'")
     counts = given.cpu().numpy() if lengths is not None else \
         np.diff(offsets.cpu().numpy(), axis=-1)
-    if unsafe:
-        return counts
-    if (counts < 0).any():
-        raise RuntimeError("lengths contains negative value!")
-    if lengths is not None and (counts.sum(-1) != data.shape[axis]).any():
-        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
-                           "data.size(lengths.dim()-1) when !unsafe.")
+    if not unsafe:
+        if (counts < 0).any():
+            raise RuntimeError("lengths contains negative value!")
+        if lengths is not None and (counts.sum(-1) != data.shape[axis]).any():
+            raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to "
+                               "sum to data.size(lengths.dim()-1) when !unsafe.")
+    if given.dtype not in (dt.int32, dt.int64):  # torch's kernels take these index types only
+        raise NotImplementedError(f"\"_segment_reduce_{kind}_cpu_kernel1\" not implemented "
+                                  f"for '{_short_name(given.dtype)}'")
     return counts
 
 

@@ -86,7 +86,10 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         >>> mean
         tensor([1., 1.])
     """
+    from ..nn._functional import normalization as norms
+
     _check_dtype("batch_norm", input.dtype, "bic")
+    norms._check_mixed(input, weight, bias, running_mean, running_var)
     if input.dim() >= 2:
         channels = input.shape[1]
         weight, bias, running_mean, running_var = (

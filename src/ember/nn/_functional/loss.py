@@ -425,12 +425,17 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({_size(target.shape)}) must be the same as input size "
                          f"({_size(input.shape)})")
+    # in place as torch computes it, so each product keeps the type and shape of its left
+    # operand: an integer target is torch's cast error, a float64 input gives a float32 loss
     log_sig = logsigmoid(input)
     if pos_weight is not None:
-        log_sig = log_sig * ((pos_weight - 1) * target + 1)
-    loss = (1 - target) * input - log_sig
+        log_sig.mul_((pos_weight - 1).mul(target).add_(1))
+    loss = (1 - target).mul_(input).sub_(log_sig)
     if weight is not None:
-        loss = loss * weight
+        loss.mul_(weight)
+    if loss.dtype.is_complex and loss.requires_grad:  # (a complex target)
+        raise RuntimeError("binary_cross_entropy_with_logits does not support automatic "
+                           "differentiation for outputs with complex dtype.")
     return _reduce(loss, reduction)
 
 
@@ -1020,6 +1025,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
+    if target.dtype.is_complex:  # torch first checks the target's range, with no complex min
+        raise NotImplementedError(f"\"min_all\" not implemented for "
+                                  f"'{_short_name(target.dtype)}'")
     _check_long(target)
     _check_floating_kernel(input, "multilabel_margin_loss_forward_out_frame")
     n_frames = 1 if ndim <= 1 else input.shape[0]

@@ -154,7 +154,11 @@ def _check_affine_channels(weight, bias, channels):
 def _update_running(running, stat, momentum):
     """``running <- (1 - momentum) * running + momentum * stat``, in place, without grad."""
     with grad_mode.no_grad():
-        stat = stat.detach().reshape(running.shape).to(running.dtype)
+        stat = stat.detach().reshape(running.shape)
+        # a running statistic of another dtype (instance norm allows it) takes the update
+        # computed in floating point, converted as copy_ converts
+        if running.dtype.is_floating_point:
+            stat = stat.to(running.dtype)
         running.copy_(running * (1.0 - momentum) + stat * momentum)
 
 
@@ -532,13 +536,23 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     _check_channel_vector(running_var, "running_var", channels)
     _check_running_pair(running_mean, running_var)
     x = _compute(input, "batch_norm")  # (a dtype with no kernel before mixed dtypes, as torch)
-    _check_mixed(input, weight, bias, running_mean, running_var)
+    _check_mixed(input, weight, bias, *_checked_running_stats(input, running_mean, running_var))
     # torch runs it as batch norm over the batch's (sample, channel) pairs
     _check_affine_channels(weight, bias, input.shape[0] * channels)
     dims = tuple(range(2, input.ndim))
     y = _normalize_channels(x, running_mean, running_var, weight, bias, use_input_stats,
                             momentum, eps, dims, channels)
     return _finish(y, input)
+
+
+def _checked_running_stats(input, running_mean, running_var):
+    """The running statistics torch's instance norm holds to the parameters' dtype: both
+    when ``running_mean`` has it (or is None), none otherwise (torch then reads them in any
+    dtype and writes the update back converted)."""
+    if running_mean is None or running_mean._data.dtype == input._data.dtype or (
+            input._data.dtype in _LOW and running_mean._data.dtype == np.float32):
+        return running_mean, running_var
+    return ()
 
 
 def _normalized_dims(input, normalized_shape, star="*, "):

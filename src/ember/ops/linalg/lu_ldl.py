@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from ... import _dtype as dt
 from ... import return_types as _return_types
 from ..._device import META
 from .._methods import tensor_method
@@ -900,7 +901,9 @@ def linalg_ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     if tuple(pivots.shape) != tuple(LD.shape[:-1]):
         raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
                            f"got pivots with shape {list(pivots.shape)} instead")
-    if pivots._data.dtype != np.int32:
+    if pivots._data.dtype.kind not in "iu":  # any integer type, as torch (ldl_factor: int32)
         raise RuntimeError(f"{name}: Expected pivots to be integers. Got {_short(pivots)}")
+    if pivots._data.dtype != np.int32:
+        pivots = pivots.to(dt.int32)
     result = _on_host(ldl_solve_op, LD._device, LD, pivots, B, hermitian=bool(hermitian))
     return write_out(result, out, "linalg.ldl_solve")
