@@ -1027,3 +1027,141 @@ def test_qr_of_one_or_two_non_finite_entries_follows_lapack(name, values):
     for mode in ("reduced", "complete"):
         _same_outcome(lambda: torch.linalg.qr(torch.tensor(values), mode=mode),
                       lambda: ember.linalg.qr(ember.tensor(values), mode=mode))
+
+
+# ------------------------------------------------------------ wrong dtypes of a second tensor
+
+
+def _t(lib, values, dtype):
+    return lib.tensor(np.asarray(values)).to(getattr(lib, dtype))
+
+
+_INPLACE_CASTS = {  # torch checks that the result fits self before it looks for a kernel
+    "atan2_ complex other": lambda m: m.ones(3).atan2_(_t(m, [1, 2, 3], "complex64")),
+    "bitwise_and_ complex other": lambda m: m.ones(3).bitwise_and_(_t(m, [1, 2, 3],
+                                                                     "complex64")),
+    "fmod_ complex other": lambda m: m.ones(3).fmod_(_t(m, [1, 2, 3], "complex64")),
+    "clamp_ complex min": lambda m: m.ones(3).clamp_(_t(m, [1, 2, 3], "complex64")),
+    "xlogy_ complex other": lambda m: m.ones(3).xlogy_(_t(m, [1, 2, 3], "complex64")),
+    "gcd_ float other on int": lambda m: _t(m, [4, 6], "int64").gcd_(m.ones(2)),
+    "gcd_ of floats": lambda m: m.ones(2).gcd_(m.ones(2)),
+    "atan2_ of complex tensors": lambda m: _t(m, [1, 2], "complex64").atan2_(
+        _t(m, [1, 2], "complex64")),
+    "gt_ complex other": lambda m: m.ones(3).gt_(_t(m, [1, 2, 3], "complex64")),
+    "ldexp_ bool other": lambda m: m.ones(3).ldexp_(_t(m, [1, 0, 1], "bool")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INPLACE_CASTS))
+def test_in_place_ops_check_the_cast_before_the_kernel_as_torch(case):
+    _same_outcome(lambda: _INPLACE_CASTS[case](torch), lambda: _INPLACE_CASTS[case](ember))
+
+
+@pytest.mark.parametrize("input_dtype", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("other_dtype", ["bool", "int64", "uint8", "float32"])
+def test_ldexp_refuses_a_bool_exponent_of_a_floating_input_as_torch(input_dtype, other_dtype):
+    def call(lib):
+        return lib.ldexp(_t(lib, [1, 2, 3], input_dtype), _t(lib, [1, 0, 1], other_dtype))
+    _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+_BCE_CASES = [  # (input dtype, target dtype, {argument: (values, dtype)})
+    ("float32", "float32", {}), ("float64", "float32", {}), ("float32", "float64", {}),
+    ("float16", "float32", {}), ("float32", "float16", {}), ("float32", "int64", {}),
+    ("float32", "bool", {}), ("float32", "complex64", {}),
+    ("float32", "complex64", {"pos_weight": ([1.0, 2.0, 3.0, 4.0], "float32")}),
+    ("float32", "float32", {"pos_weight": ([1.0, 2.0, 3.0, 4.0], "float64")}),
+    ("float32", "float32", {"weight": ([1.0, 2.0, 3.0, 4.0], "float64")}),
+    ("float32", "float32", {"weight": ([1, 2, 3, 4], "int64")}),
+    ("float32", "float32", {"weight": ([1, 2, 3, 4], "complex64")}),
+    ("float32", "float32", {"weight": (np.ones((2, 3, 4)), "float32")}),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_BCE_CASES)))
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_bce_with_logits_computes_in_place_as_torch(case, requires_grad):
+    # torch's kernel is (1 - target).mul_(input).sub_(log_sigmoid(input)): the loss takes the
+    # target's dtype, and an integer target is the in-place cast error
+    input_dtype, target_dtype, extra = _BCE_CASES[case]
+    rng = np.random.default_rng(case)
+    x, y = rng.standard_normal((3, 4)), (rng.random((3, 4)) > 0.5).astype(float)
+
+    def call(lib):
+        kwargs = {k: _t(lib, v, d) for k, (v, d) in extra.items()}
+        input = _t(lib, x, input_dtype).requires_grad_(requires_grad)
+        return lib.nn.functional.binary_cross_entropy_with_logits(
+            input, _t(lib, y, target_dtype), reduction="none", **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: complex to real casts
+        _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+_NORM_DTYPES = ["float32", "float64", "int64", "bool", "complex64", "float16"]
+
+
+@pytest.mark.parametrize("slot", range(4))
+@pytest.mark.parametrize("dtype", _NORM_DTYPES)
+@pytest.mark.parametrize("training", [True, False])
+def test_native_batch_norm_parameters_share_the_input_dtype_as_torch(slot, dtype, training):
+    def call(lib):
+        params = [lib.ones(3) for _ in range(4)]
+        params[slot] = _t(lib, [1, 2, 3], dtype)
+        x = _t(lib, np.arange(24.0).reshape(2, 3, 4) % 5, "float32")
+        return lib.native_batch_norm(x, *params, training, 0.1, 1e-5)[0]
+    _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+@pytest.mark.parametrize("mean_dtype", _NORM_DTYPES[:4])
+@pytest.mark.parametrize("var_dtype", _NORM_DTYPES[:4])
+@pytest.mark.parametrize("use_input_stats", [True, False])
+def test_instance_norm_running_statistics_of_any_dtype_as_torch(mean_dtype, var_dtype,
+                                                                  use_input_stats):
+    # torch holds the running statistics to the input's dtype only when running_mean has it
+    results = []
+    for lib in (torch, ember):
+        stats = [_t(lib, [1, 0, 2], mean_dtype), _t(lib, [1, 2, 3], var_dtype)]
+        x = _t(lib, np.arange(24.0).reshape(2, 3, 4) ** 1.5 % 7, "float32")
+        try:
+            y = lib.nn.functional.instance_norm(x, *stats, use_input_stats=use_input_stats,
+                                                momentum=0.5)
+        except RuntimeError:
+            results.append("RuntimeError")
+            continue
+        results.append([y.numpy()] + [s.double().numpy() for s in stats])
+    assert type(results[0]) is type(results[1])
+    if results[0] != "RuntimeError":
+        for expected, got in zip(*results):
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["lengths", "offsets"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "int16", "float32", "bool", "complex64"])
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_segment_reduce_index_dtypes_as_torch(kind, dtype, unsafe):
+    values = [2, 4] if kind == "lengths" else [0, 2, 6]
+
+    def call(lib):
+        data = _t(lib, np.arange(6.0), "float32")
+        return lib.segment_reduce(data, "sum", unsafe=unsafe, **{kind: _t(lib, values, dtype)})
+    _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float32", "complex64"])
+def test_multilabel_margin_loss_target_dtypes_as_torch(dtype):
+    def call(lib):
+        x = _t(lib, np.arange(8.0).reshape(2, 4) / 8, "float32")
+        return lib.nn.functional.multilabel_margin_loss(
+            x, _t(lib, [[1, 2, -1, 0], [0, -1, 0, 0]], dtype))
+    _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "int16", "uint8", "float32", "bool"])
+def test_ldl_solve_takes_pivots_of_any_integer_type_as_torch(dtype):
+    a = np.array([[4.0, 1.0, 2.0], [1.0, 3.0, 0.5], [2.0, 0.5, 5.0]], dtype=np.float32)
+    b = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+
+    def call(lib):
+        ld, pivots = lib.linalg.ldl_factor(lib.tensor(a))
+        return lib.linalg.ldl_solve(ld, pivots.to(getattr(lib, dtype)), lib.tensor(b))
+    _same_outcome(lambda: call(torch), lambda: call(ember))
