@@ -5,9 +5,10 @@ Why a list of component tensors rather than one buffer: every operation torch al
 strided nested tensor works component by component (``relu``, ``bmm``, ``softmax`` over a
 non-batch dim...), so running the ordinary ember operator on each component gives the values,
 and autograd through them for free: a gradient reaches the components, hence the tensors a
-nested tensor was made from with :func:`ember.nested.as_nested_tensor`. As with
-``SparseCOOTensor``, the class is not a ``Tensor`` subclass: it answers only what torch answers
-on a nested tensor, and every other operator raises torch's ``NotImplementedError``.
+nested tensor was made from with :func:`ember.nested.as_nested_tensor`. The class is not a
+``Tensor`` subclass (sparse tensors are, see ``ember/sparse/_base.py``): it answers only
+what torch answers on a nested tensor, and every other operator raises torch's
+``NotImplementedError``.
 
 Calls reach it in two ways: its own methods (``nt.relu()``, ``nt + 1``), and ember's public
 functions (``ember.relu(nt)``, ``F.linear(nt, w)``), which hand a call with a nested argument to

@@ -211,8 +211,9 @@ def _as_tensor(value, numbers_ok, any_layout=False):
 
 
 def _other_layouts():
-    """The classes of ember's sparse and nested tensors: tensors to torch, though not
-    subclasses of ember's ``Tensor``."""
+    """The classes of ember's tensors of other layouts that a ``Tensor`` parameter declared
+    ``any_layout`` takes: nested and semi-structured ones, not subclasses of ember's
+    ``Tensor`` (sparse COO/CSR/CSC tensors are, and pass as tensors)."""
     from ..nested._nested_tensor import NestedTensor
     from ..sparse._base import SparseTensorBase
     from ..sparse._semi_structured import SparseSemiStructuredTensor
