@@ -35,9 +35,11 @@ class DenseFieldOfSparse(NotImplementedError):
 
     Example::
 
-        >>> ember.zeros(2).to_sparse()._data
-        Traceback (most recent call last):
-        ember.sparse._base.DenseFieldOfSparse: a sparse tensor has no '_data' ...
+        >>> try:
+        ...     ember.zeros(2).to_sparse()._data
+        ... except NotImplementedError as error:
+        ...     print(type(error).__name__)
+        DenseFieldOfSparse
     """
 
     def __init__(self, sparse, field):
@@ -168,7 +170,7 @@ def not_implemented(op_name, backend):
     Example::
 
         >>> str(not_implemented("exp", "SparseCPU"))[:40]
-        "Could not run 'aten::exp' with argument"
+        "Could not run 'aten::exp' with arguments"
     """
     return NotImplementedError(_NOT_IMPLEMENTED.format(name=op_name, backend=backend))
 
