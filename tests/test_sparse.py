@@ -369,11 +369,11 @@ def test_ember_file_loads_in_torch():
 def test_docstring_examples_run():
     import doctest
 
-    from ember.sparse import _coo, _ops
+    from ember.sparse import _base, _compressed, _coo, _ops
 
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    for module in (ember.sparse, _coo, _ops):
+    for module in (ember.sparse, _base, _coo, _compressed, _ops):
         for test in finder.find(module, module.__name__,
                                 globs={"ember": ember, **vars(module)}):
             runner.run(test)
