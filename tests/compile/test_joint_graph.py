@@ -9,6 +9,7 @@ import logging
 import numpy as np
 import pytest
 import torch
+import torch._dynamo
 
 import ember
 from conftest import assert_same as _assert_same
@@ -23,9 +24,14 @@ def assert_same(actual, expected, rtol=None, atol=None):
 
 @pytest.fixture(autouse=True)
 def _fresh_caches():
+    # torch.compile switches torch.distributions' argument validation off for the whole
+    # process; later tests compare torch's validation errors, so it is put back
+    validate = torch.distributions.Distribution._validate_args
     ember._dynamo.reset()
     yield
     ember._dynamo.reset()
+    torch._dynamo.reset()
+    torch.distributions.Distribution.set_default_validate_args(validate)
 
 
 def _pair(make, seed=0, scale=0.5):
@@ -256,6 +262,29 @@ def test_double_backward_differentiates_the_graph_again():
         (t_gx * t_gx).sum().backward()
         assert_same(x.grad, tx.grad, rtol=1e-4, atol=1e-5)
         assert_same(w.grad, tw.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_double_backward_through_dropout_raises_as_torch_does():
+    # a replay would draw another mask: the first order is the compiled one, and
+    # differentiating it again raises torch's error for compiled graphs
+    model = ember.nn.Sequential(ember.nn.Linear(4, 4), ember.nn.Dropout(0.5))
+    compiled = ember.compile(model)
+    x = ember.ones(3, 4, requires_grad=True)
+    compiled(x)
+    ember.manual_seed(3)
+    gx, = ember.autograd.grad(compiled(x).pow(2).sum(), [x], create_graph=True)
+    ember.manual_seed(3)
+    want, = ember.autograd.grad(model(x).pow(2).sum(), [x])
+    assert_same(gx, want, rtol=1e-6, atol=1e-6)
+    assert gx.requires_grad
+    with pytest.raises(RuntimeError, match="does not currently support double backward"):
+        gx.sum().backward()
+    t_model = torch.compile(torch.nn.Sequential(torch.nn.Linear(4, 4),
+                                                torch.nn.Dropout(0.5)), backend="aot_eager")
+    tx = torch.ones(3, 4, requires_grad=True)
+    t_gx, = torch.autograd.grad(t_model(tx).pow(2).sum(), [tx], create_graph=True)
+    with pytest.raises(RuntimeError, match="does not currently support double backward"):
+        t_gx.sum().backward()
 
 
 def test_hooks_and_retain_grad_see_the_compiled_gradients():

@@ -488,26 +488,29 @@ class JointRun:
     def _derivative(self, ctx, *grads, saved, tensors, watched):
         if ctx._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
-        if grad_mode.state.enabled:
-            return self._differentiate_again(ctx, grads, tensors)
         for t, version in watched:
             if t._vc[0] != version:
                 _raise_modified(t, version, t._vc[0])
+        replayable = not (self.trace.random or self.trace.writes_attrs)
+        if grad_mode.state.enabled and replayable:
+            return self._differentiate_again(ctx, grads, tensors)
         xp = self.device._xp
         found = self.backward(saved + [_contiguous(g._data, xp) for g in grads])
         arrays = [None if p is None else found[p] for p in self.grad_positions]
         from .fusion import _own_arrays
 
-        return tuple(_own_arrays(arrays, grads[0]._data, self.device))
+        result = tuple(_own_arrays(arrays, grads[0]._data, self.device))
+        if grad_mode.state.enabled:  # create_graph: the first order, refusing the second
+            wrt = [tensors[i] for i in self.diff_inputs] + \
+                [self.read(n) for n in self.diff_attrs]
+            record(_NO_DOUBLE_BACKWARD, wrt, {}, tuple(g for g in result if g is not None))
+        return result
 
     def _differentiate_again(self, ctx, grads, tensors):
         """``create_graph``: the captured graph run again with autograd recording,
-        differentiated with a graph of its own."""
-        if self.trace.random or self.trace.writes_attrs:
-            raise RuntimeError("ember.compile: double backward (create_graph=True) through a "
-                               "compiled graph that draws random numbers or updates buffers "
-                               "is not supported; compile with backend='aot_eager' or run "
-                               "this part eagerly")
+        differentiated with a graph of its own (a replay would draw other random numbers
+        or update buffers again, so graphs that do keep the compiled first order and
+        refuse the second, as torch refuses double backward through compiled graphs)."""
         from ..autograd import grad as autograd_grad
 
         wrt = [tensors[i] for i in self.diff_inputs] + [self.read(n) for n in self.diff_attrs]
@@ -520,6 +523,20 @@ class JointRun:
         for (_, i), g in zip(wanted, found):
             result[i] = g
         return tuple(result)
+
+
+def _refuse_double_backward(ctx, *grads):
+    raise RuntimeError("torch.compile with aot_autograd does not currently support double "
+                       "backward (ember.compile differentiates a compiled graph twice only "
+                       "when it draws no random numbers and updates no buffers)")
+
+
+# the node of first-order gradients computed under create_graph by a graph that cannot be
+# replayed: differentiating them again raises, as torch does
+_NO_DOUBLE_BACKWARD = Op("compiled_function_backward", None, multi_output=True,
+                         save_inputs=False, register=False,
+                         grad_name="CompiledFunctionBackwardBackward")
+_NO_DOUBLE_BACKWARD.defderivative(_refuse_double_backward)
 
 
 class _JointNode(Node):
