@@ -9,8 +9,8 @@ lists and ember also has, this module
   none, arguments filled from the op's typed ATen schema or its Python signature;
 * derives a fixed list of invalid calls from it (:func:`mutations`): a tensor argument
   replaced by None, a str or a list; a dim out of range or a float; a mismatched shape; the
-  input as bool, int64 or complex; an empty, NaN or inf input; a negative size; a float where
-  an int belongs; an unknown keyword;
+  input and the second tensor argument as bool, int64 or complex; an empty, NaN or inf input;
+  a negative size; a float where an int belongs; an unknown keyword;
 * makes each call on torch and on ember (same values) and classifies the pair of outcomes
   (:func:`classify`): ``match``, ``leaked`` (ember raises an internal error such as
   AttributeError, KeyError or NumPy's where torch raises a typed error), ``accepted`` (ember
@@ -430,6 +430,10 @@ def mutations(name):
         for where2, label2, other in tensors[1:2]:
             wrong = tuple(s + 2 for s in other.shape) or (5,)
             add(f"shape:{label2}", where2, torch.ones(wrong, dtype=other.dtype))
+            for dtype in ("bool", "int64", "complex64"):  # a target or weight of a wrong type
+                if other.dtype != getattr(torch, dtype):
+                    add(f"dtype_{dtype}:{label2}", where2, other.detach().to(getattr(torch,
+                                                                                   dtype)))
     for where, label, value in slots:
         if label in DIM_NAMES and (_is_int(value) or _int_list(value)):
             first = value if _is_int(value) else value[0]

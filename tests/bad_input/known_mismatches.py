@@ -28,6 +28,7 @@ KNOWN_MISMATCHES = {
     ('Tensor.to_mkldnn', 'inf:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('Tensor.to_mkldnn', 'nan:self', 'refused'),  # RuntimeError: Tensor.to_mkldnn: ember has no MKL-DNN layout; strided tensors already use the CPU's BLAS
     ('torch.bincount', 'dtype_bool:input', 'accepted'),  # torch: NotImplementedError: "bincount_cpu" not implemented for 'Bool'
+    ('torch.bucketize', 'dtype_complex64:boundaries', 'accepted'),  # torch: NotImplementedError: "searchsorted_out_cpu" not implemented for 'ComplexFloat'
     ('torch.bucketize', 'dtype_complex64:input', 'accepted'),  # torch: NotImplementedError: "searchsorted_out_cpu" not implemented for 'ComplexFloat'
     ('torch.fft.fft', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.fft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
@@ -48,6 +49,7 @@ KNOWN_MISMATCHES = {
     ('torch.fft.rfft2', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.fft.rfftn', 'empty:input', 'accepted'),  # torch: RuntimeError: MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters
     ('torch.isin', 'dtype_bool:e', 'accepted'),  # torch: RuntimeError: Unsupported input type encountered for isin(): Bool
+    ('torch.isin', 'dtype_bool:te', 'accepted'),  # torch: RuntimeError: Unsupported input type encountered for isin(): Bool
     ('torch.linalg.lstsq', 'nan:self', 'accepted'),  # torch: RuntimeError: false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp":1613, please report a
     ('torch.linalg.pinv', 'inf:input', 'accepted'),  # torch: _LinAlgError: linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singul
     ('torch.max_pool1d', 'dtype_int64:input', 'accepted'),  # torch: NotImplementedError: "max_pool1d_impl" not implemented for 'Long'
