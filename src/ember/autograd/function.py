@@ -31,7 +31,14 @@ import warnings
 from .._tensor import Tensor
 from .._traceback import hide_internal_frames as _hide_internal_frames
 from . import grad_mode
-from .graph import _BACKWARD_TWICE, Node, _hook_state, _raise_modified, edge_of
+from .graph import (
+    _BACKWARD_TWICE,
+    AccumulateGrad,
+    Node,
+    _hook_state,
+    _raise_modified,
+    edge_of,
+)
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable",
            "InplaceFunction", "NestedIOFunction"]
@@ -298,6 +305,9 @@ def _apply(cls, args, kwargs):
         return final[0] if single else final
 
     ctx.next_functions = tuple(edge_of(t) for t in tensor_args)
+    # the leaves among the inputs, which their AccumulateGrad nodes hold only weakly
+    ctx._pins = tuple(t for t, (fn, _) in zip(tensor_args, ctx.next_functions)
+                      if type(fn) is AccumulateGrad)
     ctx.needs_input_grad_tensors = tuple(t._rg for t in tensor_args)
     ctx._input_meta = tuple((t._data.shape, t._data.dtype, t._device) for t in tensor_args)
     final, out_meta = [], []

@@ -87,9 +87,12 @@ class Node:
     """
 
     # What every node has (``record`` sets each of these once, without calling __init__).
+    # ``_pins``: the leaves this node has edges to (one tensor, or a tuple/list of them),
+    # set only when it has some and never read: a leaf's AccumulateGrad holds the leaf weakly
+    # (see :func:`grad_accumulator`), so the graph keeps it alive through this slot instead.
     __slots__ = ("op", "params", "next_functions", "needs_input_grad", "_saved",
                  "_saved_versions", "_saved_out", "_saved_versions_out", "_input_meta",
-                 "_out_meta", "_seq", "__dict__", "__weakref__")
+                 "_out_meta", "_seq", "_pins", "__dict__", "__weakref__")
 
     # What few nodes get: hooks, anomaly mode's forward trace, saved-tensor hooks' unpacker
     # (and the version counters of what they packed). A node that gets one keeps it in its
@@ -115,6 +118,7 @@ class Node:
         self._input_meta = ()
         self._out_meta = ()
         self._seq = next(_sequence)
+        self._pins = None
 
     @property
     def metadata(self):
@@ -248,9 +252,21 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The node at a leaf: adds the incoming gradient into the leaf's ``.grad``."""
+    """The node at a leaf: adds the incoming gradient into the leaf's ``.grad``.
 
-    __slots__ = ("variable",)
+    The leaf keeps its node (one for its lifetime, made by :func:`grad_accumulator`) and the
+    node refers to the leaf weakly, so no cycle keeps a dropped leaf alive; the graph nodes
+    that have an edge to the leaf hold it (``Node._pins``), as torch's graph holds it through
+    this node.
+
+    Example::
+
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> (x * 2).grad_fn.next_functions[0][0].variable is x
+        True
+    """
+
+    __slots__ = ("_variable",)
     _special = True  # the engine's general path accumulates into .grad
     # What a leaf's node never changes is read from the class (these shadow Node's slots), so
     # that making one (again for every graph that uses a leaf) sets a single slot.
@@ -259,11 +275,18 @@ class AccumulateGrad(Node):
     _seq = float("inf")  # run as soon as ready, as torch does
 
     def __init__(self, variable):
-        self.variable = variable
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        """The leaf tensor this node accumulates into (None once nothing holds the leaf)."""
+        return self._variable()
 
     @property
     def _out_meta(self):
-        variable = self.variable
+        variable = self._variable()
+        if variable is None:  # (the leaf is gone: one output still)
+            return ((None, None, None),)
         return ((variable._data.shape, variable._data.dtype, variable._device),)
 
     def name(self):
@@ -329,38 +352,63 @@ def _fit_to_input(grad, meta):
 
 
 def grad_accumulator(tensor):
-    """The AccumulateGrad node of a leaf that requires grad (one per leaf, made on demand and
-    kept, as torch keeps it, only while some graph or caller holds it)."""
+    """The AccumulateGrad node of a leaf that requires grad: made on first use and kept by the
+    leaf for its lifetime (a graph whose leaves recur, as parameters do, reuses it).
+
+    Example::
+
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> grad_accumulator(x) is grad_accumulator(x)
+        True
+    """
     try:
-        node = tensor._acc()
+        return tensor._acc[0]
     except AttributeError:  # (the slot is unset until the leaf's first node is made)
-        node = None
-    if node is None:
+        return _leaf_edge(tensor)[0]
+
+
+def _leaf_edge(tensor):
+    """The edge ``(AccumulateGrad node, 0)`` to a leaf, made once and kept on the leaf
+    (``Tensor._acc``); the node refers back to the leaf weakly, so there is no cycle."""
+    try:
+        return tensor._acc
+    except AttributeError:
         node = _new(AccumulateGrad)
-        node.variable = tensor
-        tensor._acc = weakref.ref(node)
-    return node
+        node._variable = weakref.ref(tensor)
+        edge = tensor._acc = (node, 0)
+        return edge
+
+
+def _pin(node, leaf):
+    """Keep ``leaf`` alive as long as ``node``, which has an edge to its AccumulateGrad."""
+    try:
+        pins = node._pins
+    except AttributeError:  # (unset on a node that has no pins yet)
+        pins = None
+    node._pins = leaf if pins is None else (pins, leaf)
 
 
 def edge_of(tensor):
-    """The (node, output number) pair through which gradient flows to ``tensor``."""
+    """The (node, output number) pair through which gradient flows to ``tensor``. A node that
+    keeps an edge to a leaf must also keep the leaf (:func:`_pin`)."""
     if tensor.grad_fn is not None:
         return (tensor.grad_fn, tensor._output_nr)
     if tensor._rg:
-        return (grad_accumulator(tensor), 0)
+        return _leaf_edge(tensor)
     return (None, 0)
 
 
-def _edge_to(t):
-    """The edge from a new node to its input ``t``: (the node that made ``t``, its output
-    number), a leaf's AccumulateGrad, or ``_NO_EDGE``."""
+def _edge_to(t, node):
+    """The edge from the new ``node`` to its input ``t``: (the node that made ``t``, its output
+    number), a leaf's AccumulateGrad (the leaf then pinned to ``node``), or ``_NO_EDGE``."""
     fn = t._grad_fn
     if t._base is not None and t._gfv != t._vc[0]:
         fn = t.grad_fn  # a view whose base changed in place: regenerate its node
     if fn is not None:
         return (fn, t._output_nr)
     if t._rg:
-        return (grad_accumulator(t), 0)
+        _pin(node, t)
+        return _leaf_edge(t)
     return _NO_EDGE
 
 
@@ -380,11 +428,17 @@ def record(op, inputs, params, results):
         t = inputs[0]
         fn = t._grad_fn
         if t._base is not None:
-            node.next_functions = (_edge_to(t),)
+            node.next_functions = (_edge_to(t, node),)
         elif fn is not None:
             node.next_functions = ((fn, t._output_nr),)
+        elif t._rg:
+            try:  # the leaf's edge, as _leaf_edge gives it, without its call once made
+                node.next_functions = (t._acc,)
+            except AttributeError:
+                node.next_functions = (_leaf_edge(t),)
+            node._pins = t
         else:
-            node.next_functions = ((grad_accumulator(t), 0) if t._rg else _NO_EDGE,)
+            node.next_functions = (_NO_EDGE,)
         node.needs_input_grad = (t._rg,)
         data = t._data
         node._input_meta = ((data.shape, data.dtype, t._device),)
@@ -394,7 +448,8 @@ def record(op, inputs, params, results):
         else:
             node._saved = node._saved_versions = ()
     else:
-        node.next_functions = tuple([_edge_to(t) for t in inputs])
+        node._pins = None
+        node.next_functions = tuple([_edge_to(t, node) for t in inputs])
         node.needs_input_grad = tuple([t._rg for t in inputs])
         node._input_meta = tuple([(t._data.shape, t._data.dtype, t._device) for t in inputs])
         if op.save_inputs:
@@ -441,21 +496,36 @@ def record_binary(op, a, b, params, results):
     node.op = op
     node.params = params
     node._seq = next(_sequence)
-    # the edges to a and b, as _edge_to makes them, without its call for plain tensors
+    # the edges to a and b, as _edge_to makes them, without its call for plain tensors; a
+    # leaf's edge is kept on the leaf (``_leaf_edge``) and the leaf pinned to the node
+    node._pins = None
     fn = a._grad_fn
     if a._base is not None:
-        edge_a = _edge_to(a)
+        edge_a = _edge_to(a, node)
     elif fn is not None:
         edge_a = (fn, a._output_nr)
+    elif a._rg:
+        try:
+            edge_a = a._acc
+        except AttributeError:
+            edge_a = _leaf_edge(a)
+        node._pins = a
     else:
-        edge_a = (grad_accumulator(a), 0) if a._rg else _NO_EDGE
+        edge_a = _NO_EDGE
     fn = b._grad_fn
     if b._base is not None:
-        edge_b = _edge_to(b)
+        edge_b = _edge_to(b, node)
     elif fn is not None:
         edge_b = (fn, b._output_nr)
+    elif b._rg:
+        try:
+            edge_b = b._acc
+        except AttributeError:
+            edge_b = _leaf_edge(b)
+        pins = node._pins  # (_pin, inline)
+        node._pins = b if pins is None else (pins, b)
     else:
-        edge_b = (grad_accumulator(b), 0) if b._rg else _NO_EDGE
+        edge_b = _NO_EDGE
     node.next_functions = (edge_a, edge_b)
     node.needs_input_grad = (a._rg, b._rg)
     data, other = a._data, b._data
@@ -890,18 +960,21 @@ def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_
 
     if isinstance(node, AccumulateGrad):
         key = (node, 0)
+        # (None when only a caller's own handle on the node, outside any graph, led here
+        # after the leaf was dropped: nothing is left to accumulate into)
+        variable = node._variable()
         if key in targets:
             index = targets[key]
             grad = grads[0]
-            hooks = getattr(node.variable, "_hooks", None)
+            hooks = getattr(variable, "_hooks", None)
             if hooks:
                 grad = _run_tensor_hooks(hooks, grad)
-            if accumulate:
-                _accumulate_plain(node.variable, grad, create_graph)
-            else:
+            if not accumulate:
                 captured[index] = grad
-        elif accumulate and needed is None and grads[0] is not None:
-            _accumulate(node.variable, grads[0], create_graph, stolen)
+            elif variable is not None:
+                _accumulate_plain(variable, grad, create_graph)
+        elif accumulate and needed is None and grads[0] is not None and variable is not None:
+            _accumulate(variable, grads[0], create_graph, stolen)
         return
 
     if targets:
