@@ -55,7 +55,7 @@ from ..jit._ir import Node as GraphNode
 from ..jit._tracer import Tracer, paused, tracing
 from ..ops._registry import Op, _as_array, assign_inplace, autocast_state, wrap
 
-__all__ = ["compile_joint", "JointUnsupported"]
+__all__ = ["compile_joint", "JointUnsupported", "fuse_bias_products"]
 
 # calls a joint graph runs as they are (their results need no gradient): random factories
 # and dropout's mask draw fresh numbers per call; input checks repeat the check
@@ -415,8 +415,81 @@ def _optimized(graph):
     eliminate_dead_code(graph)
     eliminate_common_subexpressions(graph)
     fold_constants(graph)
+    fuse_bias_products(graph)
     fuse_elementwise(graph)
     return graph
+
+
+def _product_with_bias(xp, a, b, bias):
+    """``a @ b + bias`` for float32 matrices and a bias row: the bias is the GEMM's C
+    operand (one pass over the result, as torch's ``addmm``), else the two kernels."""
+    if type(a) is np.ndarray:
+        from ..ops.linalg._onednn_gemm import sgemm
+
+        out = sgemm(a, b, bias=bias)
+        if out is not None:
+            return out
+    return _ADD.kernel(xp, _MM.kernel(xp, a, b), bias)
+
+
+def _ops():
+    from ..ops._registry import registry
+
+    return registry["mm"][0], registry["add"][0]
+
+
+_MM, _ADD = _ops()
+# ``mm`` then ``add`` of a bias row, as one operator of the generated code
+mm_bias_op = Op("mm_bias", _product_with_bias, register=False, kind="linalg")
+
+
+def fuse_bias_products(graph):
+    """Replace ``add(mm(a, b), bias)`` by one ``mm_bias`` node where the product is read by
+    that ``add`` alone, maybe through ``view`` nodes keeping its rows (a linear layer on
+    3-D input), and ``bias`` is a float32 row of the result's width; return how many.
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> w, b = ember.ones(3, 2), ember.ones(2)
+        >>> graph = capture(lambda x: x @ w + b, [ember.ones(4, 3)]).graph
+        >>> fuse_bias_products(graph), [n.op.name for n in graph.op_nodes()]
+        (1, ['mm_bias'])
+    """
+    uses = graph.use_counts()
+    producers = {n.outputs[0]: n for n in graph.nodes if n.kind == OP and len(n.outputs) == 1}
+    replaced, dropped = {}, set()
+    for n in graph.nodes:
+        if n.kind != OP or n.op is not _ADD or n.params not in ({}, {"alpha": 1}):
+            continue
+        product, bias = n.inputs
+        views, node = [], producers.get(product)
+        while node is not None and node.op.name == "view" and uses.get(node.outputs[0]) == 1:
+            views.append(node)
+            node = producers.get(node.inputs[0])
+        if node is None or node.op is not _MM or uses.get(node.outputs[0]) != 1 or \
+                not _bias_row(bias, node.outputs[0], product):
+            continue
+        rows = graph.new_value(node.outputs[0].shape, node.outputs[0].dtype)
+        steps = [GraphNode(OP, mm_bias_op, [*node.inputs, bias], {}, [rows])]
+        for view in reversed(views):  # the same views, of the product with its bias
+            steps.append(GraphNode(OP, view.op, [steps[-1].outputs[0]], dict(view.params),
+                                   list(view.outputs)))
+        steps[-1].outputs = list(n.outputs)
+        replaced[id(n)] = steps
+        dropped.update(id(m) for m in [node, *views])
+    graph.nodes = [m for n in graph.nodes if id(n) not in dropped
+                   for m in replaced.get(id(n), [n])]
+    return len(replaced)
+
+
+def _bias_row(bias, rows, product):
+    """Whether ``bias`` is a float32 row added to each row of the matrix ``rows`` (seen as
+    ``product``, a view of it with the same last dim)."""
+    shape = rows.shape
+    return bias.dtype == rows.dtype == "float32" and shape is not None and \
+        len(shape) == 2 and tuple(bias.shape or ()) == (shape[1],) and \
+        tuple(product.shape or ())[-1:] == (shape[1],)
 
 
 # ---------------------------------------------------------------- running
