@@ -8,6 +8,7 @@ frameworks with the best of several repeats; a ratio below 1 means ember is fast
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import platform
 import shutil
@@ -19,6 +20,13 @@ from pathlib import Path
 import numpy as np
 
 import ember
+
+# torch.compile's kernel cache in a folder of this run (set before torch reads it), so that
+# the first call of a torch.compile row is a cold compile, as ember's is, and not a hit on
+# kernels another run left in the user's cache
+_INDUCTOR_CACHE = tempfile.mkdtemp(prefix="bench-inductor-")
+atexit.register(shutil.rmtree, _INDUCTOR_CACHE, True)
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", _INDUCTOR_CACHE)
 
 try:
     import torch
@@ -416,32 +424,47 @@ _FIRST_CALLS = {}  # framework name -> seconds of its first call (the compile) i
 
 def _both_compiled(fw, fn):
     """``ember.compile(fn)`` for ember and ``torch.compile(fn)`` for torch."""
-    if fw is not ember and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
-        # a fresh cache, so that torch's compile time is a cold compile's (not another run's
-        # cached kernels) and its files go away with the run
-        folder = tempfile.mkdtemp(prefix="bench-inductor-")
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
-        _CLEANUP.append(folder)
     return fw.compile(fn)
 
 
 def _against_torch_compile(case):
     """A compiled case on both sides; its first call, the compile, is timed here (outside the
-    rounds) and reported in the row's note."""
+    rounds) and reported in the row's note, with the frames torch.compile left eager."""
     def make(fw):
         step = case(fw, wrap=_both_compiled)
+        frames = _torch_frames() if fw is torch else None
         start = time.perf_counter()
         step()
         _FIRST_CALLS[fw.__name__] = time.perf_counter() - start
+        if frames is not None:
+            total, ok, hits = (after - before for after, before in zip(_torch_frames(), frames))
+            if total > ok:
+                _FIRST_CALLS["torch frames left eager"] = total - ok
+            if hits:
+                _FIRST_CALLS["torch cache hits"] = hits
         return step
     return make
+
+
+def _torch_frames():
+    """torch.compile's frames seen and compiled, and its kernel-cache hits so far."""
+    counters = torch._dynamo.utils.counters
+    return (counters["frames"]["total"], counters["frames"]["ok"],
+            counters["inductor"]["fxgraph_cache_hit"])
 
 
 def _first_calls_note():
     if not _FIRST_CALLS:
         return ""
+    left_eager = _FIRST_CALLS.pop("torch frames left eager", 0)
+    hits = _FIRST_CALLS.pop("torch cache hits", 0)
     note = "first call (compile): " + ", ".join(
         f"{name} {seconds:.2f} s" for name, seconds in _FIRST_CALLS.items())
+    if hits:
+        note += f" ({hits} graphs from torch's kernel cache: TORCHINDUCTOR_CACHE_DIR)"
+    if left_eager:
+        note += f"; torch.compile left {left_eager} of its frames eager (dynamo could not " \
+                "trace them)"
     _FIRST_CALLS.clear()
     return note
 
@@ -587,15 +610,15 @@ CASES = [
     ("compiled: ResNet (3 BasicBlocks) inference, batch 32 (torch column: eager)",
      resnet_inference_compiled, "time", "issue 14: at most 0.8x"),
     ("compiled: 50 pointwise ops forward+backward (torch column: torch.compile)",
-     _against_torch_compile(pointwise_chain_backward), "time", "issue 14: at most 1x"),
+     _against_torch_compile(pointwise_chain_backward), "time", "issue 14: at most 1x", 3),
     ("compiled: MLP 784-256-10 step, batch 64 (torch column: torch.compile)",
-     _against_torch_compile(mlp_step), "time", "issue 14: at most 1x"),
+     _against_torch_compile(mlp_step), "time", "issue 14: at most 1x", 3),
     ("compiled: GPT step, 2 layers, d 128, batch 16 (torch column: torch.compile)",
-     _against_torch_compile(gpt_step), "time", "issue 14: at most 1x"),
+     _against_torch_compile(gpt_step), "time", "issue 14: at most 1x", 3),
     ("compiled: LSTM LM step, seq 35, batch 20 (torch column: torch.compile)",
-     _against_torch_compile(lstm_step), "time", "issue 14: at most 1x"),
+     _against_torch_compile(lstm_step), "time", "issue 14: at most 1x", 3),
     ("compiled: ResNet (3 BasicBlocks) inference, batch 32 (torch column: torch.compile)",
-     _against_torch_compile(resnet_inference), "time", "issue 14: at most 1x"),
+     _against_torch_compile(resnet_inference), "time", "issue 14: at most 1x", 3),
     ("DataLoader epoch: 10k x 1x28x28, batch 64, shuffled, 0 workers", _loader_epoch(0),
      "samples:10000", "at least 1x", 3),
     ("DataLoader epoch: 10k x 1x28x28, batch 64, shuffled, 2 workers", _loader_epoch(2),
@@ -783,7 +806,7 @@ def main():
         doc = ROOT / "docs" / "benchmarks.md"
         doc.write_text(
             "# Benchmarks\n\nember against PyTorch, side by side in one process "
-            "(best of 7 rounds, 3 for the DataLoader and save/load cases; the two "
+            "(best of 7 rounds, 3 for the DataLoader, save/load and torch.compile cases; the two "
             "frameworks' rounds alternate so that both see the same background load).\n"
             f"Made with `python bench/run.py --threads {args.threads}` on the project's "
             f"{os.cpu_count()}-core "
