@@ -197,3 +197,24 @@ def test_causal_with_a_mask_is_torchs_error():
         F.scaled_dot_product_attention(*(ember.tensor(q),) * 3, attn_mask=ember.tensor(mask),
                                        is_causal=True)
     assert str(e_info.value) == str(t_info.value)
+
+
+@pytest.mark.parametrize("split_heads", [True, False], ids=["heads_split_from_a_projection",
+                                                             "contiguous"])
+def test_fused_output_is_laid_out_after_the_query_as_torchs(split_heads):
+    """torch's CPU flash kernel lays its output out in its query's dim order: heads split from
+    a (B, T, 3 * H * D) projection give an output whose heads merge back as a view."""
+    rng = RNG(3)
+    B, T, H, D = 2, 5, 3, 4
+    x = rng.standard_normal((B, T, 3 * H * D)).astype(np.float32) * 0.3
+
+    def heads(lib, x):
+        if not split_heads:
+            return [lib.tensor(np.ascontiguousarray(x[..., :H * D].reshape(B, T, H, D)
+                                                    .transpose(0, 2, 1, 3)))] * 3
+        return [t.view(B, T, H, D).transpose(1, 2) for t in lib.tensor(x).split(H * D, dim=2)]
+    mine = F.scaled_dot_product_attention(*heads(ember, x), is_causal=True)
+    reference = TF.scaled_dot_product_attention(*heads(torch, x), is_causal=True)
+    assert mine.stride() == reference.stride()
+    assert mine.transpose(1, 2).is_contiguous() == reference.transpose(1, 2).is_contiguous()
+    assert_same(mine, reference, rtol=1e-6, atol=1e-6)

@@ -249,12 +249,19 @@ def _fused_applies(query, key, value, attn_mask):
 
 def _masked_scores(xp, q, k, masks, scale, causal):
     """``(q * scale) @ k^T`` with the causal or given mask applied in place, and the shift
-    that every row may share (see :func:`_shared_shift`) or None."""
+    that every row may share (see :func:`_shared_shift`) or None; a causal mask with a
+    shared shift comes back with the shift already subtracted (the shift returned is
+    :data:`_SHIFTED`)."""
     s = xp.matmul(q * scale, _transposed(xp, k))
     float_mask = bool(masks) and not causal and masks[0].dtype != bool
     # masking out scores only narrows each row, so the span may be taken before it
     shift = None if float_mask else _shared_shift(xp, s)
-    if causal:
+    if causal and shift is not None:
+        # every score is finite (their span is): one pass subtracts the shift and adds -inf
+        # above the diagonal, half the time of the masked write below and a pass fewer
+        s -= shift - _causal_bias(xp, s.shape[-2], s.shape[-1], s.dtype)
+        shift = _SHIFTED
+    elif causal:  # (an infinite score plus -inf would be NaN: the masked ones are written)
         xp.copyto(s, -xp.inf, where=~xp.tri(s.shape[-2], s.shape[-1], dtype=bool))
     elif masks:
         mask = masks[0]
@@ -264,6 +271,16 @@ def _masked_scores(xp, q, k, masks, scale, causal):
             s += mask.astype(s.dtype, copy=False)
             shift = _shared_shift(xp, s)
     return s, shift
+
+
+_SHIFTED = object()  # the shift of scores that come shifted already
+
+
+def _causal_bias(xp, rows, cols, dtype):
+    """0 on and below the diagonal of a (rows, cols) matrix, -inf above it: torch's top-left
+    aligned causal mask as a bias."""
+    return xp.where(xp.tri(rows, cols, dtype=bool), xp.asarray(0, dtype),
+                    xp.asarray(-xp.inf, dtype))
 
 
 def _shared_shift(xp, s):
@@ -312,7 +329,8 @@ def _softmax_rows_(xp, s, shift=None):
     if shift is None:
         shift = _row_max(xp, s)
         shift[shift == -xp.inf] = 0  # such a row's exponentials are all 0, not NaN
-    s -= shift
+    if shift is not _SHIFTED:
+        s -= shift
     xp.exp(s, out=s)
     total = _row_sum(xp, s)
     total[total == 0] = 1
@@ -323,7 +341,18 @@ def _softmax_rows_(xp, s, shift=None):
 def _sdpa_fused_kernel(xp, q, k, v, *masks, scale, causal):
     with np.errstate(invalid="ignore", over="ignore"):
         p = _softmax_rows_(xp, *_masked_scores(xp, q, k, masks, scale, causal))
-    return xp.matmul(p, v), p
+    out = _empty_in_order_of(xp, q, (*q.shape[:-1], v.shape[-1]), q.dtype)
+    return xp.matmul(p, v, out=out), p
+
+
+def _empty_in_order_of(xp, like, shape, dtype):
+    """An empty array of ``shape`` whose dims lie in memory in the order of ``like``'s (by
+    decreasing stride), as torch's CPU flash attention lays out its output after its query:
+    heads split from a (batch, tokens, heads * dim) projection give an output whose heads
+    merge back with a view, not a copy."""
+    order = sorted(range(like.ndim), key=lambda d: -like.strides[d])
+    back = sorted(range(like.ndim), key=order.__getitem__)  # the inverse permutation
+    return xp.empty(tuple(shape[d] for d in order), dtype).transpose(back)
 
 
 def _sdpa_fused_meta(q, k, v, *masks, scale, causal):
