@@ -1165,3 +1165,26 @@ def test_ldl_solve_takes_pivots_of_any_integer_type_as_torch(dtype):
         ld, pivots = lib.linalg.ldl_factor(lib.tensor(a))
         return lib.linalg.ldl_solve(ld, pivots.to(getattr(lib, dtype)), lib.tensor(b))
     _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+_GRID_POINTS = [[0.1, 0.2], [math.nan, 0.3], [0.3, math.nan], [math.inf, 0.0], [-math.inf, 0.5],
+                [0.2, math.inf], [math.nan, math.nan], [2.0, 0.1], [-1.5, -1.2]]
+
+
+@pytest.mark.parametrize("mode,nd", [("bilinear", 2), ("nearest", 2), ("bicubic", 2),
+                                     ("bilinear", 3), ("nearest", 3)])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_at_nan_and_infinite_points_as_torch(mode, nd, padding_mode,
+                                                         align_corners):
+    # torch's 2-D kernel gives NaN for a non-finite point with zeros padding and clips one to
+    # 0 with border/reflection; its 3-D kernel skips it (0) or clips it to the far edge
+    points = np.array([p + [0.1] * (nd - 2) for p in _GRID_POINTS], np.float32)
+    image = np.arange(1.0, 5 ** nd + 1, dtype=np.float32).reshape((1, 1) + (5,) * nd)
+
+    def call(lib):
+        grid = lib.tensor(points.reshape((1,) * (nd - 1) + (len(points), nd)))
+        return lib.nn.functional.grid_sample(lib.tensor(image), grid, mode=mode,
+                                             padding_mode=padding_mode,
+                                             align_corners=align_corners)
+    _same_outcome(lambda: call(torch), lambda: call(ember))

@@ -527,20 +527,25 @@ def _unnormalize(c, size, align_corners):
     return ((c + 1) * size - 1) / 2
 
 
-def _pad_coordinate(c, size, padding_mode, align_corners):
-    """A pixel coordinate moved inside the input as ``padding_mode`` says ('zeros' leaves it)."""
+def _pad_coordinate(c, size, padding_mode, align_corners, nan_to=0):
+    """A pixel coordinate moved inside the input as ``padding_mode`` says ('zeros' leaves it);
+    a NaN (from a NaN grid point, or an infinite one reflected) lands on ``nan_to``."""
     if padding_mode == "border":
-        c = c.clamp(0, size - 1)
+        c = _clip(c, size, nan_to)
     elif padding_mode == "reflection":
         c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
-        c = c.clamp(0, size - 1)
+        c = _clip(c, size, nan_to)
     return c
 
 
-def _source_coordinate(c, size, padding_mode, align_corners):
+def _clip(c, size, nan_to):
+    return where(c.isnan(), c.new_full((), nan_to), c.clamp(0, size - 1))
+
+
+def _source_coordinate(c, size, padding_mode, align_corners, nan_to):
     """A normalised grid coordinate in [-1, 1] as a (padded) pixel coordinate."""
     return _pad_coordinate(_unnormalize(c, size, align_corners), size, padding_mode,
-                           align_corners)
+                           align_corners, nan_to)
 
 
 _GRID_SAMPLER_KERNELS = {2: "grid_sampler_2d_cpu_kernel_impl", 3: "grid_sampler3d_cpu"}
@@ -605,16 +610,17 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         # the padding applies to each of the 4x4 taps, not to the sample point: torch's rule
         coords = [_unnormalize(g[..., 1 - j], spatial[j], align_corners) for j in range(2)]
     else:
+        # torch's 2-D kernel clips a NaN coordinate to 0, its 3-D one to the far edge
         coords = [_source_coordinate(g[..., nd - 1 - j], spatial[j], padding_mode,
-                                     align_corners)
+                                     align_corners, 0 if nd == 2 else spatial[j] - 1)
                   for j in range(nd)]  # coords[j] runs along spatial dim j
     strides = [math.prod(spatial[j + 1:]) for j in range(nd)]
     planes = input.reshape(n, c, math.prod(spatial))
 
     def read(positions, valid):
         flat = None
-        for j, p in enumerate(positions):
-            term = p.clamp(0, spatial[j] - 1).long() * strides[j]
+        for j, p in enumerate(positions):  # (a NaN position is not valid: read anything)
+            term = p.nan_to_num(0.0).clamp(0, spatial[j] - 1).long() * strides[j]
             flat = term if flat is None else flat + term
         values = planes.gather(2, flat.unsqueeze(1).expand(n, c, points))
         return where(valid.unsqueeze(1), values, values.new_zeros(()))
@@ -641,7 +647,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                 w = cj - lo if bit else lo + 1 - cj
                 weight = w if weight is None else weight * w
             valid = inside(positions)
-            term = read(positions, valid) * where(valid, weight, weight.new_zeros(())).unsqueeze(1)
+            if nd == 3:  # torch's 3-D kernel skips a corner outside the input; its 2-D one
+                weight = where(valid, weight, weight.new_zeros(()))  # multiplies zero by
+            term = read(positions, valid) * weight.unsqueeze(1)  # the weight: NaN stays
             result = term if result is None else result + term
     return result.reshape([n, c] + out)
 
