@@ -19,16 +19,18 @@ import math
 import numpy as np
 
 from ... import _dtype as dt
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _trace_state
+from ...autograd import forward_ad as _forward_ad
+from ...autograd import grad_mode
 from ...autograd.forward_ad import add_tangents
 from .._methods import inplace_method, tensor_method
 from .._operands import operator_method, wrap_dim
 from .._precision import in_float32, is_half
-from .._registry import Op, autocast_policy, inplace, write_out
+from .._registry import Op, autocast_policy, first_order_backward, inplace, write_out
 from .._signature import signature
 from .._vmap_rules import batching
 from ._common import _CPP_NAMES, _LOW, _check_tensor, _shape_str, _short
-from ._onednn_gemm import matmul_cpu_kernel
+from ._onednn_gemm import matmul_cpu_kernel, matrix_product
 
 # ================================================================ matmul family
 
@@ -58,6 +60,11 @@ def _matmul_kernel(xp, a, b):
 def _matmul_derivative(ctx, grad):
     a, b = ctx.inputs
     need_a, need_b = ctx.needs_input_grad
+    if a._data.ndim == 2 and b._data.ndim == 2 and a._data.dtype in _REAL_FLOATS and \
+            not grad_mode.state.enabled and _forward_ad._state.level is None and \
+            _trace_state.tracer is None:
+        found = iter(_mm_backward_op(grad, a, b, need_a=need_a, need_b=need_b))
+        return (next(found) if need_a else None), (next(found) if need_b else None)
     if a._data.ndim == 1 and b._data.ndim == 1:
         return (grad * b.conj() if need_a else None), (grad * a.conj() if need_b else None)
     a2 = a.unsqueeze(0) if a._data.ndim == 1 else a
@@ -84,6 +91,30 @@ def _matmul_jvp(p, t, y, **params):
     (a, b), (ta, tb) = p, t
     return add_tangents(None if ta is None else matmul(ta, b),
                         None if tb is None else matmul(a, tb))
+
+
+_REAL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _mm_backward_kernel(xp, g, a, b, *, need_a, need_b):
+    """The gradients of a real product of two matrices that its inputs need, in their
+    order: g @ b^T and a^T @ g, each one GEMM into a fresh matrix (oneDNN's for float32),
+    without the transposed views and separate product ops of the composite derivative."""
+    grads = []
+    if need_a:
+        grads.append(matrix_product(xp, g, b.T))
+    if need_b:
+        grads.append(matrix_product(xp, a.T, g))
+    return tuple(grads)
+
+
+def _mm_backward_meta(g, a, b, *, need_a, need_b):
+    return tuple((t.shape, t.dtype) for t, need in ((a, need_a), (b, need_b)) if need)
+
+
+_mm_backward_op = Op("mm_backward", _mm_backward_kernel, meta=_mm_backward_meta,
+                     save_inputs=False, multi_output=True, kind="linalg",
+                     opt_outs=first_order_backward("the matmul ops"))
 
 
 def _product_op(name, autocast=None):
