@@ -175,9 +175,7 @@ class Node:
         if not grad_mode.state.enabled:
             return alias
         # Under create_graph the output must stay connected to this node (for double backward).
-        from .._tensor import Tensor
-
-        connected = Tensor._make(alias._data, alias._device, alias)
+        connected = _tensor_type()._make(alias._data, alias._device, alias)
         connected.grad_fn, connected._output_nr, connected._rg = self, index, True
         connected._fw_grad = getattr(alias, "_fw_grad", None)  # forward-over-reverse
         return connected
@@ -323,9 +321,7 @@ def _zeros(meta):
     """The zero gradient of an output no gradient reached (``meta``: its shape, dtype, device)."""
     shape, np_dtype, device = meta
     if device._xp is np:  # a CPU tensor made directly: ember.zeros parses its arguments first
-        from .._tensor import Tensor
-
-        return Tensor._make(np.zeros(shape, np_dtype), device)
+        return _tensor_type()._make(np.zeros(shape, np_dtype), device)
     from .. import _dtype as dt
     from ..ops.creation import zeros
 
@@ -336,9 +332,7 @@ def _fit_to_input(grad, meta):
     """Reduce a broadcast gradient to the input's shape and dtype."""
     shape, np_dtype, _ = meta
     if grad._data.shape != shape:
-        from ..ops.reduce.sums import sum_to_shape  # (no argument parsing)
-
-        grad = sum_to_shape(grad, shape)
+        grad = _late.sum_to_shape(grad, shape)  # (sum_to_size without its argument parsing)
     if grad._data.dtype != np_dtype:
         if grad._data.dtype.kind == "c" and np_dtype.kind != "c":
             grad = grad.real
@@ -582,9 +576,31 @@ _new = object.__new__
 
 def _alias(t):
     """A tensor sharing ``t``'s memory and version counter but not its graph (no cycle)."""
-    from .._tensor import Tensor
+    return _late.Tensor._make(t._data, t._device, t)
 
-    return Tensor._make(t._data, t._device, t)
+
+class _LateImports:
+    """Names from modules that import this one, looked up on first use and kept: an
+    ``import`` statement inside a function costs 1-2 us each time it runs (measured), which
+    the per-op paths here (``_alias`` for every op that saves its output) cannot afford."""
+
+    def __getattr__(self, name):
+        if name == "Tensor":
+            from .._tensor import Tensor as value
+        elif name == "sum_to_shape":
+            from ..ops.reduce.sums import sum_to_shape as value
+        else:
+            raise AttributeError(name)
+        setattr(self, name, value)  # later reads find the instance attribute
+        return value
+
+
+_late = _LateImports()
+
+
+def _tensor_type():
+    """``ember.Tensor`` (imported late: ``ember._tensor`` imports this module)."""
+    return _late.Tensor
 
 
 # ---------------------------------------------------------------- saved-tensor hooks
