@@ -1188,3 +1188,33 @@ def test_grid_sample_at_nan_and_infinite_points_as_torch(mode, nd, padding_mode,
                                              padding_mode=padding_mode,
                                              align_corners=align_corners)
     _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+_NORM_CALLS = {
+    "native_batch_norm train": lambda m, x, w, b: m.native_batch_norm(
+        x, w, b, m.zeros(2), m.ones(2), True, 0.1, 1e-5)[0],
+    "native_batch_norm eval": lambda m, x, w, b: m.native_batch_norm(
+        x, w, b, m.tensor([0.5, 1.0]), m.ones(2), False, 0.1, 1e-5)[0],
+    "batch_norm train": lambda m, x, w, b: m.nn.functional.batch_norm(x, None, None, w, b, True),
+    "batch_norm eval": lambda m, x, w, b: m.nn.functional.batch_norm(
+        x, m.tensor([0.5, 1.0]), m.ones(2), w, b, False),
+    "instance_norm": lambda m, x, w, b: m.nn.functional.instance_norm(x, weight=w, bias=b),
+    "group_norm 1 group": lambda m, x, w, b: m.nn.functional.group_norm(x, 1, w, b),
+    "group_norm 2 groups": lambda m, x, w, b: m.nn.functional.group_norm(x, 2, w, b),
+    "native_group_norm": lambda m, x, w, b: m.native_group_norm(x, w, b, 2, 2, 3, 1, 1e-5)[0],
+    "group_norm no affine": lambda m, x, w, b: m.nn.functional.group_norm(x * w[0], 2),
+}
+
+
+@pytest.mark.parametrize("call", sorted(_NORM_CALLS))
+@pytest.mark.parametrize("weight", [[math.inf, math.inf], [math.nan, 1.0], [-math.inf, 2.0],
+                                    [0.5, 2.0]])
+def test_norms_with_non_finite_weights_compute_as_torch(call, weight):
+    # torch's kernels compute x * a + (bias - mean * a) with a = rstd * weight
+    x = np.array([[[1.0, -2.0, 3.0], [0.5, 0.5, 0.5]], [[-1.0, 4.0, 0.0], [2.0, -3.0, 1.0]]],
+                 np.float32)
+
+    def run(lib):
+        w, b = lib.tensor(np.float32(weight)), lib.tensor(np.float32([0.5, -1.0]))
+        return _NORM_CALLS[call](lib, lib.tensor(x), w, b)
+    _same_outcome(lambda: run(torch), lambda: run(ember))

@@ -108,12 +108,21 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         invstd = (var + eps).rsqrt()
         if running_mean is not None or running_var is not None:
             _update_running_stats(input, mean, var, running_mean, running_var, momentum, dims)
-        out = (input - mean.reshape(shape)) * invstd.reshape(shape)
+        out = _channel_scale_shift(input, mean, invstd, weight, bias, shape)
         # torch saves the statistics for its backward: they are outputs without a gradient
-        return _affine(out, weight, bias, shape), mean.detach(), invstd.detach()
-    out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+        return out, mean.detach(), invstd.detach()
+    out = _channel_scale_shift(input, running_mean, (running_var + eps).rsqrt(), weight, bias,
+                               shape)
     empty = input.new_empty(0)
-    return _affine(out, weight, bias, shape), empty, empty.clone()
+    return out, empty, empty.clone()
+
+
+def _channel_scale_shift(input, mean, rstd, weight, bias, shape):
+    """Batch norm's ``(input - mean) * rstd * weight + bias`` in torch's kernel's form."""
+    from ..nn._functional.normalization import scale_shift
+
+    vectors = [None if v is None else v.reshape(shape) for v in (mean, rstd, weight, bias)]
+    return scale_shift(input, *vectors)
 
 
 def _first_channels(vector, channels):
@@ -157,9 +166,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):  # noqa: N803
         raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.")
     grouped = input.reshape(N, group, C // group * HxW)
     mean, rstd = _moments(grouped, (2,), eps)
-    out = ((grouped - mean) * rstd).reshape(input.shape)
-    shape = (1, C) + (1,) * (input.dim() - 2)
-    return _affine(out, weight, bias, shape), mean.reshape(N, group), rstd.reshape(N, group)
+    out = norms.group_scale_shift(input.reshape(N, C, HxW), mean, rstd, weight, bias)
+    return out.reshape(input.shape), mean.reshape(N, group), rstd.reshape(N, group)
 
 
 def native_dropout(input, p, train):

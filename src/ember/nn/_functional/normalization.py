@@ -162,13 +162,26 @@ def _update_running(running, stat, momentum):
         running.copy_(running * (1.0 - momentum) + stat * momentum)
 
 
-def _affine(xc, rstd, weight, bias, shape):
-    """``xc * rstd * weight + bias`` with per-channel factors folded before the big multiply."""
-    scale = rstd if weight is None else rstd * weight.reshape(shape)
-    y = xc * scale
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return y
+def scale_shift(x, mean, rstd, weight=None, bias=None):
+    """``(x - mean) * rstd * weight + bias`` in the form torch's batch, instance and group
+    norm kernels compute it, ``x * a + (bias - mean * a)`` with ``a = rstd * weight``: the
+    per-channel factors are folded before the big multiply, and an infinite weight gives
+    torch's NaN and infinities. Every argument broadcasts against ``x``.
+
+    Example::
+
+        >>> scale_shift(ember.tensor([1., 3.]), ember.tensor(2.), ember.tensor(0.5))
+        tensor([-0.5000,  0.5000])
+    """
+    scale = rstd if weight is None else rstd * weight
+    shift = mean * scale
+    shift = -shift if bias is None else bias - shift
+    return x * scale + shift
+
+
+def _per_channel(shape, *vectors):
+    """Per-channel vectors (or None) reshaped to broadcast as ``shape`` (1, C, 1, ...)."""
+    return [None if v is None else v.reshape(shape) for v in vectors]
 
 
 def _bn_view(a):
@@ -392,7 +405,7 @@ def _normalize_channels(x, running_mean, running_var, weight, bias, use_input_st
     """Shared body of batch_norm and instance_norm on ``x`` (N, C, *)."""
     shape = (1, channels) + (1,) * (x.ndim - 2)
     if use_input_stats:
-        xc, mean, var = _moments(x, stat_dims)
+        _, mean, var = _moments(x, stat_dims)
         rstd = (var + eps).rsqrt()
         if running_mean is not None or running_var is not None:
             n = 1
@@ -407,14 +420,10 @@ def _normalize_channels(x, running_mean, running_var, weight, bias, use_input_st
                 _update_running(running_mean, mean_c, momentum)
             if running_var is not None:
                 _update_running(running_var, var_c, momentum)
-        return _affine(xc, rstd, weight, bias, shape)
+        return scale_shift(x, mean, rstd, *_per_channel(shape, weight, bias))
     rm = running_mean.to(x.dtype).reshape(shape)
     rstd = (running_var.to(x.dtype).reshape(shape) + eps).rsqrt()
-    scale = rstd if weight is None else rstd * weight.reshape(shape)
-    shift = -rm * scale
-    if bias is not None:
-        shift = shift + bias.reshape(shape)
-    return x * scale + shift
+    return scale_shift(x, rm, rstd, *_per_channel(shape, weight, bias))
 
 
 def _empty_batch_norm(input, weight, bias):
@@ -785,14 +794,30 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     x = _compute(input, "GroupNormKernelImpl")
     group_size = input.numel() // max(n * num_groups, 1) if n * num_groups else 0
     grouped = x.reshape(n, num_groups, group_size)
-    xc, _, var = _moments(grouped, (2,))
-    y = (xc * (var + eps).rsqrt()).reshape(input.shape)
-    shape = (1, channels) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        y = y * weight.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
+    _, mean, var = _moments(grouped, (2,))
+    y = group_scale_shift(x, mean, (var + eps).rsqrt(), weight, bias)
     return _finish(y, input)
+
+
+def group_scale_shift(x, mean, rstd, weight, bias):
+    """:func:`scale_shift` of ``x`` (N, C, *) with one ``mean``/``rstd`` per sample and group
+    (shaped (N, groups, ...)) and per-channel ``weight``/``bias``.
+
+    Example::
+
+        >>> x = ember.tensor([[[1.], [3.]]])
+        >>> mean, rstd = ember.tensor([[2.]]), ember.tensor([[1.]])
+        >>> group_scale_shift(x, mean, rstd, None, None).flatten()
+        tensor([-1.,  1.])
+    """
+    n, channels, groups = x.shape[0], x.shape[1], mean.shape[1]
+    per_group = (n, groups, channels // groups, math.prod(x.shape[2:]))
+    stat_shape = (n, groups, 1, 1)
+    vector_shape = (1, groups, channels // groups, 1)
+    affine = [None if v is None else v.reshape(vector_shape) for v in (weight, bias)]
+    y = scale_shift(x.reshape(per_group), mean.reshape(stat_shape), rstd.reshape(stat_shape),
+                    *affine)
+    return y.reshape(x.shape)
 
 
 @signature("rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
