@@ -389,7 +389,8 @@ def _weight_mm_derivative(ctx, grad):
     h, w = ctx.inputs[:2]
     need = ctx.needs_input_grad
     bias = grad.sum(0) if any(need[2:]) else None
-    return ((grad.matmul(w) if need[0] else None), (h.t().matmul(grad).t() if need[1] else None),
+    # W's gradient as grad^T @ h (torch's addmm formula): one transposed view, not two
+    return ((grad.matmul(w) if need[0] else None), (grad.t().matmul(h) if need[1] else None),
             *(bias if needed else None for needed in need[2:]))
 
 
