@@ -49,8 +49,10 @@ def _one_dim(dim, ndim):
 
 
 def _expand_back(grad, shape, dims, keepdim):
-    """Broadcast a reduced gradient back over the reduced dims."""
-    if not keepdim and dims:
+    """Broadcast a reduced gradient back over the reduced dims. Reduced leading dims (all of
+    them, for a whole reduction) need no unsqueeze first: broadcasting adds them in front,
+    so one expand serves (one op instead of one more per dim)."""
+    if not keepdim and dims and tuple(dims) != tuple(range(len(dims))):
         for d in dims:
             grad = grad.unsqueeze(d)
     return grad.expand(shape)
