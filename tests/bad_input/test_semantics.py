@@ -1218,3 +1218,31 @@ def test_norms_with_non_finite_weights_compute_as_torch(call, weight):
         w, b = lib.tensor(np.float32(weight)), lib.tensor(np.float32([0.5, -1.0]))
         return _NORM_CALLS[call](lib, lib.tensor(x), w, b)
     _same_outcome(lambda: run(torch), lambda: run(ember))
+
+
+def _nan_boundary_cases():
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        n = int(rng.integers(0, 8))
+        boundaries = np.sort(rng.integers(-3, 4, size=n).astype(np.float32))
+        boundaries[n - int(rng.integers(0, n + 1)) if n else 0:] = np.nan  # NaN sorted last
+        if trial % 5 == 0 and n:
+            boundaries[int(rng.integers(0, n))] = np.nan  # and one inside
+        values = rng.integers(-4, 5, size=5).astype(np.float32)
+        values[:2] = [np.nan, np.inf] if trial % 2 else values[:2]
+        yield boundaries, values
+    batched = np.sort(rng.integers(-3, 4, size=(2, 3, 5)).astype(np.float32), -1)
+    batched[..., 3:] = np.nan
+    yield batched, rng.integers(-4, 5, size=(2, 3, 4)).astype(np.float32)
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_and_bucketize_with_nan_boundaries_as_torch(right):
+    # every comparison with a NaN boundary is false in torch's binary search
+    for boundaries, values in _nan_boundary_cases():
+        for name in ("searchsorted", "bucketize"):  # (bucketize: 1-D boundaries only)
+            def call(lib):
+                b, v = lib.tensor(boundaries), lib.tensor(values)
+                args = (b, v) if name == "searchsorted" else (v, b)
+                return getattr(lib, name)(*args, right=right)
+            _same_outcome(lambda: call(torch), lambda: call(ember))

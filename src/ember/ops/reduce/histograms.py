@@ -251,7 +251,9 @@ def searchsorted_op(xp, seq, values, *sorter, right, out_int32, scalar):
     side = "right" if right else "left"
     if sorter:
         seq = xp.take_along_axis(seq, sorter[0], axis=-1)
-    if seq.ndim == 1:
+    if seq.dtype.kind == "f" and builtins.bool(xp.isnan(seq).any()):
+        result = _torch_binary_search(xp, seq, values, right)
+    elif seq.ndim == 1:
         result = xp.searchsorted(seq, values, side=side)
     else:
         # Batched: rank every value against the boundaries of its own row. Joint ranks keep
@@ -270,6 +272,28 @@ def searchsorted_op(xp, seq, values, *sorter, right, out_int32, scalar):
         found = found.reshape(flat_values.shape) - xp.arange(rows)[:, None] * flat_seq.shape[1]
         result = found.reshape(values.shape)
     return xp.asarray(result).astype(np.int32 if out_int32 else np.int64, copy=False)
+
+
+def _torch_binary_search(xp, seq, values, right):
+    """torch's binary search, run a step at a time for every value at once. It differs from
+    ``searchsorted`` when the boundaries hold NaN (sorted last, as ``sort`` puts them): every
+    comparison with NaN is false, so torch's search steps right past a NaN boundary, where
+    NumPy orders NaN above every number."""
+    n = seq.shape[-1]
+    rows = math.prod(seq.shape[:-1])
+    flat_seq = seq.reshape(rows, n)
+    flat_values = values.reshape(rows, -1) if seq.ndim > 1 else values.reshape(1, -1)
+    row = xp.arange(rows)[:, None]
+    start = xp.zeros(flat_values.shape, np.int64)
+    end = xp.full(flat_values.shape, n, np.int64)
+    for _ in range(builtins.max(n, 1).bit_length()):  # each step halves every interval
+        active = start < end
+        mid = start + (end - start) // 2
+        boundary = flat_seq[row, xp.minimum(mid, n - 1)]
+        below = ~(boundary > flat_values) if right else ~(boundary >= flat_values)
+        start = xp.where(active & below, mid + 1, start)
+        end = xp.where(active & ~below, mid, end)
+    return start.reshape(values.shape)
 
 
 searchsorted_op.defbatch(batching.searchsorted)
