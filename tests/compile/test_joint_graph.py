@@ -367,3 +367,24 @@ def test_what_the_joint_graph_cannot_serve_runs_eager_autograd_and_says_why(capl
     tx = torch.ones(3, requires_grad=True)
     (tx * 2).sin().sum().backward()
     assert_same(x.grad, tx.grad, rtol=1e-6, atol=1e-6)
+
+
+def test_autocast_training_matches_eager_exactly_and_torch_closely():
+    e_model, t_model = _pair(_mlp, scale=0.3)
+    eager_model, _ = _pair(_mlp, scale=0.3)
+    compiled = ember.compile(e_model)
+    for step in range(3):
+        x, tx = _input((5, 12), step)
+        with ember.autocast("cpu", dtype=ember.bfloat16):
+            out, eager = compiled(x), eager_model(x)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            want = t_model(tx)
+        assert out.dtype == eager.dtype == ember.bfloat16 and want.dtype == torch.bfloat16
+        for model in (e_model, eager_model, t_model):
+            model.zero_grad()
+        for o in (out, eager, want):
+            o.float().pow(2).sum().backward()
+        for p, q, tp in zip(e_model.parameters(), eager_model.parameters(),
+                            t_model.parameters()):
+            assert_same(p.grad, q.grad, rtol=0, atol=0)
+            assert_same(p.grad, tp.grad, rtol=5e-2, atol=5e-2)
