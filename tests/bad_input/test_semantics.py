@@ -1246,3 +1246,24 @@ def test_searchsorted_and_bucketize_with_nan_boundaries_as_torch(right):
                 args = (b, v) if name == "searchsorted" else (v, b)
                 return getattr(lib, name)(*args, right=right)
             _same_outcome(lambda: call(torch), lambda: call(ember))
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (5, 3), (3, 5)])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+@pytest.mark.parametrize("fill", [None, math.inf, math.nan])
+def test_ormqr_with_a_non_finite_scale_as_torch(shape, left, transpose, fill):
+    # LAPACK applies each reflector to the rows (columns) from its own on, and skips tau == 0
+    rng = np.random.default_rng(3)
+    m = shape[0]
+    a = rng.standard_normal(shape).astype(np.float32)
+    reflectors, tau = torch.geqrf(torch.tensor(a))
+    tau = tau.numpy().copy()
+    if fill is not None:
+        tau[tau.size // 2] = fill
+    c = rng.standard_normal((m, 4) if left else (4, m)).astype(np.float32)
+
+    def call(lib):
+        return lib.ormqr(lib.tensor(reflectors.numpy()), lib.tensor(tau), lib.tensor(c), left,
+                         transpose)
+    _same_outcome(lambda: call(torch), lambda: call(ember))

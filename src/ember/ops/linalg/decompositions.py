@@ -913,12 +913,24 @@ def _reflector_columns(input):
     return input.tril(-1) + eye(m, n, dtype=input.dtype, device=input._device)
 
 
-def _apply_reflector(c, v, t, left):
-    """``H c`` (``left``) or ``c H`` with ``H = I - t v v^H``; ``v`` is a column, ``t`` a
-    ``(..., 1, 1)`` scale."""
+def _apply_reflector(c, v, t, left, i):
+    """``H c`` (``left``) or ``c H`` with ``H = I - t v v^H``; ``v`` is a column that is zero
+    above row ``i``, ``t`` a ``(..., 1, 1)`` scale. As LAPACK's unblocked ormqr, only the
+    rows (or columns) from ``i`` on are touched, and ``t == 0`` touches nothing: an infinite
+    ``t`` or ``c`` spreads no further than in torch."""
+    from ..pointwise import where
+    from ..shape import cat
+
+    v = v[..., i:, :]
     if left:
-        return c - matmul(v * t, matmul(v.mH, c))
-    return c - matmul(matmul(c, v) * t, v.mH)
+        kept, touched = c[..., :i, :], c[..., i:, :]
+        update = matmul(v * t, matmul(v.mH, touched))
+    else:
+        kept, touched = c[..., :, :i], c[..., :, i:]
+        update = matmul(matmul(touched, v) * t, v.mH)
+    if not bool(touched.isfinite().all()):  # (0 * inf would be NaN)
+        update = where(t == 0, update.new_zeros(()), update)
+    return cat([kept, touched - update], -2 if left else -1)
 
 
 @tensor_method
@@ -972,5 +984,5 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     result = input3
     for i in order:
         result = _apply_reflector(result, vectors[..., :, i:i + 1],
-                                  scales[..., i:i + 1].unsqueeze(-1), left)
+                                  scales[..., i:i + 1].unsqueeze(-1), left, i)
     return write_out(result, out, "ormqr")
