@@ -51,3 +51,20 @@ def test_a_whole_reduction_sends_back_the_gradient_torch_does(name):
     (reference,) = torch.autograd.grad(getattr(theirs, name)(), theirs)
     assert_same(mine, reference)
     assert mine.stride() == reference.stride()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dims", DIMS + [()], ids=str)
+def test_float_means_match_torch_rounded_as_numpys(dims, keepdim, dtype):
+    """The float mean kernel (NumPy's sum, one division) equals np.mean bit for bit and
+    torch within rounding, infinities and NaN included."""
+    x = (np.random.default_rng(2).standard_normal((3, 4, 5)) * 100).astype(dtype)
+    x[0, 0, 0] = np.inf if dtype == np.float32 else np.nan
+    y = ember.tensor(x).mean() if dims is None else ember.tensor(x).mean(dims, keepdim=keepdim)
+    t = torch.tensor(x)
+    expected = t.mean() if dims is None else t.mean(dims, keepdim=keepdim)
+    assert_same(y, expected, rtol=1e-6, atol=1e-5)
+    if dims is not None:  # (torch's empty dims reduce them all)
+        axes = dims or None
+        np.testing.assert_array_equal(y.numpy(), np.mean(x, axis=axes, keepdims=keepdim))
