@@ -8,7 +8,6 @@ frameworks with the best of several repeats; a ratio below 1 means ember is fast
 from __future__ import annotations
 
 import argparse
-import atexit
 import os
 import platform
 import shutil
@@ -21,12 +20,12 @@ import numpy as np
 
 import ember
 
-# torch.compile's kernel cache in a folder of this run (set before torch reads it), so that
-# the first call of a torch.compile row is a cold compile, as ember's is, and not a hit on
-# kernels another run left in the user's cache
-_INDUCTOR_CACHE = tempfile.mkdtemp(prefix="bench-inductor-")
-atexit.register(shutil.rmtree, _INDUCTOR_CACHE, True)
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", _INDUCTOR_CACHE)
+# torch.compile's kernel cache: a folder of the benchmark's own (set before torch reads it),
+# kept between runs so that a repeat run does not spend a minute on torch's cold compiles;
+# the torch.compile rows' notes say when kernels came from it. Point
+# TORCHINDUCTOR_CACHE_DIR at an empty folder to time torch's cold compile.
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR",
+                      os.path.join(tempfile.gettempdir(), "ember-bench-inductor"))
 
 try:
     import torch
@@ -461,7 +460,8 @@ def _first_calls_note():
     note = "first call (compile): " + ", ".join(
         f"{name} {seconds:.2f} s" for name, seconds in _FIRST_CALLS.items())
     if hits:
-        note += f" ({hits} graphs from torch's kernel cache: TORCHINDUCTOR_CACHE_DIR)"
+        note += f" (torch: {hits} graph(s) from its kernel cache, " \
+                f"{os.environ['TORCHINDUCTOR_CACHE_DIR']})"
     if left_eager:
         note += f"; torch.compile left {left_eager} of its frames eager (dynamo could not " \
                 "trace them)"
