@@ -55,7 +55,8 @@ from ..jit._ir import Node as GraphNode
 from ..jit._tracer import Tracer, paused, tracing
 from ..ops._registry import Op, _as_array, assign_inplace, autocast_state, wrap
 
-__all__ = ["compile_joint", "JointUnsupported", "fuse_bias_products"]
+__all__ = ["compile_joint", "JointUnsupported", "fuse_bias_products",
+           "sum_columns_by_product"]
 
 # calls a joint graph runs as they are (their results need no gradient): random factories
 # and dropout's mask draw fresh numbers per call; input checks repeat the check
@@ -416,6 +417,7 @@ def _optimized(graph):
     eliminate_common_subexpressions(graph)
     fold_constants(graph)
     fuse_bias_products(graph)
+    sum_columns_by_product(graph)
     fuse_elementwise(graph)
     return graph
 
@@ -432,13 +434,13 @@ def _product_with_bias(xp, a, b, bias):
     return _ADD.kernel(xp, _MM.kernel(xp, a, b), bias)
 
 
-def _ops():
+def _ops_named(name):
     from ..ops._registry import registry
 
-    return registry["mm"][0], registry["add"][0]
+    return registry[name][0]
 
 
-_MM, _ADD = _ops()
+_MM, _ADD = _ops_named("mm"), _ops_named("add")
 # ``mm`` then ``add`` of a bias row, as one operator of the generated code
 mm_bias_op = Op("mm_bias", _product_with_bias, register=False, kind="linalg")
 
@@ -481,6 +483,44 @@ def fuse_bias_products(graph):
     graph.nodes = [m for n in graph.nodes if id(n) not in dropped
                    for m in replaced.get(id(n), [n])]
     return len(replaced)
+
+
+def _column_sums(xp, a, *, dims, keepdim, dtype):
+    """``a`` summed over every dim but the last (a bias gradient), as the product of a row
+    of ones with ``a`` seen as a matrix: BLAS sums columns faster than NumPy's reduction
+    (the eager linear backward does the same)."""
+    if type(a) is np.ndarray and a.flags.c_contiguous and a.size:
+        rows = a.reshape(-1, a.shape[-1])
+        sums = np.matmul(np.ones(rows.shape[0], a.dtype), rows)
+        return sums.reshape((1,) * len(dims) + sums.shape) if keepdim else sums
+    return _SUM.kernel(xp, a, dims=dims, keepdim=keepdim, dtype=dtype)
+
+
+_SUM = _ops_named("sum")
+column_sums_op = Op("column_sums", _column_sums, register=False, kind="reduction")
+
+
+def sum_columns_by_product(graph):
+    """Give each float32 ``sum`` over every dim but the last (a bias gradient) the kernel
+    :func:`_column_sums`; return how many.
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> graph = capture(lambda g: g.sum((0, 1)), [ember.ones(2, 3, 4)]).graph
+        >>> sum_columns_by_product(graph), [n.op.name for n in graph.op_nodes()]
+        (1, ['column_sums'])
+    """
+    count = 0
+    for n in graph.nodes:
+        if n.kind != OP or n.op is not _SUM or n.params.get("dtype") is not None:
+            continue
+        shape = n.inputs[0].shape
+        if n.inputs[0].dtype == "float32" and shape is not None and len(shape) >= 2 and \
+                tuple(n.params.get("dims") or ()) == tuple(range(len(shape) - 1)):
+            n.op = column_sums_op
+            count += 1
+    return count
 
 
 def _bias_row(bias, rows, product):
