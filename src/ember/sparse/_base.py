@@ -101,16 +101,38 @@ def _maps_values(func, args, kwargs):
     return not bool(at_zero)  # NaN counts as non-zero
 
 
+def _in_place_form(func, args, kwargs):
+    """``sparse.sin_()`` and the other in-place forms of element-wise functions that map
+    the values: a call that maps them and keeps the result in place (None for any other
+    function). A COO tensor must be coalesced, as torch requires."""
+    name = _top_level_name(func, args)
+    if not name or not name.endswith("_") or name.startswith("_"):
+        return None
+    out_of_place = getattr(Tensor, name[:-1], None)
+    if out_of_place is None or not _maps_values(out_of_place, args, kwargs):
+        return None
+    sparse = args[0]
+
+    def run():
+        if sparse.is_sparse and not sparse.is_coalesced():
+            raise RuntimeError(f"{name} requires coalesced input")
+        mapped = out_of_place(sparse._values_to_map(), *args[1:], **kwargs)
+        return sparse._in_place(sparse._with_values(mapped))
+
+    return run
+
+
 def _top_level_name(func, args):
-    """``name`` when ``func`` is ``ember.<name>`` called with a sparse first argument."""
+    """``name`` when ``func`` is ``ember.<name>`` or ``Tensor.<name>`` (an operator such as
+    ``+=`` reaches it as ``Tensor.add_``) called with a sparse first argument."""
     from ..overrides import _names
 
     if not args or not isinstance(args[0], SparseTensorBase):
         return None
     qualified = _names.get(func, "")
-    if qualified.count(".") != 1:  # torch.<name> only: not torch.nn.functional, Tensor...
-        return None
-    return qualified.split(".")[1]
+    if qualified.count(".") != 1 and not qualified.startswith("torch.Tensor."):
+        return None  # torch.<name> and torch.Tensor.<name> (+=...) only, not torch.nn...
+    return qualified.split(".")[-1]
 
 
 def _own_method(func, args):
@@ -201,6 +223,9 @@ class SparseTensorBase(Tensor):
             if _maps_values(func, args, kwargs):
                 return args[0]._with_values(func(args[0]._values_to_map(), *args[1:],
                                                  **kwargs))
+            in_place = _in_place_form(func, args, kwargs)
+            if in_place is not None:
+                return in_place()
             try:
                 return func(*args, **kwargs)
             except DenseFieldOfSparse as error:
@@ -327,6 +352,17 @@ class SparseTensorBase(Tensor):
         """
         self._vals = self._vals.detach()
         self._owns_values = False
+        return self
+
+    def _in_place(self, result):
+        """Make this tensor hold ``result``'s elements: the end of torch's in-place ops on
+        sparse tensors, which replace indices and values."""
+        from ..autograd.grad_mode import is_grad_enabled
+
+        if self.requires_grad and self.is_leaf and is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        self._take(result)
         return self
 
     @property

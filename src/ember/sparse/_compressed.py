@@ -161,6 +161,11 @@ class SparseCompressedTensor(SparseTensorBase):
     def _values_to_map(self):
         return self._vals
 
+    def _take(self, other):
+        """Hold ``other``'s indices and values from now on (what an in-place op leaves)."""
+        self._compressed, self._plain, self._vals = other._compressed, other._plain, other._vals
+        self._layout, self._owns_values = other._layout, other._owns_values
+
     def _with_values(self, values):
         """This matrix's pattern holding ``values``."""
         return SparseCompressedTensor(self._compressed, self._plain, values, self._size,

@@ -387,6 +387,61 @@ class SparseCOOTensor(SparseTensorBase):
         """The negated values on the same pattern."""
         return SparseCOOTensor(self._idx, -self._vals, self._size, self._coalesced)
 
+    # ------------------------------------------------------------ in place
+
+    def _take(self, other):
+        """Hold ``other``'s indices and values from now on (what an in-place op leaves)."""
+        self._idx, self._vals, self._coalesced = other._idx, other._vals, other._coalesced
+        self._owns_values = other._owns_values
+
+    def add_(self, other, *, alpha=1):
+        """``self += alpha * other`` for a sparse ``other`` of the same size.
+
+        Example::
+
+            >>> s = ember.sparse_coo_tensor([[1]], [2.], (2,))
+            >>> s.add_(s).to_dense()
+            tensor([0., 4.])
+        """
+        return self._in_place(self.add(other, alpha=alpha))
+
+    def sub_(self, other, *, alpha=1):
+        """``self -= alpha * other`` for a sparse ``other`` of the same size."""
+        return self._in_place(self.sub(other, alpha=alpha))
+
+    def mul_(self, other):
+        """``self *= other`` for a scalar or a sparse ``other`` of the same size."""
+        return self._in_place(self.mul(other))
+
+    def div_(self, other):
+        """``self /= other`` for a scalar ``other``."""
+        return self._in_place(self.div(other))
+
+    def neg_(self):
+        """Negate the values in place."""
+        return self._in_place(self.neg())
+
+    def zero_(self):
+        """Drop every specified element (nnz 0), as torch's ``zero_`` of a sparse tensor.
+
+        Example::
+
+            >>> ember.tensor([1., 0.]).to_sparse().zero_()._nnz()
+            0
+        """
+        return self._in_place(self._empty_of(self._size, self.dtype, self.device))
+
+    def copy_(self, src, non_blocking=False):
+        """Take ``src``'s elements (a sparse tensor of the same size)."""
+        if not isinstance(src, SparseCOOTensor):
+            raise NotImplementedError(_not_implemented("copy_", self))
+        if src.shape != self.shape:
+            raise RuntimeError(f"copy_: expected src of size {list(self.shape)}, got "
+                               f"{list(src.shape)}")
+        copied = SparseCOOTensor(src._idx.clone(), src._vals.to(self.dtype), self._size,
+                                 src._coalesced)
+        return self._in_place(copied)
+
     def __matmul__(self, other):
         return self.matmul(other)
 
