@@ -220,6 +220,75 @@ def test_elementwise_of_uncoalesced_coo_and_its_gradient_as_torch(name):
                                rtol=1e-6)
 
 
+# ---------------------------------------------------------------- in place
+
+IN_PLACE = {
+    "add_": lambda m, s, t: s.add_(t),
+    "sub_ alpha": lambda m, s, t: s.sub_(t, alpha=2),
+    "mul_ scalar": lambda m, s, t: s.mul_(2),
+    "mul_ sparse": lambda m, s, t: s.mul_(t),
+    "div_": lambda m, s, t: s.div_(4),
+    "neg_": lambda m, s, t: s.neg_(),
+    "zero_": lambda m, s, t: s.zero_(),
+    "copy_": lambda m, s, t: s.copy_(t),
+    "add_ dense": lambda m, s, t: s.add_(m.ones(2, 3)),
+    "abs_ uncoalesced": lambda m, s, t: s.abs_(),
+    "abs_": lambda m, s, t: s.coalesce().abs_(),
+    "sin_": lambda m, s, t: s.coalesce().sin_(),
+    "exp_": lambda m, s, t: s.coalesce().exp_(),
+}
+
+
+def _uncoalesced(m):
+    return m.sparse_coo_tensor([[0, 1, 0], [1, 2, 1]], [1.0, -2.0, 3.0], (2, 3))
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+def test_in_place_ops_on_coo_as_torch(name):
+    """Dense values, identity of the result and exceptions as torch's (the number of stored
+    elements may differ: ember's sum of two patterns keeps both, as documented)."""
+    results = {}
+    for m in (torch, ember):
+        s, t = _uncoalesced(m), make(m, "coo")
+        results[m] = outcome(lambda: (IN_PLACE[name](m, s, t), s))
+    (kind_t, *rest_t), (kind_e, *rest_e) = results[torch], results[ember]
+    assert kind_e == kind_t, (results[ember], results[torch])
+    if kind_t == "raises":  # torch appends its list of backends to "Could not run"
+        assert rest_e[0] is rest_t[0] and rest_t[1].startswith(rest_e[1].split(". ")[0])
+        return
+    (result_t, s_t), (result_e, s_e) = rest_t[0], rest_e[0]
+    assert (result_e is s_e) == (result_t is s_t)
+    assert_same_values(result_e, result_t)
+
+
+@pytest.mark.parametrize("op", ["+=", "-=", "*=", "/="])
+def test_augmented_assignment_keeps_the_sparse_tensor(op):
+    results = {}
+    for m in (torch, ember):
+        s = before = _uncoalesced(m)
+        other = 2.0 if op in ("*=", "/=") else make(m, "coo")
+        namespace = {"s": s, "other": other}
+        exec(f"s {op} other", namespace)
+        assert namespace["s"] is before
+        results[m] = namespace["s"].to_dense()
+    np.testing.assert_allclose(results[ember].numpy(), results[torch].numpy())
+
+
+@pytest.mark.parametrize("layout", ["csr", "csc"])
+def test_in_place_elementwise_on_compressed_as_torch(layout):
+    for name in ("abs_", "relu_", "exp_"):
+        got, expected = same_outcome(lambda m, s: getattr(s, name)(), layout, message=False)
+        if expected is not None:
+            assert_same_values(got, expected)
+
+
+def test_in_place_on_a_leaf_that_requires_grad_is_refused():
+    for m in (torch, ember):
+        leaf = m.sparse_coo_tensor([[0]], [1.0], (2,), requires_grad=True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            leaf.mul_(2)
+
+
 # ---------------------------------------------------------------- queries without strided memory
 
 
