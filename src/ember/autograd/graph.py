@@ -224,8 +224,12 @@ class Node:
             if grads[0] is None:
                 grads = [_zeros(self._out_meta[0])]
         else:
-            grads = [g if g is not None else _zeros(meta)
-                     for g, meta in zip(grads, self._out_meta)]
+            # an output no gradient reached gets zeros, except one the op declares not
+            # differentiable (indices, workspaces): no derivative reads its gradient, and its
+            # zeros would cost an allocation as large as the output (None, as torch's undefined)
+            differentiable = self.op.differentiable_outputs
+            grads = [g if g is not None or (differentiable is not None and i not in differentiable)
+                     else _zeros(meta) for i, (g, meta) in enumerate(zip(grads, self._out_meta))]
         result = self.op.derivative(self, *grads, **self.params)
         if not isinstance(result, (tuple, list)):
             result = (result,)
