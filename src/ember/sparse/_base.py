@@ -149,6 +149,25 @@ def _own_method(func, args):
     return None
 
 
+def _function_form(func, args):
+    """``ember.<name>`` bound to a dense ``self`` when ``func`` is ``Tensor.<name>`` (not in
+    place): the sparse-aware function behind a method, as torch's methods and functions share
+    one kernel (None otherwise)."""
+    import ember
+
+    from ..overrides import _names
+
+    qualified = _names.get(func, "")
+    if not qualified.startswith("torch.Tensor.") or not args or \
+            isinstance(args[0], SparseTensorBase):
+        return None
+    name = qualified[len("torch.Tensor."):]
+    function = getattr(ember, name, None)
+    if name.endswith("_") or function is None or not callable(function):
+        return None
+    return lambda *rest, **kwargs: function(args[0], *rest, **kwargs)
+
+
 def _like_factory(func, args):
     """``zeros_like(sparse)`` and friends as the sparse tensor's ``new_*`` factory (they
     never reach for a dense field, so they are answered before running)."""
@@ -211,8 +230,9 @@ class SparseTensorBase(Tensor):
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """Run ``func`` on sparse arguments. A function that reaches for a dense field runs
         as the first argument's own method of its name where its layout defines one
-        (``ember.clone``, ``ember.add``, ``ember.transpose``...), else is refused with
-        torch's error for the layout."""
+        (``ember.clone``, ``ember.add``, ``ember.transpose``...), a dense tensor's method as
+        the function of its name (``dense.mm(sparse)`` as ``ember.mm``), else is refused
+        with torch's error for the layout."""
         from ..overrides import DisableTorchFunctionSubclass
 
         kwargs = kwargs or {}
@@ -229,10 +249,14 @@ class SparseTensorBase(Tensor):
             try:
                 return func(*args, **kwargs)
             except DenseFieldOfSparse as error:
-                method = _own_method(func, args)
-                if method is None:
-                    raise error.sparse._refusal(aten_name(func), op_of(func)) from None
-            return method(*args[1:], **kwargs)
+                refusal = error.sparse._refusal(aten_name(func), op_of(func))
+            fallback = _own_method(func, args) or _function_form(func, args)
+            if fallback is None:
+                raise refusal
+            try:
+                return fallback(*args[1:], **kwargs)
+            except DenseFieldOfSparse:
+                raise refusal from None
 
     @property
     def _device(self):
