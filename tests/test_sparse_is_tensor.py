@@ -145,6 +145,9 @@ def test_sparse_plus_dense_and_dense_with_sparse_as_torch():
         assert_same_values(got, expected)
         got, expected = same_outcome(lambda m, s: m.mm(s, m.ones(3, 2)), layout)
         assert_same_values(got, expected)
+        for method in ("mm", "matmul"):  # a dense tensor's method with a sparse argument
+            got, expected = same_outcome(lambda m, s: getattr(m.ones(4, 2), method)(s), layout)
+            assert_same_values(got, expected)
 
 
 # ---------------------------------------------------------------- functions on sparse tensors
