@@ -425,7 +425,7 @@ def _optimized(graph):
 def _product_with_bias(xp, a, b, bias):
     """``a @ b + bias`` for float32 matrices and a bias row: the bias is the GEMM's C
     operand (one pass over the result, as torch's ``addmm``), else the two kernels."""
-    if type(a) is np.ndarray:
+    if xp is np:
         from ..ops.linalg._onednn_gemm import sgemm
 
         out = sgemm(a, b, bias=bias)
@@ -489,9 +489,10 @@ def _column_sums(xp, a, *, dims, keepdim, dtype):
     """``a`` summed over every dim but the last (a bias gradient), as the product of a row
     of ones with ``a`` seen as a matrix: BLAS sums columns faster than NumPy's reduction
     (the eager linear backward does the same)."""
-    if type(a) is np.ndarray and a.flags.c_contiguous and a.size:
+    flags = getattr(a, "flags", None)
+    if flags is not None and flags.c_contiguous and a.size:
         rows = a.reshape(-1, a.shape[-1])
-        sums = np.matmul(np.ones(rows.shape[0], a.dtype), rows)
+        sums = xp.matmul(xp.ones(rows.shape[0], a.dtype), rows)
         return sums.reshape((1,) * len(dims) + sums.shape) if keepdim else sums
     return _SUM.kernel(xp, a, dims=dims, keepdim=keepdim, dtype=dtype)
 
