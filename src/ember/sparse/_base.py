@@ -149,6 +149,33 @@ def _own_method(func, args):
     return None
 
 
+def _dense_with_sparse(func, args, kwargs):
+    """``add``/``sub``/``mul`` (function or method) of a dense tensor and a sparse one, and
+    the dense tensor's ``add_``/``sub_``: torch's dense sum (``dense + alpha * sparse``) or
+    sparse product (the dense elements at the sparse pattern). None for any other call."""
+    if len(args) != 2 or not is_strided(args[0]) or not isinstance(args[1], SparseTensorBase) \
+            or not set(kwargs) <= {"alpha"} or not args[1].is_sparse:
+        return None
+    from ..overrides import _names
+
+    name = _names.get(func, "").split(".")[-1]
+    dense, sparse = args
+    sign = -1 if name.startswith("sub") else 1
+    alpha = kwargs.get("alpha", 1)
+    if name in ("add", "sub"):
+        return lambda *_, **__: sparse.__radd__(dense) if sign * alpha == 1 else \
+            dense + sparse * (sign * alpha)
+    if name in ("add_", "sub_"):
+        return lambda *_, **__: dense.copy_(dense + sparse * (sign * alpha))
+    if name == "mul" and not kwargs:
+        return lambda *_, **__: sparse.mul(dense)
+    if name in ("div", "true_divide"):
+        from ._coo import division_by_tensor
+
+        raise division_by_tensor(sparse)
+    return None
+
+
 def _function_form(func, args):
     """``ember.<name>`` bound to a dense ``self`` when ``func`` is ``Tensor.<name>`` (not in
     place): the sparse-aware function behind a method, as torch's methods and functions share
@@ -250,7 +277,8 @@ class SparseTensorBase(Tensor):
                 return func(*args, **kwargs)
             except DenseFieldOfSparse as error:
                 refusal = error.sparse._refusal(aten_name(func), op_of(func))
-            fallback = _own_method(func, args) or _function_form(func, args)
+            fallback = (_own_method(func, args) or _dense_with_sparse(func, args, kwargs)
+                        or _function_form(func, args))
             if fallback is None:
                 raise refusal
             try:

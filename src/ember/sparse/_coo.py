@@ -376,9 +376,35 @@ class SparseCOOTensor(SparseTensorBase):
             >>> (ember.sparse_coo_tensor([[1]], [2.], (2,)) / 4).to_dense()
             tensor([0.0000, 0.5000])
         """
+        if isinstance(other, Tensor) and not _is_scalar(other):
+            raise division_by_tensor(other)
         if not _is_scalar(other):
             raise NotImplementedError(_not_implemented("div.Tensor", self))
         return SparseCOOTensor(self._idx, self._vals / other, self._size, self._coalesced)
+
+    def pow(self, exponent):
+        """Each specified element to a scalar power other than 0 (the pattern is kept).
+
+        Example::
+
+            >>> (ember.sparse_coo_tensor([[1]], [3.], (2,)) ** 2).to_dense()
+            tensor([0., 9.])
+        """
+        if not _is_scalar(exponent):
+            raise NotImplementedError(_not_implemented("pow.Tensor_Tensor", self))
+        if exponent == 0:
+            raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would "
+                               "make the result tensor dense")
+        pattern = self.coalesce()  # a power of a sum is not the sum of the powers
+        return SparseCOOTensor(pattern._idx, pattern._vals ** exponent, self._size,
+                               is_coalesced=True)
+
+    __pow__ = pow
+    true_divide = div
+
+    def square(self):
+        """Each specified element squared (``pow(2)``)."""
+        return self.pow(2)
 
     def __neg__(self):
         return self.neg()
@@ -588,6 +614,19 @@ def _repr_suffixes(text, suffixes, force_newline, indent=7):
             parts.append(", " + suffix)
             line_length += len(suffix) + 2
     return "".join(parts) + ")"
+
+
+def division_by_tensor(divisor):
+    """torch's error for a sparse tensor divided by a tensor of one element or more dims
+    (or a dense tensor divided by a sparse one).
+
+    Example::
+
+        >>> str(division_by_tensor(ember.ones(2)))[:35]
+        'Sparse division requires a scalar o'
+    """
+    return RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor divisor "
+                        f"(got shape {list(divisor.shape)} for divisor)")
 
 
 def _is_scalar(value):

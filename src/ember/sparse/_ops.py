@@ -316,8 +316,8 @@ def add(a, b, *, alpha=1):
 
 
 def mul(a, b):
-    """Product with a scalar (same pattern) or with a sparse tensor of one size (the
-    intersection of the patterns, coalesced).
+    """Product with a scalar or a dense tensor of the same size (same pattern), or with a
+    sparse tensor of one size (the intersection of the patterns, coalesced).
 
     Example::
 
@@ -328,6 +328,11 @@ def mul(a, b):
     """
     if _is_scalar(b):
         return SparseCOOTensor(a._idx, a._vals * b, a.shape, a.is_coalesced())
+    if is_strided(b) and tuple(b.shape) == tuple(a.shape):
+        # each stored element times the dense element at its place (a product distributes
+        # over duplicates, so the pattern may stay uncoalesced)
+        at_elements = b[tuple(a._idx)]
+        return SparseCOOTensor(a._idx, a._vals * at_elements, a.shape, a.is_coalesced())
     if not isinstance(b, SparseCOOTensor):
         raise NotImplementedError(_not_implemented("mul.Tensor", a))
     if (a.shape[:a.sparse_dim()] != b.shape[:b.sparse_dim()] or a.dim() != b.dim()
