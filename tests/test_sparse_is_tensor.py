@@ -174,6 +174,48 @@ SPARSE_FUNCTIONS = {
 }
 
 
+MIXED = {
+    "add(dense, sparse)": lambda m, d, s: m.add(d, s),
+    "dense.add(sparse, alpha)": lambda m, d, s: d.add(s, alpha=2),
+    "dense - sparse": lambda m, d, s: d - s,
+    "sub(dense, sparse)": lambda m, d, s: m.sub(d, s, alpha=3),
+    "dense.add_(sparse)": lambda m, d, s: d.add_(s, alpha=-1),
+    "mul(dense, sparse)": lambda m, d, s: m.mul(d, s),
+    "dense * sparse": lambda m, d, s: d * s,
+    "sparse * dense": lambda m, d, s: s * d,
+    "sparse / dense": lambda m, d, s: s / d,
+    "dense / sparse": lambda m, d, s: d / s,
+    "sparse / 0-dim": lambda m, d, s: s / m.tensor(2.0),
+    "true_divide": lambda m, d, s: m.true_divide(s, 2),
+    "pow": lambda m, d, s: m.pow(s, 2),
+    "** -1": lambda m, d, s: s ** -1,
+    "pow 0": lambda m, d, s: s.pow(0),
+    "square": lambda m, d, s: m.square(s),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MIXED))
+def test_dense_and_sparse_operands_as_torch(name):
+    dense = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    got, expected = same_outcome(lambda m, s: MIXED[name](m, m.tensor(dense), s), "coo")
+    if expected is not None:
+        assert_same_values(got, expected)
+
+
+def test_dense_times_sparse_gradients_as_torch():
+    grads = {}
+    for m in (torch, ember):
+        d = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        v = m.tensor([2.0, 3.0, 4.0], requires_grad=True)
+        s = m.sparse_coo_tensor([[0, 1, 1], [1, 0, 2]], v, (2, 3))
+        ((d * s).to_dense() * m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+        grads[m] = d.grad, v.grad
+    (dense_e, values_e), (dense_t, values_t) = grads[ember], grads[torch]
+    assert_same_values(values_e, values_t)
+    # torch gives the dense operand a sparse gradient, ember a dense one (docs/sparse.md)
+    np.testing.assert_allclose(dense_e.numpy(), dense_t.to_dense().numpy(), rtol=1e-6)
+
+
 @pytest.mark.parametrize("name", sorted(SPARSE_FUNCTIONS))
 def test_top_level_functions_on_coo_as_torch(name):
     got, expected = same_outcome(SPARSE_FUNCTIONS[name], "coo", message=False)
