@@ -176,6 +176,23 @@ def _dense_with_sparse(func, args, kwargs):
     return None
 
 
+def _list_form(func, args):
+    """``ember.<name>(tensors, ...)`` of a list whose first tensor is sparse: its class's
+    static ``_list_<name>`` (``ember.cat``, ``ember.stack`` of COO tensors), bound to the list
+    (None where the class has none)."""
+    from ..overrides import _names
+
+    tensors = args[0] if args else None
+    if not isinstance(tensors, (list, tuple)) or not tensors or \
+            not isinstance(tensors[0], SparseTensorBase):
+        return None
+    qualified = _names.get(func, "")
+    if qualified.count(".") != 1:
+        return None
+    joiner = getattr(type(tensors[0]), "_list_" + qualified.split(".")[1], None)
+    return None if joiner is None else (lambda *rest, **kwargs: joiner(tensors, *rest, **kwargs))
+
+
 def _function_form(func, args):
     """``ember.<name>`` bound to a dense ``self`` when ``func`` is ``Tensor.<name>`` (not in
     place): the sparse-aware function behind a method, as torch's methods and functions share
@@ -278,7 +295,7 @@ class SparseTensorBase(Tensor):
             except DenseFieldOfSparse as error:
                 refusal = error.sparse._refusal(aten_name(func), op_of(func))
             fallback = (_own_method(func, args) or _dense_with_sparse(func, args, kwargs)
-                        or _function_form(func, args))
+                        or _function_form(func, args) or _list_form(func, args))
             if fallback is None:
                 raise refusal
             try:

@@ -528,6 +528,36 @@ class SparseCOOTensor(SparseTensorBase):
 
         return sparse_sum(self, dim, dtype=dtype)
 
+    def unsqueeze(self, dim):
+        """A size-1 dim at ``dim`` (sparse among the sparse dims, else dense).
+
+        Example::
+
+            >>> ember.sparse_coo_tensor([[1]], [2.], (2,)).unsqueeze(1).shape
+            ember.Size([2, 1])
+        """
+        from ._ops import unsqueeze
+
+        return unsqueeze(self, dim)
+
+    @staticmethod
+    def _list_cat(tensors, dim=0, *, out=None):
+        """``ember.cat`` of sparse COO tensors (see ``_base._list_form``)."""
+        from ._ops import cat
+
+        if out is not None:
+            raise RuntimeError("cat: out= is not supported for sparse tensors in ember")
+        return cat(tensors, dim)
+
+    @staticmethod
+    def _list_stack(tensors, dim=0, *, out=None):
+        """``ember.stack`` of sparse COO tensors (see ``_base._list_form``)."""
+        from ._ops import stack
+
+        if out is not None:
+            raise RuntimeError("stack: out= is not supported for sparse tensors in ember")
+        return stack(tensors, dim)
+
     def transpose(self, dim0, dim1):
         """Swap two sparse dims.
 

@@ -375,6 +375,107 @@ def transpose(sparse, dim0, dim1):
                        f" {sparse_dim}, d0: {dim0}, d1: {dim1}")
 
 
+def unsqueeze(sparse, dim):
+    """A size-1 dim at ``dim``: a sparse dim (an index row of zeros) when it falls among or
+    right after the sparse dims, else a dense dim of the values, as torch places it.
+
+    Example::
+
+        >>> s = ember.sparse_coo_tensor([[0, 1], [2, 0]], [3., 4.], (2, 3))
+        >>> unsqueeze(s, 0).shape, unsqueeze(s, 0).sparse_dim()
+        (ember.Size([1, 2, 3]), 3)
+    """
+    ember = _ember()
+    sparse_dim = sparse.sparse_dim()
+    dim = _wrap_dim(dim, sparse.dim() + 1)
+    size = tuple(sparse.shape[:dim]) + (1,) + tuple(sparse.shape[dim:])
+    if dim <= sparse_dim:
+        zeros = ember.zeros((1, sparse._nnz()), dtype=dt.int64, device=sparse._idx.device)
+        indices = ember.cat([sparse._idx[:dim], zeros, sparse._idx[dim:]])
+        return SparseCOOTensor(indices, sparse._vals, size, sparse.is_coalesced())
+    values = sparse._vals.unsqueeze(dim - sparse_dim + 1)
+    return SparseCOOTensor(sparse._idx, values, size, sparse.is_coalesced())
+
+
+def cat(tensors, dim=0):
+    """Sparse COO tensors joined along ``dim`` (uncoalesced, as torch): along a sparse dim
+    each one's indices shift by the sizes before it; along a dense dim each one's values are
+    padded with zeros to the joined size.
+
+    Example::
+
+        >>> s = ember.sparse_coo_tensor([[0], [2]], [1.], (1, 3))
+        >>> cat([s, s]).to_dense()
+        tensor([[0., 0., 1.],
+                [0., 0., 1.]])
+    """
+    tensors = list(tensors)
+    _check_joinable(tensors, dim)
+    ember = _ember()
+    first = tensors[0]
+    sparse_dim = first.sparse_dim()
+    dim = _wrap_dim(dim, first.dim())
+    sizes = [t.shape[dim] for t in tensors]
+    joined = list(first.shape)
+    joined[dim] = sum(sizes)
+    indices, values, start = [], [], 0
+    for t, length in zip(tensors, sizes):
+        if dim < sparse_dim:
+            shift = ember.zeros((sparse_dim, 1), dtype=dt.int64, device=t._idx.device)
+            shift[dim] = start
+            indices.append(t._idx + shift)
+            values.append(t._vals)
+        else:
+            indices.append(t._idx)
+            values.append(_padded(t._vals, dim - sparse_dim + 1, start, joined[dim]))
+        start += length
+    return SparseCOOTensor(ember.cat(indices, 1), ember.cat(values), tuple(joined))
+
+
+def _padded(values, axis, start, total):
+    """``values`` placed at ``start`` along ``axis`` in zeros of length ``total`` there."""
+    ember = _ember()
+    before = list(values.shape)
+    after = list(values.shape)
+    before[axis], after[axis] = start, total - start - values.shape[axis]
+    return ember.cat([values.new_zeros(before), values, values.new_zeros(after)], axis)
+
+
+def _check_joinable(tensors, dim):
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    first = tensors[0]
+    for position, t in enumerate(tensors):
+        if not isinstance(t, SparseCOOTensor):
+            raise RuntimeError(f"Concatenating sparse tensors, but a dense tensor was found at "
+                               f"position {position}.")
+        same_rest = (t.dim() == first.dim() and t.sparse_dim() == first.sparse_dim() and all(
+            a == b for d, (a, b) in enumerate(zip(t.shape, first.shape))
+            if d != _wrap_dim(dim, first.dim())))
+        if not same_rest:
+            raise RuntimeError(f"All tensors must have the same shape: {list(first.shape)} "
+                               f"(except in the concatenating dimension), but found shape: "
+                               f"{list(t.shape)} at position {position}.")
+
+
+def stack(tensors, dim=0):
+    """Sparse COO tensors stacked along a new dim ``dim`` (``cat`` of each unsqueezed).
+
+    Example::
+
+        >>> s = ember.sparse_coo_tensor([[1]], [2.], (2,))
+        >>> stack([s, s], 1).to_dense()
+        tensor([[0., 0.],
+                [2., 2.]])
+    """
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    dim = _wrap_dim(dim, tensors[0].dim() + 1)
+    return cat([unsqueeze(t, dim) if isinstance(t, SparseCOOTensor) else t for t in tensors],
+               dim)
+
+
 # ---------------------------------------------------------------- reductions
 
 
