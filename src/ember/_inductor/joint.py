@@ -174,31 +174,35 @@ class _JointTrace:
             outputs = _run_eagerly(graph, stand_attrs, inputs)
             _check_output_aliases(outputs, list(inputs) + list(stand_attrs.values()))
             self.outputs = [tracer.value_of(t) for t in outputs]
-            self.diff_outputs = _unique([i for i, t in enumerate(outputs) if t.requires_grad],
-                                        outputs)
-            self.diff_inputs = [i for i, t in enumerate(inputs) if t.requires_grad]
-            self.diff_attrs = [name for name in dict.fromkeys(self.attr_names)
-                               if stand_attrs[name].requires_grad]
-            wrt = [inputs[i] for i in self.diff_inputs] + \
-                [stand_attrs[name] for name in self.diff_attrs]
-            if not wrt or not self.diff_outputs:
-                raise JointUnsupported("nothing in the graph requires grad")
-            with paused():
-                seeds = [_ones_like(outputs[i]) for i in self.diff_outputs]
-            self.grad_inputs = [tracer.add_input(g, f"grad{k}") for k, g in enumerate(seeds)]
-            known = len(tracer.graph.constants)
-            from ..autograd import grad as autograd_grad
-
-            grads = autograd_grad([outputs[i] for i in self.diff_outputs], wrt, seeds,
-                                  allow_unused=True)
-            _check_new_constants(tracer.graph, known)
-            self.grads = [None if g is None else tracer.value_of(g) for g in grads]
-        self.out_meta = [(tuple(t._data.shape), t._data.dtype) for t in outputs]
+            self._differentiate(tracer, outputs, inputs, stand_attrs)
         # the layouts the trace saw: view operators replay the traced strides
         self.input_layouts = tuple(map(_layout, tensors))
         self.random = any(n.kind == CALL and n.params["fn"] in _PLAIN_CALLS
                           for n in graph.nodes)
         self.writes_attrs = bool(written_names)
+
+    def _differentiate(self, tracer, outputs, inputs, stand_attrs):
+        """Trace ``autograd.grad`` of the outputs that require grad, from placeholder
+        output gradients (new graph inputs), to the inputs and parameters that do."""
+        from ..autograd import grad as autograd_grad
+
+        self.diff_outputs = _unique([i for i, t in enumerate(outputs) if t.requires_grad],
+                                    outputs)
+        self.diff_inputs = [i for i, t in enumerate(inputs) if t.requires_grad]
+        self.diff_attrs = [name for name in dict.fromkeys(self.attr_names)
+                           if stand_attrs[name].requires_grad]
+        wrt = [inputs[i] for i in self.diff_inputs] + \
+            [stand_attrs[name] for name in self.diff_attrs]
+        if not wrt or not self.diff_outputs:
+            raise JointUnsupported("nothing in the graph requires grad")
+        with paused():
+            seeds = [_ones_like(outputs[i]) for i in self.diff_outputs]
+        self.grad_inputs = [tracer.add_input(g, f"grad{k}") for k, g in enumerate(seeds)]
+        known = len(tracer.graph.constants)
+        grads = autograd_grad([outputs[i] for i in self.diff_outputs], wrt, seeds,
+                              allow_unused=True)
+        _check_new_constants(tracer.graph, known)
+        self.grads = [None if g is None else tracer.value_of(g) for g in grads]
 
     def partition(self):
         """``(forward graph, backward graph)``: the forward returns its outputs and then the
@@ -217,16 +221,14 @@ class _JointTrace:
         forward_nodes = [n for n in joint.nodes if id(n) not in in_backward]
         made_in_backward = {v for n in backward_nodes for v in n.outputs} | reads_grad
         grad_values = [g for g in self.grads if g is not None]
-        saved = []
-        for v in [v for n in backward_nodes for v in n.inputs] + grad_values:
-            if v not in made_in_backward and v not in saved:
-                saved.append(v)
+        saved = list(dict.fromkeys(v for v in [v for n in backward_nodes for v in n.inputs]
+                                   + grad_values if v not in made_in_backward))
         forward = _subgraph(joint, self.forward_inputs, forward_nodes, self.outputs + saved)
         backward = _subgraph(joint, saved + self.grad_inputs, backward_nodes, grad_values)
-        self.saved_count = len(saved)
         # the inputs and parameters whose memory the backward reads (saved directly or
         # through views): autograd's in-place check watches their version counters
-        sources = {_view_source(joint, v) for v in saved}
+        producers = {v: n for n in joint.nodes for v in n.outputs}
+        sources = {_view_source(producers, v) for v in saved}
         self.saved_inputs = [i for i, v in enumerate(self.forward_inputs) if v in sources]
         self.saved_attrs = sorted({n.params["name"] for n in forward_nodes
                                    if n.kind == GET_ATTR and n.outputs[0] in sources} |
@@ -272,9 +274,9 @@ def _check_output_aliases(outputs, stand_ins):
                 raise JointUnsupported("an output is an input or parameter, or a view of one")
 
 
-def _view_source(graph, value):
-    """The value whose memory ``value`` shares, following view operators back."""
-    producers = {v: n for n in graph.nodes for v in n.outputs}
+def _view_source(producers, value):
+    """The value whose memory ``value`` shares, following view operators back
+    (``producers``: each value's node)."""
     node = producers.get(value)
     while node is not None and node.kind == OP and node.op.view:
         value = node.inputs[0]
