@@ -282,10 +282,17 @@ def call_key(args, kwargs, modules, referenced=None):
         >>> key[1][0][0], len(tensors)
         ((2,), 1)
     """
-    tensors = []
-    spec = _spec((args, kwargs), tensors) if kwargs else _spec(args, tensors)
-    first = {}
-    aliasing = tuple([first.setdefault(id(t), i) for i, t in enumerate(tensors)])
+    if not kwargs and type(args) is tuple and all([isinstance(a, Tensor) for a in args]):
+        tensors = list(args)
+        spec = (tuple, ("T",) * len(args))
+    else:
+        tensors = []
+        spec = _spec((args, kwargs), tensors) if kwargs else _spec(args, tensors)
+    if len(set(map(id, tensors))) == len(tensors):  # no tensor passed twice
+        aliasing = tuple(range(len(tensors)))
+    else:
+        first = {}
+        aliasing = tuple([first.setdefault(id(t), i) for i, t in enumerate(tensors)])
     context = (spec, aliasing, grad_mode.state.enabled, autocast_state.on,
                _state_of(modules) if modules else None,
                referenced_state(*referenced) if referenced else None,
