@@ -921,7 +921,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 if plain_pass and not node._special:  # _execute's plain path, spelled out
                     input_grads = node._apply(grads)
                     if not retain_graph:
-                        node._release()
+                        if type(node) is Node:  # Node._release, without its call
+                            node._saved = node._saved_out = None
+                        else:
+                            node._release()
                     # _pass_to_children(node, input_grads, None, ...), without its call
                     for (child, nr), grad in zip(node.next_functions, input_grads):
                         if child is None:
@@ -1048,6 +1051,8 @@ def _pass_to_children(node, input_grads, needed, buffers, dependencies, ready):
 
 def _new_buffer(node, nr, grad):
     """The list of gradients ``node`` receives, one per output, holding ``grad`` at ``nr``."""
+    if type(node) is AccumulateGrad:  # (one output; its _out_meta is computed on each read)
+        return [grad]
     count = len(node._out_meta)
     if count <= 1:
         return [grad]
