@@ -193,6 +193,21 @@ def _list_form(func, args):
     return None if joiner is None else (lambda *rest, **kwargs: joiner(tensors, *rest, **kwargs))
 
 
+def _functional_form(func, args, kwargs):
+    """``ember.nn.functional.<name>`` with a sparse argument: the sparse class's static
+    ``_functional_<name>`` (``F.linear`` with a sparse weight or input), called with the
+    whole call (None where the class has none)."""
+    from ..overrides import _names
+
+    qualified = _names.get(func, "")
+    if not qualified.startswith("torch.nn.functional."):
+        return None
+    sparse = next((a for a in (*args, *kwargs.values()) if isinstance(a, SparseTensorBase)),
+                  None)
+    form = getattr(type(sparse), "_functional_" + qualified.split(".")[-1], None)
+    return None if form is None else (lambda *_, **__: form(*args, **kwargs))
+
+
 def _function_form(func, args):
     """``ember.<name>`` bound to a dense ``self`` when ``func`` is ``Tensor.<name>`` (not in
     place): the sparse-aware function behind a method, as torch's methods and functions share
@@ -295,7 +310,8 @@ class SparseTensorBase(Tensor):
             except DenseFieldOfSparse as error:
                 refusal = error.sparse._refusal(aten_name(func), op_of(func))
             fallback = (_own_method(func, args) or _dense_with_sparse(func, args, kwargs)
-                        or _function_form(func, args) or _list_form(func, args))
+                        or _function_form(func, args) or _list_form(func, args)
+                        or _functional_form(func, args, kwargs))
             if fallback is None:
                 raise refusal
             try:
@@ -511,6 +527,28 @@ class SparseTensorBase(Tensor):
 
     def _kind_name(self):
         return self.layout.name[len("sparse_"):].upper()
+
+    # ------------------------------------------------------------ functional forms
+
+    @staticmethod
+    def _functional_linear(input, weight, bias=None):
+        """``F.linear`` with a sparse weight or a sparse 2-D input: ``input @ weight.t()``
+        through the sparse products (a dense result), plus ``bias``.
+
+        Example::
+
+            >>> w = ember.tensor([[0., 2.], [3., 0.]]).to_sparse()
+            >>> ember.nn.functional.linear(ember.ones(1, 2), w)
+            tensor([[2., 3.]])
+        """
+        from .. import mm
+
+        if isinstance(input, SparseTensorBase):
+            result = mm(input, weight.t())
+        else:
+            rows = input.reshape(-1, input.shape[-1])
+            result = mm(rows, weight.t()).reshape(*input.shape[:-1], weight.shape[0])
+        return result if bias is None else result + bias
 
     # ------------------------------------------------------------ Python protocol
 
