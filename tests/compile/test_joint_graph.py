@@ -246,6 +246,28 @@ def test_an_input_changed_in_place_through_a_saved_view_raises():
         t_loss.backward()
 
 
+def test_an_input_in_another_layout_runs_the_graph_on_a_copy():
+    # the trace saw a C-ordered input; a transposed view of the same shape reads its
+    # elements in its own order (view operators replay the traced strides otherwise)
+    w = ember.arange(6.0, requires_grad=True)
+    tw = torch.arange(6.0, requires_grad=True)
+    compiled = ember.compile(lambda x: (x.reshape(-1) * w).sum())
+    for step in range(3):
+        x = ember.arange(6.0).reshape(2, 3) + step
+        if step == 2:
+            x = (ember.arange(6.0).reshape(3, 2) + step).t()
+        x.requires_grad_()
+        tx = torch.from_numpy(x.detach().numpy().copy()).requires_grad_()
+        loss, t_loss = compiled(x), (tx.reshape(-1) * tw).sum()
+        if step:  # the first call captures
+            assert loss.grad_fn.name() == "CompiledFunctionBackward"
+        assert_same(loss, t_loss)
+        loss.backward()
+        t_loss.backward()
+        assert_same(x.grad, tx.grad)
+        assert_same(w.grad, tw.grad)
+
+
 def test_double_backward_differentiates_the_graph_again():
     def f(x, w):
         return ((x * w).tanh() ** 2 * w).sum()

@@ -582,8 +582,12 @@ class JointRun:
         self.saved_attrs = trace.saved_attrs
 
     def __call__(self, tensors):
-        if not grad_mode.state.enabled or tuple(map(_layout, tensors)) != \
-                self.trace.input_layouts or tuple(map(_requires_grad, tensors)) != \
+        if tuple(map(_layout, tensors)) != self.trace.input_layouts:
+            copies = self._in_traced_layout(tensors)
+            if copies is None:
+                return self.fallback(tensors)
+            tensors = copies
+        if not grad_mode.state.enabled or tuple(map(_requires_grad, tensors)) != \
                 self.requires or [t.requires_grad for t in self.attr_tensors] != \
                 self.attr_requires:
             return self.fallback(tensors)
@@ -600,6 +604,18 @@ class JointRun:
                       tuple(outputs[i] for i in self.diff_outputs))
         node.__class__ = _JointNode
         return tuple(outputs)
+
+    def _in_traced_layout(self, tensors):
+        """Inputs of the traced shapes in another layout (a transposed view) as C-ordered
+        copies when the trace saw C-ordered inputs (view operators replay the traced
+        strides; the copies pass their gradients on to the inputs); None otherwise."""
+        copies = []
+        for t, (shape, strides) in zip(tensors, self.trace.input_layouts):
+            data = t._data
+            if data.shape != shape or strides != _c_strides(shape, data.itemsize):
+                return None
+            copies.append(t if data.strides == strides else t.contiguous())
+        return copies
 
     def _derivative(self, ctx, *grads, saved, tensors, watched):
         if ctx._saved is None:
@@ -668,6 +684,15 @@ class _JointNode(Node):
 def _layout(t):
     data = t._data
     return data.shape, data.strides
+
+
+def _c_strides(shape, itemsize):
+    """The strides of a C-ordered array of ``shape`` (in bytes)."""
+    strides, step = [], itemsize
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
 
 
 def _contiguous(array, xp):
