@@ -63,11 +63,6 @@ def _called_children(module):
     return found
 
 
-def _module_among(args, kwargs):
-    return any(isinstance(a, Module) for a in args) or \
-        any(isinstance(a, Module) for a in kwargs.values())
-
-
 def _modules_of_function(compiled, args, kwargs):
     """For a compiled plain function: the modules it reads from its globals and closure, the
     children of the module it is a bound method of, and the modules among its arguments."""
@@ -107,24 +102,25 @@ class AroundBreaks:
         self.settling = True   # no piece has settled on compiling yet
 
     def __call__(self, args, kwargs):
-        if self.plain and (self.fixed is not None or not _module_among(args, kwargs)):
+        if self.plain:
             return self.owner._fn(*args, **kwargs)
         if self.split is not None:
             return self.split(self, args, kwargs)
         result = self.eagerly(self.owner._fn, args, kwargs)
-        self.settle()
+        self.settle(args, kwargs)
         return result
 
-    def settle(self):
+    def settle(self, args, kwargs):
         """After an eager run: note whether nothing is left to compile (the split's pieces
-        run eagerly, and so does each module the function calls, its arguments' aside), so
-        that later calls skip the routing; or whether some module compiles for good, so
-        that this is not asked again."""
+        run eagerly, and so does each module the function calls), so that later calls skip
+        the routing; or whether some module compiles for good, so that this is not asked
+        again. (Modules among the arguments are the same objects on every call of this
+        variant: the guard key holds their identity.)"""
         if not self.settling:
             return
         modules = self.fixed
         if modules is None:
-            modules = _modules_of_function(self.owner, (), {})
+            modules = _modules_of_function(self.owner, args, kwargs)
         pieces = _PIECES.get(self.owner, {})
         undecided = False
         for module in modules:
@@ -226,7 +222,7 @@ class RunSplit:
 
         if not (_pays(self.prefix) or _pays(self.suffix)):  # the pieces run eagerly anyway
             result = around.eagerly(around.owner._fn, args, kwargs)
-            around.settle()
+            around.settle(args, kwargs)
             return result
         if self.bound_to is not None:
             args = (self.bound_to, *args)
