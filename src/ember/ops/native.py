@@ -93,7 +93,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     if input.dim() >= 2:
         channels = input.shape[1]
         weight, bias, running_mean, running_var = (
-            _first_channels(t, channels) for t in (weight, bias, running_mean, running_var))
+            _first_channels(t, channels, name) for t, name in (
+                (weight, "weight"), (bias, "bias"), (running_mean, "running_mean"),
+                (running_var, "running_var")))
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be "
                          "None")
@@ -125,11 +127,15 @@ def _channel_scale_shift(input, mean, rstd, weight, bias, shape):
     return scale_shift(input, *vectors)
 
 
-def _first_channels(vector, channels):
+def _first_channels(vector, channels, name):
     """The entries of a per-channel ``vector`` that torch's CPU batch norm reads, one for each
-    of the ``channels``: a longer vector's tail is ignored (and left as it was)."""
-    if vector is None or vector.dim() != 1 or vector.shape[0] <= channels:
+    of the ``channels``: a longer vector's tail is ignored (and left as it was); a shorter
+    one is refused, where torch's kernel reads past its end."""
+    if vector is None or vector.dim() != 1 or vector.shape[0] == channels:
         return vector
+    if vector.shape[0] < channels:
+        raise RuntimeError(f"native_batch_norm: {name} has {vector.shape[0]} elements for "
+                           f"{channels} channels")
     return vector[:channels]
 
 
