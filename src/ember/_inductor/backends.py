@@ -118,7 +118,11 @@ def _joint(graph, attrs, example_inputs):
             replay.append(interpret(optimize(clone_graph(graph)), attrs))
         return replay[0](tensors)
     try:
-        return compile_joint(clone_graph(graph), attrs, example_inputs, fallback)
+        run = compile_joint(clone_graph(graph), attrs, example_inputs, fallback)
+        if log_enabled("graph_code"):
+            log.info("joint graph, generated code:\n%s\n%s", run.forward.source,
+                     run.backward.source)
+        return run
     except Exception as reason:  # noqa: BLE001 (anything the trace meets: eager autograd)
         if log_enabled("aot"):
             why = reason if isinstance(reason, JointUnsupported) else \
