@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
-from .._tensor import Tensor, as_tensor, tensor
+from .._tensor import Tensor, as_tensor, sparse_coo, strided, tensor
 
 __all__ = ["assert_close", "assert_allclose"]
 
@@ -178,7 +178,40 @@ class _TensorLeaf:
         if "meta" in (actual.device.type, expected.device.type):
             return  # meta tensors have attributes but no values
         actual, expected = _equalize(actual.detach(), expected.detach())
-        self._compare_values(actual, expected)
+        if actual.layout != expected.layout:  # (check_layout=False) compared dense, as torch
+            actual, expected = actual.to_dense(), expected.to_dense()
+        if actual.layout is sparse_coo:
+            self._compare_sparse_coo(actual, expected)
+        elif actual.layout is not strided:
+            self._compare_sparse_compressed(actual, expected)
+        else:
+            self._compare_values(actual, expected)
+
+    def _compare_sparse_coo(self, actual, expected):
+        """As torch: sparse dims and nnz equal, the stored indices equal, the stored values
+        close (uncoalesced tensors are compared as stored)."""
+        for what, a, e in (("sparse dimensions", actual.sparse_dim(), expected.sparse_dim()),
+                           ("specified values", actual._nnz(), expected._nnz())):
+            if a != e:
+                raise _Failure(AssertionError, f"The number of {what} in sparse COO tensors "
+                               f"does not match: {a} != {e}", self.path)
+        self._compare_values(actual._indices(), expected._indices(), "Sparse COO indices",
+                             exact=True)
+        self._compare_values(actual._values(), expected._values(), "Sparse COO values")
+
+    def _compare_sparse_compressed(self, actual, expected):
+        """As torch: nnz equal, both index tensors equal, the values close."""
+        csr = actual.layout.name == "sparse_csr"
+        name, compressed, plain = ("CSR", "crow_indices", "col_indices") if csr else \
+            ("CSC", "ccol_indices", "row_indices")
+        if actual._nnz() != expected._nnz():
+            raise _Failure(AssertionError, f"The number of specified values in sparse {name} "
+                           f"tensors does not match: {actual._nnz()} != {expected._nnz()}",
+                           self.path)
+        for indices in (compressed, plain):
+            self._compare_values(getattr(actual, indices)(), getattr(expected, indices)(),
+                                 f"Sparse {name} {indices}", exact=True)
+        self._compare_values(actual.values(), expected.values(), f"Sparse {name} values")
 
     def _compare_attributes(self, actual, expected):
         if actual.shape != expected.shape:
@@ -193,17 +226,21 @@ class _TensorLeaf:
         if self.check_dtype and actual.dtype != expected.dtype:
             self._fail_attribute("dtype", actual.dtype, expected.dtype)
 
-    def _compare_values(self, actual, expected):
+    def _compare_values(self, actual, expected, kind="Tensor-likes", exact=False):
         from ..ops.pointwise import isclose
 
-        matches = isclose(actual, expected, rtol=self.rtol, atol=self.atol,
-                          equal_nan=self.equal_nan)
+        rtol, atol = (0.0, 0.0) if exact else (self.rtol, self.atol)
+        if actual.shape != expected.shape:  # (the stored parts of sparse tensors)
+            raise _Failure(AssertionError, f"{kind} are not {'equal' if exact else 'close'}!"
+                           f"\n\nThe shapes do not match: {list(actual.shape)} != "
+                           f"{list(expected.shape)}", self.path)
+        matches = isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=self.equal_nan)
         if bool(matches.all()):
             return
         if actual.dim() == 0:
-            message = _scalar_message(actual.item(), expected.item(), self.rtol, self.atol)
+            message = _scalar_message(actual.item(), expected.item(), rtol, atol)
         else:
-            message = _tensor_message(actual, expected, matches, self.rtol, self.atol)
+            message = _tensor_message(actual, expected, matches, rtol, atol, kind)
         raise _Failure(AssertionError, message, self.path)
 
 
@@ -229,7 +266,7 @@ def _equalize(actual, expected):
     return actual, expected
 
 
-def _tensor_message(actual, expected, matches, rtol, atol):
+def _tensor_message(actual, expected, matches, rtol, atol, kind="Tensor-likes"):
     """Mismatch counts and the greatest differences (among mismatches) with their indices."""
     total = matches.numel()
     mismatched = total - int(matches.sum())
@@ -247,7 +284,7 @@ def _tensor_message(actual, expected, matches, rtol, atol):
     abs_max, abs_at = abs_diff.max(0)
     rel_max, rel_at = rel_diff.max(0)
     shape = tuple(matches.shape)
-    return _mismatch_message("Tensor-likes", extra, abs_max.item(), rel_max.item(), rtol, atol,
+    return _mismatch_message(kind, extra, abs_max.item(), rel_max.item(), rtol, atol,
                              _unravel(int(abs_at), shape), _unravel(int(rel_at), shape))
 
 
