@@ -295,6 +295,22 @@ class SparseCompressedTensor(SparseTensorBase):
                                       self._plain.to(values.device), values, self._size,
                                       self._layout)
 
+    def mul(self, other):
+        """Each stored element times a scalar (the pattern is kept).
+
+        Example::
+
+            >>> (ember.eye(2).to_sparse_csr() * 3).values()
+            tensor([3., 3.])
+        """
+        from ._coo import _is_scalar
+
+        if not _is_scalar(other):
+            raise self._unsupported()
+        return self._with_values(self._vals * other)
+
+    __mul__ = __rmul__ = mul
+
     def t(self):
         """The transpose: the same arrays read the other way, CSR as CSC and back.
 
