@@ -496,6 +496,30 @@ def test_detach_and_data_leave_the_graph():
     assert leaf.requires_grad and leaf.is_leaf
 
 
+# ---------------------------------------------------------------- ember.testing
+
+
+ASSERT_CLOSE = {
+    "equal": lambda m, s: m.testing.assert_close(s, s.clone()),
+    "values differ": lambda m, s: m.testing.assert_close(s, s * 2),
+    "indices differ": lambda m, s: m.testing.assert_close(s, s.t()),
+    "sparse vs dense": lambda m, s: m.testing.assert_close(s, s.to_dense()),
+    "check_layout=False": lambda m, s: m.testing.assert_close(s, s.to_dense() + 0,
+                                                               check_layout=False),
+    "csr scaled": lambda m, s: m.testing.assert_close(s.to_dense().to_sparse_csr(),
+                                                      s.to_dense().to_sparse_csr() * 3),
+    "csr equal": lambda m, s: m.testing.assert_close(s.to_dense().to_sparse_csr(),
+                                                     s.to_dense().to_sparse_csr() * 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ASSERT_CLOSE))
+def test_assert_close_of_sparse_tensors_as_torch(name):
+    """Sparse tensors compared as torch compares them: nnz, stored indices, stored values
+    (torch's messages, torch's names made ember's)."""
+    same_outcome(ASSERT_CLOSE[name], "coo")
+
+
 # ---------------------------------------------------------------- pickling, copies, modules
 
 
