@@ -563,8 +563,9 @@ def gelu_backward(grad, x):
 
 
 def _build_layer_norm(library, kind, rows, size, eps):
-    """The layer-norm plan over a (rows, size) float32 array with per-column scale and shift,
-    given each row's mean and variance: 'forward' (x, scale, shift, mean, variance -> y) or
+    """The layer-norm plan over a (rows, size) float32 array with per-column scale and shift:
+    'forward' (x, scale, shift, mean, variance -> y), given each row's mean and variance,
+    'forward_stats' (x, scale, shift -> y, mean, variance), which computes them, or
     'backward' (x, dy, scale, mean, variance -> dx, dscale, dshift)."""
     lib = library.lib
     data, stats = library.plain_desc((rows, size)), library.plain_desc((rows,))
@@ -579,6 +580,11 @@ def _build_layer_norm(library, kind, rows, size, eps):
             roles = ((_SRC, False), (_SCALE, False), (_SHIFT, False), (_MEAN, False),
                      (_VARIANCE, False), (_DST, True))
             shapes = ((rows, size), (size,), (size,), (rows,), (rows,), (rows, size))
+            return _Plan(library, forward_desc, roles, shapes)
+        if kind == "forward_stats":
+            roles = ((_SRC, False), (_SCALE, False), (_SHIFT, False), (_DST, True),
+                     (_MEAN, True), (_VARIANCE, True))
+            shapes = ((rows, size), (size,), (size,), (rows, size), (rows,), (rows,))
             return _Plan(library, forward_desc, roles, shapes)
         _check(lib.dnnl_layer_normalization_backward_primitive_desc_create(
             ctypes.byref(descriptor), library.engine, _BACKWARD, data, data, data, stats,
@@ -624,6 +630,24 @@ def layer_norm(x, weight, bias, mean, variance, eps):
     y = np.empty(x.shape, np.float32)
     done = _run_layer_norm("forward", *x.shape, eps, (x, weight, bias, mean, variance, y))
     return y if done else None
+
+
+def layer_norm_with_stats(x, weight, bias, eps):
+    """:func:`layer_norm` with each row's statistics computed by the same kernel: (y, mean,
+    variance) of a (rows, size) float32 array, or None when oneDNN cannot compute them.
+
+    Example::
+
+        >>> x = np.array([[1.0, 3.0]], np.float32); one = np.ones(2, np.float32)
+        >>> found = layer_norm_with_stats(x, one, 0 * one, 0.0)
+        >>> found is None or [a.tolist() for a in found] == [[[-1.0, 1.0]], [2.0], [1.0]]
+        True
+    """
+    rows, size = x.shape
+    results = (np.empty(x.shape, np.float32), np.empty(rows, np.float32),
+               np.empty(rows, np.float32))
+    done = _run_layer_norm("forward_stats", rows, size, eps, (x, weight, bias) + results)
+    return results if done else None
 
 
 def layer_norm_backward(grad, x, weight, mean, variance, eps):

@@ -715,8 +715,13 @@ def _ln_train_derivative(ctx, grad, *, size, eps):
     x, weight, _, mean, rstd = ctx.inputs
     if not grad_mode.is_grad_enabled():
         return _ln_backward_op(grad, x, weight, mean, rstd, size=size, eps=eps) + (None, None)
-    # Under create_graph: the same formula with ember ops, the statistics recomputed from ``x``
-    # so that double backward sees their dependence on the input.
+    return _ln_composite_grads(grad, x, weight, eps) + (None, None)
+
+
+def _ln_composite_grads(grad, x, weight, eps):
+    """Layer norm's (dx, dweight, dbias) under create_graph: the first-order formula with
+    ember ops, the statistics recomputed from ``x`` so that double backward sees their
+    dependence on the input."""
     k = weight.ndim
     dims = tuple(range(x.ndim - k, x.ndim))
     batch = tuple(range(x.ndim - k))
@@ -726,10 +731,60 @@ def _ln_train_derivative(ctx, grad, *, size, eps):
     dx = (var + eps).rsqrt() * (gw - _mean(gw, dims) - xhat * _mean(gw * xhat, dims))
     dweight = (grad * xhat).sum(batch) if batch else grad * xhat
     dbias = grad.sum(batch) if batch else grad
-    return dx, dweight, dbias, None, None
+    return dx, dweight, dbias
 
 
 _ln_train_op.defbatch(_batching.layer_norm)
+
+
+# One op for the whole forward, as torch's native_layer_norm: on the CPU one oneDNN kernel
+# computes the statistics and normalises (the two ops above took a NumPy statistics pass
+# first: GPT bench, (1024, 128) rows, ~180 -> ~90 us a call). ember.compile's graphs record
+# it as eager code runs it; other traces (jit, vmap, ONNX) record the two ops, which the
+# exporters and vmap know.
+
+def _ln_native_meta(x, weight, bias, *, size, eps):
+    rows = (x.size // size if size else 0,)
+    return (x.shape, x.dtype), (rows, x.dtype), (rows, x.dtype)
+
+
+@defop("native_layer_norm", meta=_ln_native_meta, multi_output=True, save_output=True,
+       differentiable_outputs=(0,), kind="nn", grad_name="NativeLayerNormBackward0")
+def _ln_native_op(xp, x, weight, bias, *, size, eps):
+    """(layer norm of ``x``, each row's mean, each row's ``1 / sqrt(var + eps)``)."""
+    mean, rstd = _ln_stats_op.generic_kernel(xp, x, size=size, eps=eps)
+    return _ln_train_op.generic_kernel(xp, x, weight, bias, mean, rstd, size=size,
+                                       eps=eps), mean, rstd
+
+
+@_onednn.cpu_kernel(_ln_native_op)
+def _ln_native_onednn(x, weight, bias, *, size, eps):
+    """oneDNN's layer norm computing the statistics too (it gives variances)."""
+    found = _onednn.layer_norm_with_stats(x.reshape(-1, size), weight.reshape(-1),
+                                          bias.reshape(-1), eps)
+    if found is None:
+        return None
+    y, mean, variance = found
+    variance += np.float32(eps)
+    np.sqrt(variance, out=variance)
+    return y.reshape(x.shape), mean, np.reciprocal(variance, out=variance)
+
+
+@_ln_native_op.defderivative
+def _ln_native_derivative(ctx, grad, grad_mean, grad_rstd, *, size, eps):
+    x, weight, _ = ctx.inputs
+    if not grad_mode.is_grad_enabled():
+        _, mean, rstd = ctx.output
+        return _ln_backward_op(grad, x, weight, mean, rstd, size=size, eps=eps)
+    return _ln_composite_grads(grad, x, weight, eps)
+
+
+_ln_native_op.opt_out("jvp", "forward-mode AD runs the composite ops (layer_norm takes this "
+                             "op only while no forward-mode level is active)")
+_ln_native_op.opt_out("batch", "vmap records the two ops _layer_norm_stats and _layer_norm "
+                               "(only ember.compile's traces record this op)")
+_ln_native_op.opt_out("onnx", "an export traces the two ops _layer_norm_stats and "
+                              "_layer_norm (only ember.compile's traces record this op)")
 
 
 @autocast_policy(cuda="fp32")
@@ -752,6 +807,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     if weight is not None and bias is not None and x.numel() and \
             _forward_ad._state.level is None:
         size = x.numel() // math.prod(x.shape[:x.ndim - len(dims)])
+        tracer = _trace_state.tracer
+        if tracer is None or getattr(tracer, "whole_kernels", False):  # (ember.compile's)
+            return _finish(_ln_native_op(x, weight, bias, size=size, eps=float(eps))[0], input)
         mean, rstd = _ln_stats_op(x, size=size, eps=float(eps))
         return _finish(_ln_train_op(x, weight, bias, mean, rstd, size=size, eps=float(eps)),
                        input)
