@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 
 from ... import _dtype as dt
-from ..._tensor import Tensor, as_tensor, tensor
+from ..._tensor import Tensor, as_tensor, strided, tensor
 from ...autograd.forward_ad import _state as _fw_state
 
 __all__ = ["default_collate", "default_convert"]
@@ -87,6 +87,10 @@ def default_collate(batch):
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
+        if elem.layout is not strided:
+            raise RuntimeError("Batches of sparse tensors are not currently supported by the "
+                               "default collate_fn; please provide a custom collate_fn to "
+                               "handle them appropriately.")
         return _stack(batch)
     if isinstance(elem, np.ndarray) or (isinstance(elem, np.generic)
                                         and not isinstance(elem, np.str_)):
