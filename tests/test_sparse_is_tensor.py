@@ -554,6 +554,12 @@ def test_save_load_both_ways(layout):
     assert isinstance(back, ember.Tensor) and repr(back) == repr(make(ember, layout))
 
 
+def test_default_collate_refuses_sparse_batches_as_torch():
+    import torch.utils.data  # noqa: F401  (torch's submodule, imported on use)
+
+    same_outcome(lambda m, s: m.utils.data.default_collate([s, s]), "coo")
+
+
 def test_module_buffer_state_dict_and_to():
     results = {}
     for m in (torch, ember):
