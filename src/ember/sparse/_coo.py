@@ -558,6 +558,23 @@ class SparseCOOTensor(SparseTensorBase):
             raise RuntimeError("stack: out= is not supported for sparse tensors in ember")
         return stack(tensors, dim)
 
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """The ``p``-norm of all elements (that of the coalesced values; torch reduces a
+        sparse tensor over all of its dims only).
+
+        Example::
+
+            >>> ember.tensor([3., 0., 4.]).to_sparse().norm()
+            tensor(5.)
+        """
+        dims = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+        if dims and sorted(wrap_dim(d, self.dim()) for d in dims) != list(range(self.dim())):
+            raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' "
+                               "must either be empty or contain all dimensions of the input")
+        values = self.coalesce()._vals
+        values = values if dtype is None else values.to(dtype)
+        return values.norm(2 if p == "fro" else p)
+
     def transpose(self, dim0, dim1):
         """Swap two sparse dims.
 
