@@ -171,6 +171,11 @@ SPARSE_FUNCTIONS = {
     "new_empty layout": lambda m, s: str(s.new_empty((2, 2)).layout).split(".")[1],
     "new_ones": lambda m, s: s.new_ones(2),
     "new_zeros 1-D": lambda m, s: str(s.new_zeros(3).layout).split(".")[1],
+    "norm": lambda m, s: m.norm(s),
+    "norm 1": lambda m, s: s.norm(1),
+    "norm inf": lambda m, s: s.norm(float("inf")),
+    "norm all dims": lambda m, s: s.norm(dim=(0, -1)),
+    "norm one dim": lambda m, s: s.norm(dim=0),
 }
 
 
