@@ -324,7 +324,7 @@ class CompiledFunction:
             old_context, old_metas = old
             if old_context != context or len(old_metas) != len(metas):
                 continue
-            if all(a[1:] == b[1:] and len(a[0]) == len(b[0]) for a, b in zip(old_metas, metas)):
+            if all(a[1:5] == b[1:5] and len(a[0]) == len(b[0]) for a, b in zip(old_metas, metas)):
                 for dims, a, b in zip(marked, old_metas, metas):
                     dims.update(d for d, (x, y) in enumerate(zip(a[0], b[0])) if x != y)
         return [frozenset(m) for m in marked]

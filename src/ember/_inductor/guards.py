@@ -2,11 +2,15 @@
 must match to reuse it.
 
 A key holds the structure of the arguments (containers, plain Python values by value, other
-objects by identity), each tensor's shape, dtype, device, ``requires_grad`` and type, which
+objects by identity), each tensor's shape, dtype, device, ``requires_grad``, type and strides
+(view operators replay the strides they were traced with, as torch's TENSOR_MATCH guards
+them; the storage offset is not guarded: a view starts where its input starts), which
 arguments are the same tensor, global grad mode and autocast, and, for a module, each
 submodule's training flag, plain attributes and the identity of its parameters, buffers and
 children. With *dynamic* dimensions the shapes in the key have ``None`` where a size may vary
-(sizes 0 and 1 stay specialised, as in torch).
+(sizes 0 and 1 stay specialised, as in torch), and the strides become their
+:func:`stride_pattern` (the order of the dims in memory and which are packed, expanded or
+strided), which torch's symbolic strides express as formulas of the sizes.
 
 Example::
 
@@ -29,7 +33,7 @@ from ..nn.modules.module import Module
 from ..ops._registry import autocast_state
 
 __all__ = ["call_key", "module_state", "referenced_objects", "mask_shapes",
-           "describe_difference", "GuardedModules"]
+           "stride_pattern", "describe_difference", "GuardedModules"]
 
 _PLAIN = (type(None), bool, int, float, str, complex, bytes)
 
@@ -71,7 +75,8 @@ def tensor_meta(t):
         >>> tensor_meta(ember.ones(2))[0]
         (2,)
     """
-    return (tuple(t._data.shape), t._data.dtype, t._device, t.requires_grad, type(t))
+    data = t._data
+    return (tuple(data.shape), data.dtype, t._device, t.requires_grad, type(t), data.strides)
 
 
 def module_state(modules):
@@ -297,20 +302,24 @@ def call_key(args, kwargs, modules, referenced=None):
                _state_of(modules) if modules else None,
                referenced_state(*referenced) if referenced else None,
                _dtype.get_default_dtype())
+    # the array's strides in bytes: with the dtype in the key they pin torch's element strides
     metas = tuple([(tuple(t._data.shape), t._data.dtype, t._device, t.requires_grad,
-                    type(t))
+                    type(t), t._data.strides)
                    for t in tensors])
     return (context, metas), tensors
 
 
 def mask_shapes(metas, dynamic):
     """``metas`` with the dynamic dims (``dynamic[i]``: the dims of tensor ``i``) as ``None``,
-    except sizes 0 and 1, which stay specialised; None when a dynamic dim is 0 or 1.
+    except sizes 0 and 1, which stay specialised, and such a tensor's strides as their
+    :func:`stride_pattern`; None when a dynamic dim is 0 or 1.
 
     Example::
 
-        >>> mask_shapes(((((4, 3)), "float32"),), [{0}])
-        (((None, 3), 'float32'),)
+        >>> import numpy as np
+        >>> meta = ((4, 3), np.dtype("float32"), "cpu", False, ember.Tensor, (12, 4))
+        >>> mask_shapes((meta,), [{0}])[0][0]
+        (None, 3)
     """
     masked = []
     for meta, dims in zip(metas, dynamic):
@@ -322,8 +331,32 @@ def mask_shapes(metas, dynamic):
             if d >= len(shape) or shape[d] < 2:
                 return None
             shape[d] = None
-        masked.append((tuple(shape),) + meta[1:])
+        pattern = stride_pattern(meta[0], meta[5], meta[1].itemsize)
+        masked.append((tuple(shape),) + meta[1:5] + (pattern,))
     return tuple(masked)
+
+
+def stride_pattern(shape, strides, itemsize):
+    """What strides (in bytes) say about a layout apart from the sizes: the dims from the
+    innermost out, each marked ``0`` (expanded), ``"packed"`` (its stride is the extent of
+    the dims inside it: no gap) or its stride itself (a gap, as a slice with a step makes).
+    Two layouts of one shape with the same pattern have the same strides.
+
+    Example::
+
+        >>> stride_pattern((2, 3), (24, 8), 8), stride_pattern((3, 2), (8, 24), 8)
+        (((1, 'packed'), (0, 'packed')), ((0, 'packed'), (1, 'packed')))
+    """
+    order = sorted(range(len(shape)), key=lambda d: (strides[d], -d))
+    pattern, extent = [], itemsize
+    for d in order:
+        stride = strides[d]
+        if stride == 0:
+            pattern.append((d, 0))
+            continue
+        pattern.append((d, "packed" if stride == extent else stride))
+        extent = stride * max(shape[d], 1)
+    return tuple(pattern)
 
 
 def describe_difference(old, new):
@@ -350,7 +383,17 @@ def describe_difference(old, new):
         for what, x, y in zip(("size", "dtype", "device", "requires_grad", "type"), a, b):
             if x != y:
                 return f"tensor argument {i}: {what} mismatch, expected {x}, actual {y}"
+        if a[5:] != b[5:]:
+            return f"tensor argument {i}: " + _stride_difference(a, b)
     return "number of tensor arguments changed"
+
+
+def _stride_difference(old, new):
+    """Torch's words for the first stride that differs, counted in elements."""
+    item = old[1].itemsize
+    index = next(i for i, (x, y) in enumerate(zip(old[5], new[5])) if x != y)
+    return (f"stride mismatch at index {index}. expected {old[5][index] // item}, "
+            f"actual {new[5][index] // item}")
 
 
 _CONTAINERS = (list, dict, set)
