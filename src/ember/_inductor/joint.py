@@ -582,12 +582,10 @@ class JointRun:
         self.saved_attrs = trace.saved_attrs
 
     def __call__(self, tensors):
-        if tuple(map(_layout, tensors)) != self.trace.input_layouts:
-            copies = self._in_traced_layout(tensors)
-            if copies is None:
-                return self.fallback(tensors)
-            tensors = copies
-        if not grad_mode.state.enabled or tuple(map(_requires_grad, tensors)) != \
+        # the guard key holds the strides, so another layout reaches this graph only from a
+        # dynamic-size variant, at another shape too: the replay serves it
+        if tuple(map(_layout, tensors)) != self.trace.input_layouts or \
+                not grad_mode.state.enabled or tuple(map(_requires_grad, tensors)) != \
                 self.requires or [t.requires_grad for t in self.attr_tensors] != \
                 self.attr_requires:
             return self.fallback(tensors)
@@ -604,18 +602,6 @@ class JointRun:
                       tuple(outputs[i] for i in self.diff_outputs))
         node.__class__ = _JointNode
         return tuple(outputs)
-
-    def _in_traced_layout(self, tensors):
-        """Inputs of the traced shapes in another layout (a transposed view) as C-ordered
-        copies when the trace saw C-ordered inputs (view operators replay the traced
-        strides; the copies pass their gradients on to the inputs); None otherwise."""
-        copies = []
-        for t, (shape, strides) in zip(tensors, self.trace.input_layouts):
-            data = t._data
-            if data.shape != shape or strides != _c_strides(shape, data.itemsize):
-                return None
-            copies.append(t if data.strides == strides else t.contiguous())
-        return copies
 
     def _derivative(self, ctx, *grads, saved, tensors, watched):
         if ctx._saved is None:
@@ -684,15 +670,6 @@ class _JointNode(Node):
 def _layout(t):
     data = t._data
     return data.shape, data.strides
-
-
-def _c_strides(shape, itemsize):
-    """The strides of a C-ordered array of ``shape`` (in bytes)."""
-    strides, step = [], itemsize
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 def _contiguous(array, xp):
