@@ -54,6 +54,8 @@ from ..jit._ir import CALL, CONSTANT, COPY, FUSED, GET_ATTR, OP, Graph
 from ..jit._ir import Node as GraphNode
 from ..jit._tracer import Tracer, paused, tracing
 from ..ops._registry import Op, _as_array, assign_inplace, autocast_state, wrap
+from . import buffers
+from .buffers import BufferPlan, plan_reuse
 
 __all__ = ["compile_joint", "JointUnsupported", "fuse_bias_products",
            "sum_columns_by_product"]
@@ -443,6 +445,23 @@ def _ops_named(name):
 
 
 _MM, _ADD = _ops_named("mm"), _ops_named("add")
+
+
+def _product_into(xp, a, b, bias, out):
+    """``a @ b`` (``+ bias`` when given) written into ``out`` (a dead temporary's array of
+    the result's shape and dtype, or None: a new array)."""
+    if out is None:
+        return _MM.kernel(xp, a, b) if bias is None else _product_with_bias(xp, a, b, bias)
+    if xp is np and a.dtype == np.float32:
+        from ..ops.linalg._onednn_gemm import sgemm
+
+        found = sgemm(a, b, out=out, bias=bias)
+        if found is not None:
+            return found
+    xp.matmul(a, b, out=out)
+    if bias is not None:
+        xp.add(out, bias, out=out)
+    return out
 # ``mm`` then ``add`` of a bias row, as one operator of the generated code
 mm_bias_op = Op("mm_bias", _product_with_bias, register=False, kind="linalg")
 
@@ -727,10 +746,14 @@ class ArrayCode:
             self.lines.append(f"    {', '.join(inputs)}, = arrays")
         last = _last_uses(graph)
         outputs = set(graph.output_values())
+        plan = self.plan = plan_reuse(graph, _fits_one_buffer) if buffers.REUSE_BUFFERS \
+            else BufferPlan()
         for k, node in enumerate(graph.nodes):
-            self.node(node)
+            self.node(node, plan.kinds.get(k), plan.donors.get(k))
             dead = [self.variables[v] for v in last.get(k, ()) if v not in outputs and
-                    v in self.variables]
+                    v in self.variables and v not in plan.held]
+            if k in plan.donors:
+                dead.append(self.variables[plan.donors[k]])
             if dead:
                 self.lines.append(f"    del {', '.join(dead)}")
         results = ", ".join(self.variable(v) for v in graph.output_values())
@@ -740,6 +763,7 @@ class ArrayCode:
         exec(compile(source, f"<ember joint graph {self.name}>", "exec"), namespace)
         function = namespace[self.name]
         function.source = source
+        function.buffers_reused = plan.count
         return function
 
     def variable(self, value):
@@ -756,8 +780,12 @@ class ArrayCode:
     def emit(self, line):
         self.lines.append("    " + line)
 
-    def node(self, node):
+    def node(self, node, receives=None, donor=None):
+        """Emit ``node``; ``receives`` is how it writes into a given array (a
+        :class:`~ember._inductor.buffers.BufferPlan` kind) and ``donor`` the dead value whose
+        array it writes into (None: a new array)."""
         args = [self.variable(v) for v in node.inputs]
+        into = self.into(node, args, donor)
         outputs = [self.variable(v) for v in node.outputs]
         if node.kind == GET_ATTR:
             self.emit(f"{outputs[0]} = read({node.params['name']!r})._data")
@@ -769,9 +797,34 @@ class ArrayCode:
         elif node.kind == CALL:
             self.call(node, args, outputs)
         elif node.kind == FUSED:
-            self.fused(node, args, outputs[0])
+            self.fused(node, args, outputs[0], into)
+        elif receives == "elementwise":
+            self.step(node.op.fuse, args, node.params, outputs[0], into)
+        elif receives == "product" and donor is not None:
+            bias = args[2] if len(args) == 3 else "None"
+            self.emit(f"{outputs[0]} = {self.bind('M', _product_into)}(xp, {args[0]}, "
+                      f"{args[1]}, {bias}, {into})")
         else:
             self.kernel(node.op, args, node.params, outputs)
+
+    def into(self, node, args, donor):
+        """The ``out=`` expression of a node writing into ``donor``'s array: that array
+        when it and the node's operands are C-ordered (so the result has the layout a new
+        array would have), else None."""
+        if donor is None:
+            return "None"
+        name = self.variable(donor)
+        checks = [name] + [a for a, v in zip(args, node.inputs) if v.shape != ()]
+        flags = " and ".join(f"{a}.flags.c_contiguous" for a in dict.fromkeys(checks))
+        return f"({name} if {flags} else None)"
+
+    def step(self, rule, args, params, output, into):
+        """One element-wise op as its fusion rule's step, into ``into``."""
+        if rule.ufunc is not None:
+            self.emit(f"{output} = xp.{rule.ufunc}({', '.join(args)}, out={into})")
+        else:
+            self.emit(f"{output} = {self.bind('S', rule.step)}(xp, [{', '.join(args)}], "
+                      f"{into})")
 
     def kernel(self, op, args, params, outputs):
         keywords = f", **{self.bind('P', dict(params))}" if params else ""
@@ -785,21 +838,15 @@ class ArrayCode:
             self.emit(f"{outputs[0]} = {call}")
             self.emit(f"if {outputs[0]}.__class__ is not ND: {outputs[0]} = AS({outputs[0]})")
 
-    def fused(self, node, args, output):
-        """A fused chain: in one buffer when its operands fit (the first step makes it, the
-        others write into it, each step's array function called directly), else its
-        operators' kernels one by one."""
+    def fused(self, node, args, output, into="None"):
+        """A fused chain: in one buffer when its operands fit (the first step makes it, or
+        writes into ``into``; the others write into it, each step's array function called
+        directly), else its operators' kernels one by one."""
         fused = node.op
         if _fits_one_buffer(fused, node.inputs):
-            into = "None"
-            for op, (_, refs, _params) in zip(fused.ops, fused.program):
+            for op, (_, refs, params) in zip(fused.ops, fused.program):
                 operands = [output if r < 0 else args[r] for r in refs]
-                rule = op.fuse
-                if rule.ufunc is not None:
-                    self.emit(f"{output} = xp.{rule.ufunc}({', '.join(operands)}, out={into})")
-                else:
-                    self.emit(f"{output} = {self.bind('S', rule.step)}(xp, "
-                              f"[{', '.join(operands)}], {into})")
+                self.step(op.fuse, operands, params, output, into)
                 into = output
             return
         running = None
