@@ -90,15 +90,18 @@ def test_a_chain_of_the_widened_ops_fuses_and_matches_torch(dtype, tmp_path):
 
 
 def test_add_with_alpha_is_not_a_fusion_step():
-    x, y = ember.randn(4), ember.randn(4)
+    generator = ember.Generator().manual_seed(0)
+    x, y = ember.randn(4, generator=generator), ember.randn(4, generator=generator)
     traced = ember.jit.trace(lambda x, y: ember.add(x.exp(), y, alpha=2).tanh().neg(), (x, y))
     graph = passes.clone_graph(traced.graph)
     assert passes.fuse_elementwise(graph) == 1
     fused = [n for n in graph.nodes if n.kind == "fused"]
     assert [step[0] for step in fused[0].params["program"]] == ["tanh", "neg"]
     want = torch.add(torch.tensor(x.numpy()).exp(), torch.tensor(y.numpy()), alpha=2).tanh().neg()
+    # exp's float32 kernels (NumPy's, torch's SLEEF) may differ by an ulp of exp(x) (up to
+    # ~2e-6 for these inputs), which the sum with 2y can leave in a result near zero
     np.testing.assert_allclose(ember.jit.ScriptFunction(graph, "f")(x, y).numpy(), want.numpy(),
-                               rtol=1e-6)
+                               rtol=1e-6, atol=1e-5)
 
 
 def test_loading_a_fused_group_of_an_op_without_a_fusion_rule_is_refused():
