@@ -6,8 +6,9 @@ objects by identity), each tensor's shape, dtype, device, ``requires_grad``, typ
 (view operators replay the strides they were traced with, as torch's TENSOR_MATCH guards
 them; the storage offset is not guarded: a view starts where its input starts), which
 arguments are the same tensor, global grad mode and autocast, and, for a module, each
-submodule's training flag, plain attributes and the identity of its parameters, buffers and
-children. With *dynamic* dimensions the shapes in the key have ``None`` where a size may vary
+submodule's training flag, plain attributes, the identity of its parameters, buffers and
+children and its tensors' layouts (as the tensors a plain function reads from its globals or
+closure). With *dynamic* dimensions the shapes in the key have ``None`` where a size may vary
 (sizes 0 and 1 stay specialised, as in torch), and the strides become their
 :func:`stride_pattern` (the order of the dims in memory and which are packed, expanded or
 strided), which torch's symbolic strides express as formulas of the sizes.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from itertools import chain
+from operator import attrgetter, is_
 
 from .. import _dtype
 from .._tensor import Tensor
@@ -81,7 +83,8 @@ def tensor_meta(t):
 
 def module_state(modules):
     """Each module's training flag, plain attributes, the identity of what it holds (its
-    parameters, buffers, children and other tensor attributes) and its hooks.
+    parameters, buffers, children and other tensor attributes), the layout of its tensors
+    (shape, strides, dtype, device: ``p.data = ...`` changes them in place) and its hooks.
 
     Example::
 
@@ -95,10 +98,11 @@ class GuardedModules(tuple):
     """The modules a compiled function guards, remembering their :func:`module_state` between
     calls. The state is read again only when something it covers may have moved: an
     attribute assigned or deleted on any module (``Module.__setattr__`` counts them), a dict
-    of parameters, buffers, children or forward hooks that changed size, or a different
+    of parameters, buffers, children or forward hooks that changed size, a different
     object in one of them (compared by identity, so a direct
-    ``module._parameters[name] = p`` is seen too). A hit costs one pass over those dicts
-    instead of reading every attribute of every module.
+    ``module._parameters[name] = p`` is seen too), or a tensor holding another array
+    (``p.data = ...``, ``set_``, an in-place transpose). A hit costs one pass over those
+    dicts and tensors instead of reading every attribute of every module.
 
     Example::
 
@@ -123,6 +127,8 @@ class GuardedModules(tuple):
         self._filled = ()      # the non-empty ones (their values are compared by identity)
         self._held = ()        # those values then (kept alive, so that their ids stay unique)
         self._ids = ()
+        self._tensors = ()     # the modules' tensors, and their arrays then (by identity)
+        self._arrays = ()
         self._state = None
         return self
 
@@ -130,7 +136,8 @@ class GuardedModules(tuple):
         """The modules' state as a :class:`StateToken`, reread only when it may differ."""
         if self._count == _module_file._setattr_count and \
                 list(map(len, self._holders)) == self._sizes and \
-                tuple(map(id, chain.from_iterable(map(dict.values, self._filled)))) == self._ids:
+                tuple(map(id, chain.from_iterable(map(dict.values, self._filled)))) == \
+                self._ids and all(map(is_, map(_ARRAY, self._tensors), self._arrays)):
             return self._state
         return self._read()
 
@@ -143,6 +150,10 @@ class GuardedModules(tuple):
             self._filled = tuple(d for d in holders if d)
             self._held = tuple(chain.from_iterable(map(dict.values, self._filled)))
             self._ids = tuple(map(id, self._held))
+            self._tensors = tuple(t for m in self for t in m.__dict__.values()
+                                  if isinstance(t, Tensor)) + \
+                tuple(t for t in self._held if isinstance(t, Tensor))
+            self._arrays = tuple(map(_ARRAY, self._tensors))
         else:  # a module keeping them in other mappings (nn.cpp's): read in full each call
             self._count = None
         self._state = StateToken.of(module_state(self))
@@ -182,6 +193,7 @@ class StateToken:
 
 
 _DICTS = (dict, OrderedDict)
+_ARRAY = attrgetter("_data")
 
 
 def _one_module(m):
@@ -201,12 +213,21 @@ def _one_module(m):
         types = layout[3]
     # the types come before the values: tuples compare item by item, so a value is never
     # compared with one of another kind (a tensor's == is elementwise)
+    parameters, buffers = attributes["_parameters"], attributes["_buffers"]
     return (names, types, plain, tuple(map(id, tensors)),
-            tuple(map(id, attributes["_parameters"].values())),
-            tuple(map(id, attributes["_buffers"].values())),
+            tuple(map(id, parameters.values())), tuple(map(id, buffers.values())),
+            tuple(map(_tensor_layout, chain(tensors, parameters.values(), buffers.values()))),
             tuple(map(id, attributes["_modules"].values())),
             tuple(map(id, attributes.get("_forward_hooks", _EMPTY).values())),
             tuple(map(id, attributes.get("_forward_pre_hooks", _EMPTY).values())))
+
+
+def _tensor_layout(t):
+    """What a graph that reads ``t`` by name assumed about it besides its identity."""
+    if not isinstance(t, Tensor):  # a buffer or parameter registered as None
+        return None
+    data = t._data
+    return data.shape, data.strides, data.dtype, t._device
 
 
 def _layout(attributes, names):
@@ -268,8 +289,8 @@ def referenced_state(found, modules):
         >>> referenced_state((), ())
         ((), None)
     """
-    ids = tuple(id(owner.cell_contents if name is None else owner.get(name))
-                for owner, name in found)
+    values = [owner.cell_contents if name is None else owner.get(name) for owner, name in found]
+    ids = tuple([(id(v), _tensor_layout(v)) for v in values])
     return ids, _state_of(modules) if modules else None
 
 
