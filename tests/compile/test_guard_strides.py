@@ -225,3 +225,50 @@ def test_a_conjugated_input(backend):
         if conjugated:
             ez, tz = ez.conj(), tz.conj()
         assert_same(e_compiled(ez), t_compiled(tz).resolve_conj())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_parameter_given_another_layout_through_data(backend):
+    # the guard holds the parameter's identity, which `.data = ...` keeps: its layout
+    # (strides, then shape) is guarded too
+    def model(lib):
+        class Flat(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = lib.nn.Parameter(lib.tensor(_values((2, 3))))
+
+            def forward(self, x):
+                return self.w.reshape(-1) * x
+        return Flat()
+
+    e_model, t_model = model(ember), model(torch)
+    e_compiled = ember.compile(e_model, backend=backend)
+    t_compiled = torch.compile(t_model, backend="eager")
+    layouts = (("plain", 2, 3), ("transposed", 2, 3), ("plain", 3, 2), ("transposed", 2, 3))
+    for i, (kind, rows, cols) in enumerate(layouts):
+        with ember.no_grad(), torch.no_grad():
+            if i:
+                e_model.w.data = _layout(ember, kind, rows, cols, seed=i)
+                t_model.w.data = _layout(torch, kind, rows, cols, seed=i)
+            ex, tx = ember.tensor(_values((6,), seed=9)), torch.tensor(_values((6,), seed=9))
+            got, eager, expected = e_compiled(ex), e_model(ex), t_compiled(tx)
+        assert_same(got, expected)
+        assert_same(eager, expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_global_tensor_given_another_layout_through_data(backend):
+    scope_e, scope_t = {"torch": ember}, {"torch": torch}
+    source = "def f(x): return (w.reshape(-1) + x).sum(0)"
+    for scope, lib in ((scope_e, ember), (scope_t, torch)):
+        exec(source, scope)
+        scope["w"] = _layout(lib, "plain")
+    e_compiled = ember.compile(scope_e["f"], backend=backend)
+    t_compiled = torch.compile(scope_t["f"], backend="eager")
+    for i, kind in enumerate(("plain", "transposed", "stepped", "plain")):
+        if i:
+            scope_e["w"].data = _layout(ember, kind, seed=i)
+            scope_t["w"].data = _layout(torch, kind, seed=i)
+        ex, tx = ember.tensor(_values((6,), seed=9)), torch.tensor(_values((6,), seed=9))
+        assert_same(e_compiled(ex), t_compiled(tx))
+        assert_same(scope_e["f"](ex), t_compiled(tx))
