@@ -272,3 +272,22 @@ def test_a_global_tensor_given_another_layout_through_data(backend):
         ex, tx = ember.tensor(_values((6,), seed=9)), torch.tensor(_values((6,), seed=9))
         assert_same(e_compiled(ex), t_compiled(tx))
         assert_same(scope_e["f"](ex), t_compiled(tx))
+
+
+def test_the_pieces_around_a_graph_break_in_other_layouts():
+    # the pieces compiled around a data-dependent branch are guarded like whole functions
+    def make(lib):
+        def f(x):
+            y = x.reshape(-1) * 2
+            if y.sum() > -1e9:
+                y = y + 1
+            return (x.t().reshape(-1) + y).view(2, -1)
+        return f
+
+    e_fn, t_fn = make(ember), make(torch)
+    e_compiled, t_compiled = ember.compile(e_fn), torch.compile(t_fn, backend="eager")
+    for i, kind in enumerate(("plain", "transposed", "plain", "transposed", "transposed")):
+        ex, tx = _layout(ember, kind, seed=i), _layout(torch, kind, seed=i)
+        expected = t_compiled(tx)
+        assert_same(e_compiled(ex), expected)
+        assert_same(e_fn(ex), expected)
