@@ -229,3 +229,13 @@ def onednn_backend(request):
         pytest.skip("libdnnl is not installed")
     with ember.backends.mkldnn.flags(enabled=request.param == "onednn"):
         yield request.param
+
+
+@pytest.fixture
+def one_ember_thread():
+    """Run the test with ember set to one thread (oneDNN's GEMM runs only then; small
+    products are fastest on one), restoring the count afterwards."""
+    threads = ember.get_num_threads()
+    ember.set_num_threads(1)
+    yield
+    ember.set_num_threads(threads)

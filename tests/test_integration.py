@@ -16,14 +16,7 @@ from ember import nn
 from ember.nn import functional as F
 from ember.utils.data import DataLoader, TensorDataset
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Small matrices: one BLAS thread is fastest (and the machine is shared)."""
-    before = ember.get_num_threads()
-    ember.set_num_threads(1)
-    yield
-    ember.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_ember_thread")
 
 
 def _fit(model, loader, optimizer, loss_fn, epochs, scheduler=None, clip=None):

@@ -10,14 +10,7 @@ import torch
 import ember
 from conftest import assert_same
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """oneDNN's GEMM runs only while ember is set to one thread."""
-    threads = ember.get_num_threads()
-    ember.set_num_threads(1)
-    yield
-    ember.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_ember_thread")
 
 
 def _operands(dtype, layout):

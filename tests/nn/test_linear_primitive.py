@@ -19,14 +19,7 @@ from conftest import assert_same
 from ember.nn._functional import linear as _linear_module
 from ember.ops.linalg import _onednn_gemm
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """oneDNN's GEMM runs only while ember is set to one thread."""
-    threads = ember.get_num_threads()
-    ember.set_num_threads(1)
-    yield
-    ember.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_ember_thread")
 
 
 # (input shape, out features): big enough for oneDNN's GEMM (over 2^20 multiply-adds) and small
