@@ -32,6 +32,8 @@ import threading
 
 import numpy as np
 
+from ..._array_address import data_address
+
 __all__ = ["available", "cpu_kernel", "forward", "backward_data", "backward_weights", "gelu",
            "gelu_backward", "layer_norm", "layer_norm_backward"]
 
@@ -277,13 +279,13 @@ class _Plan:
         with self.lock:
             exec_args, after = [], []
             for (arg, outer, inner, reorder, size, is_output), array in zip(self.operands, arrays):
-                lib.dnnl_memory_set_data_handle(outer, array.ctypes.data)
+                lib.dnnl_memory_set_data_handle(outer, data_address(array))
                 if inner is None:
                     exec_args.append(_ExecArg(arg, outer))
                     continue
                 buffer = _aligned_bytes(size)
                 scratch.append(buffer)
-                lib.dnnl_memory_set_data_handle(inner, buffer.ctypes.data)
+                lib.dnnl_memory_set_data_handle(inner, data_address(buffer))
                 exec_args.append(_ExecArg(arg, inner))
                 pair = (_ExecArg(_SRC, inner), _ExecArg(_DST, outer)) if is_output else \
                     (_ExecArg(_SRC, outer), _ExecArg(_DST, inner))
@@ -333,7 +335,7 @@ _F32_DTYPE = np.dtype(np.float32)
 def _aligned_bytes(size):
     """``size`` bytes of NumPy memory starting on a 64-byte boundary (oneDNN's vector loads)."""
     raw = np.empty(size + 64, np.uint8)
-    start = (-raw.ctypes.data) % 64
+    start = (-data_address(raw)) % 64
     return raw[start:start + size]
 
 

@@ -28,6 +28,7 @@ import threading
 
 import numpy as np
 
+from ..._array_address import data_address
 from . import _onednn
 from ._onednn import _DST, _SRC, _WEIGHTS, _check, _Dims, _ExecArg, _Handle
 
@@ -213,7 +214,7 @@ class _FusedPlan:
             y = None
             if inner is None or not blocked_out:
                 y = np.empty(y_shape, np.float32)
-                lib.dnnl_memory_set_data_handle(outer, y.ctypes.data)
+                lib.dnnl_memory_set_data_handle(outer, data_address(y))
             if inner is None:
                 dst = outer
                 if self.has_sum:
@@ -228,12 +229,12 @@ class _FusedPlan:
             dst_buffer = scratch[-1] if inner is not None else None
             args = [_ExecArg(_SRC, src), _ExecArg(_WEIGHTS, weights), _ExecArg(_DST, dst)]
             if self.bias is not None:
-                lib.dnnl_memory_set_data_handle(self.bias, bias.ctypes.data)
+                lib.dnnl_memory_set_data_handle(self.bias, data_address(bias))
                 args.append(_ExecArg(_BIAS, self.bias))
             _check(lib.dnnl_primitive_execute(self.primitive, stream, len(args),
                                               (_ExecArg * len(args))(*args)))
             if y is not None and inner is not None:
-                lib.dnnl_memory_set_data_handle(outer, y.ctypes.data)  # (_into moved it)
+                lib.dnnl_memory_set_data_handle(outer, data_address(y))  # (_into moved it)
                 _reorder(lib, stream, reorders[-1], inner, outer)
             _check(lib.dnnl_stream_wait(stream))
         return y if y is not None else Blocked(dst_buffer, self, y_shape)
@@ -243,8 +244,8 @@ class _FusedPlan:
         lib, stream = self.library.lib, self.library.stream
         outer, inner, _, reorders = self.dst
         with self.lock:
-            lib.dnnl_memory_set_data_handle(inner, buffer.ctypes.data)
-            lib.dnnl_memory_set_data_handle(outer, y.ctypes.data)
+            lib.dnnl_memory_set_data_handle(inner, data_address(buffer))
+            lib.dnnl_memory_set_data_handle(outer, data_address(y))
             _reorder(lib, stream, reorders[-1], inner, outer)
             _check(lib.dnnl_stream_wait(stream))
 
@@ -263,7 +264,7 @@ class _FusedPlan:
     def _buffer_for(self, inner, size, scratch):
         buffer = _onednn._aligned_bytes(size)
         scratch.append(buffer)
-        self.library.lib.dnnl_memory_set_data_handle(inner, buffer.ctypes.data)
+        self.library.lib.dnnl_memory_set_data_handle(inner, data_address(buffer))
         return inner
 
     def _into(self, operand, array, which, scratch):
@@ -273,10 +274,10 @@ class _FusedPlan:
         lib = self.library.lib
         outer, inner, size, reorders = operand
         if isinstance(array, Blocked):
-            lib.dnnl_memory_set_data_handle(inner, array.buffer.ctypes.data)
+            lib.dnnl_memory_set_data_handle(inner, data_address(array.buffer))
             scratch.append(array.buffer)
             return inner
-        lib.dnnl_memory_set_data_handle(outer, array.ctypes.data)
+        lib.dnnl_memory_set_data_handle(outer, data_address(array))
         if inner is None:
             return outer
         self._buffer_for(inner, size, scratch)
@@ -289,7 +290,7 @@ class _FusedPlan:
         cached = self.cached_weight
         if inner is not None and key is not None and cached is not None and \
                 cached[0] == key and cached[1] is w:
-            self.library.lib.dnnl_memory_set_data_handle(inner, cached[2].ctypes.data)
+            self.library.lib.dnnl_memory_set_data_handle(inner, data_address(cached[2]))
             return inner
         memory = self._into(self.weights, w, 0, scratch)
         if inner is not None and key is not None:

@@ -23,6 +23,7 @@ import ctypes
 import numpy as np
 
 from ... import _threads
+from ..._array_address import data_address
 
 _F32 = np.dtype(np.float32)
 _ITEM = _F32.itemsize
@@ -94,8 +95,8 @@ def sgemm(a, b, out=None, bias=None):
     if bias is not None:
         out[...] = bias
         beta = 1.0
-    status = _gemm(left[0], right[0], m, n, k, 1.0, a.ctypes.data, left[1], b.ctypes.data,
-                   right[1], beta, out.ctypes.data, n)
+    status = _gemm(left[0], right[0], m, n, k, 1.0, data_address(a), left[1], data_address(b),
+                   right[1], beta, data_address(out), n)
     return out if status == 0 else None
 
 
