@@ -291,3 +291,15 @@ def test_the_pieces_around_a_graph_break_in_other_layouts():
         expected = t_compiled(tx)
         assert_same(e_compiled(ex), expected)
         assert_same(e_fn(ex), expected)
+
+
+def test_empty_inputs_recompile_as_torch():
+    # NumPy gives fresh empty arrays zero strides; the guard counts torch's strides
+    def calls(lib):
+        return (lib.empty(0, 3), lib.zeros(0, 3), lib.ones(3, 0).t(), lib.ones(6)[:0].view(0, 3),
+                lib.ones(2, 3)[:0])
+    e_compiled = ember.compile(lambda x: x.reshape(-1) * 2)
+    t_compiled = torch.compile(lambda x: x.reshape(-1) * 2, backend="eager")
+    for ex, tx in zip(calls(ember), calls(torch)):
+        assert_same(e_compiled(ex), t_compiled(tx))
+    assert _frames(ember._dynamo.utils.counters) == _frames(torch._dynamo.utils.counters)

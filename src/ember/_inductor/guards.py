@@ -78,7 +78,15 @@ def tensor_meta(t):
         (2,)
     """
     data = t._data
-    return (tuple(data.shape), data.dtype, t._device, t.requires_grad, type(t), data.strides)
+    return (tuple(data.shape), data.dtype, t._device, t.requires_grad, type(t),
+            data.strides if data.size else _empty_strides(t))
+
+
+def _empty_strides(t):
+    """An empty tensor's strides in bytes as torch counts them (NumPy gives fresh empty arrays
+    zero strides where torch gives contiguous ones: they would recompile where torch does
+    not)."""
+    return tuple([s * t._data.dtype.itemsize for s in t.stride()])
 
 
 def module_state(modules):
@@ -325,7 +333,7 @@ def call_key(args, kwargs, modules, referenced=None):
                _dtype.get_default_dtype())
     # the array's strides in bytes: with the dtype in the key they pin torch's element strides
     metas = tuple([(tuple(t._data.shape), t._data.dtype, t._device, t.requires_grad,
-                    type(t), t._data.strides)
+                    type(t), t._data.strides if t._data.size else _empty_strides(t))
                    for t in tensors])
     return (context, metas), tensors
 
