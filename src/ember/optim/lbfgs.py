@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._device import CPU, device_of_array
 from .._tensor import Tensor, strided
 from ..autograd.grad_mode import enable_grad
 from .optimizer import Optimizer, _bump, _check_lr, _real, _value
@@ -19,8 +20,6 @@ def _to_state(x):
 
 
 def _device_of(x):
-    from .._device import CPU, device_of_array
-
     return CPU if isinstance(x, (np.generic, np.ndarray)) else device_of_array(x)
 
 
