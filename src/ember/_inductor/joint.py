@@ -44,6 +44,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import numpy as np
 
@@ -444,7 +445,7 @@ def _ops_named(name):
     return registry[name][0]
 
 
-_MM, _ADD = _ops_named("mm"), _ops_named("add")
+_MM, _ADD, _MATMUL = _ops_named("mm"), _ops_named("add"), _ops_named("matmul")
 
 
 def _product_into(xp, a, b, bias, out):
@@ -735,7 +736,8 @@ class ArrayCode:
         self.name = name
         self.names = {"xp": xp, "read": attrs.__getitem__, "ND": type(xp.zeros(0)),
                       "AS": lambda a: _as_array(a, device), "wrap": wrap, "DEV": device,
-                      "assign_inplace": assign_inplace, "no_grad": grad_mode.no_grad}
+                      "assign_inplace": assign_inplace, "no_grad": grad_mode.no_grad,
+                      "REFS": sys.getrefcount}
         self.variables = {}
         self.lines = []
 
@@ -753,7 +755,7 @@ class ArrayCode:
             dead = [self.variables[v] for v in last.get(k, ()) if v not in outputs and
                     v in self.variables and v not in plan.held]
             if k in plan.donors:
-                dead.append(self.variables[plan.donors[k]])
+                dead += [self.variables[plan.donors[k]], "o"]
             if dead:
                 self.lines.append(f"    del {', '.join(dead)}")
         results = ", ".join(self.variable(v) for v in graph.output_values())
@@ -808,15 +810,19 @@ class ArrayCode:
             self.kernel(node.op, args, node.params, outputs)
 
     def into(self, node, args, donor):
-        """The ``out=`` expression of a node writing into ``donor``'s array: that array
-        when it and the node's operands are C-ordered (so the result has the layout a new
-        array would have), else None."""
+        """The ``out=`` argument of a node writing into ``donor``'s array: that array when
+        nothing else refers to it and it and the node's operands are C-ordered (so the
+        result has the layout a new array would have), else None."""
         if donor is None:
             return "None"
         name = self.variable(donor)
         checks = [name] + [a for a, v in zip(args, node.inputs) if v.shape != ()]
         flags = " and ".join(f"{a}.flags.c_contiguous" for a in dict.fromkeys(checks))
-        return f"({name} if {flags} else None)"
+        # the donor owns its array and only its variable refers to it (a view of it, or a
+        # kernel's result that is it, would too); checked before the call reads operands
+        self.emit(f"o = {name} if {name}.base is None and REFS({name}) == 2 and {flags} "
+                  "else None")
+        return "o"
 
     def step(self, rule, args, params, output, into):
         """One element-wise op as its fusion rule's step, into ``into``."""
