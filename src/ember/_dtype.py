@@ -99,6 +99,8 @@ def is_bfloat16_array_dtype(np_dtype):
         >>> is_bfloat16_array_dtype(np.dtype(np.float16))
         False
     """
+    if isinstance(np_dtype, np.dtype):  # NumPy's ``.name`` runs an import each time (1.5 us)
+        return np_dtype.type.__name__ == "bfloat16"
     return getattr(np_dtype, "name", None) == "bfloat16"
 
 
