@@ -317,3 +317,28 @@ def test_a_view_argument_read_before_and_after_a_write_into_the_other(backend):
 
     source = "def f(a, b):\n    c = b * 3\n    a.add_(1)\n    return c + b"
     _compare(source, [call(k) for k in ("copy", "view", "view", "copy", "view")], backend)
+
+
+def test_channels_last_inputs_to_a_training_conv_model():
+    # inductor with grad: the joint graph, BatchNorm updating its statistics
+    e_model, t_model = _conv_models()
+    e_model.train()
+    t_model.train()
+    e_compiled, t_compiled = ember.compile(e_model), torch.compile(t_model, backend="eager")
+    for i, channels_last in enumerate((False, True, True, False, True)):
+        x = _values((2, 3, 6, 6), seed=i)
+        ex, tx = ember.tensor(x), torch.tensor(x)
+        if channels_last:
+            ex = ex.to(memory_format=ember.channels_last)
+            tx = tx.to(memory_format=torch.channels_last)
+        ex.requires_grad_()
+        tx.requires_grad_()
+        got, expected = e_compiled(ex), t_compiled(tx)
+        (got ** 2).sum().backward()
+        (expected ** 2).sum().backward()
+        assert_same(got, expected, rtol=1e-4, atol=1e-4)
+        assert_same(ex.grad, tx.grad, rtol=1e-4, atol=1e-4)
+        for p, q in zip(e_model.parameters(), t_model.parameters()):
+            assert_same(p.grad, q.grad, rtol=1e-4, atol=1e-4)
+            p.grad, q.grad = None, None
+    assert _frames(ember._dynamo.utils.counters) == _frames(torch._dynamo.utils.counters)
