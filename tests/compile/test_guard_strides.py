@@ -254,6 +254,7 @@ def test_a_parameter_given_another_layout_through_data(backend):
             got, eager, expected = e_compiled(ex), e_model(ex), t_compiled(tx)
         assert_same(got, expected)
         assert_same(eager, expected)
+    assert _frames(ember._dynamo.utils.counters) == _frames(torch._dynamo.utils.counters)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -272,6 +273,7 @@ def test_a_global_tensor_given_another_layout_through_data(backend):
         ex, tx = ember.tensor(_values((6,), seed=9)), torch.tensor(_values((6,), seed=9))
         assert_same(e_compiled(ex), t_compiled(tx))
         assert_same(scope_e["f"](ex), t_compiled(tx))
+    assert _frames(ember._dynamo.utils.counters) == _frames(torch._dynamo.utils.counters)
 
 
 def test_the_pieces_around_a_graph_break_in_other_layouts():
