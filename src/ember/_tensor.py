@@ -583,13 +583,13 @@ class Tensor:
         device, dtype_, copy = _parse_to(self, *args, **kwargs)
         fmt = kwargs.get("memory_format")
         memory_format_param(fmt, self._data.ndim)
-        from .ops.creation import to_copy
-
         if (device is None or device == self._device) and (dtype_ is None or dtype_ is self.dtype):
             if fmt is not None and fmt is not preserve_format and (
                     copy or self.stride() != _strides_in_format(self._data.shape, fmt)):
                 return self.clone(memory_format=fmt)
             return self.clone() if copy else self
+        from .ops.creation import to_copy  # (only here: an import statement costs ~1 us)
+
         result = to_copy(self, dtype_, device)
         if fmt is not None and fmt is not preserve_format:
             result = result.clone(memory_format=fmt)  # (torch converts and lays out at once)
