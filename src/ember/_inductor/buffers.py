@@ -43,7 +43,7 @@ import os
 from ..jit._ir import FUSED, OP
 from ..jit._passes import _fusible
 
-__all__ = ["plan_reuse", "BufferPlan", "REUSE_BUFFERS", "stats"]
+__all__ = ["plan_reuse", "BufferPlan", "receiver_kind", "REUSE_BUFFERS", "stats"]
 
 # whether ArrayCode plans buffer reuse (read when a graph is compiled; off: it did not pay)
 REUSE_BUFFERS = os.environ.get("EMBER_REUSE_BUFFERS", "0") == "1"
