@@ -22,11 +22,12 @@ refers to it (a view made by a kernel, or a kernel's result that is its operand,
 NumPy views hold their base), and when it and the receiver's operands are C-ordered (so
 results keep the layout the trace saw); otherwise the receiver makes a new array.
 
-It is off unless ``EMBER_REUSE_BUFFERS=1`` (or :data:`REUSE_BUFFERS` set to True before
-compiling): on the bench's compiled MLP, GPT, LSTM and 50-pointwise steps it changed the
-step's thread CPU time by less than the noise (0.99x-1.01x), since glibc's allocator
-hands a freed block of the same size back without page faults (no minor faults per step
-in those steps either way). :data:`stats` counts the reuses planned.
+It runs on NumPy arrays (the CPU) only, and is off unless ``EMBER_REUSE_BUFFERS=1`` (or
+:data:`REUSE_BUFFERS` set to True before compiling): on the bench's compiled MLP, GPT,
+LSTM and 50-pointwise steps it changed the step's thread CPU time by no more than the
+noise (0.99x-1.02x), since glibc's allocator hands a freed block of the same size back
+without page faults (no minor faults per step in those steps either way), so a workspace
+kept between calls would not pay either. :data:`stats` counts the reuses planned.
 
 Example::
 

@@ -748,8 +748,9 @@ class ArrayCode:
             self.lines.append(f"    {', '.join(inputs)}, = arrays")
         last = _last_uses(graph)
         outputs = set(graph.output_values())
-        plan = self.plan = plan_reuse(graph, _fits_one_buffer) if buffers.REUSE_BUFFERS \
-            else BufferPlan()
+        # NumPy only: the run-time check reads NumPy's ``base`` and ``flags``
+        reuse = buffers.REUSE_BUFFERS and self.names["xp"] is np
+        plan = self.plan = plan_reuse(graph, _fits_one_buffer) if reuse else BufferPlan()
         for k, node in enumerate(graph.nodes):
             self.node(node, plan.kinds.get(k), plan.donors.get(k))
             dead = [self.variables[v] for v in last.get(k, ()) if v not in outputs and
