@@ -43,16 +43,13 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
 def _as_tuple(x):
     if x is None:
         return None
-    from .._tensor import Tensor
-
-    if isinstance(x, Tensor):
+    if isinstance(x, graph._tensor_type()):
         return (x,)
     return tuple(x)
 
 
 def _make_grads(outputs, grad_outputs):
-    from ..ops.creation import ones_like
-
+    ones_like = graph._late.ones_like   # (once per backward call: no import statement here)
     grads = []
     for i, out in enumerate(outputs):
         g = grad_outputs[i] if grad_outputs is not None else None

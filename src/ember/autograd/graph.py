@@ -593,6 +593,8 @@ class _LateImports:
             from .._tensor import Tensor as value
         elif name == "sum_to_shape":
             from ..ops.reduce.sums import sum_to_shape as value
+        elif name == "ones_like":
+            from ..ops.creation import ones_like as value
         else:
             raise AttributeError(name)
         setattr(self, name, value)  # later reads find the instance attribute
