@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
+from functools import lru_cache
 from itertools import chain
 from operator import attrgetter, is_
 
@@ -365,6 +366,7 @@ def mask_shapes(metas, dynamic):
     return tuple(masked)
 
 
+@lru_cache(maxsize=4096)  # a dynamic graph's lookup asks again on each call
 def stride_pattern(shape, strides, itemsize):
     """What strides (in bytes) say about a layout apart from the sizes: the dims from the
     innermost out, each marked ``0`` (expanded), ``"packed"`` (its stride is the extent of
