@@ -6,9 +6,10 @@ import numpy as np
 
 from ..._tensor import Tensor
 from .._methods import inplace_method, tensor_method
-from .._operands import scalar_tensor
+from .._operands import broadcast_shapes, scalar_tensor
 from .._registry import write_out
 from .._signature import signature
+from ..pointwise import where
 from ._kernels import _short, _to_device
 from .advanced import _getitem, index_op, index_put_op, nonzero
 
@@ -36,8 +37,6 @@ def masked_fill(input, mask, value):
         >>> ember.tensor([1., 2., 3.]).masked_fill(ember.tensor([True, False, True]), 0.)
         tensor([0., 2., 0.])
     """
-    from ..pointwise import where
-
     _check_bool_mask("masked_fill_", mask)
     if isinstance(value, Tensor):
         if value._data.ndim:
@@ -56,8 +55,6 @@ tensor_method(inplace_method(masked_fill), "masked_fill_")
 
 
 def _broadcast_with_mask(input, mask):
-    from .._operands import broadcast_shapes
-
     shape = broadcast_shapes(input._data.shape, mask._data.shape)
     if input._data.shape != shape:
         input = input.expand(shape)
