@@ -34,6 +34,10 @@ __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "record", "run_backward"
            "set_override_stale_capture_stream", "set_warn_on_accumulate_grad_stream_mismatch"]
 
 _sequence = itertools.count()
+# Ties in the backward's ready queue (the AccumulateGrad nodes one node feeds all share an
+# infinite sequence number) break by the order they became ready: the same in every process
+# running the same program, which distributed gradient hooks (FSDP's reduce-scatters) rely on.
+_ready_order = itertools.count()
 
 _MODIFIED_INPLACE = (
     "one of the variables needed for gradient computation has been modified by an inplace "
@@ -906,7 +910,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     ready = []
     for node in list(buffers):
         if dependencies.get(node, 0) == 0:
-            heapq.heappush(ready, (-node._seq, id(node), node))
+            heapq.heappush(ready, (-node._seq, next(_ready_order), node))
     outer_task = _task_state.task
     if _multi_grad_hooks[0]:  # register_multi_grad_hook asks which nodes this pass will run
         _task_state.task = _GraphTask(order, needed)
@@ -942,7 +946,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                         waiting = dependencies[child] - 1
                         dependencies[child] = waiting
                         if waiting == 0:
-                            heapq.heappush(ready, (-child._seq, id(child), child))
+                            heapq.heappush(ready, (-child._seq, next(_ready_order), child))
                     # drop this frame's references: a leaf's .grad takes a gradient's memory
                     # only when the engine alone holds it (_owned_by, _ENGINE_REFS)
                     input_grads = grad = None
@@ -1048,7 +1052,7 @@ def _pass_to_children(node, input_grads, needed, buffers, dependencies, ready):
         waiting = dependencies[child] - 1
         dependencies[child] = waiting
         if waiting == 0:
-            heapq.heappush(ready, (-child._seq, id(child), child))
+            heapq.heappush(ready, (-child._seq, next(_ready_order), child))
 
 
 def _new_buffer(node, nr, grad):
@@ -1068,7 +1072,7 @@ def _pass_nothing(node, dependencies, buffers, ready):
         if child is not None:
             dependencies[child] -= 1
             if dependencies[child] == 0:
-                heapq.heappush(ready, (-child._seq, id(child), child))
+                heapq.heappush(ready, (-child._seq, next(_ready_order), child))
 
 
 def _finish(node, retain_graph):
