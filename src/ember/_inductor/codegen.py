@@ -26,7 +26,7 @@ Example::
 
 from __future__ import annotations
 
-__all__ = ["Chain"]
+__all__ = ["Chain", "SourceWriter"]
 
 
 class Chain:
@@ -118,3 +118,46 @@ def _compile(source, names, name):
     namespace = dict(names)
     exec(compile(source, f"<ember fused chain {name}>", "exec"), namespace)
     return namespace[name]
+
+
+class SourceWriter:
+    """What the writers of generated straight-line code share: a name per graph value
+    (``v0``, ``v1``...), objects bound into the function's globals under fresh names, and the
+    final ``exec``. ``replay.py`` (tensors through ember's operators) and ``joint.py``
+    (arrays through the kernels) subclass it.
+
+    Example::
+
+        >>> writer = SourceWriter({"x": 1})
+        >>> writer.bind("K", 2)
+        'K1'
+        >>> writer.compiled("def f(): return x + K1", "f", "<example>")()
+        3
+    """
+
+    def __init__(self, names):
+        self.names = dict(names)
+        self.variables = {}
+        self.lines = []
+
+    def variable(self, value):
+        """The name of ``value`` in the generated code."""
+        name = self.variables.get(value)
+        if name is None:
+            name = self.variables[value] = f"v{len(self.variables)}"
+        return name
+
+    def bind(self, prefix, obj):
+        """A fresh global name for ``obj`` in the generated code."""
+        name = f"{prefix}{len(self.names)}"
+        self.names[name] = obj
+        return name
+
+    def compiled(self, source, name, filename):
+        """The function ``name`` defined by ``source``, with the bound names as globals and
+        its source kept as ``.source``."""
+        namespace = dict(self.names)
+        exec(compile(source, filename, "exec"), namespace)
+        function = namespace[name]
+        function.source = source
+        return function

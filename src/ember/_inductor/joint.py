@@ -57,6 +57,7 @@ from ..jit._tracer import Tracer, paused, tracing
 from ..ops._registry import Op, _as_array, assign_inplace, autocast_state, wrap
 from . import buffers
 from .buffers import BufferPlan, plan_reuse
+from .codegen import SourceWriter
 
 __all__ = ["compile_joint", "JointUnsupported", "fuse_bias_products",
            "sum_columns_by_product"]
@@ -716,7 +717,7 @@ def _grad_positions(trace):
 # ---------------------------------------------------------------- generated array code
 
 
-class ArrayCode:
+class ArrayCode(SourceWriter):
     """Straight-line Python running a graph on arrays: each operator's kernel called
     directly (``v3 = K2(xp, v1, v2, **P2)``), parameters read by name per call, fused
     element-wise chains as one kernel when their operands fit one buffer, each temporary
@@ -732,14 +733,12 @@ class ArrayCode:
     """
 
     def __init__(self, graph, attrs, xp, device, name):
+        super().__init__({"xp": xp, "read": attrs.__getitem__, "ND": type(xp.zeros(0)),
+                          "AS": lambda a: _as_array(a, device), "wrap": wrap, "DEV": device,
+                          "assign_inplace": assign_inplace, "no_grad": grad_mode.no_grad,
+                          "REFS": sys.getrefcount})
         self.graph = graph
         self.name = name
-        self.names = {"xp": xp, "read": attrs.__getitem__, "ND": type(xp.zeros(0)),
-                      "AS": lambda a: _as_array(a, device), "wrap": wrap, "DEV": device,
-                      "assign_inplace": assign_inplace, "no_grad": grad_mode.no_grad,
-                      "REFS": sys.getrefcount}
-        self.variables = {}
-        self.lines = []
 
     def function(self):
         graph = self.graph
@@ -762,23 +761,9 @@ class ArrayCode:
         results = ", ".join(self.variable(v) for v in graph.output_values())
         self.lines.append(f"    return [{results}]")
         source = f"def {self.name}(arrays):\n" + "\n".join(self.lines)
-        namespace = dict(self.names)
-        exec(compile(source, f"<ember joint graph {self.name}>", "exec"), namespace)
-        function = namespace[self.name]
-        function.source = source
+        function = self.compiled(source, self.name, f"<ember joint graph {self.name}>")
         function.buffers_reused = plan.count
         return function
-
-    def variable(self, value):
-        name = self.variables.get(value)
-        if name is None:
-            name = self.variables[value] = f"v{len(self.variables)}"
-        return name
-
-    def bind(self, prefix, obj):
-        name = f"{prefix}{len(self.names)}"
-        self.names[name] = obj
-        return name
 
     def emit(self, line):
         self.lines.append("    " + line)

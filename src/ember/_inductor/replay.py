@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ..jit._ir import CALL, CONSTANT, COPY, FUSED, GET_ATTR, OP, Value
 from ..ops._registry import assign_inplace
+from .codegen import SourceWriter
 
 __all__ = ["generate", "can_generate"]
 
@@ -55,14 +56,12 @@ def generate(graph, attrs):
     return _Writer(graph, attrs).function()
 
 
-class _Writer:
+class _Writer(SourceWriter):
     """Writes the source of one graph's replay and the names it binds."""
 
     def __init__(self, graph, attrs):
+        super().__init__({"read": attrs.__getitem__, "assign_inplace": assign_inplace})
         self.graph = graph
-        self.names = {"read": attrs.__getitem__, "assign_inplace": assign_inplace}
-        self.variables = {}
-        self.lines = []
 
     def function(self):
         graph = self.graph
@@ -77,22 +76,7 @@ class _Writer:
             self.node(k, node)
         self.lines.append(f"    return {self.tree(graph.output)}")
         source = "def replay(tensors):\n" + "\n".join(self.lines)
-        namespace = dict(self.names)
-        exec(compile(source, "<ember compiled graph>", "exec"), namespace)
-        replay = namespace["replay"]
-        replay.source = source
-        return replay
-
-    def variable(self, value):
-        name = self.variables.get(value)
-        if name is None:
-            name = self.variables[value] = f"v{len(self.variables)}"
-        return name
-
-    def bind(self, prefix, obj):
-        name = f"{prefix}{len(self.names)}"
-        self.names[name] = obj
-        return name
+        return self.compiled(source, "replay", "<ember compiled graph>")
 
     def node(self, k, node):
         outputs = [self.variable(v) for v in node.outputs]
