@@ -67,12 +67,30 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                                f"{_short(x)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    _refuse_forward_ad(x1, x2, p, compute_mode)
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == 0:  # torch's kernel counts min(ceil(|d|), 1), so NaN stays NaN (vector_norm: 1)
         return diff.abs().ceil().clamp_max(1).sum(-1)
     if p == math.inf:
         return cdist_max_norm_op(diff)
     return _vector_norm(diff, float(p), (diff._data.ndim - 1,), False)
+
+
+def _refuse_forward_ad(x1, x2, p, compute_mode):
+    """torch's NotImplementedError when ``x1`` or ``x2`` carries a forward-mode tangent: its
+    ``cdist`` kernels (``_euclidean_dist`` for large Euclidean inputs, ``_cdist_forward``
+    otherwise) have a backward formula but no forward-mode one, for every ``p``."""
+    from ...autograd import forward_ad
+
+    if forward_ad._state.level is None or not (forward_ad.is_dual(x1) or forward_ad.is_dual(x2)):
+        return
+    rows = max(x1._data.shape[-2], x2._data.shape[-2])
+    euclidean = p == 2 and x1._data.size and x2._data.size and (
+        compute_mode == "use_mm_for_euclid_dist"
+        or (compute_mode in (None, "use_mm_for_euclid_dist_if_necessary") and rows > 25))
+    kernel = "_euclidean_dist" if euclidean else "_cdist_forward"
+    raise NotImplementedError(f"Trying to use forward AD with {kernel} that does not support "
+                              "it because it has not been implemented yet.")
 
 
 @defop("cdist_max_norm", meta=lambda diff: (diff.shape[:-1], diff.dtype), save_output=True,
