@@ -69,3 +69,76 @@ def test_cdist_without_tangent_still_differentiates_as_torch():
     torch.cdist(t1, t2).sum().backward()
     ember.cdist(e1, e2).sum().backward()
     np.testing.assert_allclose(e1.grad.numpy(), t1.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- binary cross entropy weights
+
+
+def _bce_with_logits_call(lib, names, grad_mode, rows):
+    """``binary_cross_entropy_with_logits`` with the weights ``names`` requiring grad, under
+    ``grad_mode`` (a context-manager name of ``lib`` or None), then backward."""
+    x = lib.tensor(np.linspace(-2, 2, 3 * rows, dtype=np.float32).reshape(rows, 3),
+                   requires_grad=True)
+    y = lib.tensor(np.linspace(0, 1, 3 * rows, dtype=np.float32).reshape(rows, 3))
+    weights = {name: lib.tensor([0.5, 1.5, 2.0], requires_grad=name in names)
+               for name in ("weight", "pos_weight")}
+    context = getattr(lib, grad_mode)() if grad_mode else _nothing()
+    with context:
+        loss = lib.nn.functional.binary_cross_entropy_with_logits(x, y, **weights)
+    if loss.requires_grad:
+        loss.backward()
+    return loss
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize("names", [(), ("weight",), ("pos_weight",), ("weight", "pos_weight")])
+@pytest.mark.parametrize("grad_mode", [None, "no_grad", "inference_mode"])
+@pytest.mark.parametrize("rows", [1, 2])
+def test_bce_with_logits_weight_requiring_grad_as_torch(names, grad_mode, rows):
+    expected = _outcome(lambda: _bce_with_logits_call(torch, names, grad_mode, rows))
+    got = _outcome(lambda: _bce_with_logits_call(ember, names, grad_mode, rows))
+    assert got == expected
+    if expected[0] == "ok":
+        np.testing.assert_allclose(
+            _bce_with_logits_call(ember, names, grad_mode, rows).detach().numpy(),
+            _bce_with_logits_call(torch, names, grad_mode, rows).detach().numpy(), rtol=1e-6)
+
+
+def _bce_call(lib, weight_grad, target_grad, grad_mode, inputs_ok=True, weights=(0.5, 2., 1.)):
+    x = lib.tensor([0.2, 0.7, 0.9] if inputs_ok else [0.2, 1.7, 0.9], requires_grad=True)
+    y = lib.tensor([0., 1., 1.], requires_grad=target_grad)
+    w = lib.tensor(weights, requires_grad=weight_grad)
+    context = getattr(lib, grad_mode)() if grad_mode else _nothing()
+    with context:
+        loss = lib.nn.functional.binary_cross_entropy(x, y, weight=w)
+    if loss.requires_grad:
+        loss.backward()
+    return loss, x.grad
+
+
+@pytest.mark.parametrize("weight_grad", [False, True])
+@pytest.mark.parametrize("target_grad", [False, True])
+@pytest.mark.parametrize("grad_mode", [None, "no_grad"])
+@pytest.mark.parametrize("inputs_ok", [True, False])
+@pytest.mark.parametrize("weights", [(0.5, 2., 1.), ((1.,), (2.,))])  # the second: [2, 3]
+def test_bce_weight_requiring_grad_as_torch(weight_grad, target_grad, grad_mode, inputs_ok,
+                                            weights):
+    expected = _outcome(lambda: _bce_call(torch, weight_grad, target_grad, grad_mode,
+                                          inputs_ok, weights))
+    got = _outcome(lambda: _bce_call(ember, weight_grad, target_grad, grad_mode, inputs_ok,
+                                     weights))
+    assert got == expected
+    if expected[0] == "ok":
+        for e, t in zip(_bce_call(ember, weight_grad, target_grad, grad_mode, weights=weights),
+                        _bce_call(torch, weight_grad, target_grad, grad_mode, weights=weights)):
+            if t is None:
+                assert e is None
+            else:
+                np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-5)

@@ -388,6 +388,23 @@ def _bce_derivative(ctx, grad):
     return grad_x, grad_t
 
 
+def _refuse_weight_grads(function, **weights):
+    """torch's RuntimeError when a weight that requires grad meets grad mode: its binary
+    cross-entropy kernels have no derivative for their weights, and refuse them up front.
+
+    Example::
+
+        >>> _refuse_weight_grads("binary_cross_entropy", weight=ember.ones(2))  # no grad: fine
+    """
+    if not grad_mode.state.enabled:
+        return
+    for name, weight in weights.items():
+        if weight is not None and weight.requires_grad:
+            raise RuntimeError(f"The function '{function}' is not differentiable with respect "
+                               f"to argument '{name}'. This input cannot have requires_grad "
+                               "True.")
+
+
 @autocast_policy(cpu="fp32", cuda="banned")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
@@ -404,10 +421,15 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"input size ({_size(input.shape)}) is deprecated. Please ensure they "
                          "have the same size.")
     _check_same_dtype(input, target, "Found dtype {1} but expected {0}")
+    if weight is not None:
+        weight = weight.expand(np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+    _refuse_weight_grads("binary_cross_entropy", weight=weight)
     loss = _bce_op(input, target)
     if weight is not None:
-        loss = loss * weight.expand(np.broadcast_shapes(tuple(target.shape),
-                                                        tuple(weight.shape)))
+        if weight.shape != loss.shape:  # torch scales the loss in place
+            raise RuntimeError(f"output with shape {list(loss.shape)} doesn't match the "
+                               f"broadcast shape {list(weight.shape)}")
+        loss = loss * weight
     return _reduce(loss, reduction)
 
 
@@ -425,6 +447,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({_size(target.shape)}) must be the same as input size "
                          f"({_size(input.shape)})")
+    _refuse_weight_grads("binary_cross_entropy_with_logits", weight=weight,
+                         pos_weight=pos_weight)
     # in place as torch computes it, so each product keeps the type and shape of its left
     # operand: an integer target is torch's cast error, a float64 input gives a float32 loss
     log_sig = logsigmoid(input)
