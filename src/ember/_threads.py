@@ -1,5 +1,12 @@
-"""Thread settings: ``set_num_threads`` limits the BLAS/OpenMP pools (through threadpoolctl);
-the inter-op value is kept for code that asks for it (ember runs ops on the calling thread).
+"""Thread settings: ``set_num_threads`` gives its count to ONE thread pool (through
+threadpoolctl) and holds every other pool at one thread; the inter-op value is kept for code that
+asks for it (ember runs ops on the calling thread).
+
+The pools: oneDNN's OpenMP threads (convolutions, float32 GEMMs, once oneDNN is loaded), NumPy's
+OpenBLAS and SciPy's own OpenBLAS. An idle OpenBLAS thread spins for up to ~0.1 s waiting for
+the next call, so with two threaded pools the pool doing the work found its threads' cores taken
+by the other pool's spinners and waited out whole scheduler ticks (LeNet step on 2 cores: 5.7 ms
+at one thread, 44-160 ms at two). With one threaded pool nothing competes.
 
 Example::
 
@@ -16,7 +23,6 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
 
 _num_threads = None
 _num_interop_threads = None
-_limiter = None
 
 
 def _check_positive(n, name):
@@ -62,15 +68,47 @@ def set_num_threads(n):
 
         >>> ember.set_num_threads(2)
     """
-    global _num_threads, _limiter
+    global _num_threads
     _check_positive(n, "set_num_threads")
-    try:
-        from threadpoolctl import threadpool_limits
-
-        _limiter = threadpool_limits(limits=n)
-    except ImportError:
-        _limiter = None
     _num_threads = n
+    apply_thread_limits()
+
+
+def apply_thread_limits():
+    """Give ember's thread count to the one pool that runs its kernels, one thread to the others:
+    oneDNN's OpenMP pool once oneDNN is loaded (it then runs the float32 GEMMs too), else NumPy's
+    BLAS. Called again whenever a library with a pool loads (oneDNN, SciPy's BLAS).
+
+    Example::
+
+        >>> apply_thread_limits()
+    """
+    n = get_num_threads()
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return
+    openmp_runs_kernels = _onednn_loaded()
+    for pool in ThreadpoolController().lib_controllers:
+        if pool.user_api == "openmp":
+            pool.set_num_threads(n)
+        elif openmp_runs_kernels or not _is_numpys(pool.filepath):
+            pool.set_num_threads(1)
+        else:
+            pool.set_num_threads(n)
+
+
+def _onednn_loaded():
+    import sys
+
+    onednn = sys.modules.get("ember.nn._functional._onednn")
+    return onednn is not None and onednn._library is not None
+
+
+def _is_numpys(path):
+    """Whether the BLAS library at ``path`` is NumPy's (a wheel's ``numpy.libs``, or the one
+    library of a system NumPy's environment, which has no SciPy copy beside it)."""
+    return "numpy" in os.path.basename(os.path.dirname(path)) or "scipy" not in path
 
 
 def get_num_interop_threads():

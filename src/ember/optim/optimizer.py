@@ -594,14 +594,13 @@ def _add_scaled_(y, x, alpha):
 
 
 def _load_axpy():
-    """SciPy's BLAS ``axpy`` by dtype. SciPy ships its own OpenBLAS, loaded only now: it gets
-    ember's thread count (its default threads cost more than one small update)."""
+    """SciPy's BLAS ``axpy`` by dtype. SciPy ships its own OpenBLAS, loaded only now: it is held
+    at one thread (``ember._threads``: its idle threads would spin beside the working pool)."""
     from scipy.linalg import blas
 
     from .. import _threads
 
-    if _threads._num_threads is not None:
-        _threads.set_num_threads(_threads._num_threads)
+    _threads.apply_thread_limits()
     return {np.dtype(np.float32): blas.saxpy, np.dtype(np.float64): blas.daxpy}
 
 

@@ -186,12 +186,12 @@ def _passive_openmp_threads():
 
 
 def _follow_thread_setting():
-    """oneDNN runs on OpenMP, loaded only now: give it ember's thread count (later changes
-    reach it through ``ember.set_num_threads``, whose threadpoolctl limits cover OpenMP)."""
+    """oneDNN runs on OpenMP, loaded only now: its pool takes ember's thread count and the BLAS
+    pools drop to one thread (see ``ember._threads``), also when the count is the default
+    (later changes reach it through ``ember.set_num_threads``)."""
     from ... import _threads
 
-    if _threads._num_threads is not None:
-        _threads.set_num_threads(_threads._num_threads)
+    _threads.apply_thread_limits()
 
 
 def _after_fork_in_child():

@@ -22,7 +22,6 @@ import ctypes
 
 import numpy as np
 
-from ... import _threads
 from ..._array_address import data_address
 
 _F32 = np.dtype(np.float32)
@@ -101,13 +100,12 @@ def sgemm(a, b, out=None, bias=None):
 
 
 def _enabled():
-    """oneDNN's GEMM is in use: loaded, switched on, and ember set to one thread. With more
-    threads its OpenMP workers, which sleep between calls (passive waiting, see _onednn), woke
-    too slowly for the short GEMMs of a training step (MLP step on 2 threads 0.82 -> 1.16 ms);
-    OpenBLAS's own threads keep those."""
+    """oneDNN's GEMM is in use: loaded and switched on, at any thread count. Once oneDNN is
+    loaded its OpenMP pool is the one that gets ember's threads and NumPy's BLAS runs on one
+    (``ember._threads``), so oneDNN's GEMM is the threaded one."""
     if _gemm is None:
         _bound_sgemm()
-    return _gemm is not False and _threads._num_threads == 1 and _onednn.available()
+    return _gemm is not False and _onednn.available()
 
 
 def matmul_cpu_kernel(generic):
