@@ -26,9 +26,12 @@ _num_interop_threads = None
 
 
 def _check_positive(n, name):
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"{name}(): argument 'int' (position 1) must be int, not "
-                        f"{type(n).__name__}")
+    """torch's checks: a Python or NumPy integer (not a bool, not an ``__index__`` object),
+    then a positive one; RuntimeError for both."""
+    import numpy as np
+
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise RuntimeError(f"{name} expects an int, but got {type(n).__name__}")
     if n <= 0:
         raise RuntimeError(f"{name} expects a positive integer")
 
@@ -70,7 +73,7 @@ def set_num_threads(n):
     """
     global _num_threads
     _check_positive(n, "set_num_threads")
-    _num_threads = n
+    _num_threads = int(n)
     apply_thread_limits()
 
 
@@ -134,4 +137,4 @@ def set_num_interop_threads(n):
     """
     global _num_interop_threads
     _check_positive(n, "set_num_interop_threads")
-    _num_interop_threads = n
+    _num_interop_threads = int(n)
