@@ -67,6 +67,29 @@ def _make_grads(outputs, grad_outputs):
     return grads
 
 
+def _stand_ins(inputs):
+    """The tensors autograd differentiates for ``inputs`` (a sparse tensor's values for the
+    sparse tensor), and for each a map of their gradient back to the input's (None: same).
+
+    Example::
+
+        >>> _stand_ins((ember.ones(2),))[1]
+        [None]
+    """
+    tensor_type = graph._tensor_type()
+    tensors, back = [], []
+    for t in inputs:
+        stand_in = None if type(t) is tensor_type else getattr(t, "_autograd_stand_in", None)
+        if stand_in is None:
+            tensors.append(t)
+            back.append(None)
+        else:
+            values, to_input = stand_in()
+            tensors.append(values)
+            back.append(to_input)
+    return tuple(tensors), back
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's leaves.
 
@@ -84,6 +107,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if inputs is not None and len(inputs) == 0:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         grads = _make_grads(outputs, grad_tensors)
+        if inputs is not None:
+            inputs = _stand_ins(inputs)[0]
         graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
                            accumulate=True)
     except Exception as error:
@@ -116,10 +141,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if not t.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
         grads = _make_grads(outputs, _as_tuple(grad_outputs))
-        result = graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
-                                    accumulate=False)
+        stand_ins, to_inputs = _stand_ins(inputs)
+        result = graph.run_backward(outputs, grads, retain_graph, create_graph,
+                                    inputs=stand_ins, accumulate=False)
         final = []
-        for index, (t, g) in enumerate(zip(inputs, result)):
+        for index, (t, g, to_input) in enumerate(zip(inputs, result, to_inputs)):
+            if g is not None and to_input is not None:
+                g = to_input(g)
             if g is None:
                 if materialize_grads:
                     from ..ops.creation import zeros_like

@@ -51,6 +51,8 @@ class Parameter(Tensor):
             from ..distributed.tensor._api import as_parameter
 
             return as_parameter(data, requires_grad=requires_grad)
+        if cls is Parameter and hasattr(type(data), "_as_parameter"):
+            return data._as_parameter(requires_grad)  # a sparse tensor: no dense memory
         obj = _share(cls, data.detach())
         if requires_grad:
             obj.requires_grad_(True)

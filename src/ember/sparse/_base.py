@@ -580,14 +580,53 @@ class SparseTensorBase(Tensor):
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
-            memo[id(self)] = self._copy_for_deepcopy()
+            copy = self._copy_for_deepcopy()
+            copy.__class__ = type(self)  # a sparse parameter's copy is one too
+            memo[id(self)] = copy
         return memo[id(self)]
+
+    def _as_parameter(self, requires_grad):
+        """``nn.Parameter(self, requires_grad)``: the same indices and values, detached, as
+        an instance of both this layout's class and ``Parameter`` (as torch's sparse
+        parameters are), so that modules register it."""
+        parameter = self.detach()
+        parameter.__class__ = _parameter_class(type(self))
+        return parameter.requires_grad_() if requires_grad else parameter
 
 
 # A sparse tensor has none of a dense tensor's fields (``_device`` is its values' device).
 for _field in Tensor.__slots__:
     if _field not in ("_device", "__dict__", "__weakref__"):
         setattr(SparseTensorBase, _field, _dense_field(_field))
+
+
+_PARAMETER_CLASSES = {}  # sparse class -> its nn.Parameter subclass (made on first use)
+
+
+def _parameter_class(sparse_class):
+    """The class of ``nn.Parameter``s of layout class ``sparse_class``: a subclass of both,
+    made on first use (``ember.nn`` imports after ``ember.sparse``).
+
+    Example::
+
+        >>> _parameter_class(ember.sparse.SparseCOOTensor).__name__
+        'SparseCOOTensorParameter'
+    """
+    klass = _PARAMETER_CLASSES.get(sparse_class)
+    if klass is None:
+        from ..nn.parameter import Parameter
+
+        def __init__(self, data=None, requires_grad=True):
+            pass  # made by Parameter.__new__ (through _as_parameter), which returns it whole
+
+        def __repr__(self):
+            return "Parameter containing:\n" + sparse_class.__repr__(self)
+
+        klass = type(sparse_class.__name__ + "Parameter", (sparse_class, Parameter),
+                     {"__slots__": (), "__init__": __init__, "__repr__": __repr__,
+                      "__module__": __name__})
+        _PARAMETER_CLASSES[sparse_class] = klass
+    return klass
 
 
 def is_strided(value):

@@ -152,6 +152,28 @@ class SparseCompressedTensor(SparseTensorBase):
     def grad(self):
         raise self._unsupported()
 
+    # torch gives a compressed leaf a strided gradient (non-zero off the pattern too), which
+    # its values' gradient cannot give: ember refuses these, naming the operation
+
+    def _autograd_stand_in(self):
+        raise NotImplementedError(
+            f"autograd.grad (or backward(inputs=...)) with respect to a sparse "
+            f"{self._kind_name()} tensor is not supported by ember: differentiate with "
+            f"respect to its values() or use a COO tensor (to_sparse())")
+
+    def register_hook(self, hook):
+        raise NotImplementedError(
+            f"register_hook on a sparse {self._kind_name()} tensor is not supported by ember: "
+            f"register it on its values() or use a COO tensor (to_sparse())")
+
+    def _as_parameter(self, requires_grad):
+        if requires_grad:
+            raise NotImplementedError(
+                f"nn.Parameter of a sparse {self._kind_name()} tensor that requires grad is "
+                f"not supported by ember (a compressed leaf gets no gradient): use a COO "
+                f"tensor (to_sparse()) or requires_grad=False")
+        return super()._as_parameter(requires_grad)
+
     # ------------------------------------------------------------ refusals and copies
 
     _impl_name = "SparseCsrTensorImpl"  # torch's class for both layouts, in its errors

@@ -161,11 +161,48 @@ class SparseCOOTensor(SparseTensorBase):
         """The gradient of a leaf, as a sparse tensor on this tensor's coalesced pattern."""
         if not self._owns_values or self._vals.grad is None:
             return None
+        return self._sparse_gradient(self._vals.grad)
+
+    def _sparse_gradient(self, values_grad):
+        """The gradient of this tensor from ``values_grad``, its values' gradient: a sparse
+        tensor on the coalesced pattern, as torch's sparse gradients are."""
         # Every duplicate of one position receives the same gradient (the derivative with
         # respect to that position), so the pattern's value is any one of them, not their sum.
         from ._ops import first_of_duplicates
 
-        return first_of_duplicates(self._idx, self._vals.grad, self._size)
+        return first_of_duplicates(self._idx, values_grad, self._size)
+
+    def _values_gradient(self, grad):
+        """The values' gradient from ``grad``, a gradient of this whole tensor (sparse or
+        dense): each stored value gets ``grad``'s element at its position."""
+        dense = grad.to_dense() if isinstance(grad, SparseTensorBase) else grad
+        return dense[tuple(self._idx)]
+
+    def _autograd_stand_in(self):
+        """The tensor autograd differentiates for this one (its values), and the map from
+        that tensor's gradient to this one's (see ``ember.autograd.grad``)."""
+        return self._vals, self._sparse_gradient
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` with this tensor's sparse gradient whenever it is computed;
+        a returned tensor (sparse or dense) replaces it. Returns a handle with ``remove()``.
+
+        Example::
+
+            >>> s = ember.sparse_coo_tensor([[0, 2]], [1., 2.], (3,), requires_grad=True)
+            >>> handle = s.register_hook(lambda g: g * 2)
+            >>> ember.sparse.sum(s * 3).backward(); s.grad.to_dense()
+            tensor([6., 0., 6.])
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+
+        def on_values(values_grad):
+            replaced = hook(self._sparse_gradient(values_grad))
+            return None if replaced is None else self._values_gradient(replaced)
+
+        return self._vals.register_hook(on_values)
 
     @grad.setter
     def grad(self, value):
