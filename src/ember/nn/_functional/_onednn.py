@@ -32,6 +32,7 @@ import threading
 
 import numpy as np
 
+from ... import _threads
 from ..._array_address import data_address
 
 __all__ = ["available", "cpu_kernel", "forward", "backward_data", "backward_weights", "gelu",
@@ -189,8 +190,6 @@ def _follow_thread_setting():
     """oneDNN runs on OpenMP, loaded only now: its pool takes ember's thread count and the BLAS
     pools drop to one thread (see ``ember._threads``), also when the count is the default
     (later changes reach it through ``ember.set_num_threads``)."""
-    from ... import _threads
-
     _threads.apply_thread_limits()
 
 
@@ -352,8 +351,11 @@ def _plan(kind, shapes, stride, padding, dilation):
 
 
 def _cached_plan(key, build):
-    """The plan cached under ``key``, made by ``build()`` on first use; None where oneDNN has
-    no implementation (remembered too). Call with ``_load_lock`` held."""
+    """The plan cached under ``key`` and the thread count, made by ``build()`` on first use;
+    None where oneDNN has no implementation (remembered too). Call with ``_load_lock`` held.
+    A primitive splits its work for the OpenMP thread count of its making and keeps that split
+    (made at 2 threads it ran on 2 after ``set_num_threads(1)``), so each count has its own."""
+    key = (key, _threads._num_threads)
     plan = _PLANS.get(key)
     if plan is None:
         try:
