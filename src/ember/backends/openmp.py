@@ -1,7 +1,8 @@
 """``ember.backends.openmp``: intra-op CPU parallelism, as ``torch.backends.openmp``.
 
-:func:`is_available` answers True, as torch's CPU build: ember's CPU kernels run on a thread
-pool (NumPy's BLAS) whose size :func:`ember.set_num_threads` sets, as torch's OpenMP pool.
+:func:`is_available` answers True, as torch's CPU build: ember's CPU kernels run on one
+thread pool whose size :func:`ember.set_num_threads` sets, as torch's OpenMP pool (oneDNN's
+OpenMP threads when oneDNN is installed, else NumPy's BLAS).
 
 Example::
 
