@@ -282,3 +282,49 @@ def test_csr_autograd_refusals_are_typed_and_named():
     for (kind, message), operation in zip(got[::2] + got[3:], ("nn.Parameter", "autograd.grad",
                                                                  "register_hook")):
         assert kind == "NotImplementedError" and operation in message
+
+
+def _module_with_sparse_parameter(lib):
+    module = lib.nn.Module()
+    module.weight = lib.nn.Parameter(_sparse_leaf(lib, "uncoalesced", False))
+    _PATHS["sparse.mm"](lib, module.weight).backward()
+    return module
+
+
+@pytest.mark.parametrize("cast", ["double", "half", "float"])
+def test_module_cast_of_sparse_parameter_as_torch(cast):
+    results = []
+    for lib in (ember, torch):
+        module = _module_with_sparse_parameter(lib)
+        p = module.weight
+        getattr(module, cast)()
+        assert module.weight is p
+        results.append((str(p.dtype).split(".")[-1], p.is_sparse, p.requires_grad, p.is_leaf,
+                        isinstance(p, lib.nn.Parameter), str(p.grad.dtype).split(".")[-1],
+                        p.to_dense().detach().float().numpy().tolist(),
+                        p.grad.to_dense().float().numpy().tolist()))
+    assert results[0] == results[1]
+
+
+def test_parameter_of_sparse_parameter_as_torch():
+    got, expected = (lib.nn.Parameter(lib.nn.Parameter(_sparse_leaf(lib, "coalesced", False)))
+                     for lib in (ember, torch))
+    assert isinstance(got, ember.nn.Parameter) and isinstance(expected, torch.nn.Parameter)
+    assert type(got).__mro__.count(ember.nn.Parameter) == 1
+    _assert_same_sparse(got, expected)
+
+
+def test_optimizer_step_on_sparse_parameter():
+    """torch's SGD updates a sparse parameter; ember's optimisers (dense arrays) refuse it
+    with NotImplementedError naming the step (docs/sparse.md), and Adam refuses it as
+    torch does (no sparse gradients)."""
+    outcomes = {}
+    for lib in (ember, torch):
+        for name in ("SGD", "Adam"):
+            module = _module_with_sparse_parameter(lib)
+            optimizer = getattr(lib.optim, name)(module.parameters(), lr=0.1)
+            outcomes[lib.__name__, name] = _outcome(optimizer.step)
+    assert outcomes["torch", "SGD"] == ("ok", None)
+    assert outcomes["ember", "SGD"][0] == "NotImplementedError"
+    assert "SGD.step" in outcomes["ember", "SGD"][1]
+    assert outcomes["ember", "Adam"] == outcomes["torch", "Adam"]

@@ -319,6 +319,8 @@ class Optimizer:
                     continue
                 if isinstance(grad, SparseTensorBase):  # before any state is made, as torch
                     grad = self._dense_gradient(p, group)
+                    if isinstance(p, SparseTensorBase):
+                        raise _sparse_parameter_refusal(self, p)
                 state = state_for_step(p, group)
                 arrays = _prepare(p, maximize, grad)
                 if arrays is not None:
@@ -521,6 +523,15 @@ def _real(array):
         return array
     real = np.float32 if array.dtype == np.complex64 else np.float64
     return array[..., None].view(real)
+
+
+def _sparse_parameter_refusal(optimizer, p):
+    """The error for a sparse parameter (``nn.Parameter(sparse)``), which torch's SGD and
+    Adagrad update and ember's optimisers, working on dense arrays, do not."""
+    return NotImplementedError(
+        f"{type(optimizer).__name__}.step: ember's optimizers update dense parameters only, "
+        f"not a sparse parameter (layout {p.layout}); keep the parameter dense or update its "
+        f"values yourself")
 
 
 def _empty_sparse_like(sparse):

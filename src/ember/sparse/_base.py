@@ -585,6 +585,24 @@ class SparseTensorBase(Tensor):
             memo[id(self)] = copy
         return memo[id(self)]
 
+    def _module_apply(self, fn):
+        """``Module._apply(fn)`` (``.double()``, ``.to(device)``...) on this sparse parameter:
+        it holds ``fn(self)``'s indices and values from now on, a leaf as before, its
+        gradient converted by ``fn`` too."""
+        from ..autograd.grad_mode import no_grad
+
+        requires_grad = self.requires_grad
+        with no_grad():
+            new = fn(self)
+            grad = fn(self.grad) if requires_grad and self.grad is not None else None
+        self._take(new)
+        if requires_grad:  # a fresh leaf on the new values (``fn`` may return ``self``)
+            self._vals, self._owns_values = self._vals.detach(), False
+            self.requires_grad_()
+            if grad is not None:
+                self._vals.grad = self._values_gradient(grad)
+        return self
+
     def _as_parameter(self, requires_grad):
         """``nn.Parameter(self, requires_grad)``: the same indices and values, detached, as
         an instance of both this layout's class and ``Parameter`` (as torch's sparse
@@ -612,6 +630,7 @@ def _parameter_class(sparse_class):
         >>> _parameter_class(ember.sparse.SparseCOOTensor).__name__
         'SparseCOOTensorParameter'
     """
+    sparse_class = getattr(sparse_class, "_layout_class", sparse_class)  # (a parameter's)
     klass = _PARAMETER_CLASSES.get(sparse_class)
     if klass is None:
         from ..nn.parameter import Parameter
@@ -624,7 +643,7 @@ def _parameter_class(sparse_class):
 
         klass = type(sparse_class.__name__ + "Parameter", (sparse_class, Parameter),
                      {"__slots__": (), "__init__": __init__, "__repr__": __repr__,
-                      "__module__": __name__})
+                      "__module__": __name__, "_layout_class": sparse_class})
         _PARAMETER_CLASSES[sparse_class] = klass
     return klass
 

@@ -570,6 +570,9 @@ class Module:
         for param in self._parameters.values():
             if param is None or is_lazy(param):
                 continue
+            if hasattr(type(param), "_module_apply"):  # sparse: no dense memory to replace
+                param._module_apply(fn)
+                continue
             with grad_mode.no_grad():
                 new = fn(param)
             param._data, param._device = new._data, new._device
