@@ -54,6 +54,9 @@ def _make_grads(outputs, grad_outputs):
     for i, out in enumerate(outputs):
         g = grad_outputs[i] if grad_outputs is not None else None
         if g is None:
+            if not out.requires_grad:  # the engine names it ("element i of tensors ...")
+                grads.append(None)
+                continue
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not (out.dtype.is_floating_point or out.dtype.is_complex):
@@ -137,10 +140,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if materialize_grads and not allow_unused:
             raise ValueError("Expected allow_unused to be True or not passed when "
                              "materialize_grads=True, but got: allow_unused=False.")
+        grads = _make_grads(outputs, _as_tuple(grad_outputs))
+        # torch's engine checks the outputs before the inputs
+        for index, out in enumerate(outputs):
+            if not out.requires_grad:
+                raise RuntimeError(graph._NO_GRAD_FN.format(index))
         for t in inputs:
             if not t.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-        grads = _make_grads(outputs, _as_tuple(grad_outputs))
         stand_ins, to_inputs = _stand_ins(inputs)
         result = graph.run_backward(outputs, grads, retain_graph, create_graph,
                                     inputs=stand_ins, accumulate=False)

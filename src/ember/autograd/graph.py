@@ -38,6 +38,7 @@ _sequence = itertools.count()
 # infinite sequence number) break by the order they became ready: the same in every process
 # running the same program, which distributed gradient hooks (FSDP's reduce-scatters) rely on.
 _ready_order = itertools.count()
+_NO_GRAD_FN = "element {} of tensors does not require grad and does not have a grad_fn"
 
 _MODIFIED_INPLACE = (
     "one of the variables needed for gradient computation has been modified by an inplace "
@@ -882,11 +883,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     if retain_graph is None:
         retain_graph = create_graph
     roots, root_grads = [], []
-    for out, grad in zip(outputs, grad_outputs):
+    for index, (out, grad) in enumerate(zip(outputs, grad_outputs)):
         node, nr = edge_of(out)
         if node is None:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                               "grad_fn")
+            raise RuntimeError(_NO_GRAD_FN.format(index))
         roots.append((node, nr))
         root_grads.append(grad)
     order, dependencies = _discover(list({n for n, _ in roots}))
