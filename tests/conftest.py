@@ -239,3 +239,22 @@ def one_ember_thread():
     ember.set_num_threads(1)
     yield
     ember.set_num_threads(threads)
+
+
+def paired_models(make, seed=0, scale=0.5):
+    """The same model built by ``make(nn)`` in ember and torch, with the same seeded weights
+    and buffers (running variances kept positive)."""
+    e_model, t_model = make(ember.nn), make(torch.nn)
+    rng = np.random.default_rng(seed)
+    state = {}
+    for name, value in e_model.state_dict().items():
+        if value.dtype.is_floating_point:
+            array = rng.standard_normal(tuple(value.shape)).astype(np.float32) * scale
+            if "running_var" in name:
+                array = np.abs(array) + 0.5
+        else:
+            array = value.numpy()
+        state[name] = array
+    e_model.load_state_dict({k: ember.tensor(v) for k, v in state.items()})
+    t_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
+    return e_model, t_model

@@ -12,6 +12,7 @@ import torch._dynamo
 
 import ember
 from conftest import assert_same as _assert_same
+from conftest import paired_models as _pair
 from conftest import to_torch
 
 counters = ember._dynamo.utils.counters
@@ -43,24 +44,6 @@ def _fresh_caches():
     ember._dynamo.reset()
     torch._dynamo.reset()
     torch.distributions.Distribution.set_default_validate_args(validate)
-
-
-def _pair(make, seed=0):
-    """The same model in ember and torch, with the same weights and buffers."""
-    e_model, t_model = make(ember.nn), make(torch.nn)
-    rng = np.random.default_rng(seed)
-    state = {}
-    for name, value in e_model.state_dict().items():
-        if value.dtype.is_floating_point:
-            array = rng.standard_normal(tuple(value.shape)).astype(np.float32) * 0.5
-            if "running_var" in name:
-                array = np.abs(array) + 0.5
-        else:
-            array = value.numpy()
-        state[name] = array
-    e_model.load_state_dict({k: ember.tensor(v) for k, v in state.items()})
-    t_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
-    return e_model, t_model
 
 
 def _input(shape, seed=1, integers=None):
