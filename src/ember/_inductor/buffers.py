@@ -1,7 +1,7 @@
 """Buffer reuse in a joint graph's generated code: a temporary array that dies gives its
 memory to a later node of the same shape and dtype that can write into ``out=``.
 
-The generated forward and backward (``joint.ArrayCode``) are straight-line code, so which
+The generated forward and backward (``array_code.ArrayCode``) are straight-line code, so which
 array dies where is known when the code is written. :func:`plan_reuse` walks the graph once
 and pairs *receivers* with *donors*:
 
@@ -99,7 +99,7 @@ def receiver_kind(node, fits_one_buffer):
         return None
     if _fusible(node):
         return "elementwise"
-    from .joint import _MATMUL, _MM, mm_bias_op
+    from .joint_passes import _MATMUL, _MM, mm_bias_op
 
     matrices = node.op is _MM or node.op is mm_bias_op or node.op is _MATMUL and \
         all(v.shape is not None and len(v.shape) == 2 for v in node.inputs)
