@@ -108,3 +108,43 @@ def test_training_matches_torch_at_one_and_two_threads(restore_threads):
         ours = _train(ember, weights, x, y, threads)
         for a, b in zip(ours, reference):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+_INTEROP_PROGRAM = """
+import json, sys
+lib = __import__(sys.argv[1])
+steps = []
+
+def step(call):
+    try:
+        steps.append(["ok", call()])
+    except Exception as error:
+        steps.append([type(error).__name__, str(error)])
+
+a = lib.ones(64, 64)
+step(lambda: (a @ a).shape[0])  # parallel-capable work first: no reason to refuse
+step(lambda: lib.nn.functional.conv2d(lib.ones(1, 1, 8, 8), lib.ones(1, 1, 3, 3)).shape[-1])
+step(lambda: lib.set_num_threads(1))
+step(lambda: lib.set_num_interop_threads(0))  # a bad argument does not use up the one call
+step(lambda: lib.set_num_interop_threads(2))
+step(lib.get_num_interop_threads)
+step(lambda: lib.set_num_interop_threads(2))
+step(lambda: lib.set_num_interop_threads(3))
+step(lambda: lib.set_num_interop_threads(0))  # argument checks still come first
+step(lambda: lib.set_num_interop_threads(1.5))
+step(lib.get_num_interop_threads)
+print(json.dumps(steps))
+"""
+
+
+def _interop_steps(library):
+    # the one-call rule is per process: a fresh interpreter for each library
+    run = subprocess.run([sys.executable, "-c", _INTEROP_PROGRAM, library],
+                         capture_output=True, text=True, check=True)
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+def test_set_num_interop_threads_works_once_per_process_like_torch():
+    theirs = _interop_steps("torch")
+    assert theirs[6][0] == "RuntimeError"  # the oracle does refuse a second call
+    assert _interop_steps("ember") == theirs

@@ -23,6 +23,7 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
 
 _num_threads = None
 _num_interop_threads = None
+_interop_threads_set = False
 
 
 def _check_positive(n, name):
@@ -129,12 +130,18 @@ def get_num_interop_threads():
 
 
 def set_num_interop_threads(n):
-    """Set the inter-op thread count reported by :func:`get_num_interop_threads`.
+    """Set the inter-op thread count reported by :func:`get_num_interop_threads`, once per
+    process: like torch, a second call raises RuntimeError (torch's pool is fixed once made;
+    ember has no such pool, so only an earlier call counts, never earlier work).
 
     Example::
 
         >>> ember.set_num_interop_threads(1)
     """
-    global _num_interop_threads
+    global _num_interop_threads, _interop_threads_set
     _check_positive(n, "set_num_interop_threads")
+    if _interop_threads_set:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work "
+                           "has started or set_num_interop_threads called")
     _num_interop_threads = int(n)
+    _interop_threads_set = True
