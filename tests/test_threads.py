@@ -148,3 +148,18 @@ def test_set_num_interop_threads_works_once_per_process_like_torch():
     theirs = _interop_steps("torch")
     assert theirs[6][0] == "RuntimeError"  # the oracle does refuse a second call
     assert _interop_steps("ember") == theirs
+
+
+def test_skinny_product_at_two_threads_matches_torch_and_keeps_the_count(restore_threads):
+    # a 64x784 by 784x256 product runs on one thread (see _onednn_gemm), then the team is back
+    import ctypes
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 784), dtype=np.float32)
+    w = rng.standard_normal((784, 256), dtype=np.float32)
+    ember.set_num_threads(2)
+    ours = (ember.tensor(x) @ ember.tensor(w)).numpy()
+    theirs = (torch.tensor(x) @ torch.tensor(w)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-4)
+    if _onednn.available():
+        assert ctypes.CDLL("libgomp.so.1").omp_get_max_threads() == 2

@@ -29,9 +29,17 @@ _ITEM = _F32.itemsize
 # below about this many multiply-adds oneDNN's fixed cost per call (some 5 us) exceeds what
 # its faster kernel saves over OpenBLAS (64x120 by 120x84: 10 us on NumPy, 16 on oneDNN)
 _MIN_WORK = 1 << 20
+# a product with a dim below this runs on one thread even when ember has more: each element
+# of its largest operand or result then carries under this many multiply-adds, and the
+# single-threaded NumPy ops that next read them find the lines the other core touched in that
+# core's cache, which costs more than the second thread saved (2 cores, MLP 784-256-10 step,
+# batch 64: the SGD update of w1 took 34 -> 245 us after two-thread GEMMs, the step 672 us at
+# one thread, 760 at two; 680 at two with this rule; a GPT step's 1024x128x384 products gain)
+_MIN_THREADED_DIM = 128
 
 _onednn = None      # ember.nn._functional._onednn, imported on first use (it imports ember.nn)
 _gemm = None        # the bound ``dnnl_sgemm``, or False when oneDNN is not loaded
+_omp = None         # GNU OpenMP (``omp_get_max_threads``, ``omp_set_num_threads``) once bound
 
 
 def _bound_sgemm():
@@ -47,8 +55,31 @@ def _bound_sgemm():
     size, ptr, char, real = ctypes.c_int64, ctypes.c_void_p, ctypes.c_char, ctypes.c_float
     fn.argtypes = [char, char, size, size, size, real, ptr, size, ptr, size, real, ptr, size]
     fn.restype = ctypes.c_int
+    global _omp
+    _omp = _openmp_runtime()
     _gemm = fn
     return _gemm
+
+
+class _NoOpenMP:
+    """Stands in for GNU OpenMP where oneDNN was built on another runtime: one thread asked,
+    nothing to set."""
+
+    @staticmethod
+    def omp_get_max_threads():
+        return 1
+
+    @staticmethod
+    def omp_set_num_threads(count):
+        pass
+
+
+def _openmp_runtime():
+    """The GNU OpenMP library oneDNN runs on (``libdnnl`` of the ``onednn-cpu-gomp`` wheel)."""
+    try:
+        return ctypes.CDLL("libgomp.so.1")
+    except OSError:
+        return _NoOpenMP()
 
 
 def _operand(array):
@@ -94,9 +125,26 @@ def sgemm(a, b, out=None, bias=None):
     if bias is not None:
         out[...] = bias
         beta = 1.0
-    status = _gemm(left[0], right[0], m, n, k, 1.0, data_address(a), left[1], data_address(b),
-                   right[1], beta, data_address(out), n)
+    args = (left[0], right[0], m, n, k, 1.0, data_address(a), left[1], data_address(b),
+            right[1], beta, data_address(out), n)
+    if min(m, n, k) < _MIN_THREADED_DIM:
+        status = _on_one_thread(args)
+    else:
+        status = _gemm(*args)
     return out if status == 0 else None
+
+
+def _on_one_thread(args):
+    """``dnnl_sgemm(*args)`` with this thread's OpenMP team held at one thread (oneDNN sizes
+    its team from ``omp_get_max_threads`` at each call); the count is restored afterwards."""
+    threads = _omp.omp_get_max_threads()
+    if threads == 1:
+        return _gemm(*args)
+    _omp.omp_set_num_threads(1)
+    try:
+        return _gemm(*args)
+    finally:
+        _omp.omp_set_num_threads(threads)
 
 
 def _enabled():
