@@ -25,7 +25,7 @@ from __future__ import annotations
 from ..jit._ir import CALL, CONSTANT, COPY, GET_ATTR, OP, map_tree
 from ..jit._module import _Plan, run_graph
 
-__all__ = ["lookup_backend", "list_backends", "interpret", "optimize"]
+__all__ = ["lookup_backend", "list_backends", "interpret", "optimize", "simplify"]
 
 
 def interpret(graph, attrs):
@@ -63,19 +63,35 @@ def optimize(graph):
         >>> [n.kind for n in optimize(graph).nodes if n.kind != "get_attr"]
         ['fused']
     """
+    from ..jit._passes import fuse_elementwise
+    from .fusion import make_trainable
+
+    simplify(graph)
+    fuse_elementwise(graph)
+    make_trainable(graph)
+    return graph
+
+
+def simplify(graph):
+    """The passes every compiled graph gets before fusion, in place: dead-code elimination,
+    common-subexpression elimination, constant folding.
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> graph = capture(lambda x: (x.exp(), x + 1)[1], [ember.ones(3)]).graph
+        >>> [n.op.name for n in simplify(graph).op_nodes()]  # the unused exp is gone
+        ['add']
+    """
     from ..jit._passes import (
         eliminate_common_subexpressions,
         eliminate_dead_code,
         fold_constants,
-        fuse_elementwise,
     )
-    from .fusion import make_trainable
 
     eliminate_dead_code(graph)
     eliminate_common_subexpressions(graph)
     fold_constants(graph)
-    fuse_elementwise(graph)
-    make_trainable(graph)
     return graph
 
 

@@ -409,16 +409,10 @@ def _subgraph(joint, inputs, nodes, outputs):
 
 
 def _optimized(graph):
-    from ..jit._passes import (
-        eliminate_common_subexpressions,
-        eliminate_dead_code,
-        fold_constants,
-        fuse_elementwise,
-    )
+    from ..jit._passes import fuse_elementwise
+    from .backends import simplify
 
-    eliminate_dead_code(graph)
-    eliminate_common_subexpressions(graph)
-    fold_constants(graph)
+    simplify(graph)
     fuse_bias_products(graph)
     sum_columns_by_product(graph)
     fuse_elementwise(graph)
