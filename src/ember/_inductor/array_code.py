@@ -53,7 +53,9 @@ class ArrayCode(SourceWriter):
         graph = self.graph
         inputs = [self.variable(v) for v in graph.inputs]
         if inputs:
+            # the caller's list lets go of the arrays: each is freed after its last use
             self.lines.append(f"    {', '.join(inputs)}, = arrays")
+            self.lines.append("    arrays.clear()")
         last = _last_uses(graph)
         outputs = set(graph.output_values())
         # NumPy only: the run-time check reads NumPy's ``base`` and ``flags``

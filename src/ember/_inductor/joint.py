@@ -49,7 +49,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd.graph import _BACKWARD_TWICE, Node, _raise_modified, record
+from ..autograd.graph import _BACKWARD_TWICE, Node, _raise_modified, _task_state, record
 from ..jit._ir import CALL, CONSTANT, COPY, GET_ATTR, OP, Graph
 from ..jit._ir import Node as GraphNode
 from ..jit._tracer import Tracer, paused, tracing
@@ -497,7 +497,12 @@ class JointRun:
         if grad_mode.state.enabled and replayable:
             return self._differentiate_again(ctx, grads, tensors)
         xp = self.device._xp
-        found = self.backward(saved + [_contiguous(g._data, xp) for g in grads])
+        arrays = saved + [_contiguous(g._data, xp) for g in grads]
+        if not _task_state.retain_graph:
+            # the graph goes once this backward ends: the generated code frees each saved
+            # value after its last use, as eager autograd frees each node's
+            saved.clear()
+        found = self.backward(arrays)
         arrays = [None if p is None else found[p] for p in self.grad_positions]
         from .fusion import _own_arrays
 

@@ -916,6 +916,19 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
         _task_state.task = _GraphTask(order, needed)
 
     plain_pass = needed is None and not targets  # no node is skipped, nothing captured
+    outer_retain, _task_state.retain_graph = _task_state.retain_graph, retain_graph
+    try:
+        _walk(ready, buffers, dependencies, plain_pass, inputs, targets, captured, needed,
+              accumulate, create_graph, retain_graph, stolen)
+    finally:
+        _task_state.task = outer_task
+        _task_state.retain_graph = outer_retain
+    return captured
+
+
+def _walk(ready, buffers, dependencies, plain_pass, inputs, targets, captured, needed,
+          accumulate, create_graph, retain_graph, stolen):
+    """The engine's loop: run each ready node, hand its gradients to its children."""
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             _, _, node = heapq.heappop(ready)
@@ -957,8 +970,6 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 _profiling.recorder.evaluate_function(node, _execute, (
                     node, grads, inputs, targets, captured, needed, accumulate, create_graph,
                     retain_graph, buffers, dependencies, ready, stolen))
-    _task_state.task = outer_task
-    return captured
 
 
 def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_graph,
@@ -1106,6 +1117,9 @@ class _GraphTask:
 
 class _TaskState(threading.local):
     task = None
+    # whether the running backward pass keeps the graph (outside a pass: True, so a node
+    # called directly keeps what it saved)
+    retain_graph = True
 
 
 _task_state = _TaskState()
