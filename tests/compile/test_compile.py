@@ -726,8 +726,10 @@ def test_example_models_train_as_eager(name):
             m.zero_grad()
         sum(t.float().sum() for t in _leaves(out)).backward()
         sum(t.float().sum() for t in _leaves(want)).backward()
+        # float32 tolerance for sums in another order: the compiled backward sums some
+        # gradients by a GEMM (joint_passes.py), whose blocking depends on the CPU's kernels
         for p, q in zip(model.parameters(), eager.parameters()):
-            assert_same(p.grad, q.grad, rtol=1e-5, atol=1e-6)
+            assert_same(p.grad, q.grad, rtol=1e-4, atol=1e-5)
     assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
 
 

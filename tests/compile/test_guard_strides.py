@@ -340,7 +340,13 @@ def test_channels_last_inputs_to_a_training_conv_model():
         (expected ** 2).sum().backward()
         assert_same(got, expected, rtol=1e-4, atol=1e-4)
         assert_same(ex.grad, tx.grad, rtol=1e-4, atol=1e-4)
-        for p, q in zip(e_model.parameters(), t_model.parameters()):
-            assert_same(p.grad, q.grad, rtol=1e-4, atol=1e-4)
+        for (name, p), q in zip(e_model.named_parameters(), t_model.parameters()):
+            if name == "0.bias":
+                # the conv's bias before a training BatchNorm: its gradient is zero (the
+                # batch mean takes it out), so both sides hold rounding noise of the order
+                # of the summed terms' (1e-4), which no tolerance on their difference fits
+                assert float(p.grad.abs().max()) < 1e-3 and float(q.grad.abs().max()) < 1e-3
+            else:
+                assert_same(p.grad, q.grad, rtol=1e-4, atol=1e-4)
             p.grad, q.grad = None, None
     assert _frames(ember._dynamo.utils.counters) == _frames(torch._dynamo.utils.counters)
