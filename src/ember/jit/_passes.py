@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import grad_mode
-from ..ops._registry import Op, run_op
+from ..ops._registry import Op, device_type_of, run_op
 from ._ir import (
     CALL,
     CONSTANT,
@@ -278,7 +278,8 @@ _FUSED_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 class FusedOp:
     """A fused chain of element-wise primitives: one :class:`Op` whose kernel evaluates the
-    chain in one buffer (``out=`` of each step), on NumPy or CuPy. When autograd must record
+    chain in one buffer (``out=`` of each step), on NumPy or CuPy; on webgpu one WGSL shader
+    computes the whole chain per element (``webgpu/_fused.py``). When autograd must record
     (grad mode and an input that requires grad), or the inputs do not share one floating
     dtype, it runs the chain's primitives instead."""
 
@@ -286,9 +287,14 @@ class FusedOp:
         self.program = program
         self.ops = ops
         self._checked = None  # the input shapes last found to fit one buffer
+        self._shader = None  # the webgpu shader of the chain (False: it has none)
         steps = [(op.fuse.step, tuple(refs)) for op, (_, refs, _) in zip(ops, program)]
 
         def kernel(xp, *arrays):
+            if xp is not np and device_type_of(xp) == "webgpu":
+                result = self._run_shader(arrays)
+                if result is not None:
+                    return result
             acc = None
             for step, refs in steps:
                 args = [acc if r < 0 else arrays[r] for r in refs]
@@ -315,6 +321,15 @@ class FusedOp:
                 return self._unfused(tensors)
             self._checked = shapes
         return run_op(self.op, *tensors)
+
+    def _run_shader(self, arrays):
+        """The chain as one WGSL shader over webgpu ``arrays`` (``webgpu/_fused.py``), or
+        None when it has no shader or these arrays cannot run it."""
+        if self._shader is None:
+            from ..webgpu._fused import fused_shader
+
+            self._shader = fused_shader(self.program, self.ops) or False
+        return self._shader(arrays) if self._shader else None
 
     def _unfused(self, tensors):
         acc = None

@@ -120,6 +120,7 @@ class Runtime:
         self.deferred = []  # (device array, check) pairs run at the next host read (defer)
         self.bound = None  # the pipeline set on the open pass
         self.pending = 0
+        self.dispatched = 0  # every dispatch recorded, for tests and benchmarks
 
     # ------------------------------------------------------------ buffers
 
@@ -279,6 +280,7 @@ class Runtime:
         compute.set_bind_group(0, bind_group)
         compute.dispatch_workgroups(*groups)
         self.pending += 1
+        self.dispatched += 1
         if self.pending >= 256:  # keep the recorded work bounded
             flush()
 
