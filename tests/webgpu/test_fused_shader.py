@@ -296,3 +296,24 @@ def test_docstring_examples_run():
         runner.run(test)
     assert sum(len(t.examples) for t in tests) >= 10
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_chain_kernel_for_generated_code():
+    """``chain_kernel`` (the joint graph's generated code calls it): one dispatch on float32
+    arrays, the ops' kernels on arrays the shader refuses (float16), None off webgpu."""
+    from ember.webgpu import _xp
+
+    program = [["mul", [0, 1], {}], ["tanh", [-1], {}], ["add", [-1, 0], {}]]
+    ops = [FUSIBLE[n] for n, _, _ in program]
+    kernel = _fused.chain_kernel(_xp, program, ops)
+    assert _fused.chain_kernel(np, program, ops) is None
+    rng = np.random.default_rng(6)
+    host = [rng.normal(size=(3, 5)).astype(np.float32), rng.normal(size=(5,)).astype(np.float32)]
+    expected = np.tanh(host[0] * host[1]) + host[0]
+    arrays = [t._data for t in _on_gpu(*host)]
+    _close(_one_dispatch(kernel, _xp, *arrays).get(), expected, rtol=2e-6, atol=1e-7)
+    halves = [t._data for t in _on_gpu(*(a.astype(np.float16) for a in host))]
+    before = _dispatches()
+    got = kernel(_xp, *halves)
+    assert got.dtype == np.float16 and _dispatches() - before >= len(program)  # no shader
+    _close(got.get().astype(np.float32), expected, rtol=2e-3, atol=2e-3)
