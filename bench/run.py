@@ -804,6 +804,7 @@ def main():
                     f", numpy {np.__version__}, Python {platform.python_version()}, "
                     f"{platform.machine()}")
         doc = ROOT / "docs" / "benchmarks.md"
+        kept = _sections_after_table(doc)
         doc.write_text(
             "# Benchmarks\n\nember against PyTorch, side by side in one process "
             "(best of 7 rounds, 3 for the DataLoader, save/load and torch.compile cases; the two "
@@ -825,8 +826,18 @@ def main():
             "was moved into shared memory by its first put (one copy, in both frameworks), "
             "as a Hogwild model or a DataLoader batch is. Time ratios "
             "below 1 and throughput ratios above 1 mean ember is faster.\n\n"
-            f"{text}\n")
+            f"{text}\n" + kept)
         print(f"wrote {doc}", file=sys.stderr)
+
+
+def _sections_after_table(doc):
+    """The ``## `` sections at the end of ``doc`` (written by hand or by other scripts, such as
+    bench/compiled_floor.py's), which a rewrite of the table keeps."""
+    if not doc.exists():
+        return ""
+    text = doc.read_text()
+    start = text.find("\n## ")
+    return "" if start < 0 else "\n" + text[start + 1:]
 
 
 def _default_threads():

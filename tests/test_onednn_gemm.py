@@ -158,3 +158,41 @@ def test_matrix_product_into_a_buffer_and_declined_buffers():
     reference = square @ square
     np.testing.assert_allclose(_onednn_gemm.matrix_product(np, square, square, out=square),
                                reference, rtol=1e-5, atol=1e-4)   # out overlaps its operands
+
+
+@pytest.mark.parametrize("width", [512, 1024])
+def test_products_with_cache_thrashing_row_strides_match_torch(onednn_backend, width):
+    # operands walked along k at rows of 512 or 1024 floats, which sgemm first copies into
+    # padded rows: x.T @ g (TN) and h @ w (NN), and a linear layer's weight gradient
+    rng = np.random.default_rng(7)
+    stored = rng.standard_normal((512, 512)).astype(np.float32)
+    g = rng.standard_normal((512, width)).astype(np.float32)
+    h = rng.standard_normal((128, 512)).astype(np.float32)
+    for a, b in ((stored.T, g), (h, g)):
+        np.testing.assert_allclose((ember.from_numpy(a) @ ember.from_numpy(b)).numpy(),
+                                   (torch.from_numpy(a) @ torch.from_numpy(b)).numpy(),
+                                   rtol=1e-4, atol=1e-3)
+    x = rng.standard_normal((512, width)).astype(np.float32)
+    w = rng.standard_normal((256, width)).astype(np.float32) * 0.05
+    grads = []
+    for lib in (ember, torch):
+        weight = lib.tensor(w, requires_grad=True)
+        lib.nn.functional.linear(lib.tensor(x), weight).square().sum().backward()
+        grads.append(weight.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-4, atol=1e-2)
+
+
+def test_unaliased_pads_only_the_strides_and_sizes_it_is_for():
+    rng = np.random.default_rng(8)
+    b = rng.standard_normal((512, 1024)).astype(np.float32)
+    copy, operand = _onednn_gemm._unaliased(b, (b"N", 1024), True, 256)
+    assert operand == (b"N", 1024 + 16) and copy.strides == ((1024 + 16) * 4, 4)
+    np.testing.assert_array_equal(copy, b)
+    a = b[:, :384].T   # a transposed operand: its stored rows are walked along k
+    copy, operand = _onednn_gemm._unaliased(a, (b"T", 1024), True, 128)
+    assert operand == (b"T", 384 + 16) and copy.strides == (4, (384 + 16) * 4)
+    np.testing.assert_array_equal(copy, a)
+    for walks_rows, leading, other_dim in ((False, 1024, 256), (True, 784, 256),
+                                           (True, 1024, 64), (True, 1024, 1024)):
+        same, operand = _onednn_gemm._unaliased(b, (b"N", leading), walks_rows, other_dim)
+        assert same is b and operand == (b"N", leading)

@@ -36,6 +36,19 @@ _MIN_WORK = 1 << 20
 # batch 64: the SGD update of w1 took 34 -> 245 us after two-thread GEMMs, the step 672 us at
 # one thread, 760 at two; 680 at two with this rule; a GPT step's 1024x128x384 products gain)
 _MIN_THREADED_DIM = 128
+# oneDNN's sgemm (the onednn-cpu-gomp wheel, AVX2) runs 1.3-2x slower than torch's (MKL) when
+# it walks an operand along k at a row stride that is a multiple of 2 KB (rows of 512 or 1024
+# floats, usual model widths): e.g. a linear layer's weight gradient x.T @ g with x of 1024
+# columns; those rows fall into a few L1 cache sets. A copy of that operand with rows one cache
+# line longer costs less than it saves where the product's other dim is 128 to 512 and k is at
+# least 512 (1 thread, best of 7 interleaved rounds against torch.mm, bench/compiled_floor.py's
+# sweep: 1024x128x1024 TN 6.5 -> 4.0 ms, torch 4.3; 256x1024x1024 NN 19.5 -> 9.7 ms, torch 9.5;
+# GPT's 512x1024.T @ 1024x128 1.3x -> 1.05x torch). Outside that range it did not pay: with
+# fewer rows to share the copy it cost more than it saved, with more oneDNN was already fast.
+_ALIASING_STRIDE = 2048
+_PADDED_MIN_K = 512
+_PADDED_OTHER_DIM = range(128, 513)
+_PAD = 64 // _ITEM
 
 _onednn = None      # ember.nn._functional._onednn, imported on first use (it imports ember.nn)
 _gemm = None        # the bound ``dnnl_sgemm``, or False when oneDNN is not loaded
@@ -106,7 +119,7 @@ def sgemm(a, b, out=None, bias=None):
     Example::
 
         >>> y = sgemm(np.eye(128, dtype=np.float32), np.ones((128, 128), np.float32))
-        >>> y is None or y.sum() == 128 * 128
+        >>> y is None or bool(y.sum() == 128 * 128)
         True
     """
     m, k = a.shape
@@ -116,6 +129,9 @@ def sgemm(a, b, out=None, bias=None):
     left, right = _operand(a), _operand(b)
     if left is None or right is None:
         return None
+    if k >= _PADDED_MIN_K:
+        a, left = _unaliased(a, left, left[0] == b"T", n)
+        b, right = _unaliased(b, right, right[0] == b"N", m)
     if out is None:
         out = np.empty((m, n), _F32)
     elif out.dtype != _F32 or out.shape != (m, n) or not out.flags.c_contiguous \
@@ -132,6 +148,32 @@ def sgemm(a, b, out=None, bias=None):
     else:
         status = _gemm(*args)
     return out if status == 0 else None
+
+
+def _unaliased(array, operand, walks_rows, other_dim):
+    """``array`` and its ``operand`` description, or a copy whose stored rows are padded by a
+    cache line where oneDNN would walk its rows (along k) at a stride that thrashes the cache
+    (see ``_ALIASING_STRIDE``) and the product's ``other_dim`` makes the copy pay."""
+    flag, leading = operand
+    if not walks_rows or (leading * _ITEM) % _ALIASING_STRIDE or other_dim not in _PADDED_OTHER_DIM:
+        return array, operand
+    padded = _padded_rows(array.T if flag == b"T" else array)
+    return (padded.T if flag == b"T" else padded), (flag, padded.strides[0] // _ITEM)
+
+
+def _padded_rows(matrix):
+    """A copy of the 2-D ``matrix`` in a buffer whose rows are one cache line longer.
+
+    Example::
+
+        >>> m = _padded_rows(np.ones((4, 512), np.float32))
+        >>> m.shape, m.strides, bool((m == 1).all())
+        ((4, 512), (2112, 4), True)
+    """
+    rows, cols = matrix.shape
+    buffer = np.empty((rows, cols + _PAD), matrix.dtype)[:, :cols]
+    buffer[...] = matrix
+    return buffer
 
 
 def _on_one_thread(args):
