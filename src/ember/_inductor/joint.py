@@ -25,10 +25,14 @@ backward without ``retain_graph`` raises autograd's error; inputs changed in pla
 the forward raise it too. Under ``create_graph`` the node runs the captured graph again with
 autograd recording and differentiates that, so higher-order gradients stay exact (graphs
 that draw random numbers or write buffers refuse, as torch refuses double backward through
-compiled graphs). Graphs the joint trace cannot serve (calls other than random factories
-and input checks, in-place writes to inputs, outputs that are views of inputs, other
-devices) keep the replay with autograd recording each operator (``EMBER_LOGS=aot`` says
-why).
+compiled graphs). A custom ``autograd.Function`` is traced through: its forward's
+operators join the forward, and its backward's (run by ``autograd.grad`` on the traced
+values) join the backward, so the user's Python runs once, when the graph is traced, as in
+torch.compile; one whose code reads values into Python or NumPy, prints, draws random
+numbers, writes its inputs or makes tensors outside ember's operators is refused. Graphs
+the joint trace cannot serve (calls other than random factories, input checks and custom
+Functions, in-place writes to inputs, outputs that are views of inputs, other devices)
+keep the replay with autograd recording each operator (``EMBER_LOGS=aot`` says why).
 
 Example::
 
@@ -44,10 +48,13 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
+import threading
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _trace_state
 from ..autograd import grad_mode
 from ..autograd.graph import _BACKWARD_TWICE, Node, _raise_modified, _task_state, record
 from ..jit._ir import CALL, CONSTANT, COPY, GET_ATTR, OP, Graph
@@ -59,6 +66,10 @@ from .joint_passes import fuse_bias_products, sum_columns_by_product
 
 __all__ = ["compile_joint", "JointUnsupported"]
 
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# ember's frames between user code and the check that it called into ember
+_PLUMBING = ("_tensor.py", "overrides.py", "_traceback.py", os.path.join("_inductor", "joint.py"))
+
 # calls a joint graph runs as they are (their results need no gradient): random factories
 # and dropout's mask draw fresh numbers per call; input checks repeat the check
 _PLAIN_CALLS = frozenset({"ember.rand", "ember.randn", "ember.rand_like", "ember.randn_like",
@@ -67,6 +78,9 @@ _PLAIN_CALLS = frozenset({"ember.rand", "ember.randn", "ember.rand_like", "ember
                           "nn.functional.dropout_mask"})
 # operators whose derivative calls the user's code (which the trace must not run)
 _USER_CODE_IN_BACKWARD = frozenset({"backward_hook"})
+# calls that only pack or unpack arguments: run as they are, never recorded (the tensors
+# they hand on are already traced)
+_STRUCTURAL_CALLS = frozenset({"operator.getitem", "jit.tuple", "jit.list"})
 
 
 class JointUnsupported(Exception):
@@ -110,9 +124,11 @@ def _check_supported(graph, attrs, tensors):
     for n in graph.nodes:
         if n.kind == GET_ATTR:
             devices.add(attrs[n.params["name"]]._device)
-        elif n.kind == CALL and not _plain_call(n):
-            raise JointUnsupported(f"the graph calls {n.params['fn']} (only random factories "
-                                   "and input checks run inside a joint graph)")
+        elif n.kind == CALL and not (_plain_call(n) or _custom_function(n) is not None or
+                                     n.params["fn"] in _STRUCTURAL_CALLS):
+            raise JointUnsupported(f"the graph calls {n.params['fn']} (only random factories, "
+                                   "input checks and custom autograd.Functions run inside a "
+                                   "joint graph)")
         elif n.kind not in (OP, GET_ATTR, CONSTANT, COPY, CALL):
             raise JointUnsupported(f"a {n.kind} node")
         elif n.kind == OP and n.op.name in _USER_CODE_IN_BACKWARD:
@@ -137,6 +153,15 @@ def _in_other_grad_mode(node):
 
     return isinstance(node.op, InGradMode) and (
         isinstance(node.op.function, Op) or node.op.function is assign_inplace)
+
+
+def _custom_function(node):
+    """The ``autograd.Function`` subclass whose ``apply`` the call ``node`` runs, or None."""
+    from ..autograd.function import Function
+
+    owner = getattr(node.op, "__self__", None)
+    is_function = isinstance(owner, type) and issubclass(owner, Function)
+    return owner if is_function and node.params["fn"].endswith(".apply") else None
 
 
 def _plain_call(node):
@@ -171,7 +196,7 @@ class _JointTrace:
         self.graph = tracer.graph
         self.forward_inputs = list(tracer.graph.inputs)
         with tracing(tracer), grad_mode.enable_grad(), _autocast_off(), \
-                _random_state_kept(tensors):
+                _random_state_kept(tensors), _user_reads_refused(tracer):
             outputs = _run_eagerly(graph, stand_attrs, inputs)
             _check_output_aliases(outputs, list(inputs) + list(stand_attrs.values()))
             self.outputs = [tracer.value_of(t) for t in outputs]
@@ -200,8 +225,13 @@ class _JointTrace:
             seeds = [_ones_like(outputs[i]) for i in self.diff_outputs]
         self.grad_inputs = [tracer.add_input(g, f"grad{k}") for k, g in enumerate(seeds)]
         known = len(tracer.graph.constants)
+        device = wrt[0]._device
+        drawn = _generator_states(device)
         grads = autograd_grad([outputs[i] for i in self.diff_outputs], wrt, seeds,
                               allow_unused=True)
+        if _generator_states(device) != drawn:
+            raise JointUnsupported("a custom Function's backward draws random numbers (a "
+                                   "trace would keep one draw)")
         _check_new_constants(tracer.graph, known)
         self.grads = [None if g is None else tracer.value_of(g) for g in grads]
 
@@ -261,7 +291,9 @@ class _JointTracer(Tracer):
     """``jit``'s tracer, refusing what would bake a value into the joint graph."""
 
     def python_value(self, tensor, what):
-        raise JointUnsupported(f"a tensor was read as a Python {what} while tracing")
+        frame = _user_caller()
+        where = "" if frame is None else f" in {_where(frame)}"
+        raise JointUnsupported(f"a tensor was read as a Python {what} while tracing{where}")
 
 
 def _check_output_aliases(outputs, stand_ins):
@@ -312,8 +344,6 @@ def _unique(positions, outputs):
 def _run_eagerly(graph, attrs, inputs):
     """The captured graph's flat outputs computed with ember's operators (autograd records
     them); calls run with the tracer paused and are recorded whole."""
-    from .._tensor import _trace_state
-
     tracer = _trace_state.tracer
     call = _call if tracer is None else (lambda n, args: _record_call(tracer, n, args))
     env = dict(zip(graph.inputs, inputs))
@@ -325,8 +355,11 @@ def _run_eagerly(graph, attrs, inputs):
             env[n.outputs[0]] = graph.constants[n.params["name"]]
         elif n.kind == COPY:
             env[n.outputs[0]] = assign_inplace(args[0], args[1], check_dtype=False)
-        elif n.kind == CALL and _in_other_grad_mode(n):  # its operator is traced
+        elif n.kind == CALL and (_in_other_grad_mode(n) or  # its operator is traced
+                                 n.params["fn"] in _STRUCTURAL_CALLS):
             env[n.outputs[0]] = _call(n, args)
+        elif n.kind == CALL and tracer is not None and _custom_function(n) is not None:
+            env[n.outputs[0]] = _trace_function(n, args)
         elif n.kind == CALL:
             env[n.outputs[0]] = call(n, args)
         else:
@@ -334,6 +367,100 @@ def _run_eagerly(graph, attrs, inputs):
             for v, t in zip(n.outputs, result if n.op.multi_output else (result,)):
                 env[v] = t
     return [env[v] for v in graph.output_values()]
+
+
+def _trace_function(node, args):
+    """A custom ``autograd.Function``'s ``apply`` run under the joint tracer: the operators
+    of its forward are recorded, and the node it records calls its backward, whose
+    operators are recorded when ``autograd.grad`` reaches it (as torch.compile traces a
+    Function's forward and backward into its graphs). What the trace could not repeat
+    raises :class:`JointUnsupported`: random numbers drawn (one draw would be kept) and
+    writes into the Function's inputs (``mark_dirty``)."""
+    cls = _custom_function(node)
+    tensors = [t for a in args for t in (a if isinstance(a, (tuple, list)) else (a,))
+               if isinstance(t, Tensor)]
+    versions = [t._vc[0] for t in tensors]
+    device = tensors[0]._device if tensors else None
+    drawn = _generator_states(device)
+    tracer = _trace_state.tracer
+    known = len(tracer.graph.constants)
+    result = _call(node, args)
+    if any(t._vc[0] != v for t, v in zip(tensors, versions)):
+        raise JointUnsupported(f"{cls.__name__}.forward writes into an input in place")
+    if _generator_states(device) != drawn:
+        raise JointUnsupported(f"{cls.__name__}.forward draws random numbers (a trace would "
+                               "keep one draw)")
+    for t in result if isinstance(result, tuple) else (result,):
+        if isinstance(t, Tensor):
+            tracer.value_of(t)  # an output made outside ember's operators: a constant now
+    _check_new_constants(tracer.graph, known, f"{cls.__name__}.forward")
+    return result
+
+
+def _generator_states(device):
+    """The states of the generators ``device``'s random operators draw from (the CPU's
+    always), as bytes: a change means random numbers were drawn."""
+    from ..ops.random import cuda_generator, default_generator
+
+    generators = [default_generator]
+    if device is not None and device.type == "cuda":
+        generators.append(cuda_generator(device.index or 0))
+    elif device is not None and device.type == "webgpu":
+        from ..webgpu._random import default_generator as webgpu_generator
+
+        generators.append(webgpu_generator())
+    with paused():
+        return [bytes(np.asarray(g.get_state()._data)) for g in generators]
+
+
+def _user_caller():
+    """The frame of the user's code that called into ember here (a custom Function's
+    ``forward``/``backward``), or None when ember's own code made the call."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.endswith(_PLUMBING):
+        frame = frame.f_back
+    if frame is None or os.path.abspath(frame.f_code.co_filename).startswith(_EMBER_DIR):
+        return None
+    return frame
+
+
+def _where(frame):
+    """``Class.method (file.py:line)`` of a user's frame."""
+    name = frame.f_code.co_qualname.rsplit("<locals>.", 1)[-1]
+    return f"{name} ({os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno})"
+
+
+@contextlib.contextmanager
+def _user_reads_refused(tracer):
+    """While ``tracer`` runs, user code (a custom Function's forward or backward, the only
+    user code a joint trace runs) reading a tensor into NumPy or printing raises
+    :class:`JointUnsupported` naming its line: the graph would bake the values in, or lose
+    the side effect."""
+    import builtins
+
+    originals = [(Tensor, "numpy", Tensor.__dict__["numpy"]),
+                 (Tensor, "__array__", Tensor.__dict__["__array__"]),
+                 (builtins, "print", builtins.print)]
+
+    def refusing(what, original):
+        def call(*args, **kwargs):
+            if _trace_state.tracer is tracer and threading.get_ident() == tracer.thread:
+                frame = _user_caller()
+                if frame is not None:
+                    raise JointUnsupported(f"{what} in {_where(frame)}: user code inside the "
+                                           "graph did what a graph cannot record")
+            return original(*args, **kwargs)
+        return call
+
+    names = {"numpy": "Tensor.numpy()", "__array__": "a tensor converted to a NumPy array",
+             "print": "print()"}
+    for owner, name, original in originals:
+        setattr(owner, name, refusing(names[name], original))
+    try:
+        yield
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
 
 
 def _record_call(tracer, node, args):
@@ -354,16 +481,16 @@ def _call(node, args):
                    **{k: operand(t) for k, t in node.params["kwargs"].items()})
 
 
-def _check_new_constants(graph, known):
-    """Constants the backward made: a tensor the tracer did not see being made. Zeros and
-    other filled tensors are fine; anything else may hold values computed from the example
-    inputs outside ember's operators, which a replay would repeat wrongly."""
+def _check_new_constants(graph, known, part="the backward"):
+    """Constants ``part`` (the backward, a custom Function's forward) made: a tensor the
+    tracer did not see being made. Zeros and other filled tensors are fine; anything else
+    may hold values computed from the example inputs outside ember's operators, which a
+    replay would repeat wrongly."""
     for name in list(graph.constants)[known:]:
         data = graph.constants[name]._data
         flat = data.reshape(-1)
         if flat.size > 1 and not bool((flat == flat[0]).all()):
-            raise JointUnsupported("the backward read a tensor computed outside ember's "
-                                   "operators")
+            raise JointUnsupported(f"{part} read a tensor computed outside ember's operators")
 
 
 def _backward_nodes(joint, reads_grad, forward_needed, written_names):
