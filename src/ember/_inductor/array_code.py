@@ -11,6 +11,7 @@ Example::
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import numpy as np
@@ -18,10 +19,11 @@ import numpy as np
 from ..autograd import grad_mode
 from ..jit._ir import CALL, CONSTANT, COPY, FUSED, GET_ATTR
 from ..ops._registry import _as_array, assign_inplace, wrap
-from . import buffers
+from . import buffers, c_loops
 from .buffers import BufferPlan, plan_reuse
 from .codegen import SourceWriter
 from .joint_passes import _product_into
+from .state import counters, log, log_enabled
 
 __all__ = ["ArrayCode"]
 
@@ -45,7 +47,8 @@ class ArrayCode(SourceWriter):
         super().__init__({"xp": xp, "read": attrs.__getitem__, "ND": type(xp.zeros(0)),
                           "AS": lambda a: _as_array(a, device), "wrap": wrap, "DEV": device,
                           "assign_inplace": assign_inplace, "no_grad": grad_mode.no_grad,
-                          "REFS": sys.getrefcount})
+                          "REFS": sys.getrefcount, "E": np.empty,
+                          "C": np.ascontiguousarray})
         self.graph = graph
         self.name = name
 
@@ -61,8 +64,13 @@ class ArrayCode(SourceWriter):
         # NumPy only: the run-time check reads NumPy's ``base`` and ``flags``
         reuse = buffers.REUSE_BUFFERS and self.names["xp"] is np
         plan = self.plan = plan_reuse(graph, _fits_one_buffer) if reuse else BufferPlan()
+        regions = {} if reuse else self.c_regions(outputs)
+        done = {k for r in regions.values() for k in r.members + r.leaves}
         for k, node in enumerate(graph.nodes):
-            self.node(node, plan.kinds.get(k), plan.donors.get(k))
+            if k in regions:
+                self.region(regions[k])
+            elif k not in done:
+                self.node(node, plan.kinds.get(k), plan.donors.get(k))
             dead = [self.variables[v] for v in last.get(k, ()) if v not in outputs and
                     v in self.variables and v not in plan.held]
             if k in plan.donors:
@@ -74,7 +82,52 @@ class ArrayCode(SourceWriter):
         source = f"def {self.name}(arrays):\n" + "\n".join(self.lines)
         function = self.compiled(source, self.name, f"<ember joint graph {self.name}>")
         function.buffers_reused = plan.count
+        function.c_regions = len(regions)
         return function
+
+    def c_regions(self, outputs):
+        """The graph's element-wise regions compiled to C loops (``c_loops.py``), by the
+        index of their first node; none on other array modules than NumPy, or when the
+        compiler fails (logged under ``EMBER_LOGS=aot``)."""
+        if self.names["xp"] is not np or not c_loops.enabled():
+            return {}
+        regions = c_loops.plan_regions(self.graph, outputs)
+        if not regions:
+            return {}
+        try:
+            c_loops.compile_regions(list(regions.values()))
+        except (OSError, subprocess.CalledProcessError) as reason:
+            if log_enabled("aot"):
+                log.info("element-wise regions stay NumPy calls (compiling C loops "
+                         "failed: %s)", getattr(reason, "stderr", None) or reason)
+            return {}
+        counters["inductor"]["c_loop_regions"] += len(regions)
+        return regions
+
+    def region(self, region):
+        """One call of a region's C loop: the reads it needs, its outputs allocated, each
+        operand's address (full operands made C-ordered first)."""
+        for k in region.leaves:
+            self.node(self.graph.nodes[k])
+        dtype = self.bind("D", region.dtype)
+        strides = _c_strides(region.shape, region.dtype.itemsize)
+        arrays = []
+        for v in region.inputs:
+            name = self.variable(v)
+            if v in region.scalars:
+                arrays.append(name)
+                continue
+            self.emit(f"c{name} = {name} if {name}.strides == {strides!r} else C({name})")
+            arrays.append(f"c{name}")
+        for v in region.outputs:
+            name = self.variable(v)
+            self.emit(f"{name} = E({region.shape!r}, {dtype})")
+            arrays.append(name)
+        # one tuple argument: the C function reads the arrays' data pointers from it
+        self.emit(f"{self.bind('L', region.function)}(({', '.join(arrays)},))")
+        copies = [f"c{self.variable(v)}" for v in region.inputs if v not in region.scalars]
+        if copies:
+            self.emit(f"del {', '.join(copies)}")
 
     def emit(self, line):
         self.lines.append("    " + line)
@@ -142,10 +195,19 @@ class ArrayCode(SourceWriter):
             self.emit(f"if {outputs[0]}.__class__ is not ND: {outputs[0]} = AS({outputs[0]})")
 
     def fused(self, node, args, output, into="None"):
-        """A fused chain: in one buffer when its operands fit (the first step makes it, or
-        writes into ``into``; the others write into it, each step's array function called
-        directly), else its operators' kernels one by one."""
+        """A fused chain: on webgpu one WGSL shader (``webgpu/_fused.py``); else in one
+        buffer when its operands fit (the first step makes it, or writes into ``into``; the
+        others write into it, each step's array function called directly), else its
+        operators' kernels one by one."""
         fused = node.op
+        xp = self.names["xp"]
+        if xp is not np:  # one shader for the whole chain where the device has them
+            from ..webgpu._fused import chain_kernel
+
+            kernel = chain_kernel(xp, fused.program, fused.ops)
+            if kernel is not None:
+                self.emit(f"{output} = {self.bind('W', kernel)}(xp, {', '.join(args)})")
+                return
         if _fits_one_buffer(fused, node.inputs):
             for op, (_, refs, params) in zip(fused.ops, fused.program):
                 operands = [output if r < 0 else args[r] for r in refs]
@@ -202,6 +264,15 @@ def _fits_one_buffer(fused, inputs):
         return np.broadcast_shapes(start, *shapes) == start
     except ValueError:
         return False
+
+
+def _c_strides(shape, itemsize):
+    """The strides of a C-ordered array of ``shape``."""
+    strides, step = [], itemsize
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
 
 
 def _last_uses(graph):

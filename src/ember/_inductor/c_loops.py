@@ -1,0 +1,445 @@
+"""Element-wise regions of a compiled graph as one generated C loop (the CPU's NumPy-free code).
+
+The joint graph's array code (``array_code.py``) calls one NumPy function per element-wise
+step. On small arrays each call costs about a microsecond whatever it computes, and on large
+ones each step is a pass over memory. Here a run of element-wise nodes that share one shape
+and one float dtype (a *region*: fused chains and single fusable ops, with the parameter and
+constant reads between them) becomes one C function: one loop over the elements that reads
+each operand once, computes every step in registers and writes the values read after the
+region (saved for the backward, outputs). All regions of a graph go into one C file,
+compiled once by the system's C compiler (``cc -O3 -march=native``) into a shared library
+kept in a cache folder by the hash of its source, and called through ctypes with the arrays'
+addresses.
+
+Each step's C form comes from its fusion rule (``ops/_fusion.py``): a NumPy function name
+maps to C arithmetic or a C math function (``tanh`` -> ``tanhf`` for float32), the hand
+written steps (relu, sigmoid, rsqrt, softsign) to their formulas; NaN handling follows
+NumPy's (``maximum`` propagates NaN, ``fmax`` does not). The math functions are declared
+with OpenMP's ``declare simd`` so that the loop calls glibc's vector variants (libmvec)
+eight floats at a time, as NumPy's own SIMD loops do, within a few ulps of them.
+
+It pays when a region has at least two steps (one call instead of several) and is used
+then. There is no compiler, or it fails, or the library does not load: the graph keeps
+NumPy's calls (``EMBER_LOGS=aot`` says why). ``EMBER_C_LOOPS=0`` turns it off.
+
+Example::
+
+    >>> from ember._inductor.capture import capture
+    >>> graph = capture(lambda x: (x + 1).tanh() * 2, [ember.zeros(4)]).graph
+    >>> len(plan_regions(graph, set(graph.output_values())))
+    1
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+from .._array_address import LAYOUT_HOLDS
+from ..jit._ir import CONSTANT, FUSED, GET_ATTR, OP
+
+__all__ = ["Region", "plan_regions", "compile_regions", "enabled", "C_FORMS"]
+
+# the C form of each fusion step, by the rule's NumPy function name (or its step's name):
+# {0}, {1} the operands, {F} the math functions' suffix ("f" for float32), {T} the C type
+C_FORMS = {
+    "add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {1})",
+    "true_divide": "({0} / {1})", "negative": "(-{0})",
+    "maximum": "em_max{F}({0}, {1})", "minimum": "em_min{F}({0}, {1})",
+    "fmax": "fmax{F}({0}, {1})", "fmin": "fmin{F}({0}, {1})",
+    "arctan2": "atan2{F}({0}, {1})", "hypot": "hypot{F}({0}, {1})",
+    "copysign": "copysign{F}({0}, {1})", "nextafter": "nextafter{F}({0}, {1})",
+    "logaddexp": "em_logaddexp{F}({0}, {1})", "logaddexp2": "em_logaddexp2{F}({0}, {1})",
+    "exp": "exp{F}({0})", "exp2": "exp2{F}({0})", "expm1": "expm1{F}({0})",
+    "log": "log{F}({0})", "log2": "log2{F}({0})", "log10": "log10{F}({0})",
+    "log1p": "log1p{F}({0})", "sqrt": "sqrt{F}({0})",
+    "sin": "sin{F}({0})", "cos": "cos{F}({0})", "tan": "tan{F}({0})",
+    "arcsin": "asin{F}({0})", "arccos": "acos{F}({0})", "arctan": "atan{F}({0})",
+    "sinh": "sinh{F}({0})", "cosh": "cosh{F}({0})", "tanh": "tanh{F}({0})",
+    "arcsinh": "asinh{F}({0})", "arccosh": "acosh{F}({0})", "arctanh": "atanh{F}({0})",
+    "floor": "floor{F}({0})", "ceil": "ceil{F}({0})", "trunc": "trunc{F}({0})",
+    "_rsqrt_step": "(({T})1 / sqrt{F}({0}))",
+    "_sigmoid_step": "(({T})1 / (({T})1 + exp{F}(-{0})))",
+    "_relu_step": "em_max{F}({0}, ({T})0)",
+    "_softsign_step": "({0} / (({T})1 + fabs{F}({0})))",
+}
+
+# glibc's vector math library has these (one and two operands): declared ``declare simd``
+_VECTOR_MATH_1 = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+                  "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh")
+_VECTOR_MATH_2 = ("atan2", "hypot")
+
+_C_TYPES = {np.dtype(np.float32): ("float", "f"), np.dtype(np.float64): ("double", "")}
+
+_PRELUDE = """\
+#include <math.h>
+/* NumPy's maximum/minimum: a NaN operand is the result */
+static inline float em_maxf(float a, float b) { return (a >= b || a != a) ? a : b; }
+static inline double em_max(double a, double b) { return (a >= b || a != a) ? a : b; }
+static inline float em_minf(float a, float b) { return (a <= b || a != a) ? a : b; }
+static inline double em_min(double a, double b) { return (a <= b || a != a) ? a : b; }
+/* NumPy's logaddexp: equal operands (infinities too) give x + log 2 */
+#define EM_LOGADDEXP(NAME, T, F, LOG1P, EXP, SCALE, EQUAL) \\
+static inline T NAME(T x, T y) { \\
+    if (x == y) return x + EQUAL; \\
+    T d = x - y; \\
+    if (d > 0) return x + LOG1P(EXP(-d)) * SCALE; \\
+    if (d <= 0) return y + LOG1P(EXP(d)) * SCALE; \\
+    return d; \\
+}
+EM_LOGADDEXP(em_logaddexpf, float, f, log1pf, expf, 1.0f, 0.693147180559945309f)
+EM_LOGADDEXP(em_logaddexp, double, , log1p, exp, 1.0, 0.693147180559945309)
+EM_LOGADDEXP(em_logaddexp2f, float, f, log1pf, exp2f, 1.442695040888963407f, 1.0f)
+EM_LOGADDEXP(em_logaddexp2, double, , log1p, exp2, 1.442695040888963407, 1.0)
+"""
+
+
+def _vector_declarations():
+    """``declare simd`` for glibc's vector math (8 floats, 4 doubles: AVX2's width)."""
+    lines = []
+    for name in _VECTOR_MATH_1:
+        lines += ["#pragma omp declare simd simdlen(8) notinbranch",
+                  f"extern float {name}f(float);",
+                  "#pragma omp declare simd simdlen(4) notinbranch",
+                  f"extern double {name}(double);"]
+    for name in _VECTOR_MATH_2:
+        lines += ["#pragma omp declare simd simdlen(8) notinbranch",
+                  f"extern float {name}f(float, float);",
+                  "#pragma omp declare simd simdlen(4) notinbranch",
+                  f"extern double {name}(double, double);"]
+    return "\n".join(lines) + "\n"
+
+
+def _tuple_layout_holds():
+    """Whether a tuple's items are read at ``tuple.__basicsize__`` (CPython's layout)."""
+    items = (np.zeros(1), np.zeros(2))
+    return LAYOUT_HOLDS and all(
+        ctypes.c_void_p.from_address(id(items) + tuple.__basicsize__ + 8 * i).value ==
+        id(item) for i, item in enumerate(items)) and ctypes.sizeof(ctypes.c_void_p) == 8
+
+
+_LAYOUT = _tuple_layout_holds()
+
+
+def enabled():
+    """Whether regions become C loops: a C compiler is on PATH and ``EMBER_C_LOOPS`` is not 0.
+
+    Example::
+
+        >>> isinstance(enabled(), bool)
+        True
+    """
+    return os.environ.get("EMBER_C_LOOPS", "1") != "0" and _LAYOUT and \
+        _compiler() is not None
+
+
+def _compiler():
+    return shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+
+
+# ---------------------------------------------------------------- planning
+
+
+class Region:
+    """A run of element-wise nodes computed by one C loop: ``members`` (node indices),
+    ``leaves`` (the parameter and constant reads among them, emitted before the call), the
+    ``shape`` and ``dtype`` every member computes, the external ``inputs`` (``full`` arrays of
+    that shape or ``scalar`` one-element arrays) and the ``outputs`` read after the region."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+        self.members, self.leaves = [], []
+        self.inputs, self.outputs = [], []
+        self.scalars = set()
+        self.steps = []     # (C form, operand values, result value)
+        self.function = None  # the ctypes function, once compiled
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def step_count(self):
+        return len(self.steps)
+
+
+def _dtype(value):
+    try:
+        return np.dtype(value.dtype)
+    except TypeError:
+        return None
+
+
+def _form(rule):
+    """The C form of a fusion rule's step, or None."""
+    if rule is None:
+        return None
+    return C_FORMS.get(rule.ufunc or getattr(rule.step, "__name__", ""))
+
+
+def _node_steps(node):
+    """``[(form, operand refs)]`` of an element-wise node (refs index ``node.inputs``, -1 the
+    running result), or None when some step has no C form."""
+    if node.kind == FUSED:
+        steps = []
+        for op, (_, refs, params) in zip(node.op.ops, node.op.program):
+            form = _form(op.fuse)
+            if form is None or not op.fuse.accepts(params):
+                return None
+            steps.append((form, list(refs)))
+        return steps
+    if node.kind == OP and _copies_a_value(node):
+        return [("{0}", [0])]
+    if node.kind == OP and node.op.fuse is not None and node.op.fuse.accepts(node.params) \
+            and len(node.inputs) == node.op.fuse.arity:
+        form = _form(node.op.fuse)
+        return None if form is None else [(form, list(range(len(node.inputs))))]
+    return None
+
+
+def _copies_a_value(node):
+    """A ``detach`` (the same values), or an ``expand`` of one element to the region's
+    shape: inside a loop each is its operand's value (a region never writes such a view's
+    values as an output: see :func:`plan_regions`)."""
+    name = node.op.name
+    if len(node.inputs) != 1 or name not in ("detach", "expand"):
+        return False
+    shape = node.inputs[0].shape
+    return name == "detach" or (shape is not None and
+                                int(np.prod(shape, dtype=np.int64)) == 1)
+
+
+def _fits(node, shape, dtype, produced):
+    """Whether ``node``'s operands fit a region of ``shape`` and ``dtype``: each made inside
+    it, or of that shape, or one element; its result of that shape and dtype."""
+    if tuple(node.outputs[0].shape or ()) != shape or _dtype(node.outputs[0]) != dtype or \
+            len(node.outputs) != 1:
+        return False
+    for v in node.inputs:
+        if v in produced:
+            continue
+        if _dtype(v) != dtype or v.shape is None:
+            return False
+        if tuple(v.shape) != shape and int(np.prod(v.shape, dtype=np.int64)) != 1:
+            return False
+    return True
+
+
+def plan_regions(graph, outputs):
+    """Node index of each region's first member -> :class:`Region`, for the runs of
+    element-wise nodes of ``graph`` (float32/float64, one shape) with at least two steps;
+    ``outputs`` are the graph's output values (a region writes those it makes).
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> graph = capture(lambda x: (x + 1).tanh(), [ember.zeros(4)]).graph
+        >>> [r.step_count() for r in plan_regions(graph, set()).values()]
+        [2]
+    """
+    nodes = graph.nodes
+    readers = {}
+    for k, n in enumerate(nodes):
+        for v in n.inputs:
+            readers.setdefault(v, []).append(k)
+    regions, k = {}, 0
+    while k < len(nodes):
+        region = _grow(nodes, k)
+        if region is None:
+            k += 1
+            continue
+        k = region.members[-1] + 1
+        if region.step_count() >= 2:
+            _close(region, nodes, readers, outputs)
+            views = {nodes[m].outputs[0] for m in region.members
+                     if nodes[m].kind == OP and _copies_a_value(nodes[m])}
+            if not views.intersection(region.outputs):  # (a view read later stays a view)
+                regions[region.members[0]] = region
+    return regions
+
+
+def _start(node):
+    steps = _node_steps(node)
+    if steps is None or not node.outputs or node.outputs[0].shape is None:
+        return None
+    dtype = _dtype(node.outputs[0])
+    if dtype not in _C_TYPES:
+        return None
+    shape = tuple(node.outputs[0].shape)
+    return Region(shape, dtype) if _fits(node, shape, dtype, set()) else None
+
+
+def _grow(nodes, first):
+    """The region starting at node ``first``: it and the element-wise nodes after it that
+    fit, the parameter and constant reads between them included (they have no inputs, so
+    they may run before the loop)."""
+    region = _start(nodes[first])
+    if region is None:
+        return None
+    produced = set()
+    leaves = []
+    for k in range(first, len(nodes)):
+        node = nodes[k]
+        if node.kind in (GET_ATTR, CONSTANT):
+            leaves.append(k)  # (read before the loop: an external operand)
+            continue
+        steps = _node_steps(node)
+        if steps is None or not _fits(node, region.shape, region.dtype, produced):
+            break
+        region.members.append(k)
+        region.leaves += leaves
+        leaves = []
+        _add_steps(region, node, steps)
+        produced.update(node.outputs)
+    return region
+
+
+def _add_steps(region, node, steps):
+    result = node.outputs[0]
+    running = None
+    for i, (form, refs) in enumerate(steps):
+        operands = [running if r < 0 else node.inputs[r] for r in refs]
+        running = result if i == len(steps) - 1 else ("step", id(node), i)
+        region.steps.append((form, operands, running))
+
+
+def _close(region, nodes, readers, outputs):
+    """The region's external inputs (in first-use order) and its outputs: values it makes
+    that a node after it or the graph's output reads."""
+    members = set(region.members)
+    made = {result for _, _, result in region.steps}
+    seen = set()
+    for _, operands, _ in region.steps:
+        for v in operands:
+            if v in made or v in seen:
+                continue
+            seen.add(v)
+            region.inputs.append(v)
+            if tuple(v.shape) != region.shape:
+                region.scalars.add(v)
+    last = region.members[-1]
+    for _, _, result in region.steps:
+        if isinstance(result, tuple):
+            continue
+        later = [k for k in readers.get(result, ()) if k not in members and k > last]
+        if later or result in outputs:
+            region.outputs.append(result)
+
+
+# ---------------------------------------------------------------- C source
+
+
+def region_source(region, name):
+    """The C function computing ``region``: ``void name(const char *arrays)``, ``arrays`` a
+    tuple of its inputs then its outputs (see :func:`_argument_macros`).
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> graph = capture(lambda x: (x + 1).tanh(), [ember.zeros(4)]).graph
+        >>> region, = plan_regions(graph, set(graph.output_values())).values()
+        >>> print(region_source(region, "r0").splitlines()[0])
+        void r0(const char *arrays) {
+    """
+    ctype, suffix = _C_TYPES[region.dtype]
+    names, head = {}, []
+    for i, v in enumerate(region.inputs):
+        head.append(f"    const {ctype} *restrict i{i} = EM_ARRAY(arrays, {i});")
+        names[v] = f"s{i}" if v in region.scalars else f"i{i}[k]"
+        if v in region.scalars:
+            head.append(f"    const {ctype} s{i} = i{i}[0];")
+    first = len(region.inputs)
+    head += [f"    {ctype} *restrict o{i} = EM_ARRAY(arrays, {first + i});"
+             for i in range(len(region.outputs))]
+    body = []
+    for j, (form, operands, result) in enumerate(region.steps):
+        expression = form.format(*[names[v] for v in operands], F=suffix, T=ctype)
+        body.append(f"        const {ctype} t{j} = {expression};")
+        names[result] = f"t{j}"
+    body += [f"        o{i}[k] = {names[v]};" for i, v in enumerate(region.outputs)]
+    loop = [f"    #pragma omp simd\n    for (long k = 0; k < {region.size}L; k++) {{", *body,
+            "    }"]
+    return f"void {name}(const char *arrays) {{\n" + "\n".join(head + loop) + "\n}\n"
+
+
+def _argument_macros():
+    """``EM_ARRAY(arrays, i)``: the data pointer of item ``i`` of the tuple ``arrays``, read
+    at CPython's fixed offsets (a tuple's items follow its header; a NumPy array's data
+    pointer follows its object header, as ``ember._array_address`` checks at import), so
+    that a call passes one object, not one converted address per array."""
+    items = tuple.__basicsize__
+    data = object.__basicsize__
+    return (f"#define EM_ARRAY(arrays, i) (*(void *const *)(*(const char *const *)"
+            f"((arrays) + {items} + sizeof(void *) * (i)) + {data}))\n")
+
+
+# ---------------------------------------------------------------- compiling
+
+_FLAGS = ("-O3", "-march=native", "-fopenmp-simd", "-fno-math-errno", "-fPIC", "-shared")
+_loaded = {}  # source hash -> the loaded library (a process compiles a source once)
+
+
+def _cache_dir():
+    root = os.environ.get("EMBER_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ember")
+    path = os.path.join(root, "c_loops")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def compile_regions(regions):
+    """Compile the C functions of ``regions`` (a list) into one library and set each
+    region's ``function``; raises ``OSError`` or ``subprocess.CalledProcessError`` when the
+    compiler or the loader fails (the caller keeps NumPy's code then).
+
+    Example::
+
+        >>> from ember._inductor.capture import capture
+        >>> graph = capture(lambda x: (x + 1).tanh(), [ember.zeros(4)]).graph
+        >>> regions = list(plan_regions(graph, set(graph.output_values())).values())
+        >>> compile_regions(regions)
+        >>> regions[0].function.argtypes is not None
+        True
+    """
+    body = _argument_macros() + "".join(region_source(r, f"region{i}")
+                                        for i, r in enumerate(regions))
+    try:
+        library = _library(_PRELUDE + _vector_declarations() + body, ("-lmvec", "-lm"))
+    except (OSError, subprocess.CalledProcessError):
+        # (a C library without glibc's vector variants: the scalar functions)
+        library = _library(_PRELUDE + body, ("-lm",))
+    for i, region in enumerate(regions):
+        function = getattr(library, f"region{i}")
+        function.argtypes = [ctypes.py_object]
+        function.restype = None
+        region.function = function
+
+
+def _library(source, libraries):
+    compiler = _compiler()
+    key = hashlib.sha256("\0".join([source, *_FLAGS, *libraries, compiler or ""]).encode())
+    key = key.hexdigest()
+    if key in _loaded:
+        return _loaded[key]
+    path = os.path.join(_cache_dir(), key[:32] + ".so")
+    if not os.path.exists(path):
+        _build(compiler, source, libraries, path)
+    library = _loaded[key] = ctypes.CDLL(path)
+    return library
+
+
+def _build(compiler, source, libraries, path):
+    """Compile ``source`` to the shared library ``path`` (written under another name, then
+    renamed, so that a concurrent process never loads half a file)."""
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as work:
+        c_file, built = os.path.join(work, "loops.c"), os.path.join(work, "loops.so")
+        with open(c_file, "w") as f:
+            f.write(source)
+        subprocess.run([compiler, *_FLAGS, c_file, "-o", built, *libraries], check=True,
+                       capture_output=True)
+        os.replace(built, path)

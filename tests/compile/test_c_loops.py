@@ -1,0 +1,202 @@
+"""Element-wise regions of the joint graph as generated C loops (``_inductor/c_loops.py``):
+every step with a C form against torch, NumPy's NaN rules, operands that broadcast or are not
+C-ordered, and the fallback to NumPy's calls."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from conftest import assert_same
+from ember._dynamo.utils import counters
+from ember._inductor import c_loops
+from ember.ops._registry import registry
+
+pytestmark = pytest.mark.skipif(not c_loops.enabled(), reason="no C compiler on PATH")
+
+
+def _ops_with_c_forms():
+    names = []
+    for name, ops in registry.items():
+        if name.startswith("_"):
+            continue
+        if any(op.fuse is not None and c_loops._form(op.fuse) is not None for op in ops):
+            names.append(name)
+    return sorted(names)
+
+
+# inputs inside each function's domain (the default: (0.1, 0.9))
+_DOMAINS = {"acosh": (1.1, 3.0), "log": (0.1, 3.0), "log2": (0.1, 3.0), "log10": (0.1, 3.0)}
+
+
+def _function(lib, name):
+    for namespace in (lib, lib.nn.functional):
+        if hasattr(namespace, name):
+            return getattr(namespace, name)
+    raise AttributeError(name)
+
+
+def _values(shape, name, seed, dtype=np.float32):
+    low, high = _DOMAINS.get(name, (0.1, 0.9))
+    return np.random.default_rng(seed).uniform(low, high, shape).astype(dtype)
+
+
+def _region_count():
+    return counters["inductor"]["c_loop_regions"]
+
+
+def _arity(name):
+    return next(op.fuse.arity for op in registry[name] if op.fuse is not None)
+
+
+def _step_chains(lib, names, xs, ys):
+    """Per op: scale and shift into its domain, the op, then two steps more (all of one
+    shape: the forward is one region whose outputs are every op's result)."""
+    results = []
+    for name, x, y in zip(names, xs, ys):
+        a = x * 0.5 + 0.25 if name not in _DOMAINS else x * 1.0
+        function = _function(lib, name)
+        out = function(a, y) if _arity(name) == 2 else function(a)
+        results.append(out * 1.5 - 0.5)
+    return results
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_each_step_in_a_region_matches_torch(dtype):
+    names = _ops_with_c_forms()
+    xs = [_values((5, 7), name, 2 * i, dtype) for i, name in enumerate(names)]
+    ys = [_values((5, 7), name, 2 * i + 1, dtype) for i, name in enumerate(names)]
+    ex = [ember.tensor(v, requires_grad=True) for v in xs]
+    ey = [ember.tensor(v, requires_grad=True) for v in ys]
+    tx = [torch.tensor(v, requires_grad=True) for v in xs]
+    ty = [torch.tensor(v, requires_grad=True) for v in ys]
+    before = _region_count()
+    got = ember.compile(lambda a, b: _step_chains(ember, names, a, b))(ex, ey)
+    assert _region_count() > before  # C loops ran
+    expected = _step_chains(torch, names, tx, ty)
+    tolerance = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else \
+        dict(rtol=1e-12, atol=1e-12)
+    differentiable = [i for i, name in enumerate(names) if name != "nextafter"]
+    sum(got[i].sum() for i in differentiable).backward()
+    sum(expected[i].sum() for i in differentiable).backward()
+    for i, name in enumerate(names):
+        assert_same(got[i], expected[i], **tolerance)
+        for e, t in ((ex[i], tx[i]), (ey[i], ty[i])):
+            if t.grad is not None:
+                assert_same(e.grad, t.grad, **tolerance)
+            else:
+                assert e.grad is None or not e.grad.any(), name
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin", "logaddexp",
+                                  "logaddexp2"])
+def test_nan_and_infinity_as_numpy(name):
+    special = np.array([np.nan, 1.0, np.inf, -np.inf, np.inf, 0.0, -2.0], np.float32)
+    other = np.array([1.0, np.nan, np.inf, -np.inf, -np.inf, -0.0, 3.0], np.float32)
+
+    def chain(lib, x, y):
+        return getattr(lib, name)(x * 1.0, y) + 0.0
+
+    ex = ember.tensor(special, requires_grad=True)
+    got = ember.compile(lambda a, b: chain(ember, a, b))(ex, ember.tensor(other))
+    expected = chain(torch, torch.tensor(special), torch.tensor(other))
+    assert_same(got, expected)
+
+
+def test_relu_and_sigmoid_at_special_values():
+    values = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, -100.0, 100.0], np.float32)
+
+    def chain(lib, x):
+        return lib.relu(x * 1.0) + lib.sigmoid(x + 0.0)
+
+    ex = ember.tensor(values, requires_grad=True)
+    got = ember.compile(lambda a: chain(ember, a))(ex)
+    assert_same(got, chain(torch, torch.tensor(values)))
+
+
+def test_broadcast_operands_and_a_transposed_input():
+    # a one-element tensor and a transposed (not C-ordered) input in one region; a
+    # row vector does not fit a region's operands and ends it
+    base = np.random.default_rng(3).standard_normal((6, 4)).astype(np.float32)
+    scale = np.array([1.5], np.float32)
+    row = np.random.default_rng(4).standard_normal(6).astype(np.float32)
+
+    def chain(lib, x, s, r):
+        return (((x * s).tanh() + 0.5) * r).exp().sum()
+
+    inputs = [ember.tensor(base).t(), ember.tensor(scale), ember.tensor(row)]
+    for t in inputs:
+        t.requires_grad_()
+    t_inputs = [torch.tensor(base).t(), torch.tensor(scale), torch.tensor(row)]
+    for t in t_inputs:
+        t.requires_grad_()
+    got = ember.compile(lambda *a: chain(ember, *a))(*inputs)
+    expected = chain(torch, *t_inputs)
+    assert_same(got, expected, rtol=1e-5, atol=1e-5)
+    got.backward()
+    expected.backward()
+    for e, t in zip(inputs, t_inputs):
+        assert_same(e.grad, t.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_a_long_chain_is_one_region_each_way():
+    # forward: the whole chain (its saved values written by the loop); backward: the
+    # derivative steps, the detach of each saved value and the expanded output gradient
+    def chain(lib, x):
+        for i in range(20):
+            x = x * 1.01 if i % 2 else (x + 0.5).tanh()
+        return x.sum()
+
+    x = np.linspace(-1, 1, 16, dtype=np.float32)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    before = _region_count()
+    got = ember.compile(lambda a: chain(ember, a))(ex)
+    assert _region_count() - before == 2
+    expected = chain(torch, tx)
+    got.backward()
+    expected.backward()
+    assert_same(got, expected, rtol=1e-5, atol=1e-5)
+    assert_same(ex.grad, tx.grad, rtol=1e-5, atol=1e-5)
+
+
+def _numpy_runs_it():
+    """Compile and train a chain; assert no C loop ran and the gradient is eager's."""
+    def chain(x):
+        return ((x + 1).tanh() * 2).sum()
+
+    x = ember.linspace(-1, 1, 8, requires_grad=True)
+    chain(x).backward()
+    want = x.grad.clone()
+    x.grad = None
+    before = _region_count()
+    ember.compile(chain)(x).backward()
+    assert _region_count() == before
+    assert ember.equal(x.grad, want)
+
+
+def test_turned_off_numpy_runs_it(monkeypatch):
+    monkeypatch.setenv("EMBER_C_LOOPS", "0")
+    _numpy_runs_it()
+
+
+def test_a_failing_compiler_leaves_numpy_running_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(c_loops, "_compiler", lambda: "/bin/false")
+    monkeypatch.setattr(c_loops, "_loaded", {})
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    _numpy_runs_it()
+
+
+def test_the_library_is_cached_by_its_source(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(c_loops, "_loaded", {})
+
+    def chain(x):
+        return ((x * 3).sin() - 1).sum()
+
+    x = ember.ones(4, requires_grad=True)
+    ember.compile(chain)(x).backward()
+    libraries = sorted(p.name for p in (tmp_path / "c_loops").iterdir())
+    assert len(libraries) == 2 and all(n.endswith(".so") for n in libraries)  # fw, bw
+    monkeypatch.setattr(c_loops, "_loaded", {})  # another process: loads, does not compile
+    monkeypatch.setattr(c_loops, "_build", lambda *a: pytest.fail("compiled again"))
+    ember.compile(chain)(x).backward()
