@@ -80,6 +80,15 @@ def is_compiling():
     return isinstance(_trace_state.tracer, CaptureTracer)
 
 
+class _Done:
+    """A call's result found while looking up its entry (a capture ran the call)."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result):
+        self.result = result
+
+
 class _Entry:
     """One cached variant: its key (shapes masked when dynamic), how to run it, and how to
     rebuild the output from the graph's flat tensors."""
@@ -124,6 +133,8 @@ class CompiledFunction:
 
     def _clear(self):
         self._static = {}      # key -> _Entry
+        self._fast = None      # guards.FastGuard of the static entry the last lookup hit
+        self._fast_for = None  # that entry
         self._dynamic_entries = []
         self._modules = None
         self._referenced = None   # a plain function's global/closure tensors and modules
@@ -136,17 +147,39 @@ class CompiledFunction:
     def __call__(self, /, *args, **kwargs):
         if _trace_state.tracer is not None or stance.current == "force_eager":
             return self._fn(*args, **kwargs)  # inside another capture: traced as its ops
+        fast = self._fast
+        if fast is not None and not kwargs and fast.matches(args):
+            entry, tensors = fast.entry, list(args)
+        else:
+            found = self._lookup(args, kwargs)
+            if type(found) is not tuple:
+                return found.result
+            entry, tensors = found
+        return self._run(entry, tensors, args, kwargs)
+
+    def _lookup(self, args, kwargs):
+        """``(entry, tensors)`` from the full guard key, remembering a static hit as the
+        fast guard; or, on a miss, a :class:`_Done` holding the call's result."""
         modules = self._modules
         if modules is None and self._module is not None:
             modules = self._modules = guards.GuardedModules(self._module.modules())
         key, tensors = guards.call_key(args, kwargs, modules or (), self._referenced)
         entry = self._static.get(key)
+        if entry is not None:
+            if self._fast_for is not entry:  # (None for a key of another kind: built once)
+                self._fast_for = entry
+                self._fast = guards.FastGuard.of(key, entry, modules, self._referenced)
+            return entry, tensors
+        entry = self._find_dynamic(key)
         if entry is None:
-            entry = self._find_dynamic(key)
-            if entry is None:
-                return self._miss(key, tensors, args, kwargs)
-            if not entry.verified:
-                return self._verify(entry, key, tensors, args, kwargs)
+            # a miss may replace the guarded modules or referenced objects
+            self._fast = self._fast_for = None
+            return _Done(self._miss(key, tensors, args, kwargs))
+        if not entry.verified:
+            return _Done(self._verify(entry, key, tensors, args, kwargs))
+        return entry, tensors
+
+    def _run(self, entry, tensors, args, kwargs):
         if entry.run is None:
             if entry.around is not None:
                 return entry.around(args, kwargs)

@@ -26,7 +26,7 @@ import weakref
 from collections import OrderedDict
 from functools import lru_cache
 from itertools import chain
-from operator import attrgetter, is_
+from operator import attrgetter
 
 from .. import _dtype
 from .._tensor import Tensor
@@ -36,7 +36,7 @@ from ..nn.modules.module import Module
 from ..ops._registry import autocast_state
 
 __all__ = ["call_key", "module_state", "referenced_objects", "mask_shapes",
-           "stride_pattern", "describe_difference", "GuardedModules"]
+           "stride_pattern", "describe_difference", "GuardedModules", "FastGuard"]
 
 _PLAIN = (type(None), bool, int, float, str, complex, bytes)
 
@@ -132,37 +132,40 @@ class GuardedModules(tuple):
         self = super().__new__(cls, modules)
         self._count = None     # Module.__setattr__'s count when the state was read
         self._holders = ()     # every such dict of every module (their sizes are compared)
-        self._sizes = None
         self._filled = ()      # the non-empty ones (their values are compared by identity)
+        self._views = ()       # their values() views
         self._held = ()        # those values then (kept alive, so that their ids stay unique)
-        self._ids = ()
         self._tensors = ()     # the modules' tensors, and their arrays then (by identity)
         self._arrays = ()
+        self._seen = None      # their _snapshot() then
         self._state = None
         return self
 
     def state(self):
         """The modules' state as a :class:`StateToken`, reread only when it may differ."""
-        if self._count == _module_file._setattr_count and \
-                list(map(len, self._holders)) == self._sizes and \
-                tuple(map(id, chain.from_iterable(map(dict.values, self._filled)))) == \
-                self._ids and all(map(is_, map(_ARRAY, self._tensors), self._arrays)):
+        if self._count == _module_file._setattr_count and self._snapshot() == self._seen:
             return self._state
         return self._read()
+
+    def _snapshot(self):
+        """The dicts' sizes, then the ids of their values and of the tensors' arrays, in one
+        list (one ``==``): the objects are kept alive, so an equal id is the same object,
+        and equal sizes put the ids at the same places."""
+        return [*map(len, self._holders), *map(id, chain(*self._views, map(_ARRAY, self._tensors)))]
 
     def _read(self):
         self._count = _module_file._setattr_count
         holders = [getattr(m, "__dict__", {}).get(name) for m in self for name in self._HOLDERS]
         if all(type(d) in _DICTS for d in holders):
             self._holders = tuple(holders)
-            self._sizes = list(map(len, holders))
             self._filled = tuple(d for d in holders if d)
+            self._views = tuple(d.values() for d in self._filled)  # live: read per call
             self._held = tuple(chain.from_iterable(map(dict.values, self._filled)))
-            self._ids = tuple(map(id, self._held))
             self._tensors = tuple(t for m in self for t in m.__dict__.values()
                                   if isinstance(t, Tensor)) + \
                 tuple(t for t in self._held if isinstance(t, Tensor))
             self._arrays = tuple(map(_ARRAY, self._tensors))
+            self._seen = self._snapshot()
         else:  # a module keeping them in other mappings (nn.cpp's): read in full each call
             self._count = None
         self._state = StateToken.of(module_state(self))
@@ -337,6 +340,65 @@ def call_key(args, kwargs, modules, referenced=None):
                     type(t), t._data.strides if t._data.size else _empty_strides(t))
                    for t in tensors])
     return (context, metas), tensors
+
+
+class FastGuard:
+    """The guard of one cached variant whose arguments are tensors only (no keywords, no
+    tensor passed twice, no empty one), checked without building :func:`call_key`'s key:
+    the modes and each tensor's metadata compared with the key's, the module state by its
+    token's identity. It accepts exactly the calls whose key equals the variant's (a
+    refusal sends the call to the full lookup); it exists because a tiny graph's call is
+    dominated by that lookup (building the key, hashing it: a device hashes in Python).
+
+    Example::
+
+        >>> x = ember.ones(2)
+        >>> key, _ = call_key((x,), {}, ())
+        >>> guard = FastGuard.of(key, "entry", (), None)
+        >>> guard.matches((ember.zeros(2),)), guard.matches((ember.zeros(3),))
+        (True, False)
+    """
+
+    __slots__ = ("entry", "count", "modes", "metas", "modules", "state", "referenced",
+                 "referenced_state")
+
+    @classmethod
+    def of(cls, key, entry, modules, referenced):
+        """The fast guard of ``entry`` cached under ``key`` (built by :func:`call_key` with
+        ``modules`` and ``referenced``), or None when the key is not of the simple kind."""
+        (spec, aliasing, grad, autocast, state, referenced_key, default), metas = key
+        count = len(metas)
+        if spec != (tuple, ("T",) * count) or aliasing != tuple(range(count)) or \
+                any(0 in meta[0] for meta in metas) or \
+                (modules and type(modules) is not GuardedModules):
+            return None
+        guard = cls()
+        guard.entry, guard.count, guard.metas = entry, count, metas
+        guard.modes = (grad, autocast, default)
+        guard.modules, guard.state = modules or None, state
+        # a plain function reading no tensor or module by name: nothing to read per call
+        guard.referenced = referenced if referenced_key != ((), None) else None
+        guard.referenced_state = referenced_key
+        return guard
+
+    def matches(self, args):
+        """Whether the call ``f(*args)`` (no keywords) has this variant's key."""
+        if len(args) != self.count or self.modes != (grad_mode.state.enabled,
+                                                     autocast_state.on, _dtype._default_dtype):
+            return False
+        for t, meta in zip(args, self.metas):
+            kind = type(t)
+            if kind is not meta[4]:
+                return False
+            data = t._data  # a shape without a 0 (the key's) makes the strides the array's
+            if (data.shape, data.dtype, t._device, t.requires_grad, kind, data.strides) != meta:
+                return False
+        if self.count > 1 and len(set(map(id, args))) != self.count:
+            return False
+        if self.modules is not None and self.modules.state() is not self.state:
+            return False
+        return self.referenced is None or \
+            referenced_state(*self.referenced) == self.referenced_state
 
 
 def mask_shapes(metas, dynamic):
