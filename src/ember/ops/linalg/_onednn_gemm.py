@@ -157,21 +157,22 @@ def _unaliased(array, operand, walks_rows, other_dim):
     flag, leading = operand
     if not walks_rows or (leading * _ITEM) % _ALIASING_STRIDE or other_dim not in _PADDED_OTHER_DIM:
         return array, operand
-    padded = _padded_rows(array.T if flag == b"T" else array)
+    padded = _padded_rows(np, array.T if flag == b"T" else array)
     return (padded.T if flag == b"T" else padded), (flag, padded.strides[0] // _ITEM)
 
 
-def _padded_rows(matrix):
-    """A copy of the 2-D ``matrix`` in a buffer whose rows are one cache line longer.
+def _padded_rows(xp, matrix):
+    """A copy of the 2-D ``matrix`` (of array module ``xp``) in a buffer whose rows are one
+    cache line longer.
 
     Example::
 
-        >>> m = _padded_rows(np.ones((4, 512), np.float32))
+        >>> m = _padded_rows(np, np.ones((4, 512), np.float32))
         >>> m.shape, m.strides, bool((m == 1).all())
         ((4, 512), (2112, 4), True)
     """
     rows, cols = matrix.shape
-    buffer = np.empty((rows, cols + _PAD), matrix.dtype)[:, :cols]
+    buffer = xp.empty((rows, cols + _PAD), matrix.dtype)[:, :cols]
     buffer[...] = matrix
     return buffer
 
