@@ -417,3 +417,59 @@ def test_a_function_drawing_random_numbers_breaks_the_capture_and_draws_as_eager
         ember.manual_seed(seed)
         want = step(x)
         assert got.item() == want.item()
+
+
+# ---------------------------------------------------------------- backward hooks: the replay
+
+
+def _hooked_model(lib, seen):
+    """An MLP whose middle layer has full backward hooks (one scales the input gradient,
+    one records the output gradient) and a backward pre-hook."""
+    nn = lib.nn
+    rng = np.random.default_rng(3)
+    model = nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 4), nn.Sigmoid(),
+                          nn.Linear(4, 2))
+    for p in model.parameters():
+        p.data = lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.5)
+
+    def record(module, grad_input, grad_output):
+        seen.append(("hook", grad_output[0].detach().numpy().copy()))
+        return (grad_input[0] * 3,)
+
+    def record_pre(module, grad_output):
+        seen.append(("pre", grad_output[0].detach().numpy().copy()))
+    model[2].register_full_backward_hook(record)
+    model[2].register_full_backward_pre_hook(record_pre)
+    return model
+
+
+def test_module_backward_hooks_fall_back_and_run_once_per_backward_as_torch(
+        caplog, monkeypatch):
+    monkeypatch.setenv("EMBER_LOGS", "aot")
+    seen, t_seen, tc_seen = [], [], []
+    model, t_model = _hooked_model(ember, seen), _hooked_model(torch, t_seen)
+    compiled = ember.compile(model)
+    tc_model = _hooked_model(torch, tc_seen)
+    t_compiled = torch.compile(tc_model, backend="aot_eager")
+    rng = np.random.default_rng(4)
+    with caplog.at_level(logging.INFO, logger="ember._dynamo"):
+        for _ in range(3):
+            array = rng.standard_normal((6, 5)).astype(np.float32)
+            x = ember.tensor(array, requires_grad=True)
+            tx = torch.from_numpy(array.copy()).requires_grad_(True)
+            txc = torch.from_numpy(array.copy()).requires_grad_(True)
+            compiled(x).sum().backward()
+            t_model(tx).sum().backward()
+            t_compiled(txc).sum().backward()
+            assert_same(x.grad, tx.grad, rtol=1e-5, atol=1e-6)
+            assert_same(x.grad, txc.grad, rtol=1e-5, atol=1e-6)
+            for p, tp in zip(model.parameters(), t_model.parameters()):
+                assert_same(p.grad, tp.grad, rtol=1e-5, atol=1e-6)
+            model.zero_grad(), t_model.zero_grad(), tc_model.zero_grad()
+    # each backward ran the pre-hook and the hook once, with torch's gradients (the joint
+    # trace did not run them)
+    assert [kind for kind, _ in seen] == [kind for kind, _ in t_seen] == \
+        [kind for kind, _ in tc_seen] == ["pre", "hook"] * 3
+    for (_, got), (_, want) in zip(seen, t_seen):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert any("backward hooks" in r.getMessage() for r in caplog.records)

@@ -33,6 +33,10 @@ numbers, writes its inputs or makes tensors outside ember's operators is refused
 the joint trace cannot serve (calls other than random factories, input checks and custom
 Functions, in-place writes to inputs, outputs that are views of inputs, other devices)
 keep the replay with autograd recording each operator (``EMBER_LOGS=aot`` says why).
+A dynamic variant's captured graph (symbolic sizes) is traced at the call's concrete sizes:
+a call at other sizes gets a joint graph traced for them from the same captured graph,
+kept per input layout (at most ``cache_size_limit`` joint graphs; no recapture, no
+recompile counted).
 
 Example::
 
@@ -59,6 +63,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import _BACKWARD_TWICE, Node, _raise_modified, _task_state, record
 from ..jit._ir import CALL, CONSTANT, COPY, GET_ATTR, OP, Graph
 from ..jit._ir import Node as GraphNode
+from ..jit._sizes import SIZE_CONSUMERS
 from ..jit._tracer import Tracer, paused, tracing
 from ..ops._registry import Op, assign_inplace, autocast_state, wrap
 from .array_code import ArrayCode
@@ -81,6 +86,11 @@ _USER_CODE_IN_BACKWARD = frozenset({"backward_hook"})
 # calls that only pack or unpack arguments: run as they are, never recorded (the tensors
 # they hand on are already traced)
 _STRUCTURAL_CALLS = frozenset({"operator.getitem", "jit.tuple", "jit.list"})
+# the calls of a symbolic-size graph (a dynamic variant's): size reads and functions given
+# traced sizes, run with the example's sizes while the trace records the operators they
+# call (``empty`` is left out: its values would become a constant)
+_SIZE_CALLS = frozenset({name for _, _, name, _, _ in SIZE_CONSUMERS if "empty" not in name}
+                        | {"method:size", "method:numel", "method:unsqueeze"})
 
 
 class JointUnsupported(Exception):
@@ -125,7 +135,7 @@ def _check_supported(graph, attrs, tensors):
         if n.kind == GET_ATTR:
             devices.add(attrs[n.params["name"]]._device)
         elif n.kind == CALL and not (_plain_call(n) or _custom_function(n) is not None or
-                                     n.params["fn"] in _STRUCTURAL_CALLS):
+                                     _run_as_traced(n)):
             raise JointUnsupported(f"the graph calls {n.params['fn']} (only random factories, "
                                    "input checks and custom autograd.Functions run inside a "
                                    "joint graph)")
@@ -153,6 +163,14 @@ def _in_other_grad_mode(node):
 
     return isinstance(node.op, InGradMode) and (
         isinstance(node.op.function, Op) or node.op.function is assign_inplace)
+
+
+def _run_as_traced(node):
+    """Whether the call ``node`` runs under the joint trace as it is (packing arguments,
+    sizes, functions of sizes), the trace recording the operators it calls, if any."""
+    fn = node.params["fn"]
+    return fn in _STRUCTURAL_CALLS or fn in _SIZE_CALLS or (
+        fn.startswith("operator.") and node.outputs[0].dtype == "int")
 
 
 def _custom_function(node):
@@ -355,8 +373,7 @@ def _run_eagerly(graph, attrs, inputs):
             env[n.outputs[0]] = graph.constants[n.params["name"]]
         elif n.kind == COPY:
             env[n.outputs[0]] = assign_inplace(args[0], args[1], check_dtype=False)
-        elif n.kind == CALL and (_in_other_grad_mode(n) or  # its operator is traced
-                                 n.params["fn"] in _STRUCTURAL_CALLS):
+        elif n.kind == CALL and (_in_other_grad_mode(n) or _run_as_traced(n)):
             env[n.outputs[0]] = _call(n, args)
         elif n.kind == CALL and tracer is not None and _custom_function(n) is not None:
             env[n.outputs[0]] = _trace_function(n, args)
@@ -464,13 +481,28 @@ def _user_reads_refused(tracer):
 
 
 def _record_call(tracer, node, args):
-    ins = [tracer.value_of(t) for t in args]
+    """Run the call ``node`` unrecorded and record it whole; its arguments that are not
+    tensors (a symbolic graph's sizes, now the example's ints) become constants."""
     with paused():
         result = _call(node, args)
     if result.requires_grad:
         raise JointUnsupported(f"{node.params['fn']} returned a tensor that requires grad")
+    ins = []
+
+    def concrete(template):
+        if "v" not in template:
+            return template
+        value = args[template["v"]]
+        if isinstance(value, Tensor):
+            ins.append(tracer.value_of(value))
+            return {"v": len(ins) - 1}
+        if isinstance(value, (tuple, list)) and any(isinstance(v, Tensor) for v in value):
+            raise JointUnsupported(f"{node.params['fn']} takes tensors inside a sequence")
+        return {"c": value}
+    params = dict(node.params, args=[concrete(t) for t in node.params["args"]],
+                  kwargs={k: concrete(t) for k, t in node.params["kwargs"].items()})
     out = tracer.new_value(result)
-    tracer.graph.nodes.append(GraphNode(CALL, node.op, ins, dict(node.params), [out]))
+    tracer.graph.nodes.append(GraphNode(CALL, node.op, ins, params, [out]))
     return result
 
 
@@ -591,15 +623,15 @@ class JointRun:
         self.op.defderivative(self._derivative)
         self.saved_inputs = trace.saved_inputs
         self.saved_attrs = trace.saved_attrs
+        self.other_layouts = {}   # a dynamic variant's other layouts -> their joint graphs
 
     def __call__(self, tensors):
-        # the guard key holds the strides, so another layout reaches this graph only from a
-        # dynamic-size variant, at another shape too: the replay serves it
-        if tuple(map(_layout, tensors)) != self.trace.input_layouts or \
-                not grad_mode.state.enabled or tuple(map(_requires_grad, tensors)) != \
+        if not grad_mode.state.enabled or tuple(map(_requires_grad, tensors)) != \
                 self.requires or [t.requires_grad for t in self.attr_tensors] != \
                 self.attr_requires:
             return self.fallback(tensors)
+        if tuple(map(_layout, tensors)) != self.trace.input_layouts:
+            return self._at_other_layout(tensors)
         arrays = [t._data for t in tensors]
         saved = self.forward(arrays)
         device = self.device
@@ -613,6 +645,32 @@ class JointRun:
                       tuple(outputs[i] for i in self.diff_outputs))
         node.__class__ = _JointNode
         return tuple(outputs)
+
+    def _at_other_layout(self, tensors):
+        """A call at other sizes (or strides) than the traced ones, which the guard key lets
+        through only for a dynamic variant: a joint graph traced for this layout from the
+        same captured graph (no recapture, no recompile counted), kept per layout; past
+        ``cache_size_limit`` joint graphs, or where the trace fails, the replay."""
+        key = tuple(map(_layout, tensors))
+        run = self.other_layouts.get(key)
+        if run is None:
+            run = self._trace_layout(key, tensors)
+        return run(tensors)
+
+    def _trace_layout(self, key, tensors):
+        from .state import config, log, log_enabled
+
+        if len(self.other_layouts) + 1 >= config.cache_size_limit:
+            return self.fallback
+        try:
+            run = compile_joint(self.graph, self.attrs, tensors, self.fallback)
+        except Exception as reason:  # noqa: BLE001 (anything the trace meets: the replay)
+            if log_enabled("aot"):
+                log.info("no joint forward-backward graph for input shapes %s: %s",
+                         [shape for shape, _ in key], reason)
+            run = self.fallback
+        self.other_layouts[key] = run
+        return run
 
     def _derivative(self, ctx, *grads, saved, tensors, watched):
         if ctx._saved is None:
