@@ -473,3 +473,39 @@ def test_module_backward_hooks_fall_back_and_run_once_per_backward_as_torch(
     for (_, got), (_, want) in zip(seen, t_seen):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert any("backward hooks" in r.getMessage() for r in caplog.records)
+
+
+def _row_mean(lib):
+    class RowMean(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.rows = x.shape[0]
+            return x.sum(0) / x.shape[0]
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.expand(ctx.rows, -1) / ctx.rows
+    return RowMean
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_an_apply_bound_before_the_capture_is_recorded_as_the_function(dynamic):
+    # a default argument holds the bound method: before, capture did not see the call, its
+    # forward's operators were traced as plain no-grad ones and the output lost its grad
+    e_mean, t_mean = _row_mean(ember).apply, _row_mean(torch).apply
+    w = ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3),
+                     requires_grad=True)
+    tw = torch.from_numpy(w.detach().numpy().copy()).requires_grad_(True)
+
+    def step(x, w, mean=e_mean):
+        return (mean((x @ w).tanh()) ** 2).sum()
+
+    compiled = ember.compile(step, dynamic=dynamic)
+    for seed, size in enumerate([4, 5, 6, 7, 3, 6]):
+        array = np.random.default_rng(seed).standard_normal((size, 4)).astype(np.float32)
+        loss = compiled(ember.tensor(array), w)
+        loss.backward()
+        step(torch.from_numpy(array), tw, t_mean).backward()
+        assert_same(w.grad, tw.grad, rtol=1e-5, atol=1e-6)
+        w.grad, tw.grad = None, None
+    assert loss.grad_fn.name() == "CompiledFunctionBackward"

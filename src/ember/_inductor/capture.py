@@ -425,15 +425,19 @@ def _install_entry_points(tracer):
     backward = "a backward pass inside the compiled function (gradients are written to .grad " \
                "outside the graph)"
     swap(Tensor, "backward", breaking(backward, Tensor.__dict__["backward"]))
+    from ..autograd import function as function_module
     from ..autograd.function import Function
 
     apply = Function.__dict__["apply"].__func__
+    unrecorded_apply = function_module._apply
 
-    def recording_apply(cls, *args, **kwargs):
+    # swapped under Function.apply, which calls it by its module name: an apply bound
+    # before the capture (a default argument, an attribute) is recorded too
+    def recording_apply(cls, args, kwargs):
         if _active(tracer):
             return tracer.record_function(cls, apply.__get__(cls), args, kwargs)
-        return apply(cls, *args, **kwargs)
-    swap(Function, "apply", classmethod(recording_apply))
+        return unrecorded_apply(cls, args, kwargs)
+    swap(function_module, "_apply", recording_apply)
     for method in ("register_hook", "retain_grad", "requires_grad_"):
         swap(Tensor, method, breaking(f"Tensor.{method}() inside the compiled function (the "
                                       "graph does not record autograd settings)",
