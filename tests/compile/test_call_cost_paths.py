@@ -346,3 +346,43 @@ def test_a_forward_hook_added_after_fast_calls_runs():
     for _ in range(2):
         assert_same(_step(compiled, ember, grad=False), _step(t_model, torch, grad=False),
                     rtol=1e-5, atol=1e-5)
+
+
+def test_a_parameter_unfrozen_after_fast_training_calls_gets_its_gradient():
+    # a parameter's requires_grad is not in the guard key: the compiled training graph
+    # itself must notice that one it traced as frozen now wants a gradient
+    e_model, t_model = _linear_pair()
+    e_model.weight.requires_grad_(False), t_model.weight.requires_grad_(False)
+    compiled = ember.compile(e_model)
+    t_compiled = torch.compile(t_model, backend="eager")
+    for frozen in (True, True, False, False, True):
+        e_model.weight.requires_grad_(not frozen), t_model.weight.requires_grad_(not frozen)
+        assert_same(_step(compiled, ember), _step(t_compiled, torch), rtol=1e-5, atol=1e-6)
+        _assert_grads(e_model, t_model)
+
+
+def test_a_captured_view_follows_its_bases_requires_grad_as_torch_does():
+    # a view made before its base required grad then requires grad too, with no link to
+    # the base (a leaf of its own): the compiled training graph must see the change
+    def make(lib):
+        base = lib.from_numpy(_values((2, 3)))
+        view = base[0]
+        return base, view, lambda x: (x * view).sum()
+
+    e_base, e_view, e_fn = make(ember)
+    t_base, t_view, t_fn = make(torch)
+    compiled = ember.compile(e_fn)
+    for base_wants_grad in (False, False, True, True):
+        e_base.requires_grad_(base_wants_grad), t_base.requires_grad_(base_wants_grad)
+        e_view.grad = t_view.grad = None
+        ex = ember.from_numpy(_values((3,), 1)).requires_grad_()
+        tx = torch.from_numpy(_values((3,), 1)).requires_grad_()
+        compiled(ex).backward()
+        t_fn(tx).backward()
+        assert e_view.requires_grad == t_view.requires_grad
+        assert_same(ex.grad, tx.grad)
+        assert e_base.grad is None and t_base.grad is None
+        if t_view.grad is None:
+            assert e_view.grad is None
+        else:
+            assert_same(e_view.grad, t_view.grad)
