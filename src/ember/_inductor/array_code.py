@@ -47,8 +47,8 @@ class ArrayCode(SourceWriter):
         super().__init__({"xp": xp, "read": attrs.__getitem__, "ND": type(xp.zeros(0)),
                           "AS": lambda a: _as_array(a, device), "wrap": wrap, "DEV": device,
                           "assign_inplace": assign_inplace, "no_grad": grad_mode.no_grad,
-                          "REFS": sys.getrefcount, "E": np.empty,
-                          "C": np.ascontiguousarray})
+                          "REFS": sys.getrefcount, "E": xp.empty,
+                          "C": xp.ascontiguousarray})
         self.graph = graph
         self.name = name
 

@@ -18,6 +18,10 @@ NumPy's (``maximum`` propagates NaN, ``fmax`` does not). The math functions are 
 with OpenMP's ``declare simd`` so that the loop calls glibc's vector variants (libmvec)
 eight floats at a time, as NumPy's own SIMD loops do, within a few ulps of them.
 
+A loop computes all its outputs while all its operands are alive: where NumPy's calls
+free each saved value once its step is done, a region's peak memory holds its operands and
+its outputs together (a backward whose steps each make a parameter's gradient).
+
 It pays when a region has at least two steps (one call instead of several) and is used
 then. There is no compiler, or it fails, or the library does not load: the graph keeps
 NumPy's calls (``EMBER_LOGS=aot`` says why). ``EMBER_C_LOOPS=0`` turns it off.
