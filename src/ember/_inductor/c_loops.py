@@ -48,7 +48,8 @@ import numpy as np
 from .._array_address import LAYOUT_HOLDS
 from ..jit._ir import CONSTANT, FUSED, GET_ATTR, OP
 
-__all__ = ["Region", "plan_regions", "compile_regions", "enabled", "C_FORMS"]
+__all__ = ["Region", "plan_regions", "compile_regions", "chain_function", "enabled",
+           "C_FORMS"]
 
 # the C form of each fusion step, by the rule's NumPy function name (or its step's name):
 # {0}, {1} the operands, {F} the math functions' suffix ("f" for float32), {T} the C type
@@ -166,6 +167,9 @@ class Region:
 
     @property
     def size(self):
+        """The element count baked into the loop (None: the function's ``n`` argument)."""
+        if self.shape is None:
+            return None
         return int(np.prod(self.shape, dtype=np.int64))
 
     def step_count(self):
@@ -366,9 +370,10 @@ def region_source(region, name):
         body.append(f"        const {ctype} t{j} = {expression};")
         names[result] = f"t{j}"
     body += [f"        o{i}[k] = {names[v]};" for i, v in enumerate(region.outputs)]
-    loop = [f"    #pragma omp simd\n    for (long k = 0; k < {region.size}L; k++) {{", *body,
-            "    }"]
-    return f"void {name}(const char *arrays) {{\n" + "\n".join(head + loop) + "\n}\n"
+    count = "n" if region.size is None else f"{region.size}L"
+    loop = [f"    #pragma omp simd\n    for (long k = 0; k < {count}; k++) {{", *body, "    }"]
+    signature = "const char *arrays" + (", long n" if region.size is None else "")
+    return f"void {name}({signature}) {{\n" + "\n".join(head + loop) + "\n}\n"
 
 
 def _argument_macros():
@@ -422,6 +427,50 @@ def compile_regions(regions):
         function.argtypes = [ctypes.py_object]
         function.restype = None
         region.function = function
+
+
+def chain_function(program, ops, dtype, scalars):
+    """A jit ``FusedOp`` chain (``program``: ``(name, refs, params)`` per step, refs into
+    the inputs, -1 the running result) as a C function ``f((*inputs, out), n)`` over ``n``
+    elements of ``dtype``, the inputs whose positions are in ``scalars`` one-element arrays,
+    the others C-ordered arrays of ``n``; None when a step has no C form or compiling fails.
+
+    Example::
+
+        >>> ops = [ember.ops._registry.registry[n][0] for n in ("add", "tanh")]
+        >>> f = chain_function([["add", [0, 1], {}], ["tanh", [-1], {}]], ops,
+        ...                    np.dtype(np.float32), {1})
+        >>> out = np.empty(3, np.float32)
+        >>> f((np.zeros(3, np.float32), np.ones(1, np.float32), out), 3)
+        >>> out
+        array([0.7615942, 0.7615942, 0.7615942], dtype=float32)
+    """
+    if not enabled() or dtype not in _C_TYPES:
+        return None
+    region = Region(None, dtype)
+    region.inputs = list(range(1 + max(r for _, refs, _ in program for r in refs)))
+    region.scalars = set(scalars)
+    running = None
+    for j, (op, (_, refs, params)) in enumerate(zip(ops, program)):
+        form = _form(op.fuse)
+        if form is None or not op.fuse.accepts(params):
+            return None
+        result = "out" if j == len(program) - 1 else ("step", j)
+        region.steps.append((form, [running if r < 0 else r for r in refs], result))
+        running = result
+    region.outputs = ["out"]
+    body = _argument_macros() + region_source(region, "chain")
+    try:
+        try:
+            library = _library(_PRELUDE + _vector_declarations() + body, ("-lmvec", "-lm"))
+        except (OSError, subprocess.CalledProcessError):
+            library = _library(_PRELUDE + body, ("-lm",))
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    function = library.chain
+    function.argtypes = [ctypes.py_object, ctypes.c_long]
+    function.restype = None
+    return function
 
 
 def _library(source, libraries):

@@ -278,8 +278,9 @@ _FUSED_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 class FusedOp:
     """A fused chain of element-wise primitives: one :class:`Op` whose kernel evaluates the
-    chain in one buffer (``out=`` of each step), on NumPy or CuPy; on webgpu one WGSL shader
-    computes the whole chain per element (``webgpu/_fused.py``). When autograd must record
+    chain in one buffer (``out=`` of each step), on NumPy or CuPy; on NumPy one generated C
+    loop (``_inductor/c_loops.py``) and on webgpu one WGSL shader (``webgpu/_fused.py``)
+    compute the whole chain per element where they can. When autograd must record
     (grad mode and an input that requires grad), or the inputs do not share one floating
     dtype, it runs the chain's primitives instead."""
 
@@ -288,10 +289,15 @@ class FusedOp:
         self.ops = ops
         self._checked = None  # the input shapes last found to fit one buffer
         self._shader = None  # the webgpu shader of the chain (False: it has none)
+        self._c_loops = {}   # (dtype, which inputs are one element) -> C loop or False
         steps = [(op.fuse.step, tuple(refs)) for op, (_, refs, _) in zip(ops, program)]
 
         def kernel(xp, *arrays):
-            if xp is not np and device_type_of(xp) == "webgpu":
+            if xp is np:
+                result = self._run_c_loop(arrays)
+                if result is not None:
+                    return result
+            elif device_type_of(xp) == "webgpu":
                 result = self._run_shader(arrays)
                 if result is not None:
                     return result
@@ -321,6 +327,31 @@ class FusedOp:
                 return self._unfused(tensors)
             self._checked = shapes
         return run_op(self.op, *tensors)
+
+    def _run_c_loop(self, arrays):
+        """The chain as one generated C loop over NumPy ``arrays`` (``_inductor/c_loops.py``),
+        or None where it has none: operands other than full arrays of the result's shape
+        and one-element arrays, a step without a C form, no C compiler."""
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        scalars = tuple(a.shape != shape for a in arrays)
+        if any(s and a.size != 1 for a, s in zip(arrays, scalars)):
+            return None
+        dtype = arrays[0].dtype
+        key = (dtype, scalars)
+        function = self._c_loops.get(key)
+        if function is None:
+            from .._inductor.c_loops import chain_function
+
+            function = self._c_loops[key] = chain_function(
+                self.program, self.ops, dtype,
+                {i for i, s in enumerate(scalars) if s}) or False
+        if not function:
+            return None
+        operands = [a if s or a.flags.c_contiguous else np.ascontiguousarray(a)
+                    for a, s in zip(arrays, scalars)]
+        out = np.empty(shape, dtype)
+        function((*operands, out), out.size)
+        return out
 
     def _run_shader(self, arrays):
         """The chain as one WGSL shader over webgpu ``arrays`` (``webgpu/_fused.py``), or
