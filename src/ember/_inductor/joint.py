@@ -55,6 +55,7 @@ import contextlib
 import os
 import sys
 import threading
+from operator import attrgetter
 
 import numpy as np
 
@@ -609,11 +610,16 @@ class JointRun:
         self.forward = ArrayCode(forward, attrs, xp, self.device, "forward").function()
         self.backward = ArrayCode(backward, attrs, xp, self.device, "backward").function()
         self.grad_positions = _grad_positions(trace)
-        self.requires = tuple(t.requires_grad for t in tensors)
         # the graph's parameters and captured tensors (a module's replaced parameter
         # recompiles, so these stay the graph's)
         self.attr_tensors = [attrs[name] for name in dict.fromkeys(trace.attr_names)]
-        self.attr_requires = [t.requires_grad for t in self.attr_tensors]
+        # their requires_grad, with the inputs', compared in one list per call; a tensor
+        # that is not a view now never becomes one (_base is only ever cleared), so its
+        # requires_grad is its _rg field, read without the property's Python call
+        self.attr_leaves = [t for t in self.attr_tensors if t._base is None]
+        self.attr_views = [t for t in self.attr_tensors if t._base is not None]
+        self.requires = self._requires(tensors)
+        self.input_layouts = list(trace.input_layouts)
         self.diff_attrs = trace.diff_attrs
         self.diff_inputs = trace.diff_inputs
         self.diff_outputs = trace.diff_outputs
@@ -626,13 +632,12 @@ class JointRun:
         self.other_layouts = {}   # a dynamic variant's other layouts -> their joint graphs
 
     def __call__(self, tensors):
-        if not grad_mode.state.enabled or tuple(map(_requires_grad, tensors)) != \
-                self.requires or [t.requires_grad for t in self.attr_tensors] != \
-                self.attr_requires:
+        # (attrgetters mapped in C build the lists: no Python function per tensor)
+        if not grad_mode.state.enabled or self._requires(tensors) != self.requires:
             return self.fallback(tensors)
-        if tuple(map(_layout, tensors)) != self.trace.input_layouts:
+        if list(map(_SHAPE_STRIDES, map(_ARRAY, tensors))) != self.input_layouts:
             return self._at_other_layout(tensors)
-        arrays = [t._data for t in tensors]
+        arrays = list(map(_ARRAY, tensors))
         saved = self.forward(arrays)
         device = self.device
         outputs = [wrap(a, device) for a in saved[:self.out_count]]
@@ -671,6 +676,10 @@ class JointRun:
             run = self.fallback
         self.other_layouts[key] = run
         return run
+
+    def _requires(self, tensors):
+        return [*map(_REQUIRES_GRAD, tensors), *map(_RG_FIELD, self.attr_leaves),
+                *map(_REQUIRES_GRAD, self.attr_views)]
 
     def _derivative(self, ctx, *grads, saved, tensors, watched):
         if ctx._saved is None:
@@ -755,8 +764,10 @@ def _contiguous(array, xp):
     return xp.ascontiguousarray(array)
 
 
-def _requires_grad(t):
-    return t.requires_grad
+_ARRAY = attrgetter("_data")
+_SHAPE_STRIDES = attrgetter("shape", "strides")  # an array's (shape, strides), as _layout
+_REQUIRES_GRAD = attrgetter("requires_grad")
+_RG_FIELD = attrgetter("_rg")  # requires_grad of a tensor that is not a view
 
 
 def _grad_positions(trace):
