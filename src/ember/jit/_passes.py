@@ -290,6 +290,7 @@ class FusedOp:
         self._checked = None  # the input shapes last found to fit one buffer
         self._shader = None  # the webgpu shader of the chain (False: it has none)
         self._c_loops = {}   # (dtype, which inputs are one element) -> C loop or False
+        self._c_shapes = (None, None, None)  # input shapes, result shape, one-element flags
         steps = [(op.fuse.step, tuple(refs)) for op, (_, refs, _) in zip(ops, program)]
 
         def kernel(xp, *arrays):
@@ -332,11 +333,15 @@ class FusedOp:
         """The chain as one generated C loop over NumPy ``arrays`` (``_inductor/c_loops.py``),
         or None where it has none: operands other than full arrays of the result's shape
         and one-element arrays, a step without a C form, no C compiler."""
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
-        scalars = tuple(a.shape != shape for a in arrays)
-        if any(s and a.size != 1 for a, s in zip(arrays, scalars)):
-            return None
+        shapes = tuple([a.shape for a in arrays])
         dtype = arrays[0].dtype
+        if shapes != self._c_shapes[0]:  # (the last call's shapes: most calls repeat them)
+            shape = np.broadcast_shapes(*shapes)
+            scalars = tuple([s != shape for s in shapes])
+            if any(s and a.size != 1 for a, s in zip(arrays, scalars)):
+                return None
+            self._c_shapes = (shapes, shape, scalars)
+        _, shape, scalars = self._c_shapes
         key = (dtype, scalars)
         function = self._c_loops.get(key)
         if function is None:
