@@ -473,9 +473,27 @@ def chain_function(program, ops, dtype, scalars):
     return function
 
 
+def _machine():
+    """What ``-march=native`` compiles for: the CPU's architecture and feature flags (a
+    cache folder shared by machines of other CPUs must not hand them this one's code)."""
+    import platform
+
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        pass
+    return f"{platform.machine()} {platform.processor()} {flags}"
+
+
+_MACHINE = _machine()
+
+
 def _library(source, libraries):
     compiler = _compiler()
-    key = hashlib.sha256("\0".join([source, *_FLAGS, *libraries, compiler or ""]).encode())
+    key = hashlib.sha256("\0".join([source, *_FLAGS, *libraries, compiler or "",
+                                    _MACHINE]).encode())
     key = key.hexdigest()
     if key in _loaded:
         return _loaded[key]
