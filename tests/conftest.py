@@ -258,3 +258,20 @@ def paired_models(make, seed=0, scale=0.5):
     e_model.load_state_dict({k: ember.tensor(v) for k, v in state.items()})
     t_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
     return e_model, t_model
+
+
+@pytest.fixture
+def fresh_compile_state():
+    """ember's and torch's compile caches and counters empty before and after a test; and
+    torch.distributions' argument validation put back (torch.compile switches it off for
+    the whole process, and later tests compare torch's validation errors). The compile
+    tests use it for each test: ``pytestmark = pytest.mark.usefixtures(...)``."""
+    validate = torch.distributions.Distribution._validate_args
+    ember._dynamo.reset()
+    torch._dynamo.reset()
+    ember._dynamo.utils.counters.clear()
+    torch._dynamo.utils.counters.clear()
+    yield
+    ember._dynamo.reset()
+    torch._dynamo.reset()
+    torch.distributions.Distribution.set_default_validate_args(validate)

@@ -11,14 +11,9 @@ import torch
 import ember
 from conftest import assert_same
 
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
+
 _CALLS = 14   # past the trials (4 timed calls each way) of the pieces and of the modules
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    ember._dynamo.reset()
-    yield
-    ember._dynamo.reset()
 
 
 def _net(nn, dropout=0.0):

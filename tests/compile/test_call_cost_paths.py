@@ -14,16 +14,7 @@ import ember
 from conftest import assert_same
 from ember._inductor import guards
 
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    ember._dynamo.reset()
-    torch._dynamo.reset()
-    ember._dynamo.utils.counters.clear()
-    torch._dynamo.utils.counters.clear()
-    yield
-    ember._dynamo.reset()
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
 
 
 def _values(shape, seed=0):

@@ -15,6 +15,8 @@ from conftest import assert_same as _assert_same
 from conftest import paired_models as _pair
 from conftest import to_torch
 
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
+
 counters = ember._dynamo.utils.counters
 
 
@@ -29,21 +31,6 @@ def _as_torch(value):
 def assert_same(actual, expected, rtol=None, atol=None):
     """``conftest.assert_same``, also with an ember tensor as the expected value."""
     _assert_same(actual, _as_torch(expected), rtol=rtol, atol=atol)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    # torch.compile switches torch.distributions' argument validation off for the whole
-    # process; later tests compare torch's validation errors, so it is put back
-    validate = torch.distributions.Distribution._validate_args
-    ember._dynamo.reset()
-    torch._dynamo.reset()
-    counters.clear()
-    torch._dynamo.utils.counters.clear()
-    yield
-    ember._dynamo.reset()
-    torch._dynamo.reset()
-    torch.distributions.Distribution.set_default_validate_args(validate)
 
 
 def _input(shape, seed=1, integers=None):

@@ -13,6 +13,8 @@ import ember
 from conftest import assert_same as _assert_same
 from conftest import to_torch
 
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
+
 counters = ember._dynamo.utils.counters
 
 
@@ -20,18 +22,6 @@ def assert_same(actual, expected):
     if isinstance(expected, ember.Tensor):
         expected = to_torch(expected)
     _assert_same(actual, expected)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    validate = torch.distributions.Distribution._validate_args
-    ember._dynamo.reset()
-    torch._dynamo.reset()
-    counters.clear()
-    yield
-    ember._dynamo.reset()
-    torch._dynamo.reset()
-    torch.distributions.Distribution.set_default_validate_args(validate)
 
 
 class EmberDouble(ember.autograd.Function):

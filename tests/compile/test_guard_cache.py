@@ -10,6 +10,8 @@ import torch
 import ember
 from conftest import assert_same
 
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
+
 
 def _net(nn):
     class Scaled(nn.Module):
@@ -24,13 +26,6 @@ def _net(nn):
             return self.body(x) * self.scale
 
     return Scaled()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    ember._dynamo.reset()
-    yield
-    ember._dynamo.reset()
 
 
 @pytest.fixture

@@ -11,18 +11,9 @@ import torch
 import ember
 from conftest import assert_same
 
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
+
 BACKENDS = ("eager", "aot_eager", "inductor")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    ember._dynamo.reset()
-    torch._dynamo.reset()
-    ember._dynamo.utils.counters.clear()
-    torch._dynamo.utils.counters.clear()
-    yield
-    ember._dynamo.reset()
-    torch._dynamo.reset()
 
 
 def _values(shape, seed=0):

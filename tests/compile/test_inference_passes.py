@@ -11,15 +11,9 @@ import torch
 import ember
 from conftest import assert_same, to_torch
 
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
+
 counters = ember._dynamo.utils.counters
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    ember._dynamo.reset()
-    counters.clear()
-    yield
-    ember._dynamo.reset()
 
 
 def resnet(nn, conv_bias=False):

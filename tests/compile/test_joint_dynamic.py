@@ -12,17 +12,7 @@ import ember
 from conftest import assert_same
 from ember._dynamo.utils import counters
 
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    validate = torch.distributions.Distribution._validate_args
-    ember._dynamo.reset()
-    counters.clear()  # (reset keeps them counting, as torch's)
-    torch._dynamo.utils.counters.clear()
-    yield
-    ember._dynamo.reset()
-    torch._dynamo.reset()
-    torch.distributions.Distribution.set_default_validate_args(validate)
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
 
 
 def _model(lib):

@@ -15,15 +15,7 @@ import torch._dynamo
 import ember
 from conftest import assert_same
 
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    validate = torch.distributions.Distribution._validate_args
-    ember._dynamo.reset()
-    yield
-    ember._dynamo.reset()
-    torch._dynamo.reset()
-    torch.distributions.Distribution.set_default_validate_args(validate)
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
 
 
 # ---------------------------------------------------------------- the Functions, per library

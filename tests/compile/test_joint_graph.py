@@ -16,23 +16,13 @@ from conftest import assert_same as _assert_same
 from conftest import paired_models as _pair
 from conftest import to_torch
 
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
+
 
 def assert_same(actual, expected, rtol=None, atol=None):
     if isinstance(expected, ember.Tensor):
         expected = to_torch(expected)
     _assert_same(actual, expected, rtol=rtol, atol=atol)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    # torch.compile switches torch.distributions' argument validation off for the whole
-    # process; later tests compare torch's validation errors, so it is put back
-    validate = torch.distributions.Distribution._validate_args
-    ember._dynamo.reset()
-    yield
-    ember._dynamo.reset()
-    torch._dynamo.reset()
-    torch.distributions.Distribution.set_default_validate_args(validate)
 
 
 def _input(shape, seed, integers=None):
