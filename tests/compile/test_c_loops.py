@@ -229,3 +229,88 @@ def test_an_inference_chain_is_one_c_loop(dtype):
         assert_same(got, chain(torch.tensor(xv), torch.tensor(sv)), rtol=1e-5, atol=1e-6)
         ran_c = any(fused._c_loops.values())
         assert ran_c == (sv.size == 1)
+
+
+def test_one_math_step_is_a_region_of_its_own():
+    # tanh alone: NumPy's float32 loop is slower than glibc's vector tanhf, so one step pays
+    x = np.random.default_rng(5).standard_normal((8, 16)).astype(np.float32)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    w = np.random.default_rng(6).standard_normal((16, 3)).astype(np.float32)
+    ew, tw = ember.tensor(w), torch.tensor(w)
+    before = _region_count()
+    got = ember.compile(lambda a: (a @ ew).tanh())(ex)
+    assert _region_count() > before
+    expected = (tx @ tw).tanh()
+    assert_same(got, expected, rtol=1e-6, atol=1e-6)
+    got.sum().backward()
+    expected.sum().backward()
+    assert_same(ex.grad, tx.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_one_cheap_step_stays_a_numpy_call():
+    graph = ember._inductor.capture.capture(lambda x: (x @ x) + 1, [ember.ones(2, 2)]).graph
+    assert c_loops.plan_regions(graph, set(graph.output_values())) == {}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduce", ["mean", "sum", "mean_keepdim", "sum_negative_dims"])
+def test_a_reduction_of_every_element_ends_a_region(dtype, reduce):
+    # the squared error's sub, pow (a tensor exponent: no fusion rule, a C form) and mean
+    # are one loop adding in double; its saved difference is written too
+    rng = np.random.default_rng(7)
+    x, y = (rng.standard_normal((64, 10)).astype(dtype) for _ in range(2))
+
+    def loss(lib, a, b):
+        squared = (a * 1.5 - b) ** 2
+        if reduce == "mean":
+            return squared.mean()
+        if reduce == "sum":
+            return squared.sum()
+        if reduce == "mean_keepdim":
+            return squared.mean(dim=(0, 1), keepdim=True)
+        return squared.sum(dim=(-1, -2))
+
+    graph = ember._inductor.capture.capture(lambda a, b: loss(ember, a, b),
+                                            [ember.tensor(x), ember.tensor(y)]).graph
+    regions = c_loops.plan_regions(graph, set(graph.output_values())).values()
+    assert [r.reduction[0] for r in regions] == [reduce.split("_")[0]]
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ey, ty = ember.tensor(y), torch.tensor(y)
+    compiled = ember.compile(lambda a, b: loss(ember, a, b))
+    before = _region_count()
+    got = compiled(ex, ey)
+    assert _region_count() > before
+    expected = loss(torch, tx, ty)
+    tolerance = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else \
+        dict(rtol=1e-13, atol=1e-13)
+    assert_same(got, expected, **tolerance)
+    got.sum().backward()
+    expected.sum().backward()
+    assert_same(ex.grad, tx.grad, **tolerance)
+
+
+def test_a_partial_reduction_is_not_taken_into_a_region():
+    def loss(lib, a):
+        return ((a * 2.0 + 1.0) ** 2).sum(dim=0)
+
+    x = np.random.default_rng(8).standard_normal((5, 3)).astype(np.float32)
+    graph = ember._inductor.capture.capture(lambda a: loss(ember, a), [ember.tensor(x)]).graph
+    regions = c_loops.plan_regions(graph, set(graph.output_values()))
+    assert [r.reduction for r in regions.values()] == [None]
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    got = ember.compile(lambda a: loss(ember, a))(ex)
+    expected = loss(torch, tx)
+    assert_same(got, expected, rtol=1e-6, atol=1e-6)
+    got.sum().backward()
+    expected.sum().backward()
+    assert_same(ex.grad, tx.grad, rtol=1e-6, atol=1e-6)
+
+
+def test_a_sum_that_overflows_float32_is_infinite_and_nan_propagates():
+    big = np.full((4, 4), 3e38, np.float32)
+    got = ember.compile(lambda a: (a * 1.0 + 0.0).sum())(ember.tensor(big, requires_grad=True))
+    assert_same(got, (torch.tensor(big) * 1.0 + 0.0).sum())
+    nan = np.ones((4, 4), np.float32)
+    nan[1, 2] = np.nan
+    got = ember.compile(lambda a: (a * 2.0 - 1.0).mean())(ember.tensor(nan, requires_grad=True))
+    assert_same(got, (torch.tensor(nan) * 2.0 - 1.0).mean())

@@ -121,7 +121,7 @@ class ArrayCode(SourceWriter):
             arrays.append(f"c{name}")
         for v in region.outputs:
             name = self.variable(v)
-            self.emit(f"{name} = E({region.shape!r}, {dtype})")
+            self.emit(f"{name} = E({region.output_shape(v)!r}, {dtype})")
             arrays.append(name)
         # one tuple argument: the C function reads the arrays' data pointers from it
         self.emit(f"{self.bind('L', region.function)}(({', '.join(arrays)},))")
