@@ -314,3 +314,23 @@ def test_a_sum_that_overflows_float32_is_infinite_and_nan_propagates():
     nan[1, 2] = np.nan
     got = ember.compile(lambda a: (a * 2.0 - 1.0).mean())(ember.tensor(nan, requires_grad=True))
     assert_same(got, (torch.tensor(nan) * 2.0 - 1.0).mean())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("exponent", [2.0, 0.5, -1.0, 3.0, 1.7, -2.0, 0.0])
+def test_pow_in_a_region_is_numpys_power(dtype, exponent):
+    # NumPy's fast exponents (square, square root, reciprocal) and the C library's pow
+    # otherwise: equal to eager ember's values, close to torch's
+    x = np.random.default_rng(9).uniform(0.1, 3.0, (16, 16)).astype(dtype)
+
+    def chain(lib, a):
+        return (a * 1.0 + 0.25) ** exponent * 1.0
+
+    ex = ember.tensor(x, requires_grad=True)
+    graph = ember._inductor.capture.capture(lambda a: chain(ember, a), [ember.tensor(x)]).graph
+    assert len(c_loops.plan_regions(graph, set(graph.output_values()))) == 1
+    got = ember.compile(lambda a: chain(ember, a))(ex)
+    with ember.no_grad():
+        eager = chain(ember, ember.tensor(x))
+    assert np.array_equal(got.detach().numpy(), eager.numpy())
+    assert_same(got, chain(torch, torch.tensor(x)), rtol=1e-6, atol=0)
