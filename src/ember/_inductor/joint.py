@@ -68,6 +68,7 @@ from ..jit._sizes import SIZE_CONSUMERS
 from ..jit._tracer import Tracer, paused, tracing
 from ..ops._registry import Op, assign_inplace, autocast_state, wrap
 from .array_code import ArrayCode
+from .fusion import _own_arrays
 from .joint_passes import fuse_bias_products, sum_columns_by_product
 
 __all__ = ["compile_joint", "JointUnsupported"]
@@ -698,8 +699,6 @@ class JointRun:
             saved.clear()
         found = self.backward(arrays)
         arrays = [None if p is None else found[p] for p in self.grad_positions]
-        from .fusion import _own_arrays
-
         result = tuple(_own_arrays(arrays, grads[0]._data, self.device))
         if grad_mode.state.enabled:  # create_graph: the first order, refusing the second
             wrt = [tensors[i] for i in self.diff_inputs] + \

@@ -929,7 +929,13 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
 def _walk(ready, buffers, dependencies, plain_pass, inputs, targets, captured, needed,
           accumulate, create_graph, retain_graph, stolen):
     """The engine's loop: run each ready node, hand its gradients to its children."""
-    with grad_mode.set_grad_enabled(create_graph):
+    # set_grad_enabled(create_graph) spelled out: a mode written only when it changes (each
+    # write takes the thread count's lock), both put back as they were
+    state = grad_mode.state
+    before = (state.enabled, state.inference)
+    if before[0] != bool(create_graph):
+        state.enabled = bool(create_graph)
+    try:
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node, None)
@@ -970,6 +976,9 @@ def _walk(ready, buffers, dependencies, plain_pass, inputs, targets, captured, n
                 _profiling.recorder.evaluate_function(node, _execute, (
                     node, grads, inputs, targets, captured, needed, accumulate, create_graph,
                     retain_graph, buffers, dependencies, ready, stolen))
+    finally:
+        if (state.enabled, state.inference) != before:
+            state.enabled, state.inference = before
 
 
 def _execute(node, grads, inputs, targets, captured, needed, accumulate, create_graph,
