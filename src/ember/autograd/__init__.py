@@ -10,6 +10,8 @@ Example::
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._traceback import hide_internal_frames as _hide_internal_frames
 from . import forward_ad, functional, graph
 from ._engine_flags import (
@@ -49,7 +51,6 @@ def _as_tuple(x):
 
 
 def _make_grads(outputs, grad_outputs):
-    ones_like = graph._late.ones_like   # (once per backward call: no import statement here)
     grads = []
     for i, out in enumerate(outputs):
         g = grad_outputs[i] if grad_outputs is not None else None
@@ -62,12 +63,29 @@ def _make_grads(outputs, grad_outputs):
             if not (out.dtype.is_floating_point or out.dtype.is_complex):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
-            g = ones_like(out)
+            g = _ones_of(out)
         elif g.shape != out.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
                                f"and output[{i}] has a shape of {out.shape}.")
         grads.append(g)
     return grads
+
+
+def _ones_of(out):
+    """``ones_like(out)``, the implicit gradient of a scalar output: a plain CPU tensor's made
+    by NumPy directly (10 -> 1.5 us hot, 1 thread: ``ones_like`` parses its arguments through
+    the public wrapper), others' through ``ones_like``.
+
+    Example::
+
+        >>> _ones_of(ember.tensor(2.5))
+        tensor(1.)
+    """
+    data = out._data
+    tensor = graph._late.Tensor
+    if type(data) is np.ndarray and type(out) is tensor:  # (a subclass: its ones_like)
+        return tensor._make(np.ones(data.shape, data.dtype), out._device)
+    return graph._late.ones_like(out)
 
 
 def _stand_ins(inputs):
