@@ -69,7 +69,11 @@ def test_autocast_cpu_matches_torch(name, pre):
         got = fn(ember, *[p[0] for p in pairs])
     with torch.autocast("cpu"):
         want = fn(torch, *[p[1] for p in pairs])
-    assert_same(got, want, rtol=2e-2, atol=2e-2)
+    # bfloat16 (8 significant bits) rounded from float32 sums that the two add in other
+    # orders (torch's CPU kernels block by the CPU's vector width): an element where the
+    # terms cancel may differ by some ulps of the terms' scale, not of its own value
+    scale = max(1.0, float(want.float().abs().max()))
+    assert_same(got, want, rtol=2e-2, atol=2e-2 * scale)
 
 
 def test_cross_entropy_and_float64_untouched():

@@ -39,3 +39,16 @@ KNOWN_FAILURES = {
         'gradient to nan), an artefact where the true loss is finite; ember keeps the exact '
         'value, equal to torch\'s wherever torch is finite (tests/nn/test_loss.py)',
 }
+
+
+def _torch_cpu_capability():
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability()
+
+
+# torch's own kernels that are wrong only on some CPUs: the float16 dilated conv2d was wrong
+# on an AVX-512 machine and is right with torch's AVX2 kernels (an AMD EPYC), where the check
+# passes and must stay a plain test
+if _torch_cpu_capability() != "AVX512":
+    del KNOWN_FAILURES[('nn.functional.conv2d', 'forward')]
