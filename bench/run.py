@@ -445,6 +445,18 @@ def _against_torch_compile(case):
     return make
 
 
+def _cpu_name():
+    """``, <the CPU's model name> (<its widest SIMD level>)`` where Linux says it: absolute
+    times differ several-fold between the machines the project is lent."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            name = next((line.split(":", 1)[1].strip() for line in f
+                         if line.startswith("model name")), "")
+    except OSError:
+        return ""
+    return f", {name} ({ember.backends.cpu.get_cpu_capability()})" if name else ""
+
+
 def _torch_frames():
     """torch.compile's frames seen and compiled, and its kernel-cache hits so far."""
     counters = torch._dynamo.utils.counters
@@ -802,7 +814,7 @@ def main():
     if not args.no_write and not args.only:
         versions = (f"ember {ember.__version__}, torch {torch.__version__ if torch else 'absent'}"
                     f", numpy {np.__version__}, Python {platform.python_version()}, "
-                    f"{platform.machine()}")
+                    f"{platform.machine()}{_cpu_name()}")
         doc = ROOT / "docs" / "benchmarks.md"
         kept = _sections_after_table(doc)
         doc.write_text(
