@@ -110,3 +110,36 @@ def test_module_path_has_torchs_public_names(path):
     missing = sorted(n for n in torch_public_names(torch_module) - MISSING.get(path, set())
                      if not hasattr(ember_module, n))
     assert missing == []
+
+
+SUBMODULE_SHADOWING = r"""
+import importlib, pkgutil, sys, types
+import ember
+rebound = []
+for info in pkgutil.walk_packages(ember.__path__, "ember."):
+    parent_name, _, child = info.name.rpartition(".")
+    parent = sys.modules.get(parent_name)
+    before = vars(parent).get(child) if parent is not None else None
+    if before is None or isinstance(before, types.ModuleType) or info.name in sys.modules:
+        continue
+    try:
+        importlib.import_module(info.name)
+    except ImportError:
+        continue  # (an optional dependency's module)
+    if vars(parent).get(child) is not before:
+        rebound.append(info.name)
+print(rebound)
+"""
+
+
+def test_importing_a_submodule_keeps_the_package_attribute_of_that_name():
+    # torch.nn.parallel.data_parallel is a function even after the module of that name is
+    # imported (pickle imports it to find DataParallel); a fresh process imports every
+    # submodule of ember and checks that no package attribute turned into a module
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", SUBMODULE_SHADOWING], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "[]"
