@@ -213,10 +213,15 @@ def test_batchnorm_fused_meta():
 
 
 def test_batchnorm_large_mean_is_stable():
+    # against the float64 closed form: torch's own float32 error here depends on its thread
+    # count (2.6e-3 on one thread, 1.4e-3 on two), so ember must be at least as close as torch
     x = (_rng().standard_normal((64, 2)) + 1e4).astype(np.float32)
-    assert_same(F.batch_norm(ember.tensor(x), None, None, training=True),
-                TF.batch_norm(torch.from_numpy(x), None, None, training=True),
-                rtol=1e-3, atol=2e-3)
+    wide = x.astype(np.float64)
+    exact = (wide - wide.mean(0)) / np.sqrt(wide.var(0) + 1e-5)
+    ours = F.batch_norm(ember.tensor(x), None, None, training=True).numpy()
+    theirs = TF.batch_norm(torch.from_numpy(x), None, None, training=True).numpy()
+    error, torch_error = np.abs(ours - exact).max(), np.abs(theirs - exact).max()
+    assert error <= max(torch_error, 1e-3), (error, torch_error)
 
 
 def test_batchnorm_errors():
