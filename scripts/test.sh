@@ -9,4 +9,5 @@ fi
 .venv/bin/python -m ruff check src tests bench examples scripts
 # the API docs must build without a warning (docs/Makefile turns warnings into errors)
 PATH="$PWD/.venv/bin:$PATH" make -C docs html
-exec .venv/bin/python -m pytest "$@"
+# two workers, each test file whole on one of them (its module fixtures are built once)
+exec .venv/bin/python -m pytest -n 2 --dist loadfile "$@"

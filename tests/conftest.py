@@ -201,17 +201,45 @@ def assert_grads_match(ember_fn, torch_fn, *arrays, seed=0, rtol=None, atol=None
 
 
 def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # one thread per worker for the oracle and for ember: the workers share the machine's
+        # cores, and spinning OpenMP/BLAS pools of two processes stall each other
+        torch.set_num_threads(1)
+        ember.set_num_threads(1)
     config.addinivalue_line(
         "markers", "stress: fault cases repeated under CPU load; EMBER_STRESS=N repeats each "
                    "N times (default 1)")
 
 
 
-def pytest_terminal_summary(terminalreporter):
+_TORCH_VALIDATES = torch.distributions.Distribution._validate_args
+
+
+def pytest_runtest_teardown(item):
+    """torch.distributions' argument validation put back after each test: torch's compiler
+    switches it off for the whole process when it first runs (any test that touches
+    ``torch.compile``/``torch._dynamo``), and later tests compare torch's validation errors;
+    with the files split between workers, which tests come later differs from run to run."""
+    torch.distributions.Distribution._validate_args = _TORCH_VALIDATES
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """An OpInfo check's report carries how many samples it compared (under pytest-xdist
+    the summary below runs in the controller, which has not run the tests)."""
+    report = yield
     module = sys.modules.get("test_opinfo")
-    if module is None:
-        return
-    outcomes = {}
+    callspec = getattr(item, "callspec", None)  # (the per-op checks are parametrised)
+    if call.when == "call" and module is not None and callspec is not None and \
+            "test_opinfo.py::test_" in item.nodeid:
+        check = item.originalname.removeprefix("test_")
+        oid = callspec.params.get("oid")
+        report.user_properties.append(("samples", module.RESULTS.get((oid, check), 0)))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter):
+    outcomes, samples = {}, {}
     for status in ("passed", "failed", "xfailed", "xpassed", "skipped"):
         for rep in terminalreporter.stats.get(status, []):
             name = getattr(rep, "nodeid", "")
@@ -220,17 +248,18 @@ def pytest_terminal_summary(terminalreporter):
             check = name.split("::test_")[1].split("[")[0]
             outcomes.setdefault(check, {}).setdefault(status, 0)
             outcomes[check][status] += 1
+            samples[check] = samples.get(check, 0) + sum(
+                n for key, n in getattr(rep, "user_properties", ()) if key == "samples")
     if not outcomes:
         return
     terminalreporter.section("OpInfo")
     for check, counts in outcomes.items():
         total = sum(counts.values())
         passed = counts.get("passed", 0)
-        samples = sum(n for (oid, c), n in module.RESULTS.items() if c == check)
         terminalreporter.write_line(
             f"{check}: {passed}/{total} ops pass ({100 * passed / total:.1f}%), "
             f"{counts.get('xfailed', 0)} known failures, {counts.get('skipped', 0)} not "
-            f"measurable; {samples} samples compared")
+            f"measurable; {samples.get(check, 0)} samples compared")
 
 
 @pytest.fixture(params=["onednn", "numpy"])

@@ -539,7 +539,7 @@ def _outcome(expression, namespace):
 
 
 @pytest.mark.parametrize("symbol", OPERATOR_SYMBOLS)
-@pytest.mark.parametrize("other", FOREIGN_OPERANDS, ids=repr)
+@pytest.mark.parametrize("other", FOREIGN_OPERANDS, ids=lambda value: type(value).__name__)
 def test_operators_with_foreign_operands_defer_to_python(symbol, other):
     """``t == None`` is False and ``t + None`` raises Python's own TypeError, as in torch."""
     for expression in (f"t {symbol} other", f"other {symbol} t"):
