@@ -39,7 +39,7 @@ from ember.utils.cpp_extension import BuildExtension, CppExtension
 
 setup(name="emberpkg", packages=["emberpkg"],
       ext_modules=[CppExtension("emberpkg.fast", ["fast.cpp"],
-                                extra_compile_args={"cxx": ["-O2"]})],
+                                extra_compile_args={"cxx": ["-O0"]})],
       cmdclass={"build_ext": BuildExtension})
 """
 

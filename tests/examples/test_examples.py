@@ -105,7 +105,7 @@ WEBGPU_RUNS = {
     "mlp_digits": ["--steps", "20"],
     "cnn_digits": ["--steps", "40", "--lr", "1e-2"],
     "vae": ["--steps", "20"],
-    "dcgan": ["--steps", "20", "--batch-size", "32"],
+    "dcgan": ["--steps", "20", "--batch-size", "16"],
     "char_gpt": ["--steps", "20", "--eval-interval", "20", "--layers", "1", "--block-size",
                  "16", "--sample-chars", "5", "--prompt", "It"],
     "lstm_lm": ["--steps", "20", "--epochs", "2", "--bptt", "16", "--hidden", "64",
