@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import functools
 import inspect
 import numbers
@@ -692,10 +691,9 @@ def _inline_on_first_call(sig, implementation, stub, args, kwargs):
 def _inlined_code(sig, implementation, checked):
     """``implementation``'s code with ``checked``'s tests as its first statements, or None."""
     code = implementation.__code__
-    top = _top_statement(_module_tree(code.co_filename), code)
+    top = _top_statement(code)
     if top is None or _compiled_function(top, code) != code:
         return None  # no source, or not the source of the code that runs
-    top = copy.deepcopy(top)
     function = _function_node(top, code)
     checks, constants = _check_statements(sig, checked, code.co_argcount)
     for node in checks:
@@ -744,14 +742,20 @@ def _check_statements(sig, checked, positional_count):
     return [Constants().visit(node) for node in statements], constants
 
 
-@functools.lru_cache(maxsize=8)
-def _module_tree(filename):
-    """The parsed source of ``filename`` (None when it cannot be read or parsed)."""
+@functools.cache
+def _module_outline(filename):
+    """``(imports, spans)`` of the module ``filename``: its import statements outside
+    functions and classes (see :func:`_imports`) and the first and last lines of each of its
+    top-level statements; None when it cannot be read or parsed. Kept for every module (small:
+    the whole tree is dropped), so that each first call parses only its own statement."""
     try:
         with open(filename, "rb") as file:
-            return ast.parse(file.read(), filename)
+            tree = ast.parse(file.read(), filename)
     except (OSError, SyntaxError, ValueError):
         return None
+    imports = [node for node in _imports(tree)
+               if not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
+    return imports, [(_starts(node), node.end_lineno) for node in tree.body]
 
 
 def _starts(node):
@@ -759,14 +763,25 @@ def _starts(node):
     return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
 
 
-def _top_statement(tree, code):
-    """The statement of the module that holds the definition of ``code``."""
-    if tree is None:
+def _top_statement(code):
+    """The statement of its module that holds the definition of ``code``, parsed on its own
+    (with the module's line numbers), or None."""
+    outline = _module_outline(code.co_filename)
+    if outline is None:
         return None
-    for node in tree.body:
-        if _starts(node) <= code.co_firstlineno <= node.end_lineno:
-            return node if _function_node(node, code) is not None else None
-    return None
+    for first, last in outline[1]:
+        if first <= code.co_firstlineno <= last:
+            break
+    else:
+        return None
+    try:
+        with open(code.co_filename, "rb") as file:
+            lines = file.read().splitlines(keepends=True)[first - 1:last]
+        node, = ast.parse(b"".join(lines), code.co_filename).body
+    except (OSError, SyntaxError, ValueError):
+        return None  # (the file changed since the outline was read)
+    ast.increment_lineno(node, first - 1)
+    return node if _function_node(node, code) is not None else None
 
 
 def _function_node(top, code):
@@ -792,8 +807,7 @@ def _imports(tree):
 
 def _compiled_function(top, code):
     """The code object that compiling ``top`` gives for the function ``code`` is of."""
-    imports = [node for node in _imports(_module_tree(code.co_filename))
-               if not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
+    imports = _module_outline(code.co_filename)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)  # (``is not`` a marker string)
         try:
