@@ -119,7 +119,24 @@ def test_mutating_op_matches_torch():
     assert e.tolist() == t.tolist()
 
 
-def test_errors_match_torch():
+@pytest.fixture
+def torch_registries_restored():
+    """torch.library.custom_op("my lib::foo") raises, yet leaves the name in torch's
+    registries (``torch.library._defs``, the simple registry, custom_ops' ``OPDEF_TO_LIB``),
+    where a later torch.compile (aot_eager) fails parsing it; the oracle's registries are put
+    back after the test."""
+    from torch._library import custom_ops, simple_registry
+
+    registries = (torch.library._defs, simple_registry.singleton._data,
+                  custom_ops.OPDEF_TO_LIB)
+    saved = [registry.copy() for registry in registries]
+    yield
+    for registry, before in zip(registries, saved):
+        registry.clear()
+        registry.update(before)
+
+
+def test_errors_match_torch(torch_registries_restored):
     def annotated(x: ember.Tensor) -> ember.Tensor:
         return x.clone()
 
