@@ -266,7 +266,9 @@ def test_argument_errors_match_torch():
 
 
 def test_no_leaks_after_many_loader_lifetimes():
-    shm_before = _shm_files()
+    # this test's own leaks: processes another test of this worker left are not its
+    # (one left five spawned daemons in a split run: see the session 10 note)
+    shm_before, others = _shm_files(), set(_children())
     for i in range(100):
         loader = edata.DataLoader(_workers.Squares(6), batch_size=2, num_workers=2)
         iterator = iter(loader)
@@ -277,9 +279,9 @@ def test_no_leaks_after_many_loader_lifetimes():
             list(iterator)
     gc.collect()
     deadline = time.monotonic() + 10
-    while _children() and time.monotonic() < deadline:
+    while set(_children()) - others and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _children() == []
+    assert set(_children()) - others == set()
     assert _shm_files() <= shm_before
 
 
