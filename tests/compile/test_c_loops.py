@@ -2,6 +2,9 @@
 every step with a C form against torch, NumPy's NaN rules, operands that broadcast or are not
 C-ordered, and the fallback to NumPy's calls."""
 
+import ctypes.util
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -334,3 +337,29 @@ def test_pow_in_a_region_is_numpys_power(dtype, exponent):
         eager = chain(ember, ember.tensor(x))
     assert np.array_equal(got.detach().numpy(), eager.numpy())
     assert_same(got, chain(torch, torch.tensor(x)), rtol=1e-6, atol=0)
+
+
+@pytest.mark.skipif(ctypes.util.find_library("mvec") is None, reason="no glibc libmvec")
+def test_every_math_function_links_to_glibcs_vector_variants(tmp_path, monkeypatch):
+    # A declaration asking for a variant libmvec lacks (e.g. 8 floats at AVX-512) makes the
+    # library fail to load, and every loop silently falls back to the scalar functions.
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(c_loops, "_loaded", {})
+    loops = []
+    for ctype, suffix in (("float", "f"), ("double", "")):
+        for name in c_loops._VECTOR_MATH_1 + c_loops._VECTOR_MATH_2:
+            args = "x[i], x[i]" if name in c_loops._VECTOR_MATH_2 else "x[i]"
+            loops.append(f"void loop_{name}{suffix}(const {ctype} *x, {ctype} *y, long n)"
+                         f" {{ for (long i = 0; i < n; i++) y[i] = {name}{suffix}({args}); }}")
+    source = c_loops._PRELUDE + c_loops._vector_declarations() + "\n".join(loops) + "\n"
+    library = c_loops._library(source, ("-lmvec", "-lm"))  # raises OSError if it can't load
+    built = (tmp_path / "c_loops").glob("*.so")
+    symbols = next(built).read_bytes()
+    for name in c_loops._VECTOR_MATH_1 + c_loops._VECTOR_MATH_2:
+        assert re.search(rb"_ZGV[bcde]N\d+v+_" + name.encode() + rb"f\x00", symbols), name
+        assert re.search(rb"_ZGV[bcde]N\d+v+_" + name.encode() + rb"\x00", symbols), name
+    x = np.linspace(0.1, 0.9, 37, dtype=np.float32)
+    y = np.empty_like(x)
+    library.loop_tanhf(x.ctypes.data_as(ctypes.c_void_p), y.ctypes.data_as(ctypes.c_void_p),
+                       ctypes.c_long(x.size))
+    np.testing.assert_allclose(y, torch.tanh(torch.from_numpy(x)).numpy(), rtol=2e-6)
