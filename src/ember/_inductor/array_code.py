@@ -18,8 +18,8 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..jit._ir import CALL, CONSTANT, COPY, FUSED, GET_ATTR, OP
-from ..ops._registry import _as_array, assign_inplace, wrap
-from . import buffers, c_loops
+from ..ops._registry import _as_array, assign_inplace, device_type_of, wrap
+from . import buffers, c_loops, cuda_kernels
 from .buffers import BufferPlan, plan_reuse
 from .codegen import SourceWriter
 from .joint_passes import _product_into
@@ -86,14 +86,20 @@ class ArrayCode(SourceWriter):
         return function
 
     def c_regions(self, outputs):
-        """The graph's element-wise regions compiled to C loops (``c_loops.py``), by the
-        index of their first node; none on other array modules than NumPy, or when the
-        compiler fails (logged under ``EMBER_LOGS=aot``)."""
-        if self.names["xp"] is not np or not c_loops.enabled():
+        """The graph's element-wise regions compiled to C loops (``c_loops.py``) on NumPy or
+        CuPy kernels (``cuda_kernels.py``) on CUDA, by the index of their first node; none
+        on webgpu, or when the C compiler fails (logged under ``EMBER_LOGS=aot``)."""
+        xp = self.names["xp"]
+        on_cuda = xp is not np and device_type_of(xp) == "cuda"
+        if not (on_cuda or xp is np and c_loops.enabled()):
             return {}
         regions = c_loops.plan_regions(self.graph, outputs)
         if not regions:
             return {}
+        if on_cuda:
+            cuda_kernels.compile_regions(list(regions.values()), xp)
+            counters["inductor"]["cuda_kernel_regions"] += len(regions)
+            return regions
         try:
             c_loops.compile_regions(list(regions.values()))
         except (OSError, subprocess.CalledProcessError) as reason:
@@ -112,9 +118,10 @@ class ArrayCode(SourceWriter):
         dtype = self.bind("D", region.dtype)
         strides = _c_strides(region.shape, region.dtype.itemsize)
         arrays = []
+        on_numpy = self.names["xp"] is np  # (CuPy's kernels read strided operands)
         for v in region.inputs:
             name = self.variable(v)
-            if v in region.scalars:
+            if v in region.scalars or not on_numpy:
                 arrays.append(name)
                 continue
             self.emit(f"c{name} = {name} if {name}.strides == {strides!r} else C({name})")
@@ -125,7 +132,8 @@ class ArrayCode(SourceWriter):
             arrays.append(name)
         # one tuple argument: the C function reads the arrays' data pointers from it
         self.emit(f"{self.bind('L', region.function)}(({', '.join(arrays)},))")
-        copies = [f"c{self.variable(v)}" for v in region.inputs if v not in region.scalars]
+        copies = [f"c{self.variable(v)}" for v in region.inputs
+                  if v not in region.scalars and on_numpy]
         if copies:
             self.emit(f"del {', '.join(copies)}")
 

@@ -52,8 +52,8 @@ from .._array_address import LAYOUT_HOLDS
 from ..jit._ir import CONSTANT, FUSED, GET_ATTR, OP
 from .state import log, log_enabled
 
-__all__ = ["Region", "plan_regions", "compile_regions", "chain_function", "enabled",
-           "C_FORMS"]
+__all__ = ["Region", "plan_regions", "compile_regions", "chain_function", "chain_region",
+           "enabled", "C_FORMS"]
 
 # the C form of each fusion step, by the rule's NumPy function name (or its step's name):
 # {0}, {1} the operands, {F} the math functions' suffix ("f" for float32), {T} the C type
@@ -489,6 +489,33 @@ def _library_with_vector_math(body):
         return _library(_PRELUDE + body, ("-lm",))
 
 
+def chain_region(program, ops, dtype):
+    """A jit ``FusedOp`` chain as a :class:`Region` of no fixed shape: inputs ``0..n-1``,
+    one output ``"out"``; None when its dtype or a step has no C form.
+
+    Example::
+
+        >>> ops = [ember.ops._registry.registry[n][0] for n in ("add", "tanh")]
+        >>> chain_region([["add", [0, 1], {}], ["tanh", [-1], {}]], ops,
+        ...              np.dtype(np.float32)).step_count()
+        2
+    """
+    if dtype not in _C_TYPES:
+        return None
+    region = Region(None, dtype)
+    region.inputs = list(range(1 + max(r for _, refs, _ in program for r in refs)))
+    running = None
+    for j, (op, (_, refs, params)) in enumerate(zip(ops, program)):
+        form = _form(op.fuse)
+        if form is None or not op.fuse.accepts(params):
+            return None
+        result = "out" if j == len(program) - 1 else ("step", j)
+        region.steps.append((form, [running if r < 0 else r for r in refs], result))
+        running = result
+    region.outputs = ["out"]
+    return region
+
+
 def _machine():
     """What ``-march=native`` compiles for: the CPU's architecture and feature flags (a
     cache folder shared by machines of other CPUs must not hand them this one's code)."""
@@ -566,20 +593,12 @@ def chain_function(program, ops, dtype, scalars):
         >>> out
         array([0.7615942, 0.7615942, 0.7615942], dtype=float32)
     """
-    if not enabled() or dtype not in _C_TYPES:
+    if not enabled():
         return None
-    region = Region(None, dtype)
-    region.inputs = list(range(1 + max(r for _, refs, _ in program for r in refs)))
+    region = chain_region(program, ops, dtype)
+    if region is None:
+        return None
     region.scalars = set(scalars)
-    running = None
-    for j, (op, (_, refs, params)) in enumerate(zip(ops, program)):
-        form = _form(op.fuse)
-        if form is None or not op.fuse.accepts(params):
-            return None
-        result = "out" if j == len(program) - 1 else ("step", j)
-        region.steps.append((form, [running if r < 0 else r for r in refs], result))
-        running = result
-    region.outputs = ["out"]
     body = _argument_macros() + region_source(region, "chain")
     try:
         library = _library_with_vector_math(body)

@@ -278,11 +278,12 @@ _FUSED_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 class FusedOp:
     """A fused chain of element-wise primitives: one :class:`Op` whose kernel evaluates the
-    chain in one buffer (``out=`` of each step), on NumPy or CuPy; on NumPy one generated C
-    loop (``_inductor/c_loops.py``) and on webgpu one WGSL shader (``webgpu/_fused.py``)
-    compute the whole chain per element where they can. When autograd must record
-    (grad mode and an input that requires grad), or the inputs do not share one floating
-    dtype, it runs the chain's primitives instead."""
+    chain in one buffer (``out=`` of each step), on NumPy or CuPy; one generated C loop
+    on NumPy (``_inductor/c_loops.py``), one CuPy kernel on CUDA (``cuda_kernels.py``) and
+    one WGSL shader on webgpu (``webgpu/_fused.py``) compute the whole chain per element
+    where they can. When autograd must record (grad mode and an input that requires
+    grad), or the inputs do not share one floating dtype, it runs the chain's primitives
+    instead."""
 
     def __init__(self, program, ops):
         self.program = program
@@ -291,6 +292,7 @@ class FusedOp:
         self._shader = None  # the webgpu shader of the chain (False: it has none)
         self._c_loops = {}   # (dtype, which inputs are one element) -> C loop or False
         self._c_shapes = (None, None, None)  # input shapes, result shape, one-element flags
+        self._cuda_kernels = {}  # dtype -> the chain's CuPy kernel or False
         steps = [(op.fuse.step, tuple(refs)) for op, (_, refs, _) in zip(ops, program)]
 
         def kernel(xp, *arrays):
@@ -300,6 +302,10 @@ class FusedOp:
                     return result
             elif device_type_of(xp) == "webgpu":
                 result = self._run_shader(arrays)
+                if result is not None:
+                    return result
+            elif device_type_of(xp) == "cuda":
+                result = self._run_cuda_kernel(xp, arrays)
                 if result is not None:
                     return result
             acc = None
@@ -328,6 +334,18 @@ class FusedOp:
                 return self._unfused(tensors)
             self._checked = shapes
         return run_op(self.op, *tensors)
+
+    def _run_cuda_kernel(self, cupy, arrays):
+        """The chain as one CuPy ``ElementwiseKernel`` (``_inductor/cuda_kernels.py``;
+        CuPy broadcasts and reads strided operands), or None where a step has no C form."""
+        dtype = arrays[0].dtype
+        kernel = self._cuda_kernels.get(dtype)
+        if kernel is None:
+            from .._inductor.cuda_kernels import chain_kernel
+
+            kernel = self._cuda_kernels[dtype] = chain_kernel(
+                self.program, self.ops, dtype, cupy) or False
+        return kernel(*arrays) if kernel else None
 
     def _run_c_loop(self, arrays):
         """The chain as one generated C loop over NumPy ``arrays`` (``_inductor/c_loops.py``),
