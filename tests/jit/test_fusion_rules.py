@@ -82,8 +82,10 @@ def test_a_chain_of_the_widened_ops_fuses_and_matches_torch(dtype, tmp_path):
     got = fast(ember.tensor(a), ember.tensor(b)).numpy()
     want = _chain(torch, torch.tensor(a), torch.tensor(b)).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
-    # eager ember and the fused kernel agree exactly
-    np.testing.assert_array_equal(got, _chain(ember, ember.tensor(a), ember.tensor(b)).numpy())
+    # eager ember and the fused C loop agree to a few ulps a step (glibc's vector math
+    # against NumPy's own SIMD functions: exactly equal on some CPUs, not on AVX-512 ones)
+    eager = _chain(ember, ember.tensor(a), ember.tensor(b)).numpy()
+    np.testing.assert_allclose(got, eager, rtol=32 * np.finfo(dtype).eps, atol=0)
     fast.save(str(tmp_path / "chain.pt"))
     loaded = ember.jit.load(str(tmp_path / "chain.pt"))
     np.testing.assert_array_equal(loaded(ember.tensor(a), ember.tensor(b)).numpy(), got)
