@@ -266,8 +266,9 @@ def test_argument_errors_match_torch():
 
 
 def test_no_leaks_after_many_loader_lifetimes():
-    # this test's own leaks: processes another test of this worker left are not its
-    # (one left five spawned daemons in a split run: see the session 10 note)
+    # this test's own leaks: processes other tests of this worker keep are not its (the
+    # distributed tests' ranks, tests/distributed/_harness.py, are cached for the session:
+    # worlds of 2 and 3 spawned daemons, closed at exit)
     shm_before, others = _shm_files(), set(_children())
     for i in range(100):
         loader = edata.DataLoader(_workers.Squares(6), batch_size=2, num_workers=2)
