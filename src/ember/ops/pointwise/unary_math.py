@@ -322,9 +322,16 @@ for _alias_name, _name in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "a
     _alias(_alias_name, _name)
 
 
+_SIGMOID_BY_FORMULA = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _sigmoid_kernel(xp, a):
     if a.dtype.kind == "c":
         return 1 / (1 + xp.exp(-a))
+    if xp is np and a.ndim and a.dtype in _SIGMOID_BY_FORMULA:
+        # torch's formula in one buffer: SciPy's expit is a scalar loop, 3-4x slower (8K
+        # float32: 43 vs 13 us), and no closer to torch (both within 2 ulps of it)
+        return _sigmoid_step(xp, [a], None)
     return _special(xp).expit(a)
 
 
