@@ -214,24 +214,30 @@ def _fused_ops(graph_module_or_fn):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_an_inference_chain_is_one_c_loop(dtype):
     # jit's FusedOp (optimize_for_inference, compile without grad) on NumPy: one C loop for
-    # full and one-element operands, a transposed operand made C-ordered; a row that
-    # broadcasts keeps the in-buffer NumPy steps; all against torch
+    # full and one-element operands and rows repeated along the leading dims (a bias), a
+    # transposed operand made C-ordered; a column that broadcasts keeps the in-buffer NumPy
+    # steps; all against torch
     def chain(x, s):
         return ((x * s + 0.5).tanh() - x).sigmoid() * 3.0
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((6, 5)).astype(dtype)
-    cases = [(x, np.array([1.5], dtype)), (x.T.copy().T, np.array(2.0, dtype)),
-             (x, rng.standard_normal(5).astype(dtype))]
-    for xv, sv in cases:
+    x3 = rng.standard_normal((3, 4, 5)).astype(dtype)
+    cases = [(x, np.array([1.5], dtype), True), (x.T.copy().T, np.array(2.0, dtype), True),
+             (x, rng.standard_normal(5).astype(dtype), True),
+             (x, rng.standard_normal((1, 5)).astype(dtype), True),
+             (x3, rng.standard_normal((4, 5)).astype(dtype), True),
+             (x3, rng.standard_normal((4, 5)).astype(dtype)[:, ::-1], True),  # strided row
+             (x, rng.standard_normal((6, 1)).astype(dtype), False)]
+    for xv, sv, in_c in cases:
         ex, es = ember.tensor(xv), ember.tensor(sv)
         traced = ember.jit.optimize_for_inference(ember.jit.trace(chain, (ex, es)))
         fused, = _fused_ops(traced)
         with ember.no_grad():
             got = traced(ember.tensor(xv).t().contiguous().t() if xv is x else ex, es)
-        assert_same(got, chain(torch.tensor(xv), torch.tensor(sv)), rtol=1e-5, atol=1e-6)
-        ran_c = any(fused._c_loops.values())
-        assert ran_c == (sv.size == 1)
+        assert_same(got, chain(torch.tensor(xv), torch.tensor(sv.copy())), rtol=1e-5,
+                    atol=1e-6)
+        assert any(fused._c_loops.values()) == in_c, sv.shape
 
 
 def test_one_math_step_is_a_region_of_its_own():

@@ -184,6 +184,8 @@ class Region:
         self.members, self.leaves = [], []
         self.inputs, self.outputs = [], []
         self.scalars = set()
+        self.rows = set()   # inputs repeated along the leading dims, ``inner`` elements each
+        self.inner = None   # their element count (None: the function's ``m`` argument)
         self.steps = []     # (C form, operand values, result value)
         self.reduction = None  # ("sum" or "mean", the value summed, the result) or None
         self.function = None  # the ctypes function, once compiled
@@ -434,7 +436,8 @@ def region_source(region, name):
     names, head = {}, []
     for i, v in enumerate(region.inputs):
         head.append(f"    const {ctype} *restrict i{i} = EM_ARRAY(arrays, {i});")
-        names[v] = f"s{i}" if v in region.scalars else f"i{i}[k]"
+        names[v] = f"s{i}" if v in region.scalars else f"i{i}[c]" if v in region.rows \
+            else f"i{i}[k]"
         if v in region.scalars:
             head.append(f"    const {ctype} s{i} = i{i}[0];")
     first = len(region.inputs)
@@ -459,8 +462,17 @@ def region_source(region, name):
         body.append(f"        acc += {names[summed]};")
         total = "acc" if kind == "sum" else f"acc / (double){count}"
         tail = [f"    o{region.outputs.index(reduced)}[0] = ({ctype})({total});"]
-    loop = [f"    {pragma}\n    for (long k = 0; k < {count}; k++) {{", *body, "    }"]
     signature = "const char *arrays" + (", long n" if region.size is None else "")
+    if region.rows:
+        # operands repeated along the leading dims (a bias row): the loop runs over rows of
+        # ``inner`` elements, each such operand read at the column ``c``
+        inner = "m" if region.inner is None else f"{region.inner}L"
+        signature += ", long m" if region.inner is None else ""
+        loop = [f"    for (long r = 0; r < {count} / {inner}; r++) {{",
+                f"    {pragma}\n    for (long c = 0; c < {inner}; c++) {{",
+                f"        const long k = r * {inner} + c;", *body, "    }", "    }"]
+    else:
+        loop = [f"    {pragma}\n    for (long k = 0; k < {count}; k++) {{", *body, "    }"]
     return f"void {name}({signature}) {{\n" + "\n".join(head + loop + tail) + "\n}\n"
 
 
@@ -577,11 +589,13 @@ def compile_regions(regions):
         region.function = function
 
 
-def chain_function(program, ops, dtype, scalars):
+def chain_function(program, ops, dtype, scalars, rows=()):
     """A jit ``FusedOp`` chain (``program``: ``(name, refs, params)`` per step, refs into
     the inputs, -1 the running result) as a C function ``f((*inputs, out), n)`` over ``n``
     elements of ``dtype``, the inputs whose positions are in ``scalars`` one-element arrays,
     the others C-ordered arrays of ``n``; None when a step has no C form or compiling fails.
+    With ``rows`` (positions of C-ordered inputs repeated along the result's leading dims,
+    such as a bias) it is ``f((*inputs, out), n, m)``, ``m`` the elements of one such row.
 
     Example::
 
@@ -598,18 +612,16 @@ def chain_function(program, ops, dtype, scalars):
     region = chain_region(program, ops, dtype)
     if region is None:
         return None
-    region.scalars = set(scalars)
+    region.scalars, region.rows = set(scalars), set(rows)
     body = _argument_macros() + region_source(region, "chain")
     try:
         library = _library_with_vector_math(body)
     except (OSError, subprocess.CalledProcessError):
         return None
     function = library.chain
-    function.argtypes = [ctypes.py_object, ctypes.c_long]
+    function.argtypes = [ctypes.py_object, ctypes.c_long] + [ctypes.c_long] * bool(rows)
     function.restype = None
     return function
-
-
 
 
 def _library(source, libraries):

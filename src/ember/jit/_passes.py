@@ -7,6 +7,8 @@ Each pass rewrites a :class:`Graph` in place and returns how many nodes it remov
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..autograd import grad_mode
@@ -276,6 +278,32 @@ _FLOATS = ("float32", "float64")
 _FUSED_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 
+_FULL, _SCALAR, _ROW = "full", "scalar", "row"
+
+
+def _operand_kind(operand_shape, shape):
+    """How a chain's C loop reads an operand of ``operand_shape`` against the result's
+    ``shape``: whole (``_FULL``), one element for all (``_SCALAR``), or one row repeated along
+    the leading dims (``_ROW``: its shape, leading ones dropped, is ``shape``'s trailing
+    dims, as a bias); None when it broadcasts otherwise.
+
+    Example::
+
+        >>> _operand_kind((256,), (32, 256)), _operand_kind((32, 1), (32, 256))
+        ('row', None)
+    """
+    if operand_shape == shape:
+        return _FULL
+    size = math.prod(operand_shape)
+    if size == 1:
+        return _SCALAR
+    trailing = operand_shape[next((i for i, d in enumerate(operand_shape) if d != 1),
+                                  len(operand_shape)):]
+    if trailing == shape[len(shape) - len(trailing):] and size < math.prod(shape):
+        return _ROW
+    return None
+
+
 class FusedOp:
     """A fused chain of element-wise primitives: one :class:`Op` whose kernel evaluates the
     chain in one buffer (``out=`` of each step), on NumPy or CuPy; one generated C loop
@@ -291,7 +319,7 @@ class FusedOp:
         self._checked = None  # the input shapes last found to fit one buffer
         self._shader = None  # the webgpu shader of the chain (False: it has none)
         self._c_loops = {}   # (dtype, which inputs are one element) -> C loop or False
-        self._c_shapes = (None, None, None)  # input shapes, result shape, one-element flags
+        self._c_shapes = (None,) * 4  # input shapes, result shape, operand kinds, row size
         self._cuda_kernels = {}  # dtype -> the chain's CuPy kernel or False
         steps = [(op.fuse.step, tuple(refs)) for op, (_, refs, _) in zip(ops, program)]
 
@@ -349,31 +377,36 @@ class FusedOp:
 
     def _run_c_loop(self, arrays):
         """The chain as one generated C loop over NumPy ``arrays`` (``_inductor/c_loops.py``),
-        or None where it has none: operands other than full arrays of the result's shape
-        and one-element arrays, a step without a C form, no C compiler."""
+        or None where it has none: operands other than full arrays of the result's shape,
+        one-element arrays and rows repeated along its leading dims (one row size), a step
+        without a C form, no C compiler."""
         shapes = tuple([a.shape for a in arrays])
         dtype = arrays[0].dtype
         if shapes != self._c_shapes[0]:  # (the last call's shapes: most calls repeat them)
             shape = np.broadcast_shapes(*shapes)
-            scalars = tuple([s != shape for s in shapes])
-            if any(s and a.size != 1 for a, s in zip(arrays, scalars)):
+            kinds = tuple([_operand_kind(s, shape) for s in shapes])
+            inner = {math.prod(s) for s, kind in zip(shapes, kinds) if kind == _ROW}
+            if None in kinds or len(inner) > 1:
                 return None
-            self._c_shapes = (shapes, shape, scalars)
-        _, shape, scalars = self._c_shapes
-        key = (dtype, scalars)
+            self._c_shapes = (shapes, shape, kinds, inner.pop() if inner else 0)
+        _, shape, kinds, inner = self._c_shapes
+        key = (dtype, kinds)
         function = self._c_loops.get(key)
         if function is None:
             from .._inductor.c_loops import chain_function
 
             function = self._c_loops[key] = chain_function(
-                self.program, self.ops, dtype,
-                {i for i, s in enumerate(scalars) if s}) or False
+                self.program, self.ops, dtype, {i for i, k in enumerate(kinds) if k == _SCALAR},
+                {i for i, k in enumerate(kinds) if k == _ROW}) or False
         if not function:
             return None
-        operands = [a if s or a.flags.c_contiguous else np.ascontiguousarray(a)
-                    for a, s in zip(arrays, scalars)]
+        operands = [a if k == _SCALAR or a.flags.c_contiguous else np.ascontiguousarray(a)
+                    for a, k in zip(arrays, kinds)]
         out = np.empty(shape, dtype)
-        function((*operands, out), out.size)
+        if inner:
+            function((*operands, out), out.size, inner)
+        else:
+            function((*operands, out), out.size)
         return out
 
     def _run_shader(self, arrays):
