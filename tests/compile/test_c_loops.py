@@ -369,3 +369,45 @@ def test_every_math_function_links_to_glibcs_vector_variants(tmp_path, monkeypat
     library.loop_tanhf(x.ctypes.data_as(ctypes.c_void_p), y.ctypes.data_as(ctypes.c_void_p),
                        ctypes.c_long(x.size))
     np.testing.assert_allclose(y, torch.tanh(torch.from_numpy(x)).numpy(), rtol=2e-6)
+
+
+@pytest.mark.parametrize("row_shape", [(6,), (1, 6), (4, 6)])
+def test_a_row_repeated_along_the_leading_dims_is_read_inside_the_region(row_shape):
+    # a bias (or a (1, n) scale) joins the region instead of ending it; gradients against
+    # torch's, the row's own gradient a sum over the leading dims outside the loop
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    b = rng.standard_normal(row_shape).astype(np.float32)
+
+    def loss(x, b):
+        return (((x + b).tanh() * b) ** 2).mean()
+
+    region, = c_loops.plan_regions(*_graph_and_outputs(loss, x, b)).values()
+    assert len(region.rows) == 1 and region.inner == b.size and region.step_count() == 5
+    ex, eb = ember.tensor(x, requires_grad=True), ember.tensor(b, requires_grad=True)
+    tx, tb = torch.tensor(x, requires_grad=True), torch.tensor(b, requires_grad=True)
+    before = _region_count()
+    got = ember.compile(loss)(ex, eb)
+    got.backward()
+    expected = loss(tx, tb)
+    expected.backward()
+    assert _region_count() > before
+    assert_same(got, expected, rtol=1e-6, atol=1e-7)
+    assert_same(ex.grad, tx.grad, rtol=1e-5, atol=1e-7)
+    assert_same(eb.grad, tb.grad, rtol=1e-5, atol=1e-7)
+
+
+def test_rows_of_two_sizes_do_not_share_a_region():
+    # (3, 4, 6): a (6,) row and a (4, 6) row are read at different strides; the loop has one
+    x = np.ones((3, 4, 6), np.float32)
+    graph, outputs = _graph_and_outputs(lambda x, a, b: ((x + a).tanh() * b).exp(), x,
+                                        np.ones(6, np.float32), np.ones((4, 6), np.float32))
+    regions = list(c_loops.plan_regions(graph, outputs).values())
+    assert [r.inner for r in regions] == [6, 24]
+
+
+def _graph_and_outputs(fn, *arrays):
+    from ember._inductor.capture import capture
+
+    graph = capture(fn, [ember.tensor(a) for a in arrays]).graph
+    return graph, set(graph.output_values())

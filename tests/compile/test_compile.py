@@ -177,12 +177,18 @@ def test_layer_families_match_eager_and_torch(name):
         out, want, eager = compiled(x), t_model(tx), eager_model(x)
         assert_same(_first(out), _first(want), rtol=1e-4, atol=1e-5)
         assert_same(_first(out), _first(eager), rtol=1e-5, atol=1e-6)
-        _first(out).float().sum().backward()
-        _first(eager).float().sum().backward()
-        _first(want).float().sum().backward()
+        # a weighted sum: a plain one is constant after a normalisation (its gradients are
+        # zero, the values compared mere rounding noise)
+        weights = np.random.default_rng(seed).uniform(0.5, 1.5, tuple(_first(want).shape))
+        for result, lib in ((out, ember), (eager, ember), (want, torch)):
+            (_first(result).float() * lib.tensor(weights, dtype=lib.float32)).sum().backward()
+        # gradients that cancel (through normalisations) carry rounding noise on the scale
+        # of the model's largest gradient (norms: compiled and eager are both ~5e-6 from
+        # torch's float64 gradients, the largest 6; they differ from each other by up to 9e-6)
+        noise = 2e-6 * max([1.0] + [float(g.abs().max()) for g in _grads(eager_model)])
         for got, expected, t_grad in zip(_grads(e_model), _grads(eager_model),
                                          _grads(t_model)):
-            assert_same(got, expected, rtol=1e-5, atol=1e-6)
+            assert_same(got, expected, rtol=1e-5, atol=noise)
             assert_same(got, t_grad, rtol=1e-3, atol=1e-4)
     assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
     for name_, buffer in e_model.named_buffers():  # batch-norm statistics, updated each call

@@ -116,7 +116,6 @@ class ArrayCode(SourceWriter):
         for k in region.leaves:
             self.node(self.graph.nodes[k])
         dtype = self.bind("D", region.dtype)
-        strides = _c_strides(region.shape, region.dtype.itemsize)
         arrays = []
         on_numpy = self.names["xp"] is np  # (CuPy's kernels read strided operands)
         for v in region.inputs:
@@ -124,6 +123,8 @@ class ArrayCode(SourceWriter):
             if v in region.scalars or not on_numpy:
                 arrays.append(name)
                 continue
+            shape = tuple(v.shape) if v in region.rows else region.shape
+            strides = _c_strides(shape, region.dtype.itemsize)
             self.emit(f"c{name} = {name} if {name}.strides == {strides!r} else C({name})")
             arrays.append(f"c{name}")
         for v in region.outputs:

@@ -257,20 +257,43 @@ def _copies_a_value(node):
                                 int(np.prod(shape, dtype=np.int64)) == 1)
 
 
-def _fits(node, shape, dtype, produced):
-    """Whether ``node``'s operands fit a region of ``shape`` and ``dtype``: each made inside
-    it, or of that shape, or one element; its result of that shape and dtype."""
+def _fits(node, region, produced):
+    """Whether ``node``'s operands fit ``region`` (its shape and dtype): each made inside it,
+    or of its shape, or one element, or a row repeated along its leading dims (a bias: one
+    row size per region, which this sets); its result of that shape and dtype."""
+    shape, dtype = region.shape, region.dtype
     if tuple(node.outputs[0].shape or ()) != shape or _dtype(node.outputs[0]) != dtype or \
             len(node.outputs) != 1:
         return False
+    inner = region.inner
     for v in node.inputs:
         if v in produced:
             continue
         if _dtype(v) != dtype or v.shape is None:
             return False
-        if tuple(v.shape) != shape and int(np.prod(v.shape, dtype=np.int64)) != 1:
+        size = int(np.prod(v.shape, dtype=np.int64))
+        if tuple(v.shape) == shape or size == 1:
+            continue
+        if not _is_row(tuple(v.shape), shape) or inner not in (None, size):
             return False
+        inner = size
+    region.inner = inner
     return True
+
+
+def _is_row(operand_shape, shape):
+    """Whether an operand of ``operand_shape`` is one row of ``shape`` repeated along its
+    leading dims: leading ones dropped, it is ``shape``'s trailing dims (and smaller).
+
+    Example::
+
+        >>> _is_row((1, 256), (32, 256)), _is_row((32, 1), (32, 256))
+        (True, False)
+    """
+    first = next((i for i, d in enumerate(operand_shape) if d != 1), len(operand_shape))
+    trailing = operand_shape[first:]
+    return 0 < len(trailing) < len(shape) + 1 and trailing != shape and \
+        trailing == shape[len(shape) - len(trailing):]
 
 
 def plan_regions(graph, outputs):
@@ -334,7 +357,8 @@ def _start(node):
     if dtype not in _C_TYPES:
         return None
     shape = tuple(node.outputs[0].shape)
-    return Region(shape, dtype) if _fits(node, shape, dtype, set()) else None
+    region = Region(shape, dtype)
+    return region if _fits(node, region, set()) else None
 
 
 def _grow(nodes, first):
@@ -352,7 +376,7 @@ def _grow(nodes, first):
             leaves.append(k)  # (read before the loop: an external operand)
             continue
         steps = _node_steps(node)
-        if steps is None or not _fits(node, region.shape, region.dtype, produced):
+        if steps is None or not _fits(node, region, produced):
             if _reduces_all(node, region, produced):
                 region.members.append(k)
                 region.leaves += leaves
@@ -404,7 +428,8 @@ def _close(region, nodes, readers, outputs):
             seen.add(v)
             region.inputs.append(v)
             if tuple(v.shape) != region.shape:
-                region.scalars.add(v)
+                one = int(np.prod(v.shape, dtype=np.int64)) == 1
+                (region.scalars if one else region.rows).add(v)
     last = region.members[-1]
     results = [result for _, _, result in region.steps]
     if region.reduction is not None:
