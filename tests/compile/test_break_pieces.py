@@ -94,6 +94,25 @@ def test_a_plain_function_with_a_break_matches_torch():
         assert_same(compiled(ember.tensor(x), ember.tensor(w)), want, rtol=1e-5, atol=1e-6)
 
 
+def test_a_split_functions_arguments_bind_however_they_are_passed():
+    # all positionally (bound by name without inspect), by keyword, defaults left out
+    def f(x, w, shift=0.5, scale=2.0):
+        y = (x @ w).tanh() * scale + shift
+        s = y.sum().item()
+        return ((y * s).sigmoid() - shift).mean()
+
+    compiled = ember.compile(f)
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((8, 8)).astype(np.float32)
+    calls = [((0.25, 3.0), {}), ((), {}), ((), {"shift": -0.5}), ((0.1,), {"scale": 3.0})]
+    for i in range(_CALLS):
+        x = rng.standard_normal((3, 8)).astype(np.float32)
+        args, kwargs = calls[i % len(calls)]
+        want = f(torch.from_numpy(x), torch.from_numpy(w), *args, **kwargs)
+        got = compiled(ember.tensor(x), ember.tensor(w), *args, **kwargs)
+        assert_same(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_guards_still_fail_after_the_pieces_settle():
     e_model, t_model = _pair()
     compiled = ember.compile(e_model)
