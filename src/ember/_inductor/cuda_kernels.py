@@ -83,12 +83,14 @@ class RegionKernel:
     def __init__(self, region, cupy):
         dtype = np.dtype(region.dtype).name
         self.inputs = len(region.inputs)
+        self.shape = region.shape
         self.reduction = region.reduction
         reduced = region.reduction[2] if region.reduction is not None else None
         self.written = len([v for v in region.outputs if v is not reduced])
         preamble = DEVICE_PRELUDE + device_function(region, "em_region")
         inputs = ", ".join(f"{dtype} i{i}" for i in range(self.inputs))
         arguments = [f"i{i}" for i in range(self.inputs)]
+        self._cupy = cupy
         if self.reduction is not None and self.written == 0:
             self.sum = self._reduction_kernel(cupy, inputs, f"em_region({', '.join(arguments)})",
                                               "double", dtype, preamble)
@@ -102,7 +104,6 @@ class RegionKernel:
             self.sum = self._reduction_kernel(cupy, "float64 x", "x", "double", dtype, "")
         self.elementwise = cupy.ElementwiseKernel(
             inputs, ", ".join(outputs), call, "ember_region", preamble=preamble)
-        self._cupy = cupy
 
     def _reduction_kernel(self, cupy, inputs, mapped, accumulate, dtype, preamble):
         total = "a" if self.reduction[0] == "sum" else "a / (double)_in_ind.size()"
@@ -115,6 +116,8 @@ class RegionKernel:
         inputs = [a.reshape(()) if a.size == 1 else a for a in arrays[:self.inputs]]
         outputs = arrays[self.inputs:]
         if self.elementwise is None:
+            if all(a.shape != self.shape for a in inputs):  # (one-element operands only:
+                inputs[0] = self._cupy.broadcast_to(inputs[0], self.shape)  # sum them all)
             outputs[0][...] = self.sum(*inputs).reshape(outputs[0].shape)
             return
         written = list(outputs[:self.written])
