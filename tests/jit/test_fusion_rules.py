@@ -56,7 +56,7 @@ def test_each_fusion_step_gives_the_eager_result(name, dtype):
         buffer = np.full(eager.shape, 7, dtype)
         into = op.fuse.step(np, arrays, buffer)
     assert into is buffer and fresh.dtype == eager.dtype == dtype
-    if name == "sigmoid":  # the step is 1 / (1 + exp(-x)); the kernel SciPy's expit
+    if name == "sigmoid":  # the kernel is the step on NumPy arrays, SciPy's expit elsewhere
         np.testing.assert_allclose(fresh, eager, rtol=4 * np.finfo(dtype).eps, atol=0)
         np.testing.assert_array_equal(into, fresh)
         return

@@ -32,6 +32,7 @@ from ...ops.pointwise import (
     unary_op,
     where,
 )
+from ...ops.pointwise.unary_math import _sigmoid_kernel
 from . import _onednn
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
@@ -669,18 +670,12 @@ def gelu(input, approximate="none"):
     return _gelu_op(input, approximate=approximate)
 
 
-def _sigmoid_array(xp, a):
-    if a.dtype.kind == "c":
-        return 1 / (1 + xp.exp(-a))
-    return _special(xp).expit(a)
-
-
 def _silu_derivative(x, y, g):
     s = x.sigmoid()
     return g * (s * (1 + x * (1 - s))).conj()
 
 
-_silu_op = _op("silu", lambda xp, a: a * _sigmoid_array(xp, a), _silu_derivative)
+_silu_op = _op("silu", lambda xp, a: a * _sigmoid_kernel(xp, a), _silu_derivative)
 _silu_op.defonnx(lambda ctx, x: ctx.op("Mul", x, ctx.op("Sigmoid", x)))
 
 

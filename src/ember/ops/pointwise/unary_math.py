@@ -93,7 +93,7 @@ def _scaled(xp, factor, g):
 
 
 def _sigmoid_step(xp, args, out):
-    """``1 / (1 + exp(-x))`` in the buffer (within rounding of the kernel's ``expit``)."""
+    """``1 / (1 + exp(-x))`` in the buffer (torch's formula; the sigmoid kernel on NumPy)."""
     out = xp.negative(args[0], out=out)
     xp.exp(out, out=out)
     xp.add(out, 1, out=out)
