@@ -53,7 +53,7 @@ from ..jit._ir import CONSTANT, FUSED, GET_ATTR, OP
 from .state import log, log_enabled
 
 __all__ = ["Region", "plan_regions", "compile_regions", "chain_function", "chain_region",
-           "enabled", "C_FORMS"]
+           "is_row", "enabled", "C_FORMS"]
 
 # the C form of each fusion step, by the rule's NumPy function name (or its step's name):
 # {0}, {1} the operands, {F} the math functions' suffix ("f" for float32), {T} the C type
@@ -274,25 +274,25 @@ def _fits(node, region, produced):
         size = int(np.prod(v.shape, dtype=np.int64))
         if tuple(v.shape) == shape or size == 1:
             continue
-        if not _is_row(tuple(v.shape), shape) or inner not in (None, size):
+        if not is_row(tuple(v.shape), shape) or inner not in (None, size):
             return False
         inner = size
     region.inner = inner
     return True
 
 
-def _is_row(operand_shape, shape):
+def is_row(operand_shape, shape):
     """Whether an operand of ``operand_shape`` is one row of ``shape`` repeated along its
     leading dims: leading ones dropped, it is ``shape``'s trailing dims (and smaller).
 
     Example::
 
-        >>> _is_row((1, 256), (32, 256)), _is_row((32, 1), (32, 256))
+        >>> is_row((1, 256), (32, 256)), is_row((32, 1), (32, 256))
         (True, False)
     """
     first = next((i for i, d in enumerate(operand_shape) if d != 1), len(operand_shape))
     trailing = operand_shape[first:]
-    return 0 < len(trailing) < len(shape) + 1 and trailing != shape and \
+    return 0 < len(trailing) <= len(shape) and trailing != shape and \
         trailing == shape[len(shape) - len(trailing):]
 
 

@@ -292,16 +292,13 @@ def _operand_kind(operand_shape, shape):
         >>> _operand_kind((256,), (32, 256)), _operand_kind((32, 1), (32, 256))
         ('row', None)
     """
+    from .._inductor.c_loops import is_row
+
     if operand_shape == shape:
         return _FULL
-    size = math.prod(operand_shape)
-    if size == 1:
+    if math.prod(operand_shape) == 1:
         return _SCALAR
-    trailing = operand_shape[next((i for i, d in enumerate(operand_shape) if d != 1),
-                                  len(operand_shape)):]
-    if trailing == shape[len(shape) - len(trailing):] and size < math.prod(shape):
-        return _ROW
-    return None
+    return _ROW if is_row(operand_shape, shape) else None
 
 
 class FusedOp:
