@@ -315,7 +315,7 @@ class FusedOp:
         self.ops = ops
         self._checked = None  # the input shapes last found to fit one buffer
         self._shader = None  # the webgpu shader of the chain (False: it has none)
-        self._c_loops = {}   # (dtype, which inputs are one element) -> C loop or False
+        self._c_loops = {}   # (dtype, each operand's kind) -> C loop or False
         self._c_shapes = (None,) * 4  # input shapes, result shape, operand kinds, row size
         self._cuda_kernels = {}  # dtype -> the chain's CuPy kernel or False
         steps = [(op.fuse.step, tuple(refs)) for op, (_, refs, _) in zip(ops, program)]
