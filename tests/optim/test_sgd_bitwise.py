@@ -42,3 +42,25 @@ def test_sgd_on_small_and_transposed_parameters_matches_torch():
         np.testing.assert_allclose(_run(ember, settings, start, grads, transpose),
                                    _run(torch, settings, start, grads, transpose),
                                    rtol=1e-6, atol=1e-7)
+
+
+def test_the_first_step_takes_axpy_from_the_openblas_numpy_loaded():
+    # SciPy's copy cost the first step a ~0.3 s import of scipy.linalg; NumPy's wheels bundle
+    # an OpenBLAS (scipy-openblas64) with the same kernel, bit for bit torch's
+    import subprocess
+    import sys
+
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if not any(pool.get("internal_api") == "openblas" for pool in
+               threadpoolctl.threadpool_info()):
+        pytest.skip("NumPy's BLAS here is not OpenBLAS")
+    code = ("import sys, numpy as np, ember\n"
+            "p = ember.tensor(np.ones((300, 200), np.float32), requires_grad=True)\n"
+            "p.grad = ember.full((300, 200), 2.0)\n"
+            "ember.optim.SGD([p], lr=0.25).step()\n"
+            "assert bool((p.detach() == 0.5).all())\n"
+            "print('scipy.linalg' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"

@@ -11,6 +11,7 @@ writes of it and the other way round.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import itertools
 import warnings
@@ -21,6 +22,7 @@ from copy import deepcopy
 import numpy as np
 
 from .. import _dtype as dt
+from .._array_address import data_address
 from .._device import META
 from .._tensor import Tensor, tensor
 from .._traceback import hide_internal_frames as _hide_internal_frames
@@ -605,14 +607,65 @@ def _add_scaled_(y, x, alpha):
 
 
 def _load_axpy():
-    """SciPy's BLAS ``axpy`` by dtype. SciPy ships its own OpenBLAS, loaded only now: it is held
-    at one thread (``ember._threads``: its idle threads would spin beside the working pool)."""
+    """BLAS ``axpy`` by dtype: the OpenBLAS NumPy has loaded already (its ``cblas_?axpy``
+    through ctypes), else SciPy's, whose ``scipy.linalg`` import made the first optimiser
+    step ~0.3 s slower. SciPy ships its own OpenBLAS, loaded only then: it is held at one
+    thread (``ember._threads``: its idle threads would spin beside the working pool)."""
+    loaded = _loaded_openblas_axpy()
+    if loaded is not None:
+        return loaded
     from scipy.linalg import blas
 
     from .. import _threads
 
     _threads.apply_thread_limits()
     return {np.dtype(np.float32): blas.saxpy, np.dtype(np.float64): blas.daxpy}
+
+
+# the names an OpenBLAS build gives cblas_saxpy: (prefix, suffix, its integer type); NumPy's
+# wheels bundle scipy-openblas64 (``scipy_cblas_saxpy64_``, 64-bit sizes), SciPy's the 32-bit
+_OPENBLAS_NAMES = (("scipy_", "64_", ctypes.c_int64), ("", "64_", ctypes.c_int64),
+                   ("scipy_", "", ctypes.c_int), ("", "", ctypes.c_int))
+
+
+def _loaded_openblas_axpy():
+    """``{dtype: axpy(x, y, a)}`` from an OpenBLAS already loaded in this process (found by
+    threadpoolctl), or None."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        paths = [pool["filepath"] for pool in threadpool_info()
+                 if pool.get("internal_api") == "openblas"]
+    except Exception:  # threadpoolctl missing or unable to inspect
+        return None
+    for path in paths:
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix, index in _OPENBLAS_NAMES:
+            single = getattr(library, f"{prefix}cblas_saxpy{suffix}", None)
+            double = getattr(library, f"{prefix}cblas_daxpy{suffix}", None)
+            if single is not None and double is not None:
+                return {np.dtype(np.float32): _cblas_axpy(single, ctypes.c_float, index),
+                        np.dtype(np.float64): _cblas_axpy(double, ctypes.c_double, index)}
+    return None
+
+
+def _cblas_axpy(function, scalar, index):
+    """``axpy(x, y, a)``: ``y += a * x`` for contiguous 1-D arrays through the C function
+    ``cblas_?axpy(n, a, x, 1, y, 1)``; returns ``y``, or None for a length its integers can't
+    hold (then the caller takes NumPy's way)."""
+    function.argtypes = [index, scalar, ctypes.c_void_p, index, ctypes.c_void_p, index]
+    function.restype = None
+    limit = 2 ** (8 * ctypes.sizeof(index) - 1)
+
+    def axpy(x, y, a):
+        if y.size >= limit:
+            return None
+        function(y.size, a, data_address(x), 1, data_address(y), 1)
+        return y
+    return axpy
 
 
 def _bump(*tensors):
